@@ -1,0 +1,35 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { queues } from '../../lib/manifest';
+import { dynamoClient, s3Client, sqsClient } from '../shared/clients';
+import { resourceName } from '../shared/config';
+import type { Binding, Probe } from '../domain/health';
+
+/**
+ * relational_store: the tenants table (companies, apps, keys: the service's relational data).
+ * key_value_store: the counters table (atomic counters read on every batch).
+ * object_store: the audit bucket. queues: every queue of the manifest.
+ * Each probe is a single read that changes nothing.
+ */
+export function healthProbes(): Record<Binding, Probe> {
+  const tenants = resourceName.table('tenants');
+  const counters = resourceName.table('counters');
+  const bucket = resourceName.bucket();
+  const queueUrls = (Object.keys(queues) as (keyof typeof queues)[]).map((name) => resourceName.queueUrl(name));
+  const readItem = (TableName: string, signal: AbortSignal) =>
+    dynamoClient().send(new GetCommand({ TableName, Key: { pk: 'health#probe' } }), { abortSignal: signal });
+  return {
+    relational_store: (signal) => readItem(tenants, signal),
+    key_value_store: (signal) => readItem(counters, signal),
+    object_store: (signal) => s3Client().send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal: signal }),
+    queues: (signal) =>
+      Promise.all(
+        queueUrls.map((QueueUrl) =>
+          sqsClient().send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }), {
+            abortSignal: signal,
+          }),
+        ),
+      ),
+  };
+}

@@ -1,0 +1,249 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { dynamoClient } from '../shared/clients';
+import { TtlCache } from '../shared/ttl-cache';
+import {
+  hashServerKey,
+  newAppId,
+  newAppKey,
+  newCompanyId,
+  newCompanyKey,
+  newServerKey,
+  newSigningSecret,
+} from '../domain/keys';
+
+/** Free plan: 10,000 accepted events per calendar month (UTC) unless --monthly-cap says otherwise. */
+export const FREE_PLAN_MONTHLY_CAP = 10_000;
+export const DEFAULT_LOOKBACK_DAYS = 7;
+
+export interface Company {
+  company_id: string;
+  company_key: string;
+  name: string;
+  plan: 'free' | 'paid';
+  /** null: no cap (paid plans unless one is set). */
+  monthly_cap: number | null;
+  suspended: boolean;
+  created_ms: number;
+}
+
+export interface AppDestinations {
+  ios_url?: string;
+  android_url?: string;
+  web_url?: string;
+}
+
+export interface App extends AppDestinations {
+  app_id: string;
+  app_key: string;
+  company_id: string;
+  company_key: string;
+  name: string;
+  signing_secret: string;
+  probabilistic: boolean;
+  lookback_days: number;
+  created_ms: number;
+}
+
+export interface ServerKeyRecord {
+  key_hash: string;
+  app_id: string;
+  company_id: string;
+  revoked: boolean;
+  created_ms: number;
+}
+
+export class NotFoundError extends Error {
+  constructor(what: string) {
+    super(`${what} not found`);
+    this.name = 'NotFoundError';
+  }
+}
+
+const companyPk = (companyKey: string) => `company#${companyKey}`;
+const appPk = (appKey: string) => `app#${appKey}`;
+const serverKeyPk = (keyHash: string) => `server_key#${keyHash}`;
+
+/**
+ * Companies, apps and server keys in the tenants table. Each item's key is the credential the
+ * hot path holds, so authenticating a request is one consistent GetItem; the by_id index serves
+ * the look-ups by id that only the aggregator and the admin tools make.
+ */
+export class TenantStore {
+  constructor(
+    private readonly tableName: string,
+    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+  ) {}
+
+  async createCompany(input: { name: string; plan?: 'free' | 'paid'; monthlyCap?: number }): Promise<Company> {
+    const plan = input.plan ?? 'free';
+    const company: Company = {
+      company_id: newCompanyId(),
+      company_key: newCompanyKey(),
+      name: input.name,
+      plan,
+      monthly_cap: input.monthlyCap ?? (plan === 'free' ? FREE_PLAN_MONTHLY_CAP : null),
+      suspended: false,
+      created_ms: Date.now(),
+    };
+    await this.putNew(companyPk(company.company_key), company.company_id, 'company', company);
+    return company;
+  }
+
+  async companyByKey(companyKey: string): Promise<Company | undefined> {
+    return this.get<Company>(companyPk(companyKey));
+  }
+
+  async companyById(companyId: string): Promise<Company | undefined> {
+    return this.byId<Company>(companyId, 'company');
+  }
+
+  /** Returns false when no company has that key. */
+  async setCompanySuspended(companyKey: string, suspended: boolean): Promise<boolean> {
+    return this.updateExisting(companyPk(companyKey), 'SET suspended = :v', { ':v': suspended });
+  }
+
+  async createApp(
+    input: { companyKey: string; name: string; probabilistic?: boolean; lookbackDays?: number } & AppDestinations,
+  ): Promise<App> {
+    const company = await this.companyByKey(input.companyKey);
+    if (!company) throw new NotFoundError('company');
+    const app: App = {
+      app_id: newAppId(),
+      app_key: newAppKey(),
+      company_id: company.company_id,
+      company_key: company.company_key,
+      name: input.name,
+      signing_secret: newSigningSecret(),
+      ios_url: input.ios_url,
+      android_url: input.android_url,
+      web_url: input.web_url,
+      probabilistic: input.probabilistic ?? false,
+      lookback_days: input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS,
+      created_ms: Date.now(),
+    };
+    await this.putNew(appPk(app.app_key), app.app_id, 'app', app);
+    return app;
+  }
+
+  async appByKey(appKey: string): Promise<App | undefined> {
+    return this.get<App>(appPk(appKey));
+  }
+
+  async appById(appId: string): Promise<App | undefined> {
+    return this.byId<App>(appId, 'app');
+  }
+
+  /** Creates a server key for an app; the plain key is returned once and never stored. */
+  async createServerKey(appKey: string): Promise<{ serverKey: string; record: ServerKeyRecord }> {
+    const app = await this.appByKey(appKey);
+    if (!app) throw new NotFoundError('app');
+    const serverKey = newServerKey();
+    const record: ServerKeyRecord = {
+      key_hash: hashServerKey(serverKey),
+      app_id: app.app_id,
+      company_id: app.company_id,
+      revoked: false,
+      created_ms: Date.now(),
+    };
+    await this.putNew(serverKeyPk(record.key_hash), undefined, 'server_key', record);
+    return { serverKey, record };
+  }
+
+  async serverKey(serverKey: string): Promise<ServerKeyRecord | undefined> {
+    return this.get<ServerKeyRecord>(serverKeyPk(hashServerKey(serverKey)));
+  }
+
+  /** Returns false when the key is unknown. */
+  async revokeServerKey(serverKey: string): Promise<boolean> {
+    return this.updateExisting(serverKeyPk(hashServerKey(serverKey)), 'SET revoked = :v', { ':v': true });
+  }
+
+  private async putNew(pk: string, id: string | undefined, kind: string, record: object): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...record, pk, id, kind },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  private async get<T>(pk: string): Promise<T | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }));
+    return Item ? strip<T>(Item) : undefined;
+  }
+
+  private async byId<T>(id: string, kind: string): Promise<T | undefined> {
+    const { Items } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'by_id',
+        KeyConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':id': id },
+      }),
+    );
+    const item = Items?.find((i) => i.kind === kind);
+    return item ? strip<T>(item) : undefined;
+  }
+
+  private async updateExisting(pk: string, expression: string, values: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk },
+          UpdateExpression: expression,
+          ExpressionAttributeValues: values,
+          ConditionExpression: 'attribute_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+}
+
+function strip<T>(item: Record<string, unknown>): T {
+  const { pk: _pk, id: _id, kind: _kind, ...record } = item;
+  return record as T;
+}
+
+/**
+ * The hot path's view of the tenants: the same look-ups, cached. DESIGN section 4 allows key
+ * changes (revocation, suspension) to take up to 60 s; unknown keys are cached for less so a
+ * freshly created key works almost at once while a flood of made-up keys still costs few reads.
+ */
+export class CachedTenants {
+  private readonly cache: TtlCache<unknown>;
+
+  constructor(
+    private readonly store: TenantStore,
+    private readonly ttlMs = Number(process.env.KEY_CACHE_TTL_MS ?? 30_000),
+    private readonly missTtlMs = Math.min(ttlMs, 2_000),
+  ) {
+    this.cache = new TtlCache(ttlMs);
+  }
+
+  companyByKey(key: string): Promise<Company | undefined> {
+    return this.cached(`c:${key}`, () => this.store.companyByKey(key));
+  }
+
+  appByKey(key: string): Promise<App | undefined> {
+    return this.cached(`a:${key}`, () => this.store.appByKey(key));
+  }
+
+  appById(id: string): Promise<App | undefined> {
+    return this.cached(`i:${id}`, () => this.store.appById(id));
+  }
+
+  serverKey(key: string): Promise<ServerKeyRecord | undefined> {
+    return this.cached(`s:${hashServerKey(key)}`, () => this.store.serverKey(key));
+  }
+
+  private async cached<T>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    const value = await this.cache.getOrLoad(key, load, (v) => (v === undefined ? this.missTtlMs : this.ttlMs));
+    return value as T | undefined;
+  }
+}

@@ -1,0 +1,20 @@
+import { httpHandler, HttpError, type HttpEvent, type HttpResult } from './shared/http';
+import { isReportName, REPORTS_PREFIX } from './domain/reports';
+
+/**
+ * Everything no other route takes. Under the reports prefix: a known report with a method other
+ * than GET is 405, any other name is 404 unknown_report. Both are decided before authentication,
+ * so probing never reveals whether a key is valid. Any other path is a JSON 404 too.
+ */
+export async function fallback(event: HttpEvent): Promise<HttpResult> {
+  const path = event.rawPath ?? event.requestContext.http.path;
+  const method = event.requestContext.http.method.toUpperCase();
+  if (path === REPORTS_PREFIX || path.startsWith(`${REPORTS_PREFIX}/`)) {
+    const name = path.slice(REPORTS_PREFIX.length + 1);
+    if (isReportName(name) && method !== 'GET') throw new HttpError(405, 'method_not_allowed', { allow: 'GET' });
+    throw new HttpError(404, 'unknown_report');
+  }
+  throw new HttpError(404, 'not_found');
+}
+
+export const handler = httpHandler(fallback);

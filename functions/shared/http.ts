@@ -1,0 +1,74 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { logger, metrics } from './observability';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+
+/**
+ * A failure the client is told about. Every error body on every endpoint is {"error": code};
+ * the code is one of the documented ones, so nothing internal ever reaches a client.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(code);
+    this.name = 'HttpError';
+  }
+}
+
+export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+export function errorResult(error: HttpError): HttpResult {
+  return json(error.statusCode, { error: error.code }, error.headers);
+}
+
+/** Maps thrown errors to HTTP in one place: documented codes as they are, anything else a bare 500. */
+export function httpErrors(): MiddlewareObj<HttpEvent, HttpResult> {
+  return {
+    onError: async (request) => {
+      const { error } = request;
+      if (error instanceof HttpError) {
+        request.response = errorResult(error);
+        return;
+      }
+      logger.error('unhandled error', { error: error as Error });
+      request.response = json(500, { error: 'internal_error' });
+    },
+  };
+}
+
+export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+
+/**
+ * Wraps a domain-facing handler with the observability and error middleware every HTTP function
+ * shares. The undecorated handler stays exported beside it for unit tests.
+ */
+export function httpHandler(handler: HttpHandler) {
+  return middy<HttpEvent, HttpResult>(handler)
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics))
+    .use(httpErrors());
+}
+
+/** API Gateway v2 lower-cases header names; tests and the local runtime do the same. */
+export function header(event: HttpEvent, name: string): string | undefined {
+  return event.headers?.[name.toLowerCase()];
+}
+
+/** The body bytes exactly as the client sent them (API Gateway base64-encodes binary bodies). */
+export function rawBody(event: HttpEvent): Buffer {
+  if (event.body === undefined || event.body === null) return Buffer.alloc(0);
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+}

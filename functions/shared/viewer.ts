@@ -1,0 +1,49 @@
+import type { HttpEvent } from './http';
+
+/**
+ * Who is on the other end of a request. In AWS, CloudFront adds CloudFront-Viewer-Address,
+ * -Country and -ASN and overwrites any value a client sent; it also adds a secret origin header
+ * (x-origin-verify) that only the distribution knows. Those viewer headers are believed only
+ * when the secret matches, so a client that calls the API Gateway URL directly cannot forge its
+ * address or country: it gets the connection's own source address instead.
+ *
+ * Locally, the runtime plays CloudFront's part. With TRUST_PROXY=1 (local only) it takes the
+ * address from X-Forwarded-For and lets simulations set the country and ASN headers.
+ */
+export interface Viewer {
+  readonly ip: string;
+  readonly country?: string;
+  readonly asn?: number;
+}
+
+export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
+
+export function viewerOf(event: HttpEvent, originSecret = process.env.ORIGIN_VERIFY_SECRET): Viewer {
+  const headers = event.headers ?? {};
+  const sourceIp = event.requestContext?.http?.sourceIp ?? '0.0.0.0';
+  const fromEdge = Boolean(originSecret) && headers[ORIGIN_VERIFY_HEADER] === originSecret;
+  if (!fromEdge) return { ip: normalizeIp(sourceIp) };
+  const address = headers['cloudfront-viewer-address'];
+  const asn = Number(headers['cloudfront-viewer-asn']);
+  return {
+    ip: address ? normalizeIp(stripPort(address)) : normalizeIp(sourceIp),
+    country: headers['cloudfront-viewer-country']?.toUpperCase() || undefined,
+    asn: Number.isInteger(asn) && asn > 0 ? asn : undefined,
+  };
+}
+
+/**
+ * CloudFront-Viewer-Address is always "<ip>:<port>" ("198.51.100.10:46532",
+ * "2001:db8::8:46532"), so the port is whatever follows the last colon.
+ */
+export function stripPort(address: string): string {
+  if (address.startsWith('[')) return address.slice(1, address.indexOf(']'));
+  const last = address.lastIndexOf(':');
+  return last === -1 ? address : address.slice(0, last);
+}
+
+function normalizeIp(ip: string): string {
+  const trimmed = ip.trim().toLowerCase();
+  // IPv4-mapped IPv6 addresses (::ffff:1.2.3.4) are the IPv4 address for every purpose here.
+  return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
+}

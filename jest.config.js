@@ -1,0 +1,16 @@
+// Three projects so a developer can run one layer at a time (`jest --selectProjects unit`).
+// Type checking is done once by `tsc --noEmit` in `npm test`; here ts-jest only transpiles,
+// which keeps the suite fast on a 2-core machine. @middy/* ships ESM only, so it is transformed too.
+const transform = {
+  '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', allowJs: true, isolatedModules: true, ignoreDeprecations: '6.0' }, diagnostics: false }],
+};
+const transformIgnorePatterns = ['/node_modules/(?!(@middy)/)'];
+const common = { testEnvironment: 'node', transform, transformIgnorePatterns };
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    { ...common, displayName: 'stack', testMatch: ['<rootDir>/test/stack/**/*.test.ts'] },
+  ],
+};

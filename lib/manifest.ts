@@ -1,0 +1,202 @@
+/**
+ * The resource manifest: every table, the audit bucket, every queue, every schedule and every
+ * function with its routes and grants. The CDK stack and the local runtime both build from this
+ * file, so the deployed service and `npm start` cannot drift apart.
+ *
+ * Plain data only: no aws-cdk-lib import here, because handlers and the local runtime read it too.
+ */
+
+export type AttributeType = 'S' | 'N';
+export interface KeySpec {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+export interface IndexSpec {
+  readonly name: string;
+  readonly partitionKey: KeySpec;
+  readonly sortKey?: KeySpec;
+}
+export interface TableSpec {
+  readonly purpose: string;
+  readonly partitionKey: KeySpec;
+  readonly sortKey?: KeySpec;
+  /** Epoch-seconds attribute DynamoDB expires items on. */
+  readonly ttlAttribute?: string;
+  readonly indexes?: readonly IndexSpec[];
+}
+
+const S = (name: string): KeySpec => ({ name, type: 'S' });
+const N = (name: string): KeySpec => ({ name, type: 'N' });
+
+export const tables = {
+  tenants: {
+    purpose:
+      'Companies, apps and server keys. Items are keyed by the credential the hot path holds ' +
+      '(company#<company_key>, app#<app_key>, server_key#<sha256>); the id index finds them by id.',
+    partitionKey: S('pk'),
+    indexes: [{ name: 'by_id', partitionKey: S('id') }],
+  },
+  counters: {
+    purpose: 'Atomic counters: the monthly accepted-event count per company (cap#<company_id>#<yyyy-mm>).',
+    partitionKey: S('pk'),
+  },
+  links: {
+    purpose: 'Tracking-link configuration, one item per link_id.',
+    partitionKey: S('link_id'),
+  },
+  ip_blocks: {
+    purpose: 'Source IPs blocked by honeypot links; they expire after 7 days.',
+    partitionKey: S('ip'),
+    ttlAttribute: 'expires_at',
+  },
+  rate_limits: {
+    purpose: 'Sliding-window click counters per IP block and window (block#<cidr>#<window_start>).',
+    partitionKey: S('pk'),
+    ttlAttribute: 'expires_at',
+  },
+  clicks: {
+    purpose:
+      'Click records by click_id; the by_app_ip_platform index finds the latest click of an ' +
+      '(app, IP, platform) for probabilistic matching. Clicks expire after the lookback window.',
+    partitionKey: S('click_id'),
+    ttlAttribute: 'expires_at',
+    indexes: [{ name: 'by_app_ip_platform', partitionKey: S('app_ip_platform'), sortKey: N('ts_ms') }],
+  },
+  installs: {
+    purpose:
+      'Everything keyed to one install: the install record, event identities (exactly-once) and ' +
+      'events waiting for their install. pk = <app_id>#<install_uuid>, so a privacy deletion is one query.',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    indexes: [{ name: 'by_device', partitionKey: S('app_device'), sortKey: S('pk') }],
+  },
+  aggregates: {
+    purpose:
+      'Prebuilt daily report rows: pk = <app_id>#<report>, sk = <yyyy-mm-dd>#<group columns>. ' +
+      'Reports query a day range and never scan events.',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+  },
+  ledger: {
+    purpose: 'Idempotency marks of the aggregator (one per audit object and step), so redelivery counts nothing twice.',
+    partitionKey: S('pk'),
+    ttlAttribute: 'expires_at',
+  },
+  privacy_requests: {
+    purpose: 'Deletion receipts: request id, app, SHA-256 of the install_uuid, received time and state.',
+    partitionKey: S('request_id'),
+  },
+  skan_postbacks: {
+    purpose: 'SKAdNetwork postbacks de-duplicated on transaction-id.',
+    partitionKey: S('transaction_id'),
+  },
+} as const satisfies Record<string, TableSpec>;
+
+export type TableName = keyof typeof tables;
+
+export const bucket = {
+  name: 'audit',
+  purpose: 'Audit store: one gzip JSONL object per event batch, SKAN postbacks as JSON.',
+  /** Audit objects are read by rebuilds and privacy deletions only: cheaper storage after a month. */
+  infrequentAccessAfterDays: 30,
+  glacierInstantAfterDays: 90,
+  noncurrentVersionsExpireAfterDays: 30,
+} as const;
+
+export interface QueueSpec {
+  readonly purpose: string;
+  readonly visibilityTimeoutSeconds: number;
+  /** Receives before a message moves to the queue's dead-letter queue (same in AWS and locally). */
+  readonly maxReceiveCount: number;
+  readonly retentionDays: number;
+  /** Function fed by the queue through an event source mapping, if any. */
+  readonly consumer?: { readonly function: string; readonly batchSize: number };
+}
+
+export const queues = {
+  aggregation: {
+    purpose: 'Hand-off from ingestion to the aggregator: one message per audit object.',
+    visibilityTimeoutSeconds: 120,
+    maxReceiveCount: 5,
+    retentionDays: 14,
+    consumer: { function: 'aggregator', batchSize: 10 },
+  },
+  privacy: {
+    purpose: 'Right-to-be-forgotten requests, drained nightly by privacy-drain.',
+    visibilityTimeoutSeconds: 900,
+    maxReceiveCount: 5,
+    retentionDays: 14,
+  },
+} as const satisfies Record<string, QueueSpec>;
+
+export type QueueName = keyof typeof queues;
+
+/** Either every N minutes, or a daily time in UTC. */
+export type ScheduleSpec =
+  | { readonly kind: 'rate'; readonly minutes: number; readonly function: string; readonly purpose: string }
+  | { readonly kind: 'daily'; readonly hourUtc: number; readonly minuteUtc: number; readonly function: string; readonly purpose: string };
+
+export const schedules = {
+  'health-check': {
+    kind: 'rate',
+    minutes: 5,
+    function: 'health-check',
+    purpose: 'Checks every binding and publishes a metric the health alarm watches.',
+  },
+} as const satisfies Record<string, ScheduleSpec>;
+
+export type Access = 'read' | 'write' | 'readwrite';
+export interface FunctionSpec {
+  readonly entry: string;
+  readonly description: string;
+  /** HTTP API route keys, exactly as API Gateway writes them ("GET /l/{link_id}", "$default"). */
+  readonly routes?: readonly string[];
+  readonly tables?: Partial<Record<TableName, Access>>;
+  readonly bucket?: Access;
+  /** 'send' to produce, 'consume' to receive and delete, 'read' for attributes only. */
+  readonly queues?: Partial<Record<QueueName, 'send' | 'consume' | 'read'>>;
+  readonly timeoutSeconds?: number;
+  readonly memoryMb?: number;
+}
+
+export const functions = {
+  health: {
+    entry: 'functions/health.ts',
+    description: 'GET /health: live read-only check of every binding.',
+    routes: ['GET /health'],
+    tables: { tenants: 'read', counters: 'read' },
+    bucket: 'read',
+    queues: { aggregation: 'read', privacy: 'read' },
+  },
+  'health-check': {
+    entry: 'functions/health-check.ts',
+    description: 'Scheduled health check that publishes the Healthy metric.',
+    tables: { tenants: 'read', counters: 'read' },
+    bucket: 'read',
+    queues: { aggregation: 'read', privacy: 'read' },
+  },
+  fallback: {
+    entry: 'functions/fallback.ts',
+    description: 'Unknown reports (404), non-GET report methods (405) and unknown paths (404).',
+    routes: ['ANY /api/v1/reports/{proxy+}', '$default'],
+  },
+} as const satisfies Record<string, FunctionSpec>;
+
+export type FunctionName = keyof typeof functions;
+
+/** Environment variable through which a handler learns a resource's physical name or URL. */
+export const envName = {
+  table: (name: string) => `TABLE_${name.toUpperCase()}`,
+  bucket: () => 'AUDIT_BUCKET',
+  queue: (name: string) => `QUEUE_${name.toUpperCase()}_URL`,
+};
+
+const pascal = (name: string) => name.replace(/(^|[_-])([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
+
+/** CloudFormation output keys of the deployed stack; `admin --stack` reads physical names from them. */
+export const outputKey = {
+  table: (name: string) => `Table${pascal(name)}`,
+  bucket: () => 'AuditBucketName',
+  queue: (name: string) => `Queue${pascal(name)}Url`,
+  baseUrl: () => 'BaseUrl',
+};

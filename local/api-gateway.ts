@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { functions, type FunctionSpec } from '../lib/manifest';
+
+/**
+ * What API Gateway (HTTP API, payload format 2.0) does between the client and the function:
+ * pick the route, and build the event exactly as AWS does, including base64 bodies.
+ */
+interface Route {
+  routeKey: string;
+  method: string;
+  segments: string[];
+  greedy: boolean;
+  functionName: string;
+}
+
+export interface RouteMatch {
+  route: Route;
+  pathParameters?: Record<string, string>;
+}
+
+export function routesFromManifest(): Route[] {
+  const routes: Route[] = [];
+  for (const [functionName, spec] of Object.entries(functions) as [string, FunctionSpec][]) {
+    for (const routeKey of spec.routes ?? []) {
+      if (routeKey === '$default') {
+        routes.push({ routeKey, method: 'ANY', segments: [], greedy: true, functionName });
+        continue;
+      }
+      const [method, path] = routeKey.split(' ');
+      const segments = path.split('/').filter(Boolean);
+      routes.push({ routeKey, method, segments, greedy: segments.at(-1)?.endsWith('+}') ?? false, functionName });
+    }
+  }
+  return routes;
+}
+
+/** API Gateway prefers literal paths over parameters over greedy paths, and a method over ANY. */
+export function matchRoute(routes: Route[], method: string, path: string): RouteMatch | undefined {
+  const parts = path.split('/').filter(Boolean);
+  let best: { match: RouteMatch; score: number } | undefined;
+  for (const route of routes) {
+    if (route.method !== 'ANY' && route.method !== method) continue;
+    const params = route.routeKey === '$default' ? {} : matchSegments(route, parts);
+    if (!params) continue;
+    const literals = route.segments.filter((s) => !s.startsWith('{')).length;
+    const score =
+      (route.routeKey === '$default' ? 0 : 1_000_000) +
+      (route.greedy ? 0 : 100_000) +
+      literals * 10 +
+      (route.method === 'ANY' ? 0 : 1);
+    if (!best || score > best.score) {
+      best = { match: { route, pathParameters: Object.keys(params).length ? params : undefined }, score };
+    }
+  }
+  return best?.match;
+}
+
+function matchSegments(route: Route, parts: string[]): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  const { segments } = route;
+  if (route.greedy ? parts.length < segments.length : parts.length !== segments.length) return undefined;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i];
+    if (segment.endsWith('+}')) {
+      params[segment.slice(1, -2)] = parts.slice(i).map(decodeSegment).join('/');
+      return params;
+    }
+    if (segment.startsWith('{')) params[segment.slice(1, -1)] = decodeSegment(parts[i]);
+    else if (segment !== parts[i]) return undefined;
+  }
+  return params;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Bodies API Gateway passes as text; everything else (and anything compressed) is base64. */
+function isTextual(contentType: string | undefined, contentEncoding: string | undefined): boolean {
+  if (contentEncoding && contentEncoding !== 'identity') return false;
+  if (!contentType) return true;
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  return (
+    type.startsWith('text/') ||
+    type === 'application/json' ||
+    type.endsWith('+json') ||
+    type === 'application/xml' ||
+    type === 'application/x-www-form-urlencoded' ||
+    type === 'application/javascript'
+  );
+}
+
+export function buildEvent(
+  request: IncomingMessage,
+  body: Buffer,
+  match: RouteMatch,
+  sourceIp: string,
+  extraHeaders: Record<string, string>,
+): APIGatewayProxyEventV2 {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  Object.assign(headers, extraHeaders);
+  const cookies = headers.cookie?.split(';').map((c) => c.trim()).filter(Boolean);
+  delete headers.cookie;
+
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
+
+  const now = new Date();
+  const textual = isTextual(headers['content-type'], headers['content-encoding']);
+  const method = (request.method ?? 'GET').toUpperCase();
+  return {
+    version: '2.0',
+    routeKey: match.route.routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies: cookies?.length ? cookies : undefined,
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: match.pathParameters,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: match.route.routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length === 0 ? undefined : textual ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+}
+
+/** A handler may return a structured result or, as API Gateway allows, any JSON value. */
+export function normalizeResult(result: unknown): APIGatewayProxyStructuredResultV2 {
+  if (result && typeof result === 'object' && 'statusCode' in result) return result as APIGatewayProxyStructuredResultV2;
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json' },
+    body: typeof result === 'string' ? result : JSON.stringify(result ?? null),
+  };
+}

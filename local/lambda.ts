@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Context } from 'aws-lambda';
+import { functions, type FunctionSpec } from '../lib/manifest';
+
+/**
+ * Runs the very handlers that Lambda runs: each function's entry module from the manifest,
+ * loaded on first use (like a cold start) and called with a Lambda-shaped context.
+ */
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
+
+const root = join(__dirname, '..');
+const loaded = new Map<string, Handler>();
+
+export function functionSpec(name: string): FunctionSpec {
+  const spec = (functions as Record<string, FunctionSpec>)[name];
+  if (!spec) throw new Error(`no function named ${name} in the manifest`);
+  return spec;
+}
+
+function handlerOf(name: string): Handler {
+  let handler = loaded.get(name);
+  if (!handler) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const module = require(join(root, functionSpec(name).entry)) as { handler?: Handler };
+    if (typeof module.handler !== 'function') throw new Error(`${functionSpec(name).entry} exports no handler`);
+    handler = module.handler;
+    loaded.set(name, handler);
+  }
+  return handler;
+}
+
+export async function invoke(name: string, event: unknown): Promise<unknown> {
+  const spec = functionSpec(name);
+  const timeoutMs = (spec.timeoutSeconds ?? 10) * 1000;
+  const deadline = Date.now() + timeoutMs;
+  const context: Context = {
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+    memoryLimitInMB: String(spec.memoryMb ?? 512),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+  return handlerOf(name)(event, context);
+}

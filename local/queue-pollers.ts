@@ -1,0 +1,111 @@
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { queues, type QueueSpec } from '../lib/manifest';
+import { invoke } from './lambda';
+
+/**
+ * Plays Lambda's SQS event source mapping: long-polls each queue that has a consumer, calls the
+ * consumer with a real SQSEvent, deletes what succeeded and leaves the batchItemFailures (or the
+ * whole batch, if the handler throws) to come back after the visibility timeout. Moving a message
+ * to its DLQ after maxReceiveCount is the queue's own redrive policy, as in AWS.
+ */
+export interface Pollers {
+  stop(): Promise<void>;
+  /** Resolves once every queue has been polled empty and no batch is in a handler. */
+  drain(): Promise<void>;
+}
+
+export function startQueuePollers(
+  sqs: SQSClient,
+  queueUrls: Record<string, string>,
+  onError: (error: unknown) => void,
+): Pollers {
+  let running = true;
+  const idle = new Map<string, boolean>();
+  const loops: Promise<void>[] = [];
+
+  for (const [name, spec] of Object.entries(queues) as [string, QueueSpec][]) {
+    if (!spec.consumer) continue;
+    const consumer = spec.consumer;
+    const url = queueUrls[name];
+    idle.set(name, false);
+    loops.push(
+      (async () => {
+        while (running) {
+          try {
+            const { Messages = [] } = await sqs.send(
+              new ReceiveMessageCommand({
+                QueueUrl: url,
+                MaxNumberOfMessages: Math.min(consumer.batchSize, 10),
+                WaitTimeSeconds: 1,
+                MessageSystemAttributeNames: ['All'],
+                MessageAttributeNames: ['All'],
+              }),
+            );
+            idle.set(name, Messages.length === 0);
+            if (Messages.length === 0) continue;
+            await deliver(sqs, name, url, consumer.function, Messages);
+          } catch (error) {
+            onError(error);
+            if (running) await new Promise((resolve) => setTimeout(resolve, 1000));
+          }
+        }
+      })(),
+    );
+  }
+
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+    drain: async () => {
+      for (const name of idle.keys()) idle.set(name, false);
+      while (running && [...idle.values()].some((v) => !v)) await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+  };
+}
+
+async function deliver(sqs: SQSClient, queueName: string, url: string, functionName: string, messages: Message[]) {
+  const event: SQSEvent = { Records: messages.map((m) => toRecord(queueName, m)) };
+  let failed: Set<string>;
+  try {
+    const response = (await invoke(functionName, event)) as SQSBatchResponse | undefined;
+    failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+  } catch {
+    failed = new Set(messages.map((m) => m.MessageId as string));
+  }
+  const done = messages.filter((m) => !failed.has(m.MessageId as string));
+  if (done.length === 0) return;
+  await sqs.send(
+    new DeleteMessageBatchCommand({
+      QueueUrl: url,
+      Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+    }),
+  );
+}
+
+function toRecord(queueName: string, message: Message): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId as string,
+    receiptHandle: message.ReceiptHandle as string,
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([k, v]) => [
+        k,
+        { stringValue: v.StringValue, dataType: v.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
+    awsRegion: 'us-east-1',
+  };
+}

@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { startEmulators, type Emulators } from './emulators';
+import { provision } from './provision';
+import { applyLocalEnvironment, endpointsPath, type EndpointsFile } from './environment';
+import { startEdge } from './http-server';
+import { startQueuePollers, type Pollers } from './queue-pollers';
+import { startScheduler, type Scheduler } from './scheduler';
+import { seedDemo, type Demo } from './seed';
+
+export interface RuntimeOptions {
+  dataDir: string;
+  port: number;
+  host?: string;
+  trustProxy?: boolean;
+  /** Seed the demo tenant on an empty data directory (npm start does; most tests do not need to). */
+  seed?: boolean;
+  onError?: (error: unknown) => void;
+}
+
+export interface Runtime {
+  baseUrl: string;
+  controlUrl: string;
+  endpoints: EndpointsFile;
+  emulators: Emulators;
+  demo?: Demo;
+  demoCreated: boolean;
+  pollers: Pollers;
+  scheduler: Scheduler;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole service in one process: emulators, resources from the manifest, every route, the
+ * queue consumers and the schedules, running the same handlers as Lambda.
+ */
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const host = options.host ?? '127.0.0.1';
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  mkdirSync(options.dataDir, { recursive: true });
+  // Locally the runtime is Node 20; in Lambda it is Node 22, so the SDK's upgrade notice is noise here.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+  const emulators = await startEmulators(options.dataDir);
+  const names = await provision(emulators);
+  applyLocalEnvironment({ ...emulators, tables: names.tables, bucket: names.bucket, queues: names.queues });
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  process.env.ORIGIN_VERIFY_SECRET = randomBytes(16).toString('hex');
+
+  const edge = await startEdge({
+    host,
+    port: options.port,
+    trustProxy: options.trustProxy ?? false,
+    originSecret: process.env.ORIGIN_VERIFY_SECRET,
+    onError,
+  });
+  const seeded = options.seed
+    ? await seedDemo(options.dataDir, { tenants: names.tables.tenants, links: names.tables.links }, edge.url)
+    : undefined;
+
+  const sqs = new SQSClient({ region: emulators.region, endpoint: emulators.sqs });
+  const pollers = startQueuePollers(sqs, names.queues, onError);
+  const scheduler = startScheduler(onError);
+  const control = await startControl(host, scheduler, pollers);
+
+  const endpoints: EndpointsFile = {
+    region: emulators.region,
+    dynamodb: emulators.dynamodb,
+    s3: emulators.s3,
+    sqs: emulators.sqs,
+    tables: names.tables,
+    bucket: names.bucket,
+    queues: names.queues,
+    dead_letter_queues: names.deadLetterQueues,
+    base_url: edge.url,
+    control: control.url,
+    pid: process.pid,
+  };
+  writeFileSync(endpointsPath(options.dataDir), `${JSON.stringify(endpoints, null, 2)}\n`);
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      // Stop taking work first, let in-flight batches finish, then flush the emulators to disk.
+      await new Promise<void>((resolve) => edge.server.close(() => resolve()));
+      edge.server.closeAllConnections();
+      scheduler.stop();
+      await pollers.stop();
+      control.server.closeAllConnections();
+      await new Promise<void>((resolve) => control.server.close(() => resolve()));
+      sqs.destroy();
+      await emulators.close();
+      rmSync(endpointsPath(options.dataDir), { force: true });
+    })());
+
+  return {
+    baseUrl: edge.url,
+    controlUrl: control.url,
+    endpoints,
+    emulators,
+    demo: seeded?.demo,
+    demoCreated: seeded?.created ?? false,
+    pollers,
+    scheduler,
+    close,
+  };
+}
+
+/**
+ * A private control port on 127.0.0.1 for local tools: `admin schedule run NAME` fires a schedule
+ * here and gets the handler's result once it has finished; /drain waits for the queues to empty.
+ */
+async function startControl(host: string, scheduler: Scheduler, pollers: Pollers): Promise<{ server: Server; url: string }> {
+  const server = createServer((request, response) => {
+    const reply = (status: number, body: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(body));
+    };
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const schedule = /^\/schedules\/([\w-]+)$/.exec(url.pathname);
+    if (request.method === 'GET' && url.pathname === '/ping') return reply(200, { ok: true, pid: process.pid });
+    if (request.method === 'POST' && url.pathname === '/drain') {
+      pollers.drain().then(() => reply(200, { ok: true }), (error: Error) => reply(500, { error: error.message }));
+      return;
+    }
+    if (request.method === 'POST' && schedule) {
+      scheduler.run(schedule[1]).then(
+        (result) => reply(200, { ok: true, schedule: schedule[1], result: result ?? null }),
+        (error: Error) => reply(/^no schedule named/.test(error.message) ? 404 : 500, { error: error.message }),
+      );
+      return;
+    }
+    reply(404, { error: 'not_found' });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
+  return { server, url: `http://${host}:${(server.address() as AddressInfo).port}` };
+}
