@@ -1,0 +1,130 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { bucket as bucketSpec, queues as queueSpecs, tables as tableSpecs, type KeySpec, type QueueName, type QueueSpec, type TableName, type TableSpec } from '../manifest';
+import { entriesOf, pascalCase } from './naming';
+
+/** Operational logs (S3 and CloudFront access logs) hold client IPs: kept one month, like function logs. */
+const ACCESS_LOG_RETENTION = Duration.days(30);
+/** Long enough to notice, investigate and redrive a failed message. */
+const DEAD_LETTER_RETENTION = Duration.days(14);
+
+/**
+ * Every table, the audit bucket and every queue of the manifest. Data is encrypted with one
+ * customer-managed key (rotated yearly), kept when the stack is deleted, and recoverable to any
+ * second of the last 35 days (tables) or 30 days of object versions (bucket).
+ */
+export class DataStores extends Construct {
+  readonly key: kms.Key;
+  readonly tables: Record<TableName, dynamodb.Table>;
+  readonly bucket: s3.Bucket;
+  readonly accessLogs: s3.Bucket;
+  readonly queues: Record<QueueName, sqs.Queue>;
+  readonly deadLetterQueues: Record<QueueName, sqs.Queue>;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+
+    this.key = new kms.Key(this, 'DataKey', {
+      description: 'Encrypts the attribution service data: tables, audit objects and queued messages.',
+      enableKeyRotation: true,
+      // Retained tables and objects stay readable only while their key exists.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const tables = {} as Record<TableName, dynamodb.Table>;
+    for (const [name, spec] of entriesOf<TableName, TableSpec>(tableSpecs)) {
+      const table = new dynamodb.Table(this, `${pascalCase(name)}Table`, {
+        partitionKey: attribute(spec.partitionKey),
+        sortKey: spec.sortKey && attribute(spec.sortKey),
+        billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED,
+        encryptionKey: this.key,
+        timeToLiveAttribute: spec.ttlAttribute,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+      for (const index of spec.indexes ?? []) {
+        table.addGlobalSecondaryIndex({
+          indexName: index.name,
+          partitionKey: attribute(index.partitionKey),
+          sortKey: index.sortKey && attribute(index.sortKey),
+          projectionType: dynamodb.ProjectionType.ALL,
+        });
+      }
+      tables[name] = table;
+    }
+    this.tables = tables;
+
+    this.accessLogs = new s3.Bucket(this, 'AccessLogsBucket', {
+      // Server access logs and CloudFront standard logs cannot be delivered to SSE-KMS buckets.
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      // CloudFront standard logging writes through the bucket ACL, so ACLs stay enabled here.
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: ACCESS_LOG_RETENTION }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This bucket is the access-log destination itself; logging it into itself would log its own log deliveries.',
+    });
+
+    this.bucket = new s3.Bucket(this, `${pascalCase(bucketSpec.name)}Bucket`, {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: this.key,
+      // One data key per bucket instead of one KMS call per object: the audit store writes one object per batch.
+      bucketKeyEnabled: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      versioned: true,
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: `s3/${bucketSpec.name}/`,
+      lifecycleRules: [
+        {
+          id: 'audit-storage-classes',
+          transitions: [
+            { storageClass: s3.StorageClass.INFREQUENT_ACCESS, transitionAfter: Duration.days(bucketSpec.infrequentAccessAfterDays) },
+            { storageClass: s3.StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(bucketSpec.glacierInstantAfterDays) },
+          ],
+          // Privacy deletions rewrite objects: the old version must not outlive the deletion for long.
+          noncurrentVersionExpiration: Duration.days(bucketSpec.noncurrentVersionsExpireAfterDays),
+          expiredObjectDeleteMarker: true,
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const queues = {} as Record<QueueName, sqs.Queue>;
+    const deadLetterQueues = {} as Record<QueueName, sqs.Queue>;
+    for (const [name, spec] of entriesOf<QueueName, QueueSpec>(queueSpecs)) {
+      const id = pascalCase(name);
+      const deadLetterQueue = new sqs.Queue(this, `${id}DeadLetterQueue`, {
+        retentionPeriod: DEAD_LETTER_RETENTION,
+        encryption: sqs.QueueEncryption.KMS,
+        encryptionMasterKey: this.key,
+        enforceSSL: true,
+      });
+      queues[name] = new sqs.Queue(this, `${id}Queue`, {
+        visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSeconds),
+        retentionPeriod: Duration.days(spec.retentionDays),
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
+        encryption: sqs.QueueEncryption.KMS,
+        encryptionMasterKey: this.key,
+        enforceSSL: true,
+      });
+      deadLetterQueues[name] = deadLetterQueue;
+    }
+    this.queues = queues;
+    this.deadLetterQueues = deadLetterQueues;
+  }
+}
+
+function attribute(key: KeySpec): dynamodb.Attribute {
+  return { name: key.name, type: key.type === 'S' ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER };
+}

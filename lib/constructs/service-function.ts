@@ -1,0 +1,179 @@
+import { CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct, IConstruct } from 'constructs';
+import { envName, tables, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from '../manifest';
+
+export type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
+
+export interface ServiceFunctionProps {
+  /** Absolute path of the handler file. */
+  readonly entry: string;
+  readonly description?: string;
+  readonly timeout?: Duration;
+  readonly memorySize?: number;
+  readonly environment?: Record<string, string>;
+}
+
+export const DEFAULT_TIMEOUT = Duration.seconds(10);
+export const DEFAULT_MEMORY_MB = 512;
+
+/**
+ * Every Lambda of the service: one place fixes runtime, architecture, bundling, logging and the
+ * Powertools environment, so a handler file is all a new function needs. The `bind*` helpers
+ * grant the least access a manifest access level needs and set the environment variable the
+ * handler reads the resource's name from, in one call, so a grant and its variable cannot drift.
+ *
+ * A bare NodejsFunction anywhere in the app fails synth (see aspects/service-functions-only.ts).
+ */
+export class ServiceFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const { role, logGroup } = executionResources(scope, id);
+    super(scope, id, {
+      entry: props.entry,
+      handler: 'handler',
+      description: props.description,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      timeout: props.timeout ?? DEFAULT_TIMEOUT,
+      memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
+      role,
+      logGroup,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'attribution',
+        POWERTOOLS_METRICS_NAMESPACE: 'AttributionService',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        ...props.environment,
+      },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        // Stack traces need file and line, not the source text: keeps the bundle and cold start small.
+        sourcesContent: false,
+        target: 'node22',
+        format: OutputFormat.CJS,
+        // The default externals (@aws-sdk/*, @smithy/*) stay: the Node 22 runtime provides SDK v3.
+      },
+    });
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'Node.js 22 is pinned on purpose: the bundle targets node22, and the local runtime and tests run on ' +
+        'Node 20/22; moving to Node 24 is a deliberate upgrade of every function at once, not a silent default.',
+    });
+  }
+
+  /** Access to one manifest table; its physical name goes to TABLE_<NAME>. */
+  bindTable(name: TableName, table: dynamodb.Table, access: Access): this {
+    if (access === 'read') table.grantReadData(this);
+    else if (access === 'write') table.grantWriteData(this);
+    else table.grantReadWriteData(this);
+    this.addEnvironment(envName.table(name), table.tableName);
+    const spec: TableSpec = tables[name];
+    if (spec.indexes?.length && access !== 'write') {
+      this.acknowledgeWildcard(
+        `Resource::<${logicalIdOf(table)}.Arn>/index/*`,
+        `Queries on the ${name} table's secondary indexes need the index ARNs; the wildcard covers only this table's indexes.`,
+      );
+    }
+    if (access !== 'read') this.acknowledgeKmsDataKeyActions(table.encryptionKey !== undefined);
+    return this;
+  }
+
+  /**
+   * Access to the audit bucket; its name goes to AUDIT_BUCKET. 'read' includes s3:ListBucket, which
+   * HeadBucket (the health probe) needs.
+   */
+  bindBucket(bucket: s3.Bucket, access: Access): this {
+    if (access === 'read') bucket.grantRead(this);
+    else if (access === 'write') bucket.grantWrite(this);
+    else bucket.grantReadWrite(this);
+    this.addEnvironment(envName.bucket(), bucket.bucketName);
+    const objects = `objects of the ${bucket.node.id} bucket`;
+    this.acknowledgeWildcard(
+      `Resource::<${logicalIdOf(bucket)}.Arn>/*`,
+      `Audit objects have one key per batch, so access is to the ${objects}, not to named keys.`,
+    );
+    if (access !== 'write') {
+      for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) {
+        this.acknowledgeWildcard(
+          `Action::${action}`,
+          `Read actions of grantRead on the ${objects} (object versions and tags included); s3:List* gives ListBucket, which HeadBucket needs.`,
+        );
+      }
+    }
+    if (access !== 'read') {
+      for (const action of ['s3:DeleteObject*', 's3:Abort*']) {
+        this.acknowledgeWildcard(
+          `Action::${action}`,
+          `Write actions of grantWrite on the ${objects}: deleting objects and versions (privacy deletions) and aborting failed uploads.`,
+        );
+      }
+      this.acknowledgeKmsDataKeyActions(bucket.encryptionKey !== undefined);
+    }
+    return this;
+  }
+
+  /**
+   * Access to one manifest queue; its URL goes to QUEUE_<NAME>_URL. 'read' is only
+   * sqs:GetQueueAttributes (health probes read the depth and nothing else).
+   */
+  bindQueue(name: QueueName, queue: sqs.Queue, access: QueueAccess): this {
+    if (access === 'send') queue.grantSendMessages(this);
+    else if (access === 'consume') queue.grantConsumeMessages(this);
+    else queue.grant(this, 'sqs:GetQueueAttributes');
+    this.addEnvironment(envName.queue(name), queue.queueUrl);
+    if (access === 'send') this.acknowledgeKmsDataKeyActions(queue.encryptionMasterKey !== undefined);
+    return this;
+  }
+
+  /**
+   * Encrypting under a customer-managed key needs kms:GenerateDataKey* and kms:ReEncrypt*; the
+   * grant names only the one key, so the wildcard is over actions, never over keys.
+   */
+  private acknowledgeKmsDataKeyActions(customerManagedKey: boolean): void {
+    if (!customerManagedKey) return;
+    for (const action of ['kms:GenerateDataKey*', 'kms:ReEncrypt*']) {
+      this.acknowledgeWildcard(
+        `Action::${action}`,
+        'Writing to a store encrypted with the service data key needs data-key generation and re-encryption; the grant is scoped to that one key.',
+      );
+    }
+  }
+
+  private acknowledgeWildcard(finding: string, reason: string): void {
+    if (!this.role) return;
+    Validations.of(this.role).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
+  }
+}
+
+/**
+ * The role and log group are made beside the function (they must exist before the super call).
+ * The role gets only what the function's own log group needs instead of the AWS managed
+ * AWSLambdaBasicExecutionRole, which would allow creating log groups anywhere.
+ */
+function executionResources(scope: Construct, id: string): { role: iam.Role; logGroup: logs.LogGroup } {
+  const logGroup = new logs.LogGroup(scope, `${id}LogGroup`, {
+    retention: logs.RetentionDays.ONE_MONTH,
+    // Operational logs only; the audit store is the record that must outlive the stack.
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  const role = new iam.Role(scope, `${id}Role`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+  });
+  logGroup.grantWrite(role);
+  return { role, logGroup };
+}
+
+/** The logical id cdk-nag prints in a finding (`<LogicalId.Arn>`), for acknowledging exactly that finding. */
+function logicalIdOf(resource: IConstruct): string {
+  const child = resource.node.defaultChild;
+  if (!child || !CfnElement.isCfnElement(child)) throw new Error(`${resource.node.path} has no CloudFormation resource`);
+  return Stack.of(resource).getLogicalId(child);
+}
