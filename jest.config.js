@@ -5,7 +5,7 @@ const transform = {
   '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', allowJs: true, isolatedModules: true, ignoreDeprecations: '6.0' }, diagnostics: false }],
 };
 const transformIgnorePatterns = ['/node_modules/(?!(@middy)/)'];
-const common = { testEnvironment: 'node', transform, transformIgnorePatterns };
+const common = { testEnvironment: 'node', transform, transformIgnorePatterns, setupFiles: ['<rootDir>/test/support/env.ts'] };
 
 module.exports = {
   projects: [

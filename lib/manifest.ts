@@ -50,7 +50,9 @@ export const tables = {
     ttlAttribute: 'expires_at',
   },
   rate_limits: {
-    purpose: 'Sliding-window click counters per IP block and window (block#<cidr>#<window_start>).',
+    purpose:
+      'Sliding-window click counters: one item per IP block (block#<cidr>) with one counter per ' +
+      'slot of the window (s<slot index>); see functions/domain/sliding-window.ts.',
     partitionKey: S('pk'),
     ttlAttribute: 'expires_at',
   },
@@ -179,6 +181,28 @@ export const functions = {
     entry: 'functions/fallback.ts',
     description: 'Unknown reports (404), non-GET report methods (405) and unknown paths (404).',
     routes: ['ANY /api/v1/reports/{proxy+}', '$default'],
+  },
+  ingest: {
+    entry: 'functions/ingest.ts',
+    description: 'POST /event: authenticate, validate, audit and hand off a batch of events.',
+    routes: ['POST /event'],
+    // ledger: the per-batch marks that make a retried batch count once against the cap.
+    tables: { tenants: 'read', counters: 'readwrite', ledger: 'write' },
+    bucket: 'write',
+    queues: { aggregation: 'send' },
+  },
+  'privacy-request': {
+    entry: 'functions/privacy-request.ts',
+    description: 'POST /privacy/delete: authenticate, store a receipt and queue the deletion.',
+    routes: ['POST /privacy/delete'],
+    tables: { tenants: 'read', privacy_requests: 'write' },
+    queues: { privacy: 'send' },
+  },
+  'link-redirect': {
+    entry: 'functions/link-redirect.ts',
+    description: 'GET /l/{link_id}: filter, rate-limit, record the click and redirect to the store.',
+    routes: ['GET /l/{link_id}'],
+    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write' },
   },
 } as const satisfies Record<string, FunctionSpec>;
 

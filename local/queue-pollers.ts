@@ -1,7 +1,7 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { queues, type QueueSpec } from '../lib/manifest';
-import { invoke } from './lambda';
+import { functions, queues, type QueueSpec } from '../lib/manifest';
+import { invoke as invokeFunction } from './lambda';
 
 /**
  * Plays Lambda's SQS event source mapping: long-polls each queue that has a consumer, calls the
@@ -15,17 +15,27 @@ export interface Pollers {
   drain(): Promise<void>;
 }
 
-export function startQueuePollers(
-  sqs: SQSClient,
-  queueUrls: Record<string, string>,
-  onError: (error: unknown) => void,
-): Pollers {
+export interface PollerOptions {
+  sqs: SQSClient;
+  queueUrls: Record<string, string>;
+  onError: (error: unknown) => void;
+  /** Defaults to the manifest's queues; tests pass their own. */
+  specs?: Record<string, QueueSpec>;
+  /** Defaults to running the manifest's functions; tests pass their own consumer. */
+  invoke?: (functionName: string, event: SQSEvent) => Promise<unknown>;
+}
+
+export function startQueuePollers(options: PollerOptions): Pollers {
+  const { sqs, queueUrls, onError } = options;
+  const specs = options.specs ?? (queues as Record<string, QueueSpec>);
+  const invoke = options.invoke ?? ((name: string, event: SQSEvent) => invokeFunction(name, event));
   let running = true;
   const idle = new Map<string, boolean>();
   const loops: Promise<void>[] = [];
 
-  for (const [name, spec] of Object.entries(queues) as [string, QueueSpec][]) {
-    if (!spec.consumer) continue;
+  for (const [name, spec] of Object.entries(specs)) {
+    // A queue whose consumer is not built yet keeps its messages until it is, as in AWS.
+    if (!spec.consumer || (!options.specs && !(spec.consumer.function in functions))) continue;
     const consumer = spec.consumer;
     const url = queueUrls[name];
     idle.set(name, false);
@@ -44,7 +54,7 @@ export function startQueuePollers(
             );
             idle.set(name, Messages.length === 0);
             if (Messages.length === 0) continue;
-            await deliver(sqs, name, url, consumer.function, Messages);
+            await deliver(sqs, invoke, name, url, consumer.function, Messages);
           } catch (error) {
             onError(error);
             if (running) await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -66,7 +76,14 @@ export function startQueuePollers(
   };
 }
 
-async function deliver(sqs: SQSClient, queueName: string, url: string, functionName: string, messages: Message[]) {
+async function deliver(
+  sqs: SQSClient,
+  invoke: (functionName: string, event: SQSEvent) => Promise<unknown>,
+  queueName: string,
+  url: string,
+  functionName: string,
+  messages: Message[],
+) {
   const event: SQSEvent = { Records: messages.map((m) => toRecord(queueName, m)) };
   let failed: Set<string>;
   try {

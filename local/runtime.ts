@@ -63,7 +63,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     : undefined;
 
   const sqs = new SQSClient({ region: emulators.region, endpoint: emulators.sqs });
-  const pollers = startQueuePollers(sqs, names.queues, onError);
+  const pollers = startQueuePollers({ sqs, queueUrls: names.queues, onError });
   const scheduler = startScheduler(onError);
   const control = await startControl(host, scheduler, pollers);
 

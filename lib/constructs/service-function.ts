@@ -20,6 +20,10 @@ export interface ServiceFunctionProps {
   readonly environment?: Record<string, string>;
 }
 
+/** Powertools reads these; alarms on the service's own metrics use the same values. */
+export const SERVICE_NAME = 'attribution';
+export const METRICS_NAMESPACE = 'AttributionService';
+
 export const DEFAULT_TIMEOUT = Duration.seconds(10);
 export const DEFAULT_MEMORY_MB = 512;
 
@@ -44,10 +48,13 @@ export class ServiceFunction extends NodejsFunction {
       memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
       role,
       logGroup,
+      // Structured logs and EMF metrics (Powertools) carry what operating the service needs; X-Ray
+      // would add a cost per trace and permissions to every role for little more.
+      tracing: lambda.Tracing.DISABLED,
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: 'attribution',
-        POWERTOOLS_METRICS_NAMESPACE: 'AttributionService',
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         ...props.environment,
       },
@@ -76,10 +83,10 @@ export class ServiceFunction extends NodejsFunction {
     else table.grantReadWriteData(this);
     this.addEnvironment(envName.table(name), table.tableName);
     const spec: TableSpec = tables[name];
-    if (spec.indexes?.length && access !== 'write') {
+    if (spec.indexes?.length) {
       this.acknowledgeWildcard(
         `Resource::<${logicalIdOf(table)}.Arn>/index/*`,
-        `Queries on the ${name} table's secondary indexes need the index ARNs; the wildcard covers only this table's indexes.`,
+        `The grant covers the ${name} table's secondary indexes (queries need the index ARNs); the wildcard spans only this table's indexes.`,
       );
     }
     if (access !== 'read') this.acknowledgeKmsDataKeyActions(table.encryptionKey !== undefined);

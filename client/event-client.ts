@@ -1,0 +1,188 @@
+import { gzipSync } from 'node:zlib';
+import { signBody } from '../functions/domain/signature';
+import type { RejectionReason, SdkEvent } from '../functions/domain/event-validation';
+
+/**
+ * A small typed client of the event API (POST /event, POST /privacy/delete), used by the tests,
+ * the README and the traffic simulator. It builds a batch, gzips it from 10 events (the
+ * interface's recommendation), signs the bytes exactly as sent, and retries 429 and 503 (and
+ * network failures) with capped exponential backoff and full jitter.
+ *
+ * A retry re-sends the very same bytes: the server names the audit object after them and counts
+ * a batch once, so retrying after a lost response never counts events twice.
+ */
+export type { RejectionReason, SdkEvent };
+
+export interface EventResult {
+  event_id: string;
+  status: 'accepted' | 'rejected';
+  reason?: RejectionReason;
+}
+
+export interface EventBatchResult {
+  accepted: number;
+  rejected: number;
+  results: EventResult[];
+  audit_key: string;
+}
+
+export interface EventBatch {
+  events: unknown[];
+  sent_at_ms: number;
+}
+
+export interface AppCredentials {
+  companyKey: string;
+  appKey: string;
+  signingSecret: string;
+}
+
+export interface SignedRequest {
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export const DEFAULT_SDK_VERSION = 'attribution-client-ts/1.0.0';
+export const GZIP_FROM_EVENTS = 10;
+
+export function buildBatch(events: readonly unknown[], sentAtMs = Date.now()): EventBatch {
+  return { events: [...events], sent_at_ms: sentAtMs };
+}
+
+/** Serialises a payload, gzips it when asked, and signs the bytes that will go on the wire. */
+export function signedRequest(
+  credentials: AppCredentials,
+  payload: unknown,
+  options: { gzip?: boolean; sdkVersion?: string } = {},
+): SignedRequest {
+  const json = Buffer.from(JSON.stringify(payload), 'utf8');
+  const body = options.gzip ? gzipSync(json) : json;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-service-company-key': credentials.companyKey,
+    'x-service-app-key': credentials.appKey,
+    'x-service-signature': signBody(credentials.signingSecret, body),
+    'x-service-sdk': options.sdkVersion ?? DEFAULT_SDK_VERSION,
+  };
+  if (options.gzip) headers['content-encoding'] = 'gzip';
+  return { headers, body };
+}
+
+/** The request for a batch: gzip from GZIP_FROM_EVENTS events unless told otherwise. */
+export function eventBatchRequest(
+  credentials: AppCredentials,
+  batch: EventBatch,
+  options: { gzip?: boolean; sdkVersion?: string } = {},
+): SignedRequest {
+  return signedRequest(credentials, batch, { gzip: options.gzip ?? batch.events.length >= GZIP_FROM_EVENTS, sdkVersion: options.sdkVersion });
+}
+
+/** The request was refused (a 4xx) or still failing after the last attempt. */
+export class EventApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly attempts: number,
+  ) {
+    super(`event API answered ${status} ${code} after ${attempts} attempt(s)`);
+    this.name = 'EventApiRequestError';
+  }
+}
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface EventClientOptions extends AppCredentials {
+  baseUrl: string;
+  sdkVersion?: string;
+  retry?: Partial<RetryPolicy>;
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+export interface RawResponse {
+  status: number;
+  body: unknown;
+  attempts: number;
+}
+
+const RETRIED_STATUSES = new Set([429, 503]);
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 5000 };
+
+export class EventClient {
+  private readonly retry: RetryPolicy;
+  private readonly fetch: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(private readonly options: EventClientOptions) {
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.fetch = options.fetch ?? globalThis.fetch;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Sends one batch (1 to 1,000 events); resolves with the per-event results. */
+  async sendEvents(events: readonly SdkEvent[], options: { sentAtMs?: number; gzip?: boolean } = {}): Promise<EventBatchResult> {
+    const request = eventBatchRequest(this.options, buildBatch(events, options.sentAtMs), {
+      gzip: options.gzip,
+      sdkVersion: this.options.sdkVersion,
+    });
+    return (await this.expect(200, '/event', request)) as EventBatchResult;
+  }
+
+  /** Asks for an install's data to be deleted; the service queues it and answers 202. */
+  async deleteInstall(installUuid: string): Promise<{ ok: true; queued: true }> {
+    const request = signedRequest(this.options, { install_uuid: installUuid }, { sdkVersion: this.options.sdkVersion });
+    return (await this.expect(202, '/privacy/delete', request)) as { ok: true; queued: true };
+  }
+
+  /** POSTs a signed request, retrying 429, 503 and network failures; any other answer is returned as it is. */
+  async post(path: string, request: SignedRequest): Promise<RawResponse> {
+    const url = new URL(path, this.options.baseUrl);
+    for (let attempt = 1; ; attempt++) {
+      let response: Response | undefined;
+      try {
+        response = await this.fetch(url, { method: 'POST', headers: request.headers, body: request.body });
+      } catch (error) {
+        if (attempt >= this.retry.maxAttempts) throw error;
+      }
+      if (response) {
+        const body = await readJson(response);
+        if (!RETRIED_STATUSES.has(response.status) || attempt >= this.retry.maxAttempts) {
+          return { status: response.status, body, attempts: attempt };
+        }
+      }
+      await this.sleep(this.backoffMs(attempt));
+    }
+  }
+
+  /** Full jitter: a random wait up to base * 2^(attempt-1), capped (AWS Architecture Blog, "Exponential Backoff and Jitter"). */
+  backoffMs(attempt: number): number {
+    const ceiling = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
+    return Math.floor(this.random() * ceiling);
+  }
+
+  private async expect(status: number, path: string, request: SignedRequest): Promise<unknown> {
+    const response = await this.post(path, request);
+    if (response.status !== status) {
+      const code = (response.body as { error?: unknown } | undefined)?.error;
+      throw new EventApiRequestError(response.status, typeof code === 'string' ? code : `http_${response.status}`, response.attempts);
+    }
+    return response.body;
+  }
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

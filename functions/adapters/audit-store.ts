@@ -1,0 +1,41 @@
+import { gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { s3Client } from '../shared/clients';
+import { toJsonLines, type AuditBatch, type AuditLine } from '../domain/audit-record';
+
+const gzipAsync = promisify(gzip);
+
+/**
+ * Audit objects in the bucket: gzip JSONL, one line per event. The object is typed as the gzip
+ * file it is (no Content-Encoding), so anything that downloads it gets the .jsonl.gz bytes and
+ * not a transparently inflated copy under a .gz name.
+ */
+export class AuditStore {
+  constructor(
+    readonly bucket: string,
+    private readonly s3: S3Client = s3Client(),
+  ) {}
+
+  async putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void> {
+    const body = await gzipAsync(toJsonLines(lines));
+    const accepted = lines.filter((line) => line.status === 'accepted').length;
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: 'application/gzip',
+        Metadata: {
+          format: 'jsonl',
+          'record-version': '1',
+          'company-id': batch.companyId,
+          'app-id': batch.appId,
+          'received-ms': String(batch.receivedMs),
+          accepted: String(accepted),
+          rejected: String(lines.length - accepted),
+        },
+      }),
+    );
+  }
+}

@@ -1,0 +1,68 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { dynamoClient } from '../shared/clients';
+import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKey } from '../domain/cap';
+
+export interface CountedBatch {
+  readonly companyId: string;
+  readonly appId: string;
+  readonly bodySha256: string;
+  readonly accepted: number;
+  readonly receivedMs: number;
+}
+
+/**
+ * The monthly accepted-event count of each company (counters table, attribute n, ADD only) and
+ * the per-batch marks (ledger table) that let a retried batch count once. No transactions: the
+ * local DynamoDB emulator lacks them, and one conditional put before one ADD is enough.
+ */
+export class CapCounter {
+  constructor(
+    private readonly countersTable: string,
+    private readonly ledgerTable: string,
+    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+  ) {}
+
+  async acceptedThisMonth(companyId: string, nowMs: number): Promise<number> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.countersTable, Key: { pk: capCounterKey(companyId, nowMs) }, ConsistentRead: true }),
+    );
+    return typeof Item?.n === 'number' ? Item.n : 0;
+  }
+
+  /**
+   * Adds a stored batch's accepted events to its month, once per batch. Returns false when the
+   * batch had been counted already (a retry whose first answer was lost). If the ADD fails after
+   * the mark was written, the mark is taken back so the client's retry counts the batch; should
+   * that fail too the batch stays uncounted, which errs on the customer's side.
+   */
+  async countOnce(batch: CountedBatch): Promise<boolean> {
+    if (batch.accepted === 0) return true;
+    const mark = batchMarkKey(batch.appId, batch.bodySha256);
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.ledgerTable,
+          Item: { pk: mark, expires_at: Math.floor(batch.receivedMs / 1000) + BATCH_MARK_TTL_SECONDS, accepted: batch.accepted },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.countersTable,
+          Key: { pk: capCounterKey(batch.companyId, batch.receivedMs) },
+          UpdateExpression: 'ADD n :accepted',
+          ExpressionAttributeValues: { ':accepted': batch.accepted },
+        }),
+      );
+    } catch (error) {
+      await this.db.send(new DeleteCommand({ TableName: this.ledgerTable, Key: { pk: mark } })).catch(() => undefined);
+      throw error;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,58 @@
+import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { dynamoClient } from '../shared/clients';
+import { appIpPlatform, type ClickRecord } from '../domain/click';
+import { clientAddress } from '../domain/ip-block';
+import type { Platform } from '../domain/platform';
+
+/**
+ * Click records. The redirect writes them; the aggregator reads one by id (deterministic
+ * attribution) or the latest of an (app, IP, platform) through the by_app_ip_platform index
+ * (probabilistic). DynamoDB's TTL removes a click some time after expires_at and dynalite never
+ * does, so the reads here skip expired clicks themselves.
+ */
+export class ClickStore {
+  constructor(
+    private readonly tableName: string,
+    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+  ) {}
+
+  async record(click: ClickRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({ TableName: this.tableName, Item: click, ConditionExpression: 'attribute_not_exists(click_id)' }),
+    );
+  }
+
+  async byId(clickId: string, nowMs = Date.now()): Promise<ClickRecord | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { click_id: clickId } }));
+    return live(Item as ClickRecord | undefined, nowMs);
+  }
+
+  /** The latest unexpired click of the (app, IP in any spelling, platform) made within [fromMs, toMs]. */
+  async latest(
+    query: { appId: string; ip: string; platform: Platform; fromMs: number; toMs: number },
+    nowMs = Date.now(),
+  ): Promise<ClickRecord | undefined> {
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'by_app_ip_platform',
+          KeyConditionExpression: 'app_ip_platform = :key AND ts_ms BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':key': appIpPlatform(query.appId, clientAddress(query.ip).ip, query.platform), ':from': query.fromMs, ':to': query.toMs },
+          ScanIndexForward: false,
+          Limit: 10,
+          ExclusiveStartKey,
+        }),
+      );
+      const found = (page.Items as ClickRecord[] | undefined)?.find((click) => live(click, nowMs));
+      if (found) return found;
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return undefined;
+  }
+}
+
+function live(click: ClickRecord | undefined, nowMs: number): ClickRecord | undefined {
+  return click && click.expires_at * 1000 > nowMs ? click : undefined;
+}

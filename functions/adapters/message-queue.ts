@@ -1,0 +1,14 @@
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { sqsClient } from '../shared/clients';
+
+/** A queue that carries one kind of JSON message (the aggregation hand-off, privacy requests). */
+export class MessageQueue<T> {
+  constructor(
+    private readonly queueUrl: string,
+    private readonly sqs: SQSClient = sqsClient(),
+  ) {}
+
+  async send(message: T): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message) }));
+  }
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import type { ClientAddress } from './ip-block';
+import type { Platform } from './platform';
+
+/**
+ * The click record (DESIGN section 8). The aggregator finds a click by click_id (deterministic
+ * attribution) and the latest click of an (app, IP, platform) through app_ip_platform + ts_ms
+ * (probabilistic attribution). It expires after the link's lookback window.
+ */
+export interface ClickRecord {
+  click_id: string;
+  link_id: string;
+  app_id: string;
+  company_id: string;
+  partner: string;
+  campaign?: string;
+  ext_click_id?: string;
+  sub1?: string;
+  sub2?: string;
+  sub3?: string;
+  sub4?: string;
+  sub5?: string;
+  ip: string;
+  ip_block: string;
+  user_agent: string;
+  platform: Platform;
+  country?: string;
+  asn?: number;
+  ts_ms: number;
+  app_ip_platform: string;
+  /** Epoch seconds: ts + the lookback window. */
+  expires_at: number;
+}
+
+/** 128 random bits, URL-safe: unguessable, so a click id cannot be forged to steal an install. */
+export const newClickId = () => randomBytes(16).toString('base64url');
+
+/** Values from the request are stored, never refused: an over-long one is cut to these lengths. */
+export const FIELD_CAPS = { ext_click_id: 256, sub: 256, user_agent: 1024 } as const;
+export const SUB_PARAMS = ['sub1', 'sub2', 'sub3', 'sub4', 'sub5'] as const;
+
+export const appIpPlatform = (appId: string, ip: string, platform: Platform) => `${appId}#${ip}#${platform}`;
+
+export interface ClickInput {
+  readonly clickId: string;
+  readonly link: {
+    readonly link_id: string;
+    readonly app_id: string;
+    readonly company_id: string;
+    readonly partner: string;
+    readonly campaign?: string;
+    readonly lookback_days: number;
+  };
+  readonly address: ClientAddress;
+  readonly userAgent: string;
+  readonly platform: Platform;
+  readonly country?: string;
+  readonly asn?: number;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly nowMs: number;
+}
+
+export function buildClick(input: ClickInput): ClickRecord {
+  const { link, address, query } = input;
+  const subs = Object.fromEntries(SUB_PARAMS.map((name) => [name, cap(query[name], FIELD_CAPS.sub)]));
+  return {
+    click_id: input.clickId,
+    link_id: link.link_id,
+    app_id: link.app_id,
+    company_id: link.company_id,
+    partner: link.partner,
+    campaign: link.campaign,
+    ext_click_id: cap(query.click_id, FIELD_CAPS.ext_click_id),
+    ...subs,
+    ip: address.ip,
+    ip_block: address.block,
+    user_agent: cap(input.userAgent, FIELD_CAPS.user_agent) ?? '',
+    platform: input.platform,
+    country: input.country,
+    asn: input.asn,
+    ts_ms: input.nowMs,
+    app_ip_platform: appIpPlatform(link.app_id, address.ip, input.platform),
+    expires_at: Math.floor(input.nowMs / 1000) + link.lookback_days * 86_400,
+  };
+}
+
+/** Cuts to at most `max` UTF-16 units without splitting a surrogate pair; empty becomes absent. */
+export function cap(value: string | undefined, max: number): string | undefined {
+  if (!value) return undefined;
+  if (value.length <= max) return value;
+  const cut = value.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}

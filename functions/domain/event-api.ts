@@ -1,0 +1,42 @@
+/**
+ * The failures of the event API (POST /event and POST /privacy/delete) and their statuses, as
+ * spec/interface.md lists them, plus the two DESIGN adds (415 and the privacy 503). One table, so
+ * the handlers, the tests ("only documented codes") and docs/ingestion.md cannot disagree.
+ */
+export const EVENT_API_ERRORS = {
+  missing_auth_headers: 400,
+  empty_body: 400,
+  bad_json: 400,
+  bad_batch_shape: 400,
+  bad_gzip: 400,
+  bad_install_uuid: 400,
+  unknown_app_key: 401,
+  unknown_company_key: 401,
+  company_suspended: 401,
+  app_company_mismatch: 401,
+  bad_signature: 401,
+  body_too_large: 413,
+  decompressed_too_large: 413,
+  unsupported_content_encoding: 415,
+  cap_exceeded: 429,
+  audit_write_failed: 503,
+  queue_write_failed: 503,
+} as const;
+
+export type EventApiErrorCode = keyof typeof EVENT_API_ERRORS;
+
+/** A request the event API refuses as a whole; the handler side turns it into {"error": code}. */
+export class EventApiError extends Error {
+  readonly statusCode: number;
+
+  constructor(readonly code: EventApiErrorCode) {
+    super(code);
+    this.name = 'EventApiError';
+    this.statusCode = EVENT_API_ERRORS[code];
+  }
+}
+
+/** Limits of DESIGN section 5. */
+export const MAX_RAW_BODY_BYTES = 1024 * 1024;
+export const MAX_DECOMPRESSED_BYTES = 8 * 1024 * 1024;
+export const MAX_EVENTS_PER_BATCH = 1000;

@@ -1,0 +1,54 @@
+import { APP_KEY_PATTERN, COMPANY_KEY_PATTERN } from './keys';
+import { EventApiError, MAX_RAW_BODY_BYTES } from './event-api';
+import { isValidSignature } from './signature';
+
+/**
+ * The authentication step shared by POST /event and POST /privacy/delete, in DESIGN section 5's
+ * order: the three headers, the raw size, an empty body, the app key, the company key, the app
+ * belonging to the company, the company not suspended, and the signature over the bytes as sent.
+ * Nothing here logs or echoes a key, secret or signature.
+ */
+export interface EventCredentials {
+  readonly companyKey?: string;
+  readonly appKey?: string;
+  readonly signature?: string;
+}
+
+/** What authentication needs of an app and a company; the tenant store's records have more. */
+export interface SigningApp {
+  readonly company_id: string;
+  readonly signing_secret: string;
+}
+export interface AccountCompany {
+  readonly company_id: string;
+  readonly suspended: boolean;
+}
+
+export interface TenantLookup<A extends SigningApp, C extends AccountCompany> {
+  appByKey(appKey: string): Promise<A | undefined>;
+  companyByKey(companyKey: string): Promise<C | undefined>;
+}
+
+export async function authenticate<A extends SigningApp, C extends AccountCompany>(
+  credentials: EventCredentials,
+  rawBody: Uint8Array,
+  tenants: TenantLookup<A, C>,
+): Promise<{ app: A; company: C }> {
+  const { companyKey, appKey, signature } = credentials;
+  if (!companyKey || !appKey || !signature) throw new EventApiError('missing_auth_headers');
+  if (rawBody.length > MAX_RAW_BODY_BYTES) throw new EventApiError('body_too_large');
+  if (rawBody.length === 0) throw new EventApiError('empty_body');
+
+  // A key that cannot exist is unknown without a read, so made-up keys cost no database calls.
+  // Both look-ups go out together; the checks below still decide in the documented order.
+  const [app, company] = await Promise.all([
+    APP_KEY_PATTERN.test(appKey) ? tenants.appByKey(appKey) : undefined,
+    COMPANY_KEY_PATTERN.test(companyKey) ? tenants.companyByKey(companyKey) : undefined,
+  ]);
+  if (!app) throw new EventApiError('unknown_app_key');
+  if (!company) throw new EventApiError('unknown_company_key');
+  if (app.company_id !== company.company_id) throw new EventApiError('app_company_mismatch');
+  if (company.suspended) throw new EventApiError('company_suspended');
+  if (!isValidSignature(app.signing_secret, rawBody, signature)) throw new EventApiError('bad_signature');
+  return { app, company };
+}

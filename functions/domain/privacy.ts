@@ -1,0 +1,62 @@
+import { isPlainObject } from './batch-body';
+import { EventApiError } from './event-api';
+import { UUID_PATTERN } from './event-validation';
+import { sha256Hex } from './audit-record';
+
+/**
+ * A right-to-be-forgotten request (DESIGN section 9). It is queued, never executed inline; the
+ * receipt names the install only by a hash, so the receipts table holds nothing that identifies
+ * a device once the drain has run.
+ */
+export interface PrivacyReceipt {
+  request_id: string;
+  app_id: string;
+  company_id: string;
+  /** SHA-256 hex of the lower-cased install_uuid. */
+  install_hash: string;
+  received_ms: number;
+  state: 'queued';
+}
+
+/** The message on the privacy queue that privacy-drain consumes. */
+export interface PrivacyMessage {
+  version: 1;
+  request_id: string;
+  app_id: string;
+  company_id: string;
+  /** Lower-cased. */
+  install_uuid: string;
+}
+
+/** The install a request names, lower-cased; anything but {"install_uuid": "<uuid>"} is refused. */
+export function parseDeletionRequest(body: unknown): string {
+  if (!isPlainObject(body)) throw new EventApiError('bad_json');
+  const { install_uuid } = body;
+  if (typeof install_uuid !== 'string' || !UUID_PATTERN.test(install_uuid)) throw new EventApiError('bad_install_uuid');
+  return install_uuid.toLowerCase();
+}
+
+export const installHash = (installUuid: string): string => sha256Hex(installUuid.toLowerCase());
+
+export function privacyRequest(input: { requestId: string; appId: string; companyId: string; installUuid: string; receivedMs: number }): {
+  receipt: PrivacyReceipt;
+  message: PrivacyMessage;
+} {
+  return {
+    receipt: {
+      request_id: input.requestId,
+      app_id: input.appId,
+      company_id: input.companyId,
+      install_hash: installHash(input.installUuid),
+      received_ms: input.receivedMs,
+      state: 'queued',
+    },
+    message: {
+      version: 1,
+      request_id: input.requestId,
+      app_id: input.appId,
+      company_id: input.companyId,
+      install_uuid: input.installUuid.toLowerCase(),
+    },
+  };
+}

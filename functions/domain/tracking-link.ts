@@ -1,0 +1,124 @@
+import { buildClick, type ClickRecord } from './click';
+import { clientAddress } from './ip-block';
+import { edgeFilter, type CountryRules, type DropReason } from './link-filter';
+import { platformOf } from './platform';
+import { destinationFor, redirectLocation, type Destinations } from './redirect-url';
+import { admit, type SlidingWindow, type SlotCounter } from './sliding-window';
+
+/** A tracking link: the app and partner a click belongs to, and where each platform goes. */
+export interface LinkConfig extends Destinations, CountryRules {
+  link_id: string;
+  app_id: string;
+  company_id: string;
+  partner: string;
+  campaign?: string;
+  /** A trap link, never shown to people: whoever follows it is a bot, and its address is blocked. */
+  honeypot: boolean;
+  countries_allow?: string[];
+  countries_block?: string[];
+  lookback_days: number;
+  created_ms: number;
+}
+
+/** An address blocked by a honeypot link; the aggregator flags installs from it. */
+export interface IpBlockEntry {
+  ip: string;
+  ip_block: string;
+  link_id: string;
+  app_id: string;
+  company_id: string;
+  blocked_ms: number;
+  /** Epoch seconds. */
+  expires_at: number;
+}
+
+export const HONEYPOT_BLOCK_DAYS = 7;
+
+export interface TrackingLinkPorts {
+  link(linkId: string): Promise<LinkConfig | undefined>;
+  isBlocked(ip: string, nowMs: number): Promise<boolean>;
+  block(entry: IpBlockEntry): Promise<void>;
+  rateCounter: SlotCounter;
+  rateWindow: SlidingWindow;
+  recordClick(click: ClickRecord): Promise<void>;
+  newClickId(): string;
+}
+
+export interface LinkRequest {
+  readonly linkId: string;
+  readonly userAgent: string;
+  readonly viewer: { readonly ip: string; readonly country?: string; readonly asn?: number };
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly nowMs: number;
+}
+
+export type LinkOutcome =
+  | { readonly kind: 'unknown_link'; readonly honeypotHit?: boolean }
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'redirect'; readonly location: string; readonly click?: ClickRecord; readonly dropped?: DropReason };
+
+/** Link ids the service makes are 12 base64url characters; anything far from that is not looked up. */
+const LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * GET /l/{link_id} in the order of DESIGN section 8: link, edge filter, honeypot, rate limit,
+ * mobile_only, click record, redirect.
+ */
+export async function followLink(ports: TrackingLinkPorts, request: LinkRequest): Promise<LinkOutcome> {
+  const link = LINK_ID.test(request.linkId) ? await ports.link(request.linkId) : undefined;
+  if (!link) return { kind: 'unknown_link' };
+
+  const address = clientAddress(request.viewer.ip);
+  const { country, asn } = request.viewer;
+  const filtered = edgeFilter({ userAgent: request.userAgent, country, asn }, link);
+
+  if (link.honeypot) {
+    // Indistinguishable from a missing link whatever happens; only a visitor that looks like a
+    // person (passed the edge filter) is blocked, so crawlers that follow every URL of a page
+    // are not recorded as fraud.
+    if (filtered) return { kind: 'unknown_link' };
+    await ports.block({
+      ip: address.ip,
+      ip_block: address.block,
+      link_id: link.link_id,
+      app_id: link.app_id,
+      company_id: link.company_id,
+      blocked_ms: request.nowMs,
+      expires_at: Math.floor(request.nowMs / 1000) + HONEYPOT_BLOCK_DAYS * 86_400,
+    });
+    return { kind: 'unknown_link', honeypotHit: true };
+  }
+
+  const platform = platformOf(request.userAgent);
+  const destination = destinationFor(link, platform);
+  // A link without any destination cannot be created; an item edited by hand to have none is a
+  // link that leads nowhere, answered like a missing one rather than with a broken redirect.
+  if (!destination) return { kind: 'unknown_link' };
+  const drop = (reason: DropReason): LinkOutcome => ({ kind: 'redirect', location: redirectLocation(destination), dropped: reason });
+
+  if (filtered) return drop(filtered);
+  if (await ports.isBlocked(address.ip, request.nowMs)) return drop('blocked_ip');
+
+  const admission = await admit(ports.rateCounter, `block#${address.block}`, request.nowMs, ports.rateWindow);
+  if (!admission.admitted) return { kind: 'rate_limited', retryAfterSeconds: admission.retryAfterSeconds };
+
+  if (request.query.mobile_only === '1' && platform === 'desktop') return drop('desktop_on_mobile_only');
+
+  const click = buildClick({
+    clickId: ports.newClickId(),
+    link,
+    address,
+    userAgent: request.userAgent,
+    platform,
+    country,
+    asn,
+    query: request.query,
+    nowMs: request.nowMs,
+  });
+  await ports.recordClick(click);
+  return {
+    kind: 'redirect',
+    location: redirectLocation(destination, { click_id: click.click_id, link_id: link.link_id, partner: link.partner, campaign: link.campaign }),
+    click,
+  };
+}

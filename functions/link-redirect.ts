@@ -1,0 +1,77 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { intEnv, resourceName } from './shared/config';
+import { header, httpHandler, HttpError, type HttpEvent, type HttpResult } from './shared/http';
+import { logger, metrics } from './shared/observability';
+import { viewerOf } from './shared/viewer';
+import { newClickId } from './domain/click';
+import { slidingWindow } from './domain/sliding-window';
+import { followLink, type LinkOutcome, type TrackingLinkPorts } from './domain/tracking-link';
+import { CachedLinks, LinkStore } from './adapters/link-store';
+import { ClickStore } from './adapters/click-store';
+import { IpBlockStore } from './adapters/ip-block-store';
+import { RateLimitStore } from './adapters/rate-limit-store';
+
+const links = new CachedLinks(new LinkStore(resourceName.table('links')), intEnv('LINK_CACHE_TTL_MS', 30_000));
+const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
+const clicks = new ClickStore(resourceName.table('clicks'));
+
+const ports: TrackingLinkPorts = {
+  link: (linkId) => links.byId(linkId),
+  isBlocked: (ip, nowMs) => ipBlocks.isBlocked(ip, nowMs),
+  block: (entry) => ipBlocks.block(entry),
+  rateCounter: new RateLimitStore(resourceName.table('rate_limits')),
+  // DESIGN section 8: 120 clicks per 60 s per IPv4 /24 or IPv6 /48 unless configured otherwise.
+  rateWindow: slidingWindow(intEnv('LINK_RATE_LIMIT', 120), intEnv('LINK_RATE_WINDOW_SECONDS', 60) * 1000),
+  recordClick: (click) => clicks.record(click),
+  newClickId,
+};
+
+/** Redirects and their errors are per visitor and per moment: nothing may cache them. */
+const NO_STORE = { 'cache-control': 'no-store' };
+
+/**
+ * GET /l/{link_id}: the tracking-link redirect (functions/domain/tracking-link.ts has the rules).
+ * The client address, country and ASN come only from viewerOf(), i.e. from CloudFront.
+ */
+export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
+  const outcome = await followLink(ports, {
+    linkId: event.pathParameters?.link_id ?? '',
+    userAgent: header(event, 'user-agent') ?? '',
+    viewer: viewerOf(event),
+    query: event.queryStringParameters ?? {},
+    nowMs: Date.now(),
+  });
+  count(outcome);
+  switch (outcome.kind) {
+    case 'unknown_link':
+      throw new HttpError(404, 'unknown_link', NO_STORE);
+    case 'rate_limited':
+      throw new HttpError(429, 'rate_limited', { ...NO_STORE, 'retry-after': String(outcome.retryAfterSeconds) });
+    case 'redirect':
+      return { statusCode: 302, headers: { ...NO_STORE, location: outcome.location } };
+  }
+}
+
+/**
+ * One metric per request, by outcome; drops carry their reason as a dimension (ClickDropped by
+ * reason). A request emits exactly one metric, so the dimension can sit on the shared metrics
+ * object: it is cleared when the middleware flushes at the end of the invocation.
+ */
+function count(outcome: LinkOutcome): void {
+  if (outcome.kind === 'redirect' && outcome.dropped) metrics.addDimension('reason', outcome.dropped);
+  metrics.addMetric(metricName(outcome), MetricUnit.Count, 1);
+  if (outcome.kind === 'unknown_link' && outcome.honeypotHit) logger.info('honeypot hit: source address blocked');
+}
+
+function metricName(outcome: LinkOutcome): string {
+  switch (outcome.kind) {
+    case 'redirect':
+      return outcome.dropped ? 'ClickDropped' : 'ClickRecorded';
+    case 'rate_limited':
+      return 'ClickRateLimited';
+    case 'unknown_link':
+      return outcome.honeypotHit ? 'HoneypotHit' : 'UnknownLink';
+  }
+}
+
+export const handler = httpHandler(linkRedirect);

@@ -1,0 +1,85 @@
+import { Duration } from 'aws-cdk-lib';
+import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { serviceMetric } from './alarms';
+import type { DataStores } from './data-stores';
+import { entriesOf } from './naming';
+
+export interface ServiceDashboardProps {
+  readonly api: IHttpApi;
+  /** Every function of the manifest, by manifest name. */
+  readonly functions: ReadonlyMap<string, lambda.IFunction>;
+  readonly stores: DataStores;
+}
+
+/** One page with what the alarms watch: health, the API, every function and every queue. */
+export class ServiceDashboard extends Construct {
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: ServiceDashboardProps) {
+    super(scope, id);
+    const { api, functions, stores } = props;
+    const period = Duration.minutes(5);
+    const perFunction = (metric: (fn: lambda.IFunction) => cloudwatch.Metric) =>
+      [...functions].map(([name, fn]) => metric(fn).with({ label: name, period }));
+    const queues = entriesOf(stores.queues);
+    const deadLetterQueues = entriesOf(stores.deadLetterQueues);
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(24),
+      widgets: [
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Health check (1 = every binding ok)',
+            left: [serviceMetric('Healthy', { statistic: cloudwatch.Stats.MINIMUM, period })],
+            leftYAxis: { min: 0, max: 1 },
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'API requests and errors',
+            left: [
+              api.metricCount({ period, label: 'requests' }),
+              api.metricClientError({ period, label: '4xx' }),
+              api.metricServerError({ period, label: '5xx' }),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'API latency',
+            left: [api.metricLatency({ period, statistic: cloudwatch.Stats.p(50) }), api.metricLatency({ period, statistic: cloudwatch.Stats.p(99) })],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Audit write failures',
+            left: [serviceMetric('AuditWriteFailed', { statistic: cloudwatch.Stats.SUM, period })],
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({ title: 'Function errors', left: perFunction((fn) => fn.metricErrors()) }),
+          new cloudwatch.GraphWidget({ title: 'Function throttles', left: perFunction((fn) => fn.metricThrottles()) }),
+          new cloudwatch.GraphWidget({
+            title: 'Function duration p99',
+            left: perFunction((fn) => fn.metricDuration({ statistic: cloudwatch.Stats.p(99) })),
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Queued messages',
+            left: queues.map(([name, queue]) => queue.metricApproximateNumberOfMessagesVisible({ label: name, period })),
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Age of oldest message (s)',
+            left: queues.map(([name, queue]) =>
+              queue.metricApproximateAgeOfOldestMessage({ label: name, period, statistic: cloudwatch.Stats.MAXIMUM }),
+            ),
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Dead letters',
+            left: deadLetterQueues.map(([name, queue]) =>
+              queue.metricApproximateNumberOfMessagesVisible({ label: name, period, statistic: cloudwatch.Stats.MAXIMUM }),
+            ),
+          }),
+        ],
+      ],
+    });
+  }
+}

@@ -1,0 +1,132 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { ORIGIN_VERIFY_HEADER } from '../../functions/shared/viewer';
+
+/** Environment variable through which HTTP handlers learn the origin secret (functions/shared/viewer.ts). */
+export const ORIGIN_VERIFY_ENV = 'ORIGIN_VERIFY_SECRET';
+
+export interface EdgeProps {
+  /** Where CloudFront writes its standard access logs. */
+  readonly accessLogs: s3.IBucket;
+}
+
+/**
+ * The way in: CloudFront in front of the HTTP API. CloudFront adds the viewer's address, country
+ * and ASN (CloudFront-Viewer-* headers, overwriting whatever a client sent) and a secret origin
+ * header, so handlers believe those headers only on requests that really came through it.
+ */
+export class Edge extends Construct {
+  readonly api: apigw.HttpApi;
+  readonly stage: apigw.HttpStage;
+  readonly distribution: cloudfront.Distribution;
+  /** The origin secret as a deploy-time dynamic reference: never in the template or cdk.out. */
+  readonly originVerifySecret: string;
+  /** https://<distribution domain>, the service's public base URL. */
+  readonly baseUrl: string;
+
+  constructor(scope: Construct, id: string, props: EdgeProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+
+    const secret = new secretsmanager.Secret(this, 'OriginVerifySecret', {
+      description: 'Value of the x-origin-verify header CloudFront adds to every request to the API.',
+      generateSecretString: { excludePunctuation: true, passwordLength: 48 },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'CloudFormation resolves this value into the CloudFront origin header and the functions environment at deploy ' +
+        'time; rotating it in Secrets Manager alone would break the match until the next deploy. It is rotated by ' +
+        'replacing the secret and deploying, which updates both sides together.',
+    });
+    this.originVerifySecret = secret.secretValue.unsafeUnwrap();
+
+    this.api = new apigw.HttpApi(this, 'HttpApi', {
+      description: 'Attribution service; reached through CloudFront.',
+      // The stage is made below, with access logging, which the default stage cannot have.
+      createDefaultStage: false,
+    });
+    const accessLog = new logs.LogGroup(this, 'ApiAccessLog', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stage = new apigw.HttpStage(this, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      accessLogSettings: {
+        destination: new apigw.LogGroupLogDestination(accessLog),
+        // JSON, so that Logs Insights can filter by route and status without parsing.
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            time: '$context.requestTimeEpoch',
+            sourceIp: '$context.identity.sourceIp',
+            routeKey: '$context.routeKey',
+            path: '$context.path',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            responseLatency: '$context.responseLatency',
+            integrationLatency: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
+
+    const apiDomain = `${this.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: 'Attribution service',
+      defaultBehavior: {
+        origin: new origins.HttpOrigin(apiDomain, {
+          protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+          originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+          // API Gateway stops an integration after 30 seconds; CloudFront should not give up sooner.
+          readTimeout: Duration.seconds(30),
+          customHeaders: { [ORIGIN_VERIFY_HEADER]: this.originVerifySecret },
+        }),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        // Every answer is per caller (signed ingestion, clicks, private reports): nothing is shared at the edge.
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        // All viewer headers (Authorization and the X-Service-* signature headers included), all query
+        // strings, and CloudFront's own headers among them CloudFront-Viewer-Address, -Country and -ASN;
+        // but not the viewer's Host, which API Gateway would reject. A custom policy cannot do this:
+        // origin request policies may not list Authorization.
+        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      },
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      enableLogging: true,
+      logBucket: props.accessLogs,
+      logFilePrefix: 'cloudfront/',
+    });
+    Validations.of(this.distribution).acknowledge({
+      id: 'AwsSolutions-CFR4',
+      reason:
+        'The distribution serves on its own *.cloudfront.net name, whose default certificate CloudFront fixes at a TLSv1 ' +
+        'minimum; a custom domain with an ACM certificate and TLSv1.2_2021 is the operator’s choice at deploy time.',
+    });
+    Validations.of(this.distribution).acknowledge({
+      id: 'AwsSolutions-CFR1',
+      reason:
+        'Country filtering is per tracking link and done by the link handler (it still redirects filtered clicks); ' +
+        'a geo restriction at the edge would break ingestion and redirects for whole countries.',
+    });
+    Validations.of(this.distribution).acknowledge({
+      id: 'AwsSolutions-CFR2',
+      reason:
+        'No WAF by default: it costs a fixed monthly fee per web ACL; requests are authenticated by HMAC or bearer key, ' +
+        'clicks are rate limited per IP block in the handler. Operators can attach a web ACL without code changes.',
+    });
+
+    this.baseUrl = `https://${this.distribution.distributionDomainName}`;
+  }
+}

@@ -1,0 +1,57 @@
+import { Validations } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { Construct } from 'constructs';
+import { ORIGIN_VERIFY_ENV, type Edge } from './edge';
+import { ManifestFunction, type ManifestFunctionProps } from './manifest-function';
+
+export interface EndpointProps extends ManifestFunctionProps {
+  readonly edge: Edge;
+}
+
+/**
+ * A routed function of the manifest: the function with its grants and alarms, one Lambda
+ * integration (payload format 2.0), and one API Gateway route per route key of the manifest.
+ */
+export class Endpoint extends ManifestFunction {
+  readonly routes: apigw.HttpRoute[];
+
+  constructor(scope: Construct, id: string, props: EndpointProps) {
+    super(scope, id, {
+      ...props,
+      environment: { ...props.environment, [ORIGIN_VERIFY_ENV]: props.edge.originVerifySecret },
+    });
+    const integration = new HttpLambdaIntegration('Integration', this.function, {
+      payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
+    });
+    this.routes = (props.spec.routes ?? []).map((route) => {
+      const httpRoute = new apigw.HttpRoute(this, routeId(route), {
+        httpApi: props.edge.api,
+        routeKey: routeKeyOf(route),
+        integration,
+      });
+      Validations.of(httpRoute).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'Authentication is the service’s own, as the interface specifies: HMAC-signed app and company keys for ingestion ' +
+          'and privacy requests, bearer server keys for reports, checked in the handler; tracking links, SKAN postbacks, ' +
+          '/health and unknown paths are public by design, and 404/405 are decided before authentication.',
+      });
+      return httpRoute;
+    });
+  }
+}
+
+/** A manifest route key ("GET /l/{link_id}", "ANY /api/v1/reports/{proxy+}", "$default") as API Gateway's. */
+export function routeKeyOf(route: string): apigw.HttpRouteKey {
+  if (route === '$default') return apigw.HttpRouteKey.DEFAULT;
+  const match = /^([A-Z]+) (\/\S*)$/.exec(route);
+  const method = match && Object.values(apigw.HttpMethod).find((known) => known === match[1]);
+  if (!match || !method) throw new Error(`route "${route}" is neither "$default" nor "<METHOD> /path"`);
+  return apigw.HttpRouteKey.with(match[2], method);
+}
+
+/** Construct ids cannot contain "/": "GET /l/{link_id}" becomes "Route GET l link_id". */
+function routeId(route: string): string {
+  return `Route ${route.replace(/[^A-Za-z0-9_$]+/g, ' ').trim()}`;
+}

@@ -1,0 +1,68 @@
+import * as path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { Construct } from 'constructs';
+import type { Access, FunctionSpec, QueueName, TableName } from '../manifest';
+import type { AlarmTopic } from './alarms';
+import type { DataStores } from './data-stores';
+import { entriesOf } from './naming';
+import { ServiceFunction, type QueueAccess } from './service-function';
+
+/** Manifest entries are relative to the repository root. */
+const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
+
+export interface ManifestFunctionProps {
+  /** The function's name in the manifest. */
+  readonly name: string;
+  readonly spec: FunctionSpec;
+  readonly stores: DataStores;
+  readonly alarms: AlarmTopic;
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * One function of the manifest with everything the manifest says about it: the handler, its
+ * grants and environment, and alarms on its errors and throttles. Routed functions are
+ * Endpoints, which add the HTTP routes; queue consumers and scheduled functions are this alone.
+ */
+export class ManifestFunction extends Construct {
+  readonly function: ServiceFunction;
+
+  constructor(scope: Construct, id: string, props: ManifestFunctionProps) {
+    super(scope, id);
+    const { name, spec, stores, alarms } = props;
+
+    this.function = new ServiceFunction(this, 'Function', {
+      entry: path.join(PROJECT_ROOT, spec.entry),
+      description: spec.description,
+      timeout: spec.timeoutSeconds === undefined ? undefined : Duration.seconds(spec.timeoutSeconds),
+      memorySize: spec.memoryMb,
+      environment: props.environment,
+    });
+    for (const [table, access] of entriesOf<TableName, Access>(spec.tables)) {
+      this.function.bindTable(table, stores.tables[table], access);
+    }
+    if (spec.bucket) this.function.bindBucket(stores.bucket, spec.bucket);
+    for (const [queue, access] of entriesOf<QueueName, QueueAccess>(spec.queues)) {
+      this.function.bindQueue(queue, stores.queues[queue], access);
+    }
+
+    const fiveMinutes = Duration.minutes(5);
+    alarms.alarm(this, 'Errors', {
+      alarmDescription: `The ${name} function failed (an uncaught error or a timeout).`,
+      metric: this.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarms.alarm(this, 'Throttles', {
+      alarmDescription: `Invocations of the ${name} function were throttled (account or function concurrency reached).`,
+      metric: this.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

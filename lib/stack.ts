@@ -1,0 +1,143 @@
+import { Annotations, Aspects, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { Construct } from 'constructs';
+import { ServiceFunctionsOnly } from './aspects/service-functions-only';
+import { AlarmTopic, ServiceAlarms } from './constructs/alarms';
+import { ServiceDashboard } from './constructs/dashboard';
+import { DataStores } from './constructs/data-stores';
+import { Edge } from './constructs/edge';
+import { Endpoint } from './constructs/endpoint';
+import { ManifestFunction } from './constructs/manifest-function';
+import { entriesOf, pascalCase } from './constructs/naming';
+import type { ServiceFunction } from './constructs/service-function';
+import {
+  functions as functionSpecs,
+  outputKey,
+  queues as queueSpecs,
+  schedules as scheduleSpecs,
+  type FunctionSpec,
+  type QueueName,
+  type QueueSpec,
+  type ScheduleSpec,
+} from './manifest';
+
+export interface AttributionServiceStackProps extends StackProps {
+  /** Email address subscribed to the alarm topic, if any. */
+  readonly alarmEmail?: string;
+}
+
+/**
+ * The whole service, built by walking lib/manifest.ts: a table, queue, schedule or function added
+ * there appears here with its grants, environment, routes, triggers, alarms and outputs.
+ */
+export class AttributionServiceStack extends Stack {
+  readonly stores: DataStores;
+  readonly edge: Edge;
+  readonly alarms: AlarmTopic;
+  /** Every function of the manifest, by manifest name. */
+  readonly functions: ReadonlyMap<string, ServiceFunction>;
+
+  constructor(scope: Construct, id: string, props: AttributionServiceStackProps = {}) {
+    super(scope, id, {
+      description: 'Attribution service: event ingestion, tracking links, attribution and reports.',
+      ...props,
+    });
+    Aspects.of(this).add(new ServiceFunctionsOnly());
+
+    this.stores = new DataStores(this, 'Data');
+    this.alarms = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
+    this.edge = new Edge(this, 'Edge', { accessLogs: this.stores.accessLogs });
+
+    assertRoutesUnique(functionSpecs);
+    const handlers = new Map<string, ServiceFunction>();
+    for (const [name, spec] of entriesOf<string, FunctionSpec>(functionSpecs)) {
+      const common = { name, spec, stores: this.stores, alarms: this.alarms };
+      const component = spec.routes?.length
+        ? new Endpoint(this, pascalCase(name), { ...common, edge: this.edge })
+        : new ManifestFunction(this, pascalCase(name), common);
+      handlers.set(name, component.function);
+    }
+    this.functions = handlers;
+
+    this.connectQueueConsumers();
+    this.connectSchedules();
+
+    new ServiceAlarms(this, 'ServiceAlarms', { topic: this.alarms, api: this.edge.api, stores: this.stores });
+    new ServiceDashboard(this, 'Dashboard', { api: this.edge.api, functions: handlers, stores: this.stores });
+    this.addOutputs();
+  }
+
+  /**
+   * Each queue with a consumer feeds it through an event source mapping. Failed messages of a
+   * batch are reported one by one, so one bad message is retried (and dead-lettered) alone.
+   */
+  private connectQueueConsumers(): void {
+    for (const [name, spec] of entriesOf<QueueName, QueueSpec>(queueSpecs)) {
+      if (!spec.consumer) continue;
+      const queue = this.stores.queues[name];
+      const consumer = this.functions.get(spec.consumer.function);
+      if (!consumer) {
+        // Functions are added to the manifest one by one; until the consumer exists, messages wait.
+        Annotations.of(queue).addInfo(`queue ${name} names consumer ${spec.consumer.function}, which is not in the manifest yet`);
+        continue;
+      }
+      const timeout = consumer.timeout?.toSeconds() ?? 0;
+      if (timeout > spec.visibilityTimeoutSeconds) {
+        throw new Error(
+          `queue ${name}: visibility timeout ${spec.visibilityTimeoutSeconds}s is shorter than the ${timeout}s timeout ` +
+            `of its consumer ${spec.consumer.function}; a message would be delivered again while still being processed`,
+        );
+      }
+      consumer.addEventSource(new SqsEventSource(queue, { batchSize: spec.consumer.batchSize, reportBatchItemFailures: true }));
+    }
+  }
+
+  private connectSchedules(): void {
+    for (const [name, spec] of entriesOf<string, ScheduleSpec>(scheduleSpecs)) {
+      const target = this.functions.get(spec.function);
+      if (!target) {
+        Annotations.of(this).addInfo(`schedule ${name} names function ${spec.function}, which is not in the manifest yet`);
+        continue;
+      }
+      new events.Rule(this, `${pascalCase(name)}Schedule`, {
+        description: spec.purpose,
+        schedule:
+          spec.kind === 'rate'
+            ? events.Schedule.rate(Duration.minutes(spec.minutes))
+            : events.Schedule.cron({ hour: String(spec.hourUtc), minute: String(spec.minuteUtc) }),
+        targets: [new targets.LambdaFunction(target, { retryAttempts: 2 })],
+      });
+    }
+  }
+
+  /** Output keys come from the manifest: `admin --stack` finds physical names by them. */
+  private addOutputs(): void {
+    for (const [name, table] of entriesOf(this.stores.tables)) {
+      new CfnOutput(this, outputKey.table(name), { value: table.tableName, description: `Table ${name}` });
+    }
+    new CfnOutput(this, outputKey.bucket(), { value: this.stores.bucket.bucketName, description: 'Audit bucket' });
+    for (const [name, queue] of entriesOf(this.stores.queues)) {
+      new CfnOutput(this, outputKey.queue(name), { value: queue.queueUrl, description: `Queue ${name}` });
+    }
+    new CfnOutput(this, outputKey.baseUrl(), { value: this.edge.baseUrl, description: 'Public base URL (CloudFront)' });
+    new CfnOutput(this, 'ApiUrl', {
+      value: this.edge.stage.url,
+      description: 'HTTP API URL behind CloudFront; requests sent here directly are not trusted for viewer address, country or ASN',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
+  }
+}
+
+/** Two functions claiming one route would only fail at deploy time; fail at synth instead. */
+function assertRoutesUnique(specs: Record<string, FunctionSpec>): void {
+  const owners = new Map<string, string>();
+  for (const [name, spec] of Object.entries(specs)) {
+    for (const route of spec.routes ?? []) {
+      const owner = owners.get(route);
+      if (owner) throw new Error(`route "${route}" is claimed by both ${owner} and ${name}`);
+      owners.set(route, name);
+    }
+  }
+}

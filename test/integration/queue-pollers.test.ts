@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { startSqsEmulator, type SqsEmulator } from '../../local/sqs-emulator';
+import { startQueuePollers } from '../../local/queue-pollers';
+import type { QueueSpec } from '../../lib/manifest';
+
+describe('the local queue pollers', () => {
+  let emulator: SqsEmulator;
+  let sqs: SQSClient;
+  let dataDir: string;
+  let queueUrl: string;
+  let dlqUrl: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'pollers-'));
+    emulator = await startSqsEmulator({ dataDir });
+    sqs = new SQSClient({ region: 'us-east-1', endpoint: emulator.url, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'work-dlq' }))).QueueUrl as string;
+    queueUrl = (
+      await sqs.send(
+        new CreateQueueCommand({
+          QueueName: 'work',
+          Attributes: {
+            VisibilityTimeout: '1',
+            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: emulator.queueArn('work-dlq'), maxReceiveCount: 2 }),
+          },
+        }),
+      )
+    ).QueueUrl as string;
+  });
+
+  afterAll(async () => {
+    sqs.destroy();
+    await emulator.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const specs: Record<string, QueueSpec> = {
+    work: { purpose: 'test', visibilityTimeoutSeconds: 1, maxReceiveCount: 2, retentionDays: 1, consumer: { function: 'consumer', batchSize: 10 } },
+  };
+
+  it('delivers real SQS events, deletes successes and moves a message that keeps failing to the DLQ', async () => {
+    const seen: SQSEvent[] = [];
+    const pollers = startQueuePollers({
+      sqs,
+      queueUrls: { work: queueUrl },
+      specs,
+      onError: () => undefined,
+      invoke: async (name, event): Promise<SQSBatchResponse> => {
+        expect(name).toBe('consumer');
+        seen.push(event);
+        return { batchItemFailures: event.Records.filter((r) => r.body === 'poison').map((r) => ({ itemIdentifier: r.messageId })) };
+      },
+    });
+    try {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'good' }));
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'poison' }));
+
+      // Two failed receives (maxReceiveCount 2), then the queue's redrive policy moves it.
+      const deadline = Date.now() + 10_000;
+      let dead: string | undefined;
+      while (Date.now() < deadline && !dead) {
+        const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1 }));
+        dead = Messages?.[0]?.Body;
+      }
+      expect(dead).toBe('poison');
+
+      const records = seen.flatMap((e) => e.Records);
+      expect(records.filter((r) => r.body === 'good')).toHaveLength(1);
+      expect(records.filter((r) => r.body === 'poison').map((r) => r.attributes.ApproximateReceiveCount)).toEqual(['1', '2']);
+      expect(records[0]).toMatchObject({ eventSource: 'aws:sqs', awsRegion: 'us-east-1' });
+      expect(records[0].eventSourceARN).toMatch(/:work$/);
+
+      const { Attributes } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      );
+      expect(Attributes).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+    } finally {
+      await pollers.stop();
+    }
+  });
+
+  it('leaves the whole batch on the queue when the consumer throws', async () => {
+    let calls = 0;
+    const pollers = startQueuePollers({
+      sqs,
+      queueUrls: { work: queueUrl },
+      specs,
+      onError: () => undefined,
+      invoke: async () => {
+        calls += 1;
+        throw new Error('consumer crashed');
+      },
+    });
+    try {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'retry-me' }));
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && calls < 1) await new Promise((r) => setTimeout(r, 50));
+      expect(calls).toBeGreaterThanOrEqual(1);
+    } finally {
+      await pollers.stop();
+    }
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    expect(Number(Attributes?.ApproximateNumberOfMessages) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible)).toBe(1);
+  });
+});

@@ -1,0 +1,387 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { createApp } from '../../bin/app';
+import { routeKeyOf } from '../../lib/constructs/endpoint';
+import {
+  bucket as bucketSpec,
+  envName,
+  functions,
+  outputKey,
+  queues,
+  schedules,
+  tables,
+  type FunctionSpec,
+  type QueueName,
+  type QueueSpec,
+  type ScheduleSpec,
+  type TableName,
+  type TableSpec,
+} from '../../lib/manifest';
+import { cdkJsonContext, logicalId, synthesizeService, type SynthesizedService } from './synthesize';
+
+type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; Metadata?: Record<string, any> };
+
+const functionEntries = Object.entries(functions) as [string, FunctionSpec][];
+const routedFunctions = functionEntries.filter(([, spec]) => spec.routes?.length);
+const tableEntries = Object.entries(tables) as [TableName, TableSpec][];
+const queueEntries = Object.entries(queues) as [QueueName, QueueSpec][];
+const scheduleEntries = Object.entries(schedules) as [string, ScheduleSpec][];
+
+let service: SynthesizedService;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  service = synthesizeService();
+  resources = service.template.toJSON().Resources;
+});
+
+const functionId = (name: string) => logicalId(service.stack.functions.get(name)!);
+const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+const getAtt = (id: string, attribute: string) => ({ 'Fn::GetAtt': [id, attribute] });
+const secretReference = () => ({
+  'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: ofType('AWS::SecretsManager::Secret')[0][0] }, ':SecretString:::}}']],
+});
+
+describe('the service stack', () => {
+  it('passes the AWS Solutions checks, every acknowledged finding carrying its reason', () => {
+    const nagReports = service.validationReport.pluginReports.filter((report) => report.pluginName === 'AwsSolutions');
+    expect(nagReports.flatMap((report) => report.violations ?? [])).toEqual([]);
+
+    const acknowledgements = Object.values(resources).flatMap(
+      (resource) => (resource.Metadata?.cdk_nag?.rules_to_suppress ?? []) as { id: string; reason: string }[],
+    );
+    expect(acknowledgements.length).toBeGreaterThan(0);
+    for (const { id, reason } of acknowledgements) expect({ id, reason: reason.length > 40 }).toEqual({ id, reason: true });
+  });
+
+  it('builds one arm64 Node 22 function per manifest entry, with its own log group and a role without managed policies', () => {
+    const lambdas = ofType('AWS::Lambda::Function');
+    expect(lambdas).toHaveLength(functionEntries.length);
+    for (const [name] of functionEntries) {
+      expect(resources[functionId(name)].Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
+        Environment: {
+          Variables: expect.objectContaining({
+            NODE_OPTIONS: '--enable-source-maps',
+            POWERTOOLS_SERVICE_NAME: 'attribution',
+            POWERTOOLS_METRICS_NAMESPACE: 'AttributionService',
+          }),
+        },
+      });
+    }
+    for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    service.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('gives each routed function one Lambda integration (payload 2.0) that every route key of its manifest entry targets', () => {
+    const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
+    const routeTargets = new Map(ofType('AWS::ApiGatewayV2::Route').map(([, route]) => [route.Properties.RouteKey, route.Properties.Target]));
+    expect(Object.keys(integrations)).toHaveLength(routedFunctions.length);
+    expect(routeTargets.size).toBe(routedFunctions.flatMap(([, spec]) => spec.routes ?? []).length);
+
+    for (const [name, spec] of routedFunctions) {
+      const ownIntegrations = Object.entries(integrations).filter(
+        ([, integration]) => JSON.stringify(integration.Properties.IntegrationUri) === JSON.stringify(getAtt(functionId(name), 'Arn')),
+      );
+      expect(ownIntegrations).toHaveLength(1);
+      const [integrationId, integration] = ownIntegrations[0];
+      expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+      for (const route of spec.routes ?? []) {
+        expect([route, routeTargets.get(route)]).toEqual([route, { 'Fn::Join': ['', ['integrations/', { Ref: integrationId }]] }]);
+      }
+    }
+  });
+
+  it('sets the environment variable of every table, bucket and queue a function is granted, and the origin secret on HTTP functions', () => {
+    for (const [name, spec] of functionEntries) {
+      const variables = resources[functionId(name)].Properties.Environment.Variables;
+      for (const table of Object.keys(spec.tables ?? {}) as TableName[]) {
+        expect(variables[envName.table(table)]).toEqual({ Ref: logicalId(service.stack.stores.tables[table]) });
+      }
+      if (spec.bucket) expect(variables[envName.bucket()]).toEqual({ Ref: logicalId(service.stack.stores.bucket) });
+      for (const queue of Object.keys(spec.queues ?? {}) as QueueName[]) {
+        expect(variables[envName.queue(queue)]).toEqual({ Ref: logicalId(service.stack.stores.queues[queue]) });
+      }
+      if (spec.routes?.length) expect(variables.ORIGIN_VERIFY_SECRET).toEqual(secretReference());
+      else expect(variables.ORIGIN_VERIFY_SECRET).toBeUndefined();
+    }
+  });
+
+  it('grants the health function reads only: HeadBucket is covered by s3:List*, queues give their attributes and nothing else', () => {
+    const roleId = logicalId(service.stack.functions.get('health')!.role!);
+    const [, policy] = ofType('AWS::IAM::Policy').find(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))!;
+    const actions = (policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action);
+    expect(actions).toEqual(expect.arrayContaining(['s3:List*', 's3:GetObject*', 'sqs:GetQueueAttributes', 'dynamodb:GetItem']));
+    expect(actions.filter((action) => /^(sqs:(Send|Receive|Delete|Change)|s3:(Put|Delete|Abort)|dynamodb:(Put|Update|Delete|BatchWrite))/.test(action))).toEqual([]);
+  });
+
+  it('keeps every table on demand, point-in-time recoverable, encrypted with the rotated data key, retained, with its TTL and indexes', () => {
+    const dataKeyId = logicalId(service.stack.stores.key);
+    expect(resources[dataKeyId].Properties.EnableKeyRotation).toBe(true);
+    expect(ofType('AWS::DynamoDB::Table')).toHaveLength(tableEntries.length);
+    for (const [name, spec] of tableEntries) {
+      const table = resources[logicalId(service.stack.stores.tables[name])];
+      expect(table).toMatchObject({
+        DeletionPolicy: 'Retain',
+        Properties: {
+          BillingMode: 'PAY_PER_REQUEST',
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: getAtt(dataKeyId, 'Arn') },
+        },
+      });
+      if (spec.ttlAttribute) expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: spec.ttlAttribute, Enabled: true });
+      const indexes = (table.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string; Projection: unknown }[];
+      expect(indexes.map((index) => [index.IndexName, index.Projection])).toEqual(
+        (spec.indexes ?? []).map((index) => [index.name, { ProjectionType: 'ALL' }]),
+      );
+    }
+  });
+
+  it('keeps the audit bucket private, versioned, TLS-only, KMS-encrypted, access-logged and on the manifest lifecycle', () => {
+    const bucketId = logicalId(service.stack.stores.bucket);
+    expect(resources[bucketId]).toMatchObject({
+      DeletionPolicy: 'Retain',
+      Properties: {
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        VersioningConfiguration: { Status: 'Enabled' },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [
+            { BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: getAtt(logicalId(service.stack.stores.key), 'Arn') } },
+          ],
+        },
+        LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(service.stack.stores.accessLogs) } },
+        LifecycleConfiguration: {
+          Rules: [
+            expect.objectContaining({
+              Transitions: [
+                { StorageClass: 'STANDARD_IA', TransitionInDays: bucketSpec.infrequentAccessAfterDays },
+                { StorageClass: 'GLACIER_IR', TransitionInDays: bucketSpec.glacierInstantAfterDays },
+              ],
+              NoncurrentVersionExpiration: { NoncurrentDays: bucketSpec.noncurrentVersionsExpireAfterDays },
+            }),
+          ],
+        },
+      },
+    });
+    service.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+      },
+    });
+  });
+
+  it('gives every queue a dead-letter queue after the manifest maxReceiveCount, with the manifest timeouts, encrypted and TLS-only', () => {
+    for (const [name, spec] of queueEntries) {
+      const queueId = logicalId(service.stack.stores.queues[name]);
+      const deadLetterQueueId = logicalId(service.stack.stores.deadLetterQueues[name]);
+      expect(resources[queueId].Properties).toMatchObject({
+        RedrivePolicy: { deadLetterTargetArn: getAtt(deadLetterQueueId, 'Arn'), maxReceiveCount: spec.maxReceiveCount },
+        VisibilityTimeout: spec.visibilityTimeoutSeconds,
+        MessageRetentionPeriod: spec.retentionDays * 86_400,
+        KmsMasterKeyId: getAtt(logicalId(service.stack.stores.key), 'Arn'),
+      });
+      expect(resources[deadLetterQueueId].Properties).toMatchObject({ MessageRetentionPeriod: 14 * 86_400, KmsMasterKeyId: expect.anything() });
+      for (const id of [queueId, deadLetterQueueId]) {
+        service.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: id }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+          },
+        });
+      }
+    }
+  });
+
+  it('feeds each queue to its consumer with partial batch failures, and only when the consumer is in the manifest', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties);
+    for (const [name, spec] of queueEntries) {
+      const queueArn = getAtt(logicalId(service.stack.stores.queues[name]), 'Arn');
+      const mapping = mappings.filter((m) => JSON.stringify(m.EventSourceArn) === JSON.stringify(queueArn));
+      const consumer = spec.consumer && service.stack.functions.get(spec.consumer.function);
+      if (!spec.consumer || !consumer) {
+        expect(mapping).toEqual([]);
+        continue;
+      }
+      expect(mapping).toEqual([
+        expect.objectContaining({
+          FunctionName: { Ref: logicalId(consumer) },
+          BatchSize: spec.consumer.batchSize,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        }),
+      ]);
+    }
+  });
+
+  it('fires each manifest schedule at its function', () => {
+    for (const [, spec] of scheduleEntries) {
+      if (!service.stack.functions.has(spec.function)) continue;
+      service.template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: spec.kind === 'rate' ? `rate(${spec.minutes} minutes)` : `cron(${spec.minuteUtc} ${spec.hourUtc} * * ? *)`,
+        State: 'ENABLED',
+        Targets: [Match.objectLike({ Arn: getAtt(functionId(spec.function), 'Arn') })],
+      });
+    }
+  });
+
+  describe('alarms, all notifying the alarm topic', () => {
+    const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    const topic = () => [{ Ref: logicalId(service.stack.alarms.topic) }];
+
+    it('fire when any dead-letter queue holds a message', () => {
+      for (const [name] of queueEntries) {
+        const queueName = getAtt(logicalId(service.stack.stores.deadLetterQueues[name]), 'QueueName');
+        expect(alarms()).toContainEqual(
+          expect.objectContaining({
+            Namespace: 'AWS/SQS',
+            MetricName: 'ApproximateNumberOfMessagesVisible',
+            Dimensions: [{ Name: 'QueueName', Value: queueName }],
+            ComparisonOperator: 'GreaterThanThreshold',
+            Threshold: 0,
+            AlarmActions: topic(),
+          }),
+        );
+      }
+    });
+
+    it('fire when the health check reports a failure or stops reporting', () => {
+      expect(alarms()).toContainEqual(
+        expect.objectContaining({
+          Namespace: 'AttributionService',
+          MetricName: 'Healthy',
+          Dimensions: [{ Name: 'service', Value: 'attribution' }],
+          ComparisonOperator: 'LessThanThreshold',
+          Threshold: 1,
+          TreatMissingData: 'breaching',
+          AlarmActions: topic(),
+        }),
+      );
+    });
+
+    it('fire on any 5xx from the API and on any audit write failure', () => {
+      expect(alarms()).toContainEqual(
+        expect.objectContaining({
+          Namespace: 'AWS/ApiGateway',
+          MetricName: '5xx',
+          Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalId(service.stack.edge.api) } }],
+          ComparisonOperator: 'GreaterThanThreshold',
+          Threshold: 0,
+          AlarmActions: topic(),
+        }),
+      );
+      expect(alarms()).toContainEqual(
+        expect.objectContaining({
+          Namespace: 'AttributionService',
+          MetricName: 'AuditWriteFailed',
+          Dimensions: [{ Name: 'service', Value: 'attribution' }],
+          Statistic: 'Sum',
+          Threshold: 0,
+          AlarmActions: topic(),
+        }),
+      );
+    });
+
+    it('fire when privacy requests wait over 36 hours and aggregation lags over 15 minutes', () => {
+      for (const [name, seconds] of [['privacy', 129_600], ['aggregation', 900]] as const) {
+        expect(alarms()).toContainEqual(
+          expect.objectContaining({
+            MetricName: 'ApproximateAgeOfOldestMessage',
+            Dimensions: [{ Name: 'QueueName', Value: getAtt(logicalId(service.stack.stores.queues[name]), 'QueueName') }],
+            ComparisonOperator: 'GreaterThanThreshold',
+            Threshold: seconds,
+            AlarmActions: topic(),
+          }),
+        );
+      }
+    });
+
+    it('fire on errors and throttles of every function', () => {
+      for (const [name] of functionEntries) {
+        for (const metric of ['Errors', 'Throttles']) {
+          expect(alarms()).toContainEqual(
+            expect.objectContaining({
+              Namespace: 'AWS/Lambda',
+              MetricName: metric,
+              Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(name) } }],
+              Threshold: 0,
+              AlarmActions: topic(),
+            }),
+          );
+        }
+      }
+    });
+  });
+
+  it('puts CloudFront before the API: no caching, all methods, viewer headers but Host forwarded, the origin secret added', () => {
+    service.template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        DefaultCacheBehavior: Match.objectLike({
+          CachePolicyId: CachePolicy.CACHING_DISABLED.cachePolicyId,
+          // The managed AllViewerExceptHostHeader policy: every viewer header except Host, all query
+          // strings, and CloudFront's headers, CloudFront-Viewer-Address, -Country and -ASN among them.
+          OriginRequestPolicyId: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER.originRequestPolicyId,
+          AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+          ViewerProtocolPolicy: 'redirect-to-https',
+        }),
+        Origins: [
+          Match.objectLike({
+            DomainName: { 'Fn::Join': ['', [{ Ref: logicalId(service.stack.edge.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] },
+            CustomOriginConfig: Match.objectLike({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] }),
+            OriginCustomHeaders: [{ HeaderName: 'x-origin-verify', HeaderValue: secretReference() }],
+          }),
+        ],
+      }),
+    });
+    service.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({ ExcludePunctuation: true }),
+    });
+  });
+
+  it('publishes physical names under the manifest output keys', () => {
+    const { stores, edge } = service.stack;
+    for (const [name] of tableEntries) {
+      service.template.hasOutput(outputKey.table(name), { Value: { Ref: logicalId(stores.tables[name]) } });
+    }
+    service.template.hasOutput(outputKey.bucket(), { Value: { Ref: logicalId(stores.bucket) } });
+    for (const [name] of queueEntries) {
+      service.template.hasOutput(outputKey.queue(name), { Value: { Ref: logicalId(stores.queues[name]) } });
+    }
+    service.template.hasOutput(outputKey.baseUrl(), {
+      Value: { 'Fn::Join': ['', ['https://', getAtt(logicalId(edge.distribution), 'DomainName')]] },
+    });
+    service.template.hasOutput('ApiUrl', { Value: Match.anyValue() });
+  });
+});
+
+describe('route keys', () => {
+  it('reads "<METHOD> /path" and "$default" as API Gateway route keys', () => {
+    expect(routeKeyOf('GET /l/{link_id}').key).toBe('GET /l/{link_id}');
+    expect(routeKeyOf('ANY /api/v1/reports/{proxy+}').key).toBe('ANY /api/v1/reports/{proxy+}');
+    expect(routeKeyOf('$default').key).toBe('$default');
+  });
+
+  it('rejects a route key without a known method', () => {
+    expect(() => routeKeyOf('/health')).toThrow(/neither "\$default" nor "<METHOD> \/path"/);
+    expect(() => routeKeyOf('FETCH /health')).toThrow(/neither/);
+  });
+});
+
+describe('the app', () => {
+  const build = (context: Record<string, unknown> = {}) =>
+    createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context } }).stack;
+  const emailSubscriptions = (stack: ReturnType<typeof build>) =>
+    stack.alarms.topic.node.findAll().filter((c): c is sns.Subscription => c instanceof sns.Subscription);
+
+  it('names the stack AttributionService unless context stackName says otherwise', () => {
+    expect(build().stackName).toBe('AttributionService');
+    expect(build({ stackName: 'AttributionStaging' }).stackName).toBe('AttributionStaging');
+  });
+
+  it('subscribes the alarmEmail address to the alarm topic only when it is given', () => {
+    expect(emailSubscriptions(build())).toEqual([]);
+    expect(emailSubscriptions(build({ alarmEmail: 'oncall@example.com' }))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,51 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { App, CfnElement, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { createApp } from '../../bin/app';
+import type { AttributionServiceStack } from '../../lib/stack';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/** The feature flags and settings the CLI uses, so tests synthesize what `cdk synth` does. */
+export function cdkJsonContext(): Record<string, unknown> {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'cdk.json'), 'utf8')).context;
+}
+
+/**
+ * The app exactly as bin/app.ts builds it (cdk-nag on), without esbuild: stack tests assert on
+ * the template, not on bundles, and bundling every function would take most of the run.
+ */
+export function serviceApp(): { app: App; stack: AttributionServiceStack } {
+  return createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+}
+
+export interface PolicyViolation {
+  readonly ruleName: string;
+  readonly severity?: string;
+  readonly violatingResources?: readonly { readonly constructPath?: string }[];
+}
+export interface ValidationReport {
+  readonly pluginReports: readonly { readonly pluginName?: string; readonly violations?: readonly PolicyViolation[] }[];
+}
+
+export interface SynthesizedService {
+  readonly stack: AttributionServiceStack;
+  readonly template: Template;
+  readonly validationReport: ValidationReport;
+}
+
+export function synthesizeService(): SynthesizedService {
+  const { app, stack } = serviceApp();
+  // Throws when any validation plugin (cdk-nag among them) reports an error.
+  const assembly = app.synth();
+  const validationReport = JSON.parse(fs.readFileSync(path.join(assembly.directory, 'validation-report.json'), 'utf8'));
+  return { stack, template: Template.fromStack(stack), validationReport };
+}
+
+/** The logical id of a construct's CloudFormation resource, as the template names it. */
+export function logicalId(construct: IConstruct): string {
+  const resource = construct.node.defaultChild as CfnElement;
+  return (resource.stack as Stack).getLogicalId(resource);
+}

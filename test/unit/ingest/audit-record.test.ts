@@ -1,0 +1,118 @@
+import { gunzipSync } from 'node:zlib';
+import { mockClient } from 'aws-sdk-client-mock';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { aggregationMessage, auditKey, auditLines, sha256Hex, toJsonLines, type AuditBatch } from '../../../functions/domain/audit-record';
+import { judgeEvents } from '../../../functions/domain/event-validation';
+import { AuditStore } from '../../../functions/adapters/audit-store';
+import { MessageQueue } from '../../../functions/adapters/message-queue';
+import { validEvent } from '../../integration/ingest-support';
+
+const NOW = Date.UTC(2025, 2, 9, 23, 30);
+const batch: AuditBatch = {
+  companyId: 'com_1',
+  appId: 'app_1',
+  receivedMs: NOW,
+  bodySha256: sha256Hex('body'),
+  clientIp: '198.51.100.7',
+  sdkVersion: 'ios/2.1.0',
+};
+
+describe('audit record', () => {
+  it('is named by receive day (UTC), company, app and the SHA-256 of the raw body', () => {
+    expect(auditKey(batch)).toBe(`audit/2025/03/09/com_1/app_1/${sha256Hex('body')}.jsonl.gz`);
+  });
+
+  it('has one line per entry, in order, with status, reason, times, client and SDK', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const events = [
+      validEvent({ install_uuid: '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B', device_id: 'IDFV-123' }, NOW - 5000),
+      validEvent({ platform: 'web' }, NOW),
+      'not an event',
+      deep,
+    ];
+    const { verdicts } = judgeEvents(events, NOW - 1000, NOW);
+    const lines = auditLines(events, verdicts, batch);
+
+    expect(lines).toHaveLength(4);
+    const { device_id: _dropped, ...stored } = events[0] as Record<string, unknown>;
+    expect(lines[0]).toEqual({
+      index: 0,
+      status: 'accepted',
+      reason: undefined,
+      received_ms: NOW,
+      corrected_ts: NOW - 4000,
+      client_ip: '198.51.100.7',
+      sdk_version: 'ios/2.1.0',
+      install_uuid: '0b9f8c6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+      device_hash: sha256Hex('app_1:IDFV-123'),
+      event: stored,
+    });
+    expect(lines[1]).toMatchObject({ index: 1, status: 'rejected', reason: 'bad_platform', event: events[1] });
+    expect(lines[2]).toMatchObject({ index: 2, status: 'rejected', reason: 'bad_event', event: 'not an event' });
+    expect(lines[3]).toMatchObject({ index: 3, status: 'rejected', reason: 'bad_event', event: null });
+
+    const jsonl = toJsonLines(lines);
+    expect(jsonl.split('\n')).toHaveLength(5);
+    expect(jsonl).not.toContain('IDFV-123');
+  });
+
+  it('cuts an overlong SDK version and records a missing one as null', () => {
+    const events = [validEvent({}, NOW)];
+    const { verdicts } = judgeEvents(events, NOW, NOW);
+    expect(auditLines(events, verdicts, { ...batch, sdkVersion: 'v'.repeat(1000) })[0].sdk_version).toHaveLength(128);
+    expect(auditLines(events, verdicts, { ...batch, sdkVersion: undefined })[0].sdk_version).toBeNull();
+  });
+});
+
+describe('audit store and hand-off', () => {
+  const s3 = mockClient(S3Client);
+  const sqs = mockClient(SQSClient);
+  beforeEach(() => {
+    s3.reset();
+    sqs.reset();
+  });
+
+  it('writes the lines as one gzip JSONL object with its metadata', async () => {
+    s3.on(PutObjectCommand).resolves({});
+    const store = new AuditStore('audit-bucket', new S3Client({ region: 'us-east-1' }));
+    const events = [validEvent({}, NOW), validEvent({}, NOW), 'junk'];
+    const lines = auditLines(events, judgeEvents(events, NOW, NOW).verdicts, batch);
+    await store.putBatch('audit/key.jsonl.gz', batch, lines);
+
+    const input = s3.commandCalls(PutObjectCommand)[0].args[0].input;
+    expect(input).toMatchObject({
+      Bucket: 'audit-bucket',
+      Key: 'audit/key.jsonl.gz',
+      ContentType: 'application/gzip',
+      Metadata: {
+        format: 'jsonl',
+        'record-version': '1',
+        'company-id': 'com_1',
+        'app-id': 'app_1',
+        'received-ms': String(NOW),
+        accepted: '2',
+        rejected: '1',
+      },
+    });
+    const text = gunzipSync(input.Body as Buffer).toString('utf8');
+    expect(text.trimEnd().split('\n').map((line) => JSON.parse(line).event)).toEqual(events);
+  });
+
+  it('sends the hand-off as one JSON message naming the audit object', async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    const queue = new MessageQueue('https://sqs.local/aggregation', new SQSClient({ region: 'us-east-1' }));
+    await queue.send(aggregationMessage('audit-bucket', 'audit/k.jsonl.gz', batch, { accepted: 97, rejected: 3 }));
+    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({
+      version: 1,
+      bucket: 'audit-bucket',
+      audit_key: 'audit/k.jsonl.gz',
+      company_id: 'com_1',
+      app_id: 'app_1',
+      accepted: 97,
+      rejected: 3,
+      received_ms: NOW,
+    });
+  });
+});

@@ -1,0 +1,98 @@
+import { gzipSync } from 'node:zlib';
+import { decodeBody, parseBatch, parseJson } from '../../../functions/domain/batch-body';
+import { EventApiError, MAX_DECOMPRESSED_BYTES, type EventApiErrorCode } from '../../../functions/domain/event-api';
+
+async function codeOf(work: () => unknown): Promise<EventApiErrorCode | undefined> {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof EventApiError) return error.code;
+    throw error;
+  }
+  return undefined;
+}
+
+describe('body decoding', () => {
+  const json = Buffer.from('{"events":[1],"sent_at_ms":1}');
+
+  it('passes the bytes through when Content-Encoding is absent or identity', async () => {
+    expect(await decodeBody(json, undefined)).toBe(json);
+    expect(await decodeBody(json, ' Identity ')).toBe(json);
+  });
+
+  it('inflates gzip and x-gzip, whatever the case', async () => {
+    expect((await decodeBody(gzipSync(json), 'gzip')).equals(json)).toBe(true);
+    expect((await decodeBody(gzipSync(json), 'GZIP')).equals(json)).toBe(true);
+    expect((await decodeBody(gzipSync(json), 'x-gzip')).equals(json)).toBe(true);
+  });
+
+  it.each(['br', 'deflate', 'compress', 'gzip, br', 'zstd'])('refuses Content-Encoding %s with unsupported_content_encoding', async (encoding) => {
+    expect(await codeOf(() => decodeBody(gzipSync(json), encoding))).toBe('unsupported_content_encoding');
+  });
+
+  it('reports corrupt, truncated and non-gzip data as bad_gzip', async () => {
+    const gz = gzipSync(Buffer.alloc(10_000, 'a'));
+    const corrupt = Buffer.from(gz);
+    corrupt[corrupt.length - 6] ^= 0xff;
+    expect(await codeOf(() => decodeBody(corrupt, 'gzip'))).toBe('bad_gzip');
+    expect(await codeOf(() => decodeBody(gz.subarray(0, gz.length - 4), 'gzip'))).toBe('bad_gzip');
+    expect(await codeOf(() => decodeBody(json, 'gzip'))).toBe('bad_gzip');
+  });
+
+  it('inflates up to the cap and refuses one byte more with decompressed_too_large', async () => {
+    expect((await decodeBody(gzipSync(Buffer.alloc(MAX_DECOMPRESSED_BYTES)), 'gzip')).length).toBe(MAX_DECOMPRESSED_BYTES);
+    expect(await codeOf(() => decodeBody(gzipSync(Buffer.alloc(MAX_DECOMPRESSED_BYTES + 1)), 'gzip'))).toBe('decompressed_too_large');
+  });
+
+  it('stops inflating a bomb at the cap instead of inflating it all', async () => {
+    const member = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+    const bomb = Buffer.concat(Array.from({ length: 8 }, () => member)); // 512 MiB of zeros in ~0.5 MB
+    const started = Date.now();
+    expect(await codeOf(() => decodeBody(bomb, 'gzip'))).toBe('decompressed_too_large');
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+});
+
+describe('JSON parsing', () => {
+  it('parses valid UTF-8 JSON', () => {
+    expect(parseJson(Buffer.from('{"name":"ünï 🚀"}'))).toEqual({ name: 'ünï 🚀' });
+  });
+
+  it.each([
+    ['a lone continuation byte', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x80, 0x22, 0x7d])],
+    ['an encoded surrogate half', Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])],
+    ['an overlong encoding', Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])],
+    ['Latin-1 text', Buffer.from('{"a":"caf\xe9"}', 'latin1')],
+  ])('refuses %s as bad_json', async (_name, bytes) => {
+    expect(await codeOf(() => parseJson(bytes))).toBe('bad_json');
+  });
+
+  it.each(['', '{', '{"a":1,}', 'undefined', "{'a':1}"])('refuses %p as bad_json', async (text) => {
+    expect(await codeOf(() => parseJson(Buffer.from(text)))).toBe('bad_json');
+  });
+});
+
+describe('batch shape', () => {
+  const events = [{}];
+
+  it('takes an object with 1 to 1,000 events and an integer sent_at_ms', () => {
+    expect(parseBatch({ events, sent_at_ms: 5, extra: true })).toEqual({ events, sent_at_ms: 5 });
+    expect(parseBatch({ events: Array(1000).fill(0), sent_at_ms: 5 }).events).toHaveLength(1000);
+  });
+
+  it.each([
+    ['an array', [{ events, sent_at_ms: 1 }]],
+    ['null', null],
+    ['a string', 'events'],
+    ['no events', { sent_at_ms: 1 }],
+    ['events as an object', { events: { 0: {} }, sent_at_ms: 1 }],
+    ['no event', { events: [], sent_at_ms: 1 }],
+    ['1,001 events', { events: Array(1001).fill({}), sent_at_ms: 1 }],
+    ['no sent_at_ms', { events }],
+    ['a fractional sent_at_ms', { events, sent_at_ms: 1.5 }],
+    ['sent_at_ms as a string', { events, sent_at_ms: '1' }],
+    ['an unsafe sent_at_ms', { events, sent_at_ms: 2 ** 60 }],
+  ])('refuses %s as bad_batch_shape', async (_name, value) => {
+    expect(await codeOf(() => parseBatch(value))).toBe('bad_batch_shape');
+  });
+});

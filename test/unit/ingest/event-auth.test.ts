@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { authenticate, type TenantLookup } from '../../../functions/domain/event-auth';
+import { EventApiError, MAX_RAW_BODY_BYTES, type EventApiErrorCode } from '../../../functions/domain/event-api';
+import { isValidSignature, signBody } from '../../../functions/domain/signature';
+import { newAppKey, newCompanyKey, newSigningSecret } from '../../../functions/domain/keys';
+
+describe('request signature', () => {
+  const secret = newSigningSecret();
+  const body = Buffer.from('{"events":[],"sent_at_ms":0}');
+
+  it('is the lowercase hex HMAC-SHA256 of the bytes keyed with the secret string', () => {
+    // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
+    expect(signBody('Jefe', Buffer.from('what do ya want for nothing?'))).toBe(
+      '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    );
+  });
+
+  it('verifies a signature over the same bytes, in either hex case', () => {
+    const signature = signBody(secret, body);
+    expect(isValidSignature(secret, body, signature)).toBe(true);
+    expect(isValidSignature(secret, body, signature.toUpperCase())).toBe(true);
+  });
+
+  it.each([
+    ['another secret', (s: string) => signBody(newSigningSecret(), body) || s],
+    ['one changed character', (s: string) => (s[0] === 'a' ? 'b' : 'a') + s.slice(1)],
+    ['a truncated signature', (s: string) => s.slice(0, 63)],
+    ['a longer signature', (s: string) => `${s}00`],
+    ['non-hex characters', () => 'z'.repeat(64)],
+    ['base64 instead of hex', () => randomBytes(32).toString('base64')],
+    ['an empty value', () => ''],
+  ])('rejects %s', (_name, mutate) => {
+    expect(isValidSignature(secret, body, mutate(signBody(secret, body)))).toBe(false);
+  });
+});
+
+describe('authentication', () => {
+  const company = { company_id: 'com_1', suspended: false };
+  const app = { app_id: 'app_1', company_id: 'com_1', signing_secret: newSigningSecret() };
+  const other = { company_id: 'com_2', suspended: false };
+  const keys = { company: newCompanyKey(), other: newCompanyKey(), suspended: newCompanyKey(), app: newAppKey() };
+  const body = Buffer.from('{"events":[{}],"sent_at_ms":1}');
+  const lookups: string[] = [];
+  const tenants: TenantLookup<typeof app, typeof company> = {
+    appByKey: async (key) => (lookups.push(key), key === keys.app ? app : undefined),
+    companyByKey: async (key) => {
+      lookups.push(key);
+      if (key === keys.company) return company;
+      if (key === keys.other) return other;
+      if (key === keys.suspended) return { ...company, suspended: true };
+      return undefined;
+    },
+  };
+  const valid = { companyKey: keys.company, appKey: keys.app, signature: signBody(app.signing_secret, body) };
+
+  async function codeOf(credentials: typeof valid | Partial<typeof valid>, raw: Buffer = body): Promise<EventApiErrorCode | 'ok'> {
+    try {
+      await authenticate(credentials, raw, tenants);
+      return 'ok';
+    } catch (error) {
+      if (error instanceof EventApiError) return error.code;
+      throw error;
+    }
+  }
+
+  beforeEach(() => {
+    lookups.length = 0;
+  });
+
+  it('returns the app and company of a correctly signed request', async () => {
+    await expect(authenticate(valid, body, tenants)).resolves.toEqual({ app, company });
+  });
+
+  it('checks in the documented order', async () => {
+    const huge = Buffer.alloc(MAX_RAW_BODY_BYTES + 1);
+    const empty = Buffer.alloc(0);
+    expect(await codeOf({ ...valid, signature: undefined }, huge)).toBe('missing_auth_headers');
+    expect(await codeOf({ ...valid, companyKey: '' })).toBe('missing_auth_headers');
+    expect(await codeOf({ ...valid, appKey: 'app_live_nope' }, huge)).toBe('body_too_large');
+    expect(await codeOf({ ...valid, appKey: 'app_live_nope' }, empty)).toBe('empty_body');
+    expect(await codeOf({ ...valid, appKey: newAppKey(), companyKey: newCompanyKey(), signature: 'x' })).toBe('unknown_app_key');
+    expect(await codeOf({ ...valid, companyKey: newCompanyKey(), signature: 'x' })).toBe('unknown_company_key');
+    expect(await codeOf({ ...valid, companyKey: keys.other, signature: 'x' })).toBe('app_company_mismatch');
+    expect(await codeOf({ ...valid, companyKey: keys.suspended, signature: 'x' })).toBe('company_suspended');
+    expect(await codeOf({ ...valid, signature: signBody(app.signing_secret, Buffer.from('other')) })).toBe('bad_signature');
+  });
+
+  it('accepts a body of exactly 1 MiB', async () => {
+    const max = Buffer.alloc(MAX_RAW_BODY_BYTES, 0x20);
+    expect(await codeOf({ ...valid, signature: signBody(app.signing_secret, max) }, max)).toBe('ok');
+  });
+
+  it('never looks up a key that cannot exist', async () => {
+    expect(await codeOf({ ...valid, appKey: 'app_live_../../etc', companyKey: 'x'.repeat(5000) })).toBe('unknown_app_key');
+    expect(lookups).toEqual([]);
+  });
+});

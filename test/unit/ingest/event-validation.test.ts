@@ -1,0 +1,159 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  EVENT_RULES,
+  MAX_FUTURE_SKEW_MS,
+  MAX_PAST_AGE_MS,
+  judgeEvents,
+  validateEvent,
+  type BatchContext,
+  type RejectionReason,
+} from '../../../functions/domain/event-validation';
+import { validEvent } from '../../integration/ingest-support';
+
+const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
+
+function context(skewMs = 0): BatchContext {
+  const seen = new Set<string>();
+  return { receivedMs: NOW, skewMs, claimEventId: (id) => seen.size !== seen.add(id).size };
+}
+
+const reasonOf = (event: unknown, skewMs = 0) => validateEvent(event, context(skewMs));
+const event = (overrides: Record<string, unknown> = {}) => validEvent(overrides, NOW);
+const install = (overrides: Record<string, unknown> = {}) =>
+  event({ event_name: 'install', revenue_usd: undefined, attribution: { click_id: 'clk_1', referrer: 'click_id=clk_1&utm_source=x', referrer_click_ms: NOW - 60_000, install_begin_ms: NOW - 30_000 }, ...overrides });
+
+function nested(depth: number): unknown {
+  let value: unknown = 'leaf';
+  for (let i = 0; i < depth; i++) value = { inner: value };
+  return value;
+}
+
+describe('event validation', () => {
+  it('accepts a complete event and an install with attribution', () => {
+    expect(reasonOf(event())).toBeUndefined();
+    expect(reasonOf(install())).toBeUndefined();
+    expect(reasonOf(event({ device_id: 'idfv-1', unknown_field: { kept: true } }))).toBeUndefined();
+  });
+
+  it('treats null optional fields as absent', () => {
+    expect(reasonOf(event({ revenue_usd: null, platform: null, device_id: null, properties: null, attribution: null }))).toBeUndefined();
+  });
+
+  const cases: [string, unknown, RejectionReason][] = [
+    ['a number entry', 42, 'bad_event'],
+    ['a null entry', null, 'bad_event'],
+    ['an array entry', [event()], 'bad_event'],
+    ['an event nested deeper than 32 levels', event({ extra: nested(40) }), 'bad_event'],
+    ['a missing event_id', event({ event_id: undefined }), 'bad_event_id'],
+    ['an empty event_id', event({ event_id: '' }), 'bad_event_id'],
+    ['an event_id of 129 characters', event({ event_id: 'a'.repeat(129) }), 'bad_event_id'],
+    ['an event_id with a space', event({ event_id: 'a b' }), 'bad_event_id'],
+    ['a numeric event_id', event({ event_id: 7 }), 'bad_event_id'],
+    ['a missing event_name', event({ event_name: undefined }), 'bad_event_name'],
+    ['an event_name of 65 characters', event({ event_name: 'n'.repeat(65) }), 'bad_event_name'],
+    ['an event_name with a slash', event({ event_name: 'a/b' }), 'bad_event_name'],
+    ['a missing install_uuid', event({ install_uuid: undefined }), 'bad_install_uuid'],
+    ['an install_uuid that is not a UUID', event({ install_uuid: 'not-a-uuid' }), 'bad_install_uuid'],
+    ['a UUID without dashes', event({ install_uuid: '0b9f8c6a1c2d4e5f8a9b0c1d2e3f4a5b' }), 'bad_install_uuid'],
+    ['a missing ts_ms', event({ ts_ms: undefined }), 'bad_timestamp'],
+    ['a fractional ts_ms', event({ ts_ms: NOW + 0.5 }), 'bad_timestamp'],
+    ['a ts_ms as a string', event({ ts_ms: String(NOW) }), 'bad_timestamp'],
+    ['a ts_ms more than an hour ahead', event({ ts_ms: NOW + MAX_FUTURE_SKEW_MS + 1 }), 'bad_timestamp'],
+    ['a ts_ms more than 90 days old', event({ ts_ms: NOW - MAX_PAST_AGE_MS - 1 }), 'bad_timestamp'],
+    ['a negative revenue', event({ revenue_usd: -1 }), 'bad_revenue'],
+    ['a revenue over one million', event({ revenue_usd: 1_000_000.01 }), 'bad_revenue'],
+    ['a revenue as a string', event({ revenue_usd: '4.99' }), 'bad_revenue'],
+    ['an install without platform', install({ platform: undefined }), 'bad_platform'],
+    ['a platform of web', event({ platform: 'web' }), 'bad_platform'],
+    ['an upper-case platform', event({ platform: 'IOS' }), 'bad_platform'],
+    ['an empty device_id', event({ device_id: '' }), 'bad_device_id'],
+    ['a device_id of 129 characters', event({ device_id: 'd'.repeat(129) }), 'bad_device_id'],
+    ['a numeric device_id', event({ device_id: 12345 }), 'bad_device_id'],
+    ['attribution on an event that is not an install', event({ attribution: { click_id: 'clk_1' } }), 'bad_attribution'],
+    ['attribution that is not an object', install({ attribution: 'clk_1' }), 'bad_attribution'],
+    ['an attribution click_id that is not a string', install({ attribution: { click_id: 5 } }), 'bad_attribution'],
+    ['an attribution install_begin_ms that is negative', install({ attribution: { install_begin_ms: -5 } }), 'bad_attribution'],
+    ['properties that are an array', event({ properties: ['a'] }), 'bad_properties'],
+    ['properties with a nested object', event({ properties: { a: { b: 1 } } }), 'bad_properties'],
+    ['properties with 51 keys', event({ properties: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }), 'bad_properties'],
+    ['properties over 4 KiB as JSON', event({ properties: { blob: 'x'.repeat(4100) } }), 'bad_properties'],
+  ];
+
+  it.each(cases)('rejects %s', (_name, entry, reason) => {
+    expect(reasonOf(entry)).toBe(reason);
+  });
+
+  it('accepts the boundaries: 128-character ids, 50 properties, revenue 0 and 1,000,000, exactly 1 hour ahead and 90 days back', () => {
+    expect(reasonOf(event({ event_id: 'a'.repeat(128) }))).toBeUndefined();
+    expect(reasonOf(event({ properties: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i])) }))).toBeUndefined();
+    expect(reasonOf(event({ revenue_usd: 0 }))).toBeUndefined();
+    expect(reasonOf(event({ revenue_usd: 1_000_000 }))).toBeUndefined();
+    expect(reasonOf(event({ ts_ms: NOW + MAX_FUTURE_SKEW_MS }))).toBeUndefined();
+    expect(reasonOf(event({ ts_ms: NOW - MAX_PAST_AGE_MS }))).toBeUndefined();
+    expect(reasonOf(event({ install_uuid: '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B' }))).toBeUndefined();
+  });
+
+  it('gives the reason of the first failing rule in the documented order', () => {
+    const failing: Record<RejectionReason, Record<string, unknown>> = {
+      bad_event: { extra: nested(40) },
+      bad_event_id: { event_id: '' },
+      bad_event_name: { event_name: '' },
+      bad_install_uuid: { install_uuid: 'x' },
+      bad_timestamp: { ts_ms: 'x' },
+      bad_revenue: { revenue_usd: -1 },
+      bad_platform: { platform: 'web' },
+      bad_device_id: { device_id: '' },
+      bad_attribution: { attribution: 'x' },
+      bad_properties: { properties: 'x' },
+    };
+    const order = EVENT_RULES.map((rule) => rule.reason);
+    for (let i = 0; i < order.length; i++) {
+      const all = Object.assign({}, ...order.slice(i).map((reason) => failing[reason]));
+      expect(reasonOf(event(all))).toBe(order[i]);
+    }
+  });
+
+  it('corrects the device clock by the batch skew before judging the timestamp', () => {
+    // The device clock runs 3 hours slow: its ts_ms and sent_at_ms are both 3 hours behind.
+    const slow = 3 * 60 * 60 * 1000;
+    const { verdicts } = judgeEvents([event({ ts_ms: NOW - slow - 1000 })], NOW - slow, NOW);
+    expect(verdicts[0]).toMatchObject({ status: 'accepted', corrected_ts: NOW - 1000 });
+
+    // A device clock 2 hours fast without correction would put the event in the future.
+    const fast = 2 * 60 * 60 * 1000;
+    expect(judgeEvents([event({ ts_ms: NOW + fast })], NOW + fast, NOW).verdicts[0]).toMatchObject({ status: 'accepted', corrected_ts: NOW });
+    expect(judgeEvents([event({ ts_ms: NOW + fast })], NOW, NOW).verdicts[0]).toMatchObject({ status: 'rejected', reason: 'bad_timestamp' });
+  });
+
+  it('rejects a later duplicate event_id within the batch and keeps the first', () => {
+    const first = event({ event_id: 'same' });
+    const { verdicts, accepted, rejected } = judgeEvents([first, event({ event_id: 'same' }), event({ event_id: 'other' })], NOW, NOW);
+    expect(verdicts.map((v) => [v.event_id, v.status, v.reason])).toEqual([
+      ['same', 'accepted', undefined],
+      ['same', 'rejected', 'bad_event_id'],
+      ['other', 'accepted', undefined],
+    ]);
+    expect([accepted, rejected]).toEqual([2, 1]);
+  });
+
+  it('answers in input order with counts that match the results, echoing only sensible event ids', () => {
+    const entries = [event({ event_id: 'a' }), 'junk', event({ event_id: 'b', platform: 'web' }), event({ event_id: 'x'.repeat(500) })];
+    const { verdicts, accepted, rejected } = judgeEvents(entries, NOW, NOW);
+    expect(verdicts.map((v) => [v.index, v.event_id, v.status, v.reason])).toEqual([
+      [0, 'a', 'accepted', undefined],
+      [1, '', 'rejected', 'bad_event'],
+      [2, 'b', 'rejected', 'bad_platform'],
+      [3, '', 'rejected', 'bad_event_id'],
+    ]);
+    expect(accepted).toBe(verdicts.filter((v) => v.status === 'accepted').length);
+    expect(rejected).toBe(verdicts.filter((v) => v.status === 'rejected').length);
+  });
+
+  it('is the table docs/ingestion.md shows, row for row', () => {
+    const docs = readFileSync(join(__dirname, '../../../docs/ingestion.md'), 'utf8');
+    for (const rule of EVENT_RULES) {
+      expect(docs).toContain(`| ${rule.field} | ${rule.rule} | \`${rule.reason}\` |`);
+    }
+  });
+});
