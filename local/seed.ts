@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LinkStore } from '../functions/adapters/link-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
+import { functions, type FunctionSpec } from '../lib/manifest';
 
 /** The demo tenant a first `npm start` creates, so a newcomer can send an event at once. */
 export interface Demo {
@@ -43,31 +44,43 @@ export async function seedDemo(dataDir: string, names: { tenants: string; links:
   return { demo, created: true };
 }
 
-/** Ready-to-paste curl commands for every endpoint, with the demo credentials filled in. */
+const routeKeys = new Set(Object.values(functions as Record<string, FunctionSpec>).flatMap((f) => f.routes ?? []));
+
+/** Ready-to-paste curl commands for every endpoint the manifest serves, with the demo credentials filled in. */
 export function demoCurls(demo: Demo, baseUrl: string): string {
   const now = '$(date +%s000)';
-  return [
-    `# Health`,
-    `curl -i ${baseUrl}/health`,
-    ``,
-    `# Send an event batch (signed with the app's signing secret)`,
-    `body='{"sent_at_ms":'${now}',"events":[{"event_id":"e-1","event_name":"install","install_uuid":"3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f","ts_ms":'${now}',"platform":"ios"}]}'`,
+  const install = '3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f';
+  const signed = (path: string, body: string) => [
+    `body='${body}'`,
     `sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${demo.signing_secret}' | sed 's/^.* //')`,
-    `curl -i ${baseUrl}/event -H 'content-type: application/json' \\`,
+    `curl -i ${baseUrl}${path} -H 'content-type: application/json' \\`,
     `  -H 'x-service-company-key: ${demo.company_key}' -H 'x-service-app-key: ${demo.app_key}' \\`,
     `  -H "x-service-signature: $sig" --data-binary "$body"`,
-    ``,
-    `# Click the demo tracking link as an iPhone`,
-    `curl -i '${demo.link_url}?click_id=abc123&sub1=creative_a' -A 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1'`,
-    ``,
-    `# Ask for the install's data to be deleted`,
-    `body='{"install_uuid":"3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f"}'`,
-    `sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${demo.signing_secret}' | sed 's/^.* //')`,
-    `curl -i ${baseUrl}/privacy/delete -H 'content-type: application/json' \\`,
-    `  -H 'x-service-company-key: ${demo.company_key}' -H 'x-service-app-key: ${demo.app_key}' \\`,
-    `  -H "x-service-signature: $sig" --data-binary "$body"`,
-    ``,
-    `# Read a report`,
-    `curl -s ${baseUrl}/api/v1/reports/attribution -H 'authorization: Bearer ${demo.server_key}'`,
-  ].join('\n');
+  ];
+  const sections: [string, string[]][] = [
+    ['GET /health', ['# Health', `curl -i ${baseUrl}/health`]],
+    [
+      'POST /event',
+      [
+        "# Send an event batch (signed with the app's signing secret)",
+        ...signed('/event', `{"sent_at_ms":'${now}',"events":[{"event_id":"e-1","event_name":"install","install_uuid":"${install}","ts_ms":'${now}',"platform":"ios"}]}`),
+      ],
+    ],
+    [
+      'GET /l/{link_id}',
+      [
+        '# Click the demo tracking link as an iPhone',
+        `curl -i '${demo.link_url}?click_id=abc123&sub1=creative_a' -A 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1'`,
+      ],
+    ],
+    ['POST /privacy/delete', ["# Ask for the install's data to be deleted", ...signed('/privacy/delete', `{"install_uuid":"${install}"}`)]],
+    [
+      'GET /api/v1/reports/attribution',
+      ['# Read a report', `curl -s ${baseUrl}/api/v1/reports/attribution -H 'authorization: Bearer ${demo.server_key}'`],
+    ],
+  ];
+  return sections
+    .filter(([route]) => routeKeys.has(route))
+    .map(([, lines]) => lines.join('\n'))
+    .join('\n\n');
 }
