@@ -61,6 +61,9 @@ function count(outcome: LinkOutcome): void {
   if (outcome.kind === 'redirect' && outcome.dropped) metrics.addDimension('reason', outcome.dropped);
   metrics.addMetric(metricName(outcome), MetricUnit.Count, 1);
   if (outcome.kind === 'unknown_link' && outcome.honeypotHit) logger.info('honeypot hit: source address blocked');
+  if ('failure' in outcome && outcome.failure !== undefined) {
+    logger.error('link store failed; visitor redirected without a click', { error: outcome.failure as Error });
+  }
 }
 
 function metricName(outcome: LinkOutcome): string {

@@ -11,7 +11,9 @@ export type DropReason =
   | 'blocked_asn'
   | 'country_not_allowed'
   | 'blocked_ip'
-  | 'desktop_on_mobile_only';
+  | 'desktop_on_mobile_only'
+  /** A store the click path needs (IP blocks, rate windows, clicks) failed: the visitor still goes on. */
+  | 'store_unavailable';
 
 /** The default ASN block list: large hosting and cloud providers, kept as data (data/blocked-asns.json). */
 export const DEFAULT_BLOCKED_ASNS: ReadonlySet<number> = new Set(asnList.blocked.map((entry) => entry.asn));

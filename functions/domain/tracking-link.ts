@@ -2,7 +2,7 @@ import { buildClick, type ClickRecord } from './click';
 import { clientAddress } from './ip-block';
 import { edgeFilter, type CountryRules, type DropReason } from './link-filter';
 import { platformOf } from './platform';
-import { destinationFor, redirectLocation, type Destinations } from './redirect-url';
+import { destinationFor, redirectLocation, type Destination, type Destinations } from './redirect-url';
 import { admit, type SlidingWindow, type SlotCounter } from './sliding-window';
 
 /** A tracking link: the app and partner a click belongs to, and where each platform goes. */
@@ -53,9 +53,16 @@ export interface LinkRequest {
 }
 
 export type LinkOutcome =
-  | { readonly kind: 'unknown_link'; readonly honeypotHit?: boolean }
+  | { readonly kind: 'unknown_link'; readonly honeypotHit?: boolean; readonly failure?: unknown }
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number }
-  | { readonly kind: 'redirect'; readonly location: string; readonly click?: ClickRecord; readonly dropped?: DropReason };
+  | {
+      readonly kind: 'redirect';
+      readonly location: string;
+      readonly click?: ClickRecord;
+      readonly dropped?: DropReason;
+      /** Set with dropped 'store_unavailable': what failed, for the log. */
+      readonly failure?: unknown;
+    };
 
 /** Link ids the service makes are 12 base64url characters; anything far from that is not looked up. */
 const LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -77,7 +84,8 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
     // person (passed the edge filter) is blocked, so crawlers that follow every URL of a page
     // are not recorded as fraud.
     if (filtered) return { kind: 'unknown_link' };
-    await ports.block({
+    // A failed block write still answers 404: the trap must look the same whatever happens.
+    const failure = await settle(ports.block({
       ip: address.ip,
       ip_block: address.block,
       link_id: link.link_id,
@@ -85,8 +93,8 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
       company_id: link.company_id,
       blocked_ms: request.nowMs,
       expires_at: Math.floor(request.nowMs / 1000) + HONEYPOT_BLOCK_DAYS * 86_400,
-    });
-    return { kind: 'unknown_link', honeypotHit: true };
+    }));
+    return failure === undefined ? { kind: 'unknown_link', honeypotHit: true } : { kind: 'unknown_link', honeypotHit: true, failure };
   }
 
   const platform = platformOf(request.userAgent);
@@ -97,6 +105,25 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
   const drop = (reason: DropReason): LinkOutcome => ({ kind: 'redirect', location: redirectLocation(destination), dropped: reason });
 
   if (filtered) return drop(filtered);
+  try {
+    return await admitAndRecord(ports, request, link, destination, address, platform, drop);
+  } catch (failure) {
+    // The link is known, so a real visitor can still be sent on; losing one click beats
+    // stranding a person on an error page because a store hiccuped. The handler logs it.
+    return { kind: 'redirect', location: redirectLocation(destination), dropped: 'store_unavailable', failure };
+  }
+}
+
+async function admitAndRecord(
+  ports: TrackingLinkPorts,
+  request: LinkRequest,
+  link: LinkConfig,
+  destination: Destination,
+  address: ReturnType<typeof clientAddress>,
+  platform: ReturnType<typeof platformOf>,
+  drop: (reason: DropReason) => LinkOutcome,
+): Promise<LinkOutcome> {
+  const { country, asn } = request.viewer;
   if (await ports.isBlocked(address.ip, request.nowMs)) return drop('blocked_ip');
 
   const admission = await admit(ports.rateCounter, `block#${address.block}`, request.nowMs, ports.rateWindow);
@@ -121,4 +148,14 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
     location: redirectLocation(destination, { click_id: click.click_id, link_id: link.link_id, partner: link.partner, campaign: link.campaign }),
     click,
   };
+}
+
+/** Runs a write whose failure must not change the answer; returns the failure, if any. */
+async function settle(write: Promise<void>): Promise<unknown> {
+  try {
+    await write;
+    return undefined;
+  } catch (failure) {
+    return failure ?? new Error('write failed');
+  }
 }

@@ -182,4 +182,31 @@ describe('followLink', () => {
     expect(await click()).toEqual({ kind: 'unknown_link' });
     expect(clicks).toEqual([]);
   });
+
+  describe('when a store fails after the link is known', () => {
+    const down = async () => {
+      throw new Error('ProvisionedThroughputExceededException');
+    };
+
+    it.each([
+      ['the IP block look-up', (p: TrackingLinkPorts) => (p.isBlocked = down)],
+      ['the rate window', (p: TrackingLinkPorts) => (p.rateCounter = { increment: down, tidy: down })],
+      ['the click write', (p: TrackingLinkPorts) => (p.recordClick = down)],
+    ])('still sends the visitor to the store without a click when %s fails', async (_what, breakIt) => {
+      const { ports, click, clicks } = world([baseLink]);
+      breakIt(ports);
+      const outcome = await click();
+      expect(outcome).toMatchObject({ kind: 'redirect', location: 'https://apps.apple.com/app/id1', dropped: 'store_unavailable' });
+      expect(outcome.kind === 'redirect' && outcome.failure).toBeInstanceOf(Error);
+      expect(clicks).toEqual([]);
+    });
+
+    it('answers a honeypot 404 even when the block cannot be written', async () => {
+      const trap = { ...baseLink, link_id: 'lnk_trap0001', honeypot: true };
+      const { ports, click } = world([trap]);
+      ports.block = down;
+      expect(await click({ linkId: trap.link_id })).toMatchObject({ kind: 'unknown_link', honeypotHit: true, failure: expect.any(Error) });
+    });
+  });
 });
+
