@@ -4,7 +4,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { envName, outputKey, queues, tables } from '../lib/manifest';
 import { resourceName } from '../functions/shared/config';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import { LinkStore } from '../functions/adapters/link-store';
+import { LinkConfigError, LinkStore } from '../functions/adapters/link-store';
 import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/environment';
 
 /**
@@ -216,8 +216,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } catch (error) {
     const err = error as Error;
-    const message =
-      error instanceof UsageError ? `${err.message}\n\n${USAGE}` : error instanceof NotFoundError || error instanceof TargetError ? err.message : `${err.name}: ${err.message}`;
+    const expected = error instanceof NotFoundError || error instanceof TargetError || error instanceof LinkConfigError;
+    const message = error instanceof UsageError ? `${err.message}\n\n${USAGE}` : expected ? err.message : `${err.name}: ${err.message}`;
     process.stderr.write(`error: ${message}\n`);
     process.exit(error instanceof UsageError ? 2 : 1);
   }

@@ -80,7 +80,9 @@ export const tables = {
     sortKey: S('sk'),
   },
   ledger: {
-    purpose: 'Idempotency marks of the aggregator (one per audit object and step), so redelivery counts nothing twice.',
+    purpose:
+      'Idempotency marks that expire: ingestion marks each counted batch (ingest#batch#...) so a retried ' +
+      'batch counts against the cap once; the aggregator marks each audit object and step it has applied.',
     partitionKey: S('pk'),
     ttlAttribute: 'expires_at',
   },
@@ -111,6 +113,8 @@ export interface QueueSpec {
   /** Receives before a message moves to the queue's dead-letter queue (same in AWS and locally). */
   readonly maxReceiveCount: number;
   readonly retentionDays: number;
+  /** Alarm when the oldest message is older than this (DESIGN section 10), with what it means. */
+  readonly ageAlarm?: { readonly seconds: number; readonly meaning: string };
   /** Function fed by the queue through an event source mapping, if any. */
   readonly consumer?: { readonly function: string; readonly batchSize: number };
 }
@@ -121,6 +125,7 @@ export const queues = {
     visibilityTimeoutSeconds: 120,
     maxReceiveCount: 5,
     retentionDays: 14,
+    ageAlarm: { seconds: 15 * 60, meaning: 'Aggregation lags more than 15 minutes behind ingestion: reports are going stale.' },
     consumer: { function: 'aggregator', batchSize: 10 },
   },
   privacy: {
@@ -128,6 +133,10 @@ export const queues = {
     visibilityTimeoutSeconds: 900,
     maxReceiveCount: 5,
     retentionDays: 14,
+    ageAlarm: {
+      seconds: 36 * 60 * 60,
+      meaning: 'A privacy request has waited more than 36 hours: the nightly drain is failing or not keeping up.',
+    },
   },
 } as const satisfies Record<string, QueueSpec>;
 
@@ -213,6 +222,8 @@ export const envName = {
   table: (name: string) => `TABLE_${name.toUpperCase()}`,
   bucket: () => 'AUDIT_BUCKET',
   queue: (name: string) => `QUEUE_${name.toUpperCase()}_URL`,
+  /** The secret CloudFront adds as x-origin-verify; handlers trust its viewer headers only with it. */
+  originVerifySecret: () => 'ORIGIN_VERIFY_SECRET',
 };
 
 const pascal = (name: string) => name.replace(/(^|[_-])([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());

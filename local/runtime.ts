@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { envName } from '../lib/manifest';
 import { startEmulators, type Emulators } from './emulators';
 import { provision } from './provision';
 import { applyLocalEnvironment, endpointsPath, type EndpointsFile } from './environment';
@@ -49,13 +50,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   applyLocalEnvironment({ ...emulators, tables: names.tables, bucket: names.bucket, queues: names.queues });
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-  process.env.ORIGIN_VERIFY_SECRET = randomBytes(16).toString('hex');
+  const originSecret = randomBytes(16).toString('hex');
+  process.env[envName.originVerifySecret()] = originSecret;
 
   const edge = await startEdge({
     host,
     port: options.port,
     trustProxy: options.trustProxy ?? false,
-    originSecret: process.env.ORIGIN_VERIFY_SECRET,
+    originSecret,
     onError,
   });
   const seeded = options.seed

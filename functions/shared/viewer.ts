@@ -1,3 +1,4 @@
+import { envName } from '../../lib/manifest';
 import type { HttpEvent } from './http';
 
 /**
@@ -18,7 +19,7 @@ export interface Viewer {
 
 export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 
-export function viewerOf(event: HttpEvent, originSecret = process.env.ORIGIN_VERIFY_SECRET): Viewer {
+export function viewerOf(event: HttpEvent, originSecret = process.env[envName.originVerifySecret()]): Viewer {
   const headers = event.headers ?? {};
   const sourceIp = event.requestContext?.http?.sourceIp ?? '0.0.0.0';
   const fromEdge = Boolean(originSecret) && headers[ORIGIN_VERIFY_HEADER] === originSecret;

@@ -7,7 +7,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import type { QueueName } from '../manifest';
+import { queues as queueSpecs, type QueueName, type QueueSpec } from '../manifest';
 import type { DataStores } from './data-stores';
 import { entriesOf, pascalCase } from './naming';
 import { METRICS_NAMESPACE, SERVICE_NAME } from './service-function';
@@ -86,18 +86,6 @@ export function serviceMetric(metricName: string, props: cloudwatch.MetricOption
   });
 }
 
-/** How old a queue's oldest message may get before someone is told (DESIGN.md section 10). */
-const QUEUE_AGE_LIMITS: Partial<Record<QueueName, { readonly seconds: number; readonly description: string }>> = {
-  privacy: {
-    seconds: 36 * 60 * 60,
-    description: 'A privacy request has waited more than 36 hours: the nightly drain is failing or not keeping up.',
-  },
-  aggregation: {
-    seconds: 15 * 60,
-    description: 'Aggregation lags more than 15 minutes behind ingestion: reports are going stale.',
-  },
-};
-
 export interface ServiceAlarmsProps {
   readonly topic: AlarmTopic;
   readonly api: IHttpApi;
@@ -155,9 +143,11 @@ export class ServiceAlarms extends Construct {
       });
     }
 
-    for (const [name, limit] of entriesOf(QUEUE_AGE_LIMITS)) {
+    for (const [name, spec] of entriesOf<QueueName, QueueSpec>(queueSpecs)) {
+      const limit = spec.ageAlarm;
+      if (!limit) continue;
       topic.alarm(this, `${pascalCase(name)}QueueAge`, {
-        alarmDescription: limit.description,
+        alarmDescription: limit.meaning,
         metric: stores.queues[name].metricApproximateAgeOfOldestMessage({ statistic: cloudwatch.Stats.MAXIMUM, period: fiveMinutes }),
         threshold: limit.seconds,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

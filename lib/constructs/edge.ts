@@ -8,9 +8,10 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { ORIGIN_VERIFY_HEADER } from '../../functions/shared/viewer';
+import { envName } from '../manifest';
 
 /** Environment variable through which HTTP handlers learn the origin secret (functions/shared/viewer.ts). */
-export const ORIGIN_VERIFY_ENV = 'ORIGIN_VERIFY_SECRET';
+export const ORIGIN_VERIFY_ENV = envName.originVerifySecret();
 
 export interface EdgeProps {
   /** Where CloudFront writes its standard access logs. */
