@@ -79,4 +79,4 @@ async function storing<T>(batch: AuditBatch, step: string, write: () => Promise<
   }
 }
 
-export const handler = httpHandler(eventApi(ingest));
+export const handler = httpHandler(eventApi(ingest, 'audit_write_failed'));

@@ -46,4 +46,4 @@ export async function privacyRequest(event: HttpEvent): Promise<HttpResult> {
   return json(202, { ok: true, queued: true });
 }
 
-export const handler = httpHandler(eventApi(privacyRequest));
+export const handler = httpHandler(eventApi(privacyRequest, 'queue_write_failed'));

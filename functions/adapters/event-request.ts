@@ -1,9 +1,9 @@
 import { authenticate, type TenantLookup } from '../domain/event-auth';
 import { decodeBody, parseJson } from '../domain/batch-body';
-import { EventApiError } from '../domain/event-api';
+import { EventApiError, type EventApiErrorCode } from '../domain/event-api';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { header, HttpError, rawBody, type HttpEvent, type HttpHandler } from '../shared/http';
-import { metrics } from '../shared/observability';
+import { logger, metrics } from '../shared/observability';
 import type { App, Company } from './tenant-store';
 
 /**
@@ -37,16 +37,25 @@ export async function readEventRequest(event: HttpEvent, tenants: TenantLookup<A
  * The domain's refusals become the HttpErrors the shared middleware renders as {"error": code},
  * and each is counted (RequestsRefused, with the code as metadata) so a flood of bad signatures
  * or a tenant stuck at its cap shows on the dashboard.
+ *
+ * Anything else is a store that failed (say the key look-up): nothing was taken, so the client
+ * is told to retry with the endpoint's documented 503 rather than a bare 500 that an SDK would
+ * treat as final. An SDK that retries 503 loses nothing.
  */
-export function eventApi(handler: HttpHandler): HttpHandler {
+export function eventApi(handler: HttpHandler, unavailable: EventApiErrorCode): HttpHandler {
   return async (event, context) => {
     try {
       return await handler(event, context);
-    } catch (error) {
-      if (!(error instanceof EventApiError)) throw error;
-      metrics.addMetadata('refusal', error.code);
+    } catch (caught) {
+      let error = caught;
+      if (!(error instanceof EventApiError)) {
+        logger.error('request not taken: a store failed', { error: { name: (error as Error).name, message: (error as Error).message } });
+        error = new EventApiError(unavailable);
+      }
+      const refusal = error as EventApiError;
+      metrics.addMetadata('refusal', refusal.code);
       metrics.addMetric('RequestsRefused', MetricUnit.Count, 1);
-      throw new HttpError(error.statusCode, error.code);
+      throw new HttpError(refusal.statusCode, refusal.code);
     }
   };
 }
