@@ -17,4 +17,4 @@ export async function fallback(event: HttpEvent): Promise<HttpResult> {
   throw new HttpError(404, 'not_found');
 }
 
-export const handler = httpHandler(fallback);
+export const handler = httpHandler(fallback, { emitsMetrics: false });

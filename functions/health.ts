@@ -12,4 +12,4 @@ export async function health(): Promise<HttpResult> {
   return json(report.status === 'ok' ? 200 : 503, report, { 'cache-control': 'no-store' });
 }
 
-export const handler = httpHandler(health);
+export const handler = httpHandler(health, { emitsMetrics: false });

@@ -53,13 +53,13 @@ export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpRe
 
 /**
  * Wraps a domain-facing handler with the observability and error middleware every HTTP function
- * shares. The undecorated handler stays exported beside it for unit tests.
+ * shares. The undecorated handler stays exported beside it for unit tests. A handler that never
+ * emits metrics says so, because Powertools warns on every invocation that flushes none.
  */
-export function httpHandler(handler: HttpHandler) {
-  return middy<HttpEvent, HttpResult>(handler)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(logMetrics(metrics))
-    .use(httpErrors());
+export function httpHandler(handler: HttpHandler, options: { emitsMetrics?: boolean } = {}) {
+  const wrapped = middy<HttpEvent, HttpResult>(handler).use(injectLambdaContext(logger, { resetKeys: true }));
+  if (options.emitsMetrics !== false) wrapped.use(logMetrics(metrics));
+  return wrapped.use(httpErrors());
 }
 
 /** API Gateway v2 lower-cases header names; tests and the local runtime do the same. */
