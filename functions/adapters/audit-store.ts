@@ -14,8 +14,13 @@ const gzipAsync = promisify(gzip);
 export class AuditStore {
   constructor(
     readonly bucket: string,
-    private readonly s3: S3Client = s3Client(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownS3Client?: S3Client,
   ) {}
+
+  private get s3(): S3Client {
+    return this.ownS3Client ?? s3Client();
+  }
 
   async putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void> {
     const body = await gzipAsync(toJsonLines(lines));

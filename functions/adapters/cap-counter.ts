@@ -19,8 +19,13 @@ export class CapCounter {
   constructor(
     private readonly countersTable: string,
     private readonly ledgerTable: string,
-    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
+
+  private get db(): DynamoDBDocumentClient {
+    return this.ownDynamoDBDocumentClient ?? dynamoClient();
+  }
 
   async acceptedThisMonth(companyId: string, nowMs: number): Promise<number> {
     const { Item } = await this.db.send(

@@ -13,8 +13,13 @@ import type { Platform } from '../domain/platform';
 export class ClickStore {
   constructor(
     private readonly tableName: string,
-    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
+
+  private get db(): DynamoDBDocumentClient {
+    return this.ownDynamoDBDocumentClient ?? dynamoClient();
+  }
 
   async record(click: ClickRecord): Promise<void> {
     await this.db.send(

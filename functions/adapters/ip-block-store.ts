@@ -10,8 +10,13 @@ import type { IpBlockEntry } from '../domain/tracking-link';
 export class IpBlockStore {
   constructor(
     private readonly tableName: string,
-    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
+
+  private get db(): DynamoDBDocumentClient {
+    return this.ownDynamoDBDocumentClient ?? dynamoClient();
+  }
 
   /** A later hit replaces the entry, so the block runs from the latest honeypot hit. */
   async block(entry: IpBlockEntry): Promise<void> {

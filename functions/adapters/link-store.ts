@@ -30,8 +30,13 @@ const countryCodes = (codes: string[] | undefined) => (codes?.length ? codes.map
 export class LinkStore {
   constructor(
     private readonly tableName: string,
-    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
+
+  private get db(): DynamoDBDocumentClient {
+    return this.ownDynamoDBDocumentClient ?? dynamoClient();
+  }
 
   /**
    * The app's destinations and lookback are copied onto the link here, so that a redirect is

@@ -5,8 +5,13 @@ import { sqsClient } from '../shared/clients';
 export class MessageQueue<T> {
   constructor(
     private readonly queueUrl: string,
-    private readonly sqs: SQSClient = sqsClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownSQSClient?: SQSClient,
   ) {}
+
+  private get sqs(): SQSClient {
+    return this.ownSQSClient ?? sqsClient();
+  }
 
   async send(message: T): Promise<void> {
     await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message) }));

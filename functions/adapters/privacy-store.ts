@@ -12,8 +12,13 @@ export class PrivacyRequests {
   constructor(
     private readonly receiptsTable: string,
     private readonly queue: MessageQueue<PrivacyMessage>,
-    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
+
+  private get db(): DynamoDBDocumentClient {
+    return this.ownDynamoDBDocumentClient ?? dynamoClient();
+  }
 
   async submit(receipt: PrivacyReceipt, message: PrivacyMessage): Promise<void> {
     await this.db.send(

@@ -15,8 +15,13 @@ const slotAttribute = (slot: number) => `s${slot}`;
 export class RateLimitStore implements SlotCounter {
   constructor(
     private readonly tableName: string,
-    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
+
+  private get db(): DynamoDBDocumentClient {
+    return this.ownDynamoDBDocumentClient ?? dynamoClient();
+  }
 
   async increment(key: string, slot: number, expiresAtMs: number): Promise<ReadonlyMap<number, number>> {
     const { Attributes } = await this.db.send(

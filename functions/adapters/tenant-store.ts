@@ -71,8 +71,13 @@ const serverKeyPk = (keyHash: string) => `server_key#${keyHash}`;
 export class TenantStore {
   constructor(
     private readonly tableName: string,
-    private readonly db: DynamoDBDocumentClient = dynamoClient(),
+    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
+    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
+
+  private get db(): DynamoDBDocumentClient {
+    return this.ownDynamoDBDocumentClient ?? dynamoClient();
+  }
 
   async createCompany(input: { name: string; plan?: 'free' | 'paid'; monthlyCap?: number }): Promise<Company> {
     const plan = input.plan ?? 'free';
