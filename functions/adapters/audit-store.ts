@@ -1,6 +1,6 @@
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from '../shared/clients';
 import { toJsonLines, type AuditBatch, type AuditLine } from '../domain/audit-record';
 
@@ -14,18 +14,12 @@ const gzipAsync = promisify(gzip);
 export class AuditStore {
   constructor(
     readonly bucket: string,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownS3Client?: S3Client,
   ) {}
-
-  private get s3(): S3Client {
-    return this.ownS3Client ?? s3Client();
-  }
 
   async putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void> {
     const body = await gzipAsync(toJsonLines(lines));
     const accepted = lines.filter((line) => line.status === 'accepted').length;
-    await this.s3.send(
+    await s3Client().send(
       new PutObjectCommand({
         Bucket: this.bucket,
         Key: key,

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKey } from '../domain/cap';
 
@@ -19,16 +19,10 @@ export class CapCounter {
   constructor(
     private readonly countersTable: string,
     private readonly ledgerTable: string,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
 
-  private get db(): DynamoDBDocumentClient {
-    return this.ownDynamoDBDocumentClient ?? dynamoClient();
-  }
-
   async acceptedThisMonth(companyId: string, nowMs: number): Promise<number> {
-    const { Item } = await this.db.send(
+    const { Item } = await dynamoClient().send(
       new GetCommand({ TableName: this.countersTable, Key: { pk: capCounterKey(companyId, nowMs) }, ConsistentRead: true }),
     );
     return typeof Item?.n === 'number' ? Item.n : 0;
@@ -44,7 +38,7 @@ export class CapCounter {
     if (batch.accepted === 0) return true;
     const mark = batchMarkKey(batch.appId, batch.bodySha256);
     try {
-      await this.db.send(
+      await dynamoClient().send(
         new PutCommand({
           TableName: this.ledgerTable,
           Item: { pk: mark, expires_at: Math.floor(batch.receivedMs / 1000) + BATCH_MARK_TTL_SECONDS, accepted: batch.accepted },
@@ -56,7 +50,7 @@ export class CapCounter {
       throw error;
     }
     try {
-      await this.db.send(
+      await dynamoClient().send(
         new UpdateCommand({
           TableName: this.countersTable,
           Key: { pk: capCounterKey(batch.companyId, batch.receivedMs) },
@@ -65,7 +59,7 @@ export class CapCounter {
         }),
       );
     } catch (error) {
-      await this.db.send(new DeleteCommand({ TableName: this.ledgerTable, Key: { pk: mark } })).catch(() => undefined);
+      await dynamoClient().send(new DeleteCommand({ TableName: this.ledgerTable, Key: { pk: mark } })).catch(() => undefined);
       throw error;
     }
     return true;

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import { appIpPlatform, type ClickRecord } from '../domain/click';
 import { clientAddress } from '../domain/ip-block';
@@ -13,22 +13,16 @@ import type { Platform } from '../domain/platform';
 export class ClickStore {
   constructor(
     private readonly tableName: string,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
 
-  private get db(): DynamoDBDocumentClient {
-    return this.ownDynamoDBDocumentClient ?? dynamoClient();
-  }
-
   async record(click: ClickRecord): Promise<void> {
-    await this.db.send(
+    await dynamoClient().send(
       new PutCommand({ TableName: this.tableName, Item: click, ConditionExpression: 'attribute_not_exists(click_id)' }),
     );
   }
 
   async byId(clickId: string, nowMs = Date.now()): Promise<ClickRecord | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { click_id: clickId } }));
+    const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { click_id: clickId } }));
     return live(Item as ClickRecord | undefined, nowMs);
   }
 
@@ -39,7 +33,7 @@ export class ClickStore {
   ): Promise<ClickRecord | undefined> {
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.db.send(
+      const page = await dynamoClient().send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: 'by_app_ip_platform',

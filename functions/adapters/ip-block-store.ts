@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import { clientAddress } from '../domain/ip-block';
 import type { IpBlockEntry } from '../domain/tracking-link';
@@ -10,22 +10,16 @@ import type { IpBlockEntry } from '../domain/tracking-link';
 export class IpBlockStore {
   constructor(
     private readonly tableName: string,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
-
-  private get db(): DynamoDBDocumentClient {
-    return this.ownDynamoDBDocumentClient ?? dynamoClient();
-  }
 
   /** A later hit replaces the entry, so the block runs from the latest honeypot hit. */
   async block(entry: IpBlockEntry): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: entry }));
+    await dynamoClient().send(new PutCommand({ TableName: this.tableName, Item: entry }));
   }
 
   /** The active block of an address (any spelling of it), if there is one. */
   async activeBlock(ip: string, nowMs = Date.now()): Promise<IpBlockEntry | undefined> {
-    const { Item } = await this.db.send(
+    const { Item } = await dynamoClient().send(
       new GetCommand({ TableName: this.tableName, Key: { ip: clientAddress(ip).ip }, ConsistentRead: true }),
     );
     const entry = Item as IpBlockEntry | undefined;

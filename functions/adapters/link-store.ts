@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import { TtlCache } from '../shared/ttl-cache';
 import { newLinkId } from '../domain/keys';
@@ -30,13 +30,7 @@ const countryCodes = (codes: string[] | undefined) => (codes?.length ? codes.map
 export class LinkStore {
   constructor(
     private readonly tableName: string,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
-
-  private get db(): DynamoDBDocumentClient {
-    return this.ownDynamoDBDocumentClient ?? dynamoClient();
-  }
 
   /**
    * The app's destinations and lookback are copied onto the link here, so that a redirect is
@@ -62,14 +56,14 @@ export class LinkStore {
     if (!link.honeypot && !hasDestination(link)) {
       throw new LinkConfigError('the link has no destination: give --ios-url, --android-url or --web-url, or set them on the app');
     }
-    await this.db.send(
+    await dynamoClient().send(
       new PutCommand({ TableName: this.tableName, Item: link, ConditionExpression: 'attribute_not_exists(link_id)' }),
     );
     return link;
   }
 
   async byId(linkId: string): Promise<LinkConfig | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { link_id: linkId } }));
+    const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { link_id: linkId } }));
     return Item as LinkConfig | undefined;
   }
 }

@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy';
 import { MessageQueue } from './message-queue';
@@ -12,22 +12,16 @@ export class PrivacyRequests {
   constructor(
     private readonly receiptsTable: string,
     private readonly queue: MessageQueue<PrivacyMessage>,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
 
-  private get db(): DynamoDBDocumentClient {
-    return this.ownDynamoDBDocumentClient ?? dynamoClient();
-  }
-
   async submit(receipt: PrivacyReceipt, message: PrivacyMessage): Promise<void> {
-    await this.db.send(
+    await dynamoClient().send(
       new PutCommand({ TableName: this.receiptsTable, Item: receipt, ConditionExpression: 'attribute_not_exists(request_id)' }),
     );
     try {
       await this.queue.send(message);
     } catch (error) {
-      await this.db
+      await dynamoClient()
         .send(new DeleteCommand({ TableName: this.receiptsTable, Key: { request_id: receipt.request_id } }))
         .catch(() => undefined);
       throw error;

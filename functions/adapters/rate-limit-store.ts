@@ -1,4 +1,4 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import type { SlotCounter } from '../domain/sliding-window';
 
@@ -15,16 +15,10 @@ const slotAttribute = (slot: number) => `s${slot}`;
 export class RateLimitStore implements SlotCounter {
   constructor(
     private readonly tableName: string,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
 
-  private get db(): DynamoDBDocumentClient {
-    return this.ownDynamoDBDocumentClient ?? dynamoClient();
-  }
-
   async increment(key: string, slot: number, expiresAtMs: number): Promise<ReadonlyMap<number, number>> {
-    const { Attributes } = await this.db.send(
+    const { Attributes } = await dynamoClient().send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: key },
@@ -54,7 +48,7 @@ export class RateLimitStore implements SlotCounter {
       clauses.push(`REMOVE ${change.stale.map((_, i) => `#stale${i}`).join(', ')}`);
     }
     if (clauses.length === 0) return;
-    await this.db.send(
+    await dynamoClient().send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: key },

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import { TtlCache } from '../shared/ttl-cache';
 import {
@@ -71,13 +71,7 @@ const serverKeyPk = (keyHash: string) => `server_key#${keyHash}`;
 export class TenantStore {
   constructor(
     private readonly tableName: string,
-    /** Tests pass their own; otherwise the shared client, resolved per call (see shared/clients.ts). */
-    private readonly ownDynamoDBDocumentClient?: DynamoDBDocumentClient,
   ) {}
-
-  private get db(): DynamoDBDocumentClient {
-    return this.ownDynamoDBDocumentClient ?? dynamoClient();
-  }
 
   async createCompany(input: { name: string; plan?: 'free' | 'paid'; monthlyCap?: number }): Promise<Company> {
     const plan = input.plan ?? 'free';
@@ -164,7 +158,7 @@ export class TenantStore {
   }
 
   private async putNew(pk: string, id: string | undefined, kind: string, record: object): Promise<void> {
-    await this.db.send(
+    await dynamoClient().send(
       new PutCommand({
         TableName: this.tableName,
         Item: { ...record, pk, id, kind },
@@ -174,12 +168,12 @@ export class TenantStore {
   }
 
   private async get<T>(pk: string): Promise<T | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }));
+    const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }));
     return Item ? strip<T>(Item) : undefined;
   }
 
   private async byId<T>(id: string, kind: string): Promise<T | undefined> {
-    const { Items } = await this.db.send(
+    const { Items } = await dynamoClient().send(
       new QueryCommand({
         TableName: this.tableName,
         IndexName: 'by_id',
@@ -193,7 +187,7 @@ export class TenantStore {
 
   private async updateExisting(pk: string, expression: string, values: Record<string, unknown>): Promise<boolean> {
     try {
-      await this.db.send(
+      await dynamoClient().send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk },

@@ -9,6 +9,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
  * S3 switches to path-style addressing whenever an S3 endpoint is overridden (s3rver needs it).
  * Clients are made on first use and reused; one is rebuilt only if its endpoint variable changed
  * (a local runtime restarted in the same process, as tests do). In Lambda that never happens.
+ * Adapters call these functions at each use rather than keeping a client of their own, so they
+ * always talk to the current endpoint; unit tests mock them with aws-sdk-client-mock.
  */
 
 /** Retries are few so that a failing dependency turns into a fast, documented 503. */

@@ -76,7 +76,7 @@ describe('audit store and hand-off', () => {
 
   it('writes the lines as one gzip JSONL object with its metadata', async () => {
     s3.on(PutObjectCommand).resolves({});
-    const store = new AuditStore('audit-bucket', new S3Client({ region: 'us-east-1' }));
+    const store = new AuditStore('audit-bucket');
     const events = [validEvent({}, NOW), validEvent({}, NOW), 'junk'];
     const lines = auditLines(events, judgeEvents(events, NOW, NOW).verdicts, batch);
     await store.putBatch('audit/key.jsonl.gz', batch, lines);
@@ -102,7 +102,7 @@ describe('audit store and hand-off', () => {
 
   it('sends the hand-off as one JSON message naming the audit object', async () => {
     sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
-    const queue = new MessageQueue('https://sqs.local/aggregation', new SQSClient({ region: 'us-east-1' }));
+    const queue = new MessageQueue('https://sqs.local/aggregation');
     await queue.send(aggregationMessage('audit-bucket', 'audit/k.jsonl.gz', batch, { accepted: 97, rejected: 3 }));
     expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({
       version: 1,

@@ -1,11 +1,10 @@
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CapCounter } from '../../../functions/adapters/cap-counter';
 import { BATCH_MARK_TTL_SECONDS, capCounterKey, capMonth, capReached } from '../../../functions/domain/cap';
 
 const db = mockClient(DynamoDBDocumentClient);
-const counter = () => new CapCounter('counters', 'ledger', DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })));
+const counter = () => new CapCounter('counters', 'ledger');
 const received = Date.UTC(2025, 0, 31, 23, 59, 59);
 const batch = { companyId: 'com_1', appId: 'app_1', bodySha256: 'ab'.repeat(32), accepted: 7, receivedMs: received };
 

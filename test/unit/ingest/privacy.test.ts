@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { installHash, parseDeletionRequest, privacyRequest, type PrivacyMessage } from '../../../functions/domain/privacy';
@@ -50,11 +49,7 @@ describe('privacy requests store', () => {
   const sqs = mockClient(SQSClient);
   const { receipt, message } = privacyRequest({ requestId: 'r-1', appId: 'app_1', companyId: 'com_1', installUuid: UUID, receivedMs: 5 });
   const store = () =>
-    new PrivacyRequests(
-      'receipts',
-      new MessageQueue<PrivacyMessage>('https://sqs.local/privacy', new SQSClient({ region: 'us-east-1' })),
-      DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })),
-    );
+    new PrivacyRequests('receipts', new MessageQueue<PrivacyMessage>('https://sqs.local/privacy'));
 
   beforeEach(() => {
     db.reset();
