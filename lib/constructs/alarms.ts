@@ -74,6 +74,21 @@ export class AlarmTopic extends Construct {
     alarm.addAlarmAction(this.action);
     return alarm;
   }
+
+  /**
+   * The common shape: fire as soon as one period of the metric is above the threshold (by
+   * default, on any occurrence at all); no data means nothing happened, which is fine.
+   */
+  whenAbove(scope: Construct, id: string, alarmDescription: string, metric: cloudwatch.IMetric, threshold = 0): cloudwatch.Alarm {
+    return this.alarm(scope, id, {
+      alarmDescription,
+      metric,
+      threshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
 }
 
 /** A metric the handlers publish through Powertools, which adds the `service` dimension itself. */
@@ -114,46 +129,38 @@ export class ServiceAlarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
     });
 
-    topic.alarm(this, 'ApiServerErrors', {
-      alarmDescription: 'The HTTP API answered 5xx on some route.',
-      metric: api.metricServerError({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-
-    topic.alarm(this, 'AuditWriteFailed', {
-      alarmDescription: 'Accepted events could not be written to the audit store (clients were told to retry).',
-      metric: serviceMetric('AuditWriteFailed', { statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    topic.whenAbove(
+      this,
+      'ApiServerErrors',
+      'The HTTP API answered 5xx on some route.',
+      api.metricServerError({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
+    );
+    topic.whenAbove(
+      this,
+      'AuditWriteFailed',
+      'Accepted events could not be written to the audit store (clients were told to retry).',
+      serviceMetric('AuditWriteFailed', { statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
+    );
 
     for (const [name, deadLetterQueue] of entriesOf(stores.deadLetterQueues)) {
-      topic.alarm(this, `${pascalCase(name)}DeadLetters`, {
-        alarmDescription: `Messages of the ${name} queue were given up on and sit in its dead-letter queue.`,
-        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, period: fiveMinutes }),
-        threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+      topic.whenAbove(
+        this,
+        `${pascalCase(name)}DeadLetters`,
+        `Messages of the ${name} queue were given up on and sit in its dead-letter queue.`,
+        deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, period: fiveMinutes }),
+      );
     }
 
     for (const [name, spec] of entriesOf<QueueName, QueueSpec>(queueSpecs)) {
       const limit = spec.ageAlarm;
       if (!limit) continue;
-      topic.alarm(this, `${pascalCase(name)}QueueAge`, {
-        alarmDescription: limit.meaning,
-        metric: stores.queues[name].metricApproximateAgeOfOldestMessage({ statistic: cloudwatch.Stats.MAXIMUM, period: fiveMinutes }),
-        threshold: limit.seconds,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+      topic.whenAbove(
+        this,
+        `${pascalCase(name)}QueueAge`,
+        limit.meaning,
+        stores.queues[name].metricApproximateAgeOfOldestMessage({ statistic: cloudwatch.Stats.MAXIMUM, period: fiveMinutes }),
+        limit.seconds,
+      );
     }
   }
 }

@@ -48,21 +48,17 @@ export class ManifestFunction extends Construct {
     }
 
     const fiveMinutes = Duration.minutes(5);
-    alarms.alarm(this, 'Errors', {
-      alarmDescription: `The ${name} function failed (an uncaught error or a timeout).`,
-      metric: this.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    alarms.alarm(this, 'Throttles', {
-      alarmDescription: `Invocations of the ${name} function were throttled (account or function concurrency reached).`,
-      metric: this.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    alarms.whenAbove(
+      this,
+      'Errors',
+      `The ${name} function failed (an uncaught error or a timeout).`,
+      this.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
+    );
+    alarms.whenAbove(
+      this,
+      'Throttles',
+      `Invocations of the ${name} function were throttled (account or function concurrency reached).`,
+      this.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
+    );
   }
 }
