@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envName } from '../lib/manifest';
+import { localCredentials } from './provision';
 
 /**
  * DATA_DIR/endpoints.json: where a running local stack can be reached, for the admin CLI, the AWS
@@ -36,8 +37,8 @@ export function readEndpoints(dataDir: string): EndpointsFile | undefined {
 export function applyLocalEnvironment(endpoints: Pick<EndpointsFile, 'region' | 'dynamodb' | 's3' | 'sqs' | 'tables' | 'bucket' | 'queues'>): void {
   const env: Record<string, string> = {
     AWS_REGION: endpoints.region,
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
     AWS_ENDPOINT_URL_S3: endpoints.s3,
     AWS_ENDPOINT_URL_SQS: endpoints.sqs,

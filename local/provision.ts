@@ -32,14 +32,13 @@ export interface EmulatorEndpoints {
 
 // s3rver accepts only its own fixed key pair; dynalite and the SQS emulator accept any.
 export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-const credentials = localCredentials;
 
 export const localBucketName = `attribution-${bucket.name}`;
 
 export async function provision(endpoints: EmulatorEndpoints): Promise<ResourceNames> {
-  const dynamo = new DynamoDBClient({ region: endpoints.region, endpoint: endpoints.dynamodb, credentials });
-  const s3 = new S3Client({ region: endpoints.region, endpoint: endpoints.s3, credentials, forcePathStyle: true });
-  const sqs = new SQSClient({ region: endpoints.region, endpoint: endpoints.sqs, credentials });
+  const dynamo = new DynamoDBClient({ region: endpoints.region, endpoint: endpoints.dynamodb, credentials: localCredentials });
+  const s3 = new S3Client({ region: endpoints.region, endpoint: endpoints.s3, credentials: localCredentials, forcePathStyle: true });
+  const sqs = new SQSClient({ region: endpoints.region, endpoint: endpoints.sqs, credentials: localCredentials });
   try {
     const names: ResourceNames = { tables: {}, bucket: localBucketName, queues: {}, deadLetterQueues: {} };
     for (const [name, spec] of Object.entries(tables) as [string, TableSpec][]) {

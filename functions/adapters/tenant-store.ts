@@ -92,9 +92,6 @@ export class TenantStore {
     return this.get<Company>(companyPk(companyKey));
   }
 
-  async companyById(companyId: string): Promise<Company | undefined> {
-    return this.byId<Company>(companyId, 'company');
-  }
 
   /** Returns false when no company has that key. */
   async setCompanySuspended(companyKey: string, suspended: boolean): Promise<boolean> {
