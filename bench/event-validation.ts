@@ -11,14 +11,14 @@ import {
   MAX_PROPERTIES,
   MAX_PROPERTIES_JSON_BYTES,
   MAX_REVENUE_USD,
-  UUID_PATTERN,
   isStorable,
   type BatchContext,
   type RejectionReason,
-} from '../functions/domain/event-validation';
+} from '../functions/domain/ingest/event-validation';
+import { UUID_PATTERN } from '../functions/domain/common/uuid';
 
 /**
- * The schema-library twin of functions/domain/event-validation.ts, written with zod 4 for the
+ * The schema-library twin of functions/domain/ingest/event-validation.ts, written with zod 4 for the
  * benchmark only. It encodes the same rules (the unit tests check that both give the same
  * reason for a varied corpus), so the timings compare like with like.
  */

@@ -4,11 +4,12 @@
  * machine's noise out of the comparison.
  */
 import { gzipSync, gunzipSync } from 'node:zlib';
-import { decodeBody, parseBatch, parseJson } from '../functions/domain/batch-body';
-import { judgeEvents, validateEvent } from '../functions/domain/event-validation';
-import { auditKey, auditLines, sha256Hex, toJsonLines } from '../functions/domain/audit-record';
-import { isValidSignature, signBody } from '../functions/domain/signature';
-import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/event-api';
+import { decodeBody, parseBatch, parseJson } from '../functions/domain/ingest/batch-body';
+import { judgeEvents, validateEvent } from '../functions/domain/ingest/event-validation';
+import { auditKey, auditLines, toJsonLines } from '../functions/domain/ingest/audit-record';
+import { sha256Hex } from '../functions/domain/common/hashing';
+import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
+import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
 
 const ROUNDS = 5;

@@ -4,7 +4,8 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { envName, outputKey, queues, tables } from '../lib/manifest';
 import { resourceName } from '../functions/shared/config';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import { LinkConfigError, LinkStore } from '../functions/adapters/link-store';
+import { LinkStore } from '../functions/adapters/link-store';
+import { LinkConfigError } from '../functions/domain/links/link-config';
 import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/environment';
 
 /**

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { signBody } from '../functions/domain/signature';
-import type { RejectionReason, SdkEvent } from '../functions/domain/event-validation';
+import { signBody } from '../functions/domain/ingest/signature';
+import type { RejectionReason, SdkEvent } from '../functions/domain/ingest/event-validation';
 
 /**
  * A small typed client of the event API (POST /event, POST /privacy/delete), used by the tests,

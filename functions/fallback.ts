@@ -1,5 +1,6 @@
-import { httpHandler, HttpError, type HttpEvent, type HttpResult } from './shared/http';
-import { isReportName, REPORTS_PREFIX } from './domain/reports';
+import { httpHandler, type HttpEvent, type HttpResult } from './shared/http';
+import { ServiceError } from './domain/common/errors';
+import { isReportName, REPORTS_PREFIX } from './domain/reports/reports';
 
 /**
  * Everything no other route takes. Under the reports prefix: a known report with a method other
@@ -11,10 +12,10 @@ export async function fallback(event: HttpEvent): Promise<HttpResult> {
   const method = event.requestContext.http.method.toUpperCase();
   if (path === REPORTS_PREFIX || path.startsWith(`${REPORTS_PREFIX}/`)) {
     const name = path.slice(REPORTS_PREFIX.length + 1);
-    if (isReportName(name) && method !== 'GET') throw new HttpError(405, 'method_not_allowed', { allow: 'GET' });
-    throw new HttpError(404, 'unknown_report');
+    if (isReportName(name) && method !== 'GET') throw new ServiceError(405, 'method_not_allowed', { allow: 'GET' });
+    throw new ServiceError(404, 'unknown_report');
   }
-  throw new HttpError(404, 'not_found');
+  throw new ServiceError(404, 'not_found');
 }
 
 export const handler = httpHandler(fallback, { emitsMetrics: false });

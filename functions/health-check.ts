@@ -4,7 +4,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { intEnv } from './shared/config';
 import { logger, metrics } from './shared/observability';
-import { BINDINGS, checkHealth, type HealthReport } from './domain/health';
+import { BINDINGS, checkHealth, type HealthReport } from './domain/health/health';
 import { healthProbes } from './adapters/health-probes';
 
 const probes = healthProbes();

@@ -1,6 +1,6 @@
 import { intEnv } from './shared/config';
 import { httpHandler, json, type HttpResult } from './shared/http';
-import { checkHealth } from './domain/health';
+import { checkHealth } from './domain/health/health';
 import { healthProbes } from './adapters/health-probes';
 
 const probes = healthProbes();

@@ -1,11 +1,12 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { intEnv, resourceName } from './shared/config';
-import { header, httpHandler, HttpError, type HttpEvent, type HttpResult } from './shared/http';
+import { header, httpHandler, type HttpEvent, type HttpResult } from './shared/http';
 import { logger, metrics } from './shared/observability';
 import { viewerOf } from './shared/viewer';
-import { newClickId } from './domain/click';
-import { slidingWindow } from './domain/sliding-window';
-import { followLink, type LinkOutcome, type TrackingLinkPorts } from './domain/tracking-link';
+import { ServiceError } from './domain/common/errors';
+import { newClickId } from './domain/links/click';
+import { slidingWindow } from './domain/links/sliding-window';
+import { followLink, type LinkOutcome, type TrackingLinkPorts } from './domain/links/tracking-link';
 import { CachedLinks, LinkStore } from './adapters/link-store';
 import { ClickStore } from './adapters/click-store';
 import { IpBlockStore } from './adapters/ip-block-store';
@@ -30,7 +31,7 @@ const ports: TrackingLinkPorts = {
 const NO_STORE = { 'cache-control': 'no-store' };
 
 /**
- * GET /l/{link_id}: the tracking-link redirect (functions/domain/tracking-link.ts has the rules).
+ * GET /l/{link_id}: the tracking-link redirect (functions/domain/links/tracking-link.ts has the rules).
  * The client address, country and ASN come only from viewerOf(), i.e. from CloudFront.
  */
 export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
@@ -44,9 +45,9 @@ export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
   count(outcome);
   switch (outcome.kind) {
     case 'unknown_link':
-      throw new HttpError(404, 'unknown_link', NO_STORE);
+      throw new ServiceError(404, 'unknown_link', NO_STORE);
     case 'rate_limited':
-      throw new HttpError(429, 'rate_limited', { ...NO_STORE, 'retry-after': String(outcome.retryAfterSeconds) });
+      throw new ServiceError(429, 'rate_limited', { ...NO_STORE, 'retry-after': String(outcome.retryAfterSeconds) });
     case 'redirect':
       return { statusCode: 302, headers: { ...NO_STORE, location: outcome.location } };
   }

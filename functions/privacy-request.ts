@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { httpHandler, json, type HttpEvent, type HttpResult } from './shared/http';
 import { resourceName } from './shared/config';
+import { eventApi, readEventRequest } from './shared/event-request';
 import { logger, metrics } from './shared/observability';
-import { EventApiError } from './domain/event-api';
-import { parseDeletionRequest, privacyRequest as deletionRequest, type PrivacyMessage } from './domain/privacy';
+import { EventApiError } from './domain/ingest/event-api';
+import { parseDeletionRequest, privacyRequest as deletionRequest, type PrivacyMessage } from './domain/privacy/privacy';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
-import { eventApi, readEventRequest } from './adapters/event-request';
 import { MessageQueue } from './adapters/message-queue';
 import { PrivacyRequests } from './adapters/privacy-store';
 

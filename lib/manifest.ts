@@ -52,7 +52,7 @@ export const tables = {
   rate_limits: {
     purpose:
       'Sliding-window click counters: one item per IP block (block#<cidr>) with one counter per ' +
-      'slot of the window (s<slot index>); see functions/domain/sliding-window.ts.',
+      'slot of the window (s<slot index>); see functions/domain/links/sliding-window.ts.',
     partitionKey: S('pk'),
     ttlAttribute: 'expires_at',
   },
@@ -225,6 +225,9 @@ export const envName = {
   /** The secret CloudFront adds as x-origin-verify; handlers trust its viewer headers only with it. */
   originVerifySecret: () => 'ORIGIN_VERIFY_SECRET',
 };
+
+/** The origin header CloudFront (or the local edge) sets to that secret on every request it forwards. */
+export const originVerifyHeader = 'x-origin-verify';
 
 const pascal = (name: string) => name.replace(/(^|[_-])([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ORIGIN_VERIFY_HEADER } from '../functions/shared/viewer';
+import { originVerifyHeader } from '../lib/manifest';
 import { buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
 import { invoke } from './lambda';
 
@@ -44,10 +44,10 @@ export async function startEdge(options: EdgeOptions): Promise<{ server: Server;
     const viewerIp = options.trustProxy ? forwardedFor(request) ?? socketIp : socketIp;
     const edgeHeaders: Record<string, string> = {
       'cloudfront-viewer-address': viewerIp.includes(':') ? `[${viewerIp}]:${request.socket.remotePort}` : `${viewerIp}:${request.socket.remotePort}`,
-      [ORIGIN_VERIFY_HEADER]: options.originSecret,
+      [originVerifyHeader]: options.originSecret,
     };
     for (const name of Object.keys(request.headers)) {
-      const edgeOwned = name.startsWith('cloudfront-') || name === ORIGIN_VERIFY_HEADER;
+      const edgeOwned = name.startsWith('cloudfront-') || name === originVerifyHeader;
       const simulated = options.trustProxy && (name === 'cloudfront-viewer-country' || name === 'cloudfront-viewer-asn');
       if (edgeOwned && !simulated) delete request.headers[name];
     }

@@ -2,7 +2,7 @@ import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from '../shared/clients';
-import { toJsonLines, type AuditBatch, type AuditLine } from '../domain/audit-record';
+import { toJsonLines, type AuditBatch, type AuditLine } from '../domain/ingest/audit-record';
 
 const gzipAsync = promisify(gzip);
 

@@ -1,14 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
-import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKey } from '../domain/cap';
-
-export interface CountedBatch {
-  readonly companyId: string;
-  readonly appId: string;
-  readonly bodySha256: string;
-  readonly accepted: number;
-  readonly receivedMs: number;
-}
+import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKey, type CountedBatch } from '../domain/ingest/cap';
 
 /**
  * The monthly accepted-event count of each company (counters table, attribute n, ADD only) and

@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
-import { appIpPlatform, type ClickRecord } from '../domain/click';
-import { clientAddress } from '../domain/ip-block';
-import type { Platform } from '../domain/platform';
+import { appIpPlatform, type ClickRecord } from '../domain/links/click';
+import { clientAddress } from '../domain/links/ip-block';
+import type { Platform } from '../domain/links/platform';
 
 /**
  * Click records. The redirect writes them; the aggregator reads one by id (deterministic

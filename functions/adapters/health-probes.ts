@@ -4,7 +4,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { queues } from '../../lib/manifest';
 import { dynamoClient, s3Client, sqsClient } from '../shared/clients';
 import { resourceName } from '../shared/config';
-import type { Binding, Probe } from '../domain/health';
+import type { Binding, Probe } from '../domain/health/health';
 
 /**
  * relational_store: the tenants table (companies, apps, keys: the service's relational data).

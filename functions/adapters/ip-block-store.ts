@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
-import { clientAddress } from '../domain/ip-block';
-import type { IpBlockEntry } from '../domain/tracking-link';
+import { clientAddress } from '../domain/links/ip-block';
+import type { IpBlockEntry } from '../domain/links/tracking-link';
 
 /**
  * Addresses blocked by honeypot links, one item per address. DynamoDB's TTL deletes an entry

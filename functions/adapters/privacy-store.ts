@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
-import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy';
+import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy/privacy';
 import { MessageQueue } from './message-queue';
 
 /**

@@ -1,12 +1,12 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
-import type { SlotCounter } from '../domain/sliding-window';
+import type { SlotCounter } from '../domain/links/sliding-window';
 
 const SLOT_ATTRIBUTE = /^s(\d+)$/;
 const slotAttribute = (slot: number) => `s${slot}`;
 
 /**
- * The sliding window's slot counters (functions/domain/sliding-window.ts) in DynamoDB: one item
+ * The sliding window's slot counters (functions/domain/links/sliding-window.ts) in DynamoDB: one item
  * per key (block#<cidr>) with one number attribute per slot, s<slot index>. One UpdateItem adds
  * to the current slot and returns the whole item (ALL_NEW), which is the atomic
  * increment-then-read the algorithm needs, in a single round trip; the item stays a few hundred

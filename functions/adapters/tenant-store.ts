@@ -9,48 +9,16 @@ import {
   newCompanyKey,
   newServerKey,
   newSigningSecret,
-} from '../domain/keys';
-
-/** Free plan: 10,000 accepted events per calendar month (UTC) unless --monthly-cap says otherwise. */
-export const FREE_PLAN_MONTHLY_CAP = 10_000;
-export const DEFAULT_LOOKBACK_DAYS = 7;
-
-export interface Company {
-  company_id: string;
-  company_key: string;
-  name: string;
-  plan: 'free' | 'paid';
-  /** null: no cap (paid plans unless one is set). */
-  monthly_cap: number | null;
-  suspended: boolean;
-  created_ms: number;
-}
-
-export interface AppDestinations {
-  ios_url?: string;
-  android_url?: string;
-  web_url?: string;
-}
-
-export interface App extends AppDestinations {
-  app_id: string;
-  app_key: string;
-  company_id: string;
-  company_key: string;
-  name: string;
-  signing_secret: string;
-  probabilistic: boolean;
-  lookback_days: number;
-  created_ms: number;
-}
-
-export interface ServerKeyRecord {
-  key_hash: string;
-  app_id: string;
-  company_id: string;
-  revoked: boolean;
-  created_ms: number;
-}
+} from '../domain/tenants/keys';
+import {
+  DEFAULT_LOOKBACK_DAYS,
+  monthlyCapFor,
+  type App,
+  type AppDestinations,
+  type Company,
+  type Plan,
+  type ServerKeyRecord,
+} from '../domain/tenants/tenant';
 
 export class NotFoundError extends Error {
   constructor(what: string) {
@@ -73,14 +41,14 @@ export class TenantStore {
     private readonly tableName: string,
   ) {}
 
-  async createCompany(input: { name: string; plan?: 'free' | 'paid'; monthlyCap?: number }): Promise<Company> {
+  async createCompany(input: { name: string; plan?: Plan; monthlyCap?: number }): Promise<Company> {
     const plan = input.plan ?? 'free';
     const company: Company = {
       company_id: newCompanyId(),
       company_key: newCompanyKey(),
       name: input.name,
       plan,
-      monthly_cap: input.monthlyCap ?? (plan === 'free' ? FREE_PLAN_MONTHLY_CAP : null),
+      monthly_cap: monthlyCapFor(plan, input.monthlyCap),
       suspended: false,
       created_ms: Date.now(),
     };

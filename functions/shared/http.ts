@@ -2,25 +2,11 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { ServiceError } from '../domain/common/errors';
 import { logger, metrics } from './observability';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
-
-/**
- * A failure the client is told about. Every error body on every endpoint is {"error": code};
- * the code is one of the documented ones, so nothing internal ever reaches a client.
- */
-export class HttpError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(code);
-    this.name = 'HttpError';
-  }
-}
 
 export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
   return {
@@ -30,16 +16,20 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
   };
 }
 
-export function errorResult(error: HttpError): HttpResult {
-  return json(error.statusCode, { error: error.code }, error.headers);
+/** Every error body on every endpoint is {"error": code}, with the code one of the documented ones. */
+export function errorResult(error: ServiceError): HttpResult {
+  return json(error.statusCode, { error: error.code }, { ...error.headers });
 }
 
-/** Maps thrown errors to HTTP in one place: documented codes as they are, anything else a bare 500. */
+/**
+ * Maps thrown errors to HTTP in one place: a ServiceError (an event API refusal, an unknown link,
+ * a rate limit) as its code, anything else a bare 500.
+ */
 export function httpErrors(): MiddlewareObj<HttpEvent, HttpResult> {
   return {
     onError: async (request) => {
       const { error } = request;
-      if (error instanceof HttpError) {
+      if (error instanceof ServiceError) {
         request.response = errorResult(error);
         return;
       }

@@ -1,4 +1,4 @@
-import { envName } from '../../lib/manifest';
+import { envName, originVerifyHeader } from '../../lib/manifest';
 import type { HttpEvent } from './http';
 
 /**
@@ -17,12 +17,10 @@ export interface Viewer {
   readonly asn?: number;
 }
 
-export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
-
 export function viewerOf(event: HttpEvent, originSecret = process.env[envName.originVerifySecret()]): Viewer {
   const headers = event.headers ?? {};
   const sourceIp = event.requestContext?.http?.sourceIp ?? '0.0.0.0';
-  const fromEdge = Boolean(originSecret) && headers[ORIGIN_VERIFY_HEADER] === originSecret;
+  const fromEdge = Boolean(originSecret) && headers[originVerifyHeader] === originSecret;
   if (!fromEdge) return { ip: normalizeIp(sourceIp) };
   const address = headers['cloudfront-viewer-address'];
   const asn = Number(headers['cloudfront-viewer-asn']);

@@ -7,8 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { ORIGIN_VERIFY_HEADER } from '../../functions/shared/viewer';
-import { envName } from '../manifest';
+import { envName, originVerifyHeader } from '../manifest';
 
 /** Environment variable through which HTTP handlers learn the origin secret (functions/shared/viewer.ts). */
 export const ORIGIN_VERIFY_ENV = envName.originVerifySecret();
@@ -92,7 +91,7 @@ export class Edge extends Construct {
           originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
           // API Gateway stops an integration after 30 seconds; CloudFront should not give up sooner.
           readTimeout: Duration.seconds(30),
-          customHeaders: { [ORIGIN_VERIFY_HEADER]: this.originVerifySecret },
+          customHeaders: { [originVerifyHeader]: this.originVerifySecret },
         }),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { runAdmin, UsageError } from '../../bin/admin';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { hashServerKey } from '../../functions/domain/keys';
+import { hashServerKey } from '../../functions/domain/tenants/keys';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../../functions/shared/clients';
 import { startLocalStack, type LocalStack } from '../support/local-stack';

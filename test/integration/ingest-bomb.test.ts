@@ -4,9 +4,9 @@
 
 import { gzipSync } from 'node:zlib';
 import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
-import { MAX_DECOMPRESSED_BYTES, MAX_RAW_BODY_BYTES } from '../../functions/domain/event-api';
+import { MAX_DECOMPRESSED_BYTES, MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
 import { signedRequest } from '../../client/event-client';
-import { signBody } from '../../functions/domain/signature';
+import { signBody } from '../../functions/domain/ingest/signature';
 import { credentialsOf, post, validEvent } from './ingest-support';
 
 const MiB = 1024 * 1024;

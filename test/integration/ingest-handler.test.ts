@@ -12,11 +12,11 @@ import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { dynamoClient } from '../../functions/shared/clients';
 import type { HttpEvent, HttpResult } from '../../functions/shared/http';
-import { capCounterKey } from '../../functions/domain/cap';
-import { EVENT_API_ERRORS } from '../../functions/domain/event-api';
-import { EVENT_RULES } from '../../functions/domain/event-validation';
-import { signBody } from '../../functions/domain/signature';
-import { newAppKey, newCompanyKey } from '../../functions/domain/keys';
+import { capCounterKey } from '../../functions/domain/ingest/cap';
+import { EVENT_API_ERRORS } from '../../functions/domain/ingest/event-api';
+import { EVENT_RULES } from '../../functions/domain/ingest/event-validation';
+import { signBody } from '../../functions/domain/ingest/signature';
+import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { apiEvent, lambdaContext, validEvent } from './ingest-support';
 
 type Handler = (event: HttpEvent, context: Context) => Promise<HttpResult>;

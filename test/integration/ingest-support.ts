@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { HttpEvent } from '../../functions/shared/http';
-import type { SdkEvent } from '../../functions/domain/event-validation';
+import type { SdkEvent } from '../../functions/domain/ingest/event-validation';
 import { signedRequest, type AppCredentials, type SignedRequest } from '../../client/event-client';
-import { signBody } from '../../functions/domain/signature';
+import { signBody } from '../../functions/domain/ingest/signature';
 import type { Tenant } from '../support/local-stack';
 
 /** Helpers shared by the ingestion tests (unit and integration). */

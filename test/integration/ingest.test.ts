@@ -9,10 +9,10 @@ import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { dynamoClient } from '../../functions/shared/clients';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { capCounterKey } from '../../functions/domain/cap';
-import { MAX_RAW_BODY_BYTES } from '../../functions/domain/event-api';
-import { signBody } from '../../functions/domain/signature';
-import { newAppKey, newCompanyKey } from '../../functions/domain/keys';
+import { capCounterKey } from '../../functions/domain/ingest/cap';
+import { MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
+import { signBody } from '../../functions/domain/ingest/signature';
+import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { EventClient, eventBatchRequest, signedRequest, type SignedRequest } from '../../client/event-client';
 import { credentialsOf, post, signedBytes, validEvent } from './ingest-support';
 

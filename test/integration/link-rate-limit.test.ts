@@ -4,7 +4,7 @@
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { RateLimitStore } from '../../functions/adapters/rate-limit-store';
-import { admit, slidingWindow, type Admission } from '../../functions/domain/sliding-window';
+import { admit, slidingWindow, type Admission } from '../../functions/domain/links/sliding-window';
 import { resourceName } from '../../functions/shared/config';
 import { MOBILE } from '../unit/links/user-agents';
 

@@ -4,11 +4,12 @@
 
 import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { LinkConfigError, LinkStore, type NewLink } from '../../functions/adapters/link-store';
+import { LinkStore } from '../../functions/adapters/link-store';
+import { LinkConfigError, type NewLink } from '../../functions/domain/links/link-config';
 import { runAdmin } from '../../bin/admin';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { IpBlockStore } from '../../functions/adapters/ip-block-store';
-import type { ClickRecord } from '../../functions/domain/click';
+import type { ClickRecord } from '../../functions/domain/links/click';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { CRAWLERS, DESKTOP, IPADOS_SAFARI, MOBILE } from '../unit/links/user-agents';

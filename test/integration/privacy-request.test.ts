@@ -11,10 +11,10 @@ import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { dynamoClient } from '../../functions/shared/clients';
 import type { HttpEvent, HttpResult } from '../../functions/shared/http';
-import { EVENT_API_ERRORS, MAX_RAW_BODY_BYTES } from '../../functions/domain/event-api';
-import { installHash } from '../../functions/domain/privacy';
-import { signBody } from '../../functions/domain/signature';
-import { newAppKey, newCompanyKey } from '../../functions/domain/keys';
+import { EVENT_API_ERRORS, MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
+import { installHash } from '../../functions/domain/privacy/privacy';
+import { signBody } from '../../functions/domain/ingest/signature';
+import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { EventClient, signedRequest, type SignedRequest } from '../../client/event-client';
 import { apiEvent, credentialsOf, lambdaContext, post, signedBytes } from './ingest-support';
 

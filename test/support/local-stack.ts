@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../local/runtime';
-import { TenantStore, type App, type Company } from '../../functions/adapters/tenant-store';
+import { TenantStore } from '../../functions/adapters/tenant-store';
+import type { App, Company } from '../../functions/domain/tenants/tenant';
 import { resourceName } from '../../functions/shared/config';
 
 /**

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { decodeBody, parseBatch, parseJson } from '../../../functions/domain/batch-body';
-import { EventApiError, MAX_DECOMPRESSED_BYTES, type EventApiErrorCode } from '../../../functions/domain/event-api';
+import { decodeBody, parseBatch, parseJson } from '../../../functions/domain/ingest/batch-body';
+import { EventApiError, MAX_DECOMPRESSED_BYTES, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
 
 async function codeOf(work: () => unknown): Promise<EventApiErrorCode | undefined> {
   try {

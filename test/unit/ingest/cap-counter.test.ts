@@ -1,7 +1,7 @@
 import { mockClient } from 'aws-sdk-client-mock';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CapCounter } from '../../../functions/adapters/cap-counter';
-import { BATCH_MARK_TTL_SECONDS, capCounterKey, capMonth, capReached } from '../../../functions/domain/cap';
+import { BATCH_MARK_TTL_SECONDS, capCounterKey, capMonth, capReached } from '../../../functions/domain/ingest/cap';
 
 const db = mockClient(DynamoDBDocumentClient);
 const counter = () => new CapCounter('counters', 'ledger');

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { authenticate, type TenantLookup } from '../../../functions/domain/event-auth';
-import { EventApiError, MAX_RAW_BODY_BYTES, type EventApiErrorCode } from '../../../functions/domain/event-api';
-import { isValidSignature, signBody } from '../../../functions/domain/signature';
-import { newAppKey, newCompanyKey, newSigningSecret } from '../../../functions/domain/keys';
+import { authenticate, type TenantLookup } from '../../../functions/domain/ingest/event-auth';
+import { EventApiError, MAX_RAW_BODY_BYTES, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
+import { isValidSignature, signBody } from '../../../functions/domain/ingest/signature';
+import { newAppKey, newCompanyKey, newSigningSecret } from '../../../functions/domain/tenants/keys';
 
 describe('request signature', () => {
   const secret = newSigningSecret();

@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { EventApiRequestError, EventClient, eventBatchRequest, signedRequest, type AppCredentials } from '../../../client/event-client';
-import { isValidSignature } from '../../../functions/domain/signature';
-import { newAppKey, newCompanyKey, newSigningSecret } from '../../../functions/domain/keys';
+import { isValidSignature } from '../../../functions/domain/ingest/signature';
+import { newAppKey, newCompanyKey, newSigningSecret } from '../../../functions/domain/tenants/keys';
 import { validEvent } from '../../integration/ingest-support';
 
 const credentials: AppCredentials = { companyKey: newCompanyKey(), appKey: newAppKey(), signingSecret: newSigningSecret() };

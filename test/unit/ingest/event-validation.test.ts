@@ -8,7 +8,7 @@ import {
   validateEvent,
   type BatchContext,
   type RejectionReason,
-} from '../../../functions/domain/event-validation';
+} from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);

@@ -1,4 +1,4 @@
-import { validateEvent } from '../../../functions/domain/event-validation';
+import { validateEvent } from '../../../functions/domain/ingest/event-validation';
 import { batchContext, sampleBatch, validateWithZod } from '../../../bench/event-validation';
 
 // The benchmark compares the hand-written validator with a zod schema; the comparison means

@@ -1,4 +1,4 @@
-import { clientAddress } from '../../../functions/domain/ip-block';
+import { clientAddress } from '../../../functions/domain/links/ip-block';
 
 describe('clientAddress', () => {
   it('keys an IPv4 address on its /24', () => {

@@ -1,4 +1,4 @@
-import type { SlotCounter } from '../../../functions/domain/sliding-window';
+import type { SlotCounter } from '../../../functions/domain/links/sliding-window';
 
 /** The SlotCounter contract in memory: each call is atomic, as one DynamoDB UpdateItem is. */
 export class MemorySlotCounter implements SlotCounter {

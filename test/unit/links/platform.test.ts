@@ -1,4 +1,4 @@
-import { platformOf } from '../../../functions/domain/platform';
+import { platformOf } from '../../../functions/domain/links/platform';
 import { ANDROID, CRAWLERS, DESKTOP, IOS, IPADOS_SAFARI } from './user-agents';
 
 describe('platformOf', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { destinationFor, hasDestination, redirectLocation } from '../../../functions/domain/redirect-url';
+import { destinationFor, hasDestination, redirectLocation } from '../../../functions/domain/links/redirect-url';
 
 const destinations = {
   ios_url: 'https://apps.apple.com/us/app/example/id1234567890?pt=42&ct=spring%20sale',

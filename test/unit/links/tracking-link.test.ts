@@ -1,6 +1,6 @@
-import type { ClickRecord } from '../../../functions/domain/click';
-import { FIELD_CAPS, cap } from '../../../functions/domain/click';
-import { slidingWindow } from '../../../functions/domain/sliding-window';
+import type { ClickRecord } from '../../../functions/domain/links/click';
+import { FIELD_CAPS, cap } from '../../../functions/domain/links/click';
+import { slidingWindow } from '../../../functions/domain/links/sliding-window';
 import {
   followLink,
   HONEYPOT_BLOCK_DAYS,
@@ -8,7 +8,7 @@ import {
   type LinkConfig,
   type LinkRequest,
   type TrackingLinkPorts,
-} from '../../../functions/domain/tracking-link';
+} from '../../../functions/domain/links/tracking-link';
 import { MemorySlotCounter } from './memory-slot-counter';
 import { CRAWLERS, DESKTOP, MOBILE } from './user-agents';
 

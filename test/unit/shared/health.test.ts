@@ -1,4 +1,4 @@
-import { checkHealth, type Probe } from '../../../functions/domain/health';
+import { checkHealth, type Probe } from '../../../functions/domain/health/health';
 
 const ok: Probe = async () => undefined;
 

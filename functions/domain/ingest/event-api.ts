@@ -1,3 +1,5 @@
+import { ServiceError } from '../common/errors';
+
 /**
  * The failures of the event API (POST /event and POST /privacy/delete) and their statuses, as
  * spec/interface.md lists them, plus the two DESIGN adds (415 and the privacy 503). One table, so
@@ -25,14 +27,16 @@ export const EVENT_API_ERRORS = {
 
 export type EventApiErrorCode = keyof typeof EVENT_API_ERRORS;
 
-/** A request the event API refuses as a whole; the handler side turns it into {"error": code}. */
-export class EventApiError extends Error {
-  readonly statusCode: number;
+/**
+ * A request the event API refuses as a whole: a ServiceError whose status is the table's, so the
+ * shared HTTP middleware renders it as {"error": code} like any other.
+ */
+export class EventApiError extends ServiceError {
+  declare readonly code: EventApiErrorCode;
 
-  constructor(readonly code: EventApiErrorCode) {
-    super(code);
+  constructor(code: EventApiErrorCode) {
+    super(EVENT_API_ERRORS[code], code);
     this.name = 'EventApiError';
-    this.statusCode = EVENT_API_ERRORS[code];
   }
 }
 

@@ -21,3 +21,12 @@ export function capReached(acceptedThisMonth: number, monthlyCap: number | null)
  */
 export const batchMarkKey = (appId: string, bodySha256: string): string => `ingest#batch#${appId}#${bodySha256}`;
 export const BATCH_MARK_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+/** A stored batch as the cap counts it: its accepted events, once, in the month it arrived. */
+export interface CountedBatch {
+  readonly companyId: string;
+  readonly appId: string;
+  readonly bodySha256: string;
+  readonly accepted: number;
+  readonly receivedMs: number;
+}

@@ -1,10 +1,10 @@
-import { authenticate, type TenantLookup } from '../domain/event-auth';
-import { decodeBody, parseJson } from '../domain/batch-body';
-import { EventApiError, type EventApiErrorCode } from '../domain/event-api';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { header, HttpError, rawBody, type HttpEvent, type HttpHandler } from '../shared/http';
-import { logger, metrics } from '../shared/observability';
-import type { App, Company } from './tenant-store';
+import { authenticate, type TenantLookup } from '../domain/ingest/event-auth';
+import { decodeBody, parseJson } from '../domain/ingest/batch-body';
+import { EventApiError, type EventApiErrorCode } from '../domain/ingest/event-api';
+import type { App, Company } from '../domain/tenants/tenant';
+import { header, rawBody, type HttpEvent, type HttpHandler } from './http';
+import { logger, metrics } from './observability';
 
 /**
  * The HTTP side of the event API, shared by POST /event and POST /privacy/delete: the three
@@ -34,9 +34,9 @@ export async function readEventRequest(event: HttpEvent, tenants: TenantLookup<A
 }
 
 /**
- * The domain's refusals become the HttpErrors the shared middleware renders as {"error": code},
- * and each is counted (RequestsRefused, with the code as metadata) so a flood of bad signatures
- * or a tenant stuck at its cap shows on the dashboard.
+ * Each refusal is counted (RequestsRefused, with the code as metadata) so a flood of bad
+ * signatures or a tenant stuck at its cap shows on the dashboard, and rethrown as it is: an
+ * EventApiError is a ServiceError, which the shared middleware renders as {"error": code}.
  *
  * Anything else is a store that failed (say the key look-up): nothing was taken, so the client
  * is told to retry with the endpoint's documented 503 rather than a bare 500 that an SDK would
@@ -46,16 +46,16 @@ export function eventApi(handler: HttpHandler, unavailable: EventApiErrorCode): 
   return async (event, context) => {
     try {
       return await handler(event, context);
-    } catch (caught) {
-      let error = caught;
-      if (!(error instanceof EventApiError)) {
-        logger.error('request not taken: a store failed', { error: { name: (error as Error).name, message: (error as Error).message } });
-        error = new EventApiError(unavailable);
-      }
-      const refusal = error as EventApiError;
+    } catch (error) {
+      const refusal = error instanceof EventApiError ? error : storeFailed(error, unavailable);
       metrics.addMetadata('refusal', refusal.code);
       metrics.addMetric('RequestsRefused', MetricUnit.Count, 1);
-      throw new HttpError(refusal.statusCode, refusal.code);
+      throw refusal;
     }
   };
+}
+
+function storeFailed(error: unknown, unavailable: EventApiErrorCode): EventApiError {
+  logger.error('request not taken: a store failed', { error: { name: (error as Error).name, message: (error as Error).message } });
+  return new EventApiError(unavailable);
 }

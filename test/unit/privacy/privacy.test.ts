@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { installHash, parseDeletionRequest, privacyRequest, type PrivacyMessage } from '../../../functions/domain/privacy';
-import { EventApiError } from '../../../functions/domain/event-api';
+import { installHash, parseDeletionRequest, privacyRequest, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
+import { EventApiError } from '../../../functions/domain/ingest/event-api';
 import { PrivacyRequests } from '../../../functions/adapters/privacy-store';
 import { MessageQueue } from '../../../functions/adapters/message-queue';
 

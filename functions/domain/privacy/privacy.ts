@@ -1,7 +1,7 @@
-import { isPlainObject } from './batch-body';
-import { EventApiError } from './event-api';
-import { UUID_PATTERN } from './event-validation';
-import { sha256Hex } from './audit-record';
+import { sha256Hex } from '../common/hashing';
+import { isPlainObject } from '../common/json';
+import { UUID_PATTERN } from '../common/uuid';
+import { EventApiError } from '../ingest/event-api';
 
 /**
  * A right-to-be-forgotten request (DESIGN section 9). It is queued, never executed inline; the

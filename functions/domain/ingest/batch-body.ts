@@ -1,4 +1,5 @@
 import { gunzip, type InputType, type ZlibOptions } from 'node:zlib';
+import { isPlainObject } from '../common/json';
 import { EventApiError, MAX_DECOMPRESSED_BYTES, MAX_EVENTS_PER_BATCH } from './event-api';
 
 /**
@@ -41,10 +42,6 @@ export function parseJson(bytes: Uint8Array): unknown {
 export interface EventBatch {
   readonly events: readonly unknown[];
   readonly sent_at_ms: number;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** An object with events (1 to 1,000 entries of any kind; entries are judged one by one later) and an integer sent_at_ms. */

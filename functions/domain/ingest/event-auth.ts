@@ -1,4 +1,4 @@
-import { APP_KEY_PATTERN, COMPANY_KEY_PATTERN } from './keys';
+import { APP_KEY_PATTERN, COMPANY_KEY_PATTERN } from '../tenants/keys';
 import { EventApiError, MAX_RAW_BODY_BYTES } from './event-api';
 import { isValidSignature } from './signature';
 

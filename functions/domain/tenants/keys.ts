@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../common/hashing';
 
 /**
  * Identifiers and secrets (DESIGN section 4). Everything comes from the CSPRNG; the formats are
@@ -21,5 +22,5 @@ export const APP_KEY_PATTERN = /^app_live_[0-9a-f]{32}$/;
 
 /** Server keys are stored only as this hash; the plain key is shown once, at creation. */
 export function hashServerKey(serverKey: string): string {
-  return createHash('sha256').update(serverKey, 'utf8').digest('hex');
+  return sha256Hex(serverKey);
 }

@@ -1,4 +1,5 @@
-import { isPlainObject } from './batch-body';
+import { isPlainObject } from '../common/json';
+import { UUID_PATTERN } from '../common/uuid';
 
 /**
  * The event rules of DESIGN section 5, in its order: the first rule an event fails names its
@@ -49,7 +50,6 @@ export const MAX_PROPERTIES_JSON_BYTES = 4096;
 
 export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export const EVENT_NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const PLATFORMS: readonly string[] = ['ios', 'android'];
 
 /** The batch around an event: when it arrived, the client's clock offset, the ids already taken. */

@@ -1,14 +1,13 @@
-import { createHash } from 'node:crypto';
-import { isPlainObject } from './batch-body';
-import { isStorable, UUID_PATTERN, type EventVerdict } from './event-validation';
+import { sha256Hex } from '../common/hashing';
+import { isPlainObject } from '../common/json';
+import { UUID_PATTERN } from '../common/uuid';
+import { isStorable, type EventVerdict } from './event-validation';
 
 /**
  * The audit record of a batch (DESIGN section 5): one gzip JSONL object per batch, one line per
  * event, accepted and rejected, in input order. The aggregator and `admin rebuild` read these
  * lines; docs/ingestion.md documents them and the hand-off message.
  */
-export const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
-
 export interface AuditBatch {
   readonly companyId: string;
   readonly appId: string;

@@ -1,0 +1,53 @@
+/**
+ * Companies, apps and server keys as the tenants table stores them (DESIGN section 4), and the
+ * plan rules a new company or app gets. The tenant store writes these; authentication, the links
+ * and the aggregator read them.
+ */
+
+/** Free plan: 10,000 accepted events per calendar month (UTC) unless --monthly-cap says otherwise. */
+export const FREE_PLAN_MONTHLY_CAP = 10_000;
+export const DEFAULT_LOOKBACK_DAYS = 7;
+
+export type Plan = 'free' | 'paid';
+
+export interface Company {
+  company_id: string;
+  company_key: string;
+  name: string;
+  plan: Plan;
+  /** null: no cap (paid plans unless one is set). */
+  monthly_cap: number | null;
+  suspended: boolean;
+  created_ms: number;
+}
+
+export interface AppDestinations {
+  ios_url?: string;
+  android_url?: string;
+  web_url?: string;
+}
+
+export interface App extends AppDestinations {
+  app_id: string;
+  app_key: string;
+  company_id: string;
+  company_key: string;
+  name: string;
+  signing_secret: string;
+  probabilistic: boolean;
+  lookback_days: number;
+  created_ms: number;
+}
+
+export interface ServerKeyRecord {
+  key_hash: string;
+  app_id: string;
+  company_id: string;
+  revoked: boolean;
+  created_ms: number;
+}
+
+/** The monthly cap of a new company: the one asked for, else the free plan's, else none (paid). */
+export function monthlyCapFor(plan: Plan, requested?: number): number | null {
+  return requested ?? (plan === 'free' ? FREE_PLAN_MONTHLY_CAP : null);
+}
