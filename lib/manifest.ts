@@ -207,6 +207,18 @@ export const functions = {
     tables: { tenants: 'read', privacy_requests: 'write' },
     queues: { privacy: 'send' },
   },
+  aggregator: {
+    entry: 'functions/aggregator.ts',
+    description: 'Aggregation queue consumer: attributes installs and adds each accepted event, exactly once, to the report rows.',
+    // clicks, ip_blocks, tenants: attribution reads; installs: claims and install records;
+    // ledger: a lease, journal and done mark per audit object; aggregates: the report rows.
+    tables: { installs: 'readwrite', aggregates: 'readwrite', ledger: 'readwrite', clicks: 'read', ip_blocks: 'read', tenants: 'read' },
+    bucket: 'read',
+    queues: { aggregation: 'consume' },
+    // Under the queue's 120 s visibility timeout; the aggregator's lease is this plus 15 s.
+    timeoutSeconds: 60,
+    memoryMb: 1024,
+  },
   'link-redirect': {
     entry: 'functions/link-redirect.ts',
     description: 'GET /l/{link_id}: filter, rate-limit, record the click and redirect to the store.',

@@ -127,6 +127,7 @@ describe('GET /l/{link_id}', () => {
       asn: 2856,
       ts_ms: record.ts_ms,
       app_ip_platform: `${tenant.app.app_id}#${ip}#${platform}`,
+      lookback_days: 7,
       expires_at: Math.floor(record.ts_ms / 1000) + 7 * 86_400,
     });
     expect(Math.abs(record.ts_ms - now)).toBeLessThan(10_000);

@@ -28,6 +28,8 @@ export interface ClickRecord {
   asn?: number;
   ts_ms: number;
   app_ip_platform: string;
+  /** The link's attribution lookback: an install may claim the click this many days after it. */
+  lookback_days?: number;
   /** Epoch seconds: ts + the lookback window. */
   expires_at: number;
 }
@@ -80,6 +82,7 @@ export function buildClick(input: ClickInput): ClickRecord {
     asn: input.asn,
     ts_ms: input.nowMs,
     app_ip_platform: appIpPlatform(link.app_id, address.ip, input.platform),
+    lookback_days: link.lookback_days,
     expires_at: Math.floor(input.nowMs / 1000) + link.lookback_days * 86_400,
   };
 }

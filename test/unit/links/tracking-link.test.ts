@@ -77,6 +77,7 @@ describe('followLink', () => {
       {
         click_id: 'click_1',
         link_id: 'lnk_regular1',
+        lookback_days: 7,
         app_id: 'app_1',
         company_id: 'com_1',
         partner: 'acme',

@@ -1,0 +1,209 @@
+import { GetCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamoClient } from '../shared/clients';
+import type { AggregationLedger, Journal, LeaseResult, RowStore } from '../domain/aggregation/aggregate';
+import { ROW_COUNTERS, ROW_GROUPS, sortKeyOf, type RowDelta, type RowFamily } from '../domain/aggregation/rows';
+import { isConditionFailure } from './install-store';
+
+/**
+ * The prebuilt report rows: pk `<app_id>#<family>`, sk `<day>\u0001<group>...`, the counters as
+ * numbers, the day and group columns as attributes for the reports, and `t_<token>` for each
+ * audit object whose increment is on the row and whose processing is not known finished yet.
+ */
+export const TOKEN_PREFIX = 't_';
+
+export interface StoredRow {
+  pk: string;
+  sk: string;
+  day: string;
+  [column: string]: string | number;
+}
+
+export class AggregateStore implements RowStore {
+  constructor(private readonly tableName: string) {}
+
+  async add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }> {
+    const names: Record<string, string> = { '#day': 'day' };
+    const values: Record<string, unknown> = { ':day': row.day };
+    const set = ['#day = :day'];
+    ROW_GROUPS[row.family].forEach((column, i) => {
+      names[`#g${i}`] = column;
+      values[`:g${i}`] = row.group[i];
+      set.push(`#g${i} = :g${i}`);
+    });
+    const add = Object.entries(row.add).map(([counter, value], i) => {
+      names[`#c${i}`] = counter;
+      values[`:c${i}`] = value;
+      return `#c${i} :c${i}`;
+    });
+    tokens.forEach((token, i) => {
+      names[`#t${i}`] = TOKEN_PREFIX + token;
+      set.push(`#t${i} = :one`);
+      values[':one'] = 1;
+    });
+    const remove = sweep.map((token, i) => {
+      names[`#s${i}`] = TOKEN_PREFIX + token;
+      return `#s${i}`;
+    });
+    const expression = [`SET ${set.join(', ')}`, add.length ? `ADD ${add.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
+    try {
+      const { Attributes } = await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: `${appId}#${row.family}`, sk: sortKeyOf(row) },
+          UpdateExpression: expression,
+          ConditionExpression: tokens.length ? tokens.map((_, i) => `attribute_not_exists(#t${i})`).join(' AND ') : undefined,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { applied: true, tokensOnRow: tokensOf(Attributes ?? {}) };
+    } catch (error) {
+      if (isConditionFailure(error)) return { applied: false, tokensOnRow: [] };
+      throw error;
+    }
+  }
+
+  /** Every row of an app's family, in key order (day, then the group columns). */
+  async rows(appId: string, family: RowFamily): Promise<StoredRow[]> {
+    const rows: StoredRow[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
+          ConsistentRead: true,
+          ExclusiveStartKey,
+        }),
+      );
+      rows.push(...((page.Items ?? []) as StoredRow[]));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return rows;
+  }
+
+  /** Sets a row's counters to the given values (admin rebuild --apply); its tokens stay. */
+  async setCounters(appId: string, row: RowDelta): Promise<void> {
+    const counters = ROW_COUNTERS[row.family] as readonly string[];
+    const names: Record<string, string> = { '#day': 'day' };
+    const values: Record<string, unknown> = { ':day': row.day };
+    const set = ['#day = :day'];
+    ROW_GROUPS[row.family].forEach((column, i) => {
+      names[`#g${i}`] = column;
+      values[`:g${i}`] = row.group[i];
+      set.push(`#g${i} = :g${i}`);
+    });
+    counters.forEach((counter, i) => {
+      names[`#c${i}`] = counter;
+      values[`:c${i}`] = row.add[counter] ?? 0;
+      set.push(`#c${i} = :c${i}`);
+    });
+    await dynamoClient().send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: `${appId}#${row.family}`, sk: sortKeyOf(row) },
+        UpdateExpression: `SET ${set.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+}
+
+function tokensOf(item: Record<string, unknown>): string[] {
+  return Object.keys(item)
+    .filter((name) => name.startsWith(TOKEN_PREFIX))
+    .map((name) => name.slice(TOKEN_PREFIX.length));
+}
+
+/** Ledger marks of the aggregator live 30 days: longer than a message can (14 days' retention, then the DLQ's). */
+export const LEDGER_MARK_DAYS = 30;
+
+const ledgerPk = (token: string) => `agg#${token}`;
+
+/**
+ * The aggregator's marks in the ledger table, one per audit object (pk `agg#<token>`): the lease,
+ * then the journal, then `done`. The table expires them (expires_at) after LEDGER_MARK_DAYS.
+ */
+export class AggregationLedgerStore implements AggregationLedger {
+  constructor(private readonly tableName: string) {}
+
+  async lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult> {
+    try {
+      const { Attributes } = await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: ledgerPk(token) },
+          UpdateExpression: 'SET #state = :running, lease_until = :until, expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(pk) OR (#state = :running AND lease_until < :now)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':running': 'running',
+            ':until': nowMs + leaseMs,
+            ':now': nowMs,
+            ':expires': Math.floor(nowMs / 1000) + LEDGER_MARK_DAYS * 86_400,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const journal = Attributes?.journal;
+      return { state: 'acquired', journal: typeof journal === 'string' ? (JSON.parse(journal) as Journal) : undefined };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }));
+      return Item?.state === 'done' ? { state: 'done' } : { state: 'busy' };
+    }
+  }
+
+  async saveJournal(token: string, journal: Journal): Promise<Journal> {
+    try {
+      await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: ledgerPk(token) },
+          UpdateExpression: 'SET journal = :journal',
+          ConditionExpression: 'attribute_not_exists(journal)',
+          ExpressionAttributeValues: { ':journal': JSON.stringify(journal) },
+        }),
+      );
+      return journal;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }));
+      return JSON.parse(String(Item?.journal)) as Journal;
+    }
+  }
+
+  async finish(token: string, nowMs: number): Promise<void> {
+    await dynamoClient().send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: ledgerPk(token) },
+        UpdateExpression: 'SET #state = :done, finished_ms = :now REMOVE journal, lease_until',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':done': 'done', ':now': nowMs },
+      }),
+    );
+  }
+
+  async finished(tokens: readonly string[]): Promise<Set<string>> {
+    const done = new Set<string>();
+    for (let i = 0; i < tokens.length; i += 100) {
+      const chunk = tokens.slice(i, i + 100);
+      const { Responses, UnprocessedKeys } = await dynamoClient().send(
+        new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: chunk.map((token) => ({ pk: ledgerPk(token) })), ConsistentRead: true } } }),
+      );
+      // Not read (running, or left unprocessed by the batch read) is not known finished.
+      const running = new Set(
+        [...(Responses?.[this.tableName] ?? []).filter((item) => item.state === 'running'), ...(UnprocessedKeys?.[this.tableName]?.Keys ?? [])].map((item) =>
+          String(item.pk).slice('agg#'.length),
+        ),
+      );
+      // A mark that is gone expired long after its object finished (or was never leased again).
+      for (const token of chunk) if (!running.has(token)) done.add(token);
+    }
+    return done;
+  }
+}

@@ -1,0 +1,128 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamoClient } from '../shared/clients';
+import { appDevice, SK, type InstallHead, type InstallStore } from '../domain/aggregation/install-state';
+
+/**
+ * The installs table: everything the aggregator keeps about one install under pk
+ * `<app_id>#<install_uuid>` (functions/domain/aggregation/install-state.ts). Reads are consistent:
+ * a claim decided on a stale read would count twice.
+ */
+export class DynamoInstallStore implements InstallStore {
+  constructor(private readonly tableName: string) {}
+
+  async get<T extends object>(pk: string, sk: string): Promise<T | undefined> {
+    const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
+    return Item as T | undefined;
+  }
+
+  async query<T extends object>(pk: string, skPrefix: string): Promise<T[]> {
+    const items: T[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+          ConsistentRead: true,
+          ExclusiveStartKey,
+        }),
+      );
+      items.push(...((page.Items ?? []) as T[]));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return items;
+  }
+
+  async claimItem<T extends { pk: string; sk: string }>(item: T): Promise<T> {
+    try {
+      await dynamoClient().send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+      return item;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const stored = await this.get<T>(item.pk, item.sk);
+      if (!stored) throw new Error(`claim of ${item.sk} refused but no item found`);
+      return stored;
+    }
+  }
+
+  async claimAttributes(pk: string, sk: string, attributes: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>> {
+    const result: Record<string, unknown> = {};
+    let pending = Object.keys(attributes);
+    // Each round sets every attribute still unset, or finds one set and re-reads: at most one
+    // round per attribute somebody else sets meanwhile.
+    for (let round = 0; pending.length > 0 && round <= pending.length + 1; round++) {
+      const names = Object.fromEntries(pending.map((name, i) => [`#a${i}`, name]));
+      const values = Object.fromEntries(pending.map((name, i) => [`:v${i}`, attributes[name]]));
+      try {
+        await dynamoClient().send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk, sk },
+            UpdateExpression: `SET ${pending.map((_, i) => `#a${i} = :v${i}`).join(', ')}`,
+            ConditionExpression: pending.map((_, i) => `attribute_not_exists(#a${i})`).join(' AND '),
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
+        for (const name of pending) result[name] = attributes[name];
+        return result;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        const stored = (await this.get<Record<string, unknown>>(pk, sk)) ?? {};
+        for (const name of pending) if (name in stored) result[name] = stored[name];
+        pending = pending.filter((name) => !(name in stored));
+      }
+    }
+    if (pending.length > 0) throw new Error(`could not claim ${pending.join(', ')} on ${sk}`);
+    return result;
+  }
+
+  async replaceHead(head: InstallHead, expectedMember: string | undefined): Promise<boolean> {
+    try {
+      await dynamoClient().send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: head,
+          ...(expectedMember === undefined
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: '#member = :member', ExpressionAttributeNames: { '#member': 'member' }, ExpressionAttributeValues: { ':member': expectedMember } }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Whether an install of another install_uuid of the app carried this device (the by_device index). */
+  async deviceSeenElsewhere(appId: string, deviceHash: string, installUuid: string): Promise<boolean> {
+    const own = `${appId}#${installUuid}`;
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'by_device',
+          KeyConditionExpression: 'app_device = :device',
+          ExpressionAttributeValues: { ':device': appDevice(appId, deviceHash) },
+          Limit: 10,
+          ExclusiveStartKey,
+        }),
+      );
+      if ((page.Items ?? []).some((item) => item.pk !== own && item.sk === SK.device)) return true;
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return false;
+  }
+
+  /** Every item of one install, for `admin install show`. */
+  async installItems(appId: string, installUuid: string): Promise<Record<string, unknown>[]> {
+    return this.query(`${appId}#${installUuid}`, '');
+  }
+}
+
+export function isConditionFailure(error: unknown): boolean {
+  return (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
+}

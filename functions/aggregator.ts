@@ -1,0 +1,93 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
+import { resourceName } from './shared/config';
+import { logger, metrics } from './shared/observability';
+import { sqsHandler } from './shared/sqs';
+import { TtlCache } from './shared/ttl-cache';
+import { aggregateDeliveries, isRetried, TokenSweeper, type AggregationPorts, type DeliveryOutcome } from './domain/aggregation/aggregate';
+import { decideAttribution, type AttributionLookups } from './domain/aggregation/attribution';
+import { DynamoInstallStore } from './adapters/install-store';
+import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
+import { AuditReader } from './adapters/audit-reader';
+import { ClickStore } from './adapters/click-store';
+import { IpBlockStore } from './adapters/ip-block-store';
+import { TenantStore } from './adapters/tenant-store';
+import { functions } from '../lib/manifest';
+
+const installs = new DynamoInstallStore(resourceName.table('installs'));
+const clicks = new ClickStore(resourceName.table('clicks'));
+const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
+const tenants = new TenantStore(resourceName.table('tenants'));
+const audit = new AuditReader(resourceName.bucket());
+/** An app's probabilistic switch changes rarely; five minutes of staleness is harmless. */
+const apps = new TtlCache<{ probabilistic: boolean } | undefined>(5 * 60_000, 10_000);
+
+const lookups: AttributionLookups = {
+  clickById: (clickId, atMs) => clicks.byId(clickId, atMs),
+  latestClick: (query, atMs) => clicks.latest(query, atMs),
+  honeypotBlocked: async (ip, atMs) => (await ipBlocks.activeBlock(ip, atMs)) !== undefined,
+  deviceSeenElsewhere: (appId, deviceHash, installUuid) => installs.deviceSeenElsewhere(appId, deviceHash, installUuid),
+};
+
+export const ports: AggregationPorts = {
+  installs,
+  decide: (facts) => decideAttribution(facts, lookups),
+  ledger: new AggregationLedgerStore(resourceName.table('ledger')),
+  rows: new AggregateStore(resourceName.table('aggregates')),
+  readAudit: (message) => audit.lines(message.audit_key),
+  app: (appId) =>
+    apps.getOrLoad(appId, async () => {
+      const app = await tenants.appById(appId);
+      return app && { probabilistic: app.probabilistic };
+    }),
+};
+
+/** A lease outlives the function's timeout, so a delivery Lambda has stopped never still writes. */
+const LEASE_MS = ((functions.aggregator.timeoutSeconds ?? 60) + 15) * 1000;
+const sweeper = new TokenSweeper();
+
+/**
+ * The aggregation queue's consumer (functions/domain/aggregation/aggregate.ts has the rules).
+ * Messages that must come back (a busy lease, a store failure, a poison message) are reported
+ * as batch item failures; a poison message reaches the DLQ after maxReceiveCount and is logged
+ * with its audit key every time, without holding back the rest of the batch.
+ */
+export async function aggregator(event: SQSEvent): Promise<SQSBatchResponse> {
+  const deliveries = event.Records.map((record) => ({ id: record.messageId, body: record.body }));
+  const outcomes = await aggregateDeliveries(ports, deliveries, { nowMs: Date.now, leaseMs: LEASE_MS, sweeper });
+  for (const outcome of outcomes) report(outcome);
+  return { batchItemFailures: outcomes.filter(isRetried).map((outcome) => ({ itemIdentifier: outcome.id })) };
+}
+
+function report(outcome: DeliveryOutcome): void {
+  switch (outcome.kind) {
+    case 'counted':
+      metrics.addMetric('AuditObjectsAggregated', MetricUnit.Count, 1);
+      metrics.addMetric('EventsAggregated', MetricUnit.Count, outcome.events);
+      return;
+    case 'already_counted':
+      logger.info('audit object already aggregated', { audit_key: outcome.auditKey });
+      return;
+    case 'busy':
+      logger.info('audit object being aggregated by another delivery; retried later', { audit_key: outcome.auditKey });
+      return;
+    case 'poison':
+      metrics.addMetric('PoisonMessages', MetricUnit.Count, 1);
+      logger.error('poison message: it goes to the DLQ after maxReceiveCount', {
+        reason: outcome.reason,
+        audit_key: outcome.auditKey,
+        message_id: outcome.id,
+        error: { name: outcome.error.name, message: outcome.error.message },
+      });
+      return;
+    case 'failed':
+      metrics.addMetric('AggregationFailed', MetricUnit.Count, 1);
+      logger.error('aggregation failed; the message is retried', {
+        step: outcome.step,
+        audit_key: outcome.auditKey,
+        error: { name: outcome.error.name, message: outcome.error.message },
+      });
+  }
+}
+
+export const handler = sqsHandler(aggregator);

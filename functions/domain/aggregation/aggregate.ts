@@ -1,0 +1,303 @@
+import { sha256Hex } from '../common/hashing';
+import { isPlainObject } from '../common/json';
+import type { AggregationMessage, AuditLine } from '../ingest/audit-record';
+import { acceptedEvents, contributionsOf, UnreadableAuditError, type ContributionPorts } from './contributions';
+import { RowDeltas, type Counters, type RowDelta } from './rows';
+
+/**
+ * The aggregator's use case: a batch of deliveries from the aggregation queue (one message per
+ * audit object, docs/ingestion.md) becomes increments of the report rows, each accepted event
+ * counted exactly once whatever the queue does. Per audit object:
+ *
+ *   1. lease: a ledger mark that only one delivery at a time holds (a second, concurrent delivery
+ *      of the same object is told to come back later; a finished object is acknowledged at once);
+ *   2. claims and journal: the object's events are claimed in their installs' partitions and what
+ *      it adds to each row is written to the lease mark before any row is touched, so a
+ *      redelivery after a crash adds exactly the same amounts;
+ *   3. rows: the journals of the whole batch are combined per row, one conditional write per row,
+ *      which records the objects' tokens on the row and is refused if one is already there;
+ *   4. finish: the mark says done, and later writes sweep the tokens off the rows.
+ *
+ * A crash after any single write leaves either no journal (claims are found again, owned by this
+ * object, and give the same journal) or a journal whose rows carry the token where they were
+ * already added. Conditional single-item writes only: the local DynamoDB emulator has no
+ * transactions, and none are needed.
+ */
+
+export type PoisonReason = 'bad_message' | 'unknown_version' | 'missing_object' | 'unreadable_object' | 'unknown_app';
+
+/** A message that can never be processed: it goes back until SQS moves it to the DLQ. */
+export class PoisonMessageError extends Error {
+  constructor(
+    readonly reason: PoisonReason,
+    detail: string,
+  ) {
+    super(`${reason}: ${detail}`);
+    this.name = 'PoisonMessageError';
+  }
+}
+
+export const MESSAGE_VERSION = 1;
+
+export function parseMessage(body: string): AggregationMessage {
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    throw new PoisonMessageError('bad_message', 'the body is not JSON');
+  }
+  if (!isPlainObject(message)) throw new PoisonMessageError('bad_message', 'the body is not an object');
+  if (message.version !== MESSAGE_VERSION) throw new PoisonMessageError('unknown_version', `version ${JSON.stringify(message.version)}`);
+  const { bucket, audit_key, app_id, company_id, received_ms } = message;
+  if (typeof bucket !== 'string' || typeof audit_key !== 'string' || typeof app_id !== 'string' || typeof company_id !== 'string' || typeof received_ms !== 'number') {
+    throw new PoisonMessageError('bad_message', 'bucket, audit_key, app_id, company_id or received_ms missing');
+  }
+  return message as unknown as AggregationMessage;
+}
+
+/** Short owner token of an audit object: what its claims, its ledger mark and its row tokens carry. */
+export const tokenOf = (auditKey: string): string => sha256Hex(auditKey).slice(0, 24);
+
+export type Journal = Record<string, Record<string, number>>;
+
+export type LeaseResult = { readonly state: 'acquired'; readonly journal?: Journal } | { readonly state: 'done' } | { readonly state: 'busy' };
+
+export interface AggregationLedger {
+  /** Takes the object's lease unless another delivery holds an unexpired one or it is finished. */
+  lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult>;
+  /** Keeps the first journal written for the object and returns the one that stands. */
+  saveJournal(token: string, journal: Journal): Promise<Journal>;
+  finish(token: string, nowMs: number): Promise<void>;
+  /** Of these tokens, those whose object is finished (or whose mark has expired long after). */
+  finished(tokens: readonly string[]): Promise<Set<string>>;
+}
+
+export interface RowStore {
+  /**
+   * Adds the counters to the row and records the tokens on it in one conditional write, refused
+   * (applied: false, nothing written) when any of the tokens is already on the row. The `sweep`
+   * tokens, of finished objects, are removed in the same write. Returns the tokens on the row after.
+   */
+  add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }>;
+}
+
+export interface AggregationPorts extends ContributionPorts {
+  readonly ledger: AggregationLedger;
+  readonly rows: RowStore;
+  /** The audit object's lines; PoisonMessageError when it is missing or unreadable. */
+  readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
+  app(appId: string): Promise<{ readonly probabilistic: boolean } | undefined>;
+}
+
+export interface Delivery {
+  readonly id: string;
+  readonly body: string;
+}
+
+export type DeliveryOutcome =
+  | { readonly id: string; readonly kind: 'counted'; readonly auditKey: string; readonly events: number; readonly rows: number }
+  | { readonly id: string; readonly kind: 'already_counted' | 'busy'; readonly auditKey: string }
+  | { readonly id: string; readonly kind: 'poison'; readonly reason: PoisonReason; readonly auditKey?: string; readonly error: Error }
+  | { readonly id: string; readonly kind: 'failed'; readonly step: string; readonly auditKey: string; readonly error: Error };
+
+/** Outcomes that leave the message on the queue to come back. */
+export const isRetried = (outcome: DeliveryOutcome): boolean => outcome.kind === 'busy' || outcome.kind === 'poison' || outcome.kind === 'failed';
+
+/**
+ * Tokens of finished objects, per row, remembered by this execution environment so that its next
+ * write to the row removes them for free. Rows it does not write again are swept when they carry
+ * more than SWEEP_AT foreign tokens, which bounds every row at a few hundred bytes (one write unit).
+ */
+export class TokenSweeper {
+  private readonly removable = new Map<string, Set<string>>();
+
+  constructor(private readonly maxRows = 50_000) {}
+
+  take(row: string, except: readonly string[]): string[] {
+    const tokens = this.removable.get(row);
+    if (!tokens) return [];
+    this.removable.delete(row);
+    return [...tokens].filter((token) => !except.includes(token)).slice(0, MAX_SWEEP);
+  }
+
+  remember(row: string, tokens: Iterable<string>): void {
+    if (this.removable.size >= this.maxRows) this.removable.clear();
+    const set = this.removable.get(row) ?? new Set<string>();
+    for (const token of tokens) set.add(token);
+    if (set.size > 0) this.removable.set(row, set);
+  }
+}
+
+/** Foreign tokens a row may carry before this delivery checks and removes the finished ones. */
+export const SWEEP_AT = 6;
+const MAX_SWEEP = 40;
+const ROW_CONCURRENCY = 16;
+
+export interface AggregateOptions {
+  readonly nowMs: () => number;
+  /** Longer than the function's timeout, so a lease outlives the delivery that took it. */
+  readonly leaseMs: number;
+  readonly sweeper: TokenSweeper;
+}
+
+interface Taken {
+  readonly id: string;
+  readonly token: string;
+  readonly message: AggregationMessage;
+  readonly journal: Journal;
+  readonly events: number;
+  failed?: { step: string; error: Error };
+}
+
+export async function aggregateDeliveries(ports: AggregationPorts, deliveries: readonly Delivery[], options: AggregateOptions): Promise<DeliveryOutcome[]> {
+  const outcomes = new Map<string, DeliveryOutcome>();
+  const taken: Taken[] = [];
+  // Leases and audit reads go out together; the claims then run object after object, in the
+  // batch's order, so two objects of one install in one batch are counted as sent.
+  const opened = await Promise.all(deliveries.map((delivery) => open(ports, delivery, options)));
+  for (const result of opened) {
+    const next = 'kind' in result ? result : await journal(ports, result);
+    if ('kind' in next) outcomes.set(next.id, next);
+    else taken.push(next);
+  }
+
+  await applyRows(ports, taken, options.sweeper);
+
+  await Promise.all(
+    taken.map(async (object) => {
+      if (!object.failed) {
+        try {
+          await ports.ledger.finish(object.token, options.nowMs());
+          for (const id of Object.keys(object.journal)) options.sweeper.remember(sweepKey(object.message.app_id, id), [object.token]);
+        } catch (error) {
+          object.failed = { step: 'finish', error: error as Error };
+        }
+      }
+      const { id, message, failed } = object;
+      outcomes.set(
+        id,
+        failed
+          ? { id, kind: 'failed', step: failed.step, auditKey: message.audit_key, error: failed.error }
+          : { id, kind: 'counted', auditKey: message.audit_key, events: object.events, rows: Object.keys(object.journal).length },
+      );
+    }),
+  );
+  return deliveries.map((delivery) => outcomes.get(delivery.id) as DeliveryOutcome);
+}
+
+interface Opened {
+  readonly id: string;
+  readonly token: string;
+  readonly message: AggregationMessage;
+  readonly probabilistic: boolean;
+  readonly lines: readonly AuditLine[];
+}
+
+/** Step 1 for one delivery: the lease, and the audit object unless a journal is already there. */
+async function open(ports: AggregationPorts, delivery: Delivery, options: AggregateOptions): Promise<Opened | Taken | DeliveryOutcome> {
+  const { id } = delivery;
+  let message: AggregationMessage;
+  try {
+    message = parseMessage(delivery.body);
+  } catch (error) {
+    const poison = error as PoisonMessageError;
+    return { id, kind: 'poison', reason: poison.reason, error: poison };
+  }
+  const auditKey = message.audit_key;
+  const token = tokenOf(auditKey);
+  let step = 'lease';
+  try {
+    const lease = await ports.ledger.lease(token, options.nowMs(), options.leaseMs);
+    if (lease.state === 'done') return { id, kind: 'already_counted', auditKey };
+    if (lease.state === 'busy') return { id, kind: 'busy', auditKey };
+    if (lease.journal) return { id, token, message, journal: lease.journal, events: message.accepted };
+    step = 'read_audit';
+    const app = await ports.app(message.app_id);
+    if (!app) throw new PoisonMessageError('unknown_app', `app ${message.app_id} does not exist`);
+    return { id, token, message, probabilistic: app.probabilistic, lines: await ports.readAudit(message) };
+  } catch (error) {
+    return failure(id, step, auditKey, error);
+  }
+}
+
+/** Step 2: the claims, and the journal of what the object adds to each row. */
+async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise<Taken | DeliveryOutcome> {
+  if ('journal' in opened) return opened;
+  const { id, token, message } = opened;
+  let step = 'read_audit';
+  try {
+    let events;
+    try {
+      events = acceptedEvents(opened.lines);
+    } catch (error) {
+      if (error instanceof UnreadableAuditError) throw new PoisonMessageError('unreadable_object', error.message);
+      throw error;
+    }
+    step = 'claims';
+    const deltas = await contributionsOf(ports, { appId: message.app_id, probabilistic: opened.probabilistic, token, events });
+    step = 'journal';
+    const journal = await ports.ledger.saveJournal(token, deltas.toJournal());
+    return { id, token, message, journal, events: events.length };
+  } catch (error) {
+    return failure(id, step, message.audit_key, error);
+  }
+}
+
+function failure(id: string, step: string, auditKey: string, error: unknown): DeliveryOutcome {
+  if (error instanceof PoisonMessageError) return { id, kind: 'poison', reason: error.reason, auditKey, error };
+  return { id, kind: 'failed', step, auditKey, error: error as Error };
+}
+
+/** Step 3: the batch's journals combined, one write per row. */
+async function applyRows(ports: AggregationPorts, taken: readonly Taken[], sweeper: TokenSweeper): Promise<void> {
+  const rows = new Map<string, { appId: string; id: string; total: RowDeltas; parts: Map<Taken, Counters> }>();
+  for (const object of taken) {
+    for (const [id, add] of Object.entries(object.journal)) {
+      const key = sweepKey(object.message.app_id, id);
+      const row = rows.get(key) ?? { appId: object.message.app_id, id, total: new RowDeltas(), parts: new Map() };
+      const [delta] = RowDeltas.fromJournal({ [id]: add });
+      row.total.add(delta, add);
+      row.parts.set(object, add);
+      rows.set(key, row);
+    }
+  }
+  const writes = [...rows].map(([key, row]) => async () => {
+    const parts = [...row.parts];
+    const tokens = parts.map(([object]) => object.token);
+    try {
+      const [delta] = row.total;
+      const result = await ports.rows.add(row.appId, delta, tokens, sweeper.take(key, tokens));
+      if (!result.applied) {
+        // Some object of the batch reached this row before a crash: add the others one by one.
+        for (const [object, add] of parts) {
+          const [own] = RowDeltas.fromJournal({ [row.id]: add });
+          await ports.rows.add(row.appId, own, [object.token], []);
+        }
+        return;
+      }
+      const foreign = result.tokensOnRow.filter((token) => !tokens.includes(token));
+      if (foreign.length >= SWEEP_AT) await sweep(ports, row.appId, delta, foreign);
+    } catch (error) {
+      for (const [object] of parts) object.failed ??= { step: 'rows', error: error as Error };
+    }
+  });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(ROW_CONCURRENCY, writes.length) }, async () => {
+      while (next < writes.length) await writes[next++]();
+    }),
+  );
+}
+
+/** Removes the tokens of finished objects from a row that gathered many; best effort. */
+async function sweep(ports: AggregationPorts, appId: string, row: RowDelta, tokens: readonly string[]): Promise<void> {
+  try {
+    const finished = await ports.ledger.finished(tokens);
+    if (finished.size > 0) await ports.rows.add(appId, { ...row, add: {} }, [], [...finished].slice(0, MAX_SWEEP));
+  } catch {
+    // A sweep that fails leaves tokens for the next one; the counters are already right.
+  }
+}
+
+const sweepKey = (appId: string, id: string) => `${appId}\u0000${id}`;
+

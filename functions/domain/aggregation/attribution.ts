@@ -1,0 +1,172 @@
+import type { ClickRecord } from '../links/click';
+import type { Platform } from '../links/platform';
+
+/**
+ * Attribution (DESIGN section 6), run once per install event. Last click wins:
+ *   1. deterministic: the click named by attribution.click_id or by the click_id parameter of the
+ *      Play install referrer, a click of this app made within the link's lookback before the install;
+ *   2. probabilistic, only for apps that switched it on: the latest click from the same address and
+ *      platform in the 24 hours before the install;
+ *   3. otherwise organic.
+ * The decision keeps why, so `admin install show` can explain it, and the rebuild replays it
+ * instead of asking click records that have expired since.
+ */
+
+export type AttributionType = 'deterministic' | 'probabilistic' | 'organic';
+export type AttributionRule = 'click_id' | 'referrer_click_id' | 'same_ip_platform_24h' | 'no_match';
+export type FraudReason = 'ctit_under_10s' | 'click_injection' | 'honeypot_ip';
+/** Why a click named by the install was not taken. */
+export type RefusedClick = 'unknown_or_expired' | 'other_app' | 'after_install' | 'outside_lookback';
+
+export const ORGANIC = 'organic';
+export const PROBABILISTIC_WINDOW_MS = 24 * 60 * 60 * 1000;
+export const MIN_CTIT_SECONDS = 10;
+const DEFAULT_LOOKBACK_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+export interface AttributionDecision {
+  partner: string;
+  attribution_type: AttributionType;
+  rule: AttributionRule;
+  reinstall: boolean;
+  reinstall_reason?: 'same_install_uuid' | 'device_seen_under_other_install';
+  click_id?: string;
+  link_id?: string;
+  campaign?: string;
+  ext_click_id?: string;
+  sub1?: string;
+  sub2?: string;
+  sub3?: string;
+  sub4?: string;
+  sub5?: string;
+  click_ms?: number;
+  /** The window the click had to fall in: [from_ms, install time]. */
+  window?: { from_ms: number; to_ms: number; lookback_days?: number };
+  ctit_seconds?: number;
+  fraud_reasons: FraudReason[];
+  /** A click the install named but that could not be taken, and why. */
+  refused_click?: { click_id: string; reason: RefusedClick };
+}
+
+/** What the aggregator knows of an install event, from its audit line. */
+export interface InstallFacts {
+  readonly appId: string;
+  readonly probabilistic: boolean;
+  readonly installUuid: string;
+  /** event_id of the install event. */
+  readonly eventId: string;
+  /** Corrected install time (first launch), epoch ms. */
+  readonly tsMs: number;
+  /** corrected_ts - ts_ms: brings other device-clock times (install_begin_ms) onto the server clock. */
+  readonly skewMs: number;
+  readonly platform: Platform;
+  readonly clientIp: string;
+  readonly deviceHash?: string;
+  readonly attribution?: { readonly click_id?: string; readonly referrer?: string; readonly install_begin_ms?: number };
+  /** An earlier install event of the same install_uuid was counted. */
+  readonly seenInstallUuid: boolean;
+}
+
+export interface AttributionLookups {
+  clickById(clickId: string, atMs: number): Promise<ClickRecord | undefined>;
+  latestClick(query: { appId: string; ip: string; platform: Platform; fromMs: number; toMs: number }, atMs: number): Promise<ClickRecord | undefined>;
+  /** An honeypot block of the address in force at the given time. */
+  honeypotBlocked(ip: string, atMs: number): Promise<boolean>;
+  /** Whether the app has counted an install of this device under another install_uuid. */
+  deviceSeenElsewhere(appId: string, deviceHash: string, installUuid: string): Promise<boolean>;
+}
+
+export async function decideAttribution(facts: InstallFacts, lookups: AttributionLookups): Promise<AttributionDecision> {
+  const [reinstall, honeypot] = await Promise.all([reinstallOf(facts, lookups), lookups.honeypotBlocked(facts.clientIp, facts.tsMs)]);
+  const named = namedClickId(facts.attribution);
+  let matched: { click: ClickRecord; rule: AttributionRule; type: AttributionType; window: AttributionDecision['window'] } | undefined;
+  let refused: AttributionDecision['refused_click'];
+
+  if (named) {
+    const click = await lookups.clickById(named.clickId, facts.tsMs);
+    const lookbackDays = click?.lookback_days ?? lookbackFromExpiry(click) ?? DEFAULT_LOOKBACK_DAYS;
+    const fromMs = facts.tsMs - lookbackDays * DAY_MS;
+    const reason: RefusedClick | undefined = !click
+      ? 'unknown_or_expired'
+      : click.app_id !== facts.appId
+        ? 'other_app'
+        : click.ts_ms > facts.tsMs
+          ? 'after_install'
+          : click.ts_ms < fromMs
+            ? 'outside_lookback'
+            : undefined;
+    if (click && !reason) {
+      matched = { click, rule: named.rule, type: 'deterministic', window: { from_ms: fromMs, to_ms: facts.tsMs, lookback_days: lookbackDays } };
+    } else {
+      refused = { click_id: named.clickId, reason: reason ?? 'unknown_or_expired' };
+    }
+  }
+  if (!matched && facts.probabilistic) {
+    const fromMs = facts.tsMs - PROBABILISTIC_WINDOW_MS;
+    const click = await lookups.latestClick({ appId: facts.appId, ip: facts.clientIp, platform: facts.platform, fromMs, toMs: facts.tsMs }, facts.tsMs);
+    if (click) matched = { click, rule: 'same_ip_platform_24h', type: 'probabilistic', window: { from_ms: fromMs, to_ms: facts.tsMs } };
+  }
+
+  const fraud: FraudReason[] = [];
+  const decision: AttributionDecision = matched
+    ? {
+        partner: matched.click.partner,
+        attribution_type: matched.type,
+        rule: matched.rule,
+        ...reinstall,
+        ...clickFields(matched.click),
+        window: matched.window,
+        ctit_seconds: Math.floor((facts.tsMs - matched.click.ts_ms) / 1000),
+        fraud_reasons: fraud,
+      }
+    : { partner: ORGANIC, attribution_type: 'organic', rule: 'no_match', ...reinstall, fraud_reasons: fraud };
+  if (matched) {
+    if (facts.tsMs - matched.click.ts_ms < MIN_CTIT_SECONDS * 1000) fraud.push('ctit_under_10s');
+    const beginMs = facts.attribution?.install_begin_ms;
+    if (beginMs !== undefined && matched.click.ts_ms > beginMs + facts.skewMs) fraud.push('click_injection');
+  }
+  if (honeypot) fraud.push('honeypot_ip');
+  if (refused) decision.refused_click = refused;
+  return decision;
+}
+
+async function reinstallOf(facts: InstallFacts, lookups: AttributionLookups): Promise<Pick<AttributionDecision, 'reinstall' | 'reinstall_reason'>> {
+  if (facts.seenInstallUuid) return { reinstall: true, reinstall_reason: 'same_install_uuid' };
+  if (facts.deviceHash && (await lookups.deviceSeenElsewhere(facts.appId, facts.deviceHash, facts.installUuid))) {
+    return { reinstall: true, reinstall_reason: 'device_seen_under_other_install' };
+  }
+  return { reinstall: false };
+}
+
+/** attribution.click_id first; else the click_id parameter of the Play install referrer. */
+export function namedClickId(attribution: InstallFacts['attribution']): { clickId: string; rule: AttributionRule } | undefined {
+  if (attribution?.click_id) return { clickId: attribution.click_id, rule: 'click_id' };
+  const referrer = attribution?.referrer;
+  if (!referrer) return undefined;
+  // The Install Referrer API hands back the decoded string; some SDKs pass it still URL-encoded.
+  for (const candidate of [referrer, safeDecode(referrer)]) {
+    const clickId = candidate ? new URLSearchParams(candidate.replace(/^\?/, '')).get('click_id') : null;
+    if (clickId) return { clickId, rule: 'referrer_click_id' };
+  }
+  return undefined;
+}
+
+function safeDecode(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Clicks recorded before lookback_days was kept on them: their expiry is ts + lookback. */
+function lookbackFromExpiry(click: ClickRecord | undefined): number | undefined {
+  return click ? Math.round((click.expires_at * 1000 - click.ts_ms) / DAY_MS) : undefined;
+}
+
+function clickFields(click: ClickRecord): Partial<AttributionDecision> {
+  const { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, ts_ms } = click;
+  const fields: Partial<AttributionDecision> = { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, click_ms: ts_ms };
+  for (const key of Object.keys(fields) as (keyof AttributionDecision)[]) if (fields[key] === undefined) delete fields[key];
+  return fields;
+}

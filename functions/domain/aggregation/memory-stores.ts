@@ -1,0 +1,129 @@
+import type { AggregationLedger, Journal, LeaseResult, RowStore } from './aggregate';
+import type { InstallHead, InstallStore } from './install-state';
+import { ROW_FAMILIES, sortKeyOf, type RowDelta, type RowFamily } from './rows';
+
+/**
+ * The aggregation ports in memory, with the same conditional semantics as the DynamoDB adapters.
+ * `admin rebuild` replays the audit store through them, and the unit tests (fault injection
+ * included) run the whole use case on them. Items are copied in and out, as a store would.
+ */
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+export class MemoryInstallStore implements InstallStore {
+  readonly items = new Map<string, Map<string, Record<string, unknown>>>();
+
+  private partition(pk: string): Map<string, Record<string, unknown>> {
+    let partition = this.items.get(pk);
+    if (!partition) this.items.set(pk, (partition = new Map()));
+    return partition;
+  }
+
+  async get<T extends object>(pk: string, sk: string): Promise<T | undefined> {
+    const item = this.items.get(pk)?.get(sk);
+    return item && (copy(item) as T);
+  }
+
+  async query<T extends object>(pk: string, skPrefix: string): Promise<T[]> {
+    const partition = this.items.get(pk);
+    if (!partition) return [];
+    return [...partition.keys()]
+      .filter((sk) => sk.startsWith(skPrefix))
+      .sort()
+      .map((sk) => copy(partition.get(sk)) as T);
+  }
+
+  async claimItem<T extends { pk: string; sk: string }>(item: T): Promise<T> {
+    const partition = this.partition(item.pk);
+    const existing = partition.get(item.sk);
+    if (existing) return copy(existing) as T;
+    partition.set(item.sk, copy(item) as Record<string, unknown>);
+    return copy(item);
+  }
+
+  async claimAttributes(pk: string, sk: string, attributes: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>> {
+    const partition = this.partition(pk);
+    const item = partition.get(sk) ?? { pk, sk };
+    for (const [name, value] of Object.entries(attributes)) if (!(name in item)) item[name] = copy(value);
+    partition.set(sk, item);
+    return Object.fromEntries(Object.keys(attributes).map((name) => [name, copy(item[name])]));
+  }
+
+  async replaceHead(head: InstallHead, expectedMember: string | undefined): Promise<boolean> {
+    const partition = this.partition(head.pk);
+    const current = partition.get(head.sk) as InstallHead | undefined;
+    if (current?.member !== expectedMember) return false;
+    partition.set(head.sk, copy(head) as unknown as Record<string, unknown>);
+    return true;
+  }
+}
+
+export interface MemoryRow {
+  counters: Record<string, number>;
+  tokens: Set<string>;
+  key: RowDelta;
+}
+
+export class MemoryRowStore implements RowStore {
+  /** `<app_id>#<family>` to sort key to row. */
+  readonly partitions = new Map<string, Map<string, MemoryRow>>();
+
+  async add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }> {
+    const pk = `${appId}#${row.family}`;
+    let partition = this.partitions.get(pk);
+    if (!partition) this.partitions.set(pk, (partition = new Map()));
+    const sk = sortKeyOf(row);
+    const stored = partition.get(sk) ?? { counters: {}, tokens: new Set<string>(), key: { family: row.family, day: row.day, group: [...row.group], add: {} } };
+    if (tokens.some((token) => stored.tokens.has(token))) return { applied: false, tokensOnRow: [...stored.tokens] };
+    for (const [name, value] of Object.entries(row.add)) stored.counters[name] = (stored.counters[name] ?? 0) + value;
+    for (const token of sweep) stored.tokens.delete(token);
+    for (const token of tokens) stored.tokens.add(token);
+    partition.set(sk, stored);
+    return { applied: true, tokensOnRow: [...stored.tokens] };
+  }
+
+  /** The app's rows of one family in key order, counters only. */
+  rowsOf(appId: string, family: RowFamily): { sk: string; key: RowDelta; counters: Record<string, number> }[] {
+    const partition = this.partitions.get(`${appId}#${family}`) ?? new Map<string, MemoryRow>();
+    return [...partition.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([sk, row]) => ({ sk, key: row.key, counters: { ...row.counters } }));
+  }
+
+  families(appId: string) {
+    return Object.fromEntries(ROW_FAMILIES.map((family) => [family, this.rowsOf(appId, family)])) as Record<RowFamily, ReturnType<MemoryRowStore['rowsOf']>>;
+  }
+}
+
+interface LedgerMark {
+  state: 'running' | 'done';
+  leaseUntil: number;
+  journal?: Journal;
+}
+
+export class MemoryLedger implements AggregationLedger {
+  readonly marks = new Map<string, LedgerMark>();
+
+  async lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult> {
+    const mark = this.marks.get(token);
+    if (mark?.state === 'done') return { state: 'done' };
+    if (mark && mark.leaseUntil >= nowMs) return { state: 'busy' };
+    const next: LedgerMark = { state: 'running', leaseUntil: nowMs + leaseMs, journal: mark?.journal };
+    this.marks.set(token, next);
+    return { state: 'acquired', journal: next.journal && copy(next.journal) };
+  }
+
+  async saveJournal(token: string, journal: Journal): Promise<Journal> {
+    const mark = this.marks.get(token);
+    if (mark && !mark.journal) mark.journal = copy(journal);
+    return copy(mark?.journal ?? journal);
+  }
+
+  async finish(token: string): Promise<void> {
+    this.marks.set(token, { state: 'done', leaseUntil: 0 });
+  }
+
+  async finished(tokens: readonly string[]): Promise<Set<string>> {
+    return new Set(tokens.filter((token) => this.marks.get(token)?.state !== 'running'));
+  }
+}

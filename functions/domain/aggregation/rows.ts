@@ -1,0 +1,106 @@
+/**
+ * The prebuilt report rows (interface "row tables", DESIGN section 7). Each family is one
+ * DynamoDB partition per app, sorted by day then the grouping columns, so a report reads a day
+ * range in key order and stops. The aggregator only ever adds to these counters; the reports turn
+ * micro-dollars and counts into the interface's fields.
+ */
+
+export const ROW_FAMILIES = ['attribution', 'revenue', 'cohorts', 'events'] as const;
+export type RowFamily = (typeof ROW_FAMILIES)[number];
+
+/** The counters each family keeps, all integers (revenue in micro-dollars). */
+export const ROW_COUNTERS = {
+  attribution: ['installs', 'organic', 'reinstalls', 'fraud_flagged'],
+  revenue: ['purchases', 'revenue_micros', 'payers'],
+  cohorts: ['installs', 'd1', 'd7', 'd30'],
+  events: ['events', 'unique_installs', 'revenue_micros'],
+} as const satisfies Record<RowFamily, readonly string[]>;
+
+export type Counter<F extends RowFamily> = (typeof ROW_COUNTERS)[F][number];
+export type Counters = Readonly<Record<string, number>>;
+
+/** The grouping columns of each family after the day, in report order. */
+export const ROW_GROUPS = {
+  attribution: ['partner', 'attribution_type'],
+  revenue: ['partner'],
+  cohorts: [],
+  events: ['event_name'],
+} as const satisfies Record<RowFamily, readonly string[]>;
+
+export interface RowKey {
+  readonly family: RowFamily;
+  /** YYYY-MM-DD, UTC. */
+  readonly day: string;
+  /** Values of ROW_GROUPS[family], in order. */
+  readonly group: readonly string[];
+}
+
+export interface RowDelta extends RowKey {
+  readonly add: Counters;
+}
+
+/**
+ * Separates the day and group values in a sort key. It sorts below every printable character, so
+ * "a" < "a b" holds for the stored keys as it does for the tuples (a '#' separator would not).
+ */
+export const SORT_SEPARATOR = '\u0001';
+
+export const sortKeyOf = (key: Pick<RowKey, 'day' | 'group'>): string => [key.day, ...key.group].join(SORT_SEPARATOR);
+
+/** One string per row, unique across families: the combining key and the journal's row name. */
+export const rowId = (key: RowKey): string => `${key.family}${SORT_SEPARATOR}${sortKeyOf(key)}`;
+
+export function rowKeyOf(id: string): RowKey {
+  const [family, day, ...group] = id.split(SORT_SEPARATOR);
+  if (!(ROW_FAMILIES as readonly string[]).includes(family) || day === undefined) throw new Error(`not a row id: ${JSON.stringify(id)}`);
+  return { family: family as RowFamily, day, group };
+}
+
+export const DAY_MS = 86_400_000;
+
+/** UTC calendar day of an epoch-ms instant (DESIGN section 7: all bucketing by the corrected time). */
+export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** Revenue is summed in integer micro-dollars so that no sum ever drifts (DESIGN section 7). */
+export const toMicros = (usd: number): number => Math.round(usd * 1_000_000);
+
+/**
+ * Increments combined per row: every contribution of an invocation to one row becomes one write.
+ * Zero counters are dropped, and a row whose counters are all zero is not written at all.
+ */
+export class RowDeltas {
+  private readonly rows = new Map<string, Record<string, number>>();
+
+  add(key: RowKey, counters: Counters): void {
+    const id = rowId(key);
+    const row = this.rows.get(id) ?? {};
+    for (const [name, value] of Object.entries(counters)) {
+      if (value !== 0) row[name] = (row[name] ?? 0) + value;
+    }
+    if (Object.keys(row).length > 0) this.rows.set(id, row);
+  }
+
+  addAll(deltas: Iterable<RowDelta>): this {
+    for (const delta of deltas) this.add(delta, delta.add);
+    return this;
+  }
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  *[Symbol.iterator](): IterableIterator<RowDelta> {
+    for (const [id, add] of this.rows) yield { ...rowKeyOf(id), add };
+  }
+
+  /** Journal form: row id to counters, small and JSON-safe. */
+  toJournal(): Record<string, Record<string, number>> {
+    return Object.fromEntries(this.rows);
+  }
+
+  static fromJournal(journal: Readonly<Record<string, Readonly<Record<string, number>>>>): RowDeltas {
+    const deltas = new RowDeltas();
+    for (const [id, add] of Object.entries(journal)) deltas.add(rowKeyOf(id), add);
+    return deltas;
+  }
+}

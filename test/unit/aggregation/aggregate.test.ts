@@ -1,0 +1,290 @@
+import fc from 'fast-check';
+import { TokenSweeper } from '../../../functions/domain/aggregation/aggregate';
+import { differences, rebuildRows, rowOf } from '../../../functions/domain/aggregation/rebuild';
+import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
+import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
+import { oracleRows, type OracleAttribution, type OracleEvent } from '../../support/aggregation-oracle';
+import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+const install = (n: number, tsMs: number, extra: object = {}) => ({ event_id: `i-${n}`, event_name: 'install', install_uuid: uuid(n), ts_ms: tsMs, platform: 'ios', ...extra });
+const event = (n: number, id: string, name: string, tsMs: number, extra: object = {}) => ({ event_id: id, event_name: name, install_uuid: uuid(n), ts_ms: tsMs, ...extra });
+
+describe('aggregation on in-memory stores', () => {
+  it('counts an attributed install, its events and a purchase into all four families', async () => {
+    const w = world();
+    w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta', campaign: 'spring', sub1: 'creative_a' }));
+    const body = w.upload([install(1, T0, { attribution: { click_id: 'c1' } }), event(1, 'e-1', 'purchase', T0 + 1000, { revenue_usd: 4.99 })]);
+    const [outcome] = await w.deliver([body]);
+    expect(outcome.kind).toBe('counted');
+    expect(w.table()).toEqual({
+      attribution: { '2026-06-01|meta|deterministic': { installs: 1 } },
+      revenue: { '2026-06-01|meta': { purchases: 1, revenue_micros: 4_990_000, payers: 1 } },
+      cohorts: { '2026-06-01': { installs: 1 } },
+      events: {
+        '2026-06-01|install': { events: 1, unique_installs: 1 },
+        '2026-06-01|purchase': { events: 1, unique_installs: 1, revenue_micros: 4_990_000 },
+      },
+    });
+    const record = await w.installs.get<{ decision: Record<string, unknown> }>(`${APP}#${uuid(1)}`, 'e#i-1');
+    expect(record?.decision).toMatchObject({ partner: 'meta', rule: 'click_id', campaign: 'spring', sub1: 'creative_a', ctit_seconds: 3600, fraud_reasons: [] });
+  });
+
+  it('counts an event sent again in other bytes, and an object announced twice, once', async () => {
+    const w = world();
+    const first = w.upload([install(1, T0), event(1, 'e-1', 'level', T0 + 1)]);
+    const again = w.upload([event(1, 'e-1', 'level', T0 + 1), install(1, T0)], { body: 'other bytes' });
+    await w.deliver([first]);
+    await w.deliver([again, first]);
+    expect(w.table().events).toEqual({ '2026-06-01|install': { events: 1, unique_installs: 1 }, '2026-06-01|level': { events: 1, unique_installs: 1 } });
+    expect(w.table().attribution).toEqual({ '2026-06-01|organic|organic': { installs: 1, organic: 1 } });
+  });
+
+  it('lets one of two concurrent deliveries of a message count and sends the other back until it is done', async () => {
+    const w = world();
+    const body = w.upload([install(1, T0), event(1, 'e-1', 'purchase', T0 + 1, { revenue_usd: 1 })]);
+    const outcomes = await w.deliver([body, body]);
+    expect(outcomes.map((o) => o.kind).sort()).toEqual(['busy', 'counted']);
+    const [retry] = await w.deliver([body]);
+    expect(retry.kind).toBe('already_counted');
+    expect(w.table().revenue).toEqual({ '2026-06-01|organic': { purchases: 1, revenue_micros: 1_000_000, payers: 1 } });
+  });
+
+  it('holds events that arrive before their install and applies them to its partner and cohort when it arrives', async () => {
+    const w = world();
+    w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'tiktok' }));
+    w.clock.now = T0 + 2 * DAY;
+    await w.deliver([w.upload([event(1, 'e-1', 'purchase', T0 + DAY + 5, { revenue_usd: 2 })])]);
+    expect(w.table().events['2026-06-02|purchase']).toEqual({ events: 1, unique_installs: 1, revenue_micros: 2_000_000 });
+    expect(w.table().revenue).toEqual({});
+    await w.deliver([w.upload([install(1, T0, { attribution: { referrer: 'click_id=c1&link_id=l&utm_source=tiktok' } })])]);
+    expect(w.table().revenue).toEqual({ '2026-06-02|tiktok': { purchases: 1, revenue_micros: 2_000_000, payers: 1 } });
+    expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1, d1: 1 } });
+  });
+
+  it('counts retention in [t + N days, t + N + 1 days) only, each install at most once per N', async () => {
+    const w = world();
+    await w.deliver([w.upload([install(1, T0)])]);
+    const offsets = [DAY - 1, DAY, DAY + 1, 2 * DAY - 1, 2 * DAY, 7 * DAY, 8 * DAY, 30 * DAY - 1, 30 * DAY, 31 * DAY - 1, 31 * DAY];
+    for (const [i, offset] of offsets.entries()) {
+      w.clock.now = T0 + offset;
+      await w.deliver([w.upload([event(1, `r-${i}`, 'session', T0 + offset)])]);
+    }
+    expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1, d1: 1, d7: 1, d30: 1 } });
+  });
+
+  it('flags fraud but still attributes: fast CTIT, click injection, honeypot address', async () => {
+    const w = world();
+    w.clicks.set('fast', click({ click_id: 'fast', ts_ms: T0 - 3000 }));
+    w.clicks.set('late', click({ click_id: 'late', ts_ms: T0 - 60_000 }));
+    w.blocked.add('203.0.113.9');
+    await w.deliver([w.upload([install(1, T0, { attribution: { click_id: 'fast' } })])]);
+    await w.deliver([w.upload([install(2, T0, { attribution: { click_id: 'late', install_begin_ms: T0 - 120_000 } })])]);
+    await w.deliver([w.upload([install(3, T0)], { ip: '203.0.113.9' })]);
+    expect(w.table().attribution).toEqual({
+      '2026-06-01|meta|deterministic': { installs: 2, fraud_flagged: 2 },
+      '2026-06-01|organic|organic': { installs: 1, organic: 1, fraud_flagged: 1 },
+    });
+    const reasons = async (n: number) => (await w.installs.get<{ decision: { fraud_reasons: string[] } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.fraud_reasons;
+    expect(await reasons(1)).toEqual(['ctit_under_10s']);
+    expect(await reasons(2)).toEqual(['click_injection']);
+    expect(await reasons(3)).toEqual(['honeypot_ip']);
+  });
+
+  it('refuses a click of another app, one after the install and one outside the lookback, and says why', async () => {
+    const w = world();
+    w.clicks.set('other', click({ click_id: 'other', ts_ms: T0 - HOUR, app_id: 'app_other' }));
+    w.clicks.set('after', click({ click_id: 'after', ts_ms: T0 + 1000 }));
+    w.clicks.set('old', click({ click_id: 'old', ts_ms: T0 - 8 * DAY, lookback_days: 7, expires_at: Math.floor(T0 / 1000) + DAY / 1000 }));
+    w.clock.now = T0 + 2000;
+    for (const [n, id] of [[1, 'other'], [2, 'after'], [3, 'old']] as const) await w.deliver([w.upload([install(n, T0, { attribution: { click_id: id } })])]);
+    const refused = async (n: number) => (await w.installs.get<{ decision: { refused_click: unknown } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.refused_click;
+    expect(await refused(1)).toEqual({ click_id: 'other', reason: 'other_app' });
+    expect(await refused(2)).toEqual({ click_id: 'after', reason: 'after_install' });
+    expect(await refused(3)).toEqual({ click_id: 'old', reason: 'outside_lookback' });
+    expect(w.table().attribution).toEqual({ '2026-06-01|organic|organic': { installs: 3, organic: 3 } });
+  });
+
+  it('matches the latest click of the same address and platform within 24 hours only for probabilistic apps', async () => {
+    for (const probabilistic of [false, true]) {
+      const w = world({ probabilistic });
+      w.clicks.set('a', click({ click_id: 'a', ts_ms: T0 - 2 * HOUR, partner: 'old' }));
+      w.clicks.set('b', click({ click_id: 'b', ts_ms: T0 - HOUR, partner: 'google' }));
+      w.clicks.set('c', click({ click_id: 'c', ts_ms: T0 - HOUR, partner: 'android', platform: 'android' }));
+      await w.deliver([w.upload([install(1, T0)])]);
+      expect(Object.keys(w.table().attribution)).toEqual([probabilistic ? '2026-06-01|google|probabilistic' : '2026-06-01|organic|organic']);
+    }
+  });
+
+  it('counts a second install of a uuid, and an install of a known device under a new uuid, as reinstalls', async () => {
+    const w = world();
+    await w.deliver([w.upload([install(1, T0, { device_id: 'idfv-1' })])]);
+    await w.deliver([w.upload([{ ...install(1, T0 + 10), event_id: 'i-1b' }])]);
+    await w.deliver([w.upload([install(2, T0 + 20, { device_id: 'idfv-1' })])]);
+    expect(w.table().attribution).toEqual({ '2026-06-01|organic|organic': { installs: 3, organic: 3, reinstalls: 2 } });
+  });
+
+  it('sends a poison message back (missing object, unknown version, not JSON) while the batch beside it counts', async () => {
+    const w = world();
+    const good = w.upload([install(1, T0)]);
+    const missing = JSON.stringify({ ...JSON.parse(good), audit_key: 'audit/2026/06/01/x/y/gone.jsonl.gz' });
+    const future = JSON.stringify({ ...JSON.parse(good), version: 2 });
+    const outcomes = await w.deliver([missing, good, future, 'not json']);
+    expect(outcomes.map((o) => (o.kind === 'poison' ? o.reason : o.kind))).toEqual(['missing_object', 'counted', 'unknown_version', 'bad_message']);
+    expect(outcomes[0]).toMatchObject({ auditKey: 'audit/2026/06/01/x/y/gone.jsonl.gz' });
+    expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1 } });
+  });
+
+  it('gives the totals of one clean delivery after the store fails following any single write', async () => {
+    const scenario = (w: ReturnType<typeof world>) => {
+      w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta' }));
+      w.clock.now = T0 + 2 * DAY;
+      const early = w.upload([event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }), event(2, 'h-2', 'session', T0 + DAY + 1)]);
+      const a = w.upload([install(1, T0, { attribution: { click_id: 'c1' }, device_id: 'd1' }), event(1, 'e-1', 'session', T0 + DAY + 5), event(1, 'e-2', 'purchase', T0 + DAY + 6, { revenue_usd: 1.5 })]);
+      const b = w.upload([install(2, T0 + 10), event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }), event(1, 'e-1', 'session', T0 + DAY + 5)], { body: 'b' });
+      const c = w.upload([install(3, T0 + 20, { device_id: 'd1' }), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 })], { body: 'c' });
+      return { first: [early], then: [a, b, c] };
+    };
+    const clean = world();
+    const cleanBatches = scenario(clean);
+    await clean.deliver(cleanBatches.first);
+    const counting = failingAfter(clean.ports, Infinity);
+    await clean.deliver(cleanBatches.then, counting.ports);
+    const expected = clean.table();
+    const total = counting.writes();
+    expect(total).toBeGreaterThan(20);
+
+    for (let k = 0; k <= total; k++) {
+      const w = world();
+      const batches = scenario(w);
+      await w.deliver(batches.first);
+      await w.deliver(batches.then, failingAfter(w.ports, k).ports);
+      // The function died; its leases run out and SQS delivers again, to a new container.
+      for (let round = 0; round < 3; round++) {
+        w.clock.now += LEASE_MS + 1;
+        const outcomes = await w.deliver(batches.then, w.ports, new TokenSweeper());
+        if (outcomes.every((o) => o.kind === 'counted' || o.kind === 'already_counted')) break;
+      }
+      expect({ k, rows: w.table() }).toEqual({ k, rows: expected });
+    }
+  });
+
+  it('agrees with the oracle on random traffic, duplicates and redeliveries included', async () => {
+    const eventArb = fc.record({
+      install: fc.integer({ min: 1, max: 5 }),
+      kind: fc.constantFrom('install', 'session', 'purchase', 'level'),
+      id: fc.integer({ min: 1, max: 12 }),
+      offsetHours: fc.integer({ min: -30, max: 24 * 33 }),
+      revenue: fc.option(fc.integer({ min: 0, max: 5_000_000 }).map((c) => c / 100), { nil: undefined }),
+      device: fc.option(fc.constantFrom('d1', 'd2'), { nil: undefined }),
+      click: fc.option(fc.constantFrom('c-meta', 'c-google', 'c-fast', 'c-none'), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(eventArb, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 4 }), async (batches, per) => {
+        const w = world();
+        w.clicks.set('c-meta', click({ click_id: 'c-meta', ts_ms: T0 - 4 * DAY, partner: 'meta' }));
+        w.clicks.set('c-google', click({ click_id: 'c-google', ts_ms: T0 - 31 * HOUR, partner: 'google' }));
+        w.clicks.set('c-fast', click({ click_id: 'c-fast', ts_ms: T0 - 30 * HOUR - 5000, partner: 'fast' }));
+        w.clock.now = T0 + 34 * DAY;
+        const taken: OracleEvent[] = [];
+        const bodies: string[] = [];
+        for (const batch of batches) {
+          const ids = new Set<string>();
+          const events = batch
+            .map((e) => {
+              const ts = T0 + e.offsetHours * HOUR;
+              const eventId = e.kind === 'install' ? `i-${e.id}` : `e-${e.id}`;
+              return {
+                event_id: eventId,
+                event_name: e.kind,
+                install_uuid: uuid(e.install),
+                ts_ms: ts,
+                ...(e.kind === 'install' ? { platform: 'android', attribution: e.click ? { click_id: e.click } : undefined, device_id: e.device } : {}),
+                ...(e.revenue !== undefined ? { revenue_usd: e.revenue } : {}),
+              };
+            })
+            .filter((e) => !ids.has(e.event_id) && ids.add(e.event_id) !== undefined); // unique within a batch, or rejected
+          const body = w.upload(events);
+          bodies.push(body);
+          for (const e of events) {
+            taken.push({ installUuid: e.install_uuid, eventId: e.event_id, name: e.event_name, tsMs: e.ts_ms, revenueUsd: e.revenue_usd, deviceHash: e.device_id });
+          }
+        }
+        // In order, `per` objects a delivery, each delivered twice.
+        for (let i = 0; i < bodies.length; i += per) {
+          const slice = bodies.slice(i, i + per);
+          await w.deliver(slice);
+          await w.deliver(slice);
+        }
+        const partners: Record<string, OracleAttribution> = {};
+        const attribute = (e: OracleEvent): OracleAttribution => {
+          const sent = batches.flat().find((b) => uuid(b.install) === e.installUuid && `i-${b.id}` === e.eventId && b.kind === 'install');
+          const clickId = sent?.click;
+          const clickRecord = clickId ? w.clicks.get(clickId) : undefined;
+          const ok = clickRecord && clickRecord.ts_ms <= e.tsMs && e.tsMs - clickRecord.ts_ms <= 7 * DAY;
+          const result: OracleAttribution = ok
+            ? { partner: clickRecord.partner, type: 'deterministic', fraud: e.tsMs - clickRecord.ts_ms < 10_000 }
+            : { partner: 'organic', type: 'organic', fraud: false };
+          partners[e.eventId] = result;
+          return result;
+        };
+        expect(w.table()).toEqual(dropZeros(oracleRows(taken, attribute)));
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+function dropZeros<T extends Record<string, Record<string, Record<string, number>>>>(rows: T): T {
+  for (const family of Object.values(rows)) {
+    for (const [key, counters] of Object.entries(family)) {
+      for (const [name, value] of Object.entries(counters)) if (value === 0) delete counters[name];
+      if (Object.keys(counters).length === 0) delete family[key];
+    }
+  }
+  return rows;
+}
+
+describe('rebuild from the audit store', () => {
+  it('replays the audit objects into the same rows the live path made, using the recorded decisions', async () => {
+    const w = world();
+    w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta' }));
+    w.clock.now = T0 + 2 * DAY;
+    const bodies = [
+      w.upload([event(1, 'e-0', 'purchase', T0 + DAY, { revenue_usd: 7 })], { receivedMs: T0 + DAY + 10 }),
+      w.upload([install(1, T0, { attribution: { click_id: 'c1' } }), event(1, 'e-1', 'session', T0 + DAY + 1)], { receivedMs: T0 + DAY + 20 }),
+      w.upload([install(2, T0 + 5), event(2, 'e-1', 'purchase', T0 + 6, { revenue_usd: 1.25 })], { receivedMs: T0 + DAY + 30 }),
+    ];
+    for (const body of bodies) await w.deliver([body]);
+    // The click is gone by the time anyone rebuilds: the recorded decision must carry the partner.
+    w.clicks.clear();
+    const keys = [...w.objects.keys()];
+    const rebuilt = await rebuildRows(
+      {
+        appId: APP,
+        companyId: 'com_x',
+        probabilistic: false,
+        keysOfDay: async (day) => keys.filter((key) => key.startsWith(`audit/${day.split('-').join('/')}/`)),
+        lines: async (key) => w.objects.get(key) ?? [],
+        recordedDecision: async (installUuid, eventId) =>
+          (await w.installs.get<{ decision?: AttributionDecision }>(`${APP}#${installUuid}`, `e#${eventId}`))?.decision,
+        decideAfresh: (facts) => w.ports.decide(facts),
+      },
+      '2026-06-01',
+      '2026-06-03',
+    );
+    const live = ROW_FAMILIES.flatMap((family) => w.rows.rowsOf(APP, family).map((row) => rowOf(family, row.key.day, row.key.group, row.counters)));
+    expect(rebuilt.objects).toBe(3);
+    expect(rebuilt.rows.length).toBeGreaterThan(5);
+    expect(differences(live, rebuilt.rows)).toEqual([]);
+    expect(rebuilt.rows).toContainEqual({ family: 'revenue', day: '2026-06-02', group: { partner: 'meta' }, counters: { purchases: 1, revenue_micros: 7_000_000, payers: 1 } });
+
+    // A row the live path lost shows as a difference.
+    const lost = live.filter((row) => !(row.family === 'revenue' && row.group.partner === 'meta'));
+    expect(differences(lost, rebuilt.rows)).toEqual([
+      { family: 'revenue', day: '2026-06-02', group: { partner: 'meta' }, live: null, rebuilt: { purchases: 1, revenue_micros: 7_000_000, payers: 1 } },
+    ]);
+  });
+});

@@ -1,0 +1,154 @@
+import { aggregationMessage, auditKey, auditLines, type AuditLine } from '../../../functions/domain/ingest/audit-record';
+import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
+import { sha256Hex } from '../../../functions/domain/common/hashing';
+import {
+  aggregateDeliveries,
+  PoisonMessageError,
+  TokenSweeper,
+  type AggregationPorts,
+  type DeliveryOutcome,
+} from '../../../functions/domain/aggregation/aggregate';
+import { decideAttribution, type AttributionLookups } from '../../../functions/domain/aggregation/attribution';
+import { MemoryInstallStore, MemoryLedger, MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
+import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
+import type { ClickRecord } from '../../../functions/domain/links/click';
+import type { OracleRows } from '../../support/aggregation-oracle';
+
+export const APP = 'app_0123456789abcdef0123';
+export const COMPANY = 'com_0123456789abcdef0123';
+export const LEASE_MS = 75_000;
+export const T0 = Date.UTC(2026, 5, 1, 12);
+
+/**
+ * The aggregation use case on in-memory ports (the same ones `admin rebuild` uses), with audit
+ * objects made by the real ingestion code, clicks and honeypot blocks the test sets, and a clock
+ * the test moves.
+ */
+export function world(options: { probabilistic?: boolean } = {}) {
+  const installs = new MemoryInstallStore();
+  const rows = new MemoryRowStore();
+  const ledger = new MemoryLedger();
+  const objects = new Map<string, AuditLine[]>();
+  const clicks = new Map<string, ClickRecord>();
+  const blocked = new Set<string>();
+  const clock = { now: T0 };
+
+  const lookups: AttributionLookups = {
+    clickById: async (clickId, atMs) => {
+      const click = clicks.get(clickId);
+      return click && click.expires_at * 1000 > atMs ? click : undefined;
+    },
+    latestClick: async (query) =>
+      [...clicks.values()]
+        .filter((c) => c.app_id === query.appId && c.ip === query.ip && c.platform === query.platform && c.ts_ms >= query.fromMs && c.ts_ms <= query.toMs)
+        .sort((a, b) => b.ts_ms - a.ts_ms)[0],
+    honeypotBlocked: async (ip) => blocked.has(ip),
+    deviceSeenElsewhere: async (appId, deviceHash, installUuid) =>
+      [...installs.items.entries()].some(([pk, items]) => pk !== `${appId}#${installUuid}` && items.get('device')?.app_device === `${appId}#${deviceHash}`),
+  };
+
+  const ports: AggregationPorts = {
+    installs,
+    rows,
+    ledger,
+    decide: (facts) => decideAttribution(facts, lookups),
+    readAudit: async (message) => {
+      const lines = objects.get(message.audit_key);
+      if (!lines) throw new PoisonMessageError('missing_object', message.audit_key);
+      return lines;
+    },
+    app: async (appId) => (appId === APP ? { probabilistic: options.probabilistic ?? false } : undefined),
+  };
+
+  let sequence = 0;
+  /** Takes a batch as POST /event would (same verdicts and audit lines) and returns its queue message. */
+  function upload(events: readonly object[], batch: { receivedMs?: number; sentAtMs?: number; ip?: string; body?: string } = {}): string {
+    const receivedMs = batch.receivedMs ?? clock.now;
+    const audit = {
+      companyId: COMPANY,
+      appId: APP,
+      receivedMs,
+      bodySha256: sha256Hex(batch.body ?? `${JSON.stringify(events)}#${sequence++}`),
+      clientIp: batch.ip ?? '198.51.100.7',
+      sdkVersion: 'test/1',
+    };
+    const { verdicts, accepted, rejected } = judgeEvents(events, batch.sentAtMs ?? receivedMs, receivedMs);
+    const key = auditKey(audit);
+    objects.set(key, auditLines(events, verdicts, audit));
+    return JSON.stringify(aggregationMessage('audit-bucket', key, audit, { accepted, rejected }));
+  }
+
+  async function deliver(bodies: readonly string[], using: AggregationPorts = ports, sweeper = new TokenSweeper()): Promise<DeliveryOutcome[]> {
+    return aggregateDeliveries(using, bodies.map((body, i) => ({ id: `m${i}`, body })), { nowMs: () => clock.now, leaseMs: LEASE_MS, sweeper });
+  }
+
+  /** The rows as the oracle writes them: family to "day|group..." to non-zero counters. */
+  function table(): OracleRows {
+    const out = {} as OracleRows;
+    for (const family of ROW_FAMILIES) {
+      out[family] = {};
+      for (const row of rows.rowsOf(APP, family)) {
+        const counters = Object.fromEntries(Object.entries(row.counters).filter(([, v]) => v !== 0));
+        if (Object.keys(counters).length > 0) out[family][[row.key.day, ...row.key.group].join('|')] = counters;
+      }
+    }
+    return out;
+  }
+
+  return { ports, installs, rows, ledger, objects, clicks, blocked, clock, upload, deliver, table, lookups };
+}
+
+export function click(overrides: Partial<ClickRecord> & { click_id: string; ts_ms: number }): ClickRecord {
+  return {
+    link_id: 'link-1',
+    app_id: APP,
+    company_id: COMPANY,
+    partner: 'meta',
+    ip: '198.51.100.7',
+    ip_block: '198.51.100.0/24',
+    user_agent: 'ua',
+    platform: 'ios',
+    app_ip_platform: '',
+    expires_at: Math.floor(overrides.ts_ms / 1000) + 7 * 86_400,
+    ...overrides,
+  };
+}
+
+/**
+ * The ports with a store that dies after `limit` writes: that write and everything after it
+ * fails, reads included, as when the function is killed or the table becomes unreachable.
+ */
+export function failingAfter(ports: AggregationPorts, limit: number) {
+  let writes = 0;
+  const dead = () => writes >= limit;
+  const write = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    if (dead()) throw new Error('store unavailable');
+    writes++;
+    return fn(...args);
+  };
+  const read = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    if (dead()) throw new Error('store unavailable');
+    return fn(...args);
+  };
+  const { installs, ledger, rows } = ports;
+  const wrapped: AggregationPorts = {
+    ...ports,
+    installs: {
+      get: read(installs.get.bind(installs)),
+      query: read(installs.query.bind(installs)),
+      claimItem: write(installs.claimItem.bind(installs)),
+      claimAttributes: write(installs.claimAttributes.bind(installs)),
+      replaceHead: write(installs.replaceHead.bind(installs)),
+    } as AggregationPorts['installs'],
+    ledger: {
+      lease: write(ledger.lease.bind(ledger)),
+      saveJournal: write(ledger.saveJournal.bind(ledger)),
+      finish: write(ledger.finish.bind(ledger)),
+      finished: read(ledger.finished.bind(ledger)),
+    },
+    rows: { add: write(rows.add.bind(rows)) },
+    readAudit: read(ports.readAudit),
+    decide: read(ports.decide),
+  };
+  return { ports: wrapped, writes: () => writes };
+}
