@@ -1,7 +1,11 @@
 /**
  * `npm run bench`: the costs on the ingestion hot path, so choices are made with numbers
- * (docs/ingestion.md records a run). Each figure is the best of several rounds, to keep a busy
- * machine's noise out of the comparison.
+ * (docs/ingestion.md records a run), then the DynamoDB write units the service spends per click
+ * and per accepted event (bench/write-units.ts). Each timing is the best of several rounds, to
+ * keep a busy machine's noise out of the comparison.
+ *
+ * `npm run --silent bench -- --json` prints every figure as one JSON object and nothing else
+ * (--silent keeps npm's own banner off stdout).
  */
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { decodeBody, parseBatch, parseJson } from '../functions/domain/ingest/batch-body';
@@ -11,6 +15,7 @@ import { sha256Hex } from '../functions/domain/common/hashing';
 import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
 import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
+import { writeUnitFigures, type Figure, type Report } from './write-units';
 
 const ROUNDS = 5;
 const MiB = 1024 * 1024;
@@ -26,13 +31,25 @@ async function best(work: () => unknown | Promise<unknown>, iterations: number):
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const report = (name: string, figure: string) => console.log(`${name.padEnd(64)} ${figure}`);
+const round = (n: number, digits = 1) => Number(n.toFixed(digits));
+
+const json = process.argv.includes('--json');
+// In --json mode stdout carries the JSON object only: whatever else writes to it (a handler's
+// Powertools logger, an emulator) is sent to stderr instead.
+const stdout = process.stdout.write.bind(process.stdout);
+if (json) process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+
+const figures: Record<string, Figure> = { node: process.version };
+const report: Report = (name, figure, values) => {
+  Object.assign(figures, values);
+  if (!json) console.log(`${name.padEnd(64)} ${figure}`);
+};
 
 async function main(): Promise<void> {
   const now = Date.now();
   const events = sampleBatch(1000, now);
   const secret = 'a'.repeat(64);
-  console.log(`node ${process.version}, ${ROUNDS} rounds each, best round reported\n`);
+  if (!json) console.log(`node ${process.version}, ${ROUNDS} rounds each, best round reported\n`);
 
   // Validation: the same 1,000 events through the hand-written rules and the zod twin.
   const agree = events.every((e) => validateEvent(e, batchContext(now)) === validateWithZod(e, batchContext(now)));
@@ -45,30 +62,31 @@ async function main(): Promise<void> {
     const context = batchContext(now);
     for (const e of events) validateWithZod(e, context);
   }, 20);
-  report('validation, hand-written (events/s)', fmt(1000 / (handMs / 1000)));
-  report('validation, zod 4 twin (events/s)', fmt(1000 / (zodMs / 1000)));
-  report('validation, zod / hand-written time', `${(zodMs / handMs).toFixed(1)}x`);
+  report('validation, hand-written (events/s)', fmt(1000 / (handMs / 1000)), { validation_hand_written_events_per_s: Math.round(1000 / (handMs / 1000)) });
+  report('validation, zod 4 twin (events/s)', fmt(1000 / (zodMs / 1000)), { validation_zod_events_per_s: Math.round(1000 / (zodMs / 1000)) });
+  report('validation, zod / hand-written time', `${(zodMs / handMs).toFixed(1)}x`, { validation_zod_over_hand_written_time: round(zodMs / handMs) });
 
   // Body handling of a 1,000-event batch.
-  const json = Buffer.from(JSON.stringify({ events, sent_at_ms: now }));
-  const gz = gzipSync(json);
-  report('1,000-event batch: JSON / gzip size (bytes)', `${fmt(json.length)} / ${fmt(gz.length)}`);
-  const gzipMs = await best(() => gzipSync(json), 20);
-  report('gzip level 6 (MiB/s of JSON)', fmt(json.length / MiB / (gzipMs / 1000)));
+  const body = Buffer.from(JSON.stringify({ events, sent_at_ms: now }));
+  const gz = gzipSync(body);
+  report('1,000-event batch: JSON / gzip size (bytes)', `${fmt(body.length)} / ${fmt(gz.length)}`, { batch_1000_json_bytes: body.length, batch_1000_gzip_bytes: gz.length });
+  const mibPerS = (ms: number) => body.length / MiB / (ms / 1000);
+  const gzipMs = await best(() => gzipSync(body), 20);
+  report('gzip level 6 (MiB/s of JSON)', fmt(mibPerS(gzipMs)), { gzip_level6_mib_per_s: Math.round(mibPerS(gzipMs)) });
   const gunzipSyncMs = await best(() => gunzipSync(gz), 50);
-  report('gunzip, sync (MiB/s of JSON out)', fmt(json.length / MiB / (gunzipSyncMs / 1000)));
+  report('gunzip, sync (MiB/s of JSON out)', fmt(mibPerS(gunzipSyncMs)), { gunzip_sync_mib_per_s: Math.round(mibPerS(gunzipSyncMs)) });
   const gunzipMs = await best(() => decodeBody(gz, 'gzip'), 50);
-  report('gunzip, async 64 KiB chunks with cap (MiB/s out)', fmt(json.length / MiB / (gunzipMs / 1000)));
-  const parseMs = await best(() => parseBatch(parseJson(json)), 50);
-  report('strict UTF-8 decode + JSON.parse (MiB/s)', fmt(json.length / MiB / (parseMs / 1000)));
+  report('gunzip, async 64 KiB chunks with cap (MiB/s out)', fmt(mibPerS(gunzipMs)), { gunzip_async_capped_mib_per_s: Math.round(mibPerS(gunzipMs)) });
+  const parseMs = await best(() => parseBatch(parseJson(body)), 50);
+  report('strict UTF-8 decode + JSON.parse (MiB/s)', fmt(mibPerS(parseMs)), { utf8_json_parse_mib_per_s: Math.round(mibPerS(parseMs)) });
   const hmacMs = await best(() => isValidSignature(secret, gz, signBody(secret, gz)), 200);
-  report('HMAC-SHA256 sign + verify, gzip body (µs)', (hmacMs * 1000).toFixed(1));
+  report('HMAC-SHA256 sign + verify, gzip body (µs)', (hmacMs * 1000).toFixed(1), { hmac_sign_verify_us: round(hmacMs * 1000) });
 
   // A gzip bomb: 960 MiB of zeros in under 1 MiB, stopped at the 8 MiB cap.
   const member = gzipSync(Buffer.alloc(64 * MiB), { level: 9 });
   const bomb = Buffer.concat(Array.from({ length: 15 }, () => member));
   const bombMs = await best(() => decodeBody(bomb, 'gzip').catch(() => undefined), 3);
-  report(`gzip bomb (${fmt(bomb.length)} B -> 960 MiB) refused at ${MAX_DECOMPRESSED_BYTES / MiB} MiB (ms)`, bombMs.toFixed(1));
+  report(`gzip bomb (${fmt(bomb.length)} B -> 960 MiB) refused at ${MAX_DECOMPRESSED_BYTES / MiB} MiB (ms)`, bombMs.toFixed(1), { gzip_bomb_refused_ms: round(bombMs) });
 
   // Everything the handler does between the signature and the writes, for one batch.
   const audit = { companyId: 'com_1', appId: 'app_1', receivedMs: now, bodySha256: sha256Hex(gz), clientIp: '198.51.100.7', sdkVersion: 'ios/1.0' };
@@ -78,18 +96,32 @@ async function main(): Promise<void> {
     auditKey({ ...audit, bodySha256: sha256Hex(gz) });
     gzipSync(toJsonLines(auditLines(batch.events, verdicts, audit)));
   }, 20);
-  report('whole batch in memory: inflate..audit gzip (ms / 1,000 events)', pipelineMs.toFixed(2));
+  report('whole batch in memory: inflate..audit gzip (ms / 1,000 events)', pipelineMs.toFixed(2), { batch_pipeline_ms_per_1000_events: round(pipelineMs, 2) });
 
   // The audit object's compression level: time per batch against bytes stored for years.
   const { verdicts } = judgeEvents(events, now, now);
   const jsonl = toJsonLines(auditLines(events, verdicts, audit));
+  figures.audit_jsonl_bytes = Buffer.byteLength(jsonl);
   for (const level of [1, 6]) {
     const levelMs = await best(() => gzipSync(jsonl, { level }), 20);
-    report(`audit JSONL gzip level ${level} (ms / bytes of ${fmt(Buffer.byteLength(jsonl))})`, `${levelMs.toFixed(2)} / ${fmt(gzipSync(jsonl, { level }).length)}`);
+    const bytes = gzipSync(jsonl, { level }).length;
+    report(`audit JSONL gzip level ${level} (ms / bytes of ${fmt(Buffer.byteLength(jsonl))})`, `${levelMs.toFixed(2)} / ${fmt(bytes)}`, {
+      [`audit_gzip_level${level}_ms`]: round(levelMs, 2),
+      [`audit_gzip_level${level}_bytes`]: bytes,
+    });
   }
+
+  // DynamoDB write units, on the whole local service (bench/write-units.ts).
+  if (!json) console.log('');
+  await writeUnitFigures(report);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+main().then(
+  () => {
+    if (json) stdout(`${JSON.stringify(figures, null, 2)}\n`);
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -6,6 +6,17 @@ import { resourceName } from '../functions/shared/config';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { LinkStore } from '../functions/adapters/link-store';
 import { LinkConfigError } from '../functions/domain/links/link-config';
+import { AggregateStore } from '../functions/adapters/aggregate-store';
+import { attributionLookups } from '../functions/adapters/attribution-lookups';
+import { AuditReader } from '../functions/adapters/audit-reader';
+import { ClickStore } from '../functions/adapters/click-store';
+import { DynamoInstallStore } from '../functions/adapters/install-store';
+import { IpBlockStore } from '../functions/adapters/ip-block-store';
+import { liveRows, rebuildSource } from '../functions/adapters/rebuild-source';
+import { installReport } from '../functions/domain/aggregation/install-report';
+import { differences, rebuildRows, type RebuiltRow } from '../functions/domain/aggregation/rebuild';
+import { dayOf, rowId, ROW_GROUPS } from '../functions/domain/aggregation/rows';
+import { UUID_PATTERN } from '../functions/domain/common/uuid';
 import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/environment';
 
 /**
@@ -33,6 +44,9 @@ const USAGE = `usage: npm run --silent admin -- <command> [flags] [--stack NAME]
   server-key revoke --server-key S
   link create --app-key K --partner P [--campaign C] [--honeypot] [--ios-url U] [--android-url U] [--web-url U]
               [--countries-allow US,CA] [--countries-block XX] [--lookback-days N]
+  install show --app-key K --install-uuid U    (how the install was attributed, and why)
+  rebuild --app-key K [--apply]                (recomputes the app's report rows from the audit store and
+                                                lists the rows that differ; --apply writes the recomputed ones)
   schedule run NAME          (local runtime: fires a schedule now and waits for it)`;
 
 const url = z.url({ protocol: /^https?$/ });
@@ -69,10 +83,16 @@ const schemas = {
     'countries-block': countries.optional(),
     'lookback-days': intFlag.max(30).optional(),
   }),
+  'install show': z.object({
+    'app-key': z.string().min(1),
+    // Stored lower-case, as the audit record keeps it.
+    'install-uuid': z.string().regex(UUID_PATTERN, 'not a UUID').transform((uuid) => uuid.toLowerCase()),
+  }),
+  rebuild: z.object({ 'app-key': z.string().min(1), apply: z.boolean().optional() }),
 } as const;
 
 type Command = keyof typeof schemas;
-const booleanFlags = new Set(['probabilistic', 'honeypot']);
+const booleanFlags = new Set(['probabilistic', 'honeypot', 'apply']);
 
 /** Every flag any command takes, declared so that `--name Acme` is read as a flag with a value. */
 const flagOptions = Object.fromEntries(
@@ -168,6 +188,35 @@ async function execute(command: Command, f: Flags, target: Target) {
         lookback_days: f['lookback-days'],
       });
       return { link_id: link.link_id, url: `${target.baseUrl}/l/${link.link_id}` };
+    }
+    case 'install show': {
+      const app = await appByKey(f['app-key']);
+      const items = await new DynamoInstallStore(resourceName.table('installs')).installItems(app.app_id, f['install-uuid']);
+      return installReport(app.app_id, f['install-uuid'], items);
+    }
+    case 'rebuild': {
+      const app = await appByKey(f['app-key']);
+      const installs = new DynamoInstallStore(resourceName.table('installs'));
+      const lookups = attributionLookups({ clicks: new ClickStore(resourceName.table('clicks')), ipBlocks: new IpBlockStore(resourceName.table('ip_blocks')), installs });
+      const source = rebuildSource(app, { audit: new AuditReader(resourceName.bucket()), installs, lookups });
+      const rebuilt = await rebuildRows(source, dayOf(app.created_ms), dayOf(Date.now()));
+      const aggregates = new AggregateStore(resourceName.table('aggregates'));
+      const live = await liveRows(aggregates, app.app_id);
+      const found = differences(live, rebuilt.rows);
+      // Rows the live side has and the rebuild does not are set to zero, as if never written.
+      for (const row of f.apply ? found : []) {
+        await aggregates.setCounters(app.app_id, { family: row.family, day: row.day, group: ROW_GROUPS[row.family].map((column) => row.group[column]), add: row.rebuilt ?? {} });
+      }
+      const rowKey = (row: RebuiltRow) => rowId({ family: row.family, day: row.day, group: Object.values(row.group) });
+      return {
+        app_id: app.app_id,
+        objects: rebuilt.objects,
+        events: rebuilt.events,
+        unreadable: rebuilt.unreadable,
+        rows_compared: new Set([...live, ...rebuilt.rows].map(rowKey)).size,
+        differences: found,
+        applied: Boolean(f.apply),
+      };
     }
   }
 }

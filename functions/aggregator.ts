@@ -5,9 +5,10 @@ import { logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
 import { TtlCache } from './shared/ttl-cache';
 import { aggregateDeliveries, isRetried, TokenSweeper, type AggregationPorts, type DeliveryOutcome } from './domain/aggregation/aggregate';
-import { decideAttribution, type AttributionLookups } from './domain/aggregation/attribution';
+import { decideAttribution } from './domain/aggregation/attribution';
 import { DynamoInstallStore } from './adapters/install-store';
 import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
+import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
 import { ClickStore } from './adapters/click-store';
 import { IpBlockStore } from './adapters/ip-block-store';
@@ -22,12 +23,7 @@ const audit = new AuditReader(resourceName.bucket());
 /** An app's probabilistic switch changes rarely; five minutes of staleness is harmless. */
 const apps = new TtlCache<{ probabilistic: boolean } | undefined>(5 * 60_000, 10_000);
 
-const lookups: AttributionLookups = {
-  clickById: (clickId, atMs) => clicks.byId(clickId, atMs),
-  latestClick: (query, atMs) => clicks.latest(query, atMs),
-  honeypotBlocked: async (ip, atMs) => (await ipBlocks.activeBlock(ip, atMs)) !== undefined,
-  deviceSeenElsewhere: (appId, deviceHash, installUuid) => installs.deviceSeenElsewhere(appId, deviceHash, installUuid),
-};
+const lookups = attributionLookups({ clicks, ipBlocks, installs });
 
 export const ports: AggregationPorts = {
   installs,
@@ -66,9 +62,11 @@ function report(outcome: DeliveryOutcome): void {
       metrics.addMetric('EventsAggregated', MetricUnit.Count, outcome.events);
       return;
     case 'already_counted':
+      metrics.addMetric('DuplicateDeliveries', MetricUnit.Count, 1);
       logger.info('audit object already aggregated', { audit_key: outcome.auditKey });
       return;
     case 'busy':
+      metrics.addMetric('DeliveriesDeferred', MetricUnit.Count, 1);
       logger.info('audit object being aggregated by another delivery; retried later', { audit_key: outcome.auditKey });
       return;
     case 'poison':

@@ -30,7 +30,13 @@ export function startQueuePollers(options: PollerOptions): Pollers {
   const specs = options.specs ?? (queues as Record<string, QueueSpec>);
   const invoke = options.invoke ?? ((name: string, event: SQSEvent) => invokeFunction(name, event));
   let running = true;
-  const idle = new Map<string, boolean>();
+  /**
+   * Per queue, the drain generation of the last poll that came back empty. Only a poll that
+   * started after drain() was called proves the queue empty: one already waiting when the last
+   * message was sent may still come back empty.
+   */
+  let generation = 0;
+  const idle = new Map<string, number>();
   const loops: Promise<void>[] = [];
 
   for (const [name, spec] of Object.entries(specs)) {
@@ -38,10 +44,11 @@ export function startQueuePollers(options: PollerOptions): Pollers {
     if (!spec.consumer || (!options.specs && !(spec.consumer.function in functions))) continue;
     const consumer = spec.consumer;
     const url = queueUrls[name];
-    idle.set(name, false);
+    idle.set(name, -1);
     loops.push(
       (async () => {
         while (running) {
+          const started = generation;
           try {
             const { Messages = [] } = await sqs.send(
               new ReceiveMessageCommand({
@@ -52,8 +59,10 @@ export function startQueuePollers(options: PollerOptions): Pollers {
                 MessageAttributeNames: ['All'],
               }),
             );
-            idle.set(name, Messages.length === 0);
-            if (Messages.length === 0) continue;
+            if (Messages.length === 0) {
+              idle.set(name, started);
+              continue;
+            }
             await deliver(sqs, invoke, name, url, consumer.function, Messages);
           } catch (error) {
             onError(error);
@@ -70,8 +79,8 @@ export function startQueuePollers(options: PollerOptions): Pollers {
       await Promise.all(loops);
     },
     drain: async () => {
-      for (const name of idle.keys()) idle.set(name, false);
-      while (running && [...idle.values()].some((v) => !v)) await new Promise((resolve) => setTimeout(resolve, 50));
+      const awaited = ++generation;
+      while (running && [...idle.values()].some((emptyAt) => emptyAt < awaited)) await new Promise((resolve) => setTimeout(resolve, 50));
     },
   };
 }

@@ -188,6 +188,23 @@ export class AggregationLedgerStore implements AggregationLedger {
     );
   }
 
+  async release(token: string): Promise<void> {
+    try {
+      await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: ledgerPk(token) },
+          UpdateExpression: 'SET lease_until = :zero',
+          ConditionExpression: '#state = :running',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':zero': 0, ':running': 'running' },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
   async finished(tokens: readonly string[]): Promise<Set<string>> {
     const done = new Set<string>();
     for (let i = 0; i < tokens.length; i += 100) {

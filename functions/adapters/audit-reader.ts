@@ -17,7 +17,24 @@ const MAX_AUDIT_JSON_BYTES = 32 * 1024 * 1024;
 export class AuditReader {
   constructor(private readonly bucket: string) {}
 
-  async lines(key: string): Promise<AuditLine[]> {
+  /**
+   * A read that fails, or that does not come back as gzip JSON Lines, is tried again a few times
+   * before the object counts as missing or unreadable: the SDK retries requests but not a body
+   * stream cut short, and the local emulator replaces an object in place (S3 does it atomically),
+   * so a read during a client's retry, which puts the same object again, can see half a file.
+   */
+  async lines(key: string, attempts = 3): Promise<AuditLine[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.readOnce(key);
+      } catch (error) {
+        if (attempt >= attempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
+  }
+
+  private async readOnce(key: string): Promise<AuditLine[]> {
     let bytes: Uint8Array;
     try {
       const object = await s3Client().send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));

@@ -68,6 +68,8 @@ export interface AggregationLedger {
   /** Keeps the first journal written for the object and returns the one that stands. */
   saveJournal(token: string, journal: Journal): Promise<Journal>;
   finish(token: string, nowMs: number): Promise<void>;
+  /** Gives up a lease after a failed delivery, so the next one need not wait for it to run out. */
+  release(token: string): Promise<void>;
   /** Of these tokens, those whose object is finished (or whose mark has expired long after). */
   finished(tokens: readonly string[]): Promise<Set<string>>;
 }
@@ -152,9 +154,22 @@ interface Taken {
 export async function aggregateDeliveries(ports: AggregationPorts, deliveries: readonly Delivery[], options: AggregateOptions): Promise<DeliveryOutcome[]> {
   const outcomes = new Map<string, DeliveryOutcome>();
   const taken: Taken[] = [];
+  // The same object announced twice in one batch (a client retry) is processed once, and the
+  // twin shares its outcome, rather than finding its own lease busy and waiting a visibility timeout.
+  const firstOf = new Map<string, string>();
+  const twins = new Map<string, string>();
+  const distinct = deliveries.filter((delivery) => {
+    const key = auditKeyOf(delivery.body);
+    if (key === undefined) return true;
+    const first = firstOf.get(key);
+    if (first === undefined) firstOf.set(key, delivery.id);
+    else twins.set(delivery.id, first);
+    return first === undefined;
+  });
   // Leases and audit reads go out together; the claims then run object after object, in the
   // batch's order, so two objects of one install in one batch are counted as sent.
-  const opened = await Promise.all(deliveries.map((delivery) => open(ports, delivery, options)));
+  const leases = new Map<string, string>();
+  const opened = await Promise.all(distinct.map((delivery) => open(ports, delivery, options, leases)));
   for (const result of opened) {
     const next = 'kind' in result ? result : await journal(ports, result);
     if ('kind' in next) outcomes.set(next.id, next);
@@ -182,7 +197,25 @@ export async function aggregateDeliveries(ports: AggregationPorts, deliveries: r
       );
     }),
   );
+  // A delivery that failed gives its lease back: its writes have all settled by now.
+  await Promise.all(
+    [...outcomes.values()]
+      .filter((outcome) => (outcome.kind === 'failed' || outcome.kind === 'poison') && leases.has(outcome.id))
+      .map((outcome) => ports.ledger.release(leases.get(outcome.id) as string).catch(() => undefined)),
+  );
+  for (const [id, first] of twins) {
+    const outcome = outcomes.get(first) as DeliveryOutcome;
+    outcomes.set(id, outcome.kind === 'counted' ? { id, kind: 'already_counted', auditKey: outcome.auditKey } : { ...outcome, id });
+  }
   return deliveries.map((delivery) => outcomes.get(delivery.id) as DeliveryOutcome);
+}
+
+function auditKeyOf(body: string): string | undefined {
+  try {
+    return parseMessage(body).audit_key;
+  } catch {
+    return undefined;
+  }
 }
 
 interface Opened {
@@ -194,7 +227,7 @@ interface Opened {
 }
 
 /** Step 1 for one delivery: the lease, and the audit object unless a journal is already there. */
-async function open(ports: AggregationPorts, delivery: Delivery, options: AggregateOptions): Promise<Opened | Taken | DeliveryOutcome> {
+async function open(ports: AggregationPorts, delivery: Delivery, options: AggregateOptions, leases: Map<string, string>): Promise<Opened | Taken | DeliveryOutcome> {
   const { id } = delivery;
   let message: AggregationMessage;
   try {
@@ -210,6 +243,7 @@ async function open(ports: AggregationPorts, delivery: Delivery, options: Aggreg
     const lease = await ports.ledger.lease(token, options.nowMs(), options.leaseMs);
     if (lease.state === 'done') return { id, kind: 'already_counted', auditKey };
     if (lease.state === 'busy') return { id, kind: 'busy', auditKey };
+    leases.set(id, token);
     if (lease.journal) return { id, token, message, journal: lease.journal, events: message.accepted };
     step = 'read_audit';
     const app = await ports.app(message.app_id);

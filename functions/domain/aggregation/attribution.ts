@@ -68,8 +68,10 @@ export interface InstallFacts {
 }
 
 export interface AttributionLookups {
-  clickById(clickId: string, atMs: number): Promise<ClickRecord | undefined>;
-  latestClick(query: { appId: string; ip: string; platform: Platform; fromMs: number; toMs: number }, atMs: number): Promise<ClickRecord | undefined>;
+  /** The click, expired or not: attribution applies the lookback itself. */
+  clickById(clickId: string): Promise<ClickRecord | undefined>;
+  /** The latest click of the app, address and platform made within [fromMs, toMs]. */
+  latestClick(query: { appId: string; ip: string; platform: Platform; fromMs: number; toMs: number }): Promise<ClickRecord | undefined>;
   /** An honeypot block of the address in force at the given time. */
   honeypotBlocked(ip: string, atMs: number): Promise<boolean>;
   /** Whether the app has counted an install of this device under another install_uuid. */
@@ -83,7 +85,7 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
   let refused: AttributionDecision['refused_click'];
 
   if (named) {
-    const click = await lookups.clickById(named.clickId, facts.tsMs);
+    const click = await lookups.clickById(named.clickId);
     const lookbackDays = click?.lookback_days ?? lookbackFromExpiry(click) ?? DEFAULT_LOOKBACK_DAYS;
     const fromMs = facts.tsMs - lookbackDays * DAY_MS;
     const reason: RefusedClick | undefined = !click
@@ -103,7 +105,7 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
   }
   if (!matched && facts.probabilistic) {
     const fromMs = facts.tsMs - PROBABILISTIC_WINDOW_MS;
-    const click = await lookups.latestClick({ appId: facts.appId, ip: facts.clientIp, platform: facts.platform, fromMs, toMs: facts.tsMs }, facts.tsMs);
+    const click = await lookups.latestClick({ appId: facts.appId, ip: facts.clientIp, platform: facts.platform, fromMs, toMs: facts.tsMs });
     if (click) matched = { click, rule: 'same_ip_platform_24h', type: 'probabilistic', window: { from_ms: fromMs, to_ms: facts.tsMs } };
   }
 

@@ -122,12 +122,25 @@ export async function contributionsOf(ports: ContributionPorts, context: AuditOb
   return deltas;
 }
 
+/**
+ * Runs the tasks, `limit` at a time. After a failure no new task starts, and the failure is
+ * thrown only once the running ones have settled: nothing of a failed delivery still writes when
+ * its lease is given back.
+ */
 async function inBatches(tasks: readonly (() => Promise<void>)[], limit: number): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const worker = async () => {
-    while (next < tasks.length) await tasks[next++]();
+    while (next < tasks.length && !failure) {
+      try {
+        await tasks[next++]();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  if (failure) throw failure.error;
 }
 
 /** One install's events of one audit object, in the object's order. */
@@ -250,7 +263,10 @@ class InstallRun {
     if (claim.previous_member === null) await this.releaseHeld(own);
   }
 
-  /** The head names the install counted last; an older install event never replaces a newer one. */
+  /**
+   * The head names the install counted last. Only when two install events of the uuid race does
+   * the later one by time win, so that the head never goes back to an older install.
+   */
   private async moveHead(head: InstallHead, expected: string | undefined): Promise<void> {
     let expectedMember = expected;
     for (let attempt = 0; attempt < 5; attempt++) {

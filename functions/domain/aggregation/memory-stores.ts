@@ -123,6 +123,11 @@ export class MemoryLedger implements AggregationLedger {
     this.marks.set(token, { state: 'done', leaseUntil: 0 });
   }
 
+  async release(token: string): Promise<void> {
+    const mark = this.marks.get(token);
+    if (mark?.state === 'running') mark.leaseUntil = 0;
+  }
+
   async finished(tokens: readonly string[]): Promise<Set<string>> {
     return new Set(tokens.filter((token) => this.marks.get(token)?.state !== 'running'));
   }

@@ -45,11 +45,15 @@ describe('aggregation on in-memory stores', () => {
   it('lets one of two concurrent deliveries of a message count and sends the other back until it is done', async () => {
     const w = world();
     const body = w.upload([install(1, T0), event(1, 'e-1', 'purchase', T0 + 1, { revenue_usd: 1 })]);
-    const outcomes = await w.deliver([body, body]);
-    expect(outcomes.map((o) => o.kind).sort()).toEqual(['busy', 'counted']);
+    const outcomes = await Promise.all([w.deliver([body]), w.deliver([body])]);
+    expect(outcomes.flat().map((o) => o.kind).sort()).toEqual(['busy', 'counted']);
     const [retry] = await w.deliver([body]);
     expect(retry.kind).toBe('already_counted');
+    // Twice in one batch: counted once, the twin acknowledged at once rather than sent back.
+    const twin = w.upload([install(2, T0)]);
+    expect((await w.deliver([twin, twin])).map((o) => o.kind)).toEqual(['counted', 'already_counted']);
     expect(w.table().revenue).toEqual({ '2026-06-01|organic': { purchases: 1, revenue_micros: 1_000_000, payers: 1 } });
+    expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 2 } });
   });
 
   it('holds events that arrive before their install and applies them to its partner and cohort when it arrives', async () => {
@@ -134,6 +138,16 @@ describe('aggregation on in-memory stores', () => {
     const outcomes = await w.deliver([missing, good, future, 'not json']);
     expect(outcomes.map((o) => (o.kind === 'poison' ? o.reason : o.kind))).toEqual(['missing_object', 'counted', 'unknown_version', 'bad_message']);
     expect(outcomes[0]).toMatchObject({ auditKey: 'audit/2026/06/01/x/y/gone.jsonl.gz' });
+    expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1 } });
+  });
+
+  it('gives a failed delivery\'s lease back, so the next delivery need not wait for it to run out', async () => {
+    const w = world();
+    const body = w.upload([install(1, T0)]);
+    let reads = 0;
+    const flaky = { ...w.ports, readAudit: async (message: Parameters<typeof w.ports.readAudit>[0]) => (++reads === 1 ? Promise.reject(new Error('timeout')) : w.ports.readAudit(message)) };
+    expect((await w.deliver([body], flaky)).map((o) => o.kind)).toEqual(['failed']);
+    expect((await w.deliver([body], flaky)).map((o) => o.kind)).toEqual(['counted']);
     expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1 } });
   });
 

@@ -34,10 +34,7 @@ export function world(options: { probabilistic?: boolean } = {}) {
   const clock = { now: T0 };
 
   const lookups: AttributionLookups = {
-    clickById: async (clickId, atMs) => {
-      const click = clicks.get(clickId);
-      return click && click.expires_at * 1000 > atMs ? click : undefined;
-    },
+    clickById: async (clickId) => clicks.get(clickId),
     latestClick: async (query) =>
       [...clicks.values()]
         .filter((c) => c.app_id === query.appId && c.ip === query.ip && c.platform === query.platform && c.ts_ms >= query.fromMs && c.ts_ms <= query.toMs)
@@ -144,6 +141,7 @@ export function failingAfter(ports: AggregationPorts, limit: number) {
       lease: write(ledger.lease.bind(ledger)),
       saveJournal: write(ledger.saveJournal.bind(ledger)),
       finish: write(ledger.finish.bind(ledger)),
+      release: write(ledger.release.bind(ledger)),
       finished: read(ledger.finished.bind(ledger)),
     },
     rows: { add: write(rows.add.bind(rows)) },

@@ -1,0 +1,395 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { EventClient, type SdkEvent } from '../client/event-client';
+import { AggregateStore } from '../functions/adapters/aggregate-store';
+import { LinkStore } from '../functions/adapters/link-store';
+import { isConditionFailure } from '../functions/adapters/install-store';
+import { dynamoClient } from '../functions/shared/clients';
+import { resourceName } from '../functions/shared/config';
+import { tables, type TableName, type TableSpec } from '../lib/manifest';
+import { invoke } from '../local/lambda';
+import { startQueuePollers } from '../local/queue-pollers';
+import { createTenant, startLocalStack } from '../test/support/local-stack';
+import { MOBILE } from '../test/unit/links/user-agents';
+
+/**
+ * What the service costs in DynamoDB writes, measured on the real protocol: the whole local
+ * service (emulators, HTTP edge, the very handlers, the queue consumer) serves tracking-link clicks
+ * and SDK-like event traffic, and a middleware on the shared DynamoDB client meters every write.
+ *
+ * Write units follow DynamoDB's on-demand billing: 1 per KB (rounded up) of the larger of the item
+ * before and after the write, as the emulator reports it through ReturnConsumedCapacity; a write
+ * refused by its condition still costs 1 (DynamoDB charges the existing item's size, at least 1:
+ * every refused write here is on a claim or row of a few hundred bytes); and each global secondary
+ * index the written item belongs to costs the same again (every index projects ALL, so its copy is
+ * as large as the item). The emulator does not charge indexes, so the meter adds them.
+ *
+ * The busiest partition key bounds one app's throughput: DynamoDB serves at most 1,000 write units
+ * a second on one partition, whatever the table's on-demand capacity.
+ */
+
+export type Figure = number | string | Readonly<Record<string, number>>;
+/** One line of the bench table, and the figures it stands for in --json output. */
+export type Report = (name: string, figure: string, figures: Readonly<Record<string, Figure>>) => void;
+
+const PARTITION_WRITE_UNITS_PER_S = 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+const MINUTE_MS = 60_000;
+
+/** The traffic: clicks, then installs that each send an install batch and ~50-event batches. */
+const CLICKS = 200;
+const BACKDATED_INSTALLS = 30;
+/** Days after the install on which a back-dated install sends a batch (covers d1 and d7 retention). */
+const ACTIVE_DAYS = [0, 1, 2, 4, 7, 9];
+/** Installs made after the clicks (a click must precede its install); their batches fit in the next hour. */
+const CLICKED_INSTALLS = 10;
+const CLICKED_BATCH_OFFSETS_MS = [5, 15, 30].map((minutes) => minutes * MINUTE_MS);
+const EVENTS_PER_BATCH = 50;
+const CONCURRENCY = 8;
+
+// ---------------------------------------------------------------------------------------------
+// The meter
+
+type WriteOperation = 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem';
+const WRITE_OPERATIONS: ReadonlySet<string> = new Set<WriteOperation>(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
+
+export interface MeteredWrite {
+  /** The function that made the write. */
+  readonly writer: string;
+  /** Logical table name, `<table>.<index>` for an index's copy. */
+  readonly table: string;
+  readonly operation: WriteOperation;
+  /** `<table>:<partition key value>` (the index's key for an index copy): what a partition serves. */
+  readonly partition: string;
+  readonly units: number;
+  readonly refused: boolean;
+}
+
+type Item = Record<string, unknown>;
+
+/**
+ * Meters every write of the shared DynamoDB client. DynamoDBDocumentClient shares its middleware
+ * stack with the DynamoDBClient it wraps, so a middleware on it sees every command, document or
+ * not. It sits at the initialize step: the input is still in document form there (the document
+ * client marshals just before the serializer), which makes keys plain values, and adding
+ * ReturnConsumedCapacity there reaches the wire. One logical call is one record (retries happen
+ * further in, at finalizeRequest).
+ *
+ * The function that made a write is the AsyncLocalStorage store the queue consumer's invocation
+ * runs in (writeUnitFigures starts the consumers), else the HTTP function of the current phase.
+ */
+export class WriteMeter {
+  readonly writes: MeteredWrite[] = [];
+  readonly writer = new AsyncLocalStorage<string>();
+  private httpWriter = 'http';
+  private readonly logicalName = new Map<string, TableName>();
+
+  /** Call once the runtime has pointed the environment at the emulators (it names the tables). */
+  constructor(client: DynamoDBDocumentClient) {
+    for (const name of Object.keys(tables) as TableName[]) this.logicalName.set(resourceName.table(name), name);
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const operation = (context.commandName ?? '').replace(/Command$/, '');
+        if (!WRITE_OPERATIONS.has(operation)) return next(args);
+        const input: Item = { ...(args.input as Item), ReturnConsumedCapacity: 'TOTAL' };
+        try {
+          const result = await next({ ...args, input: input as typeof args.input });
+          this.recordDone(operation as WriteOperation, input, (result.output ?? {}) as Item);
+          return result;
+        } catch (error) {
+          if (isConditionFailure(error)) this.recordRefused(operation as WriteOperation, input);
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'benchWriteMeter', priority: 'high' },
+    );
+  }
+
+  /** Runs the work and returns the writes it made; writes outside a queue consumer are `httpWriter`'s. */
+  async during(httpWriter: string, work: () => Promise<void>): Promise<MeteredWrite[]> {
+    this.httpWriter = httpWriter;
+    const from = this.writes.length;
+    await work();
+    return this.writes.slice(from);
+  }
+
+  private recordDone(operation: WriteOperation, input: Item, output: Item): void {
+    if (operation === 'BatchWriteItem') return this.recordBatch(input, output);
+    const physical = String(input.TableName);
+    const consumed = (output.ConsumedCapacity as { CapacityUnits?: number } | undefined)?.CapacityUnits;
+    const units = consumed ?? 1;
+    const key = (operation === 'PutItem' ? input.Item : input.Key) as Item;
+    this.add(physical, operation, key, units, false);
+    for (const index of this.indexesOf(physical, operation, input, output)) this.add(physical, operation, index.key, units, false, index.name);
+  }
+
+  /** A refused write costs 1 and writes no index. */
+  private recordRefused(operation: WriteOperation, input: Item): void {
+    if (operation === 'BatchWriteItem') return; // a batch write has no condition
+    this.add(String(input.TableName), operation, (operation === 'PutItem' ? input.Item : input.Key) as Item, 1, true);
+  }
+
+  /** Batch writes report units per table: shared evenly between the table's processed requests. */
+  private recordBatch(input: Item, output: Item): void {
+    const requests = input.RequestItems as Record<string, { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } }[]>;
+    const unprocessed = (output.UnprocessedItems ?? {}) as Record<string, unknown[]>;
+    const consumed = (output.ConsumedCapacity ?? []) as { TableName?: string; CapacityUnits?: number }[];
+    for (const [physical, entries] of Object.entries(requests)) {
+      const done = entries.length - (unprocessed[physical]?.length ?? 0);
+      const total = consumed.find((c) => c.TableName === physical)?.CapacityUnits ?? done;
+      for (const entry of entries.slice(0, done)) {
+        const item = entry.PutRequest?.Item ?? (entry.DeleteRequest?.Key as Item);
+        this.add(physical, 'BatchWriteItem', item, total / Math.max(done, 1), false);
+        if (entry.PutRequest) for (const index of this.indexKeys(physical, item)) this.add(physical, 'BatchWriteItem', index.key, total / Math.max(done, 1), false, index.name);
+      }
+    }
+  }
+
+  /**
+   * The indexes the write touches. A put writes the indexes whose keys its item carries. An update
+   * is judged on what it returns (ALL_NEW) with its key, else on whether its expression names an
+   * index key attribute: an update that leaves the key alone on an item that already has it is
+   * missed (none does here: the installs table's updates are on claims, never on the device item).
+   * A delete is judged on its ALL_OLD return, if it asked for one.
+   */
+  private indexesOf(physical: string, operation: WriteOperation, input: Item, output: Item): { name: string; key: Item }[] {
+    if (operation === 'PutItem') return this.indexKeys(physical, input.Item as Item);
+    const returned = (output.Attributes ?? {}) as Item;
+    if (operation === 'DeleteItem') return this.indexKeys(physical, returned);
+    const named = new Set<string>([
+      ...Object.values((input.ExpressionAttributeNames ?? {}) as Record<string, string>),
+      ...String(input.UpdateExpression ?? '').split(/[^A-Za-z0-9_]+/),
+    ]);
+    const after: Item = { ...(input.Key as Item), ...returned };
+    const spec = this.spec(physical);
+    return (spec?.indexes ?? [])
+      .filter((index) => index.partitionKey.name in after || named.has(index.partitionKey.name))
+      .map((index) => ({ name: index.name, key: { [index.partitionKey.name]: after[index.partitionKey.name] ?? '(named in the update)' } }));
+  }
+
+  private indexKeys(physical: string, item: Item): { name: string; key: Item }[] {
+    return (this.spec(physical)?.indexes ?? [])
+      .filter((index) => item[index.partitionKey.name] !== undefined && (!index.sortKey || item[index.sortKey.name] !== undefined))
+      .map((index) => ({ name: index.name, key: { [index.partitionKey.name]: item[index.partitionKey.name] } }));
+  }
+
+  private spec(physical: string): TableSpec | undefined {
+    const name = this.logicalName.get(physical);
+    return name && (tables[name] as TableSpec);
+  }
+
+  private add(physical: string, operation: WriteOperation, key: Item, units: number, refused: boolean, index?: string): void {
+    const table = this.logicalName.get(physical) ?? physical;
+    const spec = this.spec(physical);
+    const keyName = index ? Object.keys(key)[0] : spec?.partitionKey.name ?? Object.keys(key)[0];
+    const name = index ? `${table}.${index}` : table;
+    this.writes.push({
+      writer: this.writer.getStore() ?? this.httpWriter,
+      table: name,
+      operation,
+      partition: `${name}:${String(key[keyName])}`,
+      units,
+      refused,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sums
+
+const unitsOf = (writes: readonly MeteredWrite[]) => writes.reduce((sum, write) => sum + write.units, 0);
+
+function unitsBy(writes: readonly MeteredWrite[], keyOf: (write: MeteredWrite) => string): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const write of writes) sums.set(keyOf(write), (sums.get(keyOf(write)) ?? 0) + write.units);
+  return new Map([...sums].sort((a, b) => b[1] - a[1]));
+}
+
+const per = (sums: Map<string, number>, count: number): Record<string, number> =>
+  Object.fromEntries([...sums].map(([key, units]) => [key, round(units / count)]));
+const round = (n: number, digits = 3) => Number(n.toFixed(digits));
+const listed = (shares: Record<string, number>) =>
+  Object.entries(shares)
+    .map(([key, value]) => `${key} ${value.toFixed(3)}`)
+    .join(', ');
+
+// ---------------------------------------------------------------------------------------------
+// The traffic
+
+async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** The events after an install: sessions and level-ups, a purchase now and then, one a minute apart. */
+function activity(installUuid: string, batch: number, fromMs: number, stepMs: number): SdkEvent[] {
+  return Array.from({ length: EVENTS_PER_BATCH }, (_, i): SdkEvent => {
+    const event: SdkEvent = { event_id: `${installUuid.slice(0, 8)}-${batch}-${i}`, event_name: i % 5 === 0 ? 'session' : 'level_up', install_uuid: installUuid, ts_ms: fromMs + i * stepMs };
+    if (i % 20 === 7) Object.assign(event, { event_name: 'purchase', revenue_usd: i % 40 === 7 ? 0.99 : 4.99 });
+    return event;
+  });
+}
+
+interface InstallPlan {
+  readonly installUuid: string;
+  readonly batches: SdkEvent[][];
+  readonly events: number;
+}
+
+/**
+ * The installs table keeps everything of one install under `<app_id>#<install_uuid>`, and its
+ * by_device index is keyed by one device (functions/domain/aggregation/install-state.ts).
+ */
+const isPerInstall = (write: MeteredWrite) => write.table === 'installs' || write.table === 'installs.by_device';
+
+function installPlan(index: number, nowMs: number, clickId?: string): InstallPlan {
+  const installUuid = randomUUID();
+  const platform = clickId || index % 2 === 0 ? 'ios' : 'android';
+  const installMs = clickId ? nowMs + MINUTE_MS : nowMs - 10 * DAY_MS + index * 7 * MINUTE_MS;
+  const install: SdkEvent = { event_id: `${installUuid.slice(0, 8)}-install`, event_name: 'install', install_uuid: installUuid, ts_ms: installMs, platform };
+  if (index % 2 === 1) install.device_id = `device-${installUuid}`;
+  if (clickId) install.attribution = { click_id: clickId };
+  const first: SdkEvent = { event_id: `${installUuid.slice(0, 8)}-first`, event_name: 'session', install_uuid: installUuid, ts_ms: installMs + 1000 };
+  const later = clickId
+    ? CLICKED_BATCH_OFFSETS_MS.map((offset, batch) => activity(installUuid, batch, installMs + offset, 10_000))
+    : ACTIVE_DAYS.map((day, batch) => activity(installUuid, batch, installMs + day * DAY_MS + 60 * MINUTE_MS, MINUTE_MS));
+  const batches = [[install, first], ...later];
+  return { installUuid, batches, events: batches.reduce((sum, batch) => sum + batch.length, 0) };
+}
+
+/**
+ * Runs the traffic against a fresh local service and reports the write units. The runtime's own
+ * queue pollers are replaced by the same pollers (local/queue-pollers.ts, local/lambda.ts) started
+ * here, so that each consumer invocation runs in an AsyncLocalStorage naming its function: the
+ * meter then tells the aggregator's writes from ingestion's, however the two interleave.
+ */
+export async function writeUnitFigures(report: Report): Promise<void> {
+  const stack = await startLocalStack({ trustProxy: true, onError: (error) => console.error(error) });
+  const sqs = new SQSClient({ region: stack.endpoints.region, endpoint: stack.endpoints.sqs });
+  let consumers: ReturnType<typeof startQueuePollers> | undefined;
+  try {
+    await stack.pollers.stop();
+    const meter = new WriteMeter(dynamoClient());
+    let aggregatorCalls = 0;
+    let auditObjects = 0;
+    const queueConsumers = startQueuePollers({
+      sqs,
+      queueUrls: stack.endpoints.queues,
+      onError: (error) => console.error(error),
+      invoke: (name, event) => {
+        if (name === 'aggregator') {
+          aggregatorCalls++;
+          auditObjects += event.Records.length;
+        }
+        return meter.writer.run(name, () => invoke(name, event));
+      },
+    });
+    consumers = queueConsumers;
+
+    const { app, company } = await createTenant({ plan: 'paid' });
+    const link = await new LinkStore(resourceName.table('links')).create(app, { partner: 'acme_ads', campaign: 'spring' });
+    const anonymous = (partition: string) =>
+      partition.replaceAll(app.app_id, '<app_id>').replaceAll(company.company_id, '<company_id>').replace(/#\d{4}-\d{2}$/, '#<yyyy-mm>');
+
+    // Clicks: an iPhone each, every one from its own /24 so the rate limit never refuses one.
+    const clickIds: string[] = [];
+    const clickWrites = await meter.during('link-redirect', () =>
+      pool(Array.from({ length: CLICKS }, (_, i) => i), CONCURRENCY, async (i) => {
+        const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, {
+          redirect: 'manual',
+          headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': `10.${16 + (i >> 8)}.${i & 255}.23`, 'cloudfront-viewer-country': 'US' },
+        });
+        await response.arrayBuffer();
+        const clickId = new URL(response.headers.get('location') ?? 'http://none/').searchParams.get('click_id');
+        if (clickId) clickIds.push(clickId);
+      }),
+    );
+    if (clickIds.length === 0) throw new Error('no click was recorded');
+
+    // SDK-like traffic: back-dated installs with batches over ten days, and installs from the clicks.
+    const nowMs = Date.now();
+    const plans = [
+      ...Array.from({ length: BACKDATED_INSTALLS }, (_, i) => installPlan(i, nowMs)),
+      ...Array.from({ length: CLICKED_INSTALLS }, (_, i) => installPlan(BACKDATED_INSTALLS + i, nowMs, clickIds[i % clickIds.length])),
+    ];
+    const client = new EventClient({ baseUrl: stack.baseUrl, companyKey: company.company_key, appKey: app.app_key, signingSecret: app.signing_secret });
+    let accepted = 0;
+    let batches = 0;
+    const eventWrites = await meter.during('ingest', async () => {
+      await pool(plans, CONCURRENCY, async (plan) => {
+        for (const batch of plan.batches) {
+          const result = await client.sendEvents(batch);
+          if (result.rejected > 0) throw new Error(`the bench's batch was refused in part: ${JSON.stringify(result.results.find((r) => r.status === 'rejected'))}`);
+          accepted += result.accepted;
+          batches++;
+        }
+      });
+      await queueConsumers.drain();
+    });
+    const ingestWrites = eventWrites.filter((write) => write.writer === 'ingest');
+    const aggregationWrites = eventWrites.filter((write) => write.writer === 'aggregator');
+    // The meter must have seen both functions: a client rebuilt without it would read as free writes.
+    if (ingestWrites.length === 0 || aggregationWrites.length === 0) throw new Error('the write meter missed ingestion or aggregation writes');
+    // Per accepted event means every one of them counted: the events report must add up.
+    const counted = (await new AggregateStore(resourceName.table('aggregates')).rows(app.app_id, 'events')).reduce((sum, row) => sum + Number(row.events ?? 0), 0);
+    if (counted !== accepted) throw new Error(`the aggregator counted ${counted} of ${accepted} accepted events`);
+
+    const clicks = clickIds.length;
+    report(`clicks recorded / sent`, `${clicks} / ${CLICKS}`, { clicks_recorded: clicks });
+    report('write units per click', (unitsOf(clickWrites) / clicks).toFixed(3), { wcu_per_click: round(unitsOf(clickWrites) / clicks) });
+    const clickByTable = per(unitsBy(clickWrites, (write) => write.table), clicks);
+    report('  by table', listed(clickByTable), { wcu_per_click_by_table: clickByTable });
+
+    report(
+      `events accepted (${plans.length} installs, ${batches} batches)`,
+      accepted.toLocaleString('en-US'),
+      { events_accepted: accepted, event_batches: batches },
+    );
+    report('write units per accepted event: ingestion', (unitsOf(ingestWrites) / accepted).toFixed(3), {
+      wcu_per_event_ingest: round(unitsOf(ingestWrites) / accepted),
+    });
+    report('write units per accepted event: aggregation', (unitsOf(aggregationWrites) / accepted).toFixed(3), {
+      wcu_per_event_aggregation: round(unitsOf(aggregationWrites) / accepted),
+    });
+    const eventByTable = per(unitsBy(eventWrites, (write) => write.table), accepted);
+    const byOperation = per(unitsBy(eventWrites, (write) => `${write.table} ${write.operation}${write.refused ? ' refused' : ''}`), accepted);
+    report('write units per accepted event: total', (unitsOf(eventWrites) / accepted).toFixed(3), {
+      wcu_per_event: round(unitsOf(eventWrites) / accepted),
+      wcu_per_event_by_table: eventByTable,
+      wcu_per_event_by_operation: byOperation,
+    });
+    for (const [table, share] of Object.entries(eventByTable)) report(`  ${table}`, share.toFixed(3), {});
+
+    // Partition keys of one install (or device) take that install's events only, so their load
+    // follows one device, whatever the app's traffic; the app-wide keys take a share of all of it.
+    const appWide = unitsBy(
+      eventWrites.filter((write) => !isPerInstall(write)),
+      (write) => write.partition,
+    );
+    const [hottest, hottestUnits] = [...appWide][0];
+    const hotRatio = hottestUnits / accepted;
+    const perInstallUnits = unitsBy(eventWrites.filter(isPerInstall), (write) => write.partition);
+    const installRatio = Math.max(...plans.map((plan) => (perInstallUnits.get(`installs:${app.app_id}#${plan.installUuid}`) ?? 0) / plan.events));
+    report('audit objects per aggregator call', (auditObjects / Math.max(aggregatorCalls, 1)).toFixed(1), {
+      audit_objects_per_aggregator_call: round(auditObjects / Math.max(aggregatorCalls, 1), 1),
+    });
+    report('busiest install partition key (units / event of that install)', installRatio.toFixed(3), { writes_per_install_event_install_key: round(installRatio) });
+    report('hottest app-wide partition key (units / event)', `${hotRatio.toFixed(4)} (${anonymous(hottest)})`, {
+      hottest_key: anonymous(hottest),
+      writes_per_event_hottest_key: round(hotRatio, 4),
+      writes_per_event_by_app_key: Object.fromEntries([...appWide].slice(0, 6).map(([key, units]) => [anonymous(key), round(units / accepted, 4)])),
+    });
+    report('events/s one app sustains under 1,000 units/s per key', Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio).toLocaleString('en-US'), {
+      events_per_s_before_hot_key_limit: Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio),
+    });
+  } finally {
+    await consumers?.stop();
+    sqs.destroy();
+    await stack.stop();
+  }
+}

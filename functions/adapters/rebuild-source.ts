@@ -1,0 +1,42 @@
+import { decideAttribution, type AttributionLookups } from '../domain/aggregation/attribution';
+import { installPk, SK, type EventClaim } from '../domain/aggregation/install-state';
+import { rowOf, type RebuildSource, type RebuiltRow } from '../domain/aggregation/rebuild';
+import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
+import type { App } from '../domain/tenants/tenant';
+import type { AggregateStore } from './aggregate-store';
+import type { AuditReader } from './audit-reader';
+import type { DynamoInstallStore } from './install-store';
+
+/**
+ * The two sides `admin rebuild` compares (functions/domain/aggregation/rebuild.ts): the audit
+ * store and recorded decisions it recomputes the rows from, and the rows the aggregator keeps.
+ */
+export function rebuildSource(
+  app: Pick<App, 'app_id' | 'company_id' | 'probabilistic'>,
+  stores: { audit: AuditReader; installs: DynamoInstallStore; lookups: AttributionLookups },
+): RebuildSource {
+  const { audit, installs, lookups } = stores;
+  return {
+    appId: app.app_id,
+    companyId: app.company_id,
+    probabilistic: app.probabilistic,
+    // Audit objects are named by UTC receive day, then company and app (auditKey in
+    // functions/domain/ingest/audit-record.ts), so one listing finds an app's objects of a day.
+    keysOfDay: (day) => audit.keys(`audit/${day.split('-').join('/')}/${app.company_id}/${app.app_id}/`),
+    lines: (key) => audit.lines(key),
+    recordedDecision: async (installUuid, eventId) =>
+      (await installs.get<EventClaim>(installPk(app.app_id, installUuid), SK.event(eventId)))?.decision,
+    decideAfresh: (facts) => decideAttribution(facts, lookups),
+  };
+}
+
+/** The app's stored rows in the rebuild's form; the group columns are attributes of each row. */
+export async function liveRows(aggregates: AggregateStore, appId: string): Promise<RebuiltRow[]> {
+  const rows: RebuiltRow[] = [];
+  for (const family of ROW_FAMILIES) {
+    for (const row of await aggregates.rows(appId, family)) {
+      rows.push(rowOf(family, row.day, ROW_GROUPS[family].map((column) => String(row[column])), row));
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,95 @@
+import type { Platform } from '../links/platform';
+import { MIN_CTIT_SECONDS, PROBABILISTIC_WINDOW_MS, type AttributionDecision, type FraudReason } from './attribution';
+import { INSTALL_EVENT, RETENTION_DAYS } from './contributions';
+import { SK, type EventClaim, type InstallHead } from './install-state';
+
+/**
+ * `admin install show`: one install's partition (install-state.ts) read back as the answer to a
+ * customer's "why was this install given to partner X". Each install event keeps the decision
+ * exactly as the aggregator recorded it, plus one sentence that says it in words.
+ */
+
+/** A type rather than an interface, so that it is a plain JSON object (Record<string, unknown>) to the admin CLI. */
+export type InstallReport = {
+  app_id: string;
+  install_uuid: string;
+  /** Whether the aggregator has counted anything of this install_uuid. */
+  found: boolean;
+  /** The install counted last: the one revenue and retention go to. */
+  current: Pick<InstallHead, 'member' | 'partner' | 'attribution_type' | 'ts_ms' | 'day' | 'platform'> | null;
+  /** Every install event, in time order, with its recorded decision. */
+  installs: ExplainedInstall[];
+  /** Events other than installs; waiting ones arrived before any install of the uuid was counted. */
+  events: { counted: number; waiting_for_install: number };
+  /** Per install event_id, the retention days it has been counted for (d1, d7, d30). */
+  retention: Record<string, string[]>;
+};
+
+export type ExplainedInstall = { event_id: string; ts_ms: number; day: string; platform: Platform | null } & AttributionDecision & { explanation: string };
+
+export function installReport(appId: string, installUuid: string, items: readonly Record<string, unknown>[]): InstallReport {
+  const head = items.find((item) => item.sk === SK.head) as InstallHead | undefined;
+  const claims = items.filter((item) => String(item.sk).startsWith(SK.eventPrefix)) as unknown as EventClaim[];
+  const installs = claims
+    .filter((claim) => claim.event_name === INSTALL_EVENT && claim.decision)
+    .map((claim) => ({ claim, eventId: claim.sk.slice(SK.eventPrefix.length) }))
+    .sort((a, b) => a.claim.ts_ms - b.claim.ts_ms || (a.eventId < b.eventId ? -1 : 1))
+    .map(({ claim, eventId }): ExplainedInstall => {
+      const decision = claim.decision as AttributionDecision;
+      return { event_id: eventId, ts_ms: claim.ts_ms, day: claim.day, platform: claim.platform ?? null, ...decision, explanation: explain(decision) };
+    });
+  const others = claims.filter((claim) => claim.event_name !== INSTALL_EVENT);
+  const retention: Record<string, string[]> = {};
+  const retentionPrefix = SK.retention('');
+  for (const item of items) {
+    const sk = String(item.sk);
+    if (sk.startsWith(retentionPrefix)) retention[sk.slice(retentionPrefix.length)] = RETENTION_DAYS.map((n) => `d${n}`).filter((flag) => flag in item);
+  }
+  return {
+    app_id: appId,
+    install_uuid: installUuid,
+    found: items.length > 0,
+    current: head
+      ? { member: head.member, partner: head.partner, attribution_type: head.attribution_type, ts_ms: head.ts_ms, day: head.day, platform: head.platform }
+      : null,
+    installs,
+    events: { counted: others.length, waiting_for_install: others.filter((claim) => claim.held && !claim.applied).length },
+    retention,
+  };
+}
+
+const RULE_SOURCE = { click_id: "the install's attribution.click_id", referrer_click_id: 'the Play install referrer' } as const;
+
+const FRAUD_TEXT: Record<FraudReason, (decision: AttributionDecision) => string> = {
+  ctit_under_10s: (d) => `ctit_under_10s (${d.ctit_seconds} s from click to install, under ${MIN_CTIT_SECONDS} s)`,
+  click_injection: () => 'click_injection (the click came after the install had begun)',
+  honeypot_ip: () => 'honeypot_ip (the install came from an address a honeypot link blocked)',
+};
+
+/** One line a customer can read: which rule gave the install to whom, and anything flagged on the way. */
+export function explain(decision: AttributionDecision): string {
+  const refused = decision.refused_click ? ` (click ${decision.refused_click.click_id} refused: ${decision.refused_click.reason})` : '';
+  const parts = [`${matched(decision)}${refused}`];
+  if (decision.reinstall) {
+    parts.push(
+      decision.reinstall_reason === 'device_seen_under_other_install'
+        ? 'a reinstall: the device was installed before under another install_uuid'
+        : 'a reinstall: this install_uuid was installed before',
+    );
+  }
+  if (decision.fraud_reasons.length > 0) parts.push(`flagged as fraud: ${decision.fraud_reasons.map((reason) => FRAUD_TEXT[reason](decision)).join(', ')}`);
+  return parts.join('; ');
+}
+
+function matched(decision: AttributionDecision): string {
+  if (decision.attribution_type === 'organic') return 'organic: no click matched';
+  const click = `click ${decision.click_id} on link ${decision.link_id} (partner ${decision.partner}${decision.campaign ? `, campaign ${decision.campaign}` : ''})`;
+  const ctit = decision.ctit_seconds;
+  if (decision.attribution_type === 'probabilistic') {
+    const hours = decision.window ? Math.round((decision.window.to_ms - decision.window.from_ms) / 3_600_000) : PROBABILISTIC_WINDOW_MS / 3_600_000;
+    return `probabilistic: latest ${click} from the same address and platform in the ${hours} h before the install${ctit === undefined ? '' : `, ${ctit} s before it`}`;
+  }
+  const lookback = decision.window?.lookback_days === undefined ? 'the lookback' : `the ${decision.window.lookback_days}-day lookback`;
+  const source = decision.rule === 'click_id' || decision.rule === 'referrer_click_id' ? `, named by ${RULE_SOURCE[decision.rule]}` : '';
+  return `deterministic: ${click}${ctit === undefined ? '' : ` ${ctit} s before the install`}, within ${lookback}${source}`;
+}
