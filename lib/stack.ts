@@ -90,7 +90,14 @@ export class AttributionServiceStack extends Stack {
             `of its consumer ${spec.consumer.function}; a message would be delivered again while still being processed`,
         );
       }
-      consumer.addEventSource(new SqsEventSource(queue, { batchSize: spec.consumer.batchSize, reportBatchItemFailures: true }));
+      const window = spec.consumer.maxBatchingWindowSeconds;
+      consumer.addEventSource(
+        new SqsEventSource(queue, {
+          batchSize: spec.consumer.batchSize,
+          maxBatchingWindow: window === undefined ? undefined : Duration.seconds(window),
+          reportBatchItemFailures: true,
+        }),
+      );
     }
   }
 

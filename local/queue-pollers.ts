@@ -50,15 +50,7 @@ export function startQueuePollers(options: PollerOptions): Pollers {
         while (running) {
           const started = generation;
           try {
-            const { Messages = [] } = await sqs.send(
-              new ReceiveMessageCommand({
-                QueueUrl: url,
-                MaxNumberOfMessages: Math.min(consumer.batchSize, 10),
-                WaitTimeSeconds: 1,
-                MessageSystemAttributeNames: ['All'],
-                MessageAttributeNames: ['All'],
-              }),
-            );
+            const Messages = await receiveBatch(sqs, url, consumer.batchSize);
             if (Messages.length === 0) {
               idle.set(name, started);
               continue;
@@ -83,6 +75,28 @@ export function startQueuePollers(options: PollerOptions): Pollers {
       while (running && [...idle.values()].some((emptyAt) => emptyAt < awaited)) await new Promise((resolve) => setTimeout(resolve, 50));
     },
   };
+}
+
+/**
+ * Up to batchSize messages, as the event source mapping gathers them: SQS hands out at most 10 a
+ * call, so a bigger batch takes more calls, for as long as full ones keep coming.
+ */
+async function receiveBatch(sqs: SQSClient, url: string, batchSize: number): Promise<Message[]> {
+  const messages: Message[] = [];
+  for (;;) {
+    const want = Math.min(batchSize - messages.length, 10);
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: want,
+        WaitTimeSeconds: messages.length === 0 ? 1 : 0,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    messages.push(...Messages);
+    if (Messages.length < want || messages.length >= batchSize) return messages;
+  }
 }
 
 async function deliver(

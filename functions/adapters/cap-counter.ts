@@ -1,6 +1,6 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
-import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKey, type CountedBatch } from '../domain/ingest/cap';
+import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKeys, capShardOf, type CountedBatch } from '../domain/ingest/cap';
 
 /**
  * The monthly accepted-event count of each company (counters table, attribute n, ADD only) and
@@ -13,11 +13,19 @@ export class CapCounter {
     private readonly ledgerTable: string,
   ) {}
 
+  /** The sum of the month's shards (functions/domain/ingest/cap.ts), read consistently in one call. */
   async acceptedThisMonth(companyId: string, nowMs: number): Promise<number> {
-    const { Item } = await dynamoClient().send(
-      new GetCommand({ TableName: this.countersTable, Key: { pk: capCounterKey(companyId, nowMs) }, ConsistentRead: true }),
-    );
-    return typeof Item?.n === 'number' ? Item.n : 0;
+    let keys: Record<string, unknown>[] = capCounterKeys(companyId, nowMs).map((pk) => ({ pk }));
+    let total = 0;
+    for (let attempt = 0; keys.length > 0; attempt++) {
+      if (attempt === 3) throw new Error('cap count: shards left unread by the batch read');
+      const { Responses, UnprocessedKeys } = await dynamoClient().send(
+        new BatchGetCommand({ RequestItems: { [this.countersTable]: { Keys: keys, ConsistentRead: true } } }),
+      );
+      for (const item of Responses?.[this.countersTable] ?? []) if (typeof item.n === 'number') total += item.n;
+      keys = UnprocessedKeys?.[this.countersTable]?.Keys ?? [];
+    }
+    return total;
   }
 
   /**
@@ -45,7 +53,7 @@ export class CapCounter {
       await dynamoClient().send(
         new UpdateCommand({
           TableName: this.countersTable,
-          Key: { pk: capCounterKey(batch.companyId, batch.receivedMs) },
+          Key: { pk: capShardOf(batch.companyId, batch.receivedMs, batch.bodySha256) },
           UpdateExpression: 'ADD n :accepted',
           ExpressionAttributeValues: { ':accepted': batch.accepted },
         }),

@@ -4,12 +4,12 @@
 
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { dynamoClient } from '../../functions/shared/clients';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { capCounterKey } from '../../functions/domain/ingest/cap';
+import { capCounterKeys } from '../../functions/domain/ingest/cap';
 import { MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
 import { signBody } from '../../functions/domain/ingest/signature';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
@@ -60,11 +60,14 @@ function captureErrors(): { lines: string[]; restore(): void } {
   return { lines, restore: () => spy.mockRestore() };
 }
 
+/** The month's count over its shards; undefined while no shard has been written. */
 async function monthCount(companyId: string): Promise<number | undefined> {
-  const { Item } = await dynamoClient().send(
-    new GetCommand({ TableName: stack.endpoints.tables.counters, Key: { pk: capCounterKey(companyId, Date.now()) }, ConsistentRead: true }),
+  const table = stack.endpoints.tables.counters;
+  const { Responses } = await dynamoClient().send(
+    new BatchGetCommand({ RequestItems: { [table]: { Keys: capCounterKeys(companyId, Date.now()).map((pk) => ({ pk })), ConsistentRead: true } } }),
   );
-  return Item?.n as number | undefined;
+  const items = Responses?.[table] ?? [];
+  return items.length === 0 ? undefined : items.reduce((sum, item) => sum + Number(item.n), 0);
 }
 
 async function auditKeysOf(companyId: string): Promise<string[]> {

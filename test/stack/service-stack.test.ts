@@ -213,7 +213,25 @@ describe('the service stack', () => {
           FunctionResponseTypes: ['ReportBatchItemFailures'],
         }),
       ]);
+      const window = (spec.consumer as { maxBatchingWindowSeconds?: number }).maxBatchingWindowSeconds;
+      expect(mapping[0].MaximumBatchingWindowInSeconds).toBe(window);
     }
+  });
+
+  it('aggregates with the aggregator: big batches, a DLQ alarm and the 15-minute lag alarm on its queue', () => {
+    const aggregator = service.stack.functions.get('aggregator');
+    expect(aggregator).toBeDefined();
+    service.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(aggregator!) },
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    const onQueue = (queue: 'aggregation', metric: string) =>
+      alarms.filter((alarm) => alarm.MetricName === metric && JSON.stringify(alarm.Dimensions ?? []).includes(queue === 'aggregation' ? 'Aggregation' : queue));
+    expect(onQueue('aggregation', 'ApproximateAgeOfOldestMessage')).toEqual([expect.objectContaining({ Threshold: 15 * 60 })]);
+    expect(onQueue('aggregation', 'ApproximateNumberOfMessagesVisible').length).toBeGreaterThanOrEqual(1);
   });
 
   it('fires each manifest schedule at its function', () => {

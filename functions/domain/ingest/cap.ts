@@ -6,8 +6,25 @@
 /** yyyy-mm of an instant, in UTC. */
 export const capMonth = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
 
-/** The counters-table item that holds a company's count for the month of an instant. */
+/** The counters-table item that holds a company's count for the month of an instant (its shard 0). */
 export const capCounterKey = (companyId: string, ms: number): string => `cap#${companyId}#${capMonth(ms)}`;
+
+/**
+ * The month's count is spread over CAP_SHARDS items: every batch adds to one of them, so one busy
+ * company's batches do not all land on one DynamoDB partition key (at most 1,000 writes per second
+ * each: 1,000 batches per second would otherwise be a company's ceiling). Reading sums them, in
+ * one batch read. Shard 0 is the plain key, so counts written before sharding still add up.
+ */
+export const CAP_SHARDS = 8;
+
+export const capCounterKeys = (companyId: string, ms: number): string[] =>
+  Array.from({ length: CAP_SHARDS }, (_, shard) => capShardKey(companyId, ms, shard));
+
+const capShardKey = (companyId: string, ms: number, shard: number): string => (shard === 0 ? capCounterKey(companyId, ms) : `${capCounterKey(companyId, ms)}#${shard}`);
+
+/** The shard a batch adds to: from its body hash, so the spread is even and needs no randomness. */
+export const capShardOf = (companyId: string, ms: number, bodySha256: string): string =>
+  capShardKey(companyId, ms, parseInt(bodySha256.slice(0, 8), 16) % CAP_SHARDS);
 
 /** null is no cap (paid plans unless one is set). */
 export function capReached(acceptedThisMonth: number, monthlyCap: number | null): boolean {

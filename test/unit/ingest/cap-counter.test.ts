@@ -1,7 +1,7 @@
 import { mockClient } from 'aws-sdk-client-mock';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CapCounter } from '../../../functions/adapters/cap-counter';
-import { BATCH_MARK_TTL_SECONDS, capCounterKey, capMonth, capReached } from '../../../functions/domain/ingest/cap';
+import { BATCH_MARK_TTL_SECONDS, CAP_SHARDS, capCounterKey, capCounterKeys, capMonth, capReached, capShardOf } from '../../../functions/domain/ingest/cap';
 
 const db = mockClient(DynamoDBDocumentClient);
 const counter = () => new CapCounter('counters', 'ledger');
@@ -32,11 +32,36 @@ describe('cap rules', () => {
 });
 
 describe('cap counter', () => {
-  it('reads the month count consistently, zero when there is none', async () => {
-    db.on(GetCommand).resolvesOnce({ Item: { pk: 'cap#com_1#2025-01', n: 42 } }).resolvesOnce({});
+  it('spreads a month over shards, the plain key being shard 0, and picks a batch\'s shard from its hash', () => {
+    const keys = capCounterKeys('com_1', received);
+    expect(keys).toHaveLength(CAP_SHARDS);
+    expect(keys[0]).toBe('cap#com_1#2025-01');
+    expect(keys[3]).toBe('cap#com_1#2025-01#3');
+    expect(capShardOf('com_1', received, '00000003'.padEnd(64, 'f'))).toBe('cap#com_1#2025-01#3');
+    const used = new Set(Array.from({ length: 400 }, (_, i) => capShardOf('com_1', received, i.toString(16).padStart(8, '0').repeat(8))));
+    expect(used).toEqual(new Set(keys));
+  });
+
+  it('reads the month count consistently as the sum of its shards, zero when there is none', async () => {
+    db.on(BatchGetCommand)
+      .resolvesOnce({ Responses: { counters: [{ pk: 'cap#com_1#2025-01', n: 40 }, { pk: 'cap#com_1#2025-01#5', n: 2 }] } })
+      .resolvesOnce({ Responses: { counters: [] } });
     expect(await counter().acceptedThisMonth('com_1', received)).toBe(42);
     expect(await counter().acceptedThisMonth('com_1', received)).toBe(0);
-    expect(db.commandCalls(GetCommand)[0].args[0].input).toEqual({ TableName: 'counters', Key: { pk: 'cap#com_1#2025-01' }, ConsistentRead: true });
+    expect(db.commandCalls(BatchGetCommand)[0].args[0].input).toEqual({
+      RequestItems: { counters: { Keys: capCounterKeys('com_1', received).map((pk) => ({ pk })), ConsistentRead: true } },
+    });
+  });
+
+  it('reads again the shards a batch read left unprocessed, and fails rather than under-count', async () => {
+    const [first, second] = capCounterKeys('com_1', received);
+    db.on(BatchGetCommand)
+      .resolvesOnce({ Responses: { counters: [{ pk: first, n: 1 }] }, UnprocessedKeys: { counters: { Keys: [{ pk: second }] } } })
+      .resolvesOnce({ Responses: { counters: [{ pk: second, n: 2 }] } });
+    expect(await counter().acceptedThisMonth('com_1', received)).toBe(3);
+    db.reset();
+    db.on(BatchGetCommand).resolves({ Responses: { counters: [] }, UnprocessedKeys: { counters: { Keys: [{ pk: second }] } } });
+    await expect(counter().acceptedThisMonth('com_1', received)).rejects.toThrow('unread');
   });
 
   it('marks the batch, then adds its accepted events to the month', async () => {
@@ -49,7 +74,7 @@ describe('cap counter', () => {
     });
     expect(db.commandCalls(UpdateCommand)[0].args[0].input).toMatchObject({
       TableName: 'counters',
-      Key: { pk: 'cap#com_1#2025-01' },
+      Key: { pk: capShardOf('com_1', received, batch.bodySha256) },
       UpdateExpression: 'ADD n :accepted',
       ExpressionAttributeValues: { ':accepted': 7 },
     });
