@@ -1,8 +1,9 @@
-import { GetCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import type { AggregationLedger, Journal, LeaseResult, RowStore } from '../domain/aggregation/aggregate';
 import { ROW_COUNTERS, ROW_GROUPS, sortKeyOf, type RowDelta, type RowFamily } from '../domain/aggregation/rows';
 import { isConditionFailure } from './install-store';
+import { queryAll } from './query-pages';
 
 /**
  * The prebuilt report rows: pk `<app_id>#<family>`, sk `<day>\u0001<group>...`, the counters as
@@ -22,14 +23,7 @@ export class AggregateStore implements RowStore {
   constructor(private readonly tableName: string) {}
 
   async add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }> {
-    const names: Record<string, string> = { '#day': 'day' };
-    const values: Record<string, unknown> = { ':day': row.day };
-    const set = ['#day = :day'];
-    ROW_GROUPS[row.family].forEach((column, i) => {
-      names[`#g${i}`] = column;
-      values[`:g${i}`] = row.group[i];
-      set.push(`#g${i} = :g${i}`);
-    });
+    const { names, values, set } = rowColumns(row);
     const add = Object.entries(row.add).map(([counter, value], i) => {
       names[`#c${i}`] = counter;
       values[`:c${i}`] = value;
@@ -66,35 +60,18 @@ export class AggregateStore implements RowStore {
 
   /** Every row of an app's family, in key order (day, then the group columns). */
   async rows(appId: string, family: RowFamily): Promise<StoredRow[]> {
-    const rows: StoredRow[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
-          ConsistentRead: true,
-          ExclusiveStartKey,
-        }),
-      );
-      rows.push(...((page.Items ?? []) as StoredRow[]));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
-    return rows;
+    return queryAll<StoredRow>({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
+      ConsistentRead: true,
+    });
   }
 
   /** Sets a row's counters to the given values (admin rebuild --apply); its tokens stay. */
   async setCounters(appId: string, row: RowDelta): Promise<void> {
     const counters = ROW_COUNTERS[row.family] as readonly string[];
-    const names: Record<string, string> = { '#day': 'day' };
-    const values: Record<string, unknown> = { ':day': row.day };
-    const set = ['#day = :day'];
-    ROW_GROUPS[row.family].forEach((column, i) => {
-      names[`#g${i}`] = column;
-      values[`:g${i}`] = row.group[i];
-      set.push(`#g${i} = :g${i}`);
-    });
+    const { names, values, set } = rowColumns(row);
     counters.forEach((counter, i) => {
       names[`#c${i}`] = counter;
       values[`:c${i}`] = row.add[counter] ?? 0;
@@ -110,6 +87,19 @@ export class AggregateStore implements RowStore {
       }),
     );
   }
+}
+
+/** The day and group columns every write of a row sets, so the reports can render it from its attributes. */
+function rowColumns(row: RowDelta) {
+  const names: Record<string, string> = { '#day': 'day' };
+  const values: Record<string, unknown> = { ':day': row.day };
+  const set = ['#day = :day'];
+  ROW_GROUPS[row.family].forEach((column, i) => {
+    names[`#g${i}`] = column;
+    values[`:g${i}`] = row.group[i];
+    set.push(`#g${i} = :g${i}`);
+  });
+  return { names, values, set };
 }
 
 function tokensOf(item: Record<string, unknown>): string[] {

@@ -1,5 +1,6 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
+import { queryItems } from './query-pages';
 import { appIpPlatform, type ClickRecord } from '../domain/links/click';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
@@ -31,23 +32,15 @@ export class ClickStore {
     query: { appId: string; ip: string; platform: Platform; fromMs: number; toMs: number },
     nowMs = Date.now(),
   ): Promise<ClickRecord | undefined> {
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'by_app_ip_platform',
-          KeyConditionExpression: 'app_ip_platform = :key AND ts_ms BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':key': appIpPlatform(query.appId, clientAddress(query.ip).ip, query.platform), ':from': query.fromMs, ':to': query.toMs },
-          ScanIndexForward: false,
-          Limit: 10,
-          ExclusiveStartKey,
-        }),
-      );
-      const found = (page.Items as ClickRecord[] | undefined)?.find((click) => live(click, nowMs));
-      if (found) return found;
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const clicks = queryItems<ClickRecord>({
+      TableName: this.tableName,
+      IndexName: 'by_app_ip_platform',
+      KeyConditionExpression: 'app_ip_platform = :key AND ts_ms BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':key': appIpPlatform(query.appId, clientAddress(query.ip).ip, query.platform), ':from': query.fromMs, ':to': query.toMs },
+      ScanIndexForward: false,
+      Limit: 10,
+    });
+    for await (const click of clicks) if (live(click, nowMs)) return click;
     return undefined;
   }
 }

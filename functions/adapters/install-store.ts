@@ -1,5 +1,6 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
+import { queryAll, queryItems } from './query-pages';
 import { appDevice, SK, type InstallHead, type InstallStore } from '../domain/aggregation/install-state';
 
 /**
@@ -16,22 +17,12 @@ export class DynamoInstallStore implements InstallStore {
   }
 
   async query<T extends object>(pk: string, skPrefix: string): Promise<T[]> {
-    const items: T[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-          ConsistentRead: true,
-          ExclusiveStartKey,
-        }),
-      );
-      items.push(...((page.Items ?? []) as T[]));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
-    return items;
+    return queryAll<T>({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      ConsistentRead: true,
+    });
   }
 
   async claimItem<T extends { pk: string; sk: string }>(item: T): Promise<T> {
@@ -99,21 +90,14 @@ export class DynamoInstallStore implements InstallStore {
   /** Whether an install of another install_uuid of the app carried this device (the by_device index). */
   async deviceSeenElsewhere(appId: string, deviceHash: string, installUuid: string): Promise<boolean> {
     const own = `${appId}#${installUuid}`;
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'by_device',
-          KeyConditionExpression: 'app_device = :device',
-          ExpressionAttributeValues: { ':device': appDevice(appId, deviceHash) },
-          Limit: 10,
-          ExclusiveStartKey,
-        }),
-      );
-      if ((page.Items ?? []).some((item) => item.pk !== own && item.sk === SK.device)) return true;
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const items = queryItems<{ pk: string; sk: string }>({
+      TableName: this.tableName,
+      IndexName: 'by_device',
+      KeyConditionExpression: 'app_device = :device',
+      ExpressionAttributeValues: { ':device': appDevice(appId, deviceHash) },
+      Limit: 10,
+    });
+    for await (const item of items) if (item.pk !== own && item.sk === SK.device) return true;
     return false;
   }
 

@@ -24,21 +24,15 @@ export const MIN_CTIT_SECONDS = 10;
 const DEFAULT_LOOKBACK_DAYS = 7;
 const DAY_MS = 86_400_000;
 
-export interface AttributionDecision {
+/** The matched click's pass-through fields, as its record keeps them. */
+type ClickFields = Partial<Pick<ClickRecord, 'click_id' | 'link_id' | 'campaign' | 'ext_click_id' | 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5'>>;
+
+export interface AttributionDecision extends ClickFields {
   partner: string;
   attribution_type: AttributionType;
   rule: AttributionRule;
   reinstall: boolean;
   reinstall_reason?: 'same_install_uuid' | 'device_seen_under_other_install';
-  click_id?: string;
-  link_id?: string;
-  campaign?: string;
-  ext_click_id?: string;
-  sub1?: string;
-  sub2?: string;
-  sub3?: string;
-  sub4?: string;
-  sub5?: string;
   click_ms?: number;
   /** The window the click had to fall in: [from_ms, install time]. */
   window?: { from_ms: number; to_ms: number; lookback_days?: number };
