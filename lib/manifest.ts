@@ -224,6 +224,34 @@ export const functions = {
     timeoutSeconds: 60,
     memoryMb: 1024,
   },
+  'report-attribution': {
+    entry: 'functions/report-attribution.ts',
+    description: 'GET /api/v1/reports/attribution: the app\'s attribution rows of a window, a page at a time.',
+    routes: ['GET /api/v1/reports/attribution'],
+    // The key look-up and the prebuilt rows, read only.
+    tables: { tenants: 'read', aggregates: 'read' },
+  },
+  'report-revenue': {
+    entry: 'functions/report-revenue.ts',
+    description: 'GET /api/v1/reports/revenue: the app\'s revenue rows of a window, a page at a time.',
+    routes: ['GET /api/v1/reports/revenue'],
+    // The key look-up and the prebuilt rows, read only.
+    tables: { tenants: 'read', aggregates: 'read' },
+  },
+  'report-cohorts': {
+    entry: 'functions/report-cohorts.ts',
+    description: 'GET /api/v1/reports/cohorts: the app\'s cohorts rows of a window, a page at a time.',
+    routes: ['GET /api/v1/reports/cohorts'],
+    // The key look-up and the prebuilt rows, read only.
+    tables: { tenants: 'read', aggregates: 'read' },
+  },
+  'report-events': {
+    entry: 'functions/report-events.ts',
+    description: 'GET /api/v1/reports/events: the app\'s events rows of a window, a page at a time.',
+    routes: ['GET /api/v1/reports/events'],
+    // The key look-up and the prebuilt rows, read only.
+    tables: { tenants: 'read', aggregates: 'read' },
+  },
   'link-redirect': {
     entry: 'functions/link-redirect.ts',
     description: 'GET /l/{link_id}: filter, rate-limit, record the click and redirect to the store.',

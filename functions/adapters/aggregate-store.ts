@@ -3,7 +3,7 @@ import { dynamoClient } from '../shared/clients';
 import type { AggregationLedger, Journal, LeaseResult, RowStore } from '../domain/aggregation/aggregate';
 import { ROW_COUNTERS, ROW_GROUPS, sortKeyOf, type RowDelta, type RowFamily } from '../domain/aggregation/rows';
 import { isConditionFailure } from './install-store';
-import { queryAll } from './query-pages';
+import { queryAll, queryItems } from './query-pages';
 
 /**
  * The prebuilt report rows: pk `<app_id>#<family>`, sk `<day>\u0001<group>...`, the counters as
@@ -66,6 +66,27 @@ export class AggregateStore implements RowStore {
       ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
       ConsistentRead: true,
     });
+  }
+
+  /**
+   * At most `count` rows of the app's family whose day lies in [firstDay, lastDay], in key order:
+   * the query stops there, so the read costs the page, not the window. Eventually consistent
+   * (half the read cost): a report may trail the aggregator by a second.
+   */
+  async page(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<StoredRow[]> {
+    const rows: StoredRow[] = [];
+    const items = queryItems<StoredRow>({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      // Every sort key of a day starts with the day; the day's last possible key sorts below day + U+0002.
+      ExpressionAttributeValues: { ':pk': `${appId}#${family}`, ':from': window.firstDay, ':to': `${window.lastDay}\u0002` },
+      Limit: Math.min(count, 1000),
+    });
+    for await (const row of items) {
+      rows.push(row);
+      if (rows.length >= count) break;
+    }
+    return rows;
   }
 
   /** Sets a row's counters to the given values (admin rebuild --apply); its tokens stay. */

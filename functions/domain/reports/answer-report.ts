@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import type { RowFamily } from '../aggregation/rows';
+import { bearerKey, parseReportQuery, reportError, windowDays, type ReportQuery } from './report-query';
+import { REPORT_FAMILY, renderRow, type StoredCounters } from './report-rows';
+import type { ReportName } from './reports';
+
+/**
+ * A report request, from the bearer key to the page of rows (interface "Reporting API", DESIGN
+ * section 7): authenticate, read the parameters, then read the app's prebuilt rows of the window
+ * in key order and stop after offset + limit, so a page of a 365-day window costs what a page of a
+ * one-day window costs. Every row comes from the key's app, whatever the query says.
+ */
+export interface ReportPorts {
+  /** The server key's record (looked up by its SHA-256, cached at most 60 s). */
+  serverKey(key: string): Promise<{ readonly app_id: string; readonly revoked: boolean } | undefined>;
+  /** At most `count` rows of the app's family whose day is in [firstDay, lastDay], in key order. */
+  rows(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<readonly StoredCounters[]>;
+  nowMs(): number;
+}
+
+export interface ReportRequest {
+  readonly report: ReportName;
+  readonly authorization?: string;
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly ifNoneMatch?: string;
+}
+
+export type ReportAnswer =
+  | { readonly kind: 'page'; readonly body: ReportBody; readonly etag: string; readonly appId: string }
+  | { readonly kind: 'not_modified'; readonly etag: string; readonly appId: string };
+
+export interface ReportBody {
+  rows: Record<string, string | number>[];
+  meta: { since_ms: number; until_ms: number; limit: number; offset: number; elapsed_ms: number };
+}
+
+export async function answerReport(ports: ReportPorts, request: ReportRequest): Promise<ReportAnswer> {
+  const startedMs = ports.nowMs();
+  const key = bearerKey(request.authorization);
+  const record = await ports.serverKey(key);
+  if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
+  const query = parseReportQuery(request.params, startedMs);
+  const days = windowDays(query);
+  const stored = await ports.rows(record.app_id, REPORT_FAMILY[request.report], days, query.offset + query.limit);
+  const rows = stored.slice(query.offset, query.offset + query.limit).map(renderRow[request.report]);
+  const etag = etagOf(request.report, rows, query, days);
+  if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId: record.app_id };
+  const meta = { since_ms: query.sinceMs, until_ms: query.untilMs, limit: query.limit, offset: query.offset, elapsed_ms: Math.round(ports.nowMs() - startedMs) };
+  return { kind: 'page', body: { rows, meta }, etag, appId: record.app_id };
+}
+
+/**
+ * A weak validator of what the page says: its rows, and the days, limit and offset that chose
+ * them. Two requests whose bounds fall on the same days get the same rows, so a client polling
+ * with "now" as the default bound still gets 304 while nothing changed; only meta (the echoed
+ * bounds and elapsed_ms) differs, which is why the validator is weak.
+ */
+function etagOf(report: ReportName, rows: unknown[], query: ReportQuery, days: { firstDay: string; lastDay: string }): string {
+  const hash = createHash('sha256')
+    .update(JSON.stringify([report, days.firstDay, days.lastDay, query.limit, query.offset, rows]))
+    .digest('base64url')
+    .slice(0, 27);
+  return `W/"${hash}"`;
+}
+
+/** If-None-Match: `*`, or a comma-separated list of (weak or strong) tags, compared weakly. */
+function matches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
+}

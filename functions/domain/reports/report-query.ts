@@ -1,0 +1,90 @@
+import { ServiceError } from '../common/errors';
+import { SERVER_KEY_PATTERN } from '../tenants/keys';
+
+/**
+ * The Reporting API's refusals (interface "Errors", DESIGN section 7) and their statuses, plus the
+ * 503 a failing store gets (never a 500). One table, so the handlers, the tests and
+ * docs/openapi.yaml cannot disagree.
+ */
+export const REPORT_ERRORS = {
+  invalid_since_until: 400,
+  since_ms_must_be_less_than_until_ms: 400,
+  window_too_large: 400,
+  invalid_limit: 400,
+  invalid_offset: 400,
+  missing_bearer_token: 401,
+  invalid_or_revoked_key: 401,
+  unknown_report: 404,
+  method_not_allowed: 405,
+  store_unavailable: 503,
+} as const;
+
+export type ReportErrorCode = keyof typeof REPORT_ERRORS;
+
+export const reportError = (code: ReportErrorCode, headers: Record<string, string> = {}) => new ServiceError(REPORT_ERRORS[code], code, headers);
+
+export const DAY_MS = 86_400_000;
+export const DEFAULT_WINDOW_MS = 30 * DAY_MS;
+export const MAX_WINDOW_MS = 365 * DAY_MS;
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+/**
+ * The server key of an `Authorization: Bearer <key>` header. No header, or another scheme, is
+ * missing_bearer_token; a token that is not srv_ + 48 lowercase hex is refused here, without a read.
+ */
+export function bearerKey(authorization: string | undefined): string {
+  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!match) throw reportError('missing_bearer_token');
+  if (!SERVER_KEY_PATTERN.test(match[1])) throw reportError('invalid_or_revoked_key');
+  return match[1];
+}
+
+export interface ReportQuery {
+  /** Inclusive, epoch ms. */
+  readonly sinceMs: number;
+  /** Exclusive, epoch ms. */
+  readonly untilMs: number;
+  readonly limit: number;
+  readonly offset: number;
+}
+
+/** Base-10 integers only: no sign but minus, no exponent, no fraction, no blanks, within 2^53. */
+const INTEGER = /^-?\d{1,16}$/;
+const COUNT = /^\d{1,16}$/;
+
+/**
+ * The query parameters, checked in this order (each check only once the ones before it pass):
+ *   1. since_ms and until_ms, when given, are base-10 integers          invalid_since_until
+ *   2. since_ms < until_ms (an empty window is refused too)             since_ms_must_be_less_than_until_ms
+ *   3. until_ms - since_ms is at most 365 days (exactly 365 is fine)    window_too_large
+ *   4. limit, when given, is an integer from 1 to 1000                  invalid_limit
+ *   5. offset, when given, is an integer of 0 or more                   invalid_offset
+ * Defaults: since_ms now - 30 days, until_ms now, limit 100, offset 0. A parameter given twice
+ * arrives comma-joined from API Gateway and is therefore not an integer.
+ */
+export function parseReportQuery(params: Readonly<Record<string, string | undefined>>, nowMs: number): ReportQuery {
+  const since = params.since_ms;
+  const until = params.until_ms;
+  if ((since !== undefined && !isSafe(since, INTEGER)) || (until !== undefined && !isSafe(until, INTEGER))) throw reportError('invalid_since_until');
+  const sinceMs = since === undefined ? nowMs - DEFAULT_WINDOW_MS : Number(since);
+  const untilMs = until === undefined ? nowMs : Number(until);
+  if (sinceMs >= untilMs) throw reportError('since_ms_must_be_less_than_until_ms');
+  if (untilMs - sinceMs > MAX_WINDOW_MS) throw reportError('window_too_large');
+  const limit = params.limit === undefined ? DEFAULT_LIMIT : isSafe(params.limit, COUNT) ? Number(params.limit) : NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) throw reportError('invalid_limit');
+  const offset = params.offset === undefined ? 0 : isSafe(params.offset, COUNT) ? Number(params.offset) : NaN;
+  if (!(offset >= 0)) throw reportError('invalid_offset');
+  return { sinceMs, untilMs, limit, offset };
+}
+
+function isSafe(value: string, pattern: RegExp): boolean {
+  return pattern.test(value) && Number.isSafeInteger(Number(value));
+}
+
+/** The UTC days a window overlaps: the day of since_ms through the day of its last millisecond. */
+export function windowDays(query: Pick<ReportQuery, 'sinceMs' | 'untilMs'>): { firstDay: string; lastDay: string } {
+  return { firstDay: dayOf(query.sinceMs), lastDay: dayOf(query.untilMs - 1) };
+}
+
+const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
