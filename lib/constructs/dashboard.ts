@@ -4,6 +4,14 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { serviceMetric } from './alarms';
+import { SERVICE_NAME } from './service-function';
+import { functions as functionSpecs, type FunctionSpec } from '../manifest';
+
+/** The reports, from their routes in the manifest (each emits ReportLatency with its name as `report`). */
+const REPORT_NAMES = Object.values(functionSpecs as Record<string, FunctionSpec>)
+  .flatMap((spec) => spec.routes ?? [])
+  .filter((route) => route.startsWith('GET /api/v1/reports/'))
+  .map((route) => route.slice('GET /api/v1/reports/'.length));
 import type { DataStores } from './data-stores';
 import { entriesOf } from './naming';
 
@@ -76,6 +84,24 @@ export class ServiceDashboard extends Construct {
             title: 'Dead letters',
             left: deadLetterQueues.map(([name, queue]) =>
               queue.metricApproximateNumberOfMessagesVisible({ label: name, period, statistic: cloudwatch.Stats.MAXIMUM }),
+            ),
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Aggregation: events counted',
+            left: [serviceMetric('EventsAggregated', { statistic: cloudwatch.Stats.SUM, period, label: 'events' })],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Aggregation: deliveries sent back',
+            left: ['PoisonMessages', 'AggregationFailed', 'DeliveriesDeferred'].map((name) =>
+              serviceMetric(name, { statistic: cloudwatch.Stats.SUM, period, label: name }),
+            ),
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Report latency p95 (ms)',
+            left: REPORT_NAMES.map((report) =>
+              serviceMetric('ReportLatency', { statistic: cloudwatch.Stats.p(95), period, label: report, dimensionsMap: { service: SERVICE_NAME, report } }),
             ),
           }),
         ],

@@ -234,6 +234,13 @@ describe('the service stack', () => {
     expect(onQueue('aggregation', 'ApproximateNumberOfMessagesVisible').length).toBeGreaterThanOrEqual(1);
   });
 
+  it('puts the aggregation counts and each report\'s latency on the dashboard', () => {
+    const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const metric of ['EventsAggregated', 'PoisonMessages', 'AggregationFailed']) expect(body).toContain(metric);
+    for (const report of ['attribution', 'revenue', 'cohorts', 'events']) expect(body).toContain(`\\"report\\",\\"${report}\\"`);
+  });
+
   it('fires each manifest schedule at its function', () => {
     for (const [, spec] of scheduleEntries) {
       if (!service.stack.functions.has(spec.function)) continue;
