@@ -8,6 +8,9 @@ const transformIgnorePatterns = ['/node_modules/(?!(@middy)/)'];
 const common = { testEnvironment: 'node', transform, transformIgnorePatterns, setupFiles: ['<rootDir>/test/support/env.ts'] };
 
 module.exports = {
+  // Tests against the emulators do real I/O on a 2-core machine; under load a few take longer than
+  // Jest's 5 s default, and a test cut short leaves its emulator restarts running after teardown.
+  testTimeout: 30_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
