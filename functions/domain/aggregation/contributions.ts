@@ -1,5 +1,6 @@
 import { isPlainObject } from '../common/json';
 import type { AuditLine } from '../ingest/audit-record';
+import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { AttributionDecision, InstallFacts } from './attribution';
 import {
@@ -48,7 +49,6 @@ export class UnreadableAuditError extends Error {
 }
 
 export const RETENTION_DAYS = [1, 7, 30] as const;
-export const INSTALL_EVENT = 'install';
 
 export function acceptedEvents(lines: readonly AuditLine[]): AcceptedEvent[] {
   const events: AcceptedEvent[] = [];

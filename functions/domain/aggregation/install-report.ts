@@ -1,6 +1,7 @@
 import type { Platform } from '../links/platform';
 import { MIN_CTIT_SECONDS, PROBABILISTIC_WINDOW_MS, type AttributionDecision, type FraudReason } from './attribution';
-import { INSTALL_EVENT, RETENTION_DAYS } from './contributions';
+import { INSTALL_EVENT } from '../ingest/event-validation';
+import { RETENTION_DAYS } from './contributions';
 import { SK, type EventClaim, type InstallHead } from './install-state';
 
 /**
