@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: the costs on the ingestion hot path, so choices are made with numbers
  * (docs/ingestion.md records a run), then the DynamoDB write units the service spends per click
- * and per accepted event (bench/write-units.ts). Each timing is the best of several rounds, to
- * keep a busy machine's noise out of the comparison.
+ * and per accepted event (bench/write-units.ts), then the report handlers' p50 and p95 latency on
+ * a year of rows (bench/report-latency.ts). Each in-memory timing is the best of several rounds,
+ * to keep a busy machine's noise out of the comparison.
  *
  * `npm run --silent bench -- --json` prints every figure as one JSON object and nothing else
  * (--silent keeps npm's own banner off stdout).
@@ -15,7 +16,10 @@ import { sha256Hex } from '../functions/domain/common/hashing';
 import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
 import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
-import { writeUnitFigures, type Figure, type Report } from './write-units';
+import { startLocalStack } from '../test/support/local-stack';
+import { reportLatencyFigures } from './report-latency';
+import type { Figure, Report } from './support';
+import { writeUnitFigures } from './write-units';
 
 const ROUNDS = 5;
 const MiB = 1024 * 1024;
@@ -111,9 +115,18 @@ async function main(): Promise<void> {
     });
   }
 
-  // DynamoDB write units, on the whole local service (bench/write-units.ts).
-  if (!json) console.log('');
-  await writeUnitFigures(report);
+  // The whole local service, in one runtime for both phases: the DynamoDB write units of clicks
+  // and events (bench/write-units.ts), then the report latency on a year of rows of another app
+  // (bench/report-latency.ts).
+  const stack = await startLocalStack({ trustProxy: true, onError: (error) => console.error(error) });
+  try {
+    if (!json) console.log('');
+    await writeUnitFigures(report, stack);
+    if (!json) console.log('');
+    await reportLatencyFigures(report, stack);
+  } finally {
+    await stack.stop();
+  }
 }
 
 main().then(

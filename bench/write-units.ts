@@ -11,8 +11,9 @@ import { resourceName } from '../functions/shared/config';
 import { tables, type TableName, type TableSpec } from '../lib/manifest';
 import { invoke } from '../local/lambda';
 import { startQueuePollers } from '../local/queue-pollers';
-import { createTenant, startLocalStack } from '../test/support/local-stack';
+import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { MOBILE } from '../test/unit/links/user-agents';
+import { pool, type Report } from './support';
 
 /**
  * What the service costs in DynamoDB writes, measured on the real protocol: the whole local
@@ -29,10 +30,6 @@ import { MOBILE } from '../test/unit/links/user-agents';
  * The busiest partition key bounds one app's throughput: DynamoDB serves at most 1,000 write units
  * a second on one partition, whatever the table's on-demand capacity.
  */
-
-export type Figure = number | string | Readonly<Record<string, number>>;
-/** One line of the bench table, and the figures it stands for in --json output. */
-export type Report = (name: string, figure: string, figures: Readonly<Record<string, Figure>>) => void;
 
 const PARTITION_WRITE_UNITS_PER_S = 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -68,6 +65,7 @@ export interface MeteredWrite {
 }
 
 type Item = Record<string, unknown>;
+const METER = 'benchWriteMeter';
 
 /**
  * Meters every write of the shared DynamoDB client. DynamoDBDocumentClient shares its middleware
@@ -87,7 +85,7 @@ export class WriteMeter {
   private readonly logicalName = new Map<string, TableName>();
 
   /** Call once the runtime has pointed the environment at the emulators (it names the tables). */
-  constructor(client: DynamoDBDocumentClient) {
+  constructor(private readonly client: DynamoDBDocumentClient) {
     for (const name of Object.keys(tables) as TableName[]) this.logicalName.set(resourceName.table(name), name);
     client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -103,8 +101,13 @@ export class WriteMeter {
           throw error;
         }
       },
-      { step: 'initialize', name: 'benchWriteMeter', priority: 'high' },
+      { step: 'initialize', name: METER, priority: 'high' },
     );
+  }
+
+  /** Takes the meter off the client, so later phases' writes go unmetered and unchanged. */
+  detach(): void {
+    this.client.middlewareStack.remove(METER);
   }
 
   /** Runs the work and returns the writes it made; writes outside a queue consumer are `httpWriter`'s. */
@@ -218,14 +221,6 @@ const listed = (shares: Record<string, number>) =>
 // ---------------------------------------------------------------------------------------------
 // The traffic
 
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 /** The events after an install: sessions and level-ups, a purchase now and then, one a minute apart. */
 function activity(installUuid: string, batch: number, fromMs: number, stepMs: number): SdkEvent[] {
   return Array.from({ length: EVENTS_PER_BATCH }, (_, i): SdkEvent => {
@@ -263,18 +258,19 @@ function installPlan(index: number, nowMs: number, clickId?: string): InstallPla
 }
 
 /**
- * Runs the traffic against a fresh local service and reports the write units. The runtime's own
- * queue pollers are replaced by the same pollers (local/queue-pollers.ts, local/lambda.ts) started
- * here, so that each consumer invocation runs in an AsyncLocalStorage naming its function: the
- * meter then tells the aggregator's writes from ingestion's, however the two interleave.
+ * Runs the traffic against a fresh local service (started with trustProxy, so clicks can come
+ * from many addresses) and reports the write units. The runtime's own queue pollers are replaced
+ * by the same pollers (local/queue-pollers.ts, local/lambda.ts) started here, so that each
+ * consumer invocation runs in an AsyncLocalStorage naming its function: the meter then tells the
+ * aggregator's writes from ingestion's, however the two interleave. The queues are drained and
+ * the meter detached when it returns; the runtime's pollers stay stopped.
  */
-export async function writeUnitFigures(report: Report): Promise<void> {
-  const stack = await startLocalStack({ trustProxy: true, onError: (error) => console.error(error) });
+export async function writeUnitFigures(report: Report, stack: LocalStack): Promise<void> {
   const sqs = new SQSClient({ region: stack.endpoints.region, endpoint: stack.endpoints.sqs });
   let consumers: ReturnType<typeof startQueuePollers> | undefined;
+  const meter = new WriteMeter(dynamoClient());
   try {
     await stack.pollers.stop();
-    const meter = new WriteMeter(dynamoClient());
     let aggregatorCalls = 0;
     let auditObjects = 0;
     const queueConsumers = startQueuePollers({
@@ -390,6 +386,6 @@ export async function writeUnitFigures(report: Report): Promise<void> {
   } finally {
     await consumers?.stop();
     sqs.destroy();
-    await stack.stop();
+    meter.detach();
   }
 }

@@ -116,13 +116,16 @@ async function deliver(
     failed = new Set(messages.map((m) => m.MessageId as string));
   }
   const done = messages.filter((m) => !failed.has(m.MessageId as string));
-  if (done.length === 0) return;
-  await sqs.send(
-    new DeleteMessageBatchCommand({
-      QueueUrl: url,
-      Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-    }),
-  );
+  // SQS deletes at most 10 messages a call; a batch can hold more (the batching window).
+  for (let start = 0; start < done.length; start += 10) {
+    const { Failed = [] } = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: url,
+        Entries: done.slice(start, start + 10).map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+      }),
+    );
+    if (Failed.length > 0) throw new Error(`could not delete ${Failed.length} handled message(s) from ${queueName}: ${Failed[0].Code}`);
+  }
 }
 
 function toRecord(queueName: string, message: Message): SQSRecord {

@@ -83,6 +83,33 @@ describe('the local queue pollers', () => {
     }
   });
 
+  it('gathers batches above 10 messages as the batching window does, and deletes every handled one', async () => {
+    const sizes: number[] = [];
+    const big: Record<string, QueueSpec> = { work: { ...specs.work, consumer: { function: 'consumer', batchSize: 25, maxBatchingWindowSeconds: 1 } } };
+    for (let i = 0; i < 30; i++) await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: `m${i}` }));
+    const pollers = startQueuePollers({
+      sqs,
+      queueUrls: { work: queueUrl },
+      specs: big,
+      onError: () => undefined,
+      invoke: async (_name, event): Promise<SQSBatchResponse> => {
+        sizes.push(event.Records.length);
+        return { batchItemFailures: [] };
+      },
+    });
+    try {
+      await pollers.drain();
+    } finally {
+      await pollers.stop();
+    }
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(30);
+    expect(Math.max(...sizes)).toBe(25);
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    expect(Attributes).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+  });
+
   it('leaves the whole batch on the queue when the consumer throws', async () => {
     let calls = 0;
     const pollers = startQueuePollers({

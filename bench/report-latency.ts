@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { AggregateStore } from '../functions/adapters/aggregate-store';
+import { DAY_MS, dayOf, ROW_GROUPS, sortKeyOf, type RowDelta } from '../functions/domain/aggregation/rows';
+import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/reports';
+import type { HttpEvent } from '../functions/shared/http';
+import { dynamoClient } from '../functions/shared/clients';
+import { resourceName } from '../functions/shared/config';
+import { normalizeResult } from '../local/api-gateway';
+import { invoke } from '../local/lambda';
+import { createTenant, type LocalStack } from '../test/support/local-stack';
+import { pool, type Report } from './support';
+
+/**
+ * What a report costs its reader on a busy app: a year of prebuilt rows (365 days ending today:
+ * 30 partner and type groups, 10 revenue partners, one cohort and 200 event names a day), then the
+ * p50 and p95 latency of three reads, each checked for a 200 and its full page of rows:
+ *   one_day          the events of yesterday                     200 rows
+ *   cohorts_365      the cohorts of the last 365 days            365 rows
+ *   attribution_365  the first attribution page of 365 days      1,000 of 10,950 rows
+ * A report reads its window in key order and stops after the page (answer-report.ts), so the
+ * 365-day reads should cost about what the one-day read costs: the aim is a p95 within twice the
+ * one-day read's and under 100 ms.
+ *
+ * The figure is the handler's: each report function's Lambda handler (middy, Powertools and all,
+ * loaded from the manifest by local/lambda.ts as the local edge does) is invoked in-process with
+ * an API Gateway v2 event, against the local emulators. The HTTP hop to the edge is left out, as
+ * it is not the handler's and only adds the client's noise; each read is still made once over
+ * HTTP, to check that the route answers the same page.
+ */
+
+const DAYS = 365;
+const PARTNERS = Array.from({ length: 10 }, (_, i) => `partner_${String(i).padStart(2, '0')}`);
+const ATTRIBUTION_TYPES = ['deterministic', 'probabilistic', 'organic'];
+const EVENT_NAMES = Array.from({ length: 200 }, (_, i) => `event_${String(i).padStart(3, '0')}`);
+/** BatchWriteItem takes at most 25 items; several requests in flight keep the emulator busy. */
+const BATCH_ITEMS = 25;
+const SEED_CONCURRENCY = 16;
+const WARMUP = 5;
+const SAMPLES = 50;
+
+type Item = Record<string, string | number>;
+
+/** One day's rows of every family, with counters that vary by day and group. */
+function rowsOfDay(day: string, d: number): RowDelta[] {
+  const rows: RowDelta[] = [];
+  PARTNERS.forEach((partner, p) => {
+    ATTRIBUTION_TYPES.forEach((type, t) => {
+      const installs = 20 + ((d * 7 + p * 3 + t) % 40);
+      rows.push({ family: 'attribution', day, group: [partner, type], add: { installs, organic: type === 'organic' ? installs : 0, reinstalls: (d + p) % 5, fraud_flagged: (d + t) % 3 } });
+    });
+    const payers = 3 + ((d + p) % 9);
+    rows.push({ family: 'revenue', day, group: [partner], add: { purchases: payers * 2, revenue_micros: payers * 4_990_000, payers } });
+  });
+  const installs = 600 + (d % 50);
+  rows.push({ family: 'cohorts', day, group: [], add: { installs, d1: Math.floor(installs * 0.4), d7: Math.floor(installs * 0.2), d30: Math.floor(installs * 0.08) } });
+  EVENT_NAMES.forEach((name, e) => {
+    const events = 1 + ((d * 13 + e * 7) % 5000);
+    rows.push({ family: 'events', day, group: [name], add: { events, unique_installs: Math.ceil(events / 3), revenue_micros: e % 20 === 0 ? events * 990_000 : 0 } });
+  });
+  return rows;
+}
+
+/**
+ * A row as AggregateStore.add leaves it after its first write: key, day, group columns, counters.
+ * Seeding writes these directly, 25 to a request, because 88,000 single updates take minutes;
+ * seed() first checks the shape against a row written through add itself.
+ */
+function itemOf(appId: string, row: RowDelta): Item {
+  const groups = Object.fromEntries(ROW_GROUPS[row.family].map((column, i) => [column, row.group[i]]));
+  return { pk: `${appId}#${row.family}`, sk: sortKeyOf(row), day: row.day, ...groups, ...row.add };
+}
+
+async function seed(appId: string, nowMs: number): Promise<number> {
+  const table = resourceName.table('aggregates');
+  const store = new AggregateStore(table);
+  const rows = Array.from({ length: DAYS }, (_, d) => rowsOfDay(dayOf(nowMs - (DAYS - 1 - d) * DAY_MS), d)).flat();
+
+  const probeApp = `bench_layout_${randomUUID()}`;
+  await store.add(probeApp, rows[0], [], []);
+  const [written] = await store.rows(probeApp, rows[0].family);
+  if (!isDeepStrictEqual(written, itemOf(probeApp, rows[0]))) {
+    throw new Error(`the bench's row layout differs from AggregateStore.add's: ${JSON.stringify(written)} vs ${JSON.stringify(itemOf(probeApp, rows[0]))}`);
+  }
+
+  const batches: Item[][] = [];
+  for (let i = 0; i < rows.length; i += BATCH_ITEMS) batches.push(rows.slice(i, i + BATCH_ITEMS).map((row) => itemOf(appId, row)));
+  await pool(batches, SEED_CONCURRENCY, async (items) => {
+    let requests = items.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt === 10) throw new Error(`${requests.length} seed rows left unprocessed after ${attempt} attempts`);
+      const { UnprocessedItems } = await dynamoClient().send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
+    }
+  });
+  return rows.length;
+}
+
+interface Read {
+  readonly key: 'one_day' | 'cohorts_365' | 'attribution_365';
+  readonly label: string;
+  readonly report: ReportName;
+  readonly params: Record<string, string>;
+  readonly rows: number;
+}
+
+/** An API Gateway v2 event for a report, as the edge builds it for `GET <path>?<query>`. */
+function reportEvent(read: Read, serverKey: string): HttpEvent {
+  const path = `${REPORTS_PREFIX}/${read.report}`;
+  const routeKey = `GET ${path}`;
+  const nowMs = Date.now();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: new URLSearchParams(read.params).toString(),
+    headers: { host: 'localhost', authorization: `Bearer ${serverKey}`, 'user-agent': 'bench' },
+    queryStringParameters: { ...read.params },
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: 'localhost',
+      domainPrefix: 'local',
+      http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'bench' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: new Date(nowMs).toUTCString(),
+      timeEpoch: nowMs,
+    },
+    isBase64Encoded: false,
+  };
+}
+
+/** The page must be a 200 with every row the read asks for, or the timing measured nothing. */
+function checkPage(read: Read, via: string, status: number | undefined, body: string | undefined): void {
+  const rows = status === 200 ? (JSON.parse(body ?? '{}') as { rows?: unknown[] }).rows?.length : undefined;
+  if (status !== 200 || rows !== read.rows) {
+    throw new Error(`${read.key} ${via}: expected 200 with ${read.rows} rows, got ${status} with ${rows ?? 'no'} rows: ${String(body).slice(0, 200)}`);
+  }
+}
+
+async function timedRead(read: Read, serverKey: string): Promise<number> {
+  const event = reportEvent(read, serverKey);
+  const started = process.hrtime.bigint();
+  const result = normalizeResult(await invoke(`report-${read.report}`, event));
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  checkPage(read, 'from the handler', result.statusCode, result.body);
+  return ms;
+}
+
+/** Nearest rank: the smallest sample with at least p of the samples at or below it. */
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+}
+
+const round = (n: number) => Number(n.toFixed(1));
+
+export async function reportLatencyFigures(report: Report, stack: LocalStack): Promise<void> {
+  const { app, serverKey } = await createTenant({ plan: 'paid' });
+  const nowMs = Date.now();
+  const seedStarted = Date.now();
+  const seeded = await seed(app.app_id, nowMs);
+  const seedS = (Date.now() - seedStarted) / 1000;
+
+  const yesterday = Date.parse(`${dayOf(nowMs - DAY_MS)}T00:00:00Z`);
+  const year = { since_ms: String(nowMs - DAYS * DAY_MS), until_ms: String(nowMs), limit: '1000' };
+  const reads: Read[] = [
+    { key: 'one_day', label: `one day, events (${EVENT_NAMES.length} rows)`, report: 'events', params: { since_ms: String(yesterday), until_ms: String(yesterday + DAY_MS), limit: '1000' }, rows: EVENT_NAMES.length },
+    { key: 'cohorts_365', label: `${DAYS} days, cohorts (${DAYS} rows)`, report: 'cohorts', params: year, rows: DAYS },
+    {
+      key: 'attribution_365',
+      label: `${DAYS} days, attribution page (1,000 of ${(DAYS * PARTNERS.length * ATTRIBUTION_TYPES.length).toLocaleString('en-US')} rows)`,
+      report: 'attribution',
+      params: { ...year, offset: '0' },
+      rows: 1000,
+    },
+  ];
+
+  // The route answers the same page over HTTP (once each: the timing below leaves the hop out).
+  for (const read of reads) {
+    const response = await fetch(`${stack.baseUrl}${REPORTS_PREFIX}/${read.report}?${new URLSearchParams(read.params)}`, { headers: { authorization: `Bearer ${serverKey}` } });
+    checkPage(read, 'over HTTP', response.status, await response.text());
+  }
+
+  // Round-robin, so whatever the machine does meanwhile (GC, the emulator's compaction of the
+  // fresh rows) falls on the three reads alike and their ratios stay fair.
+  for (let i = 0; i < WARMUP; i++) for (const read of reads) await timedRead(read, serverKey);
+  const samples = new Map<Read['key'], number[]>(reads.map((read) => [read.key, []]));
+  for (let i = 0; i < SAMPLES; i++) for (const read of reads) samples.get(read.key)!.push(await timedRead(read, serverKey));
+
+  const p50: Record<string, number> = {};
+  const p95: Record<string, number> = {};
+  for (const read of reads) {
+    const sorted = [...samples.get(read.key)!].sort((a, b) => a - b);
+    p50[read.key] = round(percentile(sorted, 0.5));
+    p95[read.key] = round(percentile(sorted, 0.95));
+  }
+  const overOneDay = Object.fromEntries(reads.slice(1).map((read) => [read.key, Number((p95[read.key] / p95.one_day).toFixed(2))]));
+
+  report(`report rows seeded (${DAYS} days of ${seeded / DAYS}) / seconds`, `${seeded.toLocaleString('en-US')} / ${seedS.toFixed(1)}`, {
+    report_rows_seeded: seeded,
+    report_seed_s: round(seedS),
+  });
+  report(`report latency: Lambda handler in-process, ${SAMPLES} samples (ms)`, 'p50 / p95', {
+    report_p50_ms: p50,
+    report_p95_ms: p95,
+    report_p95_over_one_day: overOneDay,
+  });
+  for (const read of reads) {
+    const ratio = read.key === 'one_day' ? '' : `  (p95 ${overOneDay[read.key].toFixed(2)}x one day's)`;
+    report(`  ${read.label}`, `${p50[read.key].toFixed(1)} / ${p95[read.key].toFixed(1)}${ratio}`, {});
+  }
+}
