@@ -98,7 +98,7 @@ async function seed(appId: string, nowMs: number): Promise<number> {
 }
 
 interface Read {
-  readonly key: 'one_day' | 'cohorts_365' | 'attribution_365';
+  readonly key: 'one_day' | 'cohorts_365' | 'attribution_365' | 'attribution_365_200_rows';
   readonly label: string;
   readonly report: ReportName;
   readonly params: Record<string, string>;
@@ -176,6 +176,8 @@ export async function reportLatencyFigures(report: Report, stack: LocalStack): P
       params: { ...year, offset: '0' },
       rows: 1000,
     },
+    // The same number of rows as the one-day read, from a year: what the window's length costs (nothing).
+    { key: 'attribution_365_200_rows', label: `${DAYS} days, attribution page of ${EVENT_NAMES.length} rows`, report: 'attribution', params: { ...year, limit: String(EVENT_NAMES.length) }, rows: EVENT_NAMES.length },
   ];
 
   // The route answers the same page over HTTP (once each: the timing below leaves the hop out).

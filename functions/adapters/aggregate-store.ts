@@ -75,8 +75,12 @@ export class AggregateStore implements RowStore {
    */
   async page(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<StoredRow[]> {
     const rows: StoredRow[] = [];
+    // Only the columns a report renders: not the keys, not the objects' tokens.
+    const columns = ['day', ...ROW_GROUPS[family], ...ROW_COUNTERS[family]];
     const items = queryItems<StoredRow>({
       TableName: this.tableName,
+      ProjectionExpression: columns.map((_, i) => `#p${i}`).join(', '),
+      ExpressionAttributeNames: Object.fromEntries(columns.map((column, i) => [`#p${i}`, column])),
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       // Every sort key of a day starts with the day; the day's last possible key sorts below day + U+0002.
       ExpressionAttributeValues: { ':pk': `${appId}#${family}`, ':from': window.firstDay, ':to': `${window.lastDay}\u0002` },
