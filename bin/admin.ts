@@ -15,7 +15,8 @@ import { IpBlockStore } from '../functions/adapters/ip-block-store';
 import { liveRows, rebuildSource } from '../functions/adapters/rebuild-source';
 import { installReport } from '../functions/domain/aggregation/install-report';
 import { differences, rebuildRows, type RebuiltRow } from '../functions/domain/aggregation/rebuild';
-import { dayOf, rowId, ROW_GROUPS } from '../functions/domain/aggregation/rows';
+import { rowId, ROW_GROUPS } from '../functions/domain/aggregation/rows';
+import { dayOf } from '../functions/domain/common/days';
 import { UUID_PATTERN } from '../functions/domain/common/uuid';
 import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/environment';
 

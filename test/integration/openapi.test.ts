@@ -19,7 +19,8 @@ import {
 } from '../../functions/domain/ingest/event-api';
 import { EVENT_RULES } from '../../functions/domain/ingest/event-validation';
 import { BINDINGS } from '../../functions/domain/health/health';
-import { DAY_MS, DEFAULT_LIMIT, MAX_LIMIT, REPORT_ERRORS } from '../../functions/domain/reports/report-query';
+import { DEFAULT_LIMIT, MAX_LIMIT, REPORT_ERRORS } from '../../functions/domain/reports/report-query';
+import { DAY_MS } from '../../functions/domain/common/days';
 import { REPORT_NAMES, REPORTS_PREFIX } from '../../functions/domain/reports/reports';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { TenantStore } from '../../functions/adapters/tenant-store';

@@ -1,3 +1,4 @@
+import { DAY_MS } from '../common/days';
 import type { ClickRecord } from '../links/click';
 import type { Platform } from '../links/platform';
 
@@ -22,7 +23,6 @@ export const ORGANIC = 'organic';
 export const PROBABILISTIC_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const MIN_CTIT_SECONDS = 10;
 const DEFAULT_LOOKBACK_DAYS = 7;
-const DAY_MS = 86_400_000;
 
 /** The matched click's pass-through fields, as its record keeps them. */
 type ClickFields = Partial<Pick<ClickRecord, 'click_id' | 'link_id' | 'campaign' | 'ext_click_id' | 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5'>>;

@@ -14,7 +14,8 @@ import {
   type InstallStore,
   type MemberRef,
 } from './install-state';
-import { DAY_MS, dayOf, RowDeltas, toMicros } from './rows';
+import { DAY_MS, dayOf } from '../common/days';
+import { RowDeltas, toMicros } from './rows';
 
 /**
  * What one audit object adds to the report rows. Every contribution is first claimed in the

@@ -1,3 +1,4 @@
+import { DAY_MS, dayOf } from '../common/days';
 import type { AuditLine } from '../ingest/audit-record';
 import { aggregateDeliveries, PoisonMessageError, TokenSweeper } from './aggregate';
 import type { AttributionDecision, InstallFacts } from './attribution';
@@ -127,6 +128,6 @@ export function differences(live: readonly RebuiltRow[], rebuilt: readonly Rebui
 
 export function daysBetween(fromDay: string, toDay: string): string[] {
   const days: string[] = [];
-  for (let ms = Date.parse(`${fromDay}T00:00:00Z`); ms <= Date.parse(`${toDay}T00:00:00Z`); ms += 86_400_000) days.push(new Date(ms).toISOString().slice(0, 10));
+  for (let ms = Date.parse(`${fromDay}T00:00:00Z`); ms <= Date.parse(`${toDay}T00:00:00Z`); ms += DAY_MS) days.push(dayOf(ms));
   return days;
 }

@@ -56,10 +56,6 @@ export function rowKeyOf(id: string): RowKey {
   return { family: family as RowFamily, day, group };
 }
 
-export const DAY_MS = 86_400_000;
-
-/** UTC calendar day of an epoch-ms instant (DESIGN section 7: all bucketing by the corrected time). */
-export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /** Revenue is summed in integer micro-dollars so that no sum ever drifts (DESIGN section 7). */
 export const toMicros = (usd: number): number => Math.round(usd * 1_000_000);

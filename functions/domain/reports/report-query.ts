@@ -1,3 +1,4 @@
+import { DAY_MS, dayOf } from '../common/days';
 import { ServiceError } from '../common/errors';
 import { SERVER_KEY_PATTERN } from '../tenants/keys';
 
@@ -23,7 +24,6 @@ export type ReportErrorCode = keyof typeof REPORT_ERRORS;
 
 export const reportError = (code: ReportErrorCode, headers: Record<string, string> = {}) => new ServiceError(REPORT_ERRORS[code], code, headers);
 
-export const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_MS = 30 * DAY_MS;
 export const MAX_WINDOW_MS = 365 * DAY_MS;
 export const DEFAULT_LIMIT = 100;
@@ -86,5 +86,3 @@ function isSafe(value: string, pattern: RegExp): boolean {
 export function windowDays(query: Pick<ReportQuery, 'sinceMs' | 'untilMs'>): { firstDay: string; lastDay: string } {
   return { firstDay: dayOf(query.sinceMs), lastDay: dayOf(query.untilMs - 1) };
 }
-
-const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);

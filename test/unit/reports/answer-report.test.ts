@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { answerReport, type ReportPorts } from '../../../functions/domain/reports/answer-report';
-import { DAY_MS } from '../../../functions/domain/reports/report-query';
+import { DAY_MS } from '../../../functions/domain/common/days';
 import { renderRow } from '../../../functions/domain/reports/report-rows';
 import { MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
 import { sortKeyOf, type RowFamily } from '../../../functions/domain/aggregation/rows';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { ServiceError } from '../../../functions/domain/common/errors';
-import { bearerKey, DAY_MS, parseReportQuery, REPORT_ERRORS, windowDays } from '../../../functions/domain/reports/report-query';
+import { bearerKey, parseReportQuery, REPORT_ERRORS, windowDays } from '../../../functions/domain/reports/report-query';
+import { DAY_MS } from '../../../functions/domain/common/days';
 
 const NOW = Date.UTC(2026, 10, 21, 10, 30);
 const KEY = `srv_${'a1'.repeat(24)}`;
