@@ -37,7 +37,7 @@ export const tables = {
     indexes: [{ name: 'by_id', partitionKey: S('id') }],
   },
   counters: {
-    purpose: 'Atomic counters: the monthly accepted-event count per company (cap#<company_id>#<yyyy-mm>).',
+    purpose: 'Atomic counters: the monthly accepted-event count per company, over 8 shards (cap#<company_id>#<yyyy-mm>[#1..#7]).',
     partitionKey: S('pk'),
   },
   links: {
