@@ -18,6 +18,8 @@ import { differences, rebuildRows, type RebuiltRow } from '../functions/domain/a
 import { rowId, ROW_GROUPS } from '../functions/domain/aggregation/rows';
 import { dayOf } from '../functions/domain/common/days';
 import { UUID_PATTERN } from '../functions/domain/common/uuid';
+import { installHash } from '../functions/domain/privacy/privacy';
+import { PrivacyReceipts } from '../functions/adapters/privacy-store';
 import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/environment';
 
 /**
@@ -46,6 +48,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [flags] [--stack NAME]
   link create --app-key K --partner P [--campaign C] [--honeypot] [--ios-url U] [--android-url U] [--web-url U]
               [--countries-allow US,CA] [--countries-block XX] [--lookback-days N]
   install show --app-key K --install-uuid U    (how the install was attributed, and why)
+  privacy show --app-key K --install-uuid U    (the deletion receipts of an install and their state)
   rebuild --app-key K [--apply]                (recomputes the app's report rows from the audit store and
                                                 lists the rows that differ; --apply writes the recomputed ones)
   schedule run NAME          (local runtime: fires a schedule now and waits for it)`;
@@ -90,6 +93,10 @@ const schemas = {
     'install-uuid': z.string().regex(UUID_PATTERN, 'not a UUID').transform((uuid) => uuid.toLowerCase()),
   }),
   rebuild: z.object({ 'app-key': z.string().min(1), apply: z.boolean().optional() }),
+  'privacy show': z.object({
+    'app-key': z.string().min(1),
+    'install-uuid': z.string().regex(UUID_PATTERN, 'not a UUID').transform((uuid) => uuid.toLowerCase()),
+  }),
 } as const;
 
 type Command = keyof typeof schemas;
@@ -194,6 +201,12 @@ async function execute(command: Command, f: Flags, target: Target) {
       const app = await appByKey(f['app-key']);
       const items = await new DynamoInstallStore(resourceName.table('installs')).installItems(app.app_id, f['install-uuid']);
       return installReport(app.app_id, f['install-uuid'], items);
+    }
+    case 'privacy show': {
+      const app = await appByKey(f['app-key']);
+      const receipts = await new PrivacyReceipts(resourceName.table('privacy_requests')).ofInstall(app.app_id, installHash(f['install-uuid']));
+      // The receipt names the install by its hash only; the CLI was given the uuid and says which.
+      return { app_id: app.app_id, install_hash: installHash(f['install-uuid']), receipts: receipts.map(({ app_install: _key, ...receipt }) => receipt) };
     }
     case 'rebuild': {
       const app = await appByKey(f['app-key']);

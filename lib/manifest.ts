@@ -87,8 +87,11 @@ export const tables = {
     ttlAttribute: 'expires_at',
   },
   privacy_requests: {
-    purpose: 'Deletion receipts: request id, app, SHA-256 of the install_uuid, received time and state.',
+    purpose:
+      'Deletion receipts: request id, app, SHA-256 of the install_uuid, received time, state and what was deleted; ' +
+      'the by_install index finds an install\'s receipts by <app_id>#<install_hash>.',
     partitionKey: S('request_id'),
+    indexes: [{ name: 'by_install', partitionKey: S('app_install'), sortKey: N('received_ms') }],
   },
   skan_postbacks: {
     purpose: 'SKAdNetwork postbacks de-duplicated on transaction-id.',
@@ -153,6 +156,13 @@ export type ScheduleSpec =
   | { readonly kind: 'daily'; readonly hourUtc: number; readonly minuteUtc: number; readonly function: string; readonly purpose: string };
 
 export const schedules = {
+  'privacy-drain': {
+    kind: 'daily',
+    hourUtc: 3,
+    minuteUtc: 17,
+    function: 'privacy-drain',
+    purpose: 'Drains the privacy queue nightly (DESIGN section 9), off the hour most schedules use.',
+  },
   'health-check': {
     kind: 'rate',
     minutes: 5,
@@ -169,8 +179,11 @@ export interface FunctionSpec {
   readonly routes?: readonly string[];
   readonly tables?: Partial<Record<TableName, Access>>;
   readonly bucket?: Access;
-  /** 'send' to produce, 'consume' to receive and delete, 'read' for attributes only. */
-  readonly queues?: Partial<Record<QueueName, 'send' | 'consume' | 'read'>>;
+  /**
+   * 'send' to produce, 'consume' to receive and delete, 'requeue' to consume and send back (a
+   * consumer that puts unfinished work at the end of its queue), 'read' for attributes only.
+   */
+  readonly queues?: Partial<Record<QueueName, 'send' | 'consume' | 'requeue' | 'read'>>;
   readonly timeoutSeconds?: number;
   readonly memoryMb?: number;
 }
@@ -211,6 +224,18 @@ export const functions = {
     routes: ['POST /privacy/delete'],
     tables: { tenants: 'read', privacy_requests: 'write' },
     queues: { privacy: 'send' },
+  },
+  'privacy-drain': {
+    entry: 'functions/privacy-drain.ts',
+    description: 'Nightly: deletes everything keyed to each requested install, 25 requests a batch, 1,000 rows per table per request.',
+    // installs and clicks: the install's rows and the clicks it matched; the bucket: its audit lines.
+    tables: { installs: 'readwrite', clicks: 'readwrite', privacy_requests: 'readwrite' },
+    bucket: 'readwrite',
+    // requeue: a request with rows left goes to the back of the queue for the next run.
+    queues: { privacy: 'requeue' },
+    // The queue's visibility timeout is 900 s: a request the drain holds does not come round again in the run.
+    timeoutSeconds: 900,
+    memoryMb: 1024,
   },
   aggregator: {
     entry: 'functions/aggregator.ts',

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import { queryItems } from './query-pages';
+import { batchDelete } from './install-store';
 import { appIpPlatform, type ClickRecord } from '../domain/links/click';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
@@ -20,6 +21,12 @@ export class ClickStore {
     await dynamoClient().send(
       new PutCommand({ TableName: this.tableName, Item: click, ConditionExpression: 'attribute_not_exists(click_id)' }),
     );
+  }
+
+  /** Deletes the clicks (a privacy deletion); returns how many ids it was given. */
+  async deleteMany(clickIds: readonly string[]): Promise<number> {
+    await batchDelete(this.tableName, clickIds.map((click_id) => ({ click_id })));
+    return clickIds.length;
   }
 
   async byId(clickId: string, nowMs = Date.now()): Promise<ClickRecord | undefined> {

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
 import { queryAll, queryItems } from './query-pages';
 import { appDevice, SK, type InstallHead, type InstallStore } from '../domain/aggregation/install-state';
@@ -101,6 +101,33 @@ export class DynamoInstallStore implements InstallStore {
     return false;
   }
 
+  /** The first `limit` items of an install's partition, in key order, and whether more are left. */
+  async firstItems(pk: string, limit: number): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
+    const items: Record<string, unknown>[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ConsistentRead: true,
+          Limit: limit - items.length,
+          ExclusiveStartKey,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey && items.length < limit);
+    // A page that ends exactly at the limit may still say there is more when there is not; one
+    // more run then finds the partition empty and finishes, which is harmless.
+    return { items, more: ExclusiveStartKey !== undefined };
+  }
+
+  async deleteItems(pk: string, sortKeys: readonly string[]): Promise<void> {
+    await batchDelete(this.tableName, sortKeys.map((sk) => ({ pk, sk })));
+  }
+
   /** Every item of one install, for `admin install show`. */
   async installItems(appId: string, installUuid: string): Promise<Record<string, unknown>[]> {
     return this.query(`${appId}#${installUuid}`, '');
@@ -109,4 +136,17 @@ export class DynamoInstallStore implements InstallStore {
 
 export function isConditionFailure(error: unknown): boolean {
   return (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
+}
+
+/** Deletes the keys, 25 a request, sending again what DynamoDB leaves unprocessed. */
+export async function batchDelete(tableName: string, keys: readonly Record<string, unknown>[]): Promise<void> {
+  for (let start = 0; start < keys.length; start += 25) {
+    let requests = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt === 5) throw new Error(`${requests.length} deletes left unprocessed in ${tableName}`);
+      const { UnprocessedItems } = await dynamoClient().send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
+      requests = (UnprocessedItems?.[tableName] ?? []) as typeof requests;
+      if (requests.length > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+    }
+  }
 }

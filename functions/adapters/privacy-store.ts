@@ -1,6 +1,8 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients';
+import type { DeletionCounts } from '../domain/privacy/drain';
 import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy/privacy';
+import { queryAll } from './query-pages';
 import { MessageQueue } from './message-queue';
 
 /**
@@ -26,5 +28,41 @@ export class PrivacyRequests {
         .catch(() => undefined);
       throw error;
     }
+  }
+}
+
+/** The receipts as the drain and `admin privacy show` use them. */
+export class PrivacyReceipts {
+  constructor(private readonly receiptsTable: string) {}
+
+  /**
+   * The drain's progress on a receipt: the state, when it started and finished, and what it has
+   * deleted so far (added up over the runs a large install needs).
+   */
+  async record(requestId: string, update: { state: 'in_progress' | 'done'; counts: DeletionCounts; nowMs: number }): Promise<void> {
+    const counters = Object.entries(update.counts);
+    await dynamoClient().send(
+      new UpdateCommand({
+        TableName: this.receiptsTable,
+        Key: { request_id: requestId },
+        UpdateExpression:
+          `SET #state = :state, updated_ms = :now, started_ms = if_not_exists(started_ms, :now)` +
+          (update.state === 'done' ? ', finished_ms = :now' : '') +
+          ` ADD ${counters.map((_, i) => `#c${i} :c${i}`).join(', ')}`,
+        ConditionExpression: 'attribute_exists(request_id)',
+        ExpressionAttributeNames: { '#state': 'state', ...Object.fromEntries(counters.map(([name], i) => [`#c${i}`, `deleted_${name}`])) },
+        ExpressionAttributeValues: { ':state': update.state, ':now': update.nowMs, ...Object.fromEntries(counters.map(([, value], i) => [`:c${i}`, value])) },
+      }),
+    );
+  }
+
+  /** An install's receipts, oldest first (`admin privacy show`). */
+  async ofInstall(appId: string, installHash: string): Promise<Record<string, unknown>[]> {
+    return queryAll({
+      TableName: this.receiptsTable,
+      IndexName: 'by_install',
+      KeyConditionExpression: 'app_install = :key',
+      ExpressionAttributeValues: { ':key': `${appId}#${installHash}` },
+    });
   }
 }

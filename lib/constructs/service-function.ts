@@ -132,11 +132,11 @@ export class ServiceFunction extends NodejsFunction {
    * sqs:GetQueueAttributes (health probes read the depth and nothing else).
    */
   bindQueue(name: QueueName, queue: sqs.Queue, access: QueueAccess): this {
-    if (access === 'send') queue.grantSendMessages(this);
-    else if (access === 'consume') queue.grantConsumeMessages(this);
-    else queue.grant(this, 'sqs:GetQueueAttributes');
+    if (access === 'send' || access === 'requeue') queue.grantSendMessages(this);
+    if (access === 'consume' || access === 'requeue') queue.grantConsumeMessages(this);
+    if (access === 'read') queue.grant(this, 'sqs:GetQueueAttributes');
     this.addEnvironment(envName.queue(name), queue.queueUrl);
-    if (access === 'send') this.acknowledgeKmsDataKeyActions(queue.encryptionMasterKey !== undefined);
+    if (access === 'send' || access === 'requeue') this.acknowledgeKmsDataKeyActions(queue.encryptionMasterKey !== undefined);
     return this;
   }
 

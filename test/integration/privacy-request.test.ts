@@ -85,6 +85,7 @@ describe('POST /privacy/delete', () => {
       app_id: tenant.app.app_id,
       company_id: tenant.company.company_id,
       install_hash: installHash(installUuid),
+      app_install: `${tenant.app.app_id}#${installHash(installUuid)}`,
       received_ms: expect.any(Number),
       state: 'queued',
     });

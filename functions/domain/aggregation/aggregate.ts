@@ -268,7 +268,8 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
       throw error;
     }
     step = 'claims';
-    const deltas = await contributionsOf(ports, { appId: message.app_id, probabilistic: opened.probabilistic, token, events });
+    const installUuids = [...new Set(opened.lines.flatMap((line) => (typeof line.install_uuid === 'string' ? [line.install_uuid] : [])))];
+    const deltas = await contributionsOf(ports, { appId: message.app_id, probabilistic: opened.probabilistic, token, auditKey: message.audit_key, installUuids, events });
     step = 'journal';
     const journal = await ports.ledger.saveJournal(token, deltas.toJournal());
     return { id, token, message, journal, events: events.length };

@@ -8,6 +8,7 @@ import {
   installPk,
   ownerOf,
   SK,
+  type AuditReference,
   type DeviceItem,
   type EventClaim,
   type InstallHead,
@@ -93,6 +94,9 @@ export interface AuditObjectContext {
   readonly probabilistic: boolean;
   /** Owner token of the audit object: every claim made for it carries this. */
   readonly token: string;
+  readonly auditKey: string;
+  /** Every install the object has lines of, rejected ones included: each is told the object holds its data. */
+  readonly installUuids?: readonly string[];
   readonly events: readonly AcceptedEvent[];
 }
 
@@ -107,6 +111,8 @@ export async function contributionsOf(ports: ContributionPorts, context: AuditOb
     list.push(event);
     byInstall.set(event.installUuid, list);
   }
+  // Installs with rejected lines only are counted nowhere, but their lines are theirs to delete.
+  for (const installUuid of context.installUuids ?? []) if (!byInstall.has(installUuid)) byInstall.set(installUuid, []);
   const run = (installUuid: string, events: readonly AcceptedEvent[]) => new InstallRun(ports, context, installUuid, deltas).run(events);
   // Installs that name a device look for each other (a reinstall under another uuid), so they go
   // one after the other in the object's order; every other install runs side by side.
@@ -165,6 +171,11 @@ class InstallRun {
   }
 
   async run(events: readonly AcceptedEvent[]): Promise<void> {
+    // Which objects hold this install's lines, kept with it, so that a deletion finds them all
+    // (a duplicate sent again lands in another object, and that one holds its lines too).
+    const { auditKey, token } = this.context;
+    await this.ports.installs.claimItem<AuditReference>({ pk: this.pk, sk: SK.audit(auditKey), owner: token, audit_key: auditKey });
+    if (events.length === 0) return;
     this.head = await this.ports.installs.get<InstallHead>(this.pk, SK.head);
     let pending: AcceptedEvent[] = [];
     for (const event of events) {

@@ -13,6 +13,7 @@ import type { Platform } from '../links/platform';
  * | `e#<event_id>` | the event's identity claim; for an install event also the attribution decision |
  * | `d#<yyyy-mm-dd>` | per day: `n:<event_name>` (counted in unique_installs), `p:<partner>` (a payer) |
  * | `r#<install event_id>` | retention of that install: `d1`, `d7`, `d30` |
+ * | `a#<audit key>` | an audit object that holds lines of this install (the privacy drain's index) |
  *
  * Exactly once rests on claims: a conditional write that records its owner, the token of the
  * audit object whose processing made it. Whoever owns a claim counts what it stands for; a
@@ -30,7 +31,17 @@ export const SK = {
   eventPrefix: 'e#',
   day: (day: string) => `d#${day}`,
   retention: (memberId: string) => `r#${memberId}`,
+  audit: (auditKey: string) => `a#${auditKey}`,
+  auditPrefix: 'a#',
 } as const;
+
+/** An audit object holding lines of the install: the privacy drain deletes or rewrites it. */
+export interface AuditReference {
+  pk: string;
+  sk: string;
+  owner: string;
+  audit_key: string;
+}
 
 /** The install (event) an event's revenue and retention are counted against. */
 export interface MemberRef {

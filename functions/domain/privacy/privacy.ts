@@ -14,8 +14,11 @@ export interface PrivacyReceipt {
   company_id: string;
   /** SHA-256 hex of the lower-cased install_uuid. */
   install_hash: string;
+  /** `<app_id>#<install_hash>`: the by_install index, for `admin privacy show`. */
+  app_install: string;
   received_ms: number;
-  state: 'queued';
+  /** queued, then in_progress while the drain works on it (over several runs if need be), then done. */
+  state: 'queued' | 'in_progress' | 'done';
 }
 
 /** The message on the privacy queue that privacy-drain consumes. */
@@ -48,6 +51,7 @@ export function privacyRequest(input: { requestId: string; appId: string; compan
       app_id: input.appId,
       company_id: input.companyId,
       install_hash: installHash(input.installUuid),
+      app_install: `${input.appId}#${installHash(input.installUuid)}`,
       received_ms: input.receivedMs,
       state: 'queued',
     },

@@ -38,7 +38,7 @@ describe('privacy request', () => {
     const { receipt, message } = privacyRequest({ requestId: 'r-1', appId: 'app_1', companyId: 'com_1', installUuid: UUID, receivedMs: 5 });
     const hash = createHash('sha256').update(UUID.toLowerCase()).digest('hex');
     expect(installHash(UUID)).toBe(hash);
-    expect(receipt).toEqual({ request_id: 'r-1', app_id: 'app_1', company_id: 'com_1', install_hash: hash, received_ms: 5, state: 'queued' });
+    expect(receipt).toEqual({ request_id: 'r-1', app_id: 'app_1', company_id: 'com_1', install_hash: hash, app_install: `app_1#${hash}`, received_ms: 5, state: 'queued' });
     expect(message).toEqual({ version: 1, request_id: 'r-1', app_id: 'app_1', company_id: 'com_1', install_uuid: UUID.toLowerCase() });
     expect(JSON.stringify(receipt)).not.toContain(UUID.toLowerCase());
   });

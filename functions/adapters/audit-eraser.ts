@@ -1,0 +1,56 @@
+import { DeleteObjectCommand, ListObjectVersionsCommand } from '@aws-sdk/client-s3';
+import { s3Client } from '../shared/clients';
+import type { AuditLine } from '../domain/ingest/audit-record';
+import { AuditStore } from './audit-store';
+
+const UNVERSIONED = new Set(['MethodNotAllowed', 'NotImplemented']);
+
+/**
+ * What a privacy deletion does to the audit store: an object deleted, or put again without the
+ * install's lines. The bucket is versioned in AWS, so the older versions that still hold the lines
+ * go too; the local emulator keeps no versions and lists none.
+ */
+export class AuditEraser {
+  private readonly store: AuditStore;
+
+  constructor(private readonly bucket: string) {
+    this.store = new AuditStore(bucket);
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.removeVersions(key, { keepLatest: false });
+    // Unversioned (locally), or a delete marker on top of nothing: the plain delete does it.
+    await s3Client().send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async rewrite(key: string, lines: readonly AuditLine[]): Promise<void> {
+    const [, , , , companyId, appId, name] = key.split('/');
+    await this.store.putBatch(
+      key,
+      { companyId, appId, receivedMs: lines[0]?.received_ms ?? 0, bodySha256: name.replace(/\.jsonl\.gz$/, ''), clientIp: lines[0]?.client_ip ?? '' },
+      lines,
+    );
+    await this.removeVersions(key, { keepLatest: true });
+  }
+
+  private async removeVersions(key: string, options: { keepLatest: boolean }): Promise<void> {
+    let KeyMarker: string | undefined;
+    let VersionIdMarker: string | undefined;
+    do {
+      let page;
+      try {
+        page = await s3Client().send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: key, KeyMarker, VersionIdMarker }));
+      } catch (error) {
+        // The local emulator has no versioning and refuses the call: there are no versions to remove.
+        if (UNVERSIONED.has((error as Error).name)) return;
+        throw error;
+      }
+      const versions = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter(
+        (version) => version.Key === key && version.VersionId && version.VersionId !== 'null' && !(options.keepLatest && version.IsLatest),
+      );
+      for (const version of versions) await s3Client().send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, VersionId: version.VersionId }));
+      KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+      VersionIdMarker = page.IsTruncated ? page.NextVersionIdMarker : undefined;
+    } while (KeyMarker);
+  }
+}

@@ -1,0 +1,148 @@
+import { SK, type AuditReference, type EventClaim } from '../aggregation/install-state';
+import type { AuditLine } from '../ingest/audit-record';
+import type { PrivacyMessage } from './privacy';
+
+/**
+ * The nightly privacy drain (DESIGN section 9): requests from the privacy queue, at most 25 a
+ * batch, batch after batch until the queue has nothing new or the time budget is spent. Each
+ * request removes everything keyed to the install, at most 1,000 rows per table per run:
+ *
+ *   - the install's partition in `installs` (install record, decisions, event identities, held
+ *     events, flags), read 1,000 items at a time in key order;
+ *   - the clicks its installs matched (named by the decisions in those items);
+ *   - its audit lines: each object its `a#` items name is deleted when it holds nothing else, or
+ *     rewritten without the install's lines, and (in AWS, the bucket being versioned) loses its
+ *     older versions too.
+ *
+ * References are followed before the items that hold them are deleted, so a request stopped by the
+ * limit loses nothing: it is sent again and the next run goes on where this one stopped.
+ * Aggregates stay: they are anonymous counts.
+ */
+
+export const MAX_REQUESTS_PER_BATCH = 25;
+export const MAX_ROWS_PER_TABLE = 1000;
+
+export interface QueuedRequest {
+  readonly message: PrivacyMessage;
+  /** The queue's handle for the delivery. */
+  readonly handle: string;
+}
+
+export interface DeletionCounts {
+  install_items: number;
+  clicks: number;
+  audit_objects_deleted: number;
+  audit_objects_rewritten: number;
+  audit_lines: number;
+}
+
+export interface DrainPorts {
+  /** Up to `max` requests off the queue (several receives if need be); [] when it has none. */
+  receive(max: number): Promise<QueuedRequest[]>;
+  /** The request is finished: off the queue. */
+  remove(request: QueuedRequest): Promise<void>;
+  /** Rows are left: the request goes back on the queue, for the next run. */
+  carry(request: QueuedRequest): Promise<void>;
+  /** A request this run has already handled came round again: it is left for the next run. */
+  release(request: QueuedRequest): Promise<void>;
+  installItems(pk: string, limit: number): Promise<{ items: Record<string, unknown>[]; more: boolean }>;
+  deleteInstallItems(pk: string, sortKeys: readonly string[]): Promise<void>;
+  deleteClicks(clickIds: readonly string[]): Promise<number>;
+  /** The object's lines, or undefined when it is gone. */
+  auditLines(key: string): Promise<readonly AuditLine[] | undefined>;
+  /** Deletes the object, every version of it. */
+  deleteAudit(key: string): Promise<void>;
+  /** Replaces the object by these lines, and removes its older versions. */
+  rewriteAudit(key: string, lines: readonly AuditLine[]): Promise<void>;
+  receipt(requestId: string, update: { state: 'in_progress' | 'done'; counts: DeletionCounts; nowMs: number }): Promise<void>;
+  nowMs(): number;
+  /** Milliseconds before the function must stop. */
+  timeLeftMs(): number;
+}
+
+export interface DrainReport {
+  /** Requests taken in each batch. */
+  batches: number[];
+  done: string[];
+  carried: string[];
+  failed: { request_id: string; error: string }[];
+  stopped: 'queue_empty' | 'time_budget';
+}
+
+/** What the run keeps in hand when it decides whether to take another batch. */
+export const BATCH_TIME_RESERVE_MS = 120_000;
+
+export async function drainPrivacyRequests(ports: DrainPorts): Promise<DrainReport> {
+  const report: DrainReport = { batches: [], done: [], carried: [], failed: [], stopped: 'queue_empty' };
+  const seen = new Set<string>();
+  for (;;) {
+    if (ports.timeLeftMs() < BATCH_TIME_RESERVE_MS) {
+      report.stopped = 'time_budget';
+      return report;
+    }
+    const batch = await ports.receive(MAX_REQUESTS_PER_BATCH);
+    const fresh = batch.filter((request) => !seen.has(request.message.request_id));
+    await Promise.all(batch.filter((request) => !fresh.includes(request)).map((request) => ports.release(request)));
+    // Nothing new: the queue holds only what this run sent back (or nothing at all).
+    if (fresh.length === 0) return report;
+    report.batches.push(fresh.length);
+    for (const request of fresh) {
+      seen.add(request.message.request_id);
+      try {
+        const outcome = await eraseInstall(ports, request.message);
+        if (outcome === 'done') {
+          await ports.remove(request);
+          report.done.push(request.message.request_id);
+        } else {
+          await ports.carry(request);
+          report.carried.push(request.message.request_id);
+        }
+      } catch (error) {
+        // Left on the queue: it comes back after the visibility timeout (and to the DLQ if it never works).
+        report.failed.push({ request_id: request.message.request_id, error: (error as Error).message });
+      }
+    }
+  }
+}
+
+/** One run's worth of one request: at most MAX_ROWS_PER_TABLE rows of each table. */
+export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): Promise<'done' | 'more'> {
+  const counts: DeletionCounts = { install_items: 0, clicks: 0, audit_objects_deleted: 0, audit_objects_rewritten: 0, audit_lines: 0 };
+  await ports.receipt(message.request_id, { state: 'in_progress', counts, nowMs: ports.nowMs() });
+  const pk = `${message.app_id}#${message.install_uuid}`;
+  const { items, more } = await ports.installItems(pk, MAX_ROWS_PER_TABLE);
+
+  const auditKeys = items.filter((item) => String(item.sk).startsWith(SK.auditPrefix)).map((item) => (item as unknown as AuditReference).audit_key);
+  for (const key of auditKeys) {
+    const lines = await ports.auditLines(key);
+    if (!lines) continue;
+    const kept = lines.filter((line) => line.install_uuid !== message.install_uuid);
+    if (kept.length === lines.length) continue;
+    counts.audit_lines += lines.length - kept.length;
+    if (kept.length === 0) {
+      await ports.deleteAudit(key);
+      counts.audit_objects_deleted++;
+    } else {
+      await ports.rewriteAudit(key, kept);
+      counts.audit_objects_rewritten++;
+    }
+  }
+
+  const clickIds = [
+    ...new Set(
+      items
+        .filter((item) => String(item.sk).startsWith(SK.eventPrefix))
+        .flatMap((item) => {
+          const clickId = (item as unknown as EventClaim).decision?.click_id;
+          return clickId ? [clickId] : [];
+        }),
+    ),
+  ].slice(0, MAX_ROWS_PER_TABLE);
+  counts.clicks = await ports.deleteClicks(clickIds);
+
+  await ports.deleteInstallItems(pk, items.map((item) => String(item.sk)));
+  counts.install_items = items.length;
+  const state = more ? 'in_progress' : 'done';
+  await ports.receipt(message.request_id, { state, counts, nowMs: ports.nowMs() });
+  return more ? 'more' : 'done';
+}
