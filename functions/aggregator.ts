@@ -60,6 +60,13 @@ function report(outcome: DeliveryOutcome): void {
     case 'counted':
       metrics.addMetric('AuditObjectsAggregated', MetricUnit.Count, 1);
       metrics.addMetric('EventsAggregated', MetricUnit.Count, outcome.events);
+      // One metric per type, with the type as its dimension (a single metric of its own, so the
+      // dimension does not land on the invocation's other metrics).
+      for (const [type, installs] of Object.entries(outcome.installs)) {
+        const single = metrics.singleMetric();
+        single.addDimension('attribution_type', type);
+        single.addMetric('InstallsAttributed', MetricUnit.Count, installs);
+      }
       return;
     case 'already_counted':
       metrics.addMetric('DuplicateDeliveries', MetricUnit.Count, 1);

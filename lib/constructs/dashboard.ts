@@ -7,6 +7,9 @@ import { serviceMetric } from './alarms';
 import { SERVICE_NAME } from './service-function';
 import { functions as functionSpecs, type FunctionSpec } from '../manifest';
 
+/** The attribution types the aggregator counts installs under (functions/domain/aggregation/attribution.ts). */
+const ATTRIBUTION_TYPES = ['deterministic', 'probabilistic', 'organic'];
+
 /** The reports, from their routes in the manifest (each emits ReportLatency with its name as `report`). */
 const REPORT_NAMES = Object.values(functionSpecs as Record<string, FunctionSpec>)
   .flatMap((spec) => spec.routes ?? [])
@@ -89,12 +92,29 @@ export class ServiceDashboard extends Construct {
         ],
         [
           new cloudwatch.GraphWidget({
+            title: 'Aggregation lag (s): oldest message waiting',
+            left: [stores.queues.aggregation.metricApproximateAgeOfOldestMessage({ label: 'aggregation', period, statistic: cloudwatch.Stats.MAXIMUM })],
+          }),
+          new cloudwatch.GraphWidget({
             title: 'Aggregation: events counted',
             left: [serviceMetric('EventsAggregated', { statistic: cloudwatch.Stats.SUM, period, label: 'events' })],
           }),
           new cloudwatch.GraphWidget({
+            title: 'Installs by attribution type',
+            stacked: true,
+            left: ATTRIBUTION_TYPES.map((type) =>
+              serviceMetric('InstallsAttributed', { statistic: cloudwatch.Stats.SUM, period, label: type, dimensionsMap: { service: SERVICE_NAME, attribution_type: type } }),
+            ),
+          }),
+          new cloudwatch.GraphWidget({
             title: 'Aggregation: deliveries sent back',
             left: ['PoisonMessages', 'AggregationFailed', 'DeliveriesDeferred'].map((name) =>
+              serviceMetric(name, { statistic: cloudwatch.Stats.SUM, period, label: name }),
+            ),
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Privacy requests drained',
+            left: ['PrivacyRequestsDrained', 'PrivacyRequestsCarried', 'PrivacyDrainFailed'].map((name) =>
               serviceMetric(name, { statistic: cloudwatch.Stats.SUM, period, label: name }),
             ),
           }),

@@ -237,8 +237,25 @@ describe('the service stack', () => {
   it('puts the aggregation counts and each report\'s latency on the dashboard', () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
-    for (const metric of ['EventsAggregated', 'PoisonMessages', 'AggregationFailed']) expect(body).toContain(metric);
+    for (const metric of ['EventsAggregated', 'PoisonMessages', 'AggregationFailed', 'InstallsAttributed', 'PrivacyRequestsDrained']) expect(body).toContain(metric);
+    for (const title of ['Aggregation lag (s): oldest message waiting', 'Installs by attribution type', 'Privacy requests drained', 'Report latency p95 (ms)']) {
+      expect(body).toContain(title);
+    }
+    for (const type of ['deterministic', 'probabilistic', 'organic']) expect(body).toContain(`\\"attribution_type\\",\\"${type}\\"`);
     for (const report of ['attribution', 'revenue', 'cohorts', 'events']) expect(body).toContain(`\\"report\\",\\"${report}\\"`);
+  });
+
+  it('drains privacy requests nightly with a function that has its own error and throttle alarms', () => {
+    const drain = service.stack.functions.get('privacy-drain');
+    expect(drain).toBeDefined();
+    service.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'cron(17 3 * * ? *)',
+      Targets: [Match.objectLike({ Arn: getAtt(logicalId(drain!), 'Arn') })],
+    });
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    for (const metric of ['Errors', 'Throttles']) {
+      expect(alarms.filter((alarm) => alarm.MetricName === metric && JSON.stringify(alarm.Dimensions).includes(logicalId(drain!)))).toHaveLength(1);
+    }
   });
 
   it('fires each manifest schedule at its function', () => {

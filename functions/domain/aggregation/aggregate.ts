@@ -2,7 +2,7 @@ import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
 import type { AggregationMessage, AuditLine } from '../ingest/audit-record';
 import { acceptedEvents, contributionsOf, UnreadableAuditError, type ContributionPorts } from './contributions';
-import { RowDeltas, type Counters, type RowDelta } from './rows';
+import { RowDeltas, rowKeyOf, type Counters, type RowDelta } from './rows';
 
 /**
  * The aggregator's use case: a batch of deliveries from the aggregation queue (one message per
@@ -97,7 +97,15 @@ export interface Delivery {
 }
 
 export type DeliveryOutcome =
-  | { readonly id: string; readonly kind: 'counted'; readonly auditKey: string; readonly events: number; readonly rows: number }
+  | {
+      readonly id: string;
+      readonly kind: 'counted';
+      readonly auditKey: string;
+      readonly events: number;
+      readonly rows: number;
+      /** Installs the object added, by attribution type (the dashboard's "attribution by type"). */
+      readonly installs: Readonly<Record<string, number>>;
+    }
   | { readonly id: string; readonly kind: 'already_counted' | 'busy'; readonly auditKey: string }
   | { readonly id: string; readonly kind: 'poison'; readonly reason: PoisonReason; readonly auditKey?: string; readonly error: Error }
   | { readonly id: string; readonly kind: 'failed'; readonly step: string; readonly auditKey: string; readonly error: Error };
@@ -193,7 +201,7 @@ export async function aggregateDeliveries(ports: AggregationPorts, deliveries: r
         id,
         failed
           ? { id, kind: 'failed', step: failed.step, auditKey: message.audit_key, error: failed.error }
-          : { id, kind: 'counted', auditKey: message.audit_key, events: object.events, rows: Object.keys(object.journal).length },
+          : { id, kind: 'counted', auditKey: message.audit_key, events: object.events, rows: Object.keys(object.journal).length, installs: installsByType(object.journal) },
       );
     }),
   );
@@ -208,6 +216,15 @@ export async function aggregateDeliveries(ports: AggregationPorts, deliveries: r
     outcomes.set(id, outcome.kind === 'counted' ? { id, kind: 'already_counted', auditKey: outcome.auditKey } : { ...outcome, id });
   }
   return deliveries.map((delivery) => outcomes.get(delivery.id) as DeliveryOutcome);
+}
+
+function installsByType(journal: Journal): Record<string, number> {
+  const installs: Record<string, number> = {};
+  for (const [id, add] of Object.entries(journal)) {
+    const row = rowKeyOf(id);
+    if (row.family === 'attribution' && add.installs) installs[row.group[1]] = (installs[row.group[1]] ?? 0) + add.installs;
+  }
+  return installs;
 }
 
 function auditKeyOf(body: string): string | undefined {

@@ -18,7 +18,7 @@ describe('aggregation on in-memory stores', () => {
     w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta', campaign: 'spring', sub1: 'creative_a' }));
     const body = w.upload([install(1, T0, { attribution: { click_id: 'c1' } }), event(1, 'e-1', 'purchase', T0 + 1000, { revenue_usd: 4.99 })]);
     const [outcome] = await w.deliver([body]);
-    expect(outcome.kind).toBe('counted');
+    expect(outcome).toMatchObject({ kind: 'counted', events: 2, installs: { deterministic: 1 } });
     expect(w.table()).toEqual({
       attribution: { '2026-06-01|meta|deterministic': { installs: 1 } },
       revenue: { '2026-06-01|meta': { purchases: 1, revenue_micros: 4_990_000, payers: 1 } },
