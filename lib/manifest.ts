@@ -283,6 +283,14 @@ export const functions = {
     routes: ['GET /l/{link_id}'],
     tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write' },
   },
+  'skan-postback': {
+    entry: 'functions/skan-postback.ts',
+    description: 'POST /skan-postback: verify Apple\'s SKAdNetwork and AdAttributionKit postbacks and file each once in the audit store.',
+    routes: ['POST /skan-postback'],
+    // skan_postbacks: the conditional claim on each transaction-id, read back when it is taken.
+    tables: { skan_postbacks: 'readwrite' },
+    bucket: 'write',
+  },
 } as const satisfies Record<string, FunctionSpec>;
 
 export type FunctionName = keyof typeof functions;

@@ -119,6 +119,16 @@ export class ServiceDashboard extends Construct {
             ),
           }),
           new cloudwatch.GraphWidget({
+            title: 'SKAN postbacks by verification result',
+            stacked: true,
+            left: [
+              ['SkanPostbackVerified', 'verified'],
+              ['SkanPostbackInvalid', 'invalid signature'],
+              ['SkanPostbackDuplicate', 'duplicate'],
+              ['SkanPostbackRefused', 'refused (400/413)'],
+            ].map(([name, label]) => serviceMetric(name, { statistic: cloudwatch.Stats.SUM, period, label })),
+          }),
+          new cloudwatch.GraphWidget({
             title: 'Report latency p95 (ms)',
             left: REPORT_NAMES.map((report) =>
               serviceMetric('ReportLatency', { statistic: cloudwatch.Stats.p(95), period, label: report, dimensionsMap: { service: SERVICE_NAME, report } }),

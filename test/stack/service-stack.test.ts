@@ -238,7 +238,7 @@ describe('the service stack', () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
     for (const metric of ['EventsAggregated', 'PoisonMessages', 'AggregationFailed', 'InstallsAttributed', 'PrivacyRequestsDrained']) expect(body).toContain(metric);
-    for (const title of ['Aggregation lag (s): oldest message waiting', 'Installs by attribution type', 'Privacy requests drained', 'Report latency p95 (ms)']) {
+    for (const title of ['Aggregation lag (s): oldest message waiting', 'Installs by attribution type', 'Privacy requests drained', 'SKAN postbacks by verification result', 'Report latency p95 (ms)']) {
       expect(body).toContain(title);
     }
     for (const type of ['deterministic', 'probabilistic', 'organic']) expect(body).toContain(`\\"attribution_type\\",\\"${type}\\"`);

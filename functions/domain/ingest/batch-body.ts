@@ -1,5 +1,5 @@
 import { gunzip, type InputType, type ZlibOptions } from 'node:zlib';
-import { isPlainObject } from '../common/json';
+import { isPlainObject, parseStrictJson } from '../common/json';
 import { EventApiError, MAX_DECOMPRESSED_BYTES, MAX_EVENTS_PER_BATCH } from './event-api';
 
 /**
@@ -28,12 +28,11 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
   }
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** JSON from bytes that must be valid UTF-8: a lone surrogate or overlong sequence is bad_json too. */
 export function parseJson(bytes: Uint8Array): unknown {
   try {
-    return JSON.parse(strictUtf8.decode(bytes));
+    return parseStrictJson(bytes);
   } catch {
     throw new EventApiError('bad_json');
   }

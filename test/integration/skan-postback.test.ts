@@ -1,0 +1,212 @@
+// POST /skan-postback end to end: real HTTP through the local edge, the handler, dynalite and
+// s3rver. Apple's postbacks filed verified, tampered ones filed invalid, one object per
+// transaction-id, the refusals, and the answers while a store is down; every answer is checked
+// against docs/openapi.yaml too.
+
+import { randomUUID } from 'node:crypto';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { startLocalStack, type LocalStack } from '../support/local-stack';
+import { OpenApi, pointerOf } from '../support/openapi';
+import { countingWrites } from '../support/write-faults';
+import { dynamoClient } from '../../functions/shared/clients';
+import { MAX_POSTBACK_BYTES, type PostbackRecord } from '../../functions/domain/skan/postback-record';
+import { CLAIM_LAPSE_MS, mayTakeOver, type PostbackClaim, type PostbackHolder } from '../../functions/domain/skan/take-postback';
+import { SkanStore } from '../../functions/adapters/skan-store';
+import { AAK_EXAMPLE, changed, SKADNETWORK_EXAMPLES, type Postback } from '../unit/skan/postbacks';
+
+let stack: LocalStack;
+let s3: S3Client;
+const api = new OpenApi();
+
+beforeAll(async () => {
+  stack = await startLocalStack();
+  s3 = new S3Client({ forcePathStyle: true });
+});
+
+afterAll(async () => {
+  s3.destroy();
+  await stack.stop();
+});
+
+const example = (version: string, didWin?: boolean) =>
+  SKADNETWORK_EXAMPLES.find((e) => String(e.postback.version ?? '1.0') === version && (didWin === undefined || e.postback['did-win'] === didWin))!.postback;
+const [FINE, COARSE] = SKADNETWORK_EXAMPLES.map((e) => e.postback);
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** POSTs a body as Apple does and checks the answer is one docs/openapi.yaml documents, body and all. */
+async function post(body: Postback | string | Buffer): Promise<Answer> {
+  const response = await fetch(`${stack.baseUrl}/skan-postback`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+  });
+  const answer = { status: response.status, body: await response.json() };
+  const operation = api.operationFor('POST', '/skan-postback')!;
+  const raw = operation.spec.responses[String(answer.status)];
+  expect({ status: answer.status, documented: raw !== undefined }).toEqual({ status: answer.status, documented: true });
+  const documented = api.response(raw, `${operation.pointer}${pointerOf('responses', String(answer.status))}`, String(answer.status));
+  expect(api.validate(`${documented.pointer}${pointerOf('content', 'application/json', 'schema')}`, answer.body)).toEqual([]);
+  return answer;
+}
+
+/** Every object the postbacks have made: key and record. */
+async function filed(): Promise<Map<string, PostbackRecord>> {
+  const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket: stack.endpoints.bucket, Prefix: 'audit/skan/' }));
+  const records = new Map<string, PostbackRecord>();
+  for (const { Key } of Contents) {
+    const object = await s3.send(new GetObjectCommand({ Bucket: stack.endpoints.bucket, Key }));
+    records.set(Key!, JSON.parse(await object.Body!.transformToString()));
+  }
+  return records;
+}
+
+async function filedUnder(transactionId: string): Promise<[string, PostbackRecord][]> {
+  return [...(await filed())].filter(([key]) => key.endsWith(`/${transactionId}.json`));
+}
+
+const today = () => new Date().toISOString().slice(0, 10).replace(/-/g, '/');
+const OK = { status: 200, body: { ok: true } };
+
+describe('POST /skan-postback', () => {
+  it.each([
+    ['SKAdNetwork 4.0', FINE],
+    ['SKAdNetwork 3.0, nonwinning', example('3.0', false)],
+    ['SKAdNetwork 2.0 (P-192)', example('2.0')],
+    ['AdAttributionKit', AAK_EXAMPLE.postback],
+  ])("answers 200 to Apple's %s postback and files it verified under audit/skan/<yyyy>/<mm>/<dd>/<transaction-id>.json", async (_name, postback) => {
+    expect(await post(postback)).toEqual(OK);
+    const id = String(postback['transaction-id'] ?? '85546EB7-FD39-44BC-8990-C98A4AC36A49');
+    const records = await filedUnder(id);
+    expect(records.map(([key]) => key)).toEqual([`audit/skan/${today()}/${id}.json`]);
+    expect(records[0][1]).toMatchObject({ transaction_id: id, verified: true });
+  });
+
+  it('answers 200 to a tampered postback and files it as invalid', async () => {
+    const id = randomUUID();
+    expect(await post(changed(COARSE, { 'transaction-id': id }))).toEqual(OK);
+    const [[, record]] = await filedUnder(id);
+    expect(record).toMatchObject({ kind: 'skadnetwork', verified: false, reason: 'bad_signature', signed: { 'transaction-id': id } });
+  });
+
+  it('files a repeated transaction-id once, keeping the first: Apple\'s 2.2, 3.0 and 2.1 examples share one', async () => {
+    const first = example('2.2');
+    const id = String(first['transaction-id']);
+    for (const postback of [first, example('3.0', true), example('2.1'), changed(first, { 'conversion-value': 63 })]) {
+      expect(await post(postback)).toEqual(OK);
+    }
+    const records = await filedUnder(id);
+    expect(records).toHaveLength(1);
+    expect(records[0][1]).toMatchObject({ version: '2.2', verified: true, unverified: { 'conversion-value': 20 } });
+  });
+
+  it('lets the genuine postback replace a forged one sent first with its transaction-id, in the same object', async () => {
+    const id = String(COARSE['transaction-id']);
+    expect(await post(changed(COARSE, { 'coarse-conversion-value': 'low', 'source-domain': 'evil.example' }))).toEqual(OK);
+    expect((await filedUnder(id))[0][1]).toMatchObject({ verified: false });
+    expect(await post(COARSE)).toEqual(OK);
+    expect(await post(changed(COARSE, { 'did-win': false }))).toEqual(OK);
+    const records = await filedUnder(id);
+    expect(records).toHaveLength(1);
+    expect(records[0][1]).toMatchObject({ verified: true, unverified: { 'coarse-conversion-value': 'high' } });
+    const { Item } = await dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: id } }));
+    expect(Item).toMatchObject({ verified: true, object_key: records[0][0], stored_ms: expect.any(Number) });
+  });
+
+  it.each([
+    ['bad_json', 400, '{"version": "4.0",'],
+    ['bad_json', 400, '[]'],
+    ['bad_postback', 400, JSON.stringify({ version: '4.0', 'attribution-signature': 'x' })],
+    ['bad_postback', 400, JSON.stringify({ ...FINE, 'transaction-id': '../../etc/passwd' })],
+    ['body_too_large', 413, JSON.stringify({ ...FINE, padding: ' '.repeat(MAX_POSTBACK_BYTES) })],
+  ])('refuses with %s (%d) and files nothing', async (code, status, body) => {
+    const before = (await filed()).size;
+    expect(await post(body)).toEqual({ status, body: { error: code } });
+    expect((await filed()).size).toBe(before);
+  });
+
+  describe('while a store is down', () => {
+    const outage = example('1.0');
+    const id = String(outage['transaction-id']);
+
+    it("answers 503 store_unavailable while the object store is down, and files Apple's retry once it is back", async () => {
+      await stack.emulators.stopS3();
+      try {
+        expect(await post(outage)).toEqual({ status: 503, body: { error: 'store_unavailable' } });
+      } finally {
+        await stack.emulators.startS3();
+      }
+      expect(await filedUnder(id)).toEqual([]);
+      expect(await post(outage)).toEqual(OK);
+      expect((await filedUnder(id)).map(([, record]) => record.verified)).toEqual([true]);
+    });
+
+    it('answers 503 store_unavailable while the table is down, and files nothing', async () => {
+      const fresh = changed(FINE, { 'transaction-id': randomUUID() });
+      const fault = countingWrites(dynamoClient(), 0);
+      try {
+        expect(await post(fresh)).toEqual({ status: 503, body: { error: 'store_unavailable' } });
+      } finally {
+        fault.stop();
+      }
+      expect(await filedUnder(String(fresh['transaction-id']))).toEqual([]);
+    });
+  });
+});
+
+describe('the skan_postbacks claim', () => {
+  const T0 = Date.UTC(2025, 0, 1);
+  const claimOf = (transactionId: string, verified: boolean, nowMs: number, objectKey = `audit/skan/x/${transactionId}-${nowMs}.json`): PostbackClaim => ({
+    transactionId,
+    kind: 'skadnetwork',
+    verified,
+    claimId: randomUUID(),
+    objectKey,
+    nowMs,
+  });
+  const holders: [string, PostbackHolder | undefined][] = [
+    ['nobody', undefined],
+    ...[true, false].flatMap((verified): [string, PostbackHolder][] => [
+      [`a stored ${verified ? 'verified' : 'invalid'} postback`, { verified, stored: true, claimedMs: T0 }],
+      [`a fresh ${verified ? 'verified' : 'invalid'} claim`, { verified, stored: false, claimedMs: T0 }],
+      [`a lapsed ${verified ? 'verified' : 'invalid'} claim`, { verified, stored: false, claimedMs: T0 - CLAIM_LAPSE_MS - 1 }],
+    ]),
+  ];
+
+  it.each(holders.flatMap(([name, holder]) => [true, false].map((verified) => [name, verified ? 'a verified' : 'an invalid', holder, verified] as const)))(
+    'held by %s, is taken by %s postback exactly when mayTakeOver says so, keeping the first object key',
+    async (_name, _kind, holder, verified) => {
+      const store = new SkanStore(stack.endpoints.tables.skan_postbacks, stack.endpoints.bucket);
+      const id = randomUUID();
+      const first = claimOf(id, holder?.verified ?? false, holder?.claimedMs ?? T0);
+      if (holder) {
+        expect(await store.claim(first)).toMatchObject({ kind: 'claimed', objectKey: first.objectKey });
+        if (holder.stored) await store.markStored(first);
+      }
+      const result = await store.claim(claimOf(id, verified, T0 + 1));
+      if (mayTakeOver(holder, { verified }, T0 + 1)) {
+        expect(result).toEqual({ kind: 'claimed', objectKey: holder ? first.objectKey : expect.stringContaining(id), ...(holder ? { replaced: holder } : {}) });
+      } else {
+        expect(result).toEqual({ kind: 'held', holder });
+      }
+    },
+  );
+
+  it('is released for the next delivery, and marked stored only by its own claimant', async () => {
+    const store = new SkanStore(stack.endpoints.tables.skan_postbacks, stack.endpoints.bucket);
+    const id = randomUUID();
+    const first = claimOf(id, true, T0);
+    await store.claim(first);
+    await store.release(first);
+    const second = claimOf(id, true, T0 + 1);
+    expect(await store.claim(second)).toMatchObject({ kind: 'claimed', objectKey: first.objectKey });
+    await store.markStored(first);
+    expect(await store.claim(claimOf(id, true, T0 + 2))).toEqual({ kind: 'held', holder: { verified: true, stored: false, claimedMs: T0 + 1 } });
+    await store.markStored(second);
+    expect(await store.claim(claimOf(id, true, T0 + CLAIM_LAPSE_MS * 2))).toMatchObject({ kind: 'held', holder: { stored: true } });
+  });
+});
