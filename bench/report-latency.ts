@@ -8,6 +8,7 @@ import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/rep
 import type { HttpEvent } from '../functions/shared/http';
 import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
+import { envName, originVerifyHeader } from '../lib/manifest';
 import { normalizeResult } from '../local/api-gateway';
 import { invoke } from '../local/lambda';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
@@ -116,7 +117,8 @@ function reportEvent(read: Read, serverKey: string): HttpEvent {
     routeKey,
     rawPath: path,
     rawQueryString: new URLSearchParams(read.params).toString(),
-    headers: { host: 'localhost', authorization: `Bearer ${serverKey}`, 'user-agent': 'bench' },
+    // As CloudFront sends it: the handlers refuse a request without the origin secret.
+    headers: { host: 'localhost', authorization: `Bearer ${serverKey}`, 'user-agent': 'bench', [originVerifyHeader]: process.env[envName.originVerifySecret()] ?? '' },
     queryStringParameters: { ...read.params },
     requestContext: {
       accountId: '000000000000',

@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: the costs on the ingestion hot path, so choices are made with numbers
- * (docs/ingestion.md records a run), then the DynamoDB write units the service spends per click
+ * (docs/ingestion.md records a run), the CPU of a 100-event batch against its bare-primitive
+ * ceiling (bench/ingest-cpu.ts), each function's bundle size and cold module load
+ * (bench/bundles.ts), then the DynamoDB write units the service spends per click
  * and per accepted event (bench/write-units.ts), then the report handlers' p50 and p95 latency on
  * a year of rows (bench/report-latency.ts). Each in-memory timing is the best of several rounds,
  * to keep a busy machine's noise out of the comparison.
@@ -11,12 +13,14 @@
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { decodeBody, parseBatch, parseJson } from '../functions/domain/ingest/batch-body';
 import { judgeEvents, validateEvent } from '../functions/domain/ingest/event-validation';
-import { auditKey, auditLines, toJsonLines } from '../functions/domain/ingest/audit-record';
+import { auditKey, auditLines, encodeAuditObject, toJsonLines } from '../functions/domain/ingest/audit-record';
 import { sha256Hex } from '../functions/domain/common/hashing';
 import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
 import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
 import { startLocalStack } from '../test/support/local-stack';
+import { bundleFigures } from './bundles';
+import { ingestCpuFigures } from './ingest-cpu';
 import { reportLatencyFigures } from './report-latency';
 import type { Figure, Report } from './support';
 import { writeUnitFigures } from './write-units';
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
     const batch = parseBatch(parseJson(await decodeBody(gz, 'gzip')));
     const { verdicts } = judgeEvents(batch.events, batch.sent_at_ms, now);
     auditKey({ ...audit, bodySha256: sha256Hex(gz) });
-    gzipSync(toJsonLines(auditLines(batch.events, verdicts, audit)));
+    await encodeAuditObject(auditLines(batch.events, verdicts, audit));
   }, 20);
   report('whole batch in memory: inflate..audit gzip (ms / 1,000 events)', pipelineMs.toFixed(2), { batch_pipeline_ms_per_1000_events: round(pipelineMs, 2) });
 
@@ -114,6 +118,14 @@ async function main(): Promise<void> {
       [`audit_gzip_level${level}_bytes`]: bytes,
     });
   }
+
+  // One 100-event batch through the handler's own code, against the primitives it cannot avoid.
+  if (!json) console.log('');
+  await ingestCpuFigures(report, best);
+
+  // What each function loads at a cold start.
+  if (!json) console.log('');
+  await bundleFigures(report);
 
   // The whole local service, in one runtime for both phases: the DynamoDB write units of clicks
   // and events (bench/write-units.ts), then the report latency on a year of rows of another app

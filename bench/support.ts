@@ -1,6 +1,6 @@
 /** What the bench's phases share: how a figure is reported, and a small worker pool. */
 
-export type Figure = number | string | Readonly<Record<string, number>>;
+export type Figure = number | string | Readonly<Record<string, number>> | readonly Readonly<Record<string, number | string>>[];
 /** One line of the bench table, and the figures it stands for in --json output. */
 export type Report = (name: string, figure: string, figures: Readonly<Record<string, Figure>>) => void;
 

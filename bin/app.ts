@@ -4,7 +4,8 @@ import { AttributionServiceStack } from '../lib/stack';
 
 /**
  * The CDK app: one stack (`AttributionService`, or context `stackName`), checked by cdk-nag's
- * AWS Solutions pack. Context `alarmEmail` subscribes an address to the alarm topic.
+ * AWS Solutions pack. Context `alarmEmail` subscribes an address to the alarm topic; `apiRateLimit`
+ * and `apiBurstLimit` replace the API stage's throttling defaults (lib/constructs/edge.ts).
  * Stack tests build the app through this same function.
  */
 export function createApp(props: AppProps = {}): { app: App; stack: AttributionServiceStack } {
@@ -13,10 +14,23 @@ export function createApp(props: AppProps = {}): { app: App; stack: AttributionS
   const alarmEmail: unknown = app.node.tryGetContext('alarmEmail');
   const stack = new AttributionServiceStack(app, typeof stackName === 'string' && stackName ? stackName : 'AttributionService', {
     alarmEmail: typeof alarmEmail === 'string' && alarmEmail ? alarmEmail : undefined,
+    apiThrottle: {
+      rateLimit: positiveContext(app, 'apiRateLimit'),
+      burstLimit: positiveContext(app, 'apiBurstLimit'),
+    },
   });
   // Acknowledged findings are also written into the template's Metadata, so the reasons travel with it.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true }));
   return { app, stack };
+}
+
+/** A positive whole-number context value (`-c name=500` arrives as a string), or undefined when unset. */
+function positiveContext(app: App, name: string): number | undefined {
+  const raw: unknown = app.node.tryGetContext(name);
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`context ${name} must be a positive whole number, got ${String(raw)}`);
+  return value;
 }
 
 if (require.main === module) createApp();

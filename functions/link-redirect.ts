@@ -29,6 +29,8 @@ const ports: TrackingLinkPorts = {
 
 /** Redirects and their errors are per visitor and per moment: nothing may cache them. */
 const NO_STORE = { 'cache-control': 'no-store' };
+/** A failed link look-up is usually a throttled or briefly unreachable table: worth a quick retry. */
+const LINK_RETRY_AFTER_SECONDS = 5;
 
 /**
  * GET /l/{link_id}: the tracking-link redirect (functions/domain/links/tracking-link.ts has the rules).
@@ -48,6 +50,8 @@ export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
       throw new ServiceError(404, 'unknown_link', NO_STORE);
     case 'rate_limited':
       throw new ServiceError(429, 'rate_limited', { ...NO_STORE, 'retry-after': String(outcome.retryAfterSeconds) });
+    case 'link_unavailable':
+      throw new ServiceError(503, 'service_unavailable', { ...NO_STORE, 'retry-after': String(LINK_RETRY_AFTER_SECONDS) });
     case 'redirect':
       return { statusCode: 302, headers: { ...NO_STORE, location: outcome.location } };
   }
@@ -62,7 +66,9 @@ function count(outcome: LinkOutcome): void {
   if (outcome.kind === 'redirect' && outcome.dropped) metrics.addDimension('reason', outcome.dropped);
   metrics.addMetric(metricName(outcome), MetricUnit.Count, 1);
   if (outcome.kind === 'unknown_link' && outcome.honeypotHit) logger.info('honeypot hit: source address blocked');
-  if ('failure' in outcome && outcome.failure !== undefined) {
+  if (outcome.kind === 'link_unavailable') {
+    logger.error('link look-up failed; visitor asked to retry', { error: outcome.failure as Error });
+  } else if ('failure' in outcome && outcome.failure !== undefined) {
     logger.error('link store failed; visitor redirected without a click', { error: outcome.failure as Error });
   }
 }
@@ -73,6 +79,8 @@ function metricName(outcome: LinkOutcome): string {
       return outcome.dropped ? 'ClickDropped' : 'ClickRecorded';
     case 'rate_limited':
       return 'ClickRateLimited';
+    case 'link_unavailable':
+      return 'LinkLookupFailed';
     case 'unknown_link':
       return outcome.honeypotHit ? 'HoneypotHit' : 'UnknownLink';
   }

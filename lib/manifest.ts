@@ -171,7 +171,16 @@ export const schedules = {
   },
 } as const satisfies Record<string, ScheduleSpec>;
 
-export type Access = 'read' | 'write' | 'readwrite';
+/**
+ * What a function may do with a table or the audit bucket. Writing is putting and updating;
+ * deleting is a level of its own ('_delete'), given only to the functions that delete something,
+ * so a bug or a stolen role elsewhere cannot erase installs, clicks or audit objects.
+ */
+export type Access = 'read' | 'write' | 'readwrite' | 'write_delete' | 'readwrite_delete';
+
+export const readsWith = (access: Access): boolean => access === 'read' || access === 'readwrite' || access === 'readwrite_delete';
+export const writesWith = (access: Access): boolean => access !== 'read';
+export const deletesWith = (access: Access): boolean => access === 'write_delete' || access === 'readwrite_delete';
 export interface FunctionSpec {
   readonly entry: string;
   readonly description: string;
@@ -213,8 +222,9 @@ export const functions = {
     entry: 'functions/ingest.ts',
     description: 'POST /event: authenticate, validate, audit and hand off a batch of events.',
     routes: ['POST /event'],
-    // ledger: the per-batch marks that make a retried batch count once against the cap.
-    tables: { tenants: 'read', counters: 'readwrite', ledger: 'write' },
+    // ledger: the per-batch marks that make a retried batch count once against the cap; a mark is
+    // deleted again when the count after it fails, so the retry counts.
+    tables: { tenants: 'read', counters: 'readwrite', ledger: 'write_delete' },
     bucket: 'write',
     queues: { aggregation: 'send' },
   },
@@ -222,15 +232,18 @@ export const functions = {
     entry: 'functions/privacy-request.ts',
     description: 'POST /privacy/delete: authenticate, store a receipt and queue the deletion.',
     routes: ['POST /privacy/delete'],
-    tables: { tenants: 'read', privacy_requests: 'write' },
+    // privacy_requests: the receipt, deleted again when the request cannot be queued.
+    tables: { tenants: 'read', privacy_requests: 'write_delete' },
     queues: { privacy: 'send' },
   },
   'privacy-drain': {
     entry: 'functions/privacy-drain.ts',
     description: 'Nightly: deletes everything keyed to each requested install, 25 requests a batch, 1,000 rows per table per request.',
-    // installs and clicks: the install's rows and the clicks it matched; the bucket: its audit lines.
-    tables: { installs: 'readwrite', clicks: 'readwrite', privacy_requests: 'readwrite' },
-    bucket: 'readwrite',
+    // The only function that deletes installs, clicks and audit objects: the install's rows, the
+    // clicks it matched, and the audit objects holding its lines (rewritten without them, or
+    // deleted with every older version). privacy_requests: the receipt's state, updated.
+    tables: { installs: 'readwrite_delete', clicks: 'readwrite_delete', privacy_requests: 'readwrite' },
+    bucket: 'readwrite_delete',
     // requeue: a request with rows left goes to the back of the queue for the next run.
     queues: { privacy: 'requeue' },
     // The queue's visibility timeout is 900 s: a request the drain holds does not come round again in the run.

@@ -7,7 +7,7 @@ import { ServiceFunctionsOnly } from './aspects/service-functions-only';
 import { AlarmTopic, ServiceAlarms } from './constructs/alarms';
 import { ServiceDashboard } from './constructs/dashboard';
 import { DataStores } from './constructs/data-stores';
-import { Edge } from './constructs/edge';
+import { Edge, type ApiThrottle } from './constructs/edge';
 import { Endpoint } from './constructs/endpoint';
 import { ManifestFunction } from './constructs/manifest-function';
 import { entriesOf, pascalCase } from './constructs/naming';
@@ -26,6 +26,8 @@ import {
 export interface AttributionServiceStackProps extends StackProps {
   /** Email address subscribed to the alarm topic, if any. */
   readonly alarmEmail?: string;
+  /** API Gateway stage throttling; defaults in lib/constructs/edge.ts (DEFAULT_THROTTLE). */
+  readonly apiThrottle?: Partial<ApiThrottle>;
 }
 
 /**
@@ -48,7 +50,7 @@ export class AttributionServiceStack extends Stack {
 
     this.stores = new DataStores(this, 'Data');
     this.alarms = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
-    this.edge = new Edge(this, 'Edge', { accessLogs: this.stores.accessLogs });
+    this.edge = new Edge(this, 'Edge', { accessLogs: this.stores.accessLogs, throttle: props.apiThrottle });
 
     assertRoutesUnique(functionSpecs);
     const handlers = new Map<string, ServiceFunction>();

@@ -9,6 +9,8 @@ import { localCredentials } from './provision';
  */
 export interface EndpointsFile {
   region: string;
+  /** The fixed credentials every local emulator accepts (s3rver checks them; the others ignore them). */
+  credentials: { access_key_id: string; secret_access_key: string };
   dynamodb: string;
   s3: string;
   sqs: string;

@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { originVerifyHeader } from '../lib/manifest';
 import { buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
 import { invoke } from './lambda';
 
 /** API Gateway's own payload limit; each handler enforces its documented, smaller limit itself. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+const MAX_DRAIN_BYTES = 4 * MAX_PAYLOAD_BYTES;
 
 export interface EdgeOptions {
   host: string;
@@ -22,9 +23,30 @@ export interface EdgeOptions {
  * CloudFront-Viewer-* headers (dropping any the client sent) and the origin secret; API Gateway's
  * part routes and builds the payload-2.0 event.
  */
-export async function startEdge(options: EdgeOptions): Promise<{ server: Server; url: string }> {
+export interface Edge {
+  server: Server;
+  url: string;
+  /**
+   * Stops taking connections, answers the requests in flight with `Connection: close` and closes
+   * every idle keep-alive connection at once, so a client holding one cannot keep the runtime up.
+   * Resolves when no connection is left; any still open after graceMs are cut.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** Lets requests through: until then they wait, so nothing is answered before the runtime has started. */
+  open(): void;
+}
+
+export async function startEdge(options: EdgeOptions): Promise<Edge> {
   const routes = routesFromManifest();
+  let shuttingDown = false;
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const inFlight = new Set<ServerResponse>();
   const server = createServer((request, response) => {
+    // Node closes the socket once a response carrying this header has been sent.
+    if (shuttingDown) response.setHeader('connection', 'close');
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
     handle(request, response).catch((error: unknown) => {
       options.onError?.(error);
       if (!response.headersSent) send(response, 500, { message: 'Internal Server Error' });
@@ -33,7 +55,8 @@ export async function startEdge(options: EdgeOptions): Promise<{ server: Server;
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const body = await readBody(request);
+    await opened;
+    const body = await readBody(request, response);
     if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
     const method = (request.method ?? 'GET').toUpperCase();
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -65,24 +88,58 @@ export async function startEdge(options: EdgeOptions): Promise<{ server: Server;
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://${options.host}:${port}` };
+  const shutdown = async (graceMs = 1000) => {
+    shuttingDown = true;
+    for (const response of inFlight) if (!response.headersSent) response.setHeader('connection', 'close');
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        server.closeAllConnections();
+        resolve();
+      }, graceMs);
+    });
+    await Promise.race([closed, grace]);
+    clearTimeout(timer);
+  };
+  return { server, url: `http://${options.host}:${port}`, shutdown, open };
 }
 
 function forwardedFor(request: IncomingMessage): string | undefined {
   const value = request.headers['x-forwarded-for'];
-  const first = (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
-  return first || undefined;
+  return clientAddress((Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim() ?? '');
 }
 
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+/**
+ * The address in one X-Forwarded-For entry: an IP literal, `[v6]:port` or `v4:port` reduced to the
+ * address; anything else (a name, garbage) is undefined, so the socket address is used instead.
+ */
+export function clientAddress(entry: string): string | undefined {
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(entry);
+  if (bracketed) return isIP(bracketed[1]!) === 6 ? bracketed[1] : undefined;
+  if (isIP(entry)) return entry;
+  const v4WithPort = /^([\d.]+):\d{1,5}$/.exec(entry);
+  return v4WithPort && isIP(v4WithPort[1]!) === 4 ? v4WithPort[1] : undefined;
+}
+
+/**
+ * The body, or undefined past API Gateway's limit. The rest of an oversized body is still read
+ * (and dropped) so the 413 leaves the keep-alive connection usable for the next request, up to a
+ * bound past which the connection is closed instead of reading on.
+ */
+async function readBody(request: IncomingMessage, response: ServerResponse): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_PAYLOAD_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
+    if (size > MAX_DRAIN_BYTES) {
+      response.setHeader('connection', 'close');
+      return undefined;
+    }
+    if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  return size > MAX_PAYLOAD_BYTES ? undefined : Buffer.concat(chunks);
 }
 
 function send(response: ServerResponse, status: number, body: unknown): void {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { envName } from '../lib/manifest';
 import { startEmulators, type Emulators } from './emulators';
-import { provision } from './provision';
+import { localCredentials, provision } from './provision';
 import { applyLocalEnvironment, endpointsPath, type EndpointsFile } from './environment';
 import { startEdge } from './http-server';
 import { startQueuePollers, type Pollers } from './queue-pollers';
@@ -71,6 +71,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const endpoints: EndpointsFile = {
     region: emulators.region,
+    credentials: { access_key_id: localCredentials.accessKeyId, secret_access_key: localCredentials.secretAccessKey },
     dynamodb: emulators.dynamodb,
     s3: emulators.s3,
     sqs: emulators.sqs,
@@ -83,15 +84,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     pid: process.pid,
   };
   writeFileSync(endpointsPath(options.dataDir), `${JSON.stringify(endpoints, null, 2)}\n`);
+  // Only now, with endpoints.json and demo.json written, does the edge answer (held requests too).
+  edge.open();
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      // Stop taking work first, let in-flight batches finish, then flush the emulators to disk.
-      await new Promise<void>((resolve) => edge.server.close(() => resolve()));
-      edge.server.closeAllConnections();
+      // Stop taking work first, let in-flight batches finish (keep-alive clients are told to go, not
+      // waited for), then flush the emulators to disk.
       scheduler.stop();
-      await pollers.stop();
+      await Promise.all([edge.shutdown(), pollers.stop()]);
       control.server.closeAllConnections();
       await new Promise<void>((resolve) => control.server.close(() => resolve()));
       sqs.destroy();

@@ -13,7 +13,8 @@
 // Only node built-ins are used, so it starts in milliseconds and needs no Docker.
 
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { closeSync, fsyncSync, ftruncateSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -29,7 +30,11 @@ export interface SqsEmulatorOptions {
   port?: number;
   /** Interface to bind; defaults to 127.0.0.1 so the emulator is never exposed by accident. */
   host?: string;
-  /** When set, state is persisted to `<dataDir>/sqs.json` and reloaded on start. */
+  /**
+   * When set, state is persisted under dataDir and reloaded on start: every change is appended to
+   * `sqs.log` before the request that made it is answered, and folded into `sqs.json` on start,
+   * on close and when the log grows large.
+   */
   dataDir?: string;
   /** Region used in queue ARNs; defaults to us-east-1. */
   region?: string;
@@ -56,18 +61,19 @@ export interface SqsEmulator {
    * moved there, as CloudWatch does. Throws if the queue does not exist.
    */
   oldestMessageAgeSeconds(queueName: string): number;
-  /** Writes pending state to disk now (no-op without dataDir). */
+  /** Folds the change log into the snapshot now (no-op without dataDir). */
   flush(): Promise<void>;
-  /** Answers pending long polls, stops the server and flushes state to disk. */
+  /** Answers pending long polls, stops the server and writes the snapshot. */
   close(): Promise<void>;
 }
 
 export const SQS_EMULATOR_ACCOUNT_ID = '000000000000';
 
 const STATE_FILE = 'sqs.json';
+const JOURNAL_FILE = 'sqs.log';
 const STATE_VERSION = 1;
-// Writes are coalesced: a burst of sends becomes one file write instead of hundreds.
-const SAVE_DEBOUNCE_MS = 100;
+// Past this size the change log is folded into the snapshot, so a restart replays little.
+const COMPACT_JOURNAL_BYTES = 32 * 1024 * 1024;
 // Generous because JSON escaping can inflate a 1 MiB batch several times over.
 const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 const MAX_BATCH_PAYLOAD_BYTES = 1024 * 1024;
@@ -221,6 +227,18 @@ interface PersistedState {
     messages: StoredMessage[];
   }>;
 }
+
+/**
+ * One line of the change log. Each record is a whole value (a queue's metadata, a message as it now
+ * is) or a removal, never a delta, so replaying a log over a snapshot that already holds some of
+ * it gives the same state: a crash between writing the snapshot and emptying the log is harmless.
+ */
+type JournalRecord =
+  | { op: 'queue'; name: string; createdAt: number; lastModifiedAt: number; attributes: Record<string, string> }
+  | { op: 'drop'; queue: string }
+  | { op: 'purge'; queue: string }
+  | { op: 'put'; queue: string; message: StoredMessage }
+  | { op: 'del'; queue: string; id: string };
 
 interface RedrivePolicy {
   deadLetterTargetArn: string;
@@ -409,11 +427,13 @@ class SqsEmulatorServer {
   private readonly now: () => number;
   private readonly logger: SqsEmulatorLogger | undefined;
   private readonly stateFile: string | undefined;
+  private readonly journalFile: string | undefined;
   private baseUrl = '';
-  private saveTimer: NodeJS.Timeout | undefined;
-  private dirty = false;
-  private writeChain: Promise<void> = Promise.resolve();
-  private lastWriteError: unknown;
+  /** Change-log lines made since the last commit; written before the next answer goes out. */
+  private pending: string[] = [];
+  private commitScheduled = false;
+  private journalFd: number | undefined;
+  private journalBytes = 0;
   private closing = false;
 
   constructor(
@@ -423,6 +443,7 @@ class SqsEmulatorServer {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.stateFile = options.dataDir ? join(options.dataDir, STATE_FILE) : undefined;
+    this.journalFile = options.dataDir ? join(options.dataDir, JOURNAL_FILE) : undefined;
     this.server = createServer((req, res) => this.handle(req, res));
   }
 
@@ -430,6 +451,9 @@ class SqsEmulatorServer {
     if (this.options.dataDir) {
       await mkdir(this.options.dataDir, { recursive: true });
       await this.load();
+      await this.replayJournal();
+      // Fold what the last run logged into the snapshot, then log this run's changes afresh.
+      this.compact();
     }
     const host = this.options.host ?? '127.0.0.1';
     await new Promise<void>((resolve, reject) => {
@@ -478,8 +502,9 @@ class SqsEmulatorServer {
       // SDK clients keep connections alive; without this close() would wait for them to time out.
       this.server.closeAllConnections();
     });
-    await this.flush();
-    if (this.dirty) throw new Error(`SQS emulator could not persist its state: ${String(this.lastWriteError)}`);
+    this.compact();
+    if (this.journalFd !== undefined) closeSync(this.journalFd);
+    this.journalFd = undefined;
   }
 
   // ----- persistence --------------------------------------------------------------------------
@@ -513,29 +538,114 @@ class SqsEmulatorServer {
     this.logger?.info(`SQS emulator restored ${state.queues.length} queue(s) with ${messageCount} message(s) from ${file}`);
   }
 
-  private markDirty(): void {
+  private async replayJournal(): Promise<void> {
+    const file = this.journalFile!;
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    const lines = text.split('\n');
+    // The text after the last newline is a record cut short by a kill mid-write: its request was
+    // never answered, so it is dropped. Any other unreadable line means the log is corrupt.
+    lines.pop();
+    for (const [index, line] of lines.entries()) {
+      let record: JournalRecord;
+      try {
+        record = JSON.parse(line) as JournalRecord;
+      } catch {
+        throw new Error(`Corrupt SQS emulator change log ${file} at line ${index + 1}`);
+      }
+      this.apply(record);
+    }
+    if (lines.length > 0) this.logger?.info(`SQS emulator replayed ${lines.length} change(s) from ${file}`);
+  }
+
+  private apply(record: JournalRecord): void {
+    switch (record.op) {
+      case 'queue': {
+        const existing = this.queues.get(record.name);
+        if (existing) Object.assign(existing, { createdAt: record.createdAt, lastModifiedAt: record.lastModifiedAt, attributes: record.attributes });
+        else this.queues.set(record.name, { ...record, messages: new Map(), waiters: new Set(), deleted: false });
+        return;
+      }
+      case 'drop':
+        this.queues.delete(record.queue);
+        return;
+      case 'purge':
+        this.queues.get(record.queue)?.messages.clear();
+        return;
+      case 'put':
+        this.queues.get(record.queue)?.messages.set(record.message.messageId, record.message);
+        return;
+      case 'del':
+        this.queues.get(record.queue)?.messages.delete(record.id);
+        return;
+    }
+  }
+
+  /** Notes a change for the log; it is written (commit) before the answer that reports it. */
+  private record(record: JournalRecord): void {
     if (!this.stateFile) return;
-    this.dirty = true;
-    if (this.saveTimer || this.closing) return;
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = undefined;
-      void this.flush();
-    }, SAVE_DEBOUNCE_MS);
+    // Serialised now: the message object keeps changing after this point.
+    this.pending.push(JSON.stringify(record));
+    // A change no answer follows (a retention sweep) still reaches the log within a tick.
+    if (!this.commitScheduled) {
+      this.commitScheduled = true;
+      setImmediate(() => {
+        this.commitScheduled = false;
+        try {
+          this.commit();
+        } catch (error) {
+          this.logger?.error(`SQS emulator failed to log changes to ${this.journalFile}: ${String(error)}`);
+        }
+      });
+    }
+  }
+
+  private recordQueue(queue: QueueState): void {
+    const { name, createdAt, lastModifiedAt, attributes } = queue;
+    this.record({ op: 'queue', name, createdAt, lastModifiedAt, attributes: { ...attributes } });
+  }
+
+  private recordMessage(queue: QueueState, message: StoredMessage): void {
+    this.record({ op: 'put', queue: queue.name, message });
+  }
+
+  /**
+   * Appends every pending change in one write. Once write() has returned the bytes belong to the
+   * kernel, so they survive the process being killed (kill -9 included); an fsync per answer would
+   * also cover a machine crash, at milliseconds per request, which a local emulator does not need.
+   * Changes of the same tick share the write, which is what keeps a burst of sends cheap.
+   */
+  private commit(): void {
+    if (this.pending.length === 0 || this.journalFd === undefined) return;
+    const bytes = Buffer.from(`${this.pending.join('\n')}\n`, 'utf8');
+    let written = 0;
+    while (written < bytes.length) written += writeSync(this.journalFd, bytes, written);
+    this.pending = [];
+    this.journalBytes += bytes.length;
+    if (this.journalBytes > COMPACT_JOURNAL_BYTES) this.compact();
   }
 
   flush(): Promise<void> {
-    if (this.saveTimer) {
-      clearTimeout(this.saveTimer);
-      this.saveTimer = undefined;
+    try {
+      this.compact();
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
     }
-    // Chained so two writes never race on the temp file or rename out of order.
-    this.writeChain = this.writeChain.then(() => this.write());
-    return this.writeChain;
   }
 
-  private async write(): Promise<void> {
-    if (!this.stateFile || !this.dirty) return;
-    this.dirty = false;
+  /**
+   * Writes the whole state as the snapshot (temp file + fsync + rename: a crash leaves the old or
+   * the new file, never a torn one) and only then empties the log.
+   */
+  private compact(): void {
+    if (!this.stateFile || !this.journalFile) return;
+    this.pending = [];
     const state: PersistedState = {
       version: STATE_VERSION,
       savedAt: this.now(),
@@ -547,24 +657,24 @@ class SqsEmulatorServer {
         messages: [...queue.messages.values()],
       })),
     };
-    // Temp file + fsync + rename: a crash leaves either the old or the new file, never a torn one.
     const temp = `${this.stateFile}.${process.pid}.${randomUUID()}.tmp`;
     try {
-      const handle = await open(temp, 'w');
+      const fd = openSync(temp, 'w');
       try {
-        await handle.writeFile(JSON.stringify(state));
-        await handle.sync();
+        writeFileSync(fd, JSON.stringify(state));
+        fsyncSync(fd);
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
-      await rename(temp, this.stateFile);
-      this.lastWriteError = undefined;
+      renameSync(temp, this.stateFile);
     } catch (error) {
-      this.dirty = true;
-      this.lastWriteError = error;
+      rmSync(temp, { force: true });
       this.logger?.error(`SQS emulator failed to persist state to ${this.stateFile}: ${String(error)}`);
-      await unlink(temp).catch(() => undefined);
+      throw error;
     }
+    this.journalFd ??= openSync(this.journalFile, 'a');
+    ftruncateSync(this.journalFd);
+    this.journalBytes = 0;
   }
 
   // ----- HTTP ---------------------------------------------------------------------------------
@@ -594,11 +704,11 @@ class SqsEmulatorServer {
         const result = this.dispatch(action, input, res);
         if (result instanceof Promise) {
           result.then(
-            (output) => this.send(res, requestId, 200, output),
+            (output) => this.answer(res, requestId, output),
             (error: unknown) => this.sendError(res, requestId, error),
           );
         } else {
-          this.send(res, requestId, 200, result);
+          this.answer(res, requestId, result);
         }
       } catch (error) {
         this.sendError(res, requestId, error);
@@ -618,6 +728,17 @@ class SqsEmulatorServer {
       throw new SqsError('SerializationException', 'The request body must be a JSON object.');
     }
     return parsed as Json;
+  }
+
+  /** A success is answered only once the changes it reports are in the log. */
+  private answer(res: ServerResponse, requestId: string, output: Json): void {
+    try {
+      this.commit();
+    } catch (error) {
+      this.logger?.error(`SQS emulator failed to log changes to ${this.journalFile}: ${String(error)}`);
+      return this.sendError(res, requestId, error);
+    }
+    this.send(res, requestId, 200, output);
   }
 
   private send(res: ServerResponse, requestId: string, status: number, body: Json, extraHeaders: Record<string, string> = {}): void {
@@ -776,15 +897,13 @@ class SqsEmulatorServer {
 
   private sweepExpired(queue: QueueState, now: number): void {
     const retentionMs = this.numberAttribute(queue, 'MessageRetentionPeriod') * 1000;
-    let removed = false;
     for (const message of queue.messages.values()) {
       // Retention counts from the original send, also in a dead-letter queue, as for standard queues.
       if (now - message.sentAt >= retentionMs) {
         queue.messages.delete(message.messageId);
-        removed = true;
+        this.record({ op: 'del', queue: queue.name, id: message.messageId });
       }
     }
-    if (removed) this.markDirty();
   }
 
   private oldestAge(queue: QueueState, now: number): number {
@@ -822,8 +941,9 @@ class SqsEmulatorServer {
     const now = this.now();
     const stored = { ...DEFAULT_ATTRIBUTES, ...attributes };
     if (stored.RedrivePolicy === '') delete stored.RedrivePolicy;
-    this.queues.set(name, { name, createdAt: now, lastModifiedAt: now, attributes: stored, messages: new Map(), waiters: new Set(), deleted: false });
-    this.markDirty();
+    const queue: QueueState = { name, createdAt: now, lastModifiedAt: now, attributes: stored, messages: new Map(), waiters: new Set(), deleted: false };
+    this.queues.set(name, queue);
+    this.recordQueue(queue);
     return { QueueUrl: this.queueUrl(name) };
   }
 
@@ -903,7 +1023,7 @@ class SqsEmulatorServer {
       else queue.attributes[name] = value;
     }
     queue.lastModifiedAt = this.now();
-    this.markDirty();
+    this.recordQueue(queue);
     return {};
   }
 
@@ -938,7 +1058,7 @@ class SqsEmulatorServer {
     const traceHeader = systemAttributes.AWSTraceHeader?.StringValue;
     if (traceHeader !== undefined) message.awsTraceHeader = traceHeader;
     queue.messages.set(message.messageId, message);
-    this.markDirty();
+    this.recordMessage(queue, message);
     if (delaySeconds === 0) this.notify(queue);
 
     const output: Json = { MessageId: message.messageId, MD5OfMessageBody: message.md5OfBody };
@@ -1051,6 +1171,8 @@ class SqsEmulatorServer {
         message.visibleAt = now;
         message.deadLetterSourceArn = this.queueArn(queue.name);
         deadLetterQueue.messages.set(message.messageId, message);
+        this.record({ op: 'del', queue: queue.name, id: message.messageId });
+        this.recordMessage(deadLetterQueue, message);
         redriven = true;
         continue;
       }
@@ -1058,9 +1180,9 @@ class SqsEmulatorServer {
       message.firstReceiveAt ??= now;
       message.receiptHandle = encodeReceiptHandle(queue.name, message.messageId);
       message.visibleAt = now + visibilityTimeout * 1000;
+      this.recordMessage(queue, message);
       taken.push(message);
     }
-    if (taken.length > 0 || redriven) this.markDirty();
     // Deferred so a waiter on the DLQ never runs in the middle of this iteration.
     if (redriven && deadLetterQueue) setImmediate(() => this.notify(deadLetterQueue));
     return taken;
@@ -1121,7 +1243,7 @@ class SqsEmulatorServer {
     // received again since) succeeds without deleting, so the newer consumer keeps its message.
     if (message && message.receiptHandle === handle) {
       queue.messages.delete(message.messageId);
-      this.markDirty();
+      this.record({ op: 'del', queue: queue.name, id: message.messageId });
     }
     return {};
   }
@@ -1148,7 +1270,7 @@ class SqsEmulatorServer {
       throw new SqsError('MessageNotInflight', 'Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.');
     }
     message.visibleAt = now + timeout * 1000;
-    this.markDirty();
+    this.recordMessage(queue, message);
     if (timeout === 0) this.notify(queue);
     return {};
   }
@@ -1167,7 +1289,7 @@ class SqsEmulatorServer {
   private purgeQueue(input: Json): Json {
     const queue = this.queueFromUrl(input);
     queue.messages.clear();
-    this.markDirty();
+    this.record({ op: 'purge', queue: queue.name });
     return {};
   }
 
@@ -1176,7 +1298,7 @@ class SqsEmulatorServer {
     this.queues.delete(queue.name);
     queue.deleted = true;
     this.notify(queue);
-    this.markDirty();
+    this.record({ op: 'drop', queue: queue.name });
     return {};
   }
 }

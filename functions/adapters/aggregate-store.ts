@@ -1,5 +1,5 @@
 import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 import type { AggregationLedger, Journal, LeaseResult, RowStore } from '../domain/aggregation/aggregate';
 import { ROW_COUNTERS, ROW_GROUPS, sortKeyOf, type RowDelta, type RowFamily } from '../domain/aggregation/rows';
 import { isConditionFailure } from './install-store';

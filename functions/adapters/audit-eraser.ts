@@ -1,5 +1,5 @@
 import { DeleteObjectCommand, ListObjectVersionsCommand } from '@aws-sdk/client-s3';
-import { s3Client } from '../shared/clients';
+import { s3Client } from '../shared/clients/s3';
 import type { AuditLine } from '../domain/ingest/audit-record';
 import { AuditStore } from './audit-store';
 

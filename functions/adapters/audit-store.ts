@@ -1,10 +1,6 @@
-import { gzip } from 'node:zlib';
-import { promisify } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3Client } from '../shared/clients';
-import { toJsonLines, type AuditBatch, type AuditLine } from '../domain/ingest/audit-record';
-
-const gzipAsync = promisify(gzip);
+import { s3Client } from '../shared/clients/s3';
+import { encodeAuditObject, type AuditBatch, type AuditLine } from '../domain/ingest/audit-record';
 
 /**
  * Audit objects in the bucket: gzip JSONL, one line per event. The object is typed as the gzip
@@ -17,7 +13,7 @@ export class AuditStore {
   ) {}
 
   async putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void> {
-    const body = await gzipAsync(toJsonLines(lines));
+    const body = await encodeAuditObject(lines);
     const accepted = lines.filter((line) => line.status === 'accepted').length;
     await s3Client().send(
       new PutObjectCommand({

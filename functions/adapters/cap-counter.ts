@@ -1,5 +1,5 @@
 import { BatchGetCommand, DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKeys, capShardOf, type CountedBatch } from '../domain/ingest/cap';
 
 /**

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 import { queryItems } from './query-pages';
 import { batchDelete } from './install-store';
 import { appIpPlatform, type ClickRecord } from '../domain/links/click';

@@ -2,7 +2,9 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { queues } from '../../lib/manifest';
-import { dynamoClient, s3Client, sqsClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
+import { s3Client } from '../shared/clients/s3';
+import { sqsClient } from '../shared/clients/sqs';
 import { resourceName } from '../shared/config';
 import type { Binding, Probe } from '../domain/health/health';
 

@@ -1,5 +1,5 @@
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 import { queryAll, queryItems } from './query-pages';
 import { appDevice, SK, type InstallHead, type InstallStore } from '../domain/aggregation/install-state';
 

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 import { clientAddress } from '../domain/links/ip-block';
 import type { IpBlockEntry } from '../domain/links/tracking-link';
 

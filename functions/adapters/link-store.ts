@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
 import { newLinkId } from '../domain/tenants/keys';
 import { newLinkConfig, type LinkApp, type NewLink } from '../domain/links/link-config';

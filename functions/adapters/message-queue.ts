@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../shared/clients';
+import { sqsClient } from '../shared/clients/sqs';
 
 /** A queue that carries one kind of JSON message (the aggregation hand-off, privacy requests). */
 export class MessageQueue<T> {

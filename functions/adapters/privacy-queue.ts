@@ -1,5 +1,5 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../shared/clients';
+import { sqsClient } from '../shared/clients/sqs';
 import type { QueuedRequest } from '../domain/privacy/drain';
 import type { PrivacyMessage } from '../domain/privacy/privacy';
 

@@ -1,5 +1,5 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 
 /**
  * The items of a query, page after page, for as long as the caller keeps reading: a caller that

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
 import type { SlotCounter } from '../domain/links/sliding-window';
 
 const SLOT_ATTRIBUTE = /^s(\d+)$/;

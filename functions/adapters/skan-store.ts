@@ -1,6 +1,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient, s3Client } from '../shared/clients';
+import { dynamoClient } from '../shared/clients/dynamo';
+import { s3Client } from '../shared/clients/s3';
 import type { PostbackRecord } from '../domain/skan/postback-record';
 import { CLAIM_LAPSE_MS, type ClaimResult, type PostbackClaim, type PostbackHolder } from '../domain/skan/take-postback';
 

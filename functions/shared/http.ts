@@ -1,9 +1,12 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ServiceError } from '../domain/common/errors';
 import { logger, metrics } from './observability';
+import { envName } from '../../lib/manifest';
+import { fromEdge } from './viewer';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -39,15 +42,40 @@ export function httpErrors(): MiddlewareObj<HttpEvent, HttpResult> {
   };
 }
 
+/**
+ * DESIGN section 1: only CloudFront reaches the functions. A request without the origin secret
+ * (one sent to the API Gateway URL directly) is 403 before the handler runs, so before any store
+ * is touched; fromEdge compares in constant time. The secret is read per request rather than at
+ * cold start because the local runtime sets it after handlers may have been loaded (a process.env
+ * read costs nothing). A function without the secret fails closed as a 500: a deployment fault
+ * the API 5xx alarm should see, not a client's, and nothing is served either way. Refusals are
+ * counted (OriginForbidden) where the function flushes metrics.
+ */
+export function originVerify(options: { countRefusals: boolean }): MiddlewareObj<HttpEvent, HttpResult> {
+  return {
+    before: async (request) => {
+      const secret = process.env[envName.originVerifySecret()];
+      if (!secret) throw new Error(`${envName.originVerifySecret()} is not set: every request is refused`);
+      if (fromEdge(request.event, secret)) return;
+      if (options.countRefusals) metrics.addMetric('OriginForbidden', MetricUnit.Count, 1);
+      throw new ServiceError(403, 'forbidden');
+    },
+  };
+}
+
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
 /**
- * Wraps a domain-facing handler with the observability and error middleware every HTTP function
- * shares. The undecorated handler stays exported beside it for unit tests. A handler that never
- * emits metrics says so, because Powertools warns on every invocation that flushes none.
+ * Wraps a domain-facing handler with the origin check, observability and error middleware every
+ * HTTP function shares. The origin check comes first: a request that did not come through
+ * CloudFront is 403 before anything else runs. The undecorated
+ * handler stays exported beside it for unit tests. A handler that never emits metrics says so,
+ * because Powertools warns on every invocation that flushes none.
  */
 export function httpHandler(handler: HttpHandler, options: { emitsMetrics?: boolean } = {}) {
-  const wrapped = middy<HttpEvent, HttpResult>(handler).use(injectLambdaContext(logger, { resetKeys: true }));
+  const wrapped = middy<HttpEvent, HttpResult>(handler)
+    .use(originVerify({ countRefusals: options.emitsMetrics !== false }))
+    .use(injectLambdaContext(logger, { resetKeys: true }));
   if (options.emitsMetrics !== false) wrapped.use(logMetrics(metrics));
   return wrapped.use(httpErrors());
 }

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { envName, originVerifyHeader } from '../../lib/manifest';
 import type { HttpEvent } from './http';
 
@@ -20,8 +21,7 @@ export interface Viewer {
 export function viewerOf(event: HttpEvent, originSecret = process.env[envName.originVerifySecret()]): Viewer {
   const headers = event.headers ?? {};
   const sourceIp = event.requestContext?.http?.sourceIp ?? '0.0.0.0';
-  const fromEdge = Boolean(originSecret) && headers[originVerifyHeader] === originSecret;
-  if (!fromEdge) return { ip: normalizeIp(sourceIp) };
+  if (!fromEdge(event, originSecret)) return { ip: normalizeIp(sourceIp) };
   const address = headers['cloudfront-viewer-address'];
   const asn = Number(headers['cloudfront-viewer-asn']);
   return {
@@ -29,6 +29,22 @@ export function viewerOf(event: HttpEvent, originSecret = process.env[envName.or
     country: headers['cloudfront-viewer-country']?.toUpperCase() || undefined,
     asn: Number.isInteger(asn) && asn > 0 ? asn : undefined,
   };
+}
+
+/**
+ * Whether a request came through CloudFront: it carries the secret origin header CloudFront adds
+ * (lib/constructs/edge.ts). Both sides are hashed first, so timingSafeEqual compares equal-length
+ * buffers and neither the time taken nor a length check tells a caller how close a guess was or
+ * how long the secret is. An empty or unset secret matches nothing.
+ */
+export function fromEdge(event: HttpEvent, secret: string | undefined): boolean {
+  const sent = event.headers?.[originVerifyHeader];
+  if (!secret || sent === undefined) return false;
+  return timingSafeEqual(sha256(sent), sha256(secret));
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
 }
 
 /**

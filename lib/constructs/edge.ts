@@ -12,9 +12,25 @@ import { envName, originVerifyHeader } from '../manifest';
 /** Environment variable through which HTTP handlers learn the origin secret (functions/shared/viewer.ts). */
 export const ORIGIN_VERIFY_ENV = envName.originVerifySecret();
 
+/** Steady requests per second and burst the API Gateway stage lets through, across all routes. */
+export interface ApiThrottle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/**
+ * Stage throttling, so that one runaway client cannot run up the bill: well above what one app's
+ * SDKs and links need, far below API Gateway's account limit (10,000/s). A deployer changes it
+ * with `-c apiRateLimit=... -c apiBurstLimit=...` (bin/app.ts). Over it, API Gateway answers 429
+ * {"message":"Too Many Requests"} before any function runs.
+ */
+export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 1000, burstLimit: 2000 };
+
 export interface EdgeProps {
   /** Where CloudFront writes its standard access logs. */
   readonly accessLogs: s3.IBucket;
+  /** Stage throttling; DEFAULT_THROTTLE for what is not given. */
+  readonly throttle?: Partial<ApiThrottle>;
 }
 
 /**
@@ -62,6 +78,10 @@ export class Edge extends Construct {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
+      throttle: {
+        rateLimit: props.throttle?.rateLimit ?? DEFAULT_THROTTLE.rateLimit,
+        burstLimit: props.throttle?.burstLimit ?? DEFAULT_THROTTLE.burstLimit,
+      },
       accessLogSettings: {
         destination: new apigw.LogGroupLogDestination(accessLog),
         // JSON, so that Logs Insights can filter by route and status without parsing.

@@ -7,7 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
-import { envName, tables, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from '../manifest';
+import { deletesWith, envName, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from '../manifest';
 
 export type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 
@@ -23,6 +23,21 @@ export interface ServiceFunctionProps {
 /** Powertools reads these; alarms on the service's own metrics use the same values. */
 export const SERVICE_NAME = 'attribution';
 export const METRICS_NAMESPACE = 'AttributionService';
+
+/**
+ * How every function is bundled; `npm run bench` bundles the handlers with these same options to
+ * report each function's size and cold module-load time.
+ */
+export const BUNDLING = {
+  minify: true,
+  sourceMap: true,
+  // Stack traces need file and line, not the source text: keeps the bundle and cold start small.
+  sourcesContent: false,
+  target: 'node22',
+  format: OutputFormat.CJS,
+  // The default externals (@aws-sdk/*, @smithy/*: cdk.json's sdkV3ExcludeSmithyPackages) stay: the
+  // Node 22 runtime provides SDK v3.
+} as const;
 
 export const DEFAULT_TIMEOUT = Duration.seconds(10);
 export const DEFAULT_MEMORY_MB = 512;
@@ -58,15 +73,7 @@ export class ServiceFunction extends NodejsFunction {
         POWERTOOLS_LOG_LEVEL: 'INFO',
         ...props.environment,
       },
-      bundling: {
-        minify: true,
-        sourceMap: true,
-        // Stack traces need file and line, not the source text: keeps the bundle and cold start small.
-        sourcesContent: false,
-        target: 'node22',
-        format: OutputFormat.CJS,
-        // The default externals (@aws-sdk/*, @smithy/*) stay: the Node 22 runtime provides SDK v3.
-      },
+      bundling: BUNDLING,
     });
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
@@ -76,11 +83,19 @@ export class ServiceFunction extends NodejsFunction {
     });
   }
 
-  /** Access to one manifest table; its physical name goes to TABLE_<NAME>. */
+  /**
+   * Access to one manifest table; its physical name goes to TABLE_<NAME>. Writing is PutItem and
+   * UpdateItem; only a '_delete' level adds DeleteItem and BatchWriteItem (which can delete too),
+   * unlike CDK's grantWriteData, which gives every writer both.
+   */
   bindTable(name: TableName, table: dynamodb.Table, access: Access): this {
-    if (access === 'read') table.grantReadData(this);
-    else if (access === 'write') table.grantWriteData(this);
-    else table.grantReadWriteData(this);
+    if (readsWith(access)) table.grantReadData(this);
+    if (writesWith(access)) {
+      const deletes = deletesWith(access) ? ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] : [];
+      table.grant(this, 'dynamodb:PutItem', 'dynamodb:UpdateItem', ...deletes, 'dynamodb:DescribeTable');
+      // The key actions grantWriteData would add: writing under the table's key reads it too.
+      table.encryptionKey?.grant(this, 'kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*');
+    }
     this.addEnvironment(envName.table(name), table.tableName);
     const spec: TableSpec = tables[name];
     if (spec.indexes?.length) {
@@ -89,39 +104,43 @@ export class ServiceFunction extends NodejsFunction {
         `The grant covers the ${name} table's secondary indexes (queries need the index ARNs); the wildcard spans only this table's indexes.`,
       );
     }
-    if (access !== 'read') this.acknowledgeKmsDataKeyActions(table.encryptionKey !== undefined);
+    if (writesWith(access)) this.acknowledgeKmsDataKeyActions(table.encryptionKey !== undefined);
     return this;
   }
 
   /**
    * Access to the audit bucket; its name goes to AUDIT_BUCKET. 'read' includes s3:ListBucket, which
-   * HeadBucket (the health probe) needs.
+   * HeadBucket (the health probe) needs, and s3:ListBucketVersions. Writing is putting objects
+   * (grantPut); only 'readwrite_delete' may delete objects and their versions.
    */
   bindBucket(bucket: s3.Bucket, access: Access): this {
-    if (access === 'read') bucket.grantRead(this);
-    else if (access === 'write') bucket.grantWrite(this);
-    else bucket.grantReadWrite(this);
+    if (readsWith(access)) bucket.grantRead(this);
+    if (writesWith(access)) bucket.grantPut(this);
+    if (deletesWith(access)) {
+      // Named actions, not grantDelete's s3:DeleteObject*: deleting tags is nothing the service does.
+      this.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['s3:DeleteObject', 's3:DeleteObjectVersion'], resources: [bucket.arnForObjects('*')] }),
+      );
+    }
     this.addEnvironment(envName.bucket(), bucket.bucketName);
     const objects = `objects of the ${bucket.node.id} bucket`;
     this.acknowledgeWildcard(
       `Resource::<${logicalIdOf(bucket)}.Arn>/*`,
       `Audit objects have one key per batch, so access is to the ${objects}, not to named keys.`,
     );
-    if (access !== 'write') {
+    if (readsWith(access)) {
       for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) {
         this.acknowledgeWildcard(
           `Action::${action}`,
-          `Read actions of grantRead on the ${objects} (object versions and tags included); s3:List* gives ListBucket, which HeadBucket needs.`,
+          `Read actions of grantRead on the ${objects} (object versions and tags included); s3:List* gives ListBucket, which HeadBucket needs, and ListBucketVersions.`,
         );
       }
     }
-    if (access !== 'read') {
-      for (const action of ['s3:DeleteObject*', 's3:Abort*']) {
-        this.acknowledgeWildcard(
-          `Action::${action}`,
-          `Write actions of grantWrite on the ${objects}: deleting objects and versions (privacy deletions) and aborting failed uploads.`,
-        );
-      }
+    if (writesWith(access)) {
+      this.acknowledgeWildcard(
+        'Action::s3:Abort*',
+        `grantPut on the ${objects} includes aborting a failed multipart upload; it deletes nothing that was stored.`,
+      );
       this.acknowledgeKmsDataKeyActions(bucket.encryptionKey !== undefined);
     }
     return this;

@@ -5,6 +5,7 @@ import type { SdkEvent } from '../../functions/domain/ingest/event-validation';
 import { signedRequest, type AppCredentials, type SignedRequest } from '../../client/event-client';
 import { signBody } from '../../functions/domain/ingest/signature';
 import type { Tenant } from '../support/local-stack';
+import { fromCloudFront } from '../support/edge';
 
 /** Helpers shared by the ingestion tests (unit and integration). */
 
@@ -50,7 +51,7 @@ export async function post(baseUrl: string, path: string, request: SignedRequest
   return { status: response.status, body };
 }
 
-/** An API Gateway v2 event as the edge would build it, for calling a handler directly. */
+/** An API Gateway v2 event as the edge would build it (CloudFront's origin secret included), for calling a handler directly. */
 export function apiEvent(path: string, headers: Record<string, string>, body: Buffer, options: { base64?: boolean; sourceIp?: string } = {}): HttpEvent {
   const base64 = options.base64 ?? true;
   return {
@@ -58,7 +59,7 @@ export function apiEvent(path: string, headers: Record<string, string>, body: Bu
     routeKey: `POST ${path}`,
     rawPath: path,
     rawQueryString: '',
-    headers,
+    headers: { ...fromCloudFront(), ...headers },
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',

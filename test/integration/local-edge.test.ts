@@ -1,5 +1,6 @@
 import { ClickStore } from '../../functions/adapters/click-store';
 import { LinkStore } from '../../functions/adapters/link-store';
+import { Agent, request as httpRequest } from 'node:http';
 import { startLocalStack, createTenant, type LocalStack } from '../support/local-stack';
 
 const IPHONE =
@@ -48,5 +49,48 @@ describe('the local edge with TRUST_PROXY=1', () => {
   it('takes the address from X-Forwarded-For and lets a simulation set country and ASN, but never the address header or the secret', async () => {
     const click = await clickAs(stack, forged);
     expect(click).toMatchObject({ ip: '203.0.113.50', ip_block: '203.0.113.0/24', country: 'FR', asn: 3215 });
+  });
+
+  it('reduces a bracketed IPv6 or an IPv4 with a port to the address', async () => {
+    expect(await clickAs(stack, { 'x-forwarded-for': '[2001:db8::1]:443' })).toMatchObject({ ip: '2001:db8::1' });
+    expect(await clickAs(stack, { 'x-forwarded-for': '203.0.113.51:8080, 10.0.0.1' })).toMatchObject({ ip: '203.0.113.51' });
+  });
+
+  it('ignores an X-Forwarded-For that is not an IP literal and uses the connection address', async () => {
+    expect(await clickAs(stack, { 'x-forwarded-for': 'unknown' })).toMatchObject({ ip: '127.0.0.1' });
+    expect(await clickAs(stack, { 'x-forwarded-for': 'proxy.example.com:80' })).toMatchObject({ ip: '127.0.0.1' });
+  });
+});
+
+describe('the local edge with a body over API Gateway\'s limit', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack({ trustProxy: false });
+  });
+  afterAll(() => stack.stop());
+
+  it('answers 413 as API Gateway does and keeps the keep-alive connection usable for the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (path: string, body?: Buffer) =>
+      new Promise<{ status?: number; text: string; reusedSocket: boolean }>((resolve, reject) => {
+        const request = httpRequest(`${stack.baseUrl}${path}`, { method: body ? 'POST' : 'GET', agent, headers: { 'content-type': 'application/json' } }, (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode, text, reusedSocket: request.reusedSocket }));
+        });
+        request.on('error', reject);
+        request.end(body);
+      });
+    try {
+      const tooLarge = await send('/event', Buffer.alloc(10 * 1024 * 1024 + 1, 'a'));
+      expect(tooLarge.status).toBe(413);
+      expect(JSON.parse(tooLarge.text)).toEqual({ message: 'Request Entity Too Large' });
+      const next = await send('/health');
+      expect(next.status).toBe(200);
+      expect(next.reusedSocket).toBe(true);
+    } finally {
+      agent.destroy();
+    }
   });
 });

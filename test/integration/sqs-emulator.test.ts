@@ -2,7 +2,7 @@
 // and MD5 validation are exercised exactly as the service code will exercise them.
 
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -392,6 +392,46 @@ describe('persistence', () => {
         await second.close();
       }
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('persistence without a clean close', () => {
+  it('has every answered change on disk before the answer, and drops a record cut short by a kill', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqs-emulator-journal-'));
+    const first = await startSqsEmulator({ port: 0, dataDir: dir });
+    const firstClient = clientFor(first);
+    try {
+      const { QueueUrl } = await firstClient.send(new CreateQueueCommand({ QueueName: 'journaled' }));
+      await firstClient.send(new SendMessageCommand({ QueueUrl, MessageBody: 'received' }));
+      await firstClient.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 1 }));
+      await firstClient.send(new SendMessageCommand({ QueueUrl, MessageBody: 'deleted' }));
+      const { Messages = [] } = await firstClient.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 60 }));
+      await firstClient.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: Messages[0]!.ReceiptHandle }));
+      await firstClient.send(new SendMessageCommand({ QueueUrl, MessageBody: 'queued' }));
+      // As if the process died mid-write: half a record, never answered.
+      appendFileSync(join(dir, 'sqs.log'), '{"op":"put","queue":"journaled","mess');
+
+      // The first emulator is never closed: the second one sees only what the first had answered.
+      const second = await startSqsEmulator({ port: 0, dataDir: dir });
+      const secondClient = clientFor(second);
+      try {
+        const { QueueUrl: url } = await secondClient.send(new GetQueueUrlCommand({ QueueName: 'journaled' }));
+        const queued = await secondClient.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 }));
+        expect(queued.Messages?.map((message) => message.Body)).toEqual(['queued']);
+        await sleep(1100);
+        const redelivered = await secondClient.send(
+          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }),
+        );
+        expect(redelivered.Messages?.map((message) => [message.Body, message.Attributes?.ApproximateReceiveCount])).toEqual([['received', '2']]);
+      } finally {
+        secondClient.destroy();
+        await second.close();
+      }
+    } finally {
+      firstClient.destroy();
+      await first.close().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,4 +1,4 @@
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { createApp } from '../../bin/app';
@@ -380,6 +380,23 @@ describe('the service stack', () => {
     service.template.hasResourceProperties('AWS::SecretsManager::Secret', {
       GenerateSecretString: Match.objectLike({ ExcludePunctuation: true }),
     });
+  });
+
+  it('throttles the API stage at the documented defaults, 1,000 requests/s with bursts of 2,000', () => {
+    service.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 }),
+    });
+  });
+
+  it('takes the stage throttling from the apiRateLimit and apiBurstLimit context values', () => {
+    const { stack } = createApp({
+      context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], apiRateLimit: '50', apiBurstLimit: '120' },
+    });
+    Template.fromStack(stack).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 120 }),
+    });
+    expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], apiRateLimit: 'lots' } })).toThrow(/apiRateLimit/);
   });
 
   it('publishes physical names under the manifest output keys', () => {

@@ -77,6 +77,11 @@ const epochMs = (value: unknown) => Number.isSafeInteger(value) && (value as num
 const isPropertyValue = (value: unknown) =>
   value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 
+/** A string's JSON is at most 6 bytes per UTF-16 unit (\uXXXX) plus its quotes. */
+const maxJsonBytes = (text: string) => 6 * text.length + 2;
+/** The longest JSON number is 25 characters (-0.0000012345678901234567); true, false, null fewer. */
+const MAX_JSON_SCALAR_BYTES = 25;
+
 const isRevenue = optional((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_REVENUE_USD);
 const isDeviceId = optional(stringOf(1, 128));
 const attributionFields = {
@@ -168,10 +173,15 @@ export const EVENT_RULES: readonly EventRule[] = [
       if (absent(properties)) return true;
       if (!isPlainObject(properties)) return false;
       let keys = 0;
+      let maxBytes = 2;
       for (const key in properties) {
-        if (++keys > MAX_PROPERTIES || !isPropertyValue(properties[key])) return false;
+        const value = properties[key];
+        if (++keys > MAX_PROPERTIES || !isPropertyValue(value)) return false;
+        maxBytes += maxJsonBytes(key) + 2 + (typeof value === 'string' ? maxJsonBytes(value) : MAX_JSON_SCALAR_BYTES);
       }
-      return Buffer.byteLength(JSON.stringify(properties), 'utf8') <= MAX_PROPERTIES_JSON_BYTES;
+      // Most property sets are far below the limit even at the worst case of every character
+      // escaped; only the others pay for serialising them to count the exact bytes.
+      return maxBytes <= MAX_PROPERTIES_JSON_BYTES || Buffer.byteLength(JSON.stringify(properties), 'utf8') <= MAX_PROPERTIES_JSON_BYTES;
     },
   },
 ];
@@ -232,17 +242,26 @@ export function isStorable(entry: unknown): boolean {
   return typeof entry !== 'object' || entry === null || !nestedDeeperThan(entry, MAX_EVENT_DEPTH);
 }
 
-/** Iterative, so a hostile nesting depth cannot overflow the stack here either. */
-function nestedDeeperThan(root: object, limit: number): boolean {
-  const pending: [object, number][] = [[root, 1]];
-  while (pending.length > 0) {
-    const [value, depth] = pending.pop()!;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) {
-        if (depth + 1 > limit) return true;
-        pending.push([child, depth + 1]);
-      }
+/**
+ * Recursive, but never deeper than the limit: a hostile nesting depth stops the walk at the
+ * limit and cannot overflow the stack. for...in and an index loop allocate nothing per object,
+ * which matters because every entry of every batch is walked.
+ */
+function nestedDeeperThan(value: object, limit: number, depth = 1): boolean {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (deeperChild(value[i], limit, depth)) return true;
     }
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (Object.hasOwn(record, key) && deeperChild(record[key], limit, depth)) return true;
   }
   return false;
+}
+
+function deeperChild(child: unknown, limit: number, depth: number): boolean {
+  if (typeof child !== 'object' || child === null) return false;
+  return depth + 1 > limit || nestedDeeperThan(child, limit, depth + 1);
 }

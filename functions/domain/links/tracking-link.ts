@@ -55,6 +55,8 @@ export interface LinkRequest {
 export type LinkOutcome =
   | { readonly kind: 'unknown_link'; readonly honeypotHit?: boolean; readonly failure?: unknown }
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number }
+  /** The link look-up itself failed: there is nowhere to redirect to, so the visitor is asked to retry. */
+  | { readonly kind: 'link_unavailable'; readonly failure: unknown }
   | {
       readonly kind: 'redirect';
       readonly location: string;
@@ -72,7 +74,12 @@ const LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
  * mobile_only, click record, redirect.
  */
 export async function followLink(ports: TrackingLinkPorts, request: LinkRequest): Promise<LinkOutcome> {
-  const link = LINK_ID.test(request.linkId) ? await ports.link(request.linkId) : undefined;
+  let link: LinkConfig | undefined;
+  try {
+    link = LINK_ID.test(request.linkId) ? await ports.link(request.linkId) : undefined;
+  } catch (failure) {
+    return { kind: 'link_unavailable', failure };
+  }
   if (!link) return { kind: 'unknown_link' };
 
   const address = clientAddress(request.viewer.ip);

@@ -2,7 +2,16 @@ import { gunzipSync } from 'node:zlib';
 import { mockClient } from 'aws-sdk-client-mock';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { aggregationMessage, auditKey, auditLines, toJsonLines, type AuditBatch } from '../../../functions/domain/ingest/audit-record';
+import {
+  aggregationMessage,
+  auditKey,
+  auditLines,
+  encodeAuditObject,
+  SYNC_AUDIT_GZIP_MAX_BYTES,
+  toJsonLines,
+  type AuditBatch,
+  type AuditLine,
+} from '../../../functions/domain/ingest/audit-record';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { AuditStore } from '../../../functions/adapters/audit-store';
@@ -57,6 +66,41 @@ describe('audit record', () => {
     const jsonl = toJsonLines(lines);
     expect(jsonl.split('\n')).toHaveLength(5);
     expect(jsonl).not.toContain('IDFV-123');
+  });
+
+  it('writes every line exactly as JSON.stringify does', () => {
+    const events = [
+      validEvent({ device_id: 'd-1', properties: { 'quote"d': 'line\nbreak', emoji: '🚀', n: -0.5 } }, NOW - 5000),
+      validEvent({ ts_ms: 1.5 }, NOW),
+      validEvent({ ts_ms: -7 }, NOW),
+      validEvent({ ts_ms: 999_999_999 }, NOW),
+      validEvent({ ts_ms: 1_000_000_000 }, NOW),
+      validEvent({ ts_ms: 1_000_000_007 }, NOW),
+      validEvent({ ts_ms: Number.MAX_SAFE_INTEGER }, NOW),
+      validEvent({ install_uuid: 'NOT-A-UUID' }, NOW),
+      null,
+      [1, 'two'],
+    ];
+    const { verdicts } = judgeEvents(events, NOW - 1000, NOW);
+    for (const audit of [batch, { ...batch, sdkVersion: undefined, clientIp: '2001:db8::"\\1' }, { ...batch, sdkVersion: 'ünï/\u2028' }]) {
+      const lines = auditLines(events, verdicts, audit);
+      expect(toJsonLines(lines)).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    }
+    const odd: AuditLine[] = [
+      { index: 0, status: 'rejected', reason: 'bad_event', received_ms: 1.25, corrected_ts: NaN, client_ip: '', sdk_version: null, event: undefined },
+      { index: 1, status: 'accepted', received_ms: -1e21, corrected_ts: Infinity, client_ip: 'x', sdk_version: 's', event: { a: [] } },
+    ];
+    expect(toJsonLines(odd)).toBe(odd.map((line) => `${JSON.stringify(line)}\n`).join(''));
+  });
+
+  it('stores the lines as gzip JSONL whether the batch is compressed in line or on the thread pool', async () => {
+    for (const size of [3, 1000]) {
+      const events = Array.from({ length: size }, (_, i) => validEvent({ event_id: `e-${i}` }, NOW));
+      const lines = auditLines(events, judgeEvents(events, NOW, NOW).verdicts, batch);
+      const jsonl = toJsonLines(lines);
+      expect({ size, synchronous: jsonl.length <= SYNC_AUDIT_GZIP_MAX_BYTES }).toEqual({ size, synchronous: size === 3 });
+      expect(gunzipSync(await encodeAuditObject(lines)).toString('utf8')).toBe(jsonl);
+    }
   });
 
   it('cuts an overlong SDK version and records a missing one as null', () => {

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { decodeBody, parseBatch, parseJson } from '../../../functions/domain/ingest/batch-body';
+import { decodeBody, parseBatch, parseJson, SYNC_INFLATE_MAX_OUTPUT_BYTES, SYNC_INFLATE_MAX_RAW_BYTES } from '../../../functions/domain/ingest/batch-body';
 import { EventApiError, MAX_DECOMPRESSED_BYTES, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
 
 async function codeOf(work: () => unknown): Promise<EventApiErrorCode | undefined> {
@@ -42,6 +42,14 @@ describe('body decoding', () => {
   it('inflates up to the cap and refuses one byte more with decompressed_too_large', async () => {
     expect((await decodeBody(gzipSync(Buffer.alloc(MAX_DECOMPRESSED_BYTES)), 'gzip')).length).toBe(MAX_DECOMPRESSED_BYTES);
     expect(await codeOf(() => decodeBody(gzipSync(Buffer.alloc(MAX_DECOMPRESSED_BYTES + 1)), 'gzip'))).toBe('decompressed_too_large');
+  });
+
+  it('inflates a small body that grows past the synchronous limit the same way, and holds a smaller cap', async () => {
+    const small = gzipSync(Buffer.alloc(SYNC_INFLATE_MAX_OUTPUT_BYTES * 4, 'a'));
+    expect(small.length).toBeLessThanOrEqual(SYNC_INFLATE_MAX_RAW_BYTES);
+    expect((await decodeBody(small, 'gzip')).length).toBe(SYNC_INFLATE_MAX_OUTPUT_BYTES * 4);
+    expect(await codeOf(() => decodeBody(gzipSync(Buffer.alloc(2000)), 'gzip', 1000))).toBe('decompressed_too_large');
+    expect((await decodeBody(gzipSync(Buffer.alloc(1000)), 'gzip', 1000)).length).toBe(1000);
   });
 
   it('stops inflating a bomb at the cap instead of inflating it all', async () => {

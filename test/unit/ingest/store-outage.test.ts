@@ -2,6 +2,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { envName, queues, tables } from '../../../lib/manifest';
+import { fromCloudFront } from '../../support/edge';
 
 // Handlers read their resource names at cold start.
 process.env.AWS_REGION = 'us-east-1';
@@ -15,6 +16,7 @@ const request = (path: string, body: string): APIGatewayProxyEventV2 =>
   ({
     rawPath: path,
     headers: {
+      ...fromCloudFront(),
       'content-type': 'application/json',
       'x-service-company-key': `co_live_${'a'.repeat(32)}`,
       'x-service-app-key': `app_live_${'b'.repeat(32)}`,

@@ -209,5 +209,14 @@ describe('followLink', () => {
       expect(await click({ linkId: trap.link_id })).toMatchObject({ kind: 'unknown_link', honeypotHit: true, failure: expect.any(Error) });
     });
   });
+
+  it('asks the visitor to retry, touching nothing else, when the link look-up itself fails', async () => {
+    const { ports, click, clicks } = world([baseLink]);
+    ports.link = async () => {
+      throw new Error('ProvisionedThroughputExceededException');
+    };
+    expect(await click()).toEqual({ kind: 'link_unavailable', failure: expect.any(Error) });
+    expect(clicks).toEqual([]);
+  });
 });
 

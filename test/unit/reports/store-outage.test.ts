@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-d
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { envName, tables } from '../../../lib/manifest';
 import { hashServerKey } from '../../../functions/domain/tenants/keys';
+import { fromCloudFront } from '../../support/edge';
 
 // Handlers read their resource names at cold start.
 process.env.AWS_REGION = 'us-east-1';
@@ -15,7 +16,7 @@ const outage = Object.assign(new Error('Service unavailable'), { name: 'Internal
 const request = (): APIGatewayProxyEventV2 =>
   ({
     rawPath: '/api/v1/reports/cohorts',
-    headers: { authorization: `Bearer ${KEY}` },
+    headers: { ...fromCloudFront(), authorization: `Bearer ${KEY}` },
     queryStringParameters: { limit: '5' },
     isBase64Encoded: false,
     requestContext: { http: { method: 'GET', path: '/api/v1/reports/cohorts', sourceIp: '192.0.2.1' } },

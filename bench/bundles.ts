@@ -1,0 +1,96 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { build } from 'esbuild';
+import { BUNDLING, METRICS_NAMESPACE, SERVICE_NAME } from '../lib/constructs/service-function';
+import { bucket, envName, functions, queues, tables } from '../lib/manifest';
+import type { Report } from './support';
+
+/**
+ * Each function's bundle, built with the stack's own bundling options (BUNDLING in
+ * lib/constructs/service-function.ts, the SDK left external as the Lambda runtime provides it),
+ * its size, and its cold module load: `require` of the bundle in a fresh node, the best of a few,
+ * which is the part of a cold start the code decides (the SDK clients it loads count here).
+ *
+ * A function loads only the SDK clients it uses (functions/shared/clients/): the run fails if the
+ * link-redirect bundle requires the S3 or SQS client, since a click pays for every module loaded.
+ */
+const ROOT = path.resolve(__dirname, '..');
+const LOADS = 5;
+const FORBIDDEN_IN_LINK_REDIRECT = ['@aws-sdk/client-s3', '@aws-sdk/client-sqs'];
+
+export type BundleFigure = {
+  readonly name: string;
+  readonly bytes: number;
+  readonly load_ms: number;
+};
+
+export async function bundleFigures(report: Report): Promise<void> {
+  const out = mkdtempSync(path.join(tmpdir(), 'attribution-bundles-'));
+  try {
+    const bundles: BundleFigure[] = [];
+    for (const [name, spec] of Object.entries(functions)) {
+      const outfile = path.join(out, name, 'index.js');
+      await build({
+        entryPoints: [path.join(ROOT, spec.entry)],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        format: BUNDLING.format,
+        target: BUNDLING.target,
+        minify: BUNDLING.minify,
+        sourcemap: BUNDLING.sourceMap,
+        sourcesContent: BUNDLING.sourcesContent,
+        external: ['@aws-sdk/*', '@smithy/*'],
+        logLevel: 'error',
+      });
+      const load = loadTimes(outfile);
+      if (name === 'link-redirect') {
+        const text = readFileSync(outfile, 'utf8');
+        const loaded = FORBIDDEN_IN_LINK_REDIRECT.filter((client) => text.includes(client) || load.modules.some((m) => m.includes(client)));
+        if (loaded.length > 0) throw new Error(`the link-redirect bundle loads ${loaded.join(' and ')}, which it never uses`);
+      }
+      const figure = { name, bytes: statSync(outfile).size, load_ms: load.ms };
+      bundles.push(figure);
+      report(`bundle ${name} (bytes / cold module load ms)`, `${figure.bytes.toLocaleString('en-US')} / ${figure.load_ms.toFixed(1)}`, {});
+    }
+    report('link-redirect bundle loads the S3 or SQS client', 'no', { bundles, link_redirect_loads_s3_or_sqs: 0 });
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The best of LOADS fresh processes, each timing its own require of the bundle. The environment
+ * names every resource (a handler reads its configuration at load and fails fast without it);
+ * NODE_PATH finds the SDK in the project's node_modules, as the runtime finds its own.
+ */
+function loadTimes(bundle: string): { ms: number; modules: string[] } {
+  const script = `const t = process.hrtime.bigint(); require(${JSON.stringify(bundle)});
+    const ms = Number(process.hrtime.bigint() - t) / 1e6;
+    process.stdout.write(JSON.stringify({ ms, modules: Object.keys(require.cache) }));`;
+  let best = { ms: Infinity, modules: [] as string[] };
+  for (let i = 0; i < LOADS; i++) {
+    const child = spawnSync(process.execPath, ['-e', script], { env: bundleEnvironment(), encoding: 'utf8' });
+    if (child.status !== 0) throw new Error(`loading ${bundle} failed: ${child.stderr}`);
+    const run = JSON.parse(child.stdout) as { ms: number; modules: string[] };
+    if (run.ms < best.ms) best = run;
+  }
+  return { ms: Number(best.ms.toFixed(1)), modules: best.modules };
+}
+
+function bundleEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    NODE_PATH: path.join(ROOT, 'node_modules'),
+    AWS_REGION: 'eu-west-1',
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    [envName.bucket()]: bucket.name,
+    [envName.originVerifySecret()]: 'bench-origin-secret',
+  };
+  for (const table of Object.keys(tables)) env[envName.table(table)] = table;
+  for (const queue of Object.keys(queues)) env[envName.queue(queue)] = `https://sqs.eu-west-1.amazonaws.com/123456789012/${queue}`;
+  return env;
+}

@@ -1,0 +1,7 @@
+/**
+ * Every client at once, for tests, the bench and tools. Function code imports the one module
+ * it needs (./dynamo, ./s3, ./sqs), never this one: importing it loads all three SDK clients.
+ */
+export { dynamoClient } from './dynamo';
+export { s3Client } from './s3';
+export { sqsClient } from './sqs';

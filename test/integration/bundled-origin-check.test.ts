@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { envName, originVerifyHeader, queues, tables } from '../../lib/manifest';
+import { fromCloudFront } from '../support/edge';
+
+// The origin check as Lambda runs it: the handler bundled by esbuild the way ServiceFunction
+// bundles it (lib/constructs/service-function.ts), not the TypeScript source under ts-jest.
+const ROOT = join(__dirname, '..', '..');
+let outdir: string;
+type Bundled = { handler: (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2> };
+const bundled: Record<string, Bundled> = {};
+
+beforeAll(async () => {
+  for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
+  for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `http://127.0.0.1:1/000000000000/${name}`;
+  process.env[envName.bucket()] = 'audit';
+  outdir = mkdtempSync(join(tmpdir(), 'bundled-origin-'));
+  const entries = { health: 'functions/health.ts', ingest: 'functions/ingest.ts', fallback: 'functions/fallback.ts' };
+  await build({
+    entryPoints: Object.fromEntries(Object.entries(entries).map(([name, entry]) => [name, join(ROOT, entry)])),
+    outdir,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    logLevel: 'silent',
+  });
+  for (const name of Object.keys(entries)) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    bundled[name] = require(join(outdir, `${name}.js`)) as Bundled;
+  }
+}, 60_000);
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+const event = (path: string, headers: Record<string, string>) =>
+  ({
+    rawPath: path,
+    headers,
+    isBase64Encoded: false,
+    requestContext: { http: { method: 'GET', path, sourceIp: '203.0.113.9' } },
+  }) as unknown as APIGatewayProxyEventV2;
+const context = { functionName: 'bundled', awsRequestId: 'r' } as Context;
+
+async function answer(name: string, path: string, headers: Record<string, string>) {
+  const result = await bundled[name].handler(event(path, headers), context);
+  return { status: result.statusCode, body: JSON.parse(result.body as string) as unknown };
+}
+
+describe('a bundled HTTP function', () => {
+  it.each([
+    ['health', '/health'],
+    ['ingest', '/event'],
+  ])('%s answers 403 forbidden to a request sent without, or with a wrong, origin secret', async (name, path) => {
+    expect(await answer(name, path, {})).toEqual({ status: 403, body: { error: 'forbidden' } });
+    expect(await answer(name, path, { [originVerifyHeader]: 'guess' })).toEqual({ status: 403, body: { error: 'forbidden' } });
+  });
+
+  it('serves a request that carries the origin secret', async () => {
+    expect(await answer('fallback', '/nowhere', fromCloudFront())).toEqual({ status: 404, body: { error: 'not_found' } });
+    expect(await answer('fallback', '/nowhere', {})).toEqual({ status: 403, body: { error: 'forbidden' } });
+  });
+});

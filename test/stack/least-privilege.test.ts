@@ -1,0 +1,98 @@
+import { deletesWith, functions, readsWith, writesWith, type Access, type FunctionSpec, type TableName } from '../../lib/manifest';
+import { logicalId, synthesizeService, type SynthesizedService } from './synthesize';
+
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Resource = { Type: string; Properties: Record<string, any> };
+
+let service: SynthesizedService;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  service = synthesizeService();
+  resources = service.template.toJSON().Resources;
+});
+
+const functionEntries = Object.entries(functions) as [string, FunctionSpec][];
+
+/** Every role of the template with the allowed statements of every policy attached to it. */
+function statementsByRole(): Map<string, Statement[]> {
+  const byRole = new Map<string, Statement[]>();
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type === 'AWS::IAM::Role') byRole.set(id, []);
+  }
+  for (const resource of Object.values(resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const statements = (resource.Properties.PolicyDocument.Statement as Statement[]).filter((s) => s.Effect === 'Allow');
+    for (const role of resource.Properties.Roles as { Ref: string }[]) byRole.get(role.Ref)?.push(...statements);
+  }
+  return byRole;
+}
+
+/** Whether a granted action pattern (s3:Delete*, dynamodb:*, *) covers the action. */
+const covers = (pattern: string, action: string) =>
+  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
+
+/** The actions a role may take on a resource, given the resource's logical id. */
+function actionsOn(statements: readonly Statement[], resourceId: string): string[] {
+  const names = (resource: unknown) => JSON.stringify(resource).includes(`"${resourceId}"`) || JSON.stringify(resource) === '"*"';
+  return statements.filter((s) => names(s.Resource)).flatMap((s) => [s.Action].flat());
+}
+
+const can = (actions: readonly string[], action: string) => actions.some((pattern) => covers(pattern, action));
+
+const roleOf = (name: string) => logicalId(service.stack.functions.get(name)!.role!);
+
+describe('least privilege', () => {
+  const bucketDeletes = ['s3:DeleteObject', 's3:DeleteObjectVersion'];
+  const itemDeletes = ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+  it('lets no role but the privacy drain\'s delete audit objects, install rows or clicks', () => {
+    const drain = roleOf('privacy-drain');
+    const bucket = logicalId(service.stack.stores.bucket);
+    const installs = logicalId(service.stack.stores.tables.installs);
+    const clicks = logicalId(service.stack.stores.tables.clicks);
+    const deleters = (resourceId: string, deletes: readonly string[]) =>
+      [...statementsByRole()].filter(([, statements]) => deletes.some((action) => can(actionsOn(statements, resourceId), action))).map(([role]) => role);
+
+    expect(deleters(bucket, bucketDeletes)).toEqual([drain]);
+    expect(deleters(installs, itemDeletes)).toEqual([drain]);
+    expect(deleters(clicks, itemDeletes)).toEqual([drain]);
+  });
+
+  it('gives the privacy drain what erasing an install takes: object versions listed and deleted, rows deleted in batches', () => {
+    const statements = statementsByRole().get(roleOf('privacy-drain'))!;
+    const onBucket = actionsOn(statements, logicalId(service.stack.stores.bucket));
+    for (const action of [...bucketDeletes, 's3:ListBucketVersions', 's3:GetObject', 's3:PutObject']) expect({ action, granted: can(onBucket, action) }).toEqual({ action, granted: true });
+    for (const table of ['installs', 'clicks'] as const) {
+      const onTable = actionsOn(statements, logicalId(service.stack.stores.tables[table]));
+      for (const action of [...itemDeletes, 'dynamodb:Query']) expect({ table, action, granted: can(onTable, action) }).toEqual({ table, action, granted: true });
+    }
+  });
+
+  it('grants each function exactly the manifest access level on every table and the bucket: writing is not deleting', () => {
+    const byRole = statementsByRole();
+    const level = (actions: readonly string[], read: string, write: string, deletes: readonly string[]) => ({
+      reads: can(actions, read),
+      writes: can(actions, write),
+      deletes: deletes.some((action) => can(actions, action)),
+    });
+    const expected = (access: Access | undefined) => ({
+      reads: access !== undefined && readsWith(access),
+      writes: access !== undefined && writesWith(access),
+      deletes: access !== undefined && deletesWith(access),
+    });
+    for (const [name, spec] of functionEntries) {
+      const statements = byRole.get(roleOf(name))!;
+      for (const table of Object.keys(service.stack.stores.tables) as TableName[]) {
+        const actions = actionsOn(statements, logicalId(service.stack.stores.tables[table]));
+        expect({ name, table, ...level(actions, 'dynamodb:GetItem', 'dynamodb:PutItem', itemDeletes) }).toEqual({
+          name,
+          table,
+          ...expected(spec.tables?.[table]),
+        });
+      }
+      const onBucket = actionsOn(statements, logicalId(service.stack.stores.bucket));
+      expect({ name, bucket: level(onBucket, 's3:GetObject', 's3:PutObject', bucketDeletes) }).toEqual({ name, bucket: expected(spec.bucket) });
+    }
+  });
+});
