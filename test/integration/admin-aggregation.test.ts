@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { runAdmin, UsageError } from '../../bin/admin';
-import { EventClient, type SdkEvent } from '../../client/event-client';
+import type { SdkEvent } from '../../client/event-client';
+import { eventClientFrom } from '../support/event-client';
 import { AggregateStore } from '../../functions/adapters/aggregate-store';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { LinkStore } from '../../functions/adapters/link-store';
@@ -65,17 +66,7 @@ async function click(linkId: string, ip: string, ua: string, query = '') {
 
 /** Sends one batch (one audit object) of an app's events from an address. */
 async function send(owner: Tenant, ip: string, events: SdkEvent[]) {
-  const client = new EventClient({
-    baseUrl: stack.baseUrl,
-    companyKey: owner.company.company_key,
-    appKey: owner.app.app_key,
-    signingSecret: owner.app.signing_secret,
-    fetch: (input, init) => {
-      const headers = new Headers(init?.headers);
-      headers.set('x-forwarded-for', ip);
-      return fetch(input, { ...init, headers });
-    },
-  });
+  const client = eventClientFrom(stack.baseUrl, owner, ip);
   const result = await client.sendEvents(events);
   expect(result.rejected).toBe(0);
 }

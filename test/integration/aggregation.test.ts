@@ -7,7 +7,7 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, S
 import type { SQSEvent } from 'aws-lambda';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
 import { oracleRows, type OracleAttribution, type OracleEvent, type OracleRows } from '../support/aggregation-oracle';
-import { EventClient } from '../../client/event-client';
+import { eventClientFrom } from '../support/event-client';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { AggregateStore, AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
 import { tokenOf } from '../../functions/domain/aggregation/aggregate';
@@ -77,14 +77,7 @@ async function clickFrom(linkId: string, ip: string, platform: 'ios' | 'android'
   return new URLSearchParams(location.searchParams.get('referrer') ?? '').get('click_id') ?? undefined;
 }
 
-const clientFor = (tenant: Tenant, ip: string) =>
-  new EventClient({
-    baseUrl: stack.baseUrl,
-    companyKey: tenant.company.company_key,
-    appKey: tenant.app.app_key,
-    signingSecret: tenant.app.signing_secret,
-    fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), 'x-forwarded-for': ip } }),
-  });
+const clientFor = (tenant: Tenant, ip: string) => eventClientFrom(stack.baseUrl, tenant, ip);
 
 type Kind = 'click_id' | 'referrer' | 'probabilistic' | 'organic' | 'honeypot' | 'backdated';
 const EDGES = [1, 2, 7, 8, 30, 31].flatMap((n) => [n * DAY - 60_000, n * DAY + 60_000]);

@@ -5,7 +5,7 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { EventClient } from '../../client/event-client';
+import { eventClientFrom } from '../support/event-client';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { AuditReader } from '../../functions/adapters/audit-reader';
 import { runAdmin } from '../../bin/admin';
@@ -26,14 +26,7 @@ afterAll(async () => {
 });
 
 const uuid = (n: number) => `${String(n).padStart(8, '0')}-aaaa-4bbb-8ccc-dddddddddddd`;
-const client = (ip = '198.51.100.30') =>
-  new EventClient({
-    baseUrl: stack.baseUrl,
-    companyKey: tenant.company.company_key,
-    appKey: tenant.app.app_key,
-    signingSecret: tenant.app.signing_secret,
-    fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), 'x-forwarded-for': ip } }),
-  });
+const client = (ip = '198.51.100.30') => eventClientFrom(stack.baseUrl, tenant, ip);
 const drain = async () => (await stack.scheduler.run('privacy-drain')) as DrainReport;
 
 async function scan(table: string): Promise<Record<string, unknown>[]> {
