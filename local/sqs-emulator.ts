@@ -511,13 +511,8 @@ class SqsEmulatorServer {
 
   private async load(): Promise<void> {
     const file = this.stateFile!;
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
+    const text = await readIfExists(file);
+    if (text === undefined) return;
     // A corrupt file is reported rather than silently replaced: it holds someone's queued work.
     const state = JSON.parse(text) as PersistedState;
     if (state.version !== STATE_VERSION || !Array.isArray(state.queues)) {
@@ -540,13 +535,8 @@ class SqsEmulatorServer {
 
   private async replayJournal(): Promise<void> {
     const file = this.journalFile!;
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
+    const text = await readIfExists(file);
+    if (text === undefined) return;
     const lines = text.split('\n');
     // The text after the last newline is a record cut short by a kill mid-write: its request was
     // never answered, so it is dropped. Any other unreadable line means the log is corrupt.
@@ -1318,4 +1308,14 @@ export async function startSqsEmulator(options: SqsEmulatorOptions = {}): Promis
     flush: () => server.flush(),
     close: () => server.close(),
   };
+}
+
+/** A file's text, or undefined when there is none yet (a first start). */
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
