@@ -202,6 +202,7 @@ describe('aggregation on in-memory stores', () => {
         w.clicks.set('c-google', click({ click_id: 'c-google', ts_ms: T0 - 31 * HOUR, partner: 'google' }));
         w.clicks.set('c-fast', click({ click_id: 'c-fast', ts_ms: T0 - 30 * HOUR - 5000, partner: 'fast' }));
         w.clock.now = T0 + 34 * DAY;
+        const sentClicks = new Map<string, string | undefined>();
         const taken: OracleEvent[] = [];
         const bodies: string[] = [];
         for (const batch of batches) {
@@ -224,6 +225,9 @@ describe('aggregation on in-memory stores', () => {
           bodies.push(body);
           for (const e of events) {
             taken.push({ installUuid: e.install_uuid, eventId: e.event_id, name: e.event_name, tsMs: e.ts_ms, revenueUsd: e.revenue_usd, deviceHash: e.device_id });
+            // The click the install event as first sent names (a later copy counts nothing).
+            const identity = `${e.install_uuid}|${e.event_id}`;
+            if (e.event_name === 'install' && !sentClicks.has(identity)) sentClicks.set(identity, e.attribution?.click_id);
           }
         }
         // In order, `per` objects a delivery, each delivered twice.
@@ -234,8 +238,7 @@ describe('aggregation on in-memory stores', () => {
         }
         const partners: Record<string, OracleAttribution> = {};
         const attribute = (e: OracleEvent): OracleAttribution => {
-          const sent = batches.flat().find((b) => uuid(b.install) === e.installUuid && `i-${b.id}` === e.eventId && b.kind === 'install');
-          const clickId = sent?.click;
+          const clickId = sentClicks.get(`${e.installUuid}|${e.eventId}`);
           const clickRecord = clickId ? w.clicks.get(clickId) : undefined;
           const ok = clickRecord && clickRecord.ts_ms <= e.tsMs && e.tsMs - clickRecord.ts_ms <= 7 * DAY;
           const result: OracleAttribution = ok
