@@ -13,6 +13,10 @@ import { AuditReader } from './adapters/audit-reader';
 import { ClickStore } from './adapters/click-store';
 import { IpBlockStore } from './adapters/ip-block-store';
 import { TenantStore } from './adapters/tenant-store';
+import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
+import { installPk, SK, type EventClaim } from './domain/aggregation/install-state';
+import { postbacksOf, type TriggerPorts } from './domain/postbacks/trigger';
+import type { PostbackConfig } from './domain/postbacks/config';
 import { functions } from '../lib/manifest';
 
 const installs = new DynamoInstallStore(resourceName.table('installs'));
@@ -25,6 +29,18 @@ const apps = new TtlCache<{ probabilistic: boolean } | undefined>(5 * 60_000, 10
 
 const lookups = attributionLookups({ clicks, ipBlocks, installs });
 
+const postbackConfigs = new PostbackConfigs(resourceName.table('postbacks'));
+const postbackRecords = new PostbackRecords(resourceName.table('postbacks'), resourceName.queueUrl('postbacks'));
+/** A configuration set with `admin postback set` applies within a minute. */
+const configs = new TtlCache<readonly PostbackConfig[]>(60_000, 10_000);
+const trigger: TriggerPorts = {
+  configs: (appId) => configs.getOrLoad(appId, () => postbackConfigs.list(appId)),
+  installOf: async (appId, installUuid, memberId) => {
+    const claim = await installs.get<EventClaim>(installPk(appId, installUuid), SK.event(memberId));
+    return claim?.decision && { decision: claim.decision, platform: claim.platform };
+  },
+};
+
 export const ports: AggregationPorts = {
   installs,
   decide: (facts) => decideAttribution(facts, lookups),
@@ -36,6 +52,10 @@ export const ports: AggregationPorts = {
       const app = await tenants.appById(appId);
       return app && { probabilistic: app.probabilistic };
     }),
+  postbacks: async (appId, intents) => {
+    const records = await postbacksOf(trigger, appId, intents, Date.now());
+    if (records.length > 0) await postbackRecords.enqueue(records, Date.now());
+  },
 };
 
 /** A lease outlives the function's timeout, so a delivery Lambda has stopped never still writes. */

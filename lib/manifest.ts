@@ -97,6 +97,15 @@ export const tables = {
     purpose: 'SKAdNetwork postbacks de-duplicated on transaction-id.',
     partitionKey: S('transaction_id'),
   },
+  postbacks: {
+    purpose:
+      'Partner postbacks, one partition per app (pk = app_id): each partner\'s configuration (cfg#<partner>), ' +
+      'each postback made once per decision with its state (pb#<postback_id>) and each delivery attempt (log#<at_ms>#...); ' +
+      'postbacks and attempts expire after 30 days.',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    ttlAttribute: 'expires_at',
+  },
 } as const satisfies Record<string, TableSpec>;
 
 export type TableName = keyof typeof tables;
@@ -145,6 +154,17 @@ export const queues = {
       seconds: 36 * 60 * 60,
       meaning: 'A privacy request has waited more than 36 hours: the nightly drain is failing or not keeping up.',
     },
+  },
+  postbacks: {
+    purpose:
+      'Partner postbacks to deliver: one message per postback. A failed attempt leaves its message invisible for the ' +
+      'next delay of the retry schedule (5 min, 1 h, 6 h, 12 h); after the fifth attempt it moves to the DLQ.',
+    // Above postback-sender's timeout; a retry sets the message's own visibility to its delay.
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    retentionDays: 4,
+    // No age alarm: messages wait up to 12 hours on purpose. The DLQ alarm says a postback gave up.
+    consumer: { function: 'postback-sender', batchSize: 10 },
   },
 } as const satisfies Record<string, QueueSpec>;
 
@@ -255,9 +275,9 @@ export const functions = {
     description: 'Aggregation queue consumer: attributes installs and adds each accepted event, exactly once, to the report rows.',
     // clicks, ip_blocks, tenants: attribution reads; installs: claims and install records;
     // ledger: a lease, journal and done mark per audit object; aggregates: the report rows.
-    tables: { installs: 'readwrite', aggregates: 'readwrite', ledger: 'readwrite', clicks: 'read', ip_blocks: 'read', tenants: 'read' },
+    tables: { installs: 'readwrite', aggregates: 'readwrite', ledger: 'readwrite', clicks: 'read', ip_blocks: 'read', tenants: 'read', postbacks: 'readwrite' },
     bucket: 'read',
-    queues: { aggregation: 'consume' },
+    queues: { aggregation: 'consume', postbacks: 'send' },
     // Under the queue's 120 s visibility timeout; the aggregator's lease is this plus 15 s.
     timeoutSeconds: 60,
     memoryMb: 1024,
@@ -295,6 +315,15 @@ export const functions = {
     description: 'GET /l/{link_id}: filter, rate-limit, record the click and redirect to the store.',
     routes: ['GET /l/{link_id}'],
     tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write' },
+  },
+  'postback-sender': {
+    entry: 'functions/postback-sender.ts',
+    description: 'Postback queue consumer: calls partners\' postback URLs (checked against SSRF at each send), retries with backoff, logs every attempt.',
+    tables: { postbacks: 'readwrite' },
+    queues: { postbacks: 'consume' },
+    // Ten postbacks a batch side by side, each at most 5 s.
+    timeoutSeconds: 30,
+    memoryMb: 256,
   },
   'skan-postback': {
     entry: 'functions/skan-postback.ts',

@@ -21,6 +21,11 @@ export interface EndpointsFile {
   base_url: string;
   control: string;
   pid: number;
+  /**
+   * The runtime was started with POSTBACK_ALLOW_LOOPBACK=1: postbacks may go to http://127.0.0.1,
+   * so `admin postback set` accepts such a template (docs/postbacks.md). Local only.
+   */
+  postback_allow_loopback: boolean;
 }
 
 export const dataDirFromEnv = () => process.env.DATA_DIR || '.data';

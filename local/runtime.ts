@@ -7,6 +7,7 @@ import { envName } from '../lib/manifest';
 import { startEmulators, type Emulators } from './emulators';
 import { localCredentials, provision } from './provision';
 import { applyLocalEnvironment, endpointsPath, type EndpointsFile } from './environment';
+import { policyFromEnv } from '../functions/domain/postbacks/destination';
 import { startEdge } from './http-server';
 import { startQueuePollers, type Pollers } from './queue-pollers';
 import { startScheduler, type Scheduler } from './scheduler';
@@ -82,6 +83,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     base_url: edge.url,
     control: control.url,
     pid: process.pid,
+    postback_allow_loopback: policyFromEnv().allowLoopback,
   };
   writeFileSync(endpointsPath(options.dataDir), `${JSON.stringify(endpoints, null, 2)}\n`);
   // Only now, with endpoints.json and demo.json written, does the edge answer (held requests too).

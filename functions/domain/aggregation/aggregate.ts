@@ -3,6 +3,7 @@ import { isPlainObject } from '../common/json';
 import type { AggregationMessage, AuditLine } from '../ingest/audit-record';
 import { acceptedEvents, contributionsOf, UnreadableAuditError, type ContributionPorts } from './contributions';
 import { RowDeltas, rowKeyOf, type Counters, type RowDelta } from './rows';
+import type { PostbackIntent } from '../postbacks/trigger';
 
 /**
  * The aggregator's use case: a batch of deliveries from the aggregation queue (one message per
@@ -89,6 +90,12 @@ export interface AggregationPorts extends ContributionPorts {
   /** The audit object's lines; PoisonMessageError when it is missing or unreadable. */
   readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
   app(appId: string): Promise<{ readonly probabilistic: boolean } | undefined>;
+  /**
+   * Makes and queues the partner postbacks the object's decisions owe (functions/domain/postbacks),
+   * before its journal is saved: a crash in between gives the same intents again on redelivery,
+   * and each postback is made once whatever the number of tries.
+   */
+  postbacks?(appId: string, intents: readonly PostbackIntent[]): Promise<void>;
 }
 
 export interface Delivery {
@@ -286,7 +293,12 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
     }
     step = 'claims';
     const installUuids = [...new Set(opened.lines.flatMap((line) => (typeof line.install_uuid === 'string' ? [line.install_uuid] : [])))];
-    const deltas = await contributionsOf(ports, { appId: message.app_id, probabilistic: opened.probabilistic, token, auditKey: message.audit_key, installUuids, events });
+    const intents: PostbackIntent[] = [];
+    const deltas = await contributionsOf(ports, { appId: message.app_id, probabilistic: opened.probabilistic, token, auditKey: message.audit_key, installUuids, events, postbacks: intents });
+    if (ports.postbacks && intents.length > 0) {
+      step = 'postbacks';
+      await ports.postbacks(message.app_id, intents);
+    }
     step = 'journal';
     const journal = await ports.ledger.saveJournal(token, deltas.toJournal());
     return { id, token, message, journal, events: events.length };

@@ -25,7 +25,7 @@ export const MIN_CTIT_SECONDS = 10;
 const DEFAULT_LOOKBACK_DAYS = 7;
 
 /** The matched click's pass-through fields, as its record keeps them. */
-type ClickFields = Partial<Pick<ClickRecord, 'click_id' | 'link_id' | 'campaign' | 'ext_click_id' | 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5'>>;
+type ClickFields = Partial<Pick<ClickRecord, 'click_id' | 'link_id' | 'campaign' | 'ext_click_id' | 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5' | 'country'>>;
 
 export interface AttributionDecision extends ClickFields {
   partner: string;
@@ -161,8 +161,8 @@ function lookbackFromExpiry(click: ClickRecord | undefined): number | undefined 
 }
 
 function clickFields(click: ClickRecord): Partial<AttributionDecision> {
-  const { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, ts_ms } = click;
-  const fields: Partial<AttributionDecision> = { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, click_ms: ts_ms };
+  const { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, country, ts_ms } = click;
+  const fields: Partial<AttributionDecision> = { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, country, click_ms: ts_ms };
   for (const key of Object.keys(fields) as (keyof AttributionDecision)[]) if (fields[key] === undefined) delete fields[key];
   return fields;
 }

@@ -2,7 +2,7 @@ import { isPlainObject } from '../common/json';
 import type { AuditLine } from '../ingest/audit-record';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
-import type { AttributionDecision, InstallFacts } from './attribution';
+import { ORGANIC, type AttributionDecision, type InstallFacts } from './attribution';
 import {
   appDevice,
   installPk,
@@ -17,6 +17,7 @@ import {
 } from './install-state';
 import { DAY_MS, dayOf } from '../common/days';
 import { RowDeltas, toMicros } from './rows';
+import type { PostbackIntent } from '../postbacks/trigger';
 
 /**
  * What one audit object adds to the report rows. Every contribution is first claimed in the
@@ -98,6 +99,11 @@ export interface AuditObjectContext {
   /** Every install the object has lines of, rejected ones included: each is told the object holds its data. */
   readonly installUuids?: readonly string[];
   readonly events: readonly AcceptedEvent[];
+  /**
+   * Collects what partner postbacks may be owed: an install this object attributed, an event it
+   * applied to its install. Left out by the rebuild, which never sends postbacks.
+   */
+  readonly postbacks?: PostbackIntent[];
 }
 
 /** Installs of one object are independent of each other and run side by side, this many at once. */
@@ -241,6 +247,14 @@ class InstallRun {
     const own = claim.member ?? member;
     this.count(event);
     this.applyTo(event, own);
+    this.context.postbacks?.push({
+      kind: 'install',
+      installUuid: this.installUuid,
+      eventId: event.eventId,
+      tsMs: own.ts_ms,
+      platform: claim.platform ?? event.platform ?? 'android',
+      decision: stored,
+    });
 
     if (claim.previous_member === null && event.deviceHash) {
       await this.ports.installs.claimItem<DeviceItem>({ pk: this.pk, sk: SK.device, owner: token, app_device: appDevice(appId, event.deviceHash) });
@@ -334,6 +348,17 @@ class InstallRun {
   private applyTo(event: AcceptedEvent, member: MemberRef): void {
     if (this.applied.has(event.eventId)) return;
     this.applied.add(event.eventId);
+    if (event.name !== INSTALL_EVENT && member.partner !== ORGANIC) {
+      this.context.postbacks?.push({
+        kind: 'event',
+        installUuid: this.installUuid,
+        eventId: event.eventId,
+        name: event.name,
+        tsMs: event.tsMs,
+        revenueMicros: event.revenueMicros,
+        member: { id: member.id, ts_ms: member.ts_ms, partner: member.partner },
+      });
+    }
     if (event.revenueMicros > 0) {
       this.deltas.add({ family: 'revenue', day: event.day, group: [member.partner] }, { purchases: 1, revenue_micros: event.revenueMicros });
       this.flag(this.dayFlags, event.day, `p:${member.partner}`);

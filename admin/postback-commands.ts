@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { PostbackConfigs, PostbackRecords } from '../functions/adapters/postback-store';
+import { resolveHost } from '../functions/adapters/postback-http';
+import { resourceName } from '../functions/shared/config';
+import { postbackConfig, PostbackConfigError } from '../functions/domain/postbacks/config';
+import { checkDestination, DestinationRefused, type DestinationPolicy } from '../functions/domain/postbacks/destination';
+import { renderTemplate } from '../functions/domain/postbacks/template';
+import { dataDirFromEnv, readEndpoints } from '../local/environment';
+import { defineCommand, type Target } from './command';
+import { key } from './flags';
+
+async function appByKey(appKey: string) {
+  const app = await new TenantStore(resourceName.table('tenants')).appByKey(appKey);
+  if (!app) throw new NotFoundError('app');
+  return app;
+}
+
+/**
+ * A deployed stack never allows loopback; the local runtime does when it was started with
+ * POSTBACK_ALLOW_LOOPBACK=1 (it says so in endpoints.json), so a template for a local receiver
+ * is accepted there and refused everywhere else.
+ */
+function policyOf(target: Target): DestinationPolicy {
+  if (target.stack) return { allowLoopback: false };
+  return { allowLoopback: readEndpoints(dataDirFromEnv())?.postback_allow_loopback === true };
+}
+
+const configs = () => new PostbackConfigs(resourceName.table('postbacks'));
+const partner = z.string().trim().min(1).max(100);
+
+/** Partner postbacks (docs/postbacks.md): templates per app and partner, and the delivery log. */
+export const postbackCommands = [
+  defineCommand({
+    name: 'postback set',
+    usage:
+      'postback set --app-key K --partner P --url TEMPLATE [--events install,purchase,...|*] [--event-window-days N]\n' +
+      '             [--method GET|POST] [--send-fraud]   (macros: docs/postbacks.md)',
+    flags: z.object({
+      'app-key': key,
+      partner,
+      url: z.string().min(1),
+      events: z.string().min(1).optional(),
+      'event-window-days': z.coerce.number().int().min(0).optional(),
+      method: z.string().optional(),
+      'send-fraud': z.boolean().optional(),
+    }),
+    booleanFlags: ['send-fraud'],
+    async execute(f, target) {
+      const app = await appByKey(f['app-key']);
+      const config = postbackConfig(
+        app.app_id,
+        { partner: f.partner, url: f.url, events: f.events, eventWindowDays: f['event-window-days'], method: f.method, sendFraud: f['send-fraud'] },
+        Date.now(),
+      );
+      // The destination as the sender will see it: every macro filled, the host resolved and checked.
+      try {
+        await checkDestination(renderTemplate(config.url, {}), policyOf(target), resolveHost);
+      } catch (error) {
+        if (error instanceof DestinationRefused) throw new PostbackConfigError(`--url: ${error.message}`);
+        throw error;
+      }
+      await configs().put(config);
+      return config;
+    },
+  }),
+  defineCommand({
+    name: 'postback list',
+    usage: 'postback list --app-key K',
+    flags: z.object({ 'app-key': key }),
+    async execute(f) {
+      const app = await appByKey(f['app-key']);
+      return { app_id: app.app_id, postbacks: await configs().list(app.app_id) };
+    },
+  }),
+  defineCommand({
+    name: 'postback delete',
+    usage: 'postback delete --app-key K --partner P',
+    flags: z.object({ 'app-key': key, partner }),
+    async execute(f) {
+      const app = await appByKey(f['app-key']);
+      if (!(await configs().delete(app.app_id, f.partner))) throw new NotFoundError('postback configuration');
+      return { ok: true };
+    },
+  }),
+  defineCommand({
+    name: 'postback log',
+    usage: 'postback log --app-key K [--partner P] [--limit N]   (delivery attempts, newest first)',
+    flags: z.object({ 'app-key': key, partner: partner.optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }),
+    async execute(f) {
+      const app = await appByKey(f['app-key']);
+      const attempts = await new PostbackRecords(resourceName.table('postbacks')).attempts(app.app_id, { partner: f.partner, limit: f.limit });
+      return { app_id: app.app_id, attempts: attempts.map(({ app_id: _app, ...attempt }) => attempt) };
+    },
+  }),
+];

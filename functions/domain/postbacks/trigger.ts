@@ -1,0 +1,154 @@
+import { sha256Hex } from '../common/hashing';
+import { DAY_MS } from '../common/days';
+import type { AttributionDecision } from '../aggregation/attribution';
+import { ORGANIC } from '../aggregation/attribution';
+import type { Platform } from '../links/platform';
+import { wantsEvent, type PostbackConfig } from './config';
+import { renderTemplate, type MacroValues } from './template';
+
+/**
+ * Which postbacks an audit object's decisions send (DESIGN section 11). The aggregator collects
+ * an intent wherever it counts something exactly once (an install it attributed, an event it
+ * applied to its install), so an intent exists once per decision; redelivery of the same object
+ * finds the same claims and gives the same intents, with the same postback ids.
+ */
+
+export type PostbackIntent =
+  | {
+      readonly kind: 'install';
+      readonly installUuid: string;
+      /** event_id of the install event. */
+      readonly eventId: string;
+      readonly tsMs: number;
+      readonly platform: Platform;
+      readonly decision: AttributionDecision;
+    }
+  | {
+      readonly kind: 'event';
+      readonly installUuid: string;
+      readonly eventId: string;
+      readonly name: string;
+      readonly tsMs: number;
+      readonly revenueMicros: number;
+      /** The install the event counts against: its install event's id, time and partner. */
+      readonly member: { readonly id: string; readonly ts_ms: number; readonly partner: string };
+    };
+
+/** The install an event belongs to, as its install event's claim recorded it. */
+export interface InstallOfEvent {
+  readonly decision: AttributionDecision;
+  readonly platform?: Platform;
+}
+
+export type PostbackState = 'new' | 'queued' | 'delivered' | 'failed' | 'refused' | 'dead' | 'withheld';
+
+/** One postback to one partner: made once, then delivered from the postback queue. */
+export interface PostbackRecord {
+  readonly app_id: string;
+  readonly postback_id: string;
+  readonly partner: string;
+  readonly kind: 'install' | 'event';
+  readonly event_name: string;
+  /** The template rendered with this postback's values. */
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  /** POST only: the macro values as a JSON object. */
+  readonly body?: string;
+  readonly created_ms: number;
+  state: PostbackState;
+  /** Why a postback was withheld rather than queued. */
+  readonly withheld_reason?: string;
+}
+
+/** The queue message: the record holds everything else. */
+export interface PostbackMessage {
+  readonly version: 1;
+  readonly app_id: string;
+  readonly postback_id: string;
+}
+
+export const INSTALL_EVENT_NAME = 'install';
+
+/** Stable per decision: the same install or event of the same install always gets the same id. */
+export const postbackIdOf = (appId: string, installUuid: string, eventId: string, partner: string): string =>
+  sha256Hex(`postback:${appId}:${installUuid}:${eventId}:${partner}`).slice(0, 32);
+
+export interface TriggerPorts {
+  /** The app's configurations, one per partner. */
+  configs(appId: string): Promise<readonly PostbackConfig[]>;
+  /** The decision of the install an event counts against (the claim of its install event). */
+  installOf(appId: string, installUuid: string, memberId: string): Promise<InstallOfEvent | undefined>;
+}
+
+/** The postbacks the intents send, configuration by configuration; empty when none is configured. */
+export async function postbacksOf(ports: TriggerPorts, appId: string, intents: readonly PostbackIntent[], nowMs: number): Promise<PostbackRecord[]> {
+  const attributed = intents.filter((intent) => (intent.kind === 'install' ? intent.decision.attribution_type !== 'organic' : intent.member.partner !== ORGANIC));
+  if (attributed.length === 0) return [];
+  const configs = new Map((await ports.configs(appId)).map((config) => [config.partner, config]));
+  const records: PostbackRecord[] = [];
+  for (const intent of attributed) {
+    const partner = intent.kind === 'install' ? intent.decision.partner : intent.member.partner;
+    const config = configs.get(partner);
+    const name = intent.kind === 'install' ? INSTALL_EVENT_NAME : intent.name;
+    if (!config || !wantsEvent(config, name)) continue;
+    let install: InstallOfEvent;
+    if (intent.kind === 'install') install = { decision: intent.decision, platform: intent.platform };
+    else {
+      if (intent.tsMs - intent.member.ts_ms > config.event_window_days * DAY_MS) continue;
+      const found = await ports.installOf(appId, intent.installUuid, intent.member.id);
+      // The install's claim is written before any event is applied to it; none means nothing to say.
+      if (!found || found.decision.attribution_type === 'organic') continue;
+      install = found;
+    }
+    records.push(recordOf(appId, config, intent, install, nowMs));
+  }
+  return records;
+}
+
+function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent, install: InstallOfEvent, nowMs: number): PostbackRecord {
+  const { decision } = install;
+  const postbackId = postbackIdOf(appId, intent.installUuid, intent.eventId, config.partner);
+  const installTime = intent.kind === 'install' ? intent.tsMs : intent.member.ts_ms;
+  const values: MacroValues = {
+    click_id: decision.ext_click_id,
+    link_id: decision.link_id,
+    campaign: decision.campaign,
+    sub1: decision.sub1,
+    sub2: decision.sub2,
+    sub3: decision.sub3,
+    sub4: decision.sub4,
+    sub5: decision.sub5,
+    event_name: intent.kind === 'install' ? INSTALL_EVENT_NAME : intent.name,
+    revenue_usd: intent.kind === 'install' ? 0 : usd(intent.revenueMicros),
+    install_time: installTime,
+    event_time: intent.tsMs,
+    platform: install.platform,
+    country: decision.country,
+    attribution_type: decision.attribution_type,
+    ctit_seconds: decision.ctit_seconds,
+    is_reinstall: decision.reinstall,
+    fraud_reasons: decision.fraud_reasons.join(','),
+    postback_id: postbackId,
+  };
+  const fraud = decision.fraud_reasons.length > 0 && !config.send_fraud;
+  return {
+    app_id: appId,
+    postback_id: postbackId,
+    partner: config.partner,
+    kind: intent.kind,
+    event_name: String(values.event_name),
+    url: renderTemplate(config.url, values),
+    method: config.method,
+    body: config.method === 'POST' ? JSON.stringify(Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))) : undefined,
+    created_ms: nowMs,
+    state: fraud ? 'withheld' : 'new',
+    withheld_reason: fraud ? `fraud: ${decision.fraud_reasons.join(',')}` : undefined,
+  };
+}
+
+/** Micro-dollars as USD with up to 6 decimals and no trailing zeros ("4.99", "0.000001"). */
+export function usd(micros: number): string {
+  const whole = Math.trunc(micros / 1e6);
+  const fraction = String(Math.abs(micros % 1e6)).padStart(6, '0').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : String(whole);
+}
