@@ -129,6 +129,17 @@ export class ServiceDashboard extends Construct {
             ].map(([name, label]) => serviceMetric(name, { statistic: cloudwatch.Stats.SUM, period, label })),
           }),
           new cloudwatch.GraphWidget({
+            title: 'Partner postbacks by outcome',
+            stacked: true,
+            left: [
+              ...['delivered', 'failed', 'refused'].map((outcome) =>
+                serviceMetric('PostbacksSettled', { statistic: cloudwatch.Stats.SUM, period, label: outcome, dimensionsMap: { service: SERVICE_NAME, outcome } }),
+              ),
+              serviceMetric('PostbacksRetried', { statistic: cloudwatch.Stats.SUM, period, label: 'retried' }),
+              serviceMetric('PostbacksDead', { statistic: cloudwatch.Stats.SUM, period, label: 'gave up (DLQ)' }),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
             title: 'Report latency p95 (ms)',
             left: REPORT_NAMES.map((report) =>
               serviceMetric('ReportLatency', { statistic: cloudwatch.Stats.p(95), period, label: report, dimensionsMap: { service: SERVICE_NAME, report } }),

@@ -234,6 +234,25 @@ describe('the service stack', () => {
     expect(onQueue('aggregation', 'ApproximateNumberOfMessagesVisible').length).toBeGreaterThanOrEqual(1);
   });
 
+  it('delivers postbacks from their own queue: batches of 10, partial failures, a DLQ alarm, and no local-only setting', () => {
+    const sender = service.stack.functions.get('postback-sender');
+    expect(sender).toBeDefined();
+    service.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(sender!) },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    expect(alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(alarm.Dimensions ?? []).includes('PostbacksDeadLetterQueue')).length).toBe(1);
+    // Loopback destinations and second-long retries are for the local runtime and tests only.
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      expect(Object.keys(fn.Properties.Environment?.Variables ?? {})).not.toEqual(expect.arrayContaining(['POSTBACK_ALLOW_LOOPBACK']));
+      expect(Object.keys(fn.Properties.Environment?.Variables ?? {})).not.toEqual(expect.arrayContaining(['POSTBACK_RETRY_DELAYS_SECONDS']));
+    }
+    const body = JSON.stringify(ofType('AWS::CloudWatch::Dashboard')[0][1].Properties.DashboardBody);
+    expect(body).toContain('Partner postbacks by outcome');
+  });
+
   it('puts the aggregation counts and each report\'s latency on the dashboard', () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.Properties.DashboardBody);

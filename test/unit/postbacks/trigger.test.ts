@@ -1,0 +1,88 @@
+import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
+import { postbackConfig } from '../../../functions/domain/postbacks/config';
+import { postbacksOf, usd, type PostbackIntent, type TriggerPorts } from '../../../functions/domain/postbacks/trigger';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 10, 1, 12);
+const decision = (extra: Partial<AttributionDecision> = {}): AttributionDecision => ({
+  partner: 'acme',
+  attribution_type: 'deterministic',
+  rule: 'click_id',
+  reinstall: false,
+  fraud_reasons: [],
+  ext_click_id: 'ext-1',
+  campaign: 'spring',
+  sub1: 'a',
+  ctit_seconds: 40,
+  ...extra,
+});
+const installIntent = (extra: Partial<AttributionDecision> = {}): PostbackIntent => ({ kind: 'install', installUuid: 'u1', eventId: 'i-1', tsMs: T0, platform: 'android', decision: decision(extra) });
+const eventIntent = (name: string, offsetMs: number, partner = 'acme'): PostbackIntent => ({
+  kind: 'event',
+  installUuid: 'u1',
+  eventId: `e-${name}-${offsetMs}`,
+  name,
+  tsMs: T0 + offsetMs,
+  revenueMicros: 4_990_000,
+  member: { id: 'i-1', ts_ms: T0, partner },
+});
+
+function ports(configs: ReturnType<typeof postbackConfig>[], install: AttributionDecision = decision()): TriggerPorts {
+  return { configs: async () => configs, installOf: async () => ({ decision: install, platform: 'android' }) };
+}
+const acme = (extra: Parameters<typeof postbackConfig>[1] extends infer I ? Partial<I> : never = {}) =>
+  postbackConfig('app_1', { partner: 'acme', url: 'https://acme.example/pb?c={click_id}&e={event_name}&r={revenue_usd}&f={fraud_reasons}&id={postback_id}', ...extra }, T0);
+
+describe('which postbacks a decision sends', () => {
+  it('sends the install postback to the partner of the decision, and nothing for an organic install or an unconfigured partner', async () => {
+    const records = await postbacksOf(ports([acme()]), 'app_1', [installIntent(), installIntent({ partner: 'organic', attribution_type: 'organic' }), installIntent({ partner: 'other' })], T0);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ partner: 'acme', kind: 'install', event_name: 'install', state: 'new', method: 'GET' });
+    expect(records[0].url).toBe(`https://acme.example/pb?c=ext-1&e=install&r=0&f=&id=${records[0].postback_id}`);
+  });
+
+  it('sends configured events within the event window only', async () => {
+    const configs = [acme({ events: 'install,purchase', eventWindowDays: 7 })];
+    const records = await postbacksOf(ports(configs), 'app_1', [eventIntent('purchase', DAY), eventIntent('purchase', 7 * DAY), eventIntent('purchase', 7 * DAY + 1), eventIntent('level_up', DAY)], T0);
+    expect(records.map((r) => [r.event_name, r.url.includes('r=4.99')])).toEqual([
+      ['purchase', true],
+      ['purchase', true],
+    ]);
+  });
+
+  it('sends every event with *, and none for an event of an organic install', async () => {
+    const all = [acme({ events: '*' })];
+    expect(await postbacksOf(ports(all), 'app_1', [eventIntent('level_up', 1000), installIntent()], T0)).toHaveLength(2);
+    expect(await postbacksOf(ports(all), 'app_1', [eventIntent('level_up', 1000, 'organic')], T0)).toHaveLength(0);
+  });
+
+  it('withholds a fraud-flagged install unless the partner asked for them, then marks it', async () => {
+    const flagged = installIntent({ fraud_reasons: ['ctit_under_10s', 'click_injection'] });
+    const [withheld] = await postbacksOf(ports([acme()]), 'app_1', [flagged], T0);
+    expect(withheld).toMatchObject({ state: 'withheld', withheld_reason: 'fraud: ctit_under_10s,click_injection' });
+    const [sent] = await postbacksOf(ports([acme({ sendFraud: true })]), 'app_1', [flagged], T0);
+    expect(sent.state).toBe('new');
+    expect(new URL(sent.url).searchParams.get('f')).toBe('ctit_under_10s,click_injection');
+  });
+
+  it('gives the same postback the same id every time, and POSTs the values as JSON when asked', async () => {
+    const post = [acme({ method: 'post' })];
+    const [a] = await postbacksOf(ports(post), 'app_1', [installIntent()], T0);
+    const [b] = await postbacksOf(ports(post), 'app_1', [installIntent()], T0 + 5000);
+    expect(a.postback_id).toBe(b.postback_id);
+    expect(a.method).toBe('POST');
+    expect(JSON.parse(a.body ?? '')).toMatchObject({ click_id: 'ext-1', event_name: 'install', campaign: 'spring', sub1: 'a', postback_id: a.postback_id });
+    expect(a.body).not.toContain('u1');
+  });
+
+  it('writes micro-dollars as USD without float noise', () => {
+    expect([usd(4_990_000), usd(1), usd(0), usd(12_000_000), usd(100_100)]).toEqual(['4.99', '0.000001', '0', '12', '0.1001']);
+  });
+
+  it('refuses a bad configuration with a clear message', () => {
+    expect(() => acme({ events: 'install,bad name' })).toThrow(/"bad name" is not an event name/);
+    expect(() => acme({ eventWindowDays: 91 })).toThrow(/0 to 90/);
+    expect(() => acme({ method: 'PUT' })).toThrow(/GET or POST/);
+    expect(() => postbackConfig('app_1', { partner: 'acme', url: 'https://acme.example/?x={ip}' }, T0)).toThrow(/--url: unknown macro \{ip\}/);
+  });
+});
