@@ -1,15 +1,19 @@
 /**
- * `npm run bench`: the costs on the ingestion hot path, so choices are made with numbers
- * (docs/ingestion.md records a run), the CPU of a 100-event batch against its bare-primitive
- * ceiling (bench/ingest-cpu.ts), each function's bundle size and cold module load
- * (bench/bundles.ts), then the DynamoDB write units the service spends per click
- * and per accepted event (bench/write-units.ts), then the report handlers' p50 and p95 latency on
- * a year of rows (bench/report-latency.ts). Each in-memory timing is the best of several rounds,
- * to keep a busy machine's noise out of the comparison.
+ * `npm run bench`: every figure of docs/benchmarks.md, measured side by side in one run. The costs
+ * on the ingestion hot path, so choices are made with numbers (docs/ingestion.md), the CPU of a
+ * 100-event batch against its bare-primitive ceiling (bench/ingest-cpu.ts), each function's bundle
+ * size and cold module load (bench/bundles.ts); then, on one local runtime, events and clicks under
+ * load end to end (bench/end-to-end.ts), the DynamoDB write units and every other billed request
+ * per click and per accepted event (bench/write-units.ts), the report handlers' p50 and p95
+ * latency on a year of rows (bench/report-latency.ts); last, what a million events and a million
+ * clicks cost on AWS from those counts (bench/cost.ts). Each in-memory timing is the best of
+ * several rounds, to keep a busy machine's noise out of the comparison.
  *
  * `npm run --silent bench -- --json` prints every figure as one JSON object and nothing else
- * (--silent keeps npm's own banner off stdout).
+ * (--silent keeps npm's own banner off stdout). Either way the run fails if a figure of the
+ * contract in bench/support.ts (REQUIRED_FIGURES) is missing.
  */
+import { cpus, totalmem } from 'node:os';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { decodeBody, parseBatch, parseJson } from '../functions/domain/ingest/batch-body';
 import { judgeEvents, validateEvent } from '../functions/domain/ingest/event-validation';
@@ -20,9 +24,11 @@ import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
 import { startLocalStack } from '../test/support/local-stack';
 import { bundleFigures } from './bundles';
+import { costFigures } from './cost';
+import { endToEndFigures } from './end-to-end';
 import { ingestCpuFigures } from './ingest-cpu';
 import { reportLatencyFigures } from './report-latency';
-import type { Figure, Report } from './support';
+import { contractViolations, type ClickTraffic, type EventTraffic, type Figure, type Report } from './support';
 import { writeUnitFigures } from './write-units';
 
 const ROUNDS = 5;
@@ -47,17 +53,20 @@ const json = process.argv.includes('--json');
 const stdout = process.stdout.write.bind(process.stdout);
 if (json) process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
 
-const figures: Record<string, Figure> = { node: process.version };
+const COMMAND = `npm run bench${json ? ' -- --json' : ''}`;
+const machine = `${cpus().length} x ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 1024 ** 3)} GiB`;
+const figures: Record<string, Figure> = { command: COMMAND, node: process.version, machine };
 const report: Report = (name, figure, values) => {
   Object.assign(figures, values);
-  if (!json) console.log(`${name.padEnd(64)} ${figure}`);
+  if (!json) console.log(`${name.padEnd(72)} ${figure}`);
 };
 
 async function main(): Promise<void> {
   const now = Date.now();
   const events = sampleBatch(1000, now);
   const secret = 'a'.repeat(64);
-  if (!json) console.log(`node ${process.version}, ${ROUNDS} rounds each, best round reported\n`);
+  if (!json) console.log(`$ ${COMMAND}\nnode ${process.version} on ${machine}; in-memory timings: ${ROUNDS} rounds each, best round reported\n`);
+  const started = performance.now();
 
   // Validation: the same 1,000 events through the hand-written rules and the zod twin.
   const agree = events.every((e) => validateEvent(e, batchContext(now)) === validateWithZod(e, batchContext(now)));
@@ -127,11 +136,14 @@ async function main(): Promise<void> {
   if (!json) console.log('');
   await bundleFigures(report);
 
-  // The whole local service, in one runtime for both phases: the DynamoDB write units of clicks
-  // and events (bench/write-units.ts), then the report latency on a year of rows of another app
-  // (bench/report-latency.ts).
+  // The whole local service, in one runtime for every phase, each with its own tenant: events
+  // and clicks under load (bench/end-to-end.ts, which leaves the queue drained), the write units
+  // and billed requests of clicks and events (bench/write-units.ts), then the report latency on a
+  // year of rows (bench/report-latency.ts). trustProxy lets clicks come from many addresses.
   const stack = await startLocalStack({ trustProxy: true, onError: (error) => console.error(error) });
   try {
+    if (!json) console.log('');
+    await endToEndFigures(report, stack);
     if (!json) console.log('');
     await writeUnitFigures(report, stack);
     if (!json) console.log('');
@@ -139,6 +151,21 @@ async function main(): Promise<void> {
   } finally {
     await stack.stop();
   }
+
+  // What the counts above cost on AWS.
+  if (!json) console.log('');
+  costFigures(report, {
+    trafficPerEvent: figures.traffic_per_event as EventTraffic,
+    trafficPerClick: figures.traffic_per_click as ClickTraffic,
+    ingestMs: figures.e2e_event_unloaded_p50_ms as number,
+    redirectMs: figures.e2e_click_unloaded_p50_ms as number,
+  });
+
+  const seconds = (performance.now() - started) / 1000;
+  figures.bench_seconds = Number(seconds.toFixed(1));
+  if (!json) console.log(`\n${COMMAND}: ${seconds.toFixed(0)} s`);
+  const violations = contractViolations(figures);
+  if (violations.length > 0) throw new Error(`the bench's figures break their contract (bench/support.ts):\n  ${violations.join('\n  ')}`);
 }
 
 main().then(

@@ -1,6 +1,11 @@
-/** What the bench's phases share: how a figure is reported, and a small worker pool. */
+/** What the bench's phases share: how a figure is reported, the --json contract, and a small worker pool. */
 
-export type Figure = number | string | Readonly<Record<string, number>> | readonly Readonly<Record<string, number | string>>[];
+export type Figure =
+  | number
+  | string
+  | Readonly<Record<string, number>>
+  | Readonly<Record<string, Readonly<Record<string, number>>>>
+  | readonly Readonly<Record<string, number | string>>[];
 /** One line of the bench table, and the figures it stands for in --json output. */
 export type Report = (name: string, figure: string, figures: Readonly<Record<string, Figure>>) => void;
 
@@ -11,4 +16,81 @@ export async function pool<T>(items: readonly T[], limit: number, work: (item: T
     while (next < items.length) await work(items[next++]);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** Nearest rank: the smallest sample with at least p of the samples at or below it. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+}
+
+/**
+ * What one accepted event of SDK-like traffic costs in billed requests, measured by
+ * bench/write-units.ts on the requests the handlers actually made, and priced by bench/cost.ts.
+ * Every figure is per accepted event.
+ */
+export type EventTraffic = {
+  /** POST /event requests (1 / events per batch): one CloudFront, API Gateway and ingest Lambda request each. */
+  readonly http_requests: number;
+  readonly dynamodb_write_units: number;
+  readonly dynamodb_read_units: number;
+  /** S3 PUT, COPY, POST and LIST requests. */
+  readonly s3_tier1_requests: number;
+  /** S3 GET, HEAD and other requests. */
+  readonly s3_tier2_requests: number;
+  /** SQS requests as billed (64 KiB chunks), receives that returned nothing left out. */
+  readonly sqs_requests: number;
+  readonly aggregator_invocations: number;
+  readonly aggregator_ms_per_invocation: number;
+  /** HTTP bytes from the client to CloudFront (and on to the origin), and back. */
+  readonly request_bytes: number;
+  readonly response_bytes: number;
+  /** Audit object bytes stored in S3 (storage, stated apart from the request costs). */
+  readonly audit_bytes: number;
+};
+
+/** The same for one recorded click of GET /l/{link_id}. */
+export type ClickTraffic = {
+  readonly http_requests: number;
+  readonly dynamodb_write_units: number;
+  readonly dynamodb_read_units: number;
+  readonly request_bytes: number;
+  readonly response_bytes: number;
+};
+
+/**
+ * The --json contract (issue 11): keys every run must print, and the shape of each. run.ts checks
+ * its output against it before printing, and test/unit/bench guards it without timing anything.
+ */
+export const REQUIRED_FIGURES = {
+  ingest_cpu_ratio: 'number',
+  e2e_events_per_s: 'number',
+  e2e_event_p99_ms: 'number',
+  e2e_clicks_per_s: 'number',
+  wcu_per_event: 'number',
+  wcu_per_click: 'number',
+  report_p95_ms: ['one_day', 'cohorts_365', 'attribution_365'],
+  bundles: ['name', 'bytes', 'load_ms'],
+  cost_per_million_events_usd: 'number',
+} as const;
+
+/** The contract's violations in a figures object: an empty list when it holds. */
+export function contractViolations(figures: Readonly<Record<string, unknown>>): string[] {
+  const problems: string[] = [];
+  const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
+  for (const [key, shape] of Object.entries(REQUIRED_FIGURES)) {
+    const value = figures[key];
+    if (shape === 'number') {
+      if (!isNumber(value)) problems.push(`${key} is not a finite number: ${JSON.stringify(value)}`);
+    } else if (key === 'bundles') {
+      const entries = Array.isArray(value) ? (value as Record<string, unknown>[]) : [];
+      if (entries.length === 0) problems.push('bundles has no entry');
+      for (const entry of entries) {
+        if (typeof entry.name !== 'string' || !isNumber(entry.bytes) || !isNumber(entry.load_ms)) problems.push(`bundles entry lacks name, bytes or load_ms: ${JSON.stringify(entry)}`);
+      }
+    } else {
+      const object = (value ?? {}) as Record<string, unknown>;
+      for (const field of shape) if (!isNumber(object[field])) problems.push(`${key}.${field} is not a finite number`);
+    }
+  }
+  return problems;
 }

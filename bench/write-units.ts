@@ -1,19 +1,20 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { EventClient, type SdkEvent } from '../client/event-client';
+import { buildBatch, eventBatchRequest, EventClient, type EventBatchResult, type SdkEvent } from '../client/event-client';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { LinkStore } from '../functions/adapters/link-store';
 import { isConditionFailure } from '../functions/adapters/install-store';
-import { dynamoClient } from '../functions/shared/clients';
+import { dynamoClient, s3Client, sqsClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
 import { tables, type TableName, type TableSpec } from '../lib/manifest';
 import { invoke } from '../local/lambda';
 import { startQueuePollers } from '../local/queue-pollers';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { MOBILE } from '../test/unit/links/user-agents';
-import { pool, type Report } from './support';
+import { pool, type ClickTraffic, type EventTraffic, type Report } from './support';
 
 /**
  * What the service costs in DynamoDB writes, measured on the real protocol: the whole local
@@ -51,6 +52,27 @@ const CONCURRENCY = 8;
 
 type WriteOperation = 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem';
 const WRITE_OPERATIONS: ReadonlySet<string> = new Set<WriteOperation>(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
+const READ_OPERATIONS: ReadonlySet<string> = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan']);
+
+/**
+ * Any other request AWS bills by the call, for bench/cost.ts: a DynamoDB read (its read units as
+ * the emulator reports them: 0.5 per 4 KB read eventually consistent, 1 strongly), an S3 call, an
+ * SQS call. `chunks` is what SQS bills a call as (one request per 64 KiB of payload); `bytes` the
+ * payload put (an S3 PutObject's body, an SQS message's).
+ */
+export interface MeteredRequest {
+  readonly writer: string;
+  readonly service: 'dynamodb' | 's3' | 'sqs';
+  readonly operation: string;
+  readonly units: number;
+  readonly bytes: number;
+  /** Messages an SQS receive returned: a receive that returns none is a poller's idle cost, not traffic's. */
+  readonly messages: number;
+}
+
+const SQS_CHUNK_BYTES = 64 * 1024;
+const payloadBytes = (body: unknown): number =>
+  typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : 0;
 
 export interface MeteredWrite {
   /** The function that made the write. */
@@ -80,9 +102,11 @@ const METER = 'benchWriteMeter';
  */
 export class WriteMeter {
   readonly writes: MeteredWrite[] = [];
+  readonly requests: MeteredRequest[] = [];
   readonly writer = new AsyncLocalStorage<string>();
   private httpWriter = 'http';
   private readonly logicalName = new Map<string, TableName>();
+  private readonly metered: { middlewareStack: { remove(name: string): boolean } }[] = [];
 
   /** Call once the runtime has pointed the environment at the emulators (it names the tables). */
   constructor(private readonly client: DynamoDBDocumentClient) {
@@ -90,6 +114,13 @@ export class WriteMeter {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const operation = (context.commandName ?? '').replace(/Command$/, '');
+        if (READ_OPERATIONS.has(operation)) {
+          const result = await next({ ...args, input: { ...(args.input as Item), ReturnConsumedCapacity: 'TOTAL' } as typeof args.input });
+          const consumed = (result.output as Item).ConsumedCapacity as { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
+          const units = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+          this.requests.push({ writer: this.currentWriter(), service: 'dynamodb', operation, units, bytes: 0, messages: 0 });
+          return result;
+        }
         if (!WRITE_OPERATIONS.has(operation)) return next(args);
         const input: Item = { ...(args.input as Item), ReturnConsumedCapacity: 'TOTAL' };
         try {
@@ -105,17 +136,49 @@ export class WriteMeter {
     );
   }
 
-  /** Takes the meter off the client, so later phases' writes go unmetered and unchanged. */
-  detach(): void {
-    this.client.middlewareStack.remove(METER);
+  /**
+   * Counts every call of an S3 or SQS client too (the shared ones the handlers use, and the
+   * queue pollers' own, which play the event source mapping whose calls AWS bills as well).
+   */
+  meter(service: 's3' | 'sqs', client: S3Client | SQSClient): void {
+    (client.middlewareStack as S3Client['middlewareStack']).add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        const operation = (context.commandName ?? '').replace(/Command$/, '');
+        const input = args.input as Item;
+        const output = (result.output ?? {}) as unknown as Item;
+        const bytes =
+          operation === 'SendMessageBatch'
+            ? ((input.Entries ?? []) as Item[]).reduce((sum, entry) => sum + payloadBytes(entry.MessageBody), 0)
+            : payloadBytes(input.Body ?? input.MessageBody);
+        const messages = operation === 'ReceiveMessage' ? ((output.Messages ?? []) as unknown[]).length : 0;
+        // SQS bills each 64 KiB of a call's payload as one request.
+        const units = service === 'sqs' ? Math.max(1, Math.ceil(bytes / SQS_CHUNK_BYTES)) : 1;
+        this.requests.push({ writer: this.currentWriter(), service, operation, units, bytes, messages });
+        return result;
+      },
+      { step: 'initialize', name: METER, priority: 'high' },
+    );
+    this.metered.push(client);
   }
 
-  /** Runs the work and returns the writes it made; writes outside a queue consumer are `httpWriter`'s. */
-  async during(httpWriter: string, work: () => Promise<void>): Promise<MeteredWrite[]> {
+  /** Takes the meter off every client, so later phases' requests go unmetered and unchanged. */
+  detach(): void {
+    this.client.middlewareStack.remove(METER);
+    for (const client of this.metered) client.middlewareStack.remove(METER);
+  }
+
+  /** Runs the work and returns the writes and other requests it made; those outside a queue consumer are `httpWriter`'s. */
+  async during(httpWriter: string, work: () => Promise<void>): Promise<{ writes: MeteredWrite[]; requests: MeteredRequest[] }> {
     this.httpWriter = httpWriter;
     const from = this.writes.length;
+    const fromRequests = this.requests.length;
     await work();
-    return this.writes.slice(from);
+    return { writes: this.writes.slice(from), requests: this.requests.slice(fromRequests) };
+  }
+
+  private currentWriter(): string {
+    return this.writer.getStore() ?? this.httpWriter;
   }
 
   private recordDone(operation: WriteOperation, input: Item, output: Item): void {
@@ -189,7 +252,7 @@ export class WriteMeter {
     const keyName = index ? Object.keys(key)[0] : spec?.partitionKey.name ?? Object.keys(key)[0];
     const name = index ? `${table}.${index}` : table;
     this.writes.push({
-      writer: this.writer.getStore() ?? this.httpWriter,
+      writer: this.currentWriter(),
       table: name,
       operation,
       partition: `${name}:${String(key[keyName])}`,
@@ -217,6 +280,37 @@ const listed = (shares: Record<string, number>) =>
   Object.entries(shares)
     .map(([key, value]) => `${key} ${value.toFixed(3)}`)
     .join(', ');
+
+/** The traffic's billed requests other than DynamoDB writes, summed. */
+function billedRequests(requests: readonly MeteredRequest[]) {
+  const sum = (keep: (request: MeteredRequest) => boolean, value: (request: MeteredRequest) => number = (request) => request.units) =>
+    requests.filter(keep).reduce((total, request) => total + value(request), 0);
+  return {
+    dynamodbReadUnits: sum((r) => r.service === 'dynamodb'),
+    // S3 bills PUT, COPY, POST and LIST at one price and GET, HEAD and the rest at another; deletes are free.
+    s3Tier1: sum((r) => r.service === 's3' && /^(Put|Copy|Post|List|CreateMultipart|UploadPart|CompleteMultipart)/.test(r.operation)),
+    s3Tier2: sum((r) => r.service === 's3' && !/^(Put|Copy|Post|List|CreateMultipart|UploadPart|CompleteMultipart|Delete)/.test(r.operation)),
+    s3PutBytes: sum((r) => r.service === 's3' && r.operation === 'PutObject', (r) => r.bytes),
+    // An empty receive is a poller's idle cost (the event source mapping long-polls whatever the traffic), not the traffic's.
+    sqs: sum((r) => r.service === 'sqs' && !(r.operation === 'ReceiveMessage' && r.messages === 0)),
+  };
+}
+
+/**
+ * HTTP/1.1 bytes of a request as sent: request line, headers, blank line, body. The CloudFront and
+ * API Gateway response headers (date, request ids, via, x-cache, x-amz-cf-*) are not on the local
+ * edge's answers, so an event response counts a fixed RESPONSE_HEADER_BYTES for them.
+ */
+const RESPONSE_HEADER_BYTES = 400;
+function requestBytes(method: string, path: string, headers: Record<string, string>, bodyBytes: number): number {
+  const lines = Object.entries({ host: 'xxxxxxxxxxxxxx.cloudfront.net', ...headers, 'content-length': String(bodyBytes) }).map(([name, value]) => `${name}: ${value}\r\n`);
+  return Buffer.byteLength(`${method} ${path} HTTP/1.1\r\n${lines.join('')}\r\n`) + bodyBytes;
+}
+function responseBytes(response: Response, bodyBytes: number): number {
+  let bytes = Buffer.byteLength(`HTTP/1.1 ${response.status} ${response.statusText}\r\n\r\n`) + bodyBytes;
+  response.headers.forEach((value, name) => (bytes += Buffer.byteLength(`${name}: ${value}\r\n`)));
+  return bytes + RESPONSE_HEADER_BYTES;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The traffic
@@ -269,20 +363,29 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
   const sqs = new SQSClient({ region: stack.endpoints.region, endpoint: stack.endpoints.sqs });
   let consumers: ReturnType<typeof startQueuePollers> | undefined;
   const meter = new WriteMeter(dynamoClient());
+  meter.meter('s3', s3Client());
+  meter.meter('sqs', sqsClient());
+  meter.meter('sqs', sqs);
   try {
     await stack.pollers.stop();
     let aggregatorCalls = 0;
     let auditObjects = 0;
+    let aggregatorMs = 0;
     const queueConsumers = startQueuePollers({
       sqs,
       queueUrls: stack.endpoints.queues,
       onError: (error) => console.error(error),
-      invoke: (name, event) => {
-        if (name === 'aggregator') {
-          aggregatorCalls++;
-          auditObjects += event.Records.length;
+      invoke: async (name, event) => {
+        const started = performance.now();
+        try {
+          return await meter.writer.run(name, () => invoke(name, event));
+        } finally {
+          if (name === 'aggregator') {
+            aggregatorCalls++;
+            auditObjects += event.Records.length;
+            aggregatorMs += performance.now() - started;
+          }
         }
-        return meter.writer.run(name, () => invoke(name, event));
       },
     });
     consumers = queueConsumers;
@@ -294,13 +397,15 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
 
     // Clicks: an iPhone each, every one from its own /24 so the rate limit never refuses one.
     const clickIds: string[] = [];
-    const clickWrites = await meter.during('link-redirect', () =>
+    const clickBytes = { request: 0, response: 0 };
+    const { writes: clickWrites, requests: clickRequests } = await meter.during('link-redirect', () =>
       pool(Array.from({ length: CLICKS }, (_, i) => i), CONCURRENCY, async (i) => {
-        const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, {
-          redirect: 'manual',
-          headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': `10.${16 + (i >> 8)}.${i & 255}.23`, 'cloudfront-viewer-country': 'US' },
-        });
-        await response.arrayBuffer();
+        const path = `/l/${link.link_id}`;
+        const headers = { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': `10.${16 + (i >> 8)}.${i & 255}.23`, 'cloudfront-viewer-country': 'US' };
+        const response = await fetch(`${stack.baseUrl}${path}`, { redirect: 'manual', headers });
+        const body = Buffer.from(await response.arrayBuffer());
+        clickBytes.request += requestBytes('GET', path, headers, 0);
+        clickBytes.response += responseBytes(response, body.length);
         const clickId = new URL(response.headers.get('location') ?? 'http://none/').searchParams.get('click_id');
         if (clickId) clickIds.push(clickId);
       }),
@@ -313,14 +418,21 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
       ...Array.from({ length: BACKDATED_INSTALLS }, (_, i) => installPlan(i, nowMs)),
       ...Array.from({ length: CLICKED_INSTALLS }, (_, i) => installPlan(BACKDATED_INSTALLS + i, nowMs, clickIds[i % clickIds.length])),
     ];
-    const client = new EventClient({ baseUrl: stack.baseUrl, companyKey: company.company_key, appKey: app.app_key, signingSecret: app.signing_secret });
+    const credentials = { companyKey: company.company_key, appKey: app.app_key, signingSecret: app.signing_secret };
+    const client = new EventClient({ baseUrl: stack.baseUrl, ...credentials });
     let accepted = 0;
     let batches = 0;
-    const eventWrites = await meter.during('ingest', async () => {
+    const eventBytes = { request: 0, response: 0 };
+    const { writes: eventWrites, requests: eventRequests } = await meter.during('ingest', async () => {
       await pool(plans, CONCURRENCY, async (plan) => {
         for (const batch of plan.batches) {
-          const result = await client.sendEvents(batch);
-          if (result.rejected > 0) throw new Error(`the bench's batch was refused in part: ${JSON.stringify(result.results.find((r) => r.status === 'rejected'))}`);
+          // As EventClient.sendEvents sends it, with the bytes on the wire counted for bench/cost.ts.
+          const request = eventBatchRequest(credentials, buildBatch(batch));
+          const response = await client.post('/event', request);
+          const result = response.body as EventBatchResult;
+          if (response.status !== 200 || result.rejected > 0) throw new Error(`the bench's batch was refused in part: ${response.status} ${JSON.stringify(result.results?.find((r) => r.status === 'rejected') ?? result)}`);
+          eventBytes.request += requestBytes('POST', '/event', request.headers, request.body.length);
+          eventBytes.response += RESPONSE_HEADER_BYTES + Buffer.byteLength(JSON.stringify(result));
           accepted += result.accepted;
           batches++;
         }
@@ -383,6 +495,42 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     report('events/s one app sustains under 1,000 units/s per key', Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio).toLocaleString('en-US'), {
       events_per_s_before_hot_key_limit: Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio),
     });
+
+    // Every other billed request of the same traffic, per accepted event and per click (bench/cost.ts prices them).
+    const perEvent = (n: number) => round(n / accepted, 6);
+    const events = billedRequests(eventRequests);
+    const trafficPerEvent: EventTraffic = {
+      http_requests: perEvent(batches),
+      dynamodb_write_units: perEvent(unitsOf(eventWrites)),
+      dynamodb_read_units: perEvent(events.dynamodbReadUnits),
+      s3_tier1_requests: perEvent(events.s3Tier1),
+      s3_tier2_requests: perEvent(events.s3Tier2),
+      sqs_requests: perEvent(events.sqs),
+      aggregator_invocations: perEvent(aggregatorCalls),
+      aggregator_ms_per_invocation: round(aggregatorMs / Math.max(aggregatorCalls, 1), 1),
+      request_bytes: round(eventBytes.request / accepted, 1),
+      response_bytes: round(eventBytes.response / accepted, 1),
+      audit_bytes: round(events.s3PutBytes / accepted, 1),
+    };
+    const clickBilled = billedRequests(clickRequests);
+    const trafficPerClick: ClickTraffic = {
+      http_requests: 1,
+      dynamodb_write_units: round(unitsOf(clickWrites) / clicks, 6),
+      dynamodb_read_units: round(clickBilled.dynamodbReadUnits / clicks, 6),
+      request_bytes: round(clickBytes.request / clicks, 1),
+      response_bytes: round(clickBytes.response / clicks, 1),
+    };
+    report(
+      'per accepted event: read units / S3 PUT / S3 GET / SQS requests',
+      [trafficPerEvent.dynamodb_read_units.toFixed(3), trafficPerEvent.s3_tier1_requests.toFixed(4), trafficPerEvent.s3_tier2_requests.toFixed(4), trafficPerEvent.sqs_requests.toFixed(4)].join(' / '),
+      { rru_per_event: round(trafficPerEvent.dynamodb_read_units), traffic_per_event: trafficPerEvent },
+    );
+    report(
+      'aggregator: invocations per 1,000 events / ms per invocation',
+      `${(trafficPerEvent.aggregator_invocations * 1000).toFixed(2)} / ${trafficPerEvent.aggregator_ms_per_invocation.toFixed(0)}`,
+      {},
+    );
+    report('per click: read units', trafficPerClick.dynamodb_read_units.toFixed(3), { rru_per_click: round(trafficPerClick.dynamodb_read_units), traffic_per_click: trafficPerClick });
   } finally {
     await consumers?.stop();
     sqs.destroy();
