@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
 import { newLinkId } from '../domain/tenants/keys';
@@ -22,6 +22,28 @@ export class LinkStore {
   async byId(linkId: string): Promise<LinkConfig | undefined> {
     const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { link_id: linkId } }));
     return Item as LinkConfig | undefined;
+  }
+
+  /**
+   * An app's links, oldest first, for the admin CLI and console. The table is keyed by link id
+   * for the redirect, so this scans it; an operator's listing is rare.
+   */
+  async linksOfApp(appId: string): Promise<LinkConfig[]> {
+    const links: LinkConfig[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'app_id = :app',
+          ExpressionAttributeValues: { ':app': appId },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      links.push(...((page.Items ?? []) as LinkConfig[]));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return links.sort((a, b) => a.created_ms - b.created_ms);
   }
 }
 

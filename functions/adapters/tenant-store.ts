@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
 import {
@@ -122,6 +122,30 @@ export class TenantStore {
     return this.updateExisting(serverKeyPk(hashServerKey(serverKey)), 'SET revoked = :v', { ':v': true });
   }
 
+  /**
+   * The admin tools' revocation from a list: only the hash is stored, so a key chosen from
+   * serverKeysOfApp is named by it. Returns false when no key has that hash.
+   */
+  async revokeServerKeyByHash(keyHash: string): Promise<boolean> {
+    return this.updateExisting(serverKeyPk(keyHash), 'SET revoked = :v', { ':v': true });
+  }
+
+  // The listings below serve the admin CLI and console only. The table is keyed for the hot
+  // path's look-ups by credential, so they scan it: a tenants table holds a few items per
+  // customer, and an operator's listing is rare.
+
+  async listCompanies(): Promise<Company[]> {
+    return this.scanKind<Company>('company');
+  }
+
+  async appsOfCompany(companyId: string): Promise<App[]> {
+    return this.scanKind<App>('app', { company_id: companyId });
+  }
+
+  async serverKeysOfApp(appId: string): Promise<ServerKeyRecord[]> {
+    return this.scanKind<ServerKeyRecord>('server_key', { app_id: appId });
+  }
+
   private async putNew(pk: string, id: string | undefined, kind: string, record: object): Promise<void> {
     await dynamoClient().send(
       new PutCommand({
@@ -148,6 +172,28 @@ export class TenantStore {
     );
     const item = Items?.find((i) => i.kind === kind);
     return item ? strip<T>(item) : undefined;
+  }
+
+  /** Every item of a kind (and, optionally, with one attribute equal to a value), oldest first. */
+  private async scanKind<T extends { created_ms: number }>(kind: string, where?: Record<string, string>): Promise<T[]> {
+    const [attribute, value] = Object.entries(where ?? {})[0] ?? [];
+    const items: T[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          FilterExpression: attribute ? '#kind = :kind AND #a = :v' : '#kind = :kind',
+          ExpressionAttributeNames: attribute ? { '#kind': 'kind', '#a': attribute } : { '#kind': 'kind' },
+          ExpressionAttributeValues: attribute ? { ':kind': kind, ':v': value } : { ':kind': kind },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(page.Items ?? []).map((item) => strip<T>(item)));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items.sort((a, b) => a.created_ms - b.created_ms);
   }
 
   private async updateExisting(pk: string, expression: string, values: Record<string, unknown>): Promise<boolean> {

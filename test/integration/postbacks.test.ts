@@ -240,7 +240,7 @@ describe('partner postbacks through the local runtime', () => {
 
   it('refuses templates that point inside the network, or http:// in AWS', async () => {
     const aws = { baseUrl: stack.baseUrl, stack: 'a-deployed-stack' };
-    const set = (url: string, where = aws) => runCommand('postback set', { 'app-key': tenant.app.app_key, partner: 'evil', url }, where);
+    const set = (url: string, where: { baseUrl: string; stack?: string } = aws) => runCommand('postback set', { 'app-key': tenant.app.app_key, partner: 'evil', url }, where);
     await expect(set('https://10.0.0.1/cb?id={postback_id}')).rejects.toThrow(/10\.0\.0\.1, a private address/);
     await expect(set('https://169.254.169.254/latest/meta-data/')).rejects.toThrow(/metadata/);
     await expect(set('https://[::1]/cb')).rejects.toThrow(/loopback/);

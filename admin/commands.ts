@@ -1,0 +1,74 @@
+import { UsageError, type AdminCommand, type Target } from './command';
+import { tenantCommands } from './tenant-commands';
+import { linkCommands } from './link-commands';
+import { reportCommands } from './report-commands';
+import { installCommands } from './install-commands';
+import { postbackCommands } from './postback-commands';
+
+export type { AdminCommand, Target } from './command';
+export { defineCommand, TargetError, UsageError } from './command';
+
+/**
+ * Every admin operation, once: `bin/admin.ts` reads them from argv, `console/server.ts` from the
+ * console's requests, and both run them through runCommand. A module of commands joins here
+ * with one spread.
+ */
+export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([...tenantCommands, ...linkCommands, ...reportCommands, ...installCommands, ...postbackCommands]);
+
+function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {
+  const seen = new Set<string>();
+  for (const command of commands) {
+    if (seen.has(command.name)) throw new Error(`two admin commands are named ${command.name}`);
+    seen.add(command.name);
+  }
+  return commands;
+}
+
+export function findCommand(name: string): AdminCommand | undefined {
+  return ADMIN_COMMANDS.find((command) => command.name === name);
+}
+
+/** A command with its flags checked, ready to run against a target. */
+export interface ParsedCommand {
+  readonly command: AdminCommand;
+  readonly flags: unknown;
+}
+
+/**
+ * Checks the flags (as the CLI reads them: strings, and `true` for a boolean flag) against the
+ * command's schema, refusing unknown ones. Every refusal is a UsageError naming the flag.
+ */
+export function parseCommand(name: string, rawFlags: Readonly<Record<string, unknown>>): ParsedCommand {
+  const command = findCommand(name);
+  if (!command) throw new UsageError(`unknown command: ${name || '(none)'}`);
+  const known = Object.keys(command.flags.shape);
+  const unknown = Object.keys(rawFlags).filter((flag) => !known.includes(flag));
+  if (unknown.length) throw new UsageError(`unknown flag for ${command.name}: --${unknown[0]}`);
+  const parsed = command.flags.safeParse(rawFlags);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(`--${String(issue.path[0] ?? '')}: ${issue.message}`);
+  }
+  return { command, flags: parsed.data };
+}
+
+export function runParsed({ command, flags }: ParsedCommand, target: Target): Promise<object> {
+  return command.execute(flags as never, target);
+}
+
+export function runCommand(name: string, rawFlags: Readonly<Record<string, unknown>>, target: Target): Promise<object> {
+  return runParsed(parseCommand(name, rawFlags), target);
+}
+
+/** Every flag of every command and whether it takes a value, for node:util parseArgs. */
+export function flagOptions(): Record<string, { type: 'string' | 'boolean' }> {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const command of ADMIN_COMMANDS) {
+    for (const flag of Object.keys(command.flags.shape)) {
+      const type = command.booleanFlags?.includes(flag) ? 'boolean' : 'string';
+      if (options[flag] && options[flag].type !== type) throw new Error(`--${flag} is a boolean in one admin command and takes a value in another`);
+      options[flag] = { type };
+    }
+  }
+  return options;
+}

@@ -1,0 +1,23 @@
+import { NotFoundError } from '../functions/adapters/tenant-store';
+import { ServiceError } from '../functions/domain/common/errors';
+import { LinkConfigError } from '../functions/domain/links/link-config';
+import { PostbackConfigError } from '../functions/domain/postbacks/config';
+import { TargetError, UsageError } from './command';
+
+export interface ErrorAnswer {
+  /** The console's HTTP status; the CLI exits 2 for 400 usage errors and 1 otherwise. */
+  readonly status: number;
+  readonly message: string;
+  /** An error the operator can act on, said in their words; anything else is a bug, printed with its name. */
+  readonly expected: boolean;
+}
+
+/** How the CLI and the console both say what went wrong with a command: one table, one wording. */
+export function errorAnswer(error: unknown): ErrorAnswer {
+  const err = error as Error;
+  if (error instanceof UsageError || error instanceof LinkConfigError || error instanceof PostbackConfigError) return { status: 400, message: err.message, expected: true };
+  if (error instanceof NotFoundError) return { status: 404, message: err.message, expected: true };
+  if (error instanceof ServiceError) return { status: error.statusCode, message: error.code, expected: true };
+  if (error instanceof TargetError) return { status: 502, message: err.message, expected: true };
+  return { status: 500, message: `${err.name}: ${err.message}`, expected: false };
+}

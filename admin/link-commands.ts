@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { LinkStore } from '../functions/adapters/link-store';
+import { resourceName } from '../functions/shared/config';
+import { newClickId, SUB_PARAMS } from '../functions/domain/links/click';
+import { slidingWindow } from '../functions/domain/links/sliding-window';
+import { followLink, type LinkConfig, type LinkOutcome } from '../functions/domain/links/tracking-link';
+import type { Platform } from '../functions/domain/links/platform';
+import { defineCommand, type Target } from './command';
+import { countries, intFlag, key, url } from './flags';
+
+const links = () => new LinkStore(resourceName.table('links'));
+
+async function appByKey(appKey: string) {
+  const app = await new TenantStore(resourceName.table('tenants')).appByKey(appKey);
+  if (!app) throw new NotFoundError('app');
+  return app;
+}
+
+const linkUrl = (target: Target, linkId: string) => `${target.baseUrl}/l/${linkId}`;
+const listedLink = (target: Target, link: LinkConfig) => ({ ...link, url: linkUrl(target, link.link_id) });
+
+/** A typical visitor of each platform, as the redirect tells them apart (functions/domain/links/platform.ts). */
+export const TEST_USER_AGENTS: Record<Platform, string> = {
+  ios: 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  android: 'Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
+  desktop: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+};
+/** TEST-NET-3 (RFC 5737): a documentation address, never a real visitor's. */
+const TEST_ADDRESS = '203.0.113.7';
+
+/** What GET /l/{id} would answer, in HTTP terms (as functions/link-redirect.ts maps the outcome). */
+function asResponse(outcome: LinkOutcome): { status: number; location?: string; dropped?: string } {
+  switch (outcome.kind) {
+    case 'redirect':
+      return { status: 302, location: outcome.location, ...(outcome.dropped ? { dropped: outcome.dropped } : {}) };
+    case 'unknown_link':
+      return { status: 404 };
+    case 'rate_limited':
+      return { status: 429 };
+    case 'link_unavailable':
+      return { status: 503 };
+  }
+}
+
+const subFlags = Object.fromEntries(SUB_PARAMS.map((sub) => [sub, z.string().max(256).optional()])) as Record<(typeof SUB_PARAMS)[number], z.ZodOptional<z.ZodString>>;
+
+export const linkCommands = [
+  defineCommand({
+    name: 'link create',
+    usage:
+      'link create --app-key K --partner P [--campaign C] [--honeypot] [--ios-url U] [--android-url U] [--web-url U]\n' +
+      '            [--countries-allow US,CA] [--countries-block XX] [--lookback-days N]',
+    flags: z.object({
+      'app-key': key,
+      partner: z.string().trim().min(1).max(100),
+      campaign: z.string().trim().min(1).max(200).optional(),
+      honeypot: z.boolean().optional(),
+      'ios-url': url.optional(),
+      'android-url': url.optional(),
+      'web-url': url.optional(),
+      'countries-allow': countries.optional(),
+      'countries-block': countries.optional(),
+      'lookback-days': intFlag.max(30).optional(),
+    }),
+    booleanFlags: ['honeypot'],
+    async execute(f, target) {
+      const link = await links().create(await appByKey(f['app-key']), {
+        partner: f.partner,
+        campaign: f.campaign,
+        honeypot: f.honeypot,
+        ios_url: f['ios-url'],
+        android_url: f['android-url'],
+        web_url: f['web-url'],
+        countries_allow: f['countries-allow'],
+        countries_block: f['countries-block'],
+        lookback_days: f['lookback-days'],
+      });
+      return { link_id: link.link_id, url: linkUrl(target, link.link_id) };
+    },
+  }),
+  defineCommand({
+    name: 'link list',
+    usage: 'link list --app-key K                    (the app\'s links and their settings)',
+    flags: z.object({ 'app-key': key }),
+    async execute(f, target) {
+      const app = await appByKey(f['app-key']);
+      return { app_id: app.app_id, links: (await links().linksOfApp(app.app_id)).map((link) => listedLink(target, link)) };
+    },
+  }),
+  defineCommand({
+    name: 'link try',
+    usage:
+      'link try --link-id L [--click-id X] [--sub1 V .. --sub5 V] [--mobile-only] [--country XX]\n' +
+      '            (the URL to give the partner, and where a test click from each platform is sent;\n' +
+      '             the redirect\'s own rules run on the stored link, and nothing is recorded or blocked)',
+    flags: z.object({
+      'link-id': key,
+      'click-id': z.string().max(256).optional(),
+      ...subFlags,
+      'mobile-only': z.boolean().optional(),
+      country: z.string().regex(/^[A-Za-z]{2}$/, 'country codes are two letters (ISO 3166-1 alpha-2)').transform((c) => c.toUpperCase()).optional(),
+    }),
+    booleanFlags: ['mobile-only'],
+    async execute(f, target) {
+      const link = await links().byId(f['link-id']);
+      if (!link) throw new NotFoundError('link');
+      const query: Record<string, string> = {};
+      if (f['click-id'] !== undefined) query.click_id = f['click-id'];
+      for (const sub of SUB_PARAMS) if (f[sub] !== undefined) query[sub] = f[sub];
+      if (f['mobile-only']) query.mobile_only = '1';
+      const search = new URLSearchParams(query).toString();
+      // The redirect's own pipeline on the stored link, with ports that keep nothing: the address
+      // is never blocked (a honeypot's test click blocks no one), the rate limit always admits,
+      // and the click is made but not written.
+      const ports = {
+        link: async () => link,
+        isBlocked: async () => false,
+        block: async () => undefined,
+        rateCounter: { increment: async (_key: string, slot: number) => new Map([[slot, 1]]), tidy: async () => undefined },
+        rateWindow: slidingWindow(1, 60_000),
+        recordClick: async () => undefined,
+        newClickId,
+      };
+      const clicks = [];
+      for (const platform of Object.keys(TEST_USER_AGENTS) as Platform[]) {
+        const outcome = await followLink(ports, {
+          linkId: link.link_id,
+          userAgent: TEST_USER_AGENTS[platform],
+          viewer: { ip: TEST_ADDRESS, country: f.country },
+          query,
+          nowMs: Date.now(),
+        });
+        clicks.push({ platform, ...asResponse(outcome) });
+      }
+      return { link_id: link.link_id, url: `${linkUrl(target, link.link_id)}${search ? `?${search}` : ''}`, clicks };
+    },
+  }),
+];

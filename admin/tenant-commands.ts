@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { resourceName } from '../functions/shared/config';
+import type { App } from '../functions/domain/tenants/tenant';
+import { defineCommand } from './command';
+import { intFlag, key, name, url } from './flags';
+
+const tenants = () => new TenantStore(resourceName.table('tenants'));
+
+/** An app as listed: everything but its signing secret, which only `app show` prints. */
+const listedApp = ({ signing_secret: _secret, ...app }: App) => app;
+
+export const tenantCommands = [
+  defineCommand({
+    name: 'company create',
+    usage: 'company create --name N [--plan free|paid] [--monthly-cap N]',
+    flags: z.object({ name, plan: z.enum(['free', 'paid']).optional(), 'monthly-cap': intFlag.optional() }),
+    async execute(f) {
+      const company = await tenants().createCompany({ name: f.name, plan: f.plan, monthlyCap: f['monthly-cap'] });
+      return { company_id: company.company_id, company_key: company.company_key };
+    },
+  }),
+  defineCommand({
+    name: 'company list',
+    usage: 'company list',
+    flags: z.object({}),
+    async execute() {
+      return { companies: await tenants().listCompanies() };
+    },
+  }),
+  defineCommand({
+    name: 'company suspend',
+    usage: 'company suspend --company-key K        (its apps\' events are refused with 401 company_suspended)',
+    flags: z.object({ 'company-key': key }),
+    async execute(f) {
+      if (!(await tenants().setCompanySuspended(f['company-key'], true))) throw new NotFoundError('company');
+      return { ok: true };
+    },
+  }),
+  defineCommand({
+    name: 'company resume',
+    usage: 'company resume --company-key K',
+    flags: z.object({ 'company-key': key }),
+    async execute(f) {
+      if (!(await tenants().setCompanySuspended(f['company-key'], false))) throw new NotFoundError('company');
+      return { ok: true };
+    },
+  }),
+  defineCommand({
+    name: 'app create',
+    usage: 'app create --company-key K --name N [--ios-url U] [--android-url U] [--web-url U] [--probabilistic]',
+    flags: z.object({
+      'company-key': key,
+      name,
+      'ios-url': url.optional(),
+      'android-url': url.optional(),
+      'web-url': url.optional(),
+      probabilistic: z.boolean().optional(),
+    }),
+    booleanFlags: ['probabilistic'],
+    async execute(f) {
+      const app = await tenants().createApp({
+        companyKey: f['company-key'],
+        name: f.name,
+        ios_url: f['ios-url'],
+        android_url: f['android-url'],
+        web_url: f['web-url'],
+        probabilistic: f.probabilistic,
+      });
+      return { app_id: app.app_id, app_key: app.app_key, signing_secret: app.signing_secret };
+    },
+  }),
+  defineCommand({
+    name: 'app list',
+    usage: 'app list --company-key K                (the company\'s apps, without their signing secrets)',
+    flags: z.object({ 'company-key': key }),
+    async execute(f) {
+      const store = tenants();
+      const company = await store.companyByKey(f['company-key']);
+      if (!company) throw new NotFoundError('company');
+      return { company_id: company.company_id, apps: (await store.appsOfCompany(company.company_id)).map(listedApp) };
+    },
+  }),
+  defineCommand({
+    name: 'app show',
+    usage: 'app show --app-key K                    (the app: its keys, signing secret and store URLs)',
+    flags: z.object({ 'app-key': key }),
+    async execute(f) {
+      const app = await tenants().appByKey(f['app-key']);
+      if (!app) throw new NotFoundError('app');
+      return app;
+    },
+  }),
+  defineCommand({
+    name: 'server-key create',
+    usage: 'server-key create --app-key K            (the key is printed once: only its SHA-256 is stored)',
+    flags: z.object({ 'app-key': key }),
+    async execute(f) {
+      const { serverKey } = await tenants().createServerKey(f['app-key']);
+      return { server_key: serverKey };
+    },
+  }),
+  defineCommand({
+    name: 'server-key list',
+    usage: 'server-key list --app-key K              (key ids (SHA-256 of the key), created, revoked; never a key)',
+    flags: z.object({ 'app-key': key }),
+    async execute(f) {
+      const store = tenants();
+      const app = await store.appByKey(f['app-key']);
+      if (!app) throw new NotFoundError('app');
+      const keys = await store.serverKeysOfApp(app.app_id);
+      return { app_id: app.app_id, server_keys: keys.map((k) => ({ key_id: k.key_hash, created_ms: k.created_ms, revoked: k.revoked })) };
+    },
+  }),
+  defineCommand({
+    name: 'server-key revoke',
+    usage: 'server-key revoke --server-key S | --key-id H   (takes effect within 60 s)',
+    flags: z
+      .object({ 'server-key': key.optional(), 'key-id': z.string().regex(/^[0-9a-f]{64}$/, 'a key id is 64 lowercase hex characters').optional() })
+      .refine((f) => (f['server-key'] === undefined) !== (f['key-id'] === undefined), { message: 'give exactly one of --server-key and --key-id', path: ['server-key'] }),
+    async execute(f) {
+      const store = tenants();
+      const found = f['key-id'] ? await store.revokeServerKeyByHash(f['key-id']) : await store.revokeServerKey(f['server-key']!);
+      if (!found) throw new NotFoundError('server key');
+      return { ok: true };
+    },
+  }),
+];

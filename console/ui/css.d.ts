@@ -1,0 +1,2 @@
+/** Stylesheets are bundled by esbuild beside the script. */
+declare module '*.css';

@@ -1,0 +1,504 @@
+import { runAdmin } from '../bin/admin';
+import { buildBatch, EventClient, eventBatchRequest, type AppCredentials, type EventBatchResult } from '../client/event-client';
+import { compareReports, countedEvents, expectedReports, fetchReport, fetchReports, type Difference, type Reports, type ReportWindow } from './check';
+import { expectedAttribution, type ExpectedAttribution, type SentClick } from './expectations';
+import { oracleRows, type OracleEvent } from './oracle';
+import { DAY, HOUR, INSTALL_KINDS, planTraffic, type Addressing, type AppPlan, type ClickPlan, type ClickPurpose, type InstallKind, type Moment, type PersonPlan, type PlannedEvent, type TrafficPlan } from './traffic';
+
+/**
+ * Runs a traffic plan against the service, through its public endpoints only: tenants, apps,
+ * server keys and links through the admin CLI's code (local runtime or --stack), clicks through
+ * GET /l/{id}, events through POST /event with the typed client, and, with --check, the four
+ * reports through the Reporting API, compared with the oracle's rows for what was sent.
+ */
+
+export interface SimulateOptions {
+  seed: string;
+  apps: number;
+  days: number;
+  installs: number;
+  check: boolean;
+  stack?: string;
+  /** The service's public URL, when it is not the one the admin CLI reports (a custom domain). */
+  baseUrl?: string;
+  concurrency?: number;
+  /** How long aggregation may make no progress before the run gives up waiting for it. */
+  stallTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ClickTally {
+  sent: number;
+  recorded: number;
+  /** Redirected without a click id, by why the simulator sent them. */
+  dropped: Partial<Record<ClickPurpose, number>>;
+  rate_limited: number;
+  honeypot_hits: number;
+  /** Times a click had to wait for its address block's rate limit before it went through. */
+  waited_for_rate_limit: number;
+}
+
+export interface AppResult {
+  name: string;
+  app_id: string;
+  app_key: string;
+  server_key: string;
+  probabilistic: boolean;
+  partners: string[];
+  clicks: ClickTally;
+  installs: { planned: Partial<Record<InstallKind, number>>; expected: { deterministic: number; probabilistic: number; organic: number; reinstalls: number; fraud_flagged: number } };
+  events: { accepted: number; rejected: number; batches: number; retried_identical: number; retried_reencoded: number };
+  purchases: number;
+  revenue_usd: number;
+  /** Days with installs, oldest first, and the whole period's D1/D7/D30 as the oracle counts them. */
+  retention: { installs: number; d1: number; d7: number; d30: number };
+  expected: Reports;
+}
+
+export interface SimulationResult {
+  seed: string;
+  addressing: Addressing;
+  base_url: string;
+  company_key: string;
+  started_ms: number;
+  window: ReportWindow;
+  apps: AppResult[];
+  /** Everything that did not go as the simulator arranged, with --check the report differences too. */
+  problems: string[];
+  differences: (Difference & { app: string })[];
+  checked: boolean;
+  notes: string[];
+}
+
+interface AppState {
+  plan: AppPlan;
+  appId: string;
+  credentials: AppCredentials;
+  serverKey: string;
+  linkIds: Map<string, string>;
+  clicks: Map<string, ClickOutcome>;
+  /** The clicks the service recorded, by click id. */
+  recorded: Map<string, SentClick>;
+  taken: OracleEvent[];
+  seen: Set<string>;
+  decisions: Map<string, ExpectedAttribution>;
+  tally: ClickTally;
+  events: AppResult['events'];
+}
+
+interface ClickOutcome {
+  status: number;
+  clickId?: string;
+  referrer?: string;
+  sentMs: number;
+  answeredMs: number;
+}
+
+const STORE = {
+  ios: (n: number) => `https://apps.apple.com/app/id64500000${String(n).padStart(2, '0')}`,
+  android: (n: number) => `https://play.google.com/store/apps/details?id=com.example.simulated${n}`,
+  web: (n: number) => `https://example.com/simulated-app-${n}`,
+};
+
+export async function simulate(options: SimulateOptions): Promise<SimulationResult> {
+  const log = options.log ?? (() => undefined);
+  const admin = (args: string[]) => runAdmin(options.stack ? [...args, '--stack', options.stack] : args);
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const concurrency = options.concurrency ?? 8;
+  const stallTimeoutMs = options.stallTimeoutMs ?? (options.stack ? 300_000 : 60_000);
+
+  // The first app is made before the plan: its probe link tells how requests will be addressed.
+  const company = await admin(['company', 'create', '--name', `Simulated traffic (seed ${options.seed})`, '--plan', 'paid']);
+  const companyKey = String(company.company_key);
+  const createApp = async (index: number, probabilistic: boolean) => {
+    const n = index + 1;
+    const app = await admin([
+      'app', 'create', '--company-key', companyKey, '--name', `Sim App ${n}`,
+      '--ios-url', STORE.ios(n), '--android-url', STORE.android(n), '--web-url', STORE.web(n),
+      ...(probabilistic ? ['--probabilistic'] : []),
+    ]);
+    const key = await admin(['server-key', 'create', '--app-key', String(app.app_key)]);
+    return { app, serverKey: String(key.server_key) };
+  };
+  const first = await createApp(0, false);
+  const probe = await admin(['link', 'create', '--app-key', String(first.app.app_key), '--partner', 'sim_probe', '--countries-allow', 'AQ']);
+  const baseUrl = (options.baseUrl ?? String(probe.url).replace(/\/l\/[^/]+$/, '')).replace(/\/$/, '');
+  const addressing = await detectAddressing(baseUrl, String(probe.link_id));
+  log(
+    addressing === 'many'
+      ? 'The service takes client addresses from X-Forwarded-For: people click and install from many addresses and countries.'
+      : 'Every request reaches the service from this machine\'s address (locally, start the runtime with TRUST_PROXY=1 for many):\n' +
+          '  no data-centre, country, honeypot, click-flood or probabilistic traffic, and clicks kept under the rate limit.',
+  );
+
+  const startedMs = Date.now();
+  const plan = planTraffic({ seed: options.seed, apps: options.apps, days: options.days, installs: options.installs, nowMs: startedMs, addressing });
+  const states: AppState[] = [];
+  for (const appPlan of plan.apps) {
+    const made = appPlan.index === 0 ? first : await createApp(appPlan.index, appPlan.probabilistic);
+    const linkIds = new Map<string, string>();
+    for (const link of appPlan.links) {
+      const created = await admin([
+        'link', 'create', '--app-key', String(made.app.app_key), '--partner', link.partner,
+        ...(link.campaign ? ['--campaign', link.campaign] : []),
+        ...(link.honeypot ? ['--honeypot'] : []),
+        ...(link.countriesAllow ? ['--countries-allow', link.countriesAllow.join(',')] : []),
+      ]);
+      linkIds.set(link.key, String(created.link_id));
+    }
+    states.push({
+      plan: appPlan,
+      appId: String(made.app.app_id),
+      credentials: { companyKey, appKey: String(made.app.app_key), signingSecret: String(made.app.signing_secret) },
+      serverKey: made.serverKey,
+      linkIds,
+      clicks: new Map(),
+      recorded: new Map(),
+      taken: [],
+      seen: new Set(),
+      decisions: new Map(),
+      tally: { sent: 0, recorded: 0, dropped: {}, rate_limited: 0, honeypot_hits: 0, waited_for_rate_limit: 0 },
+      events: { accepted: 0, rejected: 0, batches: 0, retried_identical: 0, retried_reencoded: 0 },
+    });
+  }
+  log(`Set up ${states.length} app(s) under company ${companyKey}; clicking...`);
+
+  // Clicks: one person's clicks in order (the honeypot before the blocked click, the last click
+  // last); a flood from its /24 in one burst; different people at the same time.
+  const honeypotBlocks = new Map<string, number>();
+  for (const state of states) {
+    const groups = new Map<string, ClickPlan[]>();
+    for (const c of state.plan.clicks) {
+      const group = c.purpose === 'flood' ? 'flood' : c.viewer.ip;
+      groups.set(group, [...(groups.get(group) ?? []), c]);
+    }
+    await pool([...groups.values()], concurrency, async (group) => {
+      for (const c of group) await sendClick(baseUrl, addressing, state, c, honeypotBlocks, problems, log);
+    });
+  }
+  const window: ReportWindow = { sinceMs: startedMs - (options.days + 1) * DAY, untilMs: startedMs + 3 * HOUR };
+  const clickTotal = states.reduce((n, s) => n + s.tally.sent, 0);
+  log(`Sent ${clickTotal} clicks; sending events in rounds (each waits for the aggregator to count the one before)...`);
+
+  // Events, round by round.
+  const rounds = plan.apps.flatMap((a) => a.people.flatMap((p) => p.batches)).reduce((last, b) => Math.max(last, b.round), 0);
+  for (let round = 0; round <= rounds; round++) {
+    const work = states.flatMap((state) => state.plan.people.map((person) => ({ state, person })));
+    const sendingStarted = Date.now();
+    await pool(work, concurrency, ({ state, person }) => sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems));
+    const waitingStarted = Date.now();
+    for (const state of states) await waitForCounted(baseUrl, state, window, stallTimeoutMs, problems);
+    log(`  round ${round + 1} of ${rounds + 1}: sent in ${seconds(waitingStarted - sendingStarted)}, counted ${seconds(Date.now() - waitingStarted)} later`);
+  }
+
+  const results: AppResult[] = [];
+  for (const state of states) {
+    const oracle = oracleRows(state.taken, (event) => state.decisions.get(`${event.installUuid}|${event.eventId}`) ?? { partner: 'organic', type: 'organic', fraud: false });
+    results.push(appResult(state, expectedReports(oracle)));
+  }
+  notes.push(backdatingNote(plan, addressing));
+
+  const differences: SimulationResult['differences'] = [];
+  if (options.check) {
+    log('Checking the four reports of every app against what was sent...');
+    for (const [i, state] of states.entries()) {
+      const expected = results[i].expected;
+      let found: Difference[] = [];
+      // Reads are eventually consistent: a report may trail the aggregator by a second.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        found = compareReports(expected, await fetchReports(baseUrl, state.serverKey, window));
+        if (found.length === 0) break;
+        await sleep(1000);
+      }
+      differences.push(...found.map((d) => ({ ...d, app: state.plan.name })));
+    }
+  }
+  return {
+    seed: options.seed,
+    addressing,
+    base_url: baseUrl,
+    company_key: companyKey,
+    started_ms: startedMs,
+    window,
+    apps: results,
+    problems,
+    differences,
+    checked: options.check,
+    notes,
+  };
+}
+
+/**
+ * Whether the service takes the client's address from X-Forwarded-For (the local runtime with
+ * TRUST_PROXY=1): a click on a link that admits only Antarctica, claiming to come from there, is
+ * recorded only when the service believes the claim. Behind CloudFront it never does.
+ */
+async function detectAddressing(baseUrl: string, linkId: string): Promise<Addressing> {
+  const response = await fetch(`${baseUrl}/l/${linkId}`, {
+    redirect: 'manual',
+    headers: { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1', 'x-forwarded-for': '192.0.2.1', 'cloudfront-viewer-country': 'AQ' },
+  });
+  await response.arrayBuffer();
+  return clickIdOf(response.headers.get('location')).clickId ? 'many' : 'one';
+}
+
+function clickIdOf(location: string | null): { clickId?: string; referrer?: string } {
+  if (!location) return {};
+  const url = new URL(location);
+  const referrer = url.searchParams.get('referrer');
+  if (referrer !== null) return { clickId: new URLSearchParams(referrer).get('click_id') ?? undefined, referrer };
+  return { clickId: url.searchParams.get('click_id') ?? undefined };
+}
+
+async function sendClick(
+  baseUrl: string,
+  addressing: Addressing,
+  state: AppState,
+  c: ClickPlan,
+  honeypotBlocks: Map<string, number>,
+  problems: string[],
+  log: (line: string) => void,
+): Promise<void> {
+  const headers: Record<string, string> = { 'user-agent': c.userAgent, 'accept-language': 'en-US,en;q=0.9' };
+  if (addressing === 'many') {
+    headers['x-forwarded-for'] = c.viewer.ip;
+    if (c.viewer.country) headers['cloudfront-viewer-country'] = c.viewer.country;
+    if (c.viewer.asn) headers['cloudfront-viewer-asn'] = String(c.viewer.asn);
+  }
+  const url = `${baseUrl}/l/${state.linkIds.get(c.link)}?${new URLSearchParams(c.query)}`;
+  for (;;) {
+    const sentMs = Date.now();
+    const response = await fetch(url, { redirect: 'manual', headers });
+    const answeredMs = Date.now();
+    await response.arrayBuffer();
+    state.tally.sent++;
+    if (response.status === 429 && c.expect !== 'recorded_or_rate_limited') {
+      // A person whose tap hit the limit tries again a little later.
+      const seconds = Number(response.headers.get('retry-after') ?? 5);
+      state.tally.waited_for_rate_limit++;
+      if (state.tally.waited_for_rate_limit === 1) log(`  the rate limit of this address block is spent: waiting ${seconds} s before clicking again`);
+      await sleep(seconds * 1000 + 100);
+      continue;
+    }
+    const { clickId, referrer } = clickIdOf(response.status === 302 ? response.headers.get('location') : null);
+    const outcome: ClickOutcome = { status: response.status, clickId, referrer, sentMs, answeredMs };
+    state.clicks.set(c.key, outcome);
+    const got = response.status === 302 ? (clickId ? 'recorded' : 'dropped') : response.status === 404 ? 'unknown_link' : response.status === 429 ? 'rate_limited' : `status ${response.status}`;
+    if (got === 'recorded') {
+      state.tally.recorded++;
+      state.recorded.set(clickId!, { clickId: clickId!, partner: state.plan.links.find((l) => l.key === c.link)!.partner, ip: c.viewer.ip, platform: c.platform, sentMs, answeredMs });
+    } else if (got === 'dropped') state.tally.dropped[c.purpose] = (state.tally.dropped[c.purpose] ?? 0) + 1;
+    else if (got === 'rate_limited') state.tally.rate_limited++;
+    else if (got === 'unknown_link') {
+      state.tally.honeypot_hits++;
+      if (c.purpose === 'honeypot' && addressing === 'many') honeypotBlocks.set(c.viewer.ip, answeredMs);
+    }
+    const fine = c.expect === 'recorded_or_rate_limited' ? got === 'recorded' || got === 'rate_limited' : got === c.expect;
+    if (!fine) problems.push(`${state.plan.name}: a ${c.purpose} click (${c.platform}) was expected to be ${c.expect} but was ${got}`);
+    return;
+  }
+}
+
+async function sendRound(
+  baseUrl: string,
+  addressing: Addressing,
+  state: AppState,
+  person: PersonPlan,
+  round: number,
+  honeypotBlocks: Map<string, number>,
+  problems: string[],
+): Promise<void> {
+  const batches = person.batches.filter((b) => b.round === round);
+  if (batches.length === 0) return;
+  const ip = person.viewer.ip;
+  const client = new EventClient({
+    baseUrl,
+    ...state.credentials,
+    // The install's address matters to attribution (probabilistic matches, honeypot blocks).
+    fetch:
+      addressing === 'many'
+        ? (input, init) => {
+            const headers = new Headers(init?.headers);
+            headers.set('x-forwarded-for', ip);
+            return fetch(input, { ...init, headers });
+          }
+        : undefined,
+  });
+  const device = (serverMs: number) => serverMs + person.clockOffsetMs;
+  const timeOf = (moment: Moment): number => {
+    if ('at' in moment) return clearOfMidnight(moment.at);
+    const click = state.clicks.get(moment.click);
+    if (!click) throw new Error(`the plan refers to click ${moment.click}, which was never made`);
+    return clearOfMidnight((moment.from === 'sent' ? click.sentMs : click.answeredMs) + moment.ms);
+  };
+
+  for (const batch of batches) {
+    const facts: { planned: PlannedEvent; tsMs: number }[] = [];
+    const sdkEvents = batch.events.map((e) => {
+      const tsMs = timeOf(e.time);
+      facts.push({ planned: e, tsMs });
+      if (e.malformed) return { ...e.malformed.event, ts_ms: device(tsMs) };
+      const event: Record<string, unknown> = { event_id: e.event_id, event_name: e.event_name, install_uuid: e.install_uuid, ts_ms: device(tsMs) };
+      if (e.platform) event.platform = e.platform;
+      if (e.device_id) event.device_id = e.device_id;
+      if (e.revenue_usd !== undefined) event.revenue_usd = e.revenue_usd;
+      if (e.properties && Object.keys(e.properties).length) event.properties = e.properties;
+      let clickId: string | undefined;
+      let installBeginMs: number | undefined;
+      const click = e.attribution ? state.clicks.get(e.attribution.click) : undefined;
+      // The SDK learns the click id only from a redirect that carried one.
+      if (e.attribution && click?.clickId) {
+        clickId = click.clickId;
+        if (e.attribution.via === 'click_id') event.attribution = { click_id: click.clickId };
+        else {
+          installBeginMs = e.attribution.installBegin ? timeOf(e.attribution.installBegin) : undefined;
+          event.attribution = {
+            referrer: click.referrer ?? `click_id=${click.clickId}`,
+            referrer_click_ms: device(click.sentMs),
+            ...(installBeginMs !== undefined ? { install_begin_ms: device(installBeginMs) } : {}),
+          };
+        }
+      }
+      if (e.event_name === 'install') {
+        const key = `${e.install_uuid}|${e.event_id}`;
+        if (!state.decisions.has(key)) {
+          const decision = expectedAttribution(
+            { tsMs, platform: e.platform ?? person.platform, ip, clickId, installBeginMs },
+            { probabilistic: state.plan.probabilistic, clicks: state.recorded },
+            (address) => (addressing === 'many' ? honeypotBlocks.get(address) : undefined),
+          );
+          if (decision.ambiguous) problems.push(`${state.plan.name}: install ${e.install_uuid} came so close to a slow click that its attribution cannot be predicted (a heavily loaded service?)`);
+          state.decisions.set(key, decision);
+        }
+      }
+      return event;
+    });
+
+    const sentAtMs = device(Date.now());
+    const request = eventBatchRequest(state.credentials, buildBatch(sdkEvents, sentAtMs));
+    const answer = await client.post('/event', request);
+    state.events.batches++;
+    if (answer.status !== 200) {
+      problems.push(`${state.plan.name}: POST /event answered ${answer.status} ${JSON.stringify(answer.body)} (batch of ${sdkEvents.length})`);
+      continue;
+    }
+    const result = answer.body as EventBatchResult;
+    for (const [i, { planned, tsMs }] of facts.entries()) {
+      const verdict = result.results[i];
+      const wanted = planned.malformed ? `rejected ${planned.malformed.reason}` : 'accepted';
+      const got = verdict ? `${verdict.status}${verdict.reason ? ` ${verdict.reason}` : ''}` : 'no result';
+      if (wanted !== got) problems.push(`${state.plan.name}: event ${planned.event_name} ${planned.event_id} was expected ${wanted}, got ${got}`);
+      if (planned.malformed) {
+        state.events.rejected++;
+        continue;
+      }
+      const identity = `${planned.install_uuid}|${planned.event_id}`;
+      if (state.seen.has(identity)) continue;
+      state.seen.add(identity);
+      state.events.accepted++;
+      state.taken.push({ installUuid: planned.install_uuid, eventId: planned.event_id, name: planned.event_name, tsMs, revenueUsd: planned.revenue_usd, deviceHash: planned.device_id });
+    }
+
+    if (batch.retry) {
+      // The SDK did not see the answer and sends the batch again: byte for byte, or rebuilt later.
+      const again =
+        batch.retry === 'identical'
+          ? request
+          : eventBatchRequest(state.credentials, buildBatch([...sdkEvents].reverse(), device(Date.now())), { gzip: sdkEvents.length < 10 });
+      const retried = await client.post('/event', again);
+      if (batch.retry === 'identical') state.events.retried_identical++;
+      else state.events.retried_reencoded++;
+      const accepted = (retried.body as EventBatchResult | undefined)?.accepted ?? 0;
+      const expectedAccepted = batch.events.filter((e) => !e.malformed).length;
+      if (retried.status !== 200 || accepted !== expectedAccepted) {
+        problems.push(`${state.plan.name}: a retried batch was answered ${retried.status} with ${accepted} of ${sdkEvents.length} events accepted (expected ${expectedAccepted})`);
+      }
+    }
+  }
+}
+
+/**
+ * Waits until the events report has counted every event accepted so far (the aggregator is behind
+ * ingestion by a second or two, or minutes after a big round on a busy machine). Gives up only when
+ * the count stops moving for the stall time.
+ */
+async function waitForCounted(baseUrl: string, state: AppState, window: ReportWindow, stallMs: number, problems: string[]): Promise<void> {
+  let counted = -1;
+  let movedAt = Date.now();
+  for (;;) {
+    const now = countedEvents(await fetchReport(baseUrl, state.serverKey, 'events', window));
+    if (now >= state.seen.size) return;
+    if (now !== counted) [counted, movedAt] = [now, Date.now()];
+    if (Date.now() - movedAt > stallMs) break;
+    await sleep(250);
+  }
+  problems.push(`${state.plan.name}: the aggregator counted ${counted} of ${state.seen.size} accepted events and nothing more for ${Math.round(stallMs / 1000)} s`);
+}
+
+function appResult(state: AppState, expected: Reports): AppResult {
+  const planned: Partial<Record<InstallKind, number>> = {};
+  const installs = state.plan.people.flatMap((person) => person.installs);
+  for (const kind of INSTALL_KINDS) {
+    const n = installs.filter((install) => install.kind === kind).length;
+    if (n) planned[kind] = n;
+  }
+  const sum = (rows: Reports[keyof Reports], column: string) => rows.reduce((n, row) => n + Number(row[column] ?? 0), 0);
+  const byType = (type: string) => expected.attribution.filter((r) => r.attribution_type === type).reduce((n, r) => n + Number(r.installs), 0);
+  return {
+    name: state.plan.name,
+    app_id: state.appId,
+    app_key: state.credentials.appKey,
+    server_key: state.serverKey,
+    probabilistic: state.plan.probabilistic,
+    partners: state.plan.links.filter((l) => !l.honeypot).map((l) => l.partner),
+    clicks: state.tally,
+    installs: {
+      planned,
+      expected: {
+        deterministic: byType('deterministic'),
+        probabilistic: byType('probabilistic'),
+        organic: byType('organic'),
+        reinstalls: sum(expected.attribution, 'reinstalls'),
+        fraud_flagged: sum(expected.attribution, 'fraud_flagged'),
+      },
+    },
+    events: state.events,
+    purchases: sum(expected.revenue, 'purchases'),
+    revenue_usd: Math.round(sum(expected.revenue, 'revenue_usd') * 1e6) / 1e6,
+    retention: { installs: sum(expected.cohorts, 'installs'), d1: sum(expected.cohorts, 'd1'), d7: sum(expected.cohorts, 'd7'), d30: sum(expected.cohorts, 'd30') },
+    expected,
+  };
+}
+
+function backdatingNote(plan: TrafficPlan, addressing: Addressing): string {
+  const days = plan.options.days;
+  return [
+    `Back-dating: clicks can only happen now, and an install is credited only to a click made before it, so`,
+    `every back-dated install (spread over the last ${days} days, with its sessions, purchases and reinstalls) is organic.`,
+    `Click-driven installs happen right after their click instead: 15 s to 20 min later (2-5 s for the fast-CTIT fraud),`,
+    `with their first session within 15 minutes, so their device timestamps run up to about 35 minutes ahead of the`,
+    `server (the service accepts 1 hour). Partner rows are therefore all on today's date; the cohorts' D1/D7/D30 come from the organic history.`,
+    addressing === 'one' ? 'All requests came from this machine\'s address, so attribution never depended on addresses.' : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** Keeps a time two seconds clear of a UTC midnight, so its day never depends on the skew correction. */
+function clearOfMidnight(ms: number): number {
+  const intoDay = ((ms % DAY) + DAY) % DAY;
+  return intoDay < 2_000 ? ms + 2_000 : intoDay > DAY - 2_000 ? ms - 2_000 : ms;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function pool<T>(items: readonly T[], size: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
+}

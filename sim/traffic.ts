@@ -1,0 +1,531 @@
+import { ANDROID_AGENTS, AddressBook, BOT_AGENTS, COUNTRIES, DATA_CENTRE_ASNS, DESKTOP_AGENTS, IOS_AGENTS } from './audience';
+import { Random } from './random';
+
+/**
+ * The traffic plan: every click, install and event the simulator will send, decided up front from
+ * the seed, so the same seed gives the same traffic. Nothing here touches the network; sim/run.ts
+ * sends the plan and records what happened.
+ *
+ * Time. Events may be back-dated (the service takes corrected times up to 90 days old), but a
+ * click is always recorded at the moment it is made: now. An install can only be credited to a
+ * click made before it, so a back-dated install is organic. The plan therefore puts every
+ * click-driven install right after its click (click-to-install times of 15 s to 20 min, so a
+ * device clock at most about 35 minutes ahead of the server, inside the 1-hour allowance), and
+ * spreads the organic installs, their sessions, reinstalls and purchases over the past `days`
+ * days. Partner rows are thus all on today's date, while the cohorts and their decaying D1, D7
+ * and D30 come from the organic history.
+ */
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+
+/**
+ * `many`: the runtime takes client addresses (and country and network) from the request
+ * (TRUST_PROXY=1), so every person has their own. `one`: everything comes from this machine's
+ * address; the plan then leaves out what needs many addresses (data-centre networks, countries,
+ * the honeypot, click floods, probabilistic matching) and keeps its clicks under the rate limit.
+ */
+export type Addressing = 'many' | 'one';
+
+export interface TrafficOptions {
+  seed: string;
+  apps: number;
+  days: number;
+  /** People who install, per app (reinstalls come on top). */
+  installs: number;
+  nowMs: number;
+  addressing: Addressing;
+}
+
+export interface LinkPlan {
+  key: string;
+  partner: string;
+  campaign?: string;
+  honeypot?: boolean;
+  countriesAllow?: string[];
+}
+
+/** Where a request comes from. The address, country and network count only in `many` mode. */
+export interface Viewer {
+  ip: string;
+  country?: string;
+  asn?: number;
+}
+
+export type ClickPurpose = 'install' | 'browse' | 'desktop' | 'mobile_only_desktop' | 'bot' | 'data_centre' | 'geo_excluded' | 'honeypot' | 'blocked_ip' | 'flood';
+
+/** What the link should answer: a click id, a redirect without one, the honeypot's 404, or (in a flood) either a click id or 429. */
+export type ClickExpectation = 'recorded' | 'dropped' | 'unknown_link' | 'recorded_or_rate_limited';
+
+export interface ClickPlan {
+  key: string;
+  link: string;
+  purpose: ClickPurpose;
+  platform: 'ios' | 'android' | 'desktop';
+  userAgent: string;
+  viewer: Viewer;
+  query: Record<string, string>;
+  expect: ClickExpectation;
+}
+
+/** A time: absolute (server clock, epoch ms), or relative to when a click was sent or answered. */
+export type Moment = { at: number } | { click: string; from: 'sent' | 'answered'; ms: number };
+
+export interface PlannedEvent {
+  event_id: string;
+  event_name: string;
+  install_uuid: string;
+  time: Moment;
+  platform?: 'ios' | 'android';
+  device_id?: string;
+  revenue_usd?: number;
+  properties?: Record<string, string | number | boolean>;
+  /** On installs: the click id (iOS) or Play referrer (Android) of this click. */
+  attribution?: { click: string; via: 'click_id' | 'referrer'; installBegin?: Moment };
+  /** A malformed event an SDK bug would send, and the reason the service must reject it with. */
+  malformed?: { reason: string; event: Record<string, unknown> };
+}
+
+export const INSTALL_KINDS = [
+  'organic',
+  'click_id',
+  'play_referrer',
+  'probabilistic',
+  'fast_ctit',
+  'click_injection',
+  'honeypot_ip',
+  'reinstall_same_uuid',
+  'reinstall_same_device',
+  'retargeted_reinstall',
+] as const;
+export type InstallKind = (typeof INSTALL_KINDS)[number];
+
+export interface BatchPlan {
+  /** Batches of a round go out once everything of the rounds before has been aggregated. */
+  round: number;
+  events: PlannedEvent[];
+  /** The SDK sends it again: the very same bytes (a lost answer) or re-encoded with a new sent_at. */
+  retry?: 'identical' | 're-encoded';
+}
+
+export interface PersonPlan {
+  key: string;
+  platform: 'ios' | 'android';
+  viewer: Viewer;
+  /** Device clock minus server clock: the service corrects it with sent_at_ms. */
+  clockOffsetMs: number;
+  installs: { install_uuid: string; event_id: string; kind: InstallKind }[];
+  batches: BatchPlan[];
+}
+
+export interface AppPlan {
+  index: number;
+  name: string;
+  probabilistic: boolean;
+  links: LinkPlan[];
+  clicks: ClickPlan[];
+  people: PersonPlan[];
+}
+
+export interface TrafficPlan {
+  options: TrafficOptions;
+  apps: AppPlan[];
+}
+
+const PARTNERS: Readonly<Record<string, { weight: number; campaigns: string[] }>> = {
+  meta: { weight: 34, campaigns: ['prospecting_q3', 'lookalike_1pct'] },
+  google_ads: { weight: 28, campaigns: ['uac_installs', 'uac_value'] },
+  tiktok: { weight: 20, campaigns: ['spark_ads'] },
+  applovin: { weight: 12, campaigns: ['rewarded_video'] },
+  snapchat: { weight: 6, campaigns: ['story_ads'] },
+};
+/** snapchat buys only these countries; its link has an allow list (in `many` mode). */
+const GEO_PARTNER = 'snapchat';
+const GEO_ALLOW = ['US', 'GB', 'CA'];
+
+const PRICES = [0.99, 1.99, 2.99, 4.99, 9.99, 19.99, 49.99];
+/** USD per unit of the store currency the purchase was made in: revenue arrives converted, with up to 6 decimals. */
+const FX = [1, 1, 1, 1.0837, 1.2649, 0.0067, 0.1812, 0.012];
+const SCREENS = ['home', 'shop', 'level_map', 'settings', 'leaderboard'];
+
+export function planTraffic(options: TrafficOptions): TrafficPlan {
+  const random = new Random(`attribution-sim/${options.seed}`);
+  const apps: AppPlan[] = [];
+  for (let index = 0; index < options.apps; index++) apps.push(planApp(random.fork(`app-${index}`), options, index));
+  return { options, apps };
+}
+
+/** How many of the people play each part: every part at least once when there are people enough. */
+function quotas(n: number, many: boolean, probabilistic: boolean): Record<InstallKind, number> {
+  const share = (s: number) => (n >= 12 ? Math.max(1, Math.round(s * n)) : Math.round(s * n));
+  const q: Record<InstallKind, number> = {
+    fast_ctit: share(0.02),
+    click_injection: share(0.02),
+    honeypot_ip: many ? share(0.01) : 0,
+    probabilistic: many && probabilistic ? share(0.04) : 0,
+    retargeted_reinstall: share(0.03),
+    reinstall_same_uuid: share(0.05),
+    reinstall_same_device: share(0.05),
+    click_id: 0,
+    play_referrer: 0,
+    organic: 0,
+  };
+  const paid = Math.round(0.4 * n) - q.fast_ctit - q.click_injection - q.probabilistic;
+  q.click_id = Math.max(0, Math.round(paid * 0.55));
+  q.play_referrer = Math.max(0, paid - q.click_id);
+  const taken = Object.values(q).reduce((a, b) => a + b, 0);
+  q.organic = Math.max(0, n - taken);
+  return q;
+}
+
+function planApp(random: Random, options: TrafficOptions, index: number): AppPlan {
+  const many = options.addressing === 'many';
+  const probabilistic = many && index % 2 === 1;
+  const addresses = new AddressBook(random.fork('addresses'));
+  const links: LinkPlan[] = Object.entries(PARTNERS)
+    .filter(([partner]) => many || partner !== GEO_PARTNER)
+    .map(([partner, p]) => ({ key: partner, partner, campaign: p.campaigns[0], ...(partner === GEO_PARTNER ? { countriesAllow: GEO_ALLOW } : {}) }));
+  if (many) links.push({ key: 'honeypot', partner: 'trap', honeypot: true });
+  const partnerWeights = Object.fromEntries(links.filter((l) => !l.honeypot).map((l) => [l.partner, PARTNERS[l.partner].weight]));
+
+  const clicks: ClickPlan[] = [];
+  const people: PersonPlan[] = [];
+  let clickCount = 0;
+  const ctx: AppContext = { random, options, many, addresses, clicks, links, partnerWeights, newClick: () => `a${index}c${++clickCount}` };
+
+  const q = quotas(options.installs, many, probabilistic);
+  let n = 0;
+  for (const kind of Object.keys(q) as InstallKind[]) {
+    for (let i = 0; i < q[kind]; i++) people.push(planPerson(ctx, `a${index}p${++n}`, kind, i));
+  }
+  // The order people arrive in is not the order of their parts.
+  shuffle(random, people);
+
+  // Clicks that bring no install: people who looked and left, desktops, bots and click farms.
+  const converting = clicks.length;
+  const browsing = many ? Math.round(converting * 1.2) : Math.min(Math.round(converting * 0.15) + 1, 8);
+  for (let i = 0; i < browsing; i++) {
+    const platform = random.chance(0.55) ? 'ios' : 'android';
+    addClick(ctx, { purpose: 'browse', platform, viewer: personViewer(ctx), link: pickPartnerLink(ctx, undefined) });
+  }
+  const extras = Math.max(2, Math.round((converting + browsing) * 0.06));
+  for (let i = 0; i < extras; i++) {
+    addClick(ctx, { purpose: 'desktop', platform: 'desktop', viewer: personViewer(ctx), link: pickPartnerLink(ctx, undefined) });
+    addClick(ctx, { purpose: 'bot', platform: 'desktop', viewer: personViewer(ctx), link: pickPartnerLink(ctx, undefined) });
+  }
+  addClick(ctx, { purpose: 'mobile_only_desktop', platform: 'desktop', viewer: personViewer(ctx), link: pickPartnerLink(ctx, undefined) });
+  if (many) {
+    for (let i = 0; i < extras; i++) {
+      addClick(ctx, { purpose: 'data_centre', platform: random.chance(0.5) ? 'ios' : 'android', viewer: { ip: addresses.person(), country: 'US', asn: random.pick(DATA_CENTRE_ASNS) }, link: pickPartnerLink(ctx, undefined) });
+      const excluded = random.pick(['DE', 'FR', 'BR', 'IN', 'JP']);
+      addClick(ctx, { purpose: 'geo_excluded', platform: 'ios', viewer: { ip: addresses.person(), country: excluded, asn: random.pick(COUNTRIES[excluded].asns) }, link: GEO_PARTNER });
+    }
+    // A click flood from one /24: more clicks in a burst than the rate limit lets through.
+    const block = addresses.v4Block();
+    const floodLink = pickPartnerLink(ctx, undefined);
+    for (let i = 0; i < 140; i++) {
+      addClick(ctx, { purpose: 'flood', platform: 'android', viewer: { ip: `${block}.${2 + (i % 250)}`, country: 'US', asn: 7922 }, link: floodLink });
+    }
+  }
+  return { index, name: `Sim App ${index + 1}`, probabilistic, links, clicks, people };
+}
+
+interface AppContext {
+  random: Random;
+  options: TrafficOptions;
+  many: boolean;
+  addresses: AddressBook;
+  clicks: ClickPlan[];
+  links: LinkPlan[];
+  partnerWeights: Record<string, number>;
+  newClick(): string;
+}
+
+function personViewer(ctx: AppContext, countries?: readonly string[]): Viewer {
+  const country = countries ? ctx.random.pick(countries) : ctx.random.weighted(Object.fromEntries(Object.entries(COUNTRIES).map(([c, v]) => [c, v.weight])));
+  return { ip: ctx.addresses.person(), country, asn: ctx.random.pick(COUNTRIES[country].asns) };
+}
+
+function pickPartnerLink(ctx: AppContext, country: string | undefined): string {
+  // Someone outside snapchat's countries is never shown its ads (the geo_excluded clicks are the exception).
+  const weights = { ...ctx.partnerWeights };
+  if (country !== undefined && !GEO_ALLOW.includes(country)) delete weights[GEO_PARTNER];
+  if (country === undefined) delete weights[GEO_PARTNER];
+  return ctx.random.weighted(weights);
+}
+
+function addClick(ctx: AppContext, c: { purpose: ClickPurpose; platform: ClickPlan['platform']; viewer: Viewer; link: string }): string {
+  const { random } = ctx;
+  const key = ctx.newClick();
+  const userAgent =
+    c.purpose === 'bot'
+      ? random.pick(BOT_AGENTS)
+      : c.platform === 'ios'
+        ? random.pick(IOS_AGENTS)
+        : c.platform === 'android'
+          ? random.pick(ANDROID_AGENTS)
+          : random.pick(DESKTOP_AGENTS);
+  // What ad networks append: their own click id and creative / placement macros.
+  const query: Record<string, string> = { click_id: `${c.link.slice(0, 2)}-${random.hex(12)}`, sub1: `creative_${random.int(1, 6)}`, sub2: random.pick(['feed', 'stories', 'reels', 'search', 'rewarded']) };
+  if (c.purpose === 'mobile_only_desktop') query.mobile_only = '1';
+  const expect: ClickExpectation =
+    c.purpose === 'honeypot'
+      ? 'unknown_link'
+      : c.purpose === 'flood'
+        ? 'recorded_or_rate_limited'
+        : ['bot', 'data_centre', 'geo_excluded', 'blocked_ip', 'mobile_only_desktop'].includes(c.purpose)
+          ? 'dropped'
+          : 'recorded';
+  ctx.clicks.push({ key, link: c.link, purpose: c.purpose, platform: c.platform, userAgent, viewer: c.viewer, query, expect });
+  return key;
+}
+
+interface Life {
+  installUuid: string;
+  eventId: string;
+  /** Install time as a moment, and the same as a function of an offset from it. */
+  at(offsetMs: number): Moment;
+  /** Offsets from the install beyond which nothing happens (the present, or the next life). */
+  endOffsetMs: number;
+}
+
+type Archetype = { loyal: boolean; churnDay: number; activeShare: number; purchaseChance: number };
+
+function archetype(random: Random, loyal = random.chance(0.08)): Archetype {
+  // A heavy-tailed lifetime, P(still around after day k) = (2 + k)^-0.7, active on 70% of those
+  // days: about 32% D1, 15% D7 and 6% D30 before the loyal few, the shape of a casual game.
+  const churnDay = loyal ? Infinity : Math.floor(random.next() ** (-1 / 0.7)) - 1;
+  const payer = random.weighted({ none: 85, payer: 12, whale: 3 });
+  return { loyal, churnDay, activeShare: loyal ? 0.8 : 0.7, purchaseChance: { none: 0.01, payer: 0.2, whale: 0.6 }[payer] };
+}
+
+function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number): PersonPlan {
+  const { random, options, many } = ctx;
+  const nowMs = options.nowMs;
+  const start = nowMs - options.days * DAY;
+  const platform: 'ios' | 'android' =
+    kind === 'play_referrer' || kind === 'click_injection' || kind === 'reinstall_same_device' || kind === 'retargeted_reinstall'
+      ? 'android'
+      : kind === 'click_id' || kind === 'probabilistic' || kind === 'reinstall_same_uuid'
+        ? 'ios'
+        : random.chance(0.55)
+          ? 'ios'
+          : 'android';
+  const viewer = personViewer(ctx);
+  // A few devices have a clock far off (a wrong time zone, a clock set by hand).
+  const clockOffsetMs = random.chance(0.06) ? random.pick([-26 * HOUR, -2 * HOUR, 17 * MINUTE, 3 * DAY]) : random.int(-1500, 1500);
+  const deviceId = platform === 'android' ? random.hex(16) : random.uuid().toUpperCase();
+  const person: PersonPlan = { key, platform, viewer, clockOffsetMs, installs: [], batches: [] };
+  const traits = archetype(random, kind === 'organic' && nth < 2 ? true : undefined);
+
+  const backdated = (installAt: number, endAt: number): Life => ({
+    installUuid: random.uuid(),
+    eventId: random.uuid(),
+    at: (offsetMs) => ({ at: installAt + offsetMs }),
+    endOffsetMs: endAt - installAt,
+  });
+  const clicked = (click: string, fast: boolean): Life => {
+    // Counted from the click's answer: the server recorded it before answering.
+    const ctitMs = fast ? random.int(2_000, 5_000) : Math.round(random.logBetween(15_000, 20 * MINUTE));
+    return { installUuid: random.uuid(), eventId: random.uuid(), at: (offsetMs) => ({ click, from: 'answered', ms: ctitMs + offsetMs }), endOffsetMs: 15 * MINUTE };
+  };
+  const personClick = (purpose: ClickPurpose, link?: string) =>
+    addClick(ctx, { purpose, platform, viewer: person.viewer, link: link ?? pickPartnerLink(ctx, many ? person.viewer.country : 'US') });
+
+  switch (kind) {
+    case 'organic': {
+      // Loyal early adopters first (so some installs are old enough for D30), then anyone.
+      const firstAt = nth < 2 && options.days > 32 ? between(random, start, nowMs - 32 * DAY) : installTime(random, start, nowMs);
+      addLife(ctx, person, backdated(firstAt, nowMs - 2 * MINUTE), kind, traits, 0, deviceId);
+      break;
+    }
+    case 'reinstall_same_uuid':
+    case 'reinstall_same_device': {
+      // A day or more apart when the period allows it; all within the period whatever its length.
+      const firstAt = installTime(random, start, Math.max(start + HOUR, nowMs - 3 * DAY));
+      const againAt = between(random, Math.min(firstAt + DAY + HOUR, nowMs - 3 * HOUR), nowMs - 2 * HOUR);
+      const first = backdated(firstAt, againAt - 5 * MINUTE);
+      addLife(ctx, person, first, 'organic', traits, 0, deviceId);
+      const second = backdated(againAt, nowMs - 2 * MINUTE);
+      // iOS keeps the install id in the Keychain across a reinstall; Android keeps the device id.
+      if (kind === 'reinstall_same_uuid') second.installUuid = first.installUuid;
+      addLife(ctx, person, second, kind, archetype(random), 1, deviceId);
+      break;
+    }
+    case 'retargeted_reinstall': {
+      // Used the app, left it, came back today through a retargeting ad.
+      const firstAt = installTime(random, start, Math.max(start + HOUR, nowMs - 2 * DAY));
+      addLife(ctx, person, backdated(firstAt, nowMs - 6 * HOUR), 'organic', traits, 0, deviceId);
+      const click = personClick('install');
+      addLife(ctx, person, clicked(click, false), kind, traits, 1, deviceId, { click, via: 'referrer' });
+      break;
+    }
+    case 'honeypot_ip': {
+      // A fraudster's device: it follows the trap link no person is shown, then a real one
+      // (dropped: its address is now blocked), then installs: organic, flagged.
+      const trap = personClick('honeypot', 'honeypot');
+      personClick('blocked_ip');
+      addLife(ctx, person, clicked(trap, false), kind, traits, 0, deviceId);
+      break;
+    }
+    case 'probabilistic': {
+      // The click id is lost on the way (no deep link, no referrer): the app matches by address.
+      const click = personClick('install');
+      addLife(ctx, person, clicked(click, false), kind, traits, 0, deviceId);
+      break;
+    }
+    default: {
+      // Some people saw another partner's ad first: the last click wins.
+      if (random.chance(0.12)) personClick('install');
+      const click = personClick('install');
+      const life = clicked(click, kind === 'fast_ctit');
+      const via = platform === 'ios' ? 'click_id' : 'referrer';
+      addLife(ctx, person, life, kind, traits, 0, deviceId, { click, via });
+    }
+  }
+  return person;
+}
+
+function addLife(
+  ctx: AppContext,
+  person: PersonPlan,
+  life: Life,
+  kind: InstallKind,
+  traits: Archetype,
+  round: number,
+  deviceId: string,
+  attribution?: { click: string; via: 'click_id' | 'referrer' },
+): void {
+  const { random } = ctx;
+  const install: PlannedEvent = {
+    event_id: life.eventId,
+    event_name: 'install',
+    install_uuid: life.installUuid,
+    time: life.at(0),
+    platform: person.platform,
+    device_id: deviceId,
+    properties: { app_version: random.pick(['3.4.1', '3.5.0', '3.5.2']), os_version: person.platform === 'ios' ? '18.1' : '14' },
+  };
+  if (attribution) {
+    // The Play Install Referrer API also says when the download began: normally after the click;
+    // with click injection, a click fired by another app after the download had started.
+    const injection = kind === 'click_injection';
+    const begin = injection ? { click: attribution.click, from: 'sent' as const, ms: -random.int(20_000, 90_000) } : halfway(life.at(0));
+    install.attribution = { ...attribution, ...(attribution.via === 'referrer' ? { installBegin: begin } : {}) };
+  }
+  person.installs.push({ install_uuid: life.installUuid, event_id: life.eventId, kind });
+
+  const sessions = sessionEvents(random, life, traits);
+  // The first upload: the install and the first session. A reinstall goes alone in its round, and
+  // what follows it in the next, so the service has counted it before its events arrive.
+  const firstSession = sessions.filter((e) => offsetOf(e) < 20 * MINUTE);
+  const later = sessions.slice(firstSession.length);
+  const batches: PlannedEvent[][] = [];
+  if (round === 0) batches.push([install, ...firstSession]);
+  else batches.push([install], firstSession);
+  for (let i = 0; i < later.length; ) {
+    const size = random.int(15, 45);
+    batches.push(later.slice(i, i + size));
+    i += size;
+  }
+  const planned: BatchPlan[] = batches.filter((b) => b.length > 0).map((events, i) => ({ round: round === 0 ? 0 : i === 0 ? 1 : 2, events }));
+  // An SDK that was killed before its install upload finished sends the first session's events first.
+  if (round === 0 && kind === 'organic' && planned.length > 1 && random.chance(0.04)) {
+    const [installBatch, ...rest] = planned;
+    const session = installBatch.events.slice(1);
+    installBatch.events = [install];
+    if (session.length) planned.splice(0, 1, { round: 0, events: session }, installBatch, ...rest);
+  }
+  for (const batch of planned) {
+    const r = random.next();
+    if (r < 0.05) batch.retry = 'identical';
+    else if (r < 0.08) batch.retry = 're-encoded';
+    // An SDK bug now and then: a malformed event rides along and is rejected alone.
+    if (random.chance(0.015)) batch.events.push(malformed(random, batch.events[batch.events.length - 1]));
+  }
+  person.batches.push(...planned);
+}
+
+const offsetOf = (e: PlannedEvent & { offsetMs?: number }) => e.offsetMs ?? 0;
+
+/** Sessions and named events over the install's life, with the decay of a real app. */
+function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedEvent & { offsetMs: number })[] {
+  const out: (PlannedEvent & { offsetMs: number })[] = [];
+  const add = (name: string, offsetMs: number, extra: Partial<PlannedEvent> = {}) => {
+    if (offsetMs >= life.endOffsetMs) return;
+    out.push({ event_id: random.uuid(), event_name: name, install_uuid: life.installUuid, time: life.at(offsetMs), offsetMs, ...extra });
+  };
+  let tutorial = false;
+  let trial = false;
+  const session = (startMs: number, firstOfLife: boolean) => {
+    add('session_start', startMs);
+    let t = startMs;
+    if (firstOfLife && random.chance(0.7)) {
+      t += random.int(20_000, 120_000);
+      add('tutorial_complete', t);
+      tutorial = true;
+    }
+    for (let i = random.int(1, 5); i > 0; i--) {
+      t += random.int(5_000, 90_000);
+      const name = random.weighted({ screen_view: 5, level_complete: 3, add_to_cart: 1, share: 1 });
+      add(name, t, { properties: name === 'screen_view' ? { screen: random.pick(SCREENS) } : name === 'level_complete' ? { level: random.int(1, 60) } : {} });
+    }
+    if (!trial && tutorial && random.chance(0.03)) {
+      // A free trial is a revenue event of 0: counted as an event, never as a purchase.
+      trial = true;
+      add('start_trial', (t += random.int(5_000, 30_000)), { revenue_usd: 0 });
+    }
+    if (random.chance(traits.purchaseChance * (firstOfLife ? 1.5 : 1))) {
+      const usd = Math.round(random.pick(PRICES) * random.pick(FX) * 1e6) / 1e6;
+      add('purchase', (t += random.int(5_000, 60_000)), { revenue_usd: usd, properties: { sku: `gems_${random.int(1, 6)}`, currency: 'USD' } });
+    }
+  };
+  session(random.int(800, 3_000), true);
+  // Later sessions sit well inside their day of life (5 min from either end), so that retention
+  // windows [N x 24h, (N+1) x 24h) after the install never depend on a few milliseconds of skew.
+  for (let day = 1; day * DAY < life.endOffsetMs; day++) {
+    const active = (traits.loyal && (day === 1 || day === 7 || day === 30)) || (day < traits.churnDay && random.chance(traits.activeShare));
+    if (!active) continue;
+    const starts = Array.from({ length: random.int(1, traits.loyal ? 3 : 2) }, () => day * DAY + random.int(5 * MINUTE, DAY - 20 * MINUTE)).sort((a, b) => a - b);
+    for (const s of starts) session(s, false);
+  }
+  return out.sort((a, b) => a.offsetMs - b.offsetMs);
+}
+
+function malformed(random: Random, like: PlannedEvent): PlannedEvent {
+  const base = { event_id: random.uuid(), install_uuid: like.install_uuid, ts_ms: 0 };
+  const [reason, event] = random.pick<[string, Record<string, unknown>]>([
+    ['bad_event_name', { ...base, event_name: 'level complete' }],
+    ['bad_revenue', { ...base, event_name: 'purchase', revenue_usd: -4.99 }],
+    ['bad_attribution', { ...base, event_name: 'session_start', attribution: { click_id: 'x' } }],
+  ]);
+  return { ...like, event_id: base.event_id, event_name: String(event.event_name), revenue_usd: undefined, malformed: { reason, event } };
+}
+
+/** Half-way between the click and the install: when the Play download began. */
+function halfway(install: Moment): Moment {
+  return 'at' in install ? install : { ...install, ms: Math.round(install.ms / 2) };
+}
+
+/** Installs grow a little over the period; none within 10 minutes of the present. */
+function installTime(random: Random, fromMs: number, toMs: number): number {
+  return avoidMidnight(fromMs + random.next() ** 0.8 * (toMs - 10 * MINUTE - fromMs));
+}
+
+function between(random: Random, fromMs: number, toMs: number): number {
+  return avoidMidnight(fromMs + random.next() * (toMs - fromMs));
+}
+
+/** Keeps an install a minute clear of a UTC midnight, so its day never depends on the skew correction. */
+function avoidMidnight(ms: number): number {
+  const intoDay = ((ms % DAY) + DAY) % DAY;
+  return Math.round(intoDay < MINUTE ? ms + MINUTE : intoDay > DAY - MINUTE ? ms - MINUTE : ms);
+}
+
+function shuffle<T>(random: Random, items: T[]): void {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = random.int(0, i);
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+}
