@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { startSqsEmulator } from './sqs-emulator';
+import { makeS3PutsAtomic } from './s3-atomic-puts';
 
 /**
  * DynamoDB (dynalite), S3 (s3rver) and SQS (our own, see sqs-emulator.ts) on 127.0.0.1, each
@@ -35,6 +36,7 @@ export async function startEmulators(dataDir: string, ports: EmulatorPorts = {})
   const dynamo = dynalite({ path: join(dataDir, 'dynamodb'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   const dynamoPort = await listen(dynamo, ports.dynamodb ?? 0);
 
+  makeS3PutsAtomic();
   let s3: S3rver | undefined;
   let s3Port = ports.s3 ?? 0;
   const startS3 = async () => {

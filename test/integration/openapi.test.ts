@@ -163,7 +163,7 @@ describe('docs/openapi.yaml', () => {
   });
 
   it('documents the reports fallback on every method but GET of each report and on every method of any other name', () => {
-    const refused = ['POST', 'PUT', 'PATCH', 'DELETE'];
+    const refused = ['POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
     const expected = [
       ...REPORT_PATHS.flatMap((path) => refused.map((method) => `${method} ${path}`)),
       ...['GET', ...refused].map((method) => `${method} ${REPORTS_PREFIX}/{name}`),
