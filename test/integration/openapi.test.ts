@@ -5,6 +5,7 @@
 // documented response for their status). What the document marks `x-implemented: false` is
 // listed as todo and checked to be really absent from the code.
 
+import { problemsOf as documentedProblems } from '../support/documented-answers';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -250,38 +251,8 @@ interface Answer {
   text: string;
 }
 
-/** What an answer breaks of the document: an undocumented status, a body or header off its schema. */
-function problemsOf(answer: Answer): string[] {
-  const op = api.operationFor(answer.method, answer.path);
-  const status = String(answer.status);
-  const raw = op?.spec.responses?.[status];
-  if (!op || !raw) return [`${status} is not documented for ${op?.key ?? `${answer.method} ${answer.path}`}`];
-  const response = api.response(raw, `${op.pointer}${pointerOf('responses', status)}`, status);
-  const problems = response.implemented ? [] : [`${op.key} ${status} is marked x-implemented: false`];
-  if (response.spec.content?.['application/json']) {
-    if (!answer.headers.get('content-type')?.startsWith('application/json')) problems.push(`content-type ${answer.headers.get('content-type')}`);
-    let body: unknown;
-    try {
-      body = JSON.parse(answer.text);
-    } catch {
-      return [...problems, `body is not JSON: ${answer.text.slice(0, 80)}`];
-    }
-    problems.push(...api.validate(`${response.pointer}${pointerOf('content', 'application/json', 'schema')}`, body).map((p) => `body ${p}`));
-  } else if (answer.text !== '') {
-    problems.push(`a body where none is documented: ${answer.text.slice(0, 80)}`);
-  }
-  for (const [name, rawHeader] of Object.entries((response.spec.headers ?? {}) as Record<string, Record<string, unknown>>)) {
-    const { node: header, pointer } = api.resolve(rawHeader, `${response.pointer}${pointerOf('headers', name)}`);
-    const value = answer.headers.get(name);
-    if (value === null) {
-      if (header.required) problems.push(`header ${name} is missing`);
-      continue;
-    }
-    const typed = header.schema?.type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value;
-    problems.push(...api.validate(`${pointer}/schema`, typed).map((p) => `header ${name} ${p}`));
-  }
-  return problems;
-}
+/** What an answer breaks of the document (test/support/documented-answers.ts, the reliability suite's rule too). */
+const problemsOf = (answer: Answer): string[] => documentedProblems(api, { ...answer, headers: Object.fromEntries(answer.headers) });
 
 /** The answer has this status (and error code), and is what the document says of that status. */
 function expectDocumented(answer: Answer, status: number, code?: string) {

@@ -5,9 +5,9 @@ import { OpenApi, pointerOf, type Operation } from './openapi';
  * Real HTTP answers held against docs/openapi.yaml: the oracle of the reliability suite. An
  * answer is documented when its status is listed for the operation the request reaches, its
  * JSON body (error code included) validates against that response's schema, and its documented
- * headers do. The same rule as `problemsOf` in test/integration/openapi.test.ts, which keeps it
- * private to that file; this one also resolves the paths that test never sends (several
- * segments under the reports prefix, a trailing slash) the way the edge routes them.
+ * headers do. test/integration/openapi.test.ts holds its answers to the same rule; this module
+ * also resolves the paths that test never sends (several segments under the reports prefix, a
+ * trailing slash) the way the edge routes them.
  */
 export interface HttpAnswer {
   method: string;
