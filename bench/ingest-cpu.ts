@@ -15,8 +15,9 @@ import type { Report } from './support';
  * - ceiling: the bare primitives a batch cannot do without: HMAC-SHA256 of the gzip body,
  *   gunzip, JSON.parse, and gzip level 1 of the audit JSONL (already serialised).
  * - project: the same batch through the code the handler runs, with every store stubbed out:
- *   the signature check, decodeBody, parseJson, then takeBatch (batch shape, verdicts, audit
- *   lines, the audit object encoded by encodeAuditObject exactly as the AuditStore puts it).
+ *   the signature check, decodeBody, parseJson, then takeBatch with the decompressed body as its
+ *   jsonText, as readEventRequest hands them over (batch shape, verdicts, audit lines, the audit
+ *   object encoded by encodeAuditObject exactly as the AuditStore puts it).
  *
  * ingest_cpu_ratio = ceiling time / project time: 1 would be a service that adds nothing to the
  * primitives; higher is better. The goal (issue "Hardening from review") is at least 0.5.
@@ -56,8 +57,9 @@ export async function ingestCpuFigures(report: Report, best: Timer): Promise<voi
   };
   const project = async () => {
     if (!isValidSignature(secret, gz, signature)) throw new Error('the bench batch must pass its own signature');
-    const body = parseJson(await decodeBody(gz, 'gzip'));
-    await takeBatch(ports, { companyId: 'com_1', appId: 'app_1', monthlyCap: 1_000_000, raw: gz, body, clientIp: '198.51.100.7', sdkVersion: 'ios/1.0', receivedMs: now });
+    const jsonText = await decodeBody(gz, 'gzip');
+    const body = parseJson(jsonText);
+    await takeBatch(ports, { companyId: 'com_1', appId: 'app_1', monthlyCap: 1_000_000, raw: gz, jsonText, body, clientIp: '198.51.100.7', sdkVersion: 'ios/1.0', receivedMs: now });
   };
 
   // Interleaved rounds, so a burst of machine noise lands on both sides rather than one.

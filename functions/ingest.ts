@@ -41,13 +41,14 @@ const ports: TakeBatchPorts = {
  */
 export async function ingest(event: HttpEvent): Promise<HttpResult> {
   const receivedMs = Date.now();
-  const { app, company, raw, body } = await readEventRequest(event, tenants);
+  const { app, company, raw, jsonText, body } = await readEventRequest(event, tenants);
   const taken = await takeBatch(ports, {
     companyId: company.company_id,
     appId: app.app_id,
     monthlyCap: company.monthly_cap,
     raw,
     body,
+    jsonText,
     clientIp: viewerOf(event).ip,
     sdkVersion: header(event, SDK_VERSION_HEADER),
     receivedMs,

@@ -16,6 +16,8 @@ export interface EventRequest {
   readonly company: Company;
   /** The body bytes as sent (compressed when the client gzipped them). */
   readonly raw: Buffer;
+  /** The body decompressed: the JSON text `body` was parsed from. */
+  readonly jsonText: Buffer;
   readonly body: unknown;
 }
 
@@ -29,8 +31,8 @@ export async function readEventRequest(event: HttpEvent, tenants: TenantLookup<A
     signature: header(event, 'x-service-signature'),
   };
   const { app, company } = await authenticate(credentials, raw, tenants);
-  const decoded = await decodeBody(raw, header(event, 'content-encoding'));
-  return { app, company, raw, body: parseJson(decoded) };
+  const jsonText = await decodeBody(raw, header(event, 'content-encoding'));
+  return { app, company, raw, jsonText, body: parseJson(jsonText) };
 }
 
 /**

@@ -1,8 +1,10 @@
 import { gzip, gzipSync } from 'node:zlib';
+import { DAY_MS, dayOf } from '../common/days';
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
 import { UUID_PATTERN } from '../common/uuid';
 import { isStorable, type EventVerdict } from './event-validation';
+import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID, type EventTexts } from './event-text';
 
 /**
  * The audit record of a batch (DESIGN section 5): one gzip JSONL object per batch, one line per
@@ -51,13 +53,34 @@ export interface AggregationMessage {
 const MAX_SDK_VERSION_CHARS = 128;
 
 export function auditKey(batch: AuditBatch): string {
-  const day = new Date(batch.receivedMs).toISOString().slice(0, 10).split('-').join('/');
-  return `audit/${day}/${batch.companyId}/${batch.appId}/${batch.bodySha256}.jsonl.gz`;
+  return `audit/${dayPath(batch.receivedMs)}/${batch.companyId}/${batch.appId}/${batch.bodySha256}.jsonl.gz`;
 }
 
-export function auditLines(events: readonly unknown[], verdicts: readonly EventVerdict[], batch: AuditBatch): AuditLine[] {
+/** yyyy/mm/dd of an instant (UTC); the last day is kept, as nearly every batch is received on it. */
+let lastDay: { number: number; path: string } | undefined;
+function dayPath(ms: number): string {
+  const number = Math.floor(ms / DAY_MS);
+  if (lastDay?.number !== number) lastDay = { number, path: dayOf(ms).split('-').join('/') };
+  return lastDay.path;
+}
+
+/**
+ * The audit lines of a batch. Given `jsonText`, the decompressed body that `events` was parsed
+ * from, the lines also remember where each event is in it, and encodeAuditObject copies those
+ * bytes instead of writing the parsed event out again with JSON.stringify, which was a fifth of
+ * the handler's CPU (docs/ingestion.md, "The audit object"). The stored event is then the
+ * client's own JSON for it, which parses to the same value.
+ */
+export function auditLines(events: readonly unknown[], verdicts: readonly EventVerdict[], batch: AuditBatch, jsonText?: Uint8Array): AuditLine[] {
   const sdkVersion = batch.sdkVersion ? batch.sdkVersion.slice(0, MAX_SDK_VERSION_CHARS) : null;
-  return verdicts.map((verdict) => {
+  const texts = jsonText === undefined ? undefined : eventTexts(jsonText, events.length);
+  const lines: AuditLine[] = new Array(verdicts.length);
+  const copies = texts === undefined ? undefined : new Uint8Array(verdicts.length);
+  // An SDK's batch is usually one device's events: its hash is computed once.
+  let deviceId: string | undefined;
+  let deviceHash = '';
+  for (let position = 0; position < verdicts.length; position++) {
+    const verdict = verdicts[position];
     const entry = events[verdict.index];
     const line: AuditLine = {
       index: verdict.index,
@@ -70,7 +93,9 @@ export function auditLines(events: readonly unknown[], verdicts: readonly EventV
       // Only a bad_event entry can be too deep: every other entry passed the depth rule.
       event: verdict.reason === 'bad_event' && !isStorable(entry) ? null : entry,
     };
-    if (!isPlainObject(entry) || line.event === null) return line;
+    lines[position] = line;
+    if (copies !== undefined && line.event !== null && !(texts!.flags[verdict.index] & MULTI_LINE)) copies[position] = COPY;
+    if (!isPlainObject(entry) || line.event === null) continue;
     // An accepted entry passed the install_uuid rule already: the pattern is tested once per entry.
     const install = entry.install_uuid;
     if (typeof install === 'string' && (verdict.status === 'accepted' || UUID_PATTERN.test(install))) {
@@ -78,41 +103,96 @@ export function auditLines(events: readonly unknown[], verdicts: readonly EventV
     }
     if (typeof entry.device_id === 'string') {
       const { device_id, ...rest } = entry;
-      line.device_hash = sha256Hex(`${batch.appId}:${device_id}`);
+      if (device_id !== deviceId) {
+        deviceId = device_id;
+        deviceHash = sha256Hex(`${batch.appId}:${device_id}`);
+      }
+      line.device_hash = deviceHash;
       line.event = rest;
+      if (copies !== undefined && copies[position] === COPY) copies[position] = canCutDeviceId(texts!, verdict.index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
     }
-    return line;
-  });
+  }
+  if (texts !== undefined) {
+    const entries: number[] = new Array(lines.length);
+    const stored: unknown[] = new Array(lines.length);
+    for (let position = 0; position < lines.length; position++) {
+      entries[position] = lines[position].index;
+      stored[position] = lines[position].event;
+    }
+    Object.defineProperty(lines, SOURCED, { value: { text: jsonText!, texts, copies: copies!, entries, events: stored } satisfies SourcedLines });
+  }
+  return lines;
+}
+
+/** How encodeAuditObject writes a line's event: with JSON.stringify, or copied from the body. */
+const WRITE = 0;
+const COPY = 1;
+const COPY_WITHOUT_DEVICE_ID = 2;
+
+/**
+ * What auditLines knew of the body: the text, where each entry is in it, how each line's event is
+ * written, and the entry and the event each line had then (a line changed since is written out).
+ * A non-enumerable property of the array auditLines returned (a WeakMap cost a tenth of the
+ * handler's CPU in garbage collection): any other array of lines (the privacy drain's rewrite, a
+ * test's) is written out by toJsonLines.
+ */
+interface SourcedLines {
+  readonly text: Uint8Array;
+  readonly texts: EventTexts;
+  readonly copies: Uint8Array;
+  readonly entries: readonly number[];
+  readonly events: readonly unknown[];
+}
+const SOURCED = Symbol('audit lines sourced from the body');
+
+/** Exactly one top-level device_id member, found where the scanner can be sure of its keys. */
+function canCutDeviceId(texts: EventTexts, index: number): boolean {
+  return texts.spans[4 * index + 2] >= 0 && (texts.flags[index] & (MULTI_LINE | ESCAPED_KEY | REPEATED_DEVICE_ID)) === 0;
 }
 
 /**
  * JSON Lines: one JSON document per line, each line ending in a newline; each line is exactly
  * what JSON.stringify(line) writes (same keys in the same order, undefined fields left out).
  *
- * Written by hand because it runs once per batch on the hot path and costs more than anything
- * else there but gzip: the fields every line of a batch shares (received_ms, client_ip,
- * sdk_version) are encoded once, not once per line, and only the event, the client's own JSON,
- * goes through JSON.stringify. A unit test holds it to JSON.stringify's output.
+ * Written by hand because it runs on the hot path whenever the body is not at hand: the fields
+ * every line of a batch shares (received_ms, client_ip, sdk_version) are encoded once, not once
+ * per line, and only the event, the client's own JSON, goes through JSON.stringify. A unit test
+ * holds it to JSON.stringify's output.
  */
 export function toJsonLines(lines: readonly AuditLine[]): string {
-  const shared = new SharedFields();
   let out = '';
+  let receivedMs: number | undefined;
+  let receivedJson = '';
+  let clientIp: string | undefined;
+  let sdkVersion: string | null | undefined;
+  let sharedJson = '';
   for (const line of lines) {
-    let text = `{"index":${number(line.index)},"status":${line.status === 'accepted' ? '"accepted"' : json(line.status)}`;
-    if (line.reason !== undefined) text += `,"reason":${json(line.reason)}`;
-    text += `,"received_ms":${shared.receivedMs(line.received_ms)}`;
-    if (line.corrected_ts !== undefined) text += `,"corrected_ts":${number(line.corrected_ts)}`;
-    text += `,"client_ip":${shared.clientIp(line.client_ip)},"sdk_version":${shared.sdkVersion(line.sdk_version)}`;
-    if (line.event !== undefined) text += `,"event":${JSON.stringify(line.event)}`;
+    if (line.received_ms !== receivedMs) {
+      receivedMs = line.received_ms;
+      receivedJson = `,"received_ms":${number(receivedMs)}`;
+    }
+    if (line.client_ip !== clientIp || line.sdk_version !== sdkVersion) {
+      clientIp = line.client_ip;
+      sdkVersion = line.sdk_version;
+      sharedJson = sharedFields(clientIp, sdkVersion);
+    }
+    out += `{"index":${number(line.index)},"status":${line.status === 'accepted' ? '"accepted"' : json(line.status)}`;
+    if (line.reason !== undefined) out += `,"reason":${json(line.reason)}`;
+    out += receivedJson;
+    if (line.corrected_ts !== undefined) out += `,"corrected_ts":${number(line.corrected_ts)}`;
+    out += sharedJson;
+    if (line.event !== undefined) out += `,"event":${JSON.stringify(line.event)}`;
     // A well-formed UUID and a hex digest (all auditLines stores in these) have nothing to escape.
-    if (line.install_uuid !== undefined) text += `,"install_uuid":"${line.install_uuid}"`;
-    if (line.device_hash !== undefined) text += `,"device_hash":"${line.device_hash}"`;
-    out += `${text}}\n`;
+    if (line.install_uuid !== undefined) out += `,"install_uuid":"${line.install_uuid}"`;
+    if (line.device_hash !== undefined) out += `,"device_hash":"${line.device_hash}"`;
+    out += '}\n';
   }
   return out;
 }
 
 const json = (value: string) => JSON.stringify(value);
+const sharedFields = (clientIp: string, sdkVersion: string | null) => `,"client_ip":${json(clientIp)},"sdk_version":${sdkVersion === null ? 'null' : json(sdkVersion)}`;
+
 /**
  * JSON's spelling of a number: what JSON.stringify writes, null for NaN and the infinities. An
  * epoch-ms integer is written as two small halves: V8 turns a small integer into a string from
@@ -127,28 +207,9 @@ function number(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
 }
 
-/** The last value of each shared field and its JSON, so a batch encodes each once. */
-class SharedFields {
-  private received?: [number, string];
-  private ip?: [string, string];
-  private sdk?: [string | null, string];
-  receivedMs(value: number): string {
-    if (this.received?.[0] !== value) this.received = [value, number(value)];
-    return this.received[1];
-  }
-  clientIp(value: string): string {
-    if (this.ip?.[0] !== value) this.ip = [value, json(value)];
-    return this.ip[1];
-  }
-  sdkVersion(value: string | null): string {
-    if (this.sdk === undefined || this.sdk[0] !== value) this.sdk = [value, value === null ? 'null' : json(value)];
-    return this.sdk[1];
-  }
-}
-
 /**
  * Gzip level 1 (docs/ingestion.md has the numbers: level 6 costs about three times the CPU for
- * objects about 11% smaller). Up to 128 Ki characters of JSONL (a few hundred events) is compressed
+ * objects about 11% smaller). Up to 128 KiB of JSONL (a few hundred events) is compressed
  * synchronously: that blocks the event loop for a fraction of a millisecond, less than the
  * thread-pool round trip costs; a larger batch goes to zlib's thread pool so that the local
  * runtime, which serves every route from one process, is not held up.
@@ -157,9 +218,151 @@ export const SYNC_AUDIT_GZIP_MAX_BYTES = 128 * 1024;
 const AUDIT_GZIP = { level: 1 };
 
 export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> {
-  const jsonl = toJsonLines(lines);
+  const sourced = (lines as { [SOURCED]?: SourcedLines })[SOURCED];
+  const jsonl = (sourced && jsonLinesFromBody(lines, sourced)) ?? toJsonLines(lines);
   if (jsonl.length <= SYNC_AUDIT_GZIP_MAX_BYTES) return Promise.resolve(gzipSync(jsonl, AUDIT_GZIP));
-  return new Promise((resolve, reject) => gzip(jsonl, AUDIT_GZIP, (error, body) => (error ? reject(error) : resolve(body))));
+  // The scratch buffer is for this call only: the thread pool gets a copy.
+  const input = typeof jsonl === 'string' || jsonl.buffer !== scratch?.buffer ? jsonl : Buffer.from(jsonl);
+  return new Promise((resolve, reject) => gzip(input, AUDIT_GZIP, (error, body) => (error ? reject(error) : resolve(body))));
+}
+
+/**
+ * The bytes of toJsonLines' lines, written straight into a buffer with each event copied from the
+ * body: no string is built, flattened and encoded, and nothing is left for the garbage collector,
+ * which is most of what writing the lines as text cost (a string of every piece, then one of the
+ * whole, then its UTF-8). Undefined when the lines do not share received_ms, client_ip and
+ * sdk_version (auditLines makes them so; anything else is toJsonLines' business).
+ *
+ * The body is first copied behind the space the lines can take, so that every event is one
+ * copyWithin. A batch compressed in line uses one scratch buffer, reused by every batch.
+ */
+function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): Buffer | undefined {
+  if (lines.length === 0) return undefined;
+  const { received_ms, client_ip, sdk_version } = lines[0];
+  const receivedPiece = utf8(`,"received_ms":${number(received_ms)}`);
+  const sharedPiece = utf8(`${sharedFields(client_ip, sdk_version)},"event":`);
+  const { text, texts, copies, entries, events } = sourced;
+  const { spans } = texts;
+
+  // Room for the lines: every piece at its longest, three UTF-8 bytes to a UTF-16 unit, six
+  // characters to one that JSON escapes (\u0000).
+  const written: (string | undefined)[] = new Array(lines.length);
+  let room = 0;
+  for (let position = 0; position < lines.length; position++) {
+    const line = lines[position];
+    if (line.received_ms !== received_ms || line.client_ip !== client_ip || line.sdk_version !== sdk_version) return undefined;
+    const copy = line.event === events[position] && line.index === entries[position] ? copies[position] : WRITE;
+    if (copy === WRITE) {
+      written[position] = line.event === undefined ? undefined : JSON.stringify(line.event);
+      room += 3 * (written[position]?.length ?? 0);
+    } else room += spans[4 * line.index + 1] - spans[4 * line.index];
+    room += LINE_ROOM + receivedPiece.length + sharedPiece.length;
+    room += 6 * (line.status.length + (line.reason?.length ?? 0)) + 3 * ((line.install_uuid?.length ?? 0) + (line.device_hash?.length ?? 0));
+  }
+  const out = bufferOf(room + text.length);
+  out.set(text, room);
+
+  let at = 0;
+  for (let position = 0; position < lines.length; position++) {
+    const line = lines[position];
+    at = putBytes(out, at, INDEX_KEY);
+    at = putNumber(out, at, line.index);
+    if (line.status === 'accepted') at = putBytes(out, at, STATUS_ACCEPTED);
+    else at = putString(out, putBytes(out, at, STATUS_KEY), json(line.status));
+    if (line.reason !== undefined) at = putString(out, putBytes(out, at, REASON_KEY), json(line.reason));
+    at = putBytes(out, at, receivedPiece);
+    if (line.corrected_ts !== undefined) at = putNumber(out, putBytes(out, at, CORRECTED_TS_KEY), line.corrected_ts);
+    at = putBytes(out, at, sharedPiece);
+    const entry = 4 * line.index;
+    const copy = written[position] === undefined && line.event !== undefined ? copies[position] : WRITE;
+    if (copy === COPY) {
+      out.copyWithin(at, room + spans[entry], room + spans[entry + 1]);
+      at += spans[entry + 1] - spans[entry];
+    } else if (copy === COPY_WITHOUT_DEVICE_ID) {
+      out.copyWithin(at, room + spans[entry], room + spans[entry + 2]);
+      at += spans[entry + 2] - spans[entry];
+      out.copyWithin(at, room + spans[entry + 3], room + spans[entry + 1]);
+      at += spans[entry + 1] - spans[entry + 3];
+    } else if (written[position] !== undefined) at = putString(out, at, written[position]!);
+    else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
+    if (line.install_uuid !== undefined) at = putByte(out, putString(out, putBytes(out, at, INSTALL_UUID_KEY), line.install_uuid), QUOTE);
+    if (line.device_hash !== undefined) at = putByte(out, putString(out, putBytes(out, at, DEVICE_HASH_KEY), line.device_hash), QUOTE);
+    at = putBytes(out, at, LINE_END);
+  }
+  return out.subarray(0, at);
+}
+
+const utf8 = (text: string) => Buffer.from(text, 'utf8');
+const INDEX_KEY = utf8('{"index":');
+const STATUS_ACCEPTED = utf8(',"status":"accepted"');
+const STATUS_KEY = utf8(',"status":');
+const REASON_KEY = utf8(',"reason":');
+const CORRECTED_TS_KEY = utf8(',"corrected_ts":');
+const EVENT_KEY_LENGTH = ',"event":'.length;
+const INSTALL_UUID_KEY = utf8(',"install_uuid":"');
+const DEVICE_HASH_KEY = utf8(',"device_hash":"');
+const LINE_END = utf8('}\n');
+const QUOTE = 0x22;
+/** The constant pieces of a line and two numbers of at most 25 characters each. */
+const LINE_ROOM = 200;
+
+/** The scratch buffer (256 KiB, made on first use); a batch that needs more gets its own. */
+const SCRATCH_BYTES = 256 * 1024;
+let scratch: Buffer | undefined;
+function bufferOf(bytes: number): Buffer {
+  if (bytes > SCRATCH_BYTES) return Buffer.allocUnsafe(bytes);
+  scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES);
+  return scratch;
+}
+
+function putByte(out: Buffer, at: number, byte: number): number {
+  out[at] = byte;
+  return at + 1;
+}
+
+/** A short piece byte by byte; a longer one (the fields every line shares) in one copy. */
+function putBytes(out: Buffer, at: number, bytes: Uint8Array): number {
+  if (bytes.length > 24) out.set(bytes, at);
+  else for (let i = 0; i < bytes.length; i++) out[at + i] = bytes[i];
+  return at + bytes.length;
+}
+
+/** A string as UTF-8: character by character while it is ASCII, which it almost always is. */
+function putString(out: Buffer, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) return at + out.write(text, at, 'utf8');
+    out[at + i] = code;
+  }
+  return at + text.length;
+}
+
+/**
+ * JSON's spelling of a number, digit by digit for a safe integer: an epoch-ms value in two halves
+ * below 2^31, which V8 keeps as small integers (the remainder of a larger double is a libm call).
+ */
+function putNumber(out: Buffer, at: number, value: number): number {
+  if (!Number.isSafeInteger(value)) return putString(out, at, number(value));
+  if (value < 0) {
+    out[at++] = 0x2d;
+    value = -value;
+  }
+  if (value < 1e9) return putDigits(out, at, value, 0);
+  const high = Math.floor(value / 1e9);
+  return putDigits(out, putDigits(out, at, high, 0), value - high * 1e9, 9);
+}
+
+/** A non-negative integer below 2^31, zero-padded to `width` digits. */
+function putDigits(out: Buffer, at: number, value: number, width: number): number {
+  value |= 0; // an integer to the compiler too, or `%` below is a floating-point remainder
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = (rest / 10) | 0) digits++;
+  if (digits < width) digits = width;
+  for (let i = at + digits - 1; i >= at; i--) {
+    out[i] = 0x30 + (value % 10);
+    value = (value / 10) | 0;
+  }
+  return at + digits;
 }
 
 export function aggregationMessage(bucket: string, key: string, batch: AuditBatch, counts: { accepted: number; rejected: number }): AggregationMessage {

@@ -33,6 +33,8 @@ export interface BatchRequest {
   readonly raw: Uint8Array;
   /** The parsed JSON, not yet known to be a batch. */
   readonly body: unknown;
+  /** The JSON text `body` was parsed from (the body decompressed): the audit record copies each event from it. */
+  readonly jsonText?: Uint8Array;
   readonly clientIp: string;
   readonly sdkVersion?: string;
   readonly receivedMs: number;
@@ -63,20 +65,18 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
     clientIp: request.clientIp,
     sdkVersion: request.sdkVersion,
   };
-  const step = <T>(name: BatchStep, write: () => Promise<T>) => storing(ports, audit, name, write);
 
   const { monthlyCap } = request;
-  const capHit = await step('cap_read', async () => {
-    if (monthlyCap === null) return false;
-    return capReached(await ports.acceptedThisMonth(audit.companyId, audit.receivedMs), monthlyCap);
-  });
-  if (capHit) throw new EventApiError('cap_exceeded');
+  if (monthlyCap !== null) {
+    const acceptedThisMonth = await storing(ports, audit, 'cap_read', () => ports.acceptedThisMonth(audit.companyId, audit.receivedMs));
+    if (capReached(acceptedThisMonth, monthlyCap)) throw new EventApiError('cap_exceeded');
+  }
 
   const { verdicts, accepted, rejected } = judgeEvents(batch.events, batch.sent_at_ms, audit.receivedMs);
   const key = auditKey(audit);
-  await step('audit_write', () => ports.putAudit(key, audit, auditLines(batch.events, verdicts, audit)));
-  await step('hand_off', () => ports.handOff(aggregationMessage(ports.auditBucket, key, audit, { accepted, rejected })));
-  await step('cap_count', () => ports.countOnce({ ...audit, accepted }));
+  await storing(ports, audit, 'audit_write', () => ports.putAudit(key, audit, auditLines(batch.events, verdicts, audit, request.jsonText)));
+  await storing(ports, audit, 'hand_off', () => ports.handOff(aggregationMessage(ports.auditBucket, key, audit, { accepted, rejected })));
+  await storing(ports, audit, 'cap_count', () => ports.countOnce({ ...audit, accepted }));
   return { accepted, rejected, verdicts, auditKey: key };
 }
 
