@@ -39,14 +39,28 @@ export async function answerReport(ports: ReportPorts, request: ReportRequest): 
   const key = bearerKey(request.authorization);
   const record = await ports.serverKey(key);
   if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
+  return answerAppReport(ports, record.app_id, request, startedMs);
+}
+
+/**
+ * Everything after authentication, for an app already known: the Reporting API once the key has
+ * named the app, and the operator's `admin report show` (and console), which reach an app through
+ * their AWS access rather than a server key, so they read exactly the API's pages.
+ */
+export async function answerAppReport(
+  ports: Pick<ReportPorts, 'rows' | 'nowMs'>,
+  appId: string,
+  request: Omit<ReportRequest, 'authorization'>,
+  startedMs = ports.nowMs(),
+): Promise<ReportAnswer> {
   const query = parseReportQuery(request.params, startedMs);
   const days = windowDays(query);
-  const stored = await ports.rows(record.app_id, REPORT_FAMILY[request.report], days, query.offset + query.limit);
+  const stored = await ports.rows(appId, REPORT_FAMILY[request.report], days, query.offset + query.limit);
   const rows = stored.slice(query.offset, query.offset + query.limit).map(renderRow[request.report]);
   const etag = etagOf(request.report, rows, query, days);
-  if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId: record.app_id };
+  if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };
   const meta = { since_ms: query.sinceMs, until_ms: query.untilMs, limit: query.limit, offset: query.offset, elapsed_ms: Math.round(ports.nowMs() - startedMs) };
-  return { kind: 'page', body: { rows, meta }, etag, appId: record.app_id };
+  return { kind: 'page', body: { rows, meta }, etag, appId };
 }
 
 /**
