@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { attributionLookups } from '../functions/adapters/attribution-lookups';
 import { AuditReader } from '../functions/adapters/audit-reader';
@@ -16,12 +15,8 @@ import { dayOf } from '../functions/domain/common/days';
 import { installHash } from '../functions/domain/privacy/privacy';
 import { defineCommand } from './command';
 import { installUuid, key } from './flags';
+import { appByKey } from './apps';
 
-async function appByKey(appKey: string) {
-  const app = await new TenantStore(resourceName.table('tenants')).appByKey(appKey);
-  if (!app) throw new NotFoundError('app');
-  return app;
-}
 
 /** What the service knows of one install: its attribution, its deletion receipts, and the rebuild of its app's rows. */
 export const installCommands = [

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { NotFoundError } from '../functions/adapters/tenant-store';
 import { LinkStore } from '../functions/adapters/link-store';
 import { resourceName } from '../functions/shared/config';
 import { newClickId, SUB_PARAMS } from '../functions/domain/links/click';
@@ -8,14 +8,10 @@ import { followLink, type LinkConfig, type LinkOutcome } from '../functions/doma
 import type { Platform } from '../functions/domain/links/platform';
 import { defineCommand, type Target } from './command';
 import { countries, intFlag, key, url } from './flags';
+import { appByKey } from './apps';
 
 const links = () => new LinkStore(resourceName.table('links'));
 
-async function appByKey(appKey: string) {
-  const app = await new TenantStore(resourceName.table('tenants')).appByKey(appKey);
-  if (!app) throw new NotFoundError('app');
-  return app;
-}
 
 const linkUrl = (target: Target, linkId: string) => `${target.baseUrl}/l/${linkId}`;
 const listedLink = (target: Target, link: LinkConfig) => ({ ...link, url: linkUrl(target, link.link_id) });

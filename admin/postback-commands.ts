@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { NotFoundError } from '../functions/adapters/tenant-store';
 import { PostbackConfigs, PostbackRecords } from '../functions/adapters/postback-store';
 import { resolveHost } from '../functions/adapters/postback-http';
 import { resourceName } from '../functions/shared/config';
@@ -9,12 +9,8 @@ import { renderTemplate } from '../functions/domain/postbacks/template';
 import { dataDirFromEnv, readEndpoints } from '../local/environment';
 import { defineCommand, type Target } from './command';
 import { key } from './flags';
+import { appByKey } from './apps';
 
-async function appByKey(appKey: string) {
-  const app = await new TenantStore(resourceName.table('tenants')).appByKey(appKey);
-  if (!app) throw new NotFoundError('app');
-  return app;
-}
 
 /**
  * A deployed stack never allows loopback; the local runtime does when it was started with

@@ -99,3 +99,14 @@ export function oracleRows(events: readonly OracleEvent[], attribute: (event: Or
   }
   return rows;
 }
+
+/** The rows without zero counters, and without rows left empty: how the tables compare with the oracle. */
+export function dropZeros(rows: OracleRows): OracleRows {
+  for (const family of Object.values(rows)) {
+    for (const [key, counters] of Object.entries(family)) {
+      for (const [name, value] of Object.entries(counters)) if (value === 0) delete counters[name];
+      if (Object.keys(counters).length === 0) delete family[key];
+    }
+  }
+  return rows;
+}

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { oracleRows, type OracleAttribution, type OracleEvent, type OracleRows } from '../support/aggregation-oracle';
+import { dropZeros, oracleRows, type OracleAttribution, type OracleEvent, type OracleRows } from '../support/aggregation-oracle';
 import { eventClientFrom } from '../support/event-client';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { AggregateStore, AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
@@ -53,15 +53,6 @@ async function tableOf(appId: string): Promise<OracleRows> {
   return out;
 }
 
-function dropZeros(rows: OracleRows): OracleRows {
-  for (const family of Object.values(rows)) {
-    for (const [key, counters] of Object.entries(family)) {
-      for (const [name, value] of Object.entries(counters)) if (value === 0) delete counters[name];
-      if (Object.keys(counters).length === 0) delete family[key];
-    }
-  }
-  return rows;
-}
 
 let network = 0;
 /** One /24 per address, so no test spends another's rate-limit allowance or shares an address. */

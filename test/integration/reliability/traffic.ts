@@ -7,7 +7,7 @@ import { ROW_FAMILIES, ROW_GROUPS } from '../../../functions/domain/aggregation/
 import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { sqsClient } from '../../../functions/shared/clients';
 import { resourceName } from '../../../functions/shared/config';
-import { oracleRows, type OracleEvent, type OracleRows } from '../../support/aggregation-oracle';
+import { dropZeros, oracleRows, type OracleEvent, type OracleRows } from '../../support/aggregation-oracle';
 import { httpCall, errorOf, type HttpAnswer } from '../../support/documented-answers';
 import type { LocalStack, Tenant } from '../../support/local-stack';
 
@@ -195,15 +195,6 @@ export class Traffic {
   }
 }
 
-function dropZeros(rows: OracleRows): OracleRows {
-  for (const family of Object.values(rows)) {
-    for (const [key, counters] of Object.entries(family)) {
-      for (const [name, value] of Object.entries(counters)) if (value === 0) delete counters[name];
-      if (Object.keys(counters).length === 0) delete family[key];
-    }
-  }
-  return rows;
-}
 
 /** The app's stored rows as the oracle writes them: "day|group" to the non-zero counters. */
 export async function storedRows(appId: string): Promise<OracleRows> {
