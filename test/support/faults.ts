@@ -11,9 +11,10 @@ import type { LocalStack } from './local-stack';
  *
  * - S3: the runtime's own stopS3/startS3 (s3rver closes, its open connections cut, and a new one
  *   starts on the same port and directory).
- * - DynamoDB: dynalite's own close, which closes its LevelDB after the server, and its listen,
- *   which reopens the database from disk (dynalite supports exactly this); open keep-alive
- *   connections are cut so the service sees the store go away at once.
+ * - DynamoDB: the HTTP server closed (not dynalite's close, which also closes its LevelDB: an
+ *   operation already holding an item lock then throws outside any request) and listening again
+ *   on the same port; open keep-alive connections are cut so the service sees the store go away
+ *   at once.
  * - SQS: the emulator's own close (journal flushed and compacted), then a new emulator on the
  *   same port and data directory, which loads the queues and messages from disk. The runtime's
  *   call of startSqsEmulator is watched (`watchEmulators()` before the stack starts) to learn
@@ -67,9 +68,11 @@ export function watchEmulators(): { faultsOf(stack: LocalStack): EmulatorFaults 
           return running?.close();
         }
         await new Promise<void>((resolve) => {
-          // dynalite answers the callback once its database is closed; an error only means the
-          // server was already down, which is what we want anyway.
-          dynamo.close(() => resolve());
+          // The HTTP server's own close, not dynalite's (which also closes its LevelDB): an
+          // operation already holding dynalite's item lock would then find the database closed
+          // and throw outside any request, failing the test run rather than the request. To the
+          // service, a closed port is the same outage either way.
+          Server.prototype.close.call(dynamo, () => resolve());
           dynamo.closeAllConnections();
         });
       };
