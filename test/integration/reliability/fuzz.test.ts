@@ -254,7 +254,9 @@ it('answers any request to any endpoint with a documented status, code and body:
       expect(verdict).toEqual({ answer: verdict.answer, problems: [] });
       seen.add(`${call.method} ${call.target.split('?')[0].split('/').slice(0, 2).join('/')} ${answer.status} ${errorOf(answer) ?? ''}`.trim());
     }),
-    { numRuns: Number(process.env.FUZZ_RUNS ?? 1_500), seed: process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined },
+    // A fixed seed by default, so the coverage check below cannot fail by the luck of a draw in CI;
+    // FC_SEED=<n> (and FUZZ_RUNS) explore other draws.
+    { numRuns: Number(process.env.FUZZ_RUNS ?? 1_500), seed: Number(process.env.FC_SEED ?? 20_261_121) },
   );
   // The generators reach deep into every endpoint, not only its first check.
   const deep = [
