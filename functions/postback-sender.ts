@@ -55,6 +55,7 @@ async function attempt(record: SQSRecord): Promise<boolean> {
       return true;
     case 'retry':
       metrics.addMetric(result.outcome === 'busy' ? 'PostbacksBusy' : 'PostbacksRetried', MetricUnit.Count, 1);
+      // If the delay cannot be set, the message still comes back, after the queue's visibility timeout.
       await delayMessage(queueUrl, record.receiptHandle, result.delaySeconds).catch(() => undefined);
       return false;
     case 'dead':
