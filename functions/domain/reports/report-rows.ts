@@ -23,7 +23,13 @@ const round = (value: number, decimals: number): number => {
 };
 /** Micro-dollars are integers: dividing by a million is exact to 6 decimals already. */
 const usd = (micros: number): number => micros / 1_000_000;
-const rate = (part: number, whole: number): number => (whole === 0 ? 0 : round(part / whole, 4));
+/**
+ * A cohort's rows are written by different audit objects: a retention day can reach the row while
+ * its install's own increment still waits for a retry (a store outage), so for a moment d1 may
+ * exceed installs. A rate is a share and never above 1, as installs being 0 gives 0: the counters
+ * are shown as they stand, and the rate is right again once the install's increment lands.
+ */
+const rate = (part: number, whole: number): number => (whole === 0 ? 0 : round(Math.min(part, whole) / whole, 4));
 
 export const renderRow: Record<ReportName, (row: StoredCounters) => Record<string, string | number>> = {
   attribution: (row) => ({

@@ -102,6 +102,9 @@ describe('rendering the rows', () => {
     expect(renderRow.revenue({ day: 'd', partner: 'p', purchases: 1, revenue_micros: 1, payers: 1 })).toMatchObject({ revenue_usd: 0.000001, arppu_usd: 0.000001 });
     expect(renderRow.cohorts({ day: 'd', installs: 3, d1: 2, d7: 1, d30: 0 })).toEqual({ day: 'd', installs: 3, d1: 2, d7: 1, d30: 0, d1_rate: 0.6667, d7_rate: 0.3333, d30_rate: 0 });
     expect(renderRow.cohorts({ day: 'd', installs: 0, d1: 0, d7: 0, d30: 0 })).toMatchObject({ d1_rate: 0, d7_rate: 0, d30_rate: 0 });
+    // A retention day that reached the row before its install's increment (retried after an outage).
+    expect(renderRow.cohorts({ day: 'd', installs: 1, d1: 2, d7: 1, d30: 0 })).toMatchObject({ d1: 2, d1_rate: 1, d7_rate: 1 });
+    expect(renderRow.cohorts({ day: 'd', installs: 0, d1: 1, d7: 0, d30: 0 })).toMatchObject({ d1_rate: 0 });
     expect(renderRow.events({ day: 'd', event_name: 'purchase', events: 2, unique_installs: 1, revenue_micros: 4_990_000 })).toEqual({ day: 'd', event_name: 'purchase', events: 2, unique_installs: 1, revenue_usd: 4.99 });
   });
 
