@@ -10,7 +10,7 @@ import { liveRows, rebuildSource } from '../functions/adapters/rebuild-source';
 import { resourceName } from '../functions/shared/config';
 import { installReport } from '../functions/domain/aggregation/install-report';
 import { differences, rebuildRows, type RebuiltRow } from '../functions/domain/aggregation/rebuild';
-import { rowId, ROW_GROUPS } from '../functions/domain/aggregation/rows';
+import { rowId, ROW_FAMILIES, ROW_GROUPS } from '../functions/domain/aggregation/rows';
 import { dayOf } from '../functions/domain/common/days';
 import { installHash } from '../functions/domain/privacy/privacy';
 import { defineCommand } from './command';
@@ -60,6 +60,11 @@ export const installCommands = [
       // Rows the live side has and the rebuild does not are set to zero, as if never written.
       for (const row of f.apply ? found : []) {
         await aggregates.setCounters(app.app_id, { family: row.family, day: row.day, group: ROW_GROUPS[row.family].map((column) => row.group[column]), add: row.rebuilt ?? {} });
+      }
+      // The day pages the reports read follow the rows they were set from.
+      for (const family of ROW_FAMILIES) {
+        const days = [...new Set((f.apply ? found : []).filter((row) => row.family === family).map((row) => row.day))];
+        await aggregates.refreshPages(app.app_id, family, days);
       }
       const rowKey = (row: RebuiltRow) => rowId({ family: row.family, day: row.day, group: Object.values(row.group) });
       return {

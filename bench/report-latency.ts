@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { ROW_GROUPS, sortKeyOf, type RowDelta } from '../functions/domain/aggregation/rows';
+import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
 import { DAY_MS, dayOf } from '../functions/domain/common/days';
 import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/reports';
 import type { HttpEvent } from '../functions/shared/http';
@@ -71,7 +72,7 @@ function rowsOfDay(day: string, d: number): RowDelta[] {
  */
 function itemOf(appId: string, row: RowDelta): Item {
   const groups = Object.fromEntries(ROW_GROUPS[row.family].map((column, i) => [column, row.group[i]]));
-  return { pk: `${appId}#${row.family}`, sk: sortKeyOf(row), day: row.day, ...groups, ...row.add };
+  return { pk: `${appId}#${row.family}`, sk: sortKeyOf(row), day: row.day, ...groups, ...row.add, v: 1 };
 }
 
 async function seed(appId: string, nowMs: number): Promise<number> {
@@ -81,7 +82,7 @@ async function seed(appId: string, nowMs: number): Promise<number> {
 
   const probeApp = `bench_layout_${randomUUID()}`;
   await store.add(probeApp, rows[0], [], []);
-  const [written] = await store.rows(probeApp, rows[0].family);
+  const { Item: written } = await dynamoClient().send(new GetCommand({ TableName: table, Key: { pk: `${probeApp}#${rows[0].family}`, sk: sortKeyOf(rows[0]) } }));
   if (!isDeepStrictEqual(written, itemOf(probeApp, rows[0]))) {
     throw new Error(`the bench's row layout differs from AggregateStore.add's: ${JSON.stringify(written)} vs ${JSON.stringify(itemOf(probeApp, rows[0]))}`);
   }
@@ -96,6 +97,9 @@ async function seed(appId: string, nowMs: number): Promise<number> {
       requests = (UnprocessedItems?.[table] ?? []) as typeof requests;
     }
   });
+  // Then, as the aggregator does after its row writes, each day's page of the paged families.
+  const days = [...new Set(rows.map((row) => row.day))];
+  for (const family of PAGED_FAMILIES) await pool(days, SEED_CONCURRENCY, (day) => store.refreshPages(appId, family, [day]));
   return rows.length;
 }
 

@@ -1,17 +1,29 @@
-import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients/dynamo';
 import type { AggregationLedger, Journal, LeaseResult, RowStore } from '../domain/aggregation/aggregate';
 import { ROW_COUNTERS, ROW_GROUPS, sortKeyOf, type RowDelta, type RowFamily } from '../domain/aggregation/rows';
 import { isConditionFailure } from './install-store';
 import type { StoredCounters } from '../domain/reports/report-rows';
 import { queryAll, queryRawPages, type RawItem } from './query-pages';
+import { decodePageRows, encodePageRows, mergePage, PAGED_FAMILIES, pageReportRows, type DayPage, type PageRow } from '../domain/aggregation/day-pages';
 
 /**
  * The prebuilt report rows: pk `<app_id>#<family>`, sk `<day>\u0001<group>...`, the counters as
- * numbers, the day and group columns as attributes for the reports, and `t_<token>` for each
- * audit object whose increment is on the row and whose processing is not known finished yet.
+ * numbers, the day and group columns as attributes for the reports, `v` (the row's version, 1 more
+ * with every write that changes a counter) and `t_<token>` for each audit object whose increment is
+ * on the row and whose processing is not known finished yet.
+ *
+ * The day pages of the paged families (day-pages.ts): pk `<app_id>#<family>#days`, sk `<day>`,
+ * `rows` (the day's rows as compact JSON, each with its version), `ver` (the page's own version,
+ * for replacing it only if unchanged since read), or `overflow` for a day too big for one item.
  */
 export const TOKEN_PREFIX = 't_';
+const VERSION = 'v';
+const pagesPk = (appId: string, family: RowFamily) => `${appId}#${family}#days`;
+/** Every sort key of a day starts with the day; the day's last possible key sorts below day + U+0002. */
+const DAY_END = '\u0002';
+/** Tries at replacing a page that other refreshes keep replacing first, before the refresh fails (and its objects are retried). */
+const PAGE_ATTEMPTS = 8;
 
 export interface StoredRow {
   pk: string;
@@ -30,6 +42,11 @@ export class AggregateStore implements RowStore {
       values[`:c${i}`] = value;
       return `#c${i} :c${i}`;
     });
+    if (add.length > 0) {
+      names['#v'] = VERSION;
+      values[':one'] = 1;
+      add.push('#v :one');
+    }
     tokens.forEach((token, i) => {
       names[`#t${i}`] = TOKEN_PREFIX + token;
       set.push(`#t${i} = :one`);
@@ -59,14 +76,58 @@ export class AggregateStore implements RowStore {
     }
   }
 
-  /** Every row of an app's family, in key order (day, then the group columns). */
+  /** Every row of an app's family, in key order (day, then the group columns): columns, counters and tokens. */
   async rows(appId: string, family: RowFamily): Promise<StoredRow[]> {
-    return queryAll<StoredRow>({
+    const rows = await queryAll<StoredRow>({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
       ConsistentRead: true,
     });
+    return rows.map(({ [VERSION]: _version, ...row }) => row as StoredRow);
+  }
+
+  async refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void> {
+    if (!PAGED_FAMILIES.has(family)) return;
+    for (const day of days) await this.refreshPage(appId, family, day);
+  }
+
+  /** Reads the day's rows (consistently: after the writes this refresh follows) and merges them into the page. */
+  private async refreshPage(appId: string, family: RowFamily, day: string): Promise<void> {
+    const stored = await queryAll<StoredRow>({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': `${appId}#${family}`, ':from': day, ':to': `${day}${DAY_END}` },
+      ConsistentRead: true,
+    });
+    const groups = ROW_GROUPS[family] as readonly string[];
+    const counters = ROW_COUNTERS[family] as readonly string[];
+    const snapshot: PageRow[] = stored.map((row) => ({
+      group: groups.map((column) => String(row[column])),
+      counters: Object.fromEntries(counters.map((name) => [name, Number(row[name] ?? 0)])),
+      v: Number(row[VERSION] ?? 0),
+    }));
+    const key = { pk: pagesPk(appId, family), sk: day };
+    for (let attempt = 1; ; attempt++) {
+      const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+      const page: DayPage | undefined = Item && (Item.overflow === true ? { overflow: true } : { overflow: false, rows: decodePageRows(family, String(Item.rows)) });
+      const merged = mergePage(family, day, page, snapshot);
+      if (!merged) return;
+      const ver = Number(Item?.ver ?? 0);
+      try {
+        await dynamoClient().send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...key, day, ver: ver + 1, ...(merged.overflow ? { overflow: true } : { rows: encodePageRows(family, merged.rows) }) },
+            ConditionExpression: Item ? 'ver = :ver' : 'attribute_not_exists(pk)',
+            ExpressionAttributeValues: Item ? { ':ver': ver } : undefined,
+          }),
+        );
+        return;
+      } catch (error) {
+        if (!isConditionFailure(error) || attempt === PAGE_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /**
@@ -77,6 +138,41 @@ export class AggregateStore implements RowStore {
    * query's own pages (docs/reports.md, "Speed").
    */
   async page(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<StoredCounters[]> {
+    return PAGED_FAMILIES.has(family) ? this.fromDayPages(appId, family, window, count) : this.fromRows(appId, family, window, count);
+  }
+
+  /**
+   * The same rows from the day pages: a day's page at a time, in day order, for as many days as
+   * the count needs. The first query asks for a few pages; the next ones for as many as the rows
+   * still wanted need at the rows per page seen so far. A day too big for a page is read row by row.
+   */
+  private async fromDayPages(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<StoredCounters[]> {
+    const rows: StoredCounters[] = [];
+    let pagesRead = 0;
+    const pages = queryRawPages(
+      {
+        TableName: this.tableName,
+        ProjectionExpression: '#day, #rows, #overflow',
+        ExpressionAttributeNames: { '#day': 'day', '#rows': 'rows', '#overflow': 'overflow' },
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': { S: pagesPk(appId, family) }, ':from': { S: window.firstDay }, ':to': { S: window.lastDay } },
+      },
+      () => (pagesRead === 0 ? FIRST_PAGES : Math.min(100, Math.ceil((count - rows.length) / Math.max(1, rows.length / pagesRead)) + 1)),
+    );
+    for await (const items of pages) {
+      for (const item of items) {
+        pagesRead++;
+        const day = String(item.day?.S);
+        const wanted = count - rows.length;
+        const dayRows = item.overflow?.BOOL ? await this.fromRows(appId, family, { firstDay: day, lastDay: day }, wanted) : pageReportRows(family, day, String(item.rows?.S), wanted);
+        for (const row of dayRows) rows.push(row);
+        if (rows.length >= count) return rows;
+      }
+    }
+    return rows;
+  }
+
+  private async fromRows(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<StoredCounters[]> {
     const rows: StoredCounters[] = [];
     const columns = ['day', ...ROW_GROUPS[family], ...ROW_COUNTERS[family]];
     const pages = queryRawPages(
@@ -85,8 +181,7 @@ export class AggregateStore implements RowStore {
         ProjectionExpression: columns.map((_, i) => `#p${i}`).join(', '),
         ExpressionAttributeNames: Object.fromEntries(columns.map((column, i) => [`#p${i}`, column])),
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        // Every sort key of a day starts with the day; the day's last possible key sorts below day + U+0002.
-        ExpressionAttributeValues: { ':pk': { S: `${appId}#${family}` }, ':from': { S: window.firstDay }, ':to': { S: `${window.lastDay}\u0002` } },
+        ExpressionAttributeValues: { ':pk': { S: `${appId}#${family}` }, ':from': { S: window.firstDay }, ':to': { S: `${window.lastDay}${DAY_END}` } },
       },
       () => Math.min(count - rows.length, 1000),
     );
@@ -99,7 +194,7 @@ export class AggregateStore implements RowStore {
     return rows;
   }
 
-  /** Sets a row's counters to the given values (admin rebuild --apply); its tokens stay. */
+  /** Sets a row's counters to the given values (admin rebuild --apply); its tokens stay. Its day's page needs a refresh after. */
   async setCounters(appId: string, row: RowDelta): Promise<void> {
     const counters = ROW_COUNTERS[row.family] as readonly string[];
     const { names, values, set } = rowColumns(row);
@@ -112,13 +207,16 @@ export class AggregateStore implements RowStore {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: `${appId}#${row.family}`, sk: sortKeyOf(row) },
-        UpdateExpression: `SET ${set.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        UpdateExpression: `SET ${set.join(', ')} ADD #v :one`,
+        ExpressionAttributeNames: { ...names, '#v': VERSION },
+        ExpressionAttributeValues: { ...values, ':one': 1 },
       }),
     );
   }
 }
+
+/** Day pages the first query of a paged report asks for: a short window's, and enough to learn a long one's rows per page. */
+const FIRST_PAGES = 8;
 
 /** The day and group columns every write of a row sets, so the reports can render it from its attributes. */
 function rowColumns(row: RowDelta) {

@@ -230,8 +230,13 @@ describe('admin rebuild', () => {
     const day = current!.day;
     const key = { pk: `${tenant.app.app_id}#attribution`, sk: sortKeyOf({ day, group: ['meta', 'deterministic'] }) };
     await dynamoClient().send(
-      new UpdateCommand({ TableName: resourceName.table('aggregates'), Key: key, UpdateExpression: 'SET installs = installs + :n', ExpressionAttributeValues: { ':n': 5 } }),
+      new UpdateCommand({ TableName: resourceName.table('aggregates'), Key: key, UpdateExpression: 'SET installs = installs + :n ADD v :one', ExpressionAttributeValues: { ':n': 5, ':one': 1 } }),
     );
+    // The drift reached the day page the reports read, as a write through the store would.
+    const store = new AggregateStore(resourceName.table('aggregates'));
+    const metaOnPage = async () => (await store.page(tenant.app.app_id, 'attribution', { firstDay: day, lastDay: day }, 100)).find((row) => row.partner === 'meta' && row.attribution_type === 'deterministic');
+    await store.refreshPages(tenant.app.app_id, 'attribution', [day]);
+    expect(await metaOnPage()).toMatchObject({ installs: 7 });
 
     const expected: RowDifference = {
       family: 'attribution',
@@ -245,6 +250,7 @@ describe('admin rebuild', () => {
     expect(await rebuild(tenant)).toMatchObject({ differences: [], applied: false });
     const rows = await new AggregateStore(resourceName.table('aggregates')).rows(tenant.app.app_id, 'attribution');
     expect(rows.find((row) => row.sk === key.sk)).toMatchObject({ installs: 2, fraud_flagged: 1 });
+    expect(await metaOnPage()).toMatchObject({ installs: 2, fraud_flagged: 1 });
   });
 });
 

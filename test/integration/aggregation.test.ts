@@ -3,6 +3,7 @@
 // row with an oracle; the store failing after every single write; concurrent and poison deliveries.
 
 import fc from 'fast-check';
+import { expectPagesMatchRows } from '../support/day-pages';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
@@ -50,6 +51,7 @@ async function tableOf(appId: string): Promise<OracleRows> {
       if (Object.keys(counters).length > 0) out[family][[row.day, ...ROW_GROUPS[family].map((column) => String(row[column]))].join('|')] = counters;
     }
   }
+  await expectPagesMatchRows(appId, out.attribution);
   return out;
 }
 

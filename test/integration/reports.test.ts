@@ -95,6 +95,8 @@ describe('the report rows', () => {
         }
       }
       written.set(tenant.app.app_id, mine);
+      // As the aggregator does after its row writes: the day pages the attribution report reads.
+      await rows().refreshPages(tenant.app.app_id, 'attribution', [...new Set([...mine.values()].map((row) => row.day))]);
     }
   }, 60_000);
 
@@ -154,6 +156,7 @@ describe('the report rows', () => {
     expect(again.body).toBeUndefined();
     expect(again.headers.get('etag')).toBe(etag);
     await rows().add(a.app.app_id, { family: 'attribution', day: '2026-01-10', group: ['meta', 'deterministic'], add: { installs: 1 } }, [], []);
+    await rows().refreshPages(a.app.app_id, 'attribution', ['2026-01-10']);
     const changed = await get(path, { ...bearer(a), 'if-none-match': etag });
     expect(changed.status).toBe(200);
     expect(changed.headers.get('etag')).not.toBe(etag);

@@ -2,7 +2,8 @@ import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
 import type { AggregationMessage, AuditLine } from '../ingest/audit-record';
 import { acceptedEvents, contributionsOf, UnreadableAuditError, type ContributionPorts } from './contributions';
-import { RowDeltas, rowKeyOf, type Counters, type RowDelta } from './rows';
+import { RowDeltas, rowKeyOf, type Counters, type RowDelta, type RowFamily } from './rows';
+import { PAGED_FAMILIES } from './day-pages';
 import type { PostbackIntent } from '../postbacks/trigger';
 
 /**
@@ -17,7 +18,9 @@ import type { PostbackIntent } from '../postbacks/trigger';
  *      redelivery after a crash adds exactly the same amounts;
  *   3. rows: the journals of the whole batch are combined per row, one conditional write per row,
  *      which records the objects' tokens on the row and is refused if one is already there;
- *   4. finish: the mark says done, and later writes sweep the tokens off the rows.
+ *   4. pages: the day pages of the days written (day-pages.ts) are brought up to date with
+ *      their rows, so no page is behind an object marked done;
+ *   5. finish: the mark says done, and later writes sweep the tokens off the rows.
  *
  * A crash after any single write leaves either no journal (claims are found again, owned by this
  * object, and give the same journal) or a journal whose rows carry the token where they were
@@ -82,6 +85,11 @@ export interface RowStore {
    * tokens, of finished objects, are removed in the same write. Returns the tokens on the row after.
    */
   add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }>;
+  /**
+   * Brings the day pages of these days up to date with their rows (day-pages.ts); nothing for a
+   * family that is not paged. Safe to run again and at the same time as another refresh.
+   */
+  refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void>;
 }
 
 export interface AggregationPorts extends ContributionPorts {
@@ -192,6 +200,7 @@ export async function aggregateDeliveries(ports: AggregationPorts, deliveries: r
   }
 
   await applyRows(ports, taken, options.sweeper);
+  await refreshPages(ports, taken);
 
   await Promise.all(
     taken.map(async (object) => {
@@ -345,10 +354,40 @@ async function applyRows(ports: AggregationPorts, taken: readonly Taken[], sweep
       for (const [object] of parts) object.failed ??= { step: 'rows', error: error as Error };
     }
   });
+  await inPool(writes, ROW_CONCURRENCY, (write) => write());
+}
+
+/**
+ * Step 4: every paged day an object wrote is refreshed before the object is marked done. A refresh
+ * that fails fails the objects that wrote to that day, so their redelivery refreshes it again.
+ */
+async function refreshPages(ports: AggregationPorts, taken: readonly Taken[]): Promise<void> {
+  const days = new Map<string, { appId: string; family: RowFamily; day: string; objects: Set<Taken> }>();
+  for (const object of taken) {
+    for (const id of Object.keys(object.journal)) {
+      const { family, day } = rowKeyOf(id);
+      if (!PAGED_FAMILIES.has(family)) continue;
+      const key = `${object.message.app_id}\u0000${family}\u0000${day}`;
+      const entry = days.get(key) ?? { appId: object.message.app_id, family, day, objects: new Set<Taken>() };
+      entry.objects.add(object);
+      days.set(key, entry);
+    }
+  }
+  await inPool([...days.values()], ROW_CONCURRENCY, async ({ appId, family, day, objects }) => {
+    try {
+      await ports.rows.refreshPages(appId, family, [day]);
+    } catch (error) {
+      for (const object of objects) object.failed ??= { step: 'pages', error: error as Error };
+    }
+  });
+}
+
+/** Runs the work over the items, at most `concurrency` at a time. */
+async function inPool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(ROW_CONCURRENCY, writes.length) }, async () => {
-      while (next < writes.length) await writes[next++]();
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]);
     }),
   );
 }

@@ -1,6 +1,7 @@
 import type { AggregationLedger, Journal, LeaseResult, RowStore } from './aggregate';
 import type { InstallHead, InstallStore } from './install-state';
 import { ROW_FAMILIES, sortKeyOf, type RowDelta, type RowFamily } from './rows';
+import { mergePage, PAGED_FAMILIES, type DayPage } from './day-pages';
 
 /**
  * The aggregation ports in memory, with the same conditional semantics as the DynamoDB adapters.
@@ -62,32 +63,51 @@ export interface MemoryRow {
   counters: Record<string, number>;
   tokens: Set<string>;
   key: RowDelta;
+  /** The row's version: 1 more with every write that adds to it (day-pages.ts). */
+  v: number;
 }
 
 export class MemoryRowStore implements RowStore {
   /** `<app_id>#<family>` to sort key to row. */
   readonly partitions = new Map<string, Map<string, MemoryRow>>();
+  /** `<app_id>#<family>` to day to page. */
+  readonly pages = new Map<string, Map<string, DayPage>>();
 
   async add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }> {
     const pk = `${appId}#${row.family}`;
     let partition = this.partitions.get(pk);
     if (!partition) this.partitions.set(pk, (partition = new Map()));
     const sk = sortKeyOf(row);
-    const stored = partition.get(sk) ?? { counters: {}, tokens: new Set<string>(), key: { family: row.family, day: row.day, group: [...row.group], add: {} } };
+    const stored = partition.get(sk) ?? { counters: {}, tokens: new Set<string>(), key: { family: row.family, day: row.day, group: [...row.group], add: {} }, v: 0 };
     if (tokens.some((token) => stored.tokens.has(token))) return { applied: false, tokensOnRow: [...stored.tokens] };
     for (const [name, value] of Object.entries(row.add)) stored.counters[name] = (stored.counters[name] ?? 0) + value;
+    if (Object.keys(row.add).length > 0) stored.v += 1;
     for (const token of sweep) stored.tokens.delete(token);
     for (const token of tokens) stored.tokens.add(token);
     partition.set(sk, stored);
     return { applied: true, tokensOnRow: [...stored.tokens] };
   }
 
+  async refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void> {
+    if (!PAGED_FAMILIES.has(family)) return;
+    const pk = `${appId}#${family}`;
+    const pages = this.pages.get(pk) ?? new Map<string, DayPage>();
+    this.pages.set(pk, pages);
+    for (const day of days) {
+      const snapshot = this.rowsOf(appId, family)
+        .filter((row) => row.key.day === day)
+        .map((row) => ({ group: row.key.group, counters: row.counters, v: row.v }));
+      const merged = mergePage(family, day, pages.get(day), snapshot);
+      if (merged) pages.set(day, copy(merged));
+    }
+  }
+
   /** The app's rows of one family in key order, counters only. */
-  rowsOf(appId: string, family: RowFamily): { sk: string; key: RowDelta; counters: Record<string, number> }[] {
+  rowsOf(appId: string, family: RowFamily): { sk: string; key: RowDelta; counters: Record<string, number>; v: number }[] {
     const partition = this.partitions.get(`${appId}#${family}`) ?? new Map<string, MemoryRow>();
     return [...partition.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([sk, row]) => ({ sk, key: row.key, counters: { ...row.counters } }));
+      .map(([sk, row]) => ({ sk, key: row.key, counters: { ...row.counters }, v: row.v }));
   }
 
   families(appId: string) {

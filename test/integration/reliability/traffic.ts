@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expectPagesMatchRows } from '../../support/day-pages';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { eventBatchRequest, signedRequest, type SignedRequest } from '../../../client/event-client';
 import { AggregateStore } from '../../../functions/adapters/aggregate-store';
@@ -210,6 +211,7 @@ export async function storedRows(appId: string): Promise<OracleRows> {
       if (Object.keys(counters).length > 0) out[family][[row.day, ...ROW_GROUPS[family].map((column) => String(row[column]))].join('|')] = counters;
     }
   }
+  await expectPagesMatchRows(appId, out.attribution);
   return out;
 }
 

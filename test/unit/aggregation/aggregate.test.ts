@@ -182,6 +182,8 @@ describe('aggregation on in-memory stores', () => {
         if (outcomes.every((o) => o.kind === 'counted' || o.kind === 'already_counted')) break;
       }
       expect({ k, rows: w.table() }).toEqual({ k, rows: expected });
+      // The day pages the reports read hold the same rows: no fault leaves one behind.
+      expect({ k, pages: w.attributionPages() }).toEqual({ k, pages: expected.attribution });
     }
   });
 
@@ -248,6 +250,7 @@ describe('aggregation on in-memory stores', () => {
           return result;
         };
         expect(w.table()).toEqual(dropZeros(oracleRows(taken, attribute)));
+        expect(w.attributionPages()).toEqual(w.table().attribution);
       }),
       { numRuns: 150 },
     );

@@ -11,6 +11,7 @@ import {
 import { decideAttribution, type AttributionLookups } from '../../../functions/domain/aggregation/attribution';
 import { MemoryInstallStore, MemoryLedger, MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
+import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import type { OracleRows } from '../../support/aggregation-oracle';
 
@@ -92,7 +93,20 @@ export function world(options: { probabilistic?: boolean } = {}) {
     return out;
   }
 
-  return { ports, installs, rows, ledger, objects, clicks, blocked, clock, upload, deliver, table, lookups };
+  /** The attribution family as its day pages hold it, in table()'s form: it must equal the rows'. */
+  function attributionPages(): OracleRows['attribution'] {
+    const out: OracleRows['attribution'] = {};
+    for (const [day, page] of [...(rows.pages.get(`${APP}#attribution`) ?? new Map<string, DayPage>())].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (page.overflow) throw new Error(`the page of ${day} overflowed`);
+      for (const row of page.rows) {
+        const counters = Object.fromEntries(Object.entries(row.counters).filter(([, v]) => v !== 0));
+        if (Object.keys(counters).length > 0) out[[day, ...row.group].join('|')] = counters;
+      }
+    }
+    return out;
+  }
+
+  return { ports, installs, rows, ledger, objects, clicks, blocked, clock, upload, deliver, table, attributionPages, lookups };
 }
 
 export function click(overrides: Partial<ClickRecord> & { click_id: string; ts_ms: number }): ClickRecord {
@@ -144,7 +158,7 @@ export function failingAfter(ports: AggregationPorts, limit: number) {
       release: write(ledger.release.bind(ledger)),
       finished: read(ledger.finished.bind(ledger)),
     },
-    rows: { add: write(rows.add.bind(rows)) },
+    rows: { add: write(rows.add.bind(rows)), refreshPages: write(rows.refreshPages.bind(rows)) },
     readAudit: read(ports.readAudit),
     decide: read(ports.decide),
   };
