@@ -4,6 +4,7 @@ import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { resourceName } from '../functions/shared/config';
 import { answerAppReport } from '../functions/domain/reports/answer-report';
 import { REPORT_NAMES } from '../functions/domain/reports/reports';
+import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
 import { defineCommand } from './command';
 import { key } from './flags';
 
@@ -34,6 +35,25 @@ export const reportCommands = [
       });
       // Without If-None-Match the answer is always a page.
       return answer.kind === 'page' ? { app_id: app.app_id, report: f.report, ...answer.body } : { app_id: app.app_id };
+    },
+  }),
+  defineCommand({
+    name: 'report pages',
+    usage:
+      'report pages --app-key K                  (brings the app\'s day pages, which the attribution report reads,\n' +
+      '                                          up to date with its rows: after an upgrade from a version without them)',
+    flags: z.object({ 'app-key': key }),
+    async execute(f) {
+      const app = await new TenantStore(resourceName.table('tenants')).appByKey(f['app-key']);
+      if (!app) throw new NotFoundError('app');
+      const aggregates = new AggregateStore(resourceName.table('aggregates'));
+      const refreshed: Record<string, number> = {};
+      for (const family of PAGED_FAMILIES) {
+        const days = [...new Set((await aggregates.rows(app.app_id, family)).map((row) => row.day))];
+        await aggregates.refreshPages(app.app_id, family, days);
+        refreshed[family] = days.length;
+      }
+      return { app_id: app.app_id, days_refreshed: refreshed };
     },
   }),
 ];

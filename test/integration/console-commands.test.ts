@@ -4,6 +4,7 @@
 import { runAdmin } from '../../bin/admin';
 import { EventClient } from '../../client/event-client';
 import { IpBlockStore } from '../../functions/adapters/ip-block-store';
+import { AggregateStore } from '../../functions/adapters/aggregate-store';
 import { resourceName } from '../../functions/shared/config';
 import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
 
@@ -99,5 +100,19 @@ describe('report show', () => {
     }
     await expect(runAdmin(['report', 'show', '--app-key', tenant.app.app_key, '--report', 'cohorts', '--limit', '1001'])).rejects.toThrow('invalid_limit');
     await expect(runAdmin(['report', 'show', '--app-key', tenant.app.app_key, '--report', 'installs'])).rejects.toThrow(/--report/);
+  });
+});
+
+describe('report pages', () => {
+  it('pages the rows an older version wrote without day pages, so the attribution report shows them', async () => {
+    const upgraded = await createTenant();
+    const aggregates = new AggregateStore(resourceName.table('aggregates'));
+    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    await aggregates.add(upgraded.app.app_id, { family: 'attribution', day, group: ['meta', 'deterministic'], add: { installs: 3 } }, [], []);
+    const attribution = async () => ((await runAdmin(['report', 'show', '--app-key', upgraded.app.app_key, '--report', 'attribution'])) as { rows: Json[] }).rows;
+    expect(await attribution()).toEqual([]);
+    expect(await runAdmin(['report', 'pages', '--app-key', upgraded.app.app_key])).toEqual({ app_id: upgraded.app.app_id, days_refreshed: { attribution: 1 } });
+    expect(await attribution()).toEqual([{ day, partner: 'meta', attribution_type: 'deterministic', installs: 3, organic: 0, reinstalls: 0, fraud_flagged: 0 }]);
+    await expect(runAdmin(['report', 'pages', '--app-key', 'app_live_nope'])).rejects.toThrow(/app not found/);
   });
 });
