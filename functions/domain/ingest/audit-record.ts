@@ -2,8 +2,7 @@ import { gzip, gzipSync } from 'node:zlib';
 import { DAY_MS, dayOf } from '../common/days';
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
-import { UUID_PATTERN } from '../common/uuid';
-import { isStorable, type EventVerdict } from './event-validation';
+import { EVENT_RULES, isStorable, isUuid, type EventVerdict } from './event-validation';
 import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID, type EventTexts } from './event-text';
 
 /**
@@ -65,25 +64,31 @@ function dayPath(ms: number): string {
 }
 
 /**
- * The audit lines of a batch. Given `jsonText`, the decompressed body that `events` was parsed
- * from, the lines also remember where each event is in it, and encodeAuditObject copies those
- * bytes instead of writing the parsed event out again with JSON.stringify, which was a fifth of
- * the handler's CPU (docs/ingestion.md, "The audit object"). The stored event is then the
- * client's own JSON for it, which parses to the same value.
+ * The audit lines of a batch. Given `source`, the decompressed body that `events` was parsed
+ * from or where eventTexts found each event in it, the lines also remember where each event is,
+ * and encodeAuditObject copies those bytes instead of writing the parsed event out again with
+ * JSON.stringify, which was a fifth of the handler's CPU (docs/ingestion.md, "The audit object").
+ * The stored event is then the client's own JSON for it, which parses to the same value.
  */
-export function auditLines(events: readonly unknown[], verdicts: readonly EventVerdict[], batch: AuditBatch, jsonText?: Uint8Array): AuditLine[] {
+export function auditLines(events: readonly unknown[], verdicts: readonly EventVerdict[], batch: AuditBatch, source?: Uint8Array | EventTexts): AuditLine[] {
   const sdkVersion = batch.sdkVersion ? batch.sdkVersion.slice(0, MAX_SDK_VERSION_CHARS) : null;
-  const texts = jsonText === undefined ? undefined : eventTexts(jsonText, events.length);
-  const lines: AuditLine[] = new Array(verdicts.length);
-  const copies = texts === undefined ? undefined : new Uint8Array(verdicts.length);
+  const texts = source instanceof Uint8Array ? eventTexts(source, events.length) : source;
+  const count = verdicts.length;
+  const lines: AuditLine[] = new Array(count);
+  const copies: number[] | undefined = texts === undefined ? undefined : new Array(count);
+  const entries: number[] | undefined = texts === undefined ? undefined : new Array(count);
+  const stored: unknown[] | undefined = texts === undefined ? undefined : new Array(count);
   // An SDK's batch is usually one device's events: its hash is computed once.
   let deviceId: string | undefined;
   let deviceHash = '';
-  for (let position = 0; position < verdicts.length; position++) {
+  for (let position = 0; position < count; position++) {
     const verdict = verdicts[position];
-    const entry = events[verdict.index];
+    const index = verdict.index;
+    const entry = events[index];
+    // Every line is made with every field, so that all have one shape (the writers read them
+    // fast); an undefined field is left out of the JSON all the same.
     const line: AuditLine = {
-      index: verdict.index,
+      index,
       status: verdict.status,
       reason: verdict.reason,
       received_ms: batch.receivedMs,
@@ -92,34 +97,34 @@ export function auditLines(events: readonly unknown[], verdicts: readonly EventV
       sdk_version: sdkVersion,
       // Only a bad_event entry can be too deep: every other entry passed the depth rule.
       event: verdict.reason === 'bad_event' && !isStorable(entry) ? null : entry,
+      install_uuid: undefined,
+      device_hash: undefined,
     };
     lines[position] = line;
-    if (copies !== undefined && line.event !== null && !(texts!.flags[verdict.index] & MULTI_LINE)) copies[position] = COPY;
-    if (!isPlainObject(entry) || line.event === null) continue;
-    // An accepted entry passed the install_uuid rule already: the pattern is tested once per entry.
-    const install = entry.install_uuid;
-    if (typeof install === 'string' && (verdict.status === 'accepted' || UUID_PATTERN.test(install))) {
-      line.install_uuid = install.toLowerCase();
-    }
-    if (typeof entry.device_id === 'string') {
-      const { device_id, ...rest } = entry;
-      if (device_id !== deviceId) {
-        deviceId = device_id;
-        deviceHash = sha256Hex(`${batch.appId}:${device_id}`);
+    let copy = texts !== undefined && line.event !== null && (texts.flags[index] & MULTI_LINE) === 0 ? COPY : WRITE;
+    if (isPlainObject(entry) && line.event !== null) {
+      // An accepted entry passed the install_uuid rule already: the check runs once per entry.
+      const install = entry.install_uuid;
+      if (typeof install === 'string' && (verdict.status === 'accepted' || isUuid(install))) line.install_uuid = install.toLowerCase();
+      if (typeof entry.device_id === 'string') {
+        const { device_id, ...rest } = entry;
+        if (device_id !== deviceId) {
+          deviceId = device_id;
+          deviceHash = sha256Hex(`${batch.appId}:${device_id}`);
+        }
+        line.device_hash = deviceHash;
+        line.event = rest;
+        if (copy === COPY) copy = canCutDeviceId(texts!, index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
       }
-      line.device_hash = deviceHash;
-      line.event = rest;
-      if (copies !== undefined && copies[position] === COPY) copies[position] = canCutDeviceId(texts!, verdict.index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
+    }
+    if (texts !== undefined) {
+      copies![position] = copy;
+      entries![position] = index;
+      stored![position] = line.event;
     }
   }
   if (texts !== undefined) {
-    const entries: number[] = new Array(lines.length);
-    const stored: unknown[] = new Array(lines.length);
-    for (let position = 0; position < lines.length; position++) {
-      entries[position] = lines[position].index;
-      stored[position] = lines[position].event;
-    }
-    Object.defineProperty(lines, SOURCED, { value: { text: jsonText!, texts, copies: copies!, entries, events: stored } satisfies SourcedLines });
+    Object.defineProperty(lines, SOURCED, { value: { texts, copies: copies!, entries: entries!, events: stored! } satisfies SourcedLines });
   }
   return lines;
 }
@@ -137,9 +142,8 @@ const COPY_WITHOUT_DEVICE_ID = 2;
  * test's) is written out by toJsonLines.
  */
 interface SourcedLines {
-  readonly text: Uint8Array;
   readonly texts: EventTexts;
-  readonly copies: Uint8Array;
+  readonly copies: readonly number[];
   readonly entries: readonly number[];
   readonly events: readonly unknown[];
 }
@@ -234,75 +238,92 @@ export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> 
  * sdk_version (auditLines makes them so; anything else is toJsonLines' business).
  *
  * The body is first copied behind the space the lines can take, so that every event is one
- * copyWithin. A batch compressed in line uses one scratch buffer, reused by every batch.
+ * copyWithin. A batch compressed in line uses one scratch buffer, reused by every batch. What
+ * the lines share is made into as few pieces as possible (an accepted line is its index, one
+ * piece, its corrected_ts, one piece, its event and install_uuid), and a piece or string of more
+ * than a few bytes is written by one native copy rather than byte by byte.
  */
 function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): Buffer | undefined {
-  if (lines.length === 0) return undefined;
+  const count = lines.length;
+  if (count === 0) return undefined;
   const { received_ms, client_ip, sdk_version } = lines[0];
-  const receivedPiece = utf8(`,"received_ms":${number(received_ms)}`);
+  const received = `,"received_ms":${number(received_ms)}`;
+  const receivedPiece = utf8(received);
+  const acceptedPiece = utf8(`,"status":"accepted"${received},"corrected_ts":`);
   const sharedPiece = utf8(`${sharedFields(client_ip, sdk_version)},"event":`);
-  const { text, texts, copies, entries, events } = sourced;
-  const { spans } = texts;
+  const { text, spans } = sourced.texts;
 
   // Room for the lines: every piece at its longest, three UTF-8 bytes to a UTF-16 unit, six
   // characters to one that JSON escapes (\u0000).
-  const written: (string | undefined)[] = new Array(lines.length);
-  let room = 0;
-  for (let position = 0; position < lines.length; position++) {
+  let written: (string | undefined)[] | undefined;
+  let room = count * (LINE_ROOM + receivedPiece.length + acceptedPiece.length + sharedPiece.length);
+  for (let position = 0; position < count; position++) {
     const line = lines[position];
     if (line.received_ms !== received_ms || line.client_ip !== client_ip || line.sdk_version !== sdk_version) return undefined;
-    const copy = line.event === events[position] && line.index === entries[position] ? copies[position] : WRITE;
-    if (copy === WRITE) {
-      written[position] = line.event === undefined ? undefined : JSON.stringify(line.event);
-      room += 3 * (written[position]?.length ?? 0);
+    if (howWritten(line, position, sourced) === WRITE) {
+      const event = line.event === undefined ? undefined : JSON.stringify(line.event);
+      (written ??= new Array(count))[position] = event;
+      room += 3 * (event?.length ?? 0);
     } else room += spans[4 * line.index + 1] - spans[4 * line.index];
-    room += LINE_ROOM + receivedPiece.length + sharedPiece.length;
     room += 6 * (line.status.length + (line.reason?.length ?? 0)) + 3 * ((line.install_uuid?.length ?? 0) + (line.device_hash?.length ?? 0));
   }
   const out = bufferOf(room + text.length);
   out.set(text, room);
 
   let at = 0;
-  for (let position = 0; position < lines.length; position++) {
+  for (let position = 0; position < count; position++) {
     const line = lines[position];
-    at = putBytes(out, at, INDEX_KEY);
-    at = putNumber(out, at, line.index);
-    if (line.status === 'accepted') at = putBytes(out, at, STATUS_ACCEPTED);
-    else at = putString(out, putBytes(out, at, STATUS_KEY), json(line.status));
-    if (line.reason !== undefined) at = putString(out, putBytes(out, at, REASON_KEY), json(line.reason));
-    at = putBytes(out, at, receivedPiece);
-    if (line.corrected_ts !== undefined) at = putNumber(out, putBytes(out, at, CORRECTED_TS_KEY), line.corrected_ts);
+    at = putNumber(out, putBytes(out, at, INDEX_KEY), line.index);
+    if (line.status === 'accepted' && line.reason === undefined && line.corrected_ts !== undefined) {
+      at = putNumber(out, putBytes(out, at, acceptedPiece), line.corrected_ts);
+    } else {
+      const rejected = line.status === 'rejected' && line.reason !== undefined ? REJECTED_PIECES.get(line.reason) : undefined;
+      if (rejected !== undefined) at = putBytes(out, at, rejected);
+      else {
+        at = putString(out, putBytes(out, at, STATUS_KEY), json(line.status));
+        if (line.reason !== undefined) at = putString(out, putBytes(out, at, REASON_KEY), json(line.reason));
+      }
+      at = putBytes(out, at, receivedPiece);
+      if (line.corrected_ts !== undefined) at = putNumber(out, putBytes(out, at, CORRECTED_TS_KEY), line.corrected_ts);
+    }
     at = putBytes(out, at, sharedPiece);
     const entry = 4 * line.index;
-    const copy = written[position] === undefined && line.event !== undefined ? copies[position] : WRITE;
-    if (copy === COPY) {
+    const how = howWritten(line, position, sourced);
+    if (how === COPY) {
       out.copyWithin(at, room + spans[entry], room + spans[entry + 1]);
       at += spans[entry + 1] - spans[entry];
-    } else if (copy === COPY_WITHOUT_DEVICE_ID) {
+    } else if (how === COPY_WITHOUT_DEVICE_ID) {
       out.copyWithin(at, room + spans[entry], room + spans[entry + 2]);
       at += spans[entry + 2] - spans[entry];
       out.copyWithin(at, room + spans[entry + 3], room + spans[entry + 1]);
       at += spans[entry + 1] - spans[entry + 3];
-    } else if (written[position] !== undefined) at = putString(out, at, written[position]!);
+    } else if (written![position] !== undefined) at = putString(out, at, written![position]!);
     else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
     if (line.install_uuid !== undefined) at = putByte(out, putString(out, putBytes(out, at, INSTALL_UUID_KEY), line.install_uuid), QUOTE);
     if (line.device_hash !== undefined) at = putByte(out, putString(out, putBytes(out, at, DEVICE_HASH_KEY), line.device_hash), QUOTE);
-    at = putBytes(out, at, LINE_END);
+    at = putByte(out, putByte(out, at, CLOSE_BRACE), LINE_FEED);
   }
   return out.subarray(0, at);
 }
 
+/** COPY or COPY_WITHOUT_DEVICE_ID while the line holds the entry and event auditLines gave it; else WRITE. */
+function howWritten(line: AuditLine, position: number, sourced: SourcedLines): number {
+  return line.event === sourced.events[position] && line.index === sourced.entries[position] ? sourced.copies[position] : WRITE;
+}
+
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
 const INDEX_KEY = utf8('{"index":');
-const STATUS_ACCEPTED = utf8(',"status":"accepted"');
 const STATUS_KEY = utf8(',"status":');
 const REASON_KEY = utf8(',"reason":');
 const CORRECTED_TS_KEY = utf8(',"corrected_ts":');
 const EVENT_KEY_LENGTH = ',"event":'.length;
+/** The status and reason of a rejected line, for every reason the rules give. */
+const REJECTED_PIECES = new Map(EVENT_RULES.map(({ reason }) => [reason as string, utf8(`,"status":"rejected","reason":${json(reason)}`)]));
 const INSTALL_UUID_KEY = utf8(',"install_uuid":"');
 const DEVICE_HASH_KEY = utf8(',"device_hash":"');
-const LINE_END = utf8('}\n');
 const QUOTE = 0x22;
+const CLOSE_BRACE = 0x7d;
+const LINE_FEED = 0x0a;
 /** The constant pieces of a line and two numbers of at most 25 characters each. */
 const LINE_ROOM = 200;
 
@@ -320,15 +341,21 @@ function putByte(out: Buffer, at: number, byte: number): number {
   return at + 1;
 }
 
-/** A short piece byte by byte; a longer one (the fields every line shares) in one copy. */
+/**
+ * Up to this many bytes or characters are written one by one; a longer piece or string in one
+ * native copy (Uint8Array.set, Buffer.write), which costs about as much as 16 bytes one by one.
+ */
+const BYTE_BY_BYTE = 16;
+
 function putBytes(out: Buffer, at: number, bytes: Uint8Array): number {
-  if (bytes.length > 24) out.set(bytes, at);
+  if (bytes.length > BYTE_BY_BYTE) out.set(bytes, at);
   else for (let i = 0; i < bytes.length; i++) out[at + i] = bytes[i];
   return at + bytes.length;
 }
 
-/** A string as UTF-8: character by character while it is ASCII, which it almost always is. */
+/** A string as UTF-8: a short one character by character while it is ASCII, which it almost always is. */
 function putString(out: Buffer, at: number, text: string): number {
+  if (text.length > BYTE_BY_BYTE) return at + out.write(text, at, 'utf8');
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code >= 0x80) return at + out.write(text, at, 'utf8');
@@ -347,21 +374,28 @@ function putNumber(out: Buffer, at: number, value: number): number {
     out[at++] = 0x2d;
     value = -value;
   }
-  if (value < 1e9) return putDigits(out, at, value, 0);
+  if (value < 1e9) return putDigits(out, at, value, digitsOf(value));
   const high = Math.floor(value / 1e9);
-  return putDigits(out, putDigits(out, at, high, 0), value - high * 1e9, 9);
+  return putDigits(out, putDigits(out, at, high, digitsOf(high)), value - high * 1e9, 9);
 }
 
-/** A non-negative integer below 2^31, zero-padded to `width` digits. */
-function putDigits(out: Buffer, at: number, value: number, width: number): number {
+const digitsOf = (value: number) =>
+  value < 1e4 ? (value < 10 ? 1 : value < 100 ? 2 : value < 1e3 ? 3 : 4) : value < 1e6 ? (value < 1e5 ? 5 : 6) : value < 1e7 ? 7 : value < 1e8 ? 8 : 9;
+
+/** "00" to "99": two digits per division. */
+const DIGIT_PAIRS = utf8(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).join(''));
+
+/** A non-negative integer below 2^31 as exactly `digits` digits, zero-padded. */
+function putDigits(out: Buffer, at: number, value: number, digits: number): number {
   value |= 0; // an integer to the compiler too, or `%` below is a floating-point remainder
-  let digits = 1;
-  for (let rest = value; rest >= 10; rest = (rest / 10) | 0) digits++;
-  if (digits < width) digits = width;
-  for (let i = at + digits - 1; i >= at; i--) {
-    out[i] = 0x30 + (value % 10);
-    value = (value / 10) | 0;
+  let i = at + digits;
+  while (i - at >= 2) {
+    const pair = 2 * (value % 100);
+    value = (value / 100) | 0;
+    out[--i] = DIGIT_PAIRS[pair + 1];
+    out[--i] = DIGIT_PAIRS[pair];
   }
+  if (i > at) out[--i] = 0x30 + (value % 10);
   return at + digits;
 }
 

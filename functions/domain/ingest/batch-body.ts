@@ -1,4 +1,4 @@
-import { gunzip, gunzipSync, type InputType, type ZlibOptions } from 'node:zlib';
+import { constants as zlibConstants, gunzip, gunzipSync, type InputType, type ZlibOptions } from 'node:zlib';
 import { isPlainObject, parseStrictJson } from '../common/json';
 import { EventApiError, MAX_DECOMPRESSED_BYTES, MAX_EVENTS_PER_BATCH } from './event-api';
 
@@ -33,7 +33,7 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
     if (raw.length <= SYNC_INFLATE_MAX_RAW_BYTES) {
       const syncCap = Math.min(maxBytes, SYNC_INFLATE_MAX_OUTPUT_BYTES);
       try {
-        return gunzipSync(raw, { maxOutputLength: syncCap });
+        return gunzipSync(raw, { maxOutputLength: syncCap, chunkSize: inflatedSizeHint(raw, syncCap) });
       } catch (error) {
         // Past the small cap: the whole cap is the thread pool's business, unless it was the whole cap.
         if (!tooLarge(error) || syncCap === maxBytes) throw error;
@@ -45,6 +45,22 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
     throw new EventApiError('bad_gzip');
   }
 }
+
+/**
+ * The output chunk for a small body: what its gzip trailer says it inflates to, plus one byte, so
+ * that a batch inflates into one buffer in one call (in the default 16 KiB chunks a 100-event
+ * batch took a second call and a Buffer.concat, a fifth of the inflate). The trailer is the
+ * client's word and only sizes the chunk, between the default and the cap: a body that inflates
+ * to more than it says gets more chunks (never smaller ones than before), and maxOutputLength
+ * still caps the whole.
+ */
+function inflatedSizeHint(raw: Buffer, cap: number): number {
+  const claimed = raw.length >= GZIP_MIN_BYTES ? raw.readUInt32LE(raw.length - 4) : 0;
+  return Math.max(Math.min(Math.max(claimed + 1, zlibConstants.Z_DEFAULT_CHUNK), cap), zlibConstants.Z_MIN_CHUNK);
+}
+
+/** A gzip member's 10-byte header and 8-byte trailer (CRC-32, then the inflated size modulo 2^32). */
+const GZIP_MIN_BYTES = 18;
 
 const tooLarge = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
 

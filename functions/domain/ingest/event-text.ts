@@ -17,9 +17,15 @@ export interface EventTexts {
    * Four numbers per entry: the start and end (exclusive) of its JSON text, then the start and end
    * of the text to leave out to drop its top-level `device_id` member (-1 when it has none).
    */
-  readonly spans: Int32Array;
+  readonly spans: readonly number[];
   /** Per entry: MULTI_LINE, ESCAPED_KEY, REPEATED_DEVICE_ID, or 0. */
-  readonly flags: Uint8Array;
+  readonly flags: readonly number[];
+  /**
+   * Per entry: the levels its text nests, the entry itself being 1 (a scalar entry 0). Its parsed
+   * value has no more (a duplicate key's dropped value may have had more), so an entry at most
+   * MAX_EVENT_DEPTH deep here passes the depth rule without being walked (judgeEvents).
+   */
+  readonly depths: readonly number[];
 }
 
 /** The entry has a line break between its tokens: copied as it is, it would split a JSONL line. */
@@ -51,8 +57,11 @@ const DEVICE_ID = [...'"device_id"'].map((c) => c.charCodeAt(0));
  * Depth: the root object is 1, the events array 2, an entry's own members 3.
  */
 export function eventTexts(text: Uint8Array, count: number): EventTexts | undefined {
-  const spans = new Int32Array(count * 4);
-  const flags = new Uint8Array(count);
+  // Plain arrays of small integers: a typed array of this size is made outside the heap, about a
+  // microsecond each.
+  const spans: number[] = new Array(count * 4);
+  const flags: number[] = new Array(count);
+  const depths: number[] = new Array(count);
   const end = text.length;
   let depth = 0;
   /** The next string at depth 1 or 3 is a key (just after `{` or `,` in an object). */
@@ -70,21 +79,47 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
   let separator = -1;
   let deviceFrom = -1;
 
+  // Every string is closed before the text ends (JSON.parse read it), so the loop that skips one
+  // looks for its closing quote only; a string opened at or escaping past the last quote would
+  // run off the end, and means the text is not JSON after all. Strings are most of the text, and
+  // are skipped four bytes at a time where four are left: a word with no quote and no backslash
+  // is passed whole, else the loop goes to the first of them. The test is the classic one for a
+  // zero byte, (x - 0x01010101) & ~x & 0x80808080 on the word XOR the byte repeated: its lowest
+  // set bit is exact (a higher one may be a borrow), and the lowest is all it is used for.
+  const lastQuote = text.lastIndexOf(QUOTE);
+  const words = new DataView(text.buffer, text.byteOffset, text.length);
+  const lastWord = end - 4;
   for (let i = 0; i < end; i++) {
     const c = text[i];
     // Digits, `:`, `-` and `.`: most bytes outside strings, and they matter only as an entry's first.
     if (c > COMMA && c < OPEN_BRACKET && depth !== 2) continue;
     if (c === QUOTE) {
       const from = i;
+      if (from >= lastQuote) return undefined;
       let escaped = false;
-      for (i++; i < end && text[i] !== QUOTE; i++) {
-        if (text[i] === BACKSLASH) {
-          escaped = true;
-          i++;
+      i++;
+      for (;;) {
+        if (i <= lastWord) {
+          const word = words.getInt32(i, true);
+          const quote = word ^ 0x22222222;
+          const backslash = word ^ 0x5c5c5c5c;
+          const found = (((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080;
+          if (found === 0) {
+            i += 4;
+            continue;
+          }
+          i += (31 - Math.clz32(found & -found)) >> 3;
         }
+        const b = text[i];
+        if (b === QUOTE) break;
+        if (b === BACKSLASH) {
+          escaped = true;
+          if (++i >= lastQuote) return undefined;
+        }
+        i++;
       }
       if (collecting && depth === 2 && entryStart < 0) {
-        k = begin(spans, flags, k, count, from);
+        k = begin(spans, flags, depths, k, count, from);
         entryStart = from;
         entryIsObject = false;
       } else if (keyNext) {
@@ -107,7 +142,7 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
       case OPEN_BRACE:
       case OPEN_BRACKET:
         if (collecting && depth === 2) {
-          k = begin(spans, flags, k, count, i);
+          k = begin(spans, flags, depths, k, count, i);
           entryStart = i;
           entryIsObject = c === OPEN_BRACE;
         } else if (depth === 1 && c === OPEN_BRACKET && eventsKey) {
@@ -117,6 +152,7 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
           entryStart = -1;
         }
         depth++;
+        if (collecting && depth > 2 && k < count && depth - 2 > depths[k]) depths[k] = depth - 2;
         if (c === OPEN_BRACE && (depth === 1 || (collecting && depth === 3))) {
           keyNext = true;
           separator = i;
@@ -159,34 +195,35 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
       default:
         // The first byte of a number, true, false or null entry (whitespace is at or below space).
         if (collecting && depth === 2 && entryStart < 0 && c > SPACE) {
-          k = begin(spans, flags, k, count, i);
+          k = begin(spans, flags, depths, k, count, i);
           entryStart = i;
           entryIsObject = false;
         }
     }
   }
-  return collected === count ? { text, spans, flags } : undefined;
+  return collected === count ? { text, spans, flags, depths } : undefined;
 }
 
-function begin(spans: Int32Array, flags: Uint8Array, k: number, count: number, at: number): number {
+function begin(spans: number[], flags: number[], depths: number[], k: number, count: number, at: number): number {
   if (k < count) {
     spans[4 * k] = at;
     spans[4 * k + 2] = -1;
     spans[4 * k + 3] = -1;
     flags[k] = 0;
+    depths[k] = 0;
   }
   return k;
 }
 
 /** The entry ends before the `,` or `]` at `at`, without the whitespace before it. */
-function finish(text: Uint8Array, spans: Int32Array, k: number, count: number, at: number): void {
+function finish(text: Uint8Array, spans: number[], k: number, count: number, at: number): void {
   if (k >= count) return;
   let last = at;
   while (last > spans[4 * k] && text[last - 1] <= SPACE) last--;
   spans[4 * k + 1] = last;
 }
 
-function cut(spans: Int32Array, k: number, count: number, from: number, to: number): void {
+function cut(spans: number[], k: number, count: number, from: number, to: number): void {
   if (k >= count || spans[4 * k + 2] >= 0) return;
   spans[4 * k + 2] = from;
   spans[4 * k + 3] = to;

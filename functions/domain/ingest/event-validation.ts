@@ -1,13 +1,16 @@
 import { isPlainObject } from '../common/json';
-import { UUID_PATTERN } from '../common/uuid';
 
 /**
  * The event rules of DESIGN section 5, in its order: the first rule an event fails names its
- * rejection reason. The table is the single source: the validator runs it, docs/ingestion.md
- * lists it (a unit test keeps the two equal) and the benchmark's schema-library twin mirrors it.
+ * rejection reason. EVENT_RULES is the table: docs/ingestion.md lists it (a unit test keeps the
+ * two equal) and the benchmark's schema-library twin mirrors it; validateEvent checks the rules
+ * in its order (a unit test holds it to that order, and a property test to the rules as first
+ * written, one closure per rule).
  *
- * This runs once per event on the hot path, so the checks are plain comparisons and anchored
- * regular expressions; bench/run.ts measures it against an equivalent zod schema.
+ * This runs once per event on the hot path, so it is one straight function of plain comparisons
+ * and character loops: a closure per rule, each reading its fields again from event objects of
+ * many shapes, and three anchored regular expressions (the case-insensitive UUID one above all)
+ * cost 1.7 times as much (docs/ingestion.md, "The CPU of one batch against its ceiling").
  */
 export type RejectionReason =
   | 'bad_event'
@@ -47,10 +50,13 @@ export const MAX_PAST_AGE_MS = 90 * 24 * 60 * 60 * 1000;
 export const MAX_REVENUE_USD = 1_000_000;
 export const MAX_PROPERTIES = 50;
 export const MAX_PROPERTIES_JSON_BYTES = 4096;
+export const MAX_EVENT_ID_CHARS = 128;
+export const MAX_EVENT_NAME_CHARS = 64;
+export const MAX_DEVICE_ID_CHARS = 128;
 
+/** The character sets of event ids and names, as patterns for the schema twin; isIdText checks them. */
 export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export const EVENT_NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-export const PLATFORMS: readonly string[] = ['ios', 'android'];
 
 /** The batch around an event: when it arrived, the client's clock offset, the ids already taken. */
 export interface BatchContext {
@@ -65,134 +71,159 @@ export interface EventRule {
   readonly field: string;
   readonly rule: string;
   readonly reason: RejectionReason;
-  readonly passes: (event: Record<string, unknown>, batch: BatchContext) => boolean;
 }
 
-/** Optional fields may be absent or null (many SDK encoders write null for a missing value). */
-const absent = (value: unknown): value is undefined | null => value === undefined || value === null;
-const optional = (check: (value: unknown) => boolean) => (value: unknown) => absent(value) || check(value);
-const stringOf = (min: number, max: number) => (value: unknown) =>
-  typeof value === 'string' && value.length >= min && value.length <= max;
-const epochMs = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
-const isPropertyValue = (value: unknown) =>
-  value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
-
-/** A string's JSON is at most 6 bytes per UTF-16 unit (\uXXXX) plus its quotes. */
-const maxJsonBytes = (text: string) => 6 * text.length + 2;
-/** The longest JSON number is 25 characters (-0.0000012345678901234567); true, false, null fewer. */
-const MAX_JSON_SCALAR_BYTES = 25;
-
-const isRevenue = optional((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_REVENUE_USD);
-const isDeviceId = optional(stringOf(1, 128));
-const attributionFields = {
-  click_id: optional(stringOf(1, 256)),
-  referrer: optional(stringOf(0, 2048)),
-  referrer_click_ms: optional(epochMs),
-  install_begin_ms: optional(epochMs),
-};
-
 export const EVENT_RULES: readonly EventRule[] = [
-  {
-    field: '(the entry)',
-    rule: `a JSON object, nested at most ${MAX_EVENT_DEPTH} levels deep`,
-    reason: 'bad_event',
-    // The object check is done by validateEvent before any rule; depth keeps the audit record storable.
-    passes: (event) => !nestedDeeperThan(event, MAX_EVENT_DEPTH),
-  },
+  { field: '(the entry)', rule: `a JSON object, nested at most ${MAX_EVENT_DEPTH} levels deep`, reason: 'bad_event' },
   {
     field: 'event_id',
     rule: 'string of 1–128 characters from `[A-Za-z0-9._:-]`, unique within the batch (a later duplicate is rejected)',
     reason: 'bad_event_id',
-    passes: (event, batch) => {
-      const id = event.event_id;
-      return typeof id === 'string' && EVENT_ID_PATTERN.test(id) && batch.claimEventId(id);
-    },
   },
-  {
-    field: 'event_name',
-    rule: 'string of 1–64 characters from `[A-Za-z0-9_.:-]`; `install` marks the first launch',
-    reason: 'bad_event_name',
-    passes: (event) => typeof event.event_name === 'string' && EVENT_NAME_PATTERN.test(event.event_name),
-  },
-  {
-    field: 'install_uuid',
-    rule: 'a UUID of any version, any case (stored lower-case)',
-    reason: 'bad_install_uuid',
-    passes: (event) => typeof event.install_uuid === 'string' && UUID_PATTERN.test(event.install_uuid),
-  },
+  { field: 'event_name', rule: 'string of 1–64 characters from `[A-Za-z0-9_.:-]`; `install` marks the first launch', reason: 'bad_event_name' },
+  { field: 'install_uuid', rule: 'a UUID of any version, any case (stored lower-case)', reason: 'bad_install_uuid' },
   {
     field: 'ts_ms',
     rule: 'integer epoch ms on the device clock; corrected_ts = ts_ms + (received_ms − sent_at_ms) must be at most 1 hour ahead of and at most 90 days behind received_ms',
     reason: 'bad_timestamp',
-    passes: (event, batch) => {
-      const corrected = correctedTimestamp(event.ts_ms, batch);
-      return corrected !== undefined && corrected <= batch.receivedMs + MAX_FUTURE_SKEW_MS && corrected >= batch.receivedMs - MAX_PAST_AGE_MS;
-    },
   },
-  {
-    field: 'revenue_usd',
-    rule: 'optional finite number from 0 to 1,000,000',
-    reason: 'bad_revenue',
-    passes: (event) => isRevenue(event.revenue_usd),
-  },
-  {
-    field: 'platform',
-    rule: '`ios` or `android`; required on `install`, optional otherwise',
-    reason: 'bad_platform',
-    passes: (event) =>
-      absent(event.platform) ? event.event_name !== INSTALL_EVENT : PLATFORMS.includes(event.platform as string),
-  },
+  { field: 'revenue_usd', rule: 'optional finite number from 0 to 1,000,000', reason: 'bad_revenue' },
+  { field: 'platform', rule: '`ios` or `android`; required on `install`, optional otherwise', reason: 'bad_platform' },
   {
     field: 'device_id',
     rule: 'optional string of 1–128 characters; never stored in the clear (the audit record keeps a hash)',
     reason: 'bad_device_id',
-    passes: (event) => isDeviceId(event.device_id),
   },
   {
     field: 'attribution',
     rule: 'optional, only on `install`: an object whose `click_id` (1–256 chars), `referrer` (up to 2,048 chars), `referrer_click_ms` and `install_begin_ms` (non-negative integers) are each optional',
     reason: 'bad_attribution',
-    passes: (event) => {
-      const attribution = event.attribution;
-      if (absent(attribution)) return true;
-      if (event.event_name !== INSTALL_EVENT || !isPlainObject(attribution)) return false;
-      return (
-        attributionFields.click_id(attribution.click_id) &&
-        attributionFields.referrer(attribution.referrer) &&
-        attributionFields.referrer_click_ms(attribution.referrer_click_ms) &&
-        attributionFields.install_begin_ms(attribution.install_begin_ms)
-      );
-    },
   },
   {
     field: 'properties',
     rule: 'optional flat object (values string, number, boolean or null), at most 50 keys and 4 KiB as JSON',
     reason: 'bad_properties',
-    passes: (event) => {
-      const properties = event.properties;
-      if (absent(properties)) return true;
-      if (!isPlainObject(properties)) return false;
-      let keys = 0;
-      let maxBytes = 2;
-      for (const key in properties) {
-        const value = properties[key];
-        if (++keys > MAX_PROPERTIES || !isPropertyValue(value)) return false;
-        maxBytes += maxJsonBytes(key) + 2 + (typeof value === 'string' ? maxJsonBytes(value) : MAX_JSON_SCALAR_BYTES);
-      }
-      // Most property sets are far below the limit even at the worst case of every character
-      // escaped; only the others pay for serialising them to count the exact bytes.
-      return maxBytes <= MAX_PROPERTIES_JSON_BYTES || Buffer.byteLength(JSON.stringify(properties), 'utf8') <= MAX_PROPERTIES_JSON_BYTES;
-    },
   },
 ];
 
 /** The reason an entry is rejected, or undefined when it is accepted. */
 export function validateEvent(entry: unknown, batch: BatchContext): RejectionReason | undefined {
-  if (!isPlainObject(entry)) return 'bad_event';
-  for (const rule of EVENT_RULES) {
-    if (!rule.passes(entry, batch)) return rule.reason;
+  return isPlainObject(entry) ? brokenRule(entry, batch, false) : 'bad_event';
+}
+
+/**
+ * The first rule of EVENT_RULES the event breaks. Each field is read once, into a local: the
+ * events of a batch come in many shapes, so every read is a slow (megamorphic) one.
+ * `shallow`: the event is already known to be nested no deeper than the limit (judgeEvents).
+ */
+function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow: boolean): RejectionReason | undefined {
+  if (!shallow && nestedDeeperThan(event, MAX_EVENT_DEPTH)) return 'bad_event';
+  const id = event.event_id;
+  if (typeof id !== 'string' || !isIdText(id, MAX_EVENT_ID_CHARS) || !batch.claimEventId(id)) return 'bad_event_id';
+  const name = event.event_name;
+  if (typeof name !== 'string' || !isIdText(name, MAX_EVENT_NAME_CHARS)) return 'bad_event_name';
+  const installUuid = event.install_uuid;
+  if (typeof installUuid !== 'string' || !isUuid(installUuid)) return 'bad_install_uuid';
+  const corrected = correctedTimestamp(event.ts_ms, batch);
+  if (corrected === undefined || corrected > batch.receivedMs + MAX_FUTURE_SKEW_MS || corrected < batch.receivedMs - MAX_PAST_AGE_MS) {
+    return 'bad_timestamp';
   }
+  // NaN fails both comparisons and Infinity the second: a number in range is finite.
+  const revenue = event.revenue_usd;
+  if (!absent(revenue) && !(typeof revenue === 'number' && revenue >= 0 && revenue <= MAX_REVENUE_USD)) return 'bad_revenue';
+  const platform = event.platform;
+  if (absent(platform) ? name === INSTALL_EVENT : platform !== 'ios' && platform !== 'android') return 'bad_platform';
+  if (!absent(event.device_id) && !isDeviceId(event.device_id)) return 'bad_device_id';
+  const attribution = event.attribution;
+  if (!absent(attribution) && (name !== INSTALL_EVENT || !isAttribution(attribution))) return 'bad_attribution';
+  const properties = event.properties;
+  if (!absent(properties) && !isProperties(properties)) return 'bad_properties';
   return undefined;
+}
+
+/** Optional fields may be absent or null (many SDK encoders write null for a missing value). */
+const absent = (value: unknown): value is undefined | null => value === undefined || value === null;
+const isStringOf = (value: unknown, min: number, max: number) => typeof value === 'string' && value.length >= min && value.length <= max;
+const isEpochMs = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+const isDeviceId = (value: unknown) => isStringOf(value, 1, MAX_DEVICE_ID_CHARS);
+
+function isAttribution(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  const { click_id, referrer, referrer_click_ms, install_begin_ms } = value;
+  return (
+    (absent(click_id) || isStringOf(click_id, 1, 256)) &&
+    (absent(referrer) || isStringOf(referrer, 0, 2048)) &&
+    (absent(referrer_click_ms) || isEpochMs(referrer_click_ms)) &&
+    (absent(install_begin_ms) || isEpochMs(install_begin_ms))
+  );
+}
+
+/** A string's JSON is at most 6 bytes per UTF-16 unit (\uXXXX) plus its quotes. */
+const maxJsonBytes = (text: string) => 6 * text.length + 2;
+/** The longest JSON number is 25 characters (-0.0000012345678901234567); true, false, null fewer. */
+const MAX_JSON_SCALAR_BYTES = 25;
+const isPropertyValue = (value: unknown) =>
+  value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+
+function isProperties(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  let keys = 0;
+  let maxBytes = 2;
+  for (const key in value) {
+    const property = value[key];
+    if (++keys > MAX_PROPERTIES || !isPropertyValue(property)) return false;
+    maxBytes += maxJsonBytes(key) + 2 + (typeof property === 'string' ? maxJsonBytes(property) : MAX_JSON_SCALAR_BYTES);
+  }
+  // Most property sets are far below the limit even at the worst case of every character
+  // escaped; only the others pay for serialising them to count the exact bytes.
+  return maxBytes <= MAX_PROPERTIES_JSON_BYTES || Buffer.byteLength(JSON.stringify(value), 'utf8') <= MAX_PROPERTIES_JSON_BYTES;
+}
+
+/** 1 for the characters of EVENT_ID_PATTERN and EVENT_NAME_PATTERN (the same set): A-Z a-z 0-9 . _ : - */
+const ID_CHARACTERS = characterSet('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-');
+const HEX_DIGITS = characterSet('0123456789abcdefABCDEF');
+
+function characterSet(characters: string): Uint8Array {
+  const set = new Uint8Array(128);
+  for (let i = 0; i < characters.length; i++) set[characters.charCodeAt(i)] = 1;
+  return set;
+}
+
+/** EVENT_ID_PATTERN with `max` for 128 (EVENT_NAME_PATTERN with 64), without a regular expression. */
+export function isIdText(text: string, max: number): boolean {
+  const length = text.length;
+  if (length < 1 || length > max) return false;
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 128 || ID_CHARACTERS[code] === 0) return false;
+  }
+  return true;
+}
+
+/** UUID_PATTERN (functions/domain/common/uuid.ts: 8-4-4-4-12 hex digits, any case), without a regular expression. */
+export function isUuid(text: string): boolean {
+  return (
+    text.length === 36 &&
+    text.charCodeAt(8) === DASH &&
+    text.charCodeAt(13) === DASH &&
+    text.charCodeAt(18) === DASH &&
+    text.charCodeAt(23) === DASH &&
+    isHexRun(text, 0, 8) &&
+    isHexRun(text, 9, 13) &&
+    isHexRun(text, 14, 18) &&
+    isHexRun(text, 19, 23) &&
+    isHexRun(text, 24, 36)
+  );
+}
+
+const DASH = 0x2d;
+
+function isHexRun(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 128 || HEX_DIGITS[code] === 0) return false;
+  }
+  return true;
 }
 
 export function correctedTimestamp(tsMs: unknown, batch: Pick<BatchContext, 'skewMs'>): number | undefined {
@@ -214,26 +245,48 @@ export interface BatchVerdict {
   readonly rejected: number;
 }
 
-/** Every entry of a batch judged in input order; the counts are the verdicts counted by status. */
-export function judgeEvents(events: readonly unknown[], sentAtMs: number, receivedMs: number): BatchVerdict {
-  const seen = new Set<string>();
-  const batch: BatchContext = {
-    receivedMs,
-    skewMs: receivedMs - sentAtMs,
-    claimEventId: (id) => seen.size !== seen.add(id).size,
-  };
+/** The context of one batch: judgeEvents' own, a class so that no closure is made per batch. */
+class JudgedBatch implements BatchContext {
+  private readonly seen = new Set<string>();
+  readonly skewMs: number;
+
+  constructor(
+    readonly receivedMs: number,
+    sentAtMs: number,
+  ) {
+    this.skewMs = receivedMs - sentAtMs;
+  }
+
+  claimEventId(eventId: string): boolean {
+    const before = this.seen.size;
+    return this.seen.add(eventId).size !== before;
+  }
+}
+
+/**
+ * Every entry of a batch judged in input order; the counts are the verdicts counted by status.
+ * `textDepths`, when given, are the levels each entry's JSON text nests (eventTexts): an entry
+ * whose text is within the limit passes the depth rule without its parsed value being walked.
+ */
+export function judgeEvents(events: readonly unknown[], sentAtMs: number, receivedMs: number, textDepths?: readonly number[]): BatchVerdict {
+  const batch = new JudgedBatch(receivedMs, sentAtMs);
   let accepted = 0;
-  const verdicts = events.map((entry, index): EventVerdict => {
-    const reason = validateEvent(entry, batch);
-    const fields = isPlainObject(entry) ? entry : {};
-    const eventId = typeof fields.event_id === 'string' && fields.event_id.length <= 128 ? fields.event_id : '';
-    const corrected_ts = correctedTimestamp(fields.ts_ms, batch);
-    if (reason === undefined) {
-      accepted++;
-      return { index, event_id: eventId, status: 'accepted', corrected_ts };
+  const verdicts: EventVerdict[] = new Array(events.length);
+  for (let index = 0; index < events.length; index++) {
+    const entry = events[index];
+    let reason: RejectionReason | undefined = 'bad_event';
+    let eventId = '';
+    let corrected_ts: number | undefined;
+    if (isPlainObject(entry)) {
+      reason = brokenRule(entry, batch, textDepths !== undefined && textDepths[index] <= MAX_EVENT_DEPTH);
+      const id = entry.event_id;
+      if (typeof id === 'string' && id.length <= MAX_EVENT_ID_CHARS) eventId = id;
+      corrected_ts = correctedTimestamp(entry.ts_ms, batch);
     }
-    return { index, event_id: eventId, status: 'rejected', reason, corrected_ts };
-  });
+    if (reason === undefined) accepted++;
+    // One shape for every verdict (reason undefined when accepted), so reading them stays fast.
+    verdicts[index] = { index, event_id: eventId, status: reason === undefined ? 'accepted' : 'rejected', reason, corrected_ts };
+  }
   return { verdicts, accepted, rejected: verdicts.length - accepted };
 }
 

@@ -3,6 +3,7 @@ import { aggregationMessage, auditKey, auditLines, type AggregationMessage, type
 import { parseBatch } from './batch-body';
 import { capReached, type CountedBatch } from './cap';
 import { EventApiError } from './event-api';
+import { eventTexts } from './event-text';
 import { judgeEvents, type EventVerdict } from './event-validation';
 
 /** The steps that touch a store, in the order they run; a failure names its step. */
@@ -72,9 +73,12 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
     if (capReached(acceptedThisMonth, monthlyCap)) throw new EventApiError('cap_exceeded');
   }
 
-  const { verdicts, accepted, rejected } = judgeEvents(batch.events, batch.sent_at_ms, audit.receivedMs);
+  // Where each entry is in the body: the audit record copies it from there, and an entry the text
+  // shows nested no deeper than the limit is not walked again for the depth rule.
+  const texts = request.jsonText === undefined ? undefined : eventTexts(request.jsonText, batch.events.length);
+  const { verdicts, accepted, rejected } = judgeEvents(batch.events, batch.sent_at_ms, audit.receivedMs, texts?.depths);
   const key = auditKey(audit);
-  await storing(ports, audit, 'audit_write', () => ports.putAudit(key, audit, auditLines(batch.events, verdicts, audit, request.jsonText)));
+  await storing(ports, audit, 'audit_write', () => ports.putAudit(key, audit, auditLines(batch.events, verdicts, audit, texts)));
   await storing(ports, audit, 'hand_off', () => ports.handOff(aggregationMessage(ports.auditBucket, key, audit, { accepted, rejected })));
   await storing(ports, audit, 'cap_count', () => ports.countOnce({ ...audit, accepted }));
   return { accepted, rejected, verdicts, auditKey: key };

@@ -93,6 +93,41 @@ describe('audit record', () => {
     expect(toJsonLines(odd)).toBe(odd.map((line) => `${JSON.stringify(line)}\n`).join(''));
   });
 
+  it('writes the lines it made from the body byte for byte as toJsonLines does, whatever the numbers, reasons and fields', async () => {
+    const sentAtMs = NOW - 1000;
+    const odd = [1.5, -7, -5000, -1000, 0, 999_998_999, 999_999_000, 1_000_000_007, Number.MAX_SAFE_INTEGER - 1000, 2 ** 53 + 2, 1e21].map((ts_ms) => validEvent({ ts_ms }, NOW));
+    const broken = [
+      validEvent({ deep: JSON.parse('['.repeat(40) + ']'.repeat(40)) }, NOW),
+      validEvent({ event_id: 'a b' }, NOW),
+      validEvent({ event_name: '' }, NOW),
+      validEvent({ install_uuid: 'NOT-A-UUID' }, NOW),
+      validEvent({ ts_ms: NOW + 86_400_000 }, NOW),
+      validEvent({ revenue_usd: -1 }, NOW),
+      validEvent({ platform: 'web' }, NOW),
+      validEvent({ device_id: '' }, NOW),
+      validEvent({ attribution: { click_id: 1 } }, NOW),
+      validEvent({ properties: { a: {} } }, NOW),
+      'junk',
+      null,
+    ];
+    const devices = [validEvent({ device_id: 'd-1', install_uuid: '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B' }, NOW), validEvent({ device_id: 'd-2' }, NOW)];
+    const events: unknown[] = [...odd, ...broken, ...devices];
+    while (events.length < 101) events.push(validEvent({ device_id: `d-${events.length % 3}` }, NOW - events.length));
+    const body = Buffer.from(JSON.stringify({ events, sent_at_ms: sentAtMs }));
+    const { verdicts } = judgeEvents(events, sentAtMs, NOW);
+    expect(new Set(verdicts.map((verdict) => verdict.reason)).size).toBe(11);
+    for (const audit of [batch, { ...batch, sdkVersion: undefined, clientIp: '2001:db8::"\\1' }, { ...batch, sdkVersion: 'ünï/\u2028' }]) {
+      const copied = gunzipSync(await encodeAuditObject(auditLines(events, verdicts, audit, body))).toString('utf8');
+      expect(copied).toBe(toJsonLines(auditLines(events, verdicts, audit)));
+    }
+    // Fields changed after the lines were made are written as they are now.
+    const lines = auditLines(events, verdicts, batch, body);
+    Object.assign(lines[0], { corrected_ts: 1.25 });
+    Object.assign(lines[1], { corrected_ts: -1e21, status: 'rejected', reason: 'an "odd" reason' });
+    Object.assign(lines[2], { corrected_ts: undefined, reason: 'bad_event' });
+    expect(gunzipSync(await encodeAuditObject(lines)).toString('utf8')).toBe(toJsonLines(lines));
+  });
+
   it('stores the lines as gzip JSONL whether the batch is compressed in line or on the thread pool', async () => {
     for (const size of [3, 1000]) {
       const events = Array.from({ length: size }, (_, i) => validEvent({ event_id: `e-${i}` }, NOW));

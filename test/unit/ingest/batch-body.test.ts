@@ -52,6 +52,19 @@ describe('body decoding', () => {
     expect((await decodeBody(gzipSync(Buffer.alloc(1000)), 'gzip', 1000)).length).toBe(1000);
   });
 
+  it('inflates a small body whatever its gzip trailer says it inflates to', async () => {
+    // Several members: the trailer at the end is the last one's, one byte of forty thousand.
+    const first = Buffer.alloc(40_000, 'a');
+    const members = Buffer.concat([gzipSync(first), gzipSync('b')]);
+    expect(members.length).toBeLessThanOrEqual(SYNC_INFLATE_MAX_RAW_BYTES);
+    expect((await decodeBody(members, 'gzip')).equals(Buffer.concat([first, Buffer.from('b')]))).toBe(true);
+    // Bytes after the member that claim 4 GiB are not gzip, whatever they claim.
+    expect(await codeOf(() => decodeBody(Buffer.concat([gzipSync(json), Buffer.from([0xff, 0xff, 0xff, 0xff])]), 'gzip'))).toBe('bad_gzip');
+    // A cap below zlib's smallest chunk still holds.
+    expect((await decodeBody(gzipSync(Buffer.alloc(10)), 'gzip', 10)).length).toBe(10);
+    expect(await codeOf(() => decodeBody(gzipSync(Buffer.alloc(11)), 'gzip', 10))).toBe('decompressed_too_large');
+  });
+
   it('stops inflating a bomb at the cap instead of inflating it all', async () => {
     const member = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
     const bomb = Buffer.concat(Array.from({ length: 8 }, () => member)); // 512 MiB of zeros in ~0.5 MB

@@ -14,7 +14,7 @@ function textsOf(body: string, count: number) {
   const texts = eventTexts(bytes, count);
   if (texts === undefined) return undefined;
   return Array.from({ length: count }, (_, k) => {
-    const [start, end, cutFrom, cutTo] = texts.spans.subarray(4 * k, 4 * k + 4);
+    const [start, end, cutFrom, cutTo] = texts.spans.slice(4 * k, 4 * k + 4);
     return {
       text: bytes.subarray(start, end).toString(),
       withoutDeviceId: cutFrom < 0 ? undefined : bytes.subarray(start, cutFrom).toString() + bytes.subarray(cutTo, end).toString(),
@@ -45,6 +45,29 @@ describe('event texts in the body', () => {
   it('cuts a device_id member wherever it stands, with its comma', () => {
     const body = '{"events":[{"device_id":"d","a":1},{"a":1, "device_id":"d" ,"b":2},{"a":1,"device_id":{"x":[1]}},{"device_id":"d"},{"a":{"device_id":1}}]}';
     expect(textsOf(body, 5)?.map((entry) => entry.withoutDeviceId)).toEqual(['{"a":1}', '{"a":1,"b":2}', '{"a":1}', '{}', undefined]);
+  });
+
+  it('skips strings four bytes at a time yet stops at every quote and backslash, wherever it falls', () => {
+    const strings: string[] = [];
+    for (let before = 0; before < 9; before++) {
+      for (const special of ['"', '\\', '\\"', '\u0000', 'é"', '🚀\\']) strings.push(`${'x'.repeat(before)}${special}${'y'.repeat(before % 5)}`);
+    }
+    for (let pad = 0; pad < 4; pad++) {
+      const events = strings.map((text, i) => ({ [`k${'_'.repeat((i + pad) % 4)}`]: text, n: i }));
+      const body = `{"p":"${'.'.repeat(pad)}","events":${JSON.stringify(events)}}`;
+      expect(textsOf(body, events.length)?.map((entry) => entry.text)).toEqual(events.map((e) => JSON.stringify(e)));
+    }
+  });
+
+  it('gives up on a text that is not JSON after all rather than run off its end', () => {
+    for (const body of ['{"events":["abc', '{"events":["a\\"', '{"events":["ab\\', '{"events":[{"a":"b"}],"x":"\\"']) {
+      expect(eventTexts(Buffer.from(body), 1)).toBeUndefined();
+    }
+  });
+
+  it('measures how deep each entry nests, the entry itself being one level', () => {
+    const texts = eventTexts(Buffer.from('{"events":[{"a":[{"b":{}}]},1,{},[[]],"{[{"],"z":[[[[]]]]}'), 5);
+    expect(texts?.depths).toEqual([4, 0, 1, 2, 0]);
   });
 
   it('flags a repeated device_id and an escaped key, where a cut cannot be trusted', () => {

@@ -1,0 +1,183 @@
+import fc from 'fast-check';
+import { isPlainObject } from '../../../functions/domain/common/json';
+import { UUID_PATTERN } from '../../../functions/domain/common/uuid';
+import { eventTexts } from '../../../functions/domain/ingest/event-text';
+import {
+  EVENT_ID_PATTERN,
+  EVENT_NAME_PATTERN,
+  EVENT_RULES,
+  INSTALL_EVENT,
+  MAX_EVENT_DEPTH,
+  MAX_FUTURE_SKEW_MS,
+  MAX_PAST_AGE_MS,
+  MAX_PROPERTIES,
+  MAX_PROPERTIES_JSON_BYTES,
+  MAX_REVENUE_USD,
+  isIdText,
+  isUuid,
+  judgeEvents,
+  validateEvent,
+  type BatchContext,
+  type RejectionReason,
+} from '../../../functions/domain/ingest/event-validation';
+
+const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
+
+/**
+ * The rules as they were first written, one closure per rule over regular expressions and a
+ * generic depth walk: the oracle the straight-line validator is held to.
+ */
+const absent = (value: unknown) => value === undefined || value === null;
+const optional = (check: (value: unknown) => boolean) => (value: unknown) => absent(value) || check(value);
+const stringOf = (min: number, max: number) => (value: unknown) => typeof value === 'string' && value.length >= min && value.length <= max;
+const epochMs = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+const levels = (value: unknown): number =>
+  typeof value !== 'object' || value === null ? 0 : 1 + Math.max(0, ...Object.values(value as object).map((child) => levels(child)));
+
+const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: BatchContext) => boolean> = {
+  bad_event: (event) => levels(event) <= MAX_EVENT_DEPTH,
+  bad_event_id: (event, batch) => typeof event.event_id === 'string' && EVENT_ID_PATTERN.test(event.event_id) && batch.claimEventId(event.event_id),
+  bad_event_name: (event) => typeof event.event_name === 'string' && EVENT_NAME_PATTERN.test(event.event_name),
+  bad_install_uuid: (event) => typeof event.install_uuid === 'string' && UUID_PATTERN.test(event.install_uuid),
+  bad_timestamp: (event, batch) => {
+    if (!Number.isSafeInteger(event.ts_ms)) return false;
+    const corrected = (event.ts_ms as number) + batch.skewMs;
+    return corrected <= batch.receivedMs + MAX_FUTURE_SKEW_MS && corrected >= batch.receivedMs - MAX_PAST_AGE_MS;
+  },
+  bad_revenue: (event) => optional((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_REVENUE_USD)(event.revenue_usd),
+  bad_platform: (event) => (absent(event.platform) ? event.event_name !== INSTALL_EVENT : ['ios', 'android'].includes(event.platform as string)),
+  bad_device_id: (event) => optional(stringOf(1, 128))(event.device_id),
+  bad_attribution: (event) => {
+    const attribution = event.attribution;
+    if (absent(attribution)) return true;
+    if (event.event_name !== INSTALL_EVENT || !isPlainObject(attribution)) return false;
+    return (
+      optional(stringOf(1, 256))(attribution.click_id) &&
+      optional(stringOf(0, 2048))(attribution.referrer) &&
+      optional(epochMs)(attribution.referrer_click_ms) &&
+      optional(epochMs)(attribution.install_begin_ms)
+    );
+  },
+  bad_properties: (event) => {
+    const properties = event.properties;
+    if (absent(properties)) return true;
+    if (!isPlainObject(properties)) return false;
+    const values = Object.values(properties);
+    const flat = values.every((v) => v === null || ['string', 'boolean'].includes(typeof v) || (typeof v === 'number' && Number.isFinite(v)));
+    return flat && values.length <= MAX_PROPERTIES && Buffer.byteLength(JSON.stringify(properties)) <= MAX_PROPERTIES_JSON_BYTES;
+  },
+};
+
+function oracleReason(entry: unknown, batch: BatchContext): RejectionReason | undefined {
+  if (!isPlainObject(entry)) return 'bad_event';
+  return EVENT_RULES.find((rule) => !ORACLE[rule.reason](entry, batch))?.reason;
+}
+
+function context(skewMs: number): BatchContext {
+  const seen = new Set<string>();
+  return { receivedMs: NOW, skewMs, claimEventId: (id) => seen.size !== seen.add(id).size };
+}
+
+function nested(depth: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = i % 2 ? [value] : { inner: value };
+  return value;
+}
+
+const idCharacters = [...'AZaz09._:-', ' ', '/', 'é', '０', '\n'];
+const idText = (maxLength: number) => fc.array(fc.constantFrom(...idCharacters), { maxLength }).map((chars) => chars.join(''));
+const anything = fc.oneof(fc.constant(undefined), fc.constant(null), fc.integer(), fc.double(), fc.boolean(), fc.string({ maxLength: 8 }), fc.constant([]), fc.constant({}));
+const uuidLike = fc.oneof(
+  fc.uuid(),
+  fc.uuid().map((uuid) => uuid.toUpperCase()),
+  fc.tuple(fc.uuid(), fc.nat(35), fc.constantFrom('g', 'G', '-', 'é', '０', 'İ', 'ſ', ' ', 'a', 'F')).map(([uuid, at, c]) => uuid.slice(0, at) + c + uuid.slice(at + 1)),
+  fc.tuple(fc.uuid(), fc.nat(36)).map(([uuid, at]) => uuid.slice(0, at) + uuid.slice(at + 1)),
+  fc.uuid().map((uuid) => uuid.replaceAll('-', '')),
+);
+const optionalOf = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(fc.oneof(arbitrary, anything), { nil: undefined });
+
+const event = fc.record(
+  {
+    event_id: fc.oneof(fc.constantFrom('e-1', 'e-2', 'e-3'), idText(4), fc.constant('i'.repeat(128)), fc.constant('i'.repeat(129)), anything),
+    event_name: fc.oneof(fc.constantFrom(INSTALL_EVENT, 'purchase'), idText(3), fc.constant('n'.repeat(64)), fc.constant('n'.repeat(65)), anything),
+    install_uuid: fc.oneof(uuidLike, anything),
+    ts_ms: fc.oneof(
+      fc.integer({ min: NOW - MAX_PAST_AGE_MS - 5, max: NOW + MAX_FUTURE_SKEW_MS + 5 }),
+      fc.constantFrom(NOW - MAX_PAST_AGE_MS, NOW + MAX_FUTURE_SKEW_MS, NOW + 0.5, Number.MAX_SAFE_INTEGER, String(NOW)),
+      anything,
+    ),
+    revenue_usd: optionalOf(fc.constantFrom(0, 4.99, MAX_REVENUE_USD, MAX_REVENUE_USD + 0.01, -1, Infinity, NaN, '4.99')),
+    platform: optionalOf(fc.constantFrom('ios', 'android', 'web', 'IOS')),
+    device_id: optionalOf(fc.oneof(fc.string({ maxLength: 3 }), fc.constant('d'.repeat(128)), fc.constant('d'.repeat(129)))),
+    attribution: optionalOf(
+      fc.record(
+        {
+          click_id: optionalOf(fc.constantFrom('', 'clk', 'c'.repeat(257))),
+          referrer: optionalOf(fc.constantFrom('', 'r', 'r'.repeat(2049))),
+          referrer_click_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
+          install_begin_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+    properties: optionalOf(
+      fc.oneof(
+        fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.double())),
+        fc.constant(Object.fromEntries(Array.from({ length: MAX_PROPERTIES + 1 }, (_, i) => [`k${i}`, i]))),
+        fc.constant({ blob: '\u0000'.repeat(700) }),
+        fc.constant({ blob: 'x'.repeat(4100) }),
+      ),
+    ),
+    extra: fc.option(fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))), { nil: undefined }),
+  },
+  { requiredKeys: [] },
+);
+const entry = fc.oneof({ weight: 9, arbitrary: event as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: anything });
+
+describe('the straight-line validator', () => {
+  it('gives the reason the rules as first written give, in their order, for any batch', () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 12 }), fc.integer({ min: -3 * MAX_FUTURE_SKEW_MS, max: 3 * MAX_FUTURE_SKEW_MS }), (entries, skewMs) => {
+        const oracle = context(skewMs);
+        const expected = entries.map((e) => oracleReason(e, oracle));
+        const fast = context(skewMs);
+        expect(entries.map((e) => validateEvent(e, fast))).toEqual(expected);
+        expect(judgeEvents(entries, NOW - skewMs, NOW).verdicts.map((verdict) => verdict.reason)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('judges the same with the depths the scan of the body found, however the body nests', () => {
+    const deepDropped = `{"events":[{"event_id":"e-1","event_name":"purchase","install_uuid":"0b9f8c6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b","ts_ms":${NOW},"x":${JSON.stringify(nested(40))},"x":1}],"sent_at_ms":${NOW}}`;
+    const bodies = fc.array(entry, { minLength: 1, maxLength: 8 }).map((entries) => JSON.stringify({ events: entries, sent_at_ms: NOW }));
+    fc.assert(
+      fc.property(fc.oneof(bodies, fc.constant(deepDropped)), (body) => {
+        const { events } = JSON.parse(body) as { events: unknown[] };
+        const texts = eventTexts(Buffer.from(body), events.length);
+        expect(texts).toBeDefined();
+        expect(judgeEvents(events, NOW, NOW, texts!.depths)).toEqual(judgeEvents(events, NOW, NOW));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('checks UUIDs exactly as UUID_PATTERN does', () => {
+    fc.assert(
+      fc.property(fc.oneof(uuidLike, fc.string({ maxLength: 40 })), (text) => {
+        expect(isUuid(text)).toBe(UUID_PATTERN.test(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('checks event ids and names exactly as their patterns do', () => {
+    fc.assert(
+      fc.property(fc.oneof(idText(8), fc.string({ maxLength: 8 }), fc.constantFrom('a'.repeat(64), 'a'.repeat(65), 'a'.repeat(128), 'a'.repeat(129))), (text) => {
+        expect(isIdText(text, 128)).toBe(EVENT_ID_PATTERN.test(text));
+        expect(isIdText(text, 64)).toBe(EVENT_NAME_PATTERN.test(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
