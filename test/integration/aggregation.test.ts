@@ -3,25 +3,24 @@
 // row with an oracle; the store failing after every single write; concurrent and poison deliveries.
 
 import fc from 'fast-check';
-import { expectPagesMatchRows } from '../support/day-pages';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { dropZeros, oracleRows, type OracleAttribution, type OracleEvent, type OracleRows } from '../support/aggregation-oracle';
+import { dropZeros, oracleRows, type OracleAttribution, type OracleEvent } from '../support/aggregation-oracle';
 import { eventClientFrom } from '../support/event-client';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { AggregateStore, AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
+import { AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
 import { tokenOf } from '../../functions/domain/aggregation/aggregate';
 import { AuditStore } from '../../functions/adapters/audit-store';
 import { aggregationMessage, auditKey, auditLines } from '../../functions/domain/ingest/audit-record';
 import { judgeEvents } from '../../functions/domain/ingest/event-validation';
 import { sha256Hex } from '../../functions/domain/common/hashing';
-import { ROW_FAMILIES, ROW_GROUPS } from '../../functions/domain/aggregation/rows';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { buildClick } from '../../functions/domain/links/click';
 import { clientAddress } from '../../functions/domain/links/ip-block';
 import { dynamoClient, sqsClient } from '../../functions/shared/clients';
 import { countingWrites } from '../support/write-faults';
+import { storedRows } from '../support/stored-rows';
 import { resourceName } from '../../functions/shared/config';
 import { MOBILE } from '../unit/links/user-agents';
 
@@ -36,25 +35,6 @@ afterAll(async () => {
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const PARTNERS = ['meta', 'google', 'tiktok'] as const;
-const rows = () => new AggregateStore(resourceName.table('aggregates'));
-
-/** The app's rows as the oracle writes them: "day|group" to its non-zero counters. */
-async function tableOf(appId: string): Promise<OracleRows> {
-  const out = {} as OracleRows;
-  for (const family of ROW_FAMILIES) {
-    out[family] = {};
-    for (const row of await rows().rows(appId, family)) {
-      const counters: Record<string, number> = {};
-      for (const [name, value] of Object.entries(row)) {
-        if (typeof value === 'number' && value !== 0 && !name.startsWith('t_')) counters[name] = value;
-      }
-      if (Object.keys(counters).length > 0) out[family][[row.day, ...ROW_GROUPS[family].map((column) => String(row[column]))].join('|')] = counters;
-    }
-  }
-  await expectPagesMatchRows(appId, out.attribution);
-  return out;
-}
-
 
 let network = 0;
 /** One /24 per address, so no test spends another's rate-limit allowance or shares an address. */
@@ -168,7 +148,7 @@ describe('the aggregator on traffic through the public endpoints', () => {
         await stack.pollers.drain();
         for (const tenant of [plain, probabilistic]) {
           const oracle = dropZeros(oracleRows(taken[tenant.app.app_id], (e) => expected.get(`${e.installUuid}|${e.eventId}`)!));
-          expect(await tableOf(tenant.app.app_id)).toEqual(oracle);
+          expect(await storedRows(tenant.app.app_id)).toEqual(oracle);
         }
       }),
       { numRuns: 8 },
@@ -238,7 +218,7 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
     expect((await aggregator(sqsEvent(cleanBodies))).batchItemFailures).toEqual([]);
     counting.stop();
     const writes = counting.writes();
-    const expected = await tableOf(clean.app.app_id);
+    const expected = await storedRows(clean.app.app_id);
     expect(expected.attribution).toEqual({
       '2026-11-18|meta|deterministic': { installs: 1 },
       '2026-11-18|organic|organic': { installs: 1, organic: 1, reinstalls: 1 },
@@ -259,7 +239,7 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       const again = bodies.filter((_, i) => first.batchItemFailures.some((f) => f.itemIdentifier === `m${i}`));
       for (const body of again) await ledger.release(tokenOf(JSON.parse(body).audit_key));
       expect((await aggregator(sqsEvent(again, 'again-'))).batchItemFailures).toEqual([]);
-      expect({ k, rows: await tableOf(tenant.app.app_id) }).toEqual({ k, rows: expected });
+      expect({ k, rows: await storedRows(tenant.app.app_id) }).toEqual({ k, rows: expected });
     }
   }, 120_000);
 
@@ -272,7 +252,7 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
     expect(retried).toHaveLength(1);
     expect((await aggregator(sqsEvent([body], 'c-'))).batchItemFailures).toEqual([]);
     const day = new Date(now).toISOString().slice(0, 10);
-    expect((await tableOf(tenant.app.app_id)).events).toEqual({ [`${day}|install`]: { events: 1, unique_installs: 1, revenue_micros: 2_000_000 } });
+    expect((await storedRows(tenant.app.app_id)).events).toEqual({ [`${day}|install`]: { events: 1, unique_installs: 1, revenue_micros: 2_000_000 } });
   });
 
   it('moves a poison message to the DLQ after maxReceiveCount while the batch beside it is counted', async () => {
@@ -296,7 +276,7 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       await stack.pollers.drain();
       const { Attributes } = await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
       expect(Attributes?.ApproximateNumberOfMessages).toBe('0');
-      expect(Object.values((await tableOf(tenant.app.app_id)).cohorts)).toEqual([{ installs: 1 }]);
+      expect(Object.values((await storedRows(tenant.app.app_id)).cohorts)).toEqual([{ installs: 1 }]);
     } finally {
       await sqsClient().send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: { VisibilityTimeout: '120' } }));
     }

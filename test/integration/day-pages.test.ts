@@ -12,7 +12,7 @@ import { MAX_PAGE_ROWS_BYTES } from '../../functions/domain/aggregation/day-page
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { startLocalStack, type LocalStack } from '../support/local-stack';
-import { attributionFromPages } from '../support/day-pages';
+import { attributionFromPages } from '../support/stored-rows';
 
 let stack: LocalStack;
 beforeAll(async () => {

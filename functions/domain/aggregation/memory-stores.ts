@@ -93,10 +93,9 @@ export class MemoryRowStore implements RowStore {
     const pk = `${appId}#${family}`;
     const pages = this.pages.get(pk) ?? new Map<string, DayPage>();
     this.pages.set(pk, pages);
+    const rows = [...(this.partitions.get(pk)?.values() ?? [])];
     for (const day of days) {
-      const snapshot = this.rowsOf(appId, family)
-        .filter((row) => row.key.day === day)
-        .map((row) => ({ group: row.key.group, counters: row.counters, v: row.v }));
+      const snapshot = rows.filter((row) => row.key.day === day).map((row) => ({ group: row.key.group, counters: { ...row.counters }, v: row.v }));
       const merged = mergePage(family, day, pages.get(day), snapshot);
       if (merged) pages.set(day, copy(merged));
     }

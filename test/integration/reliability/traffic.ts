@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { expectPagesMatchRows } from '../../support/day-pages';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { eventBatchRequest, signedRequest, type SignedRequest } from '../../../client/event-client';
-import { AggregateStore } from '../../../functions/adapters/aggregate-store';
 import { CapCounter } from '../../../functions/adapters/cap-counter';
-import { ROW_FAMILIES, ROW_GROUPS } from '../../../functions/domain/aggregation/rows';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { sqsClient } from '../../../functions/shared/clients';
 import { resourceName } from '../../../functions/shared/config';
@@ -197,23 +194,7 @@ export class Traffic {
 }
 
 
-/** The app's stored rows as the oracle writes them: "day|group" to the non-zero counters. */
-export async function storedRows(appId: string): Promise<OracleRows> {
-  const store = new AggregateStore(resourceName.table('aggregates'));
-  const out = {} as OracleRows;
-  for (const family of ROW_FAMILIES) {
-    out[family] = {};
-    for (const row of await store.rows(appId, family)) {
-      const counters: Record<string, number> = {};
-      for (const [name, value] of Object.entries(row)) {
-        if (typeof value === 'number' && value !== 0 && !name.startsWith('t_')) counters[name] = value;
-      }
-      if (Object.keys(counters).length > 0) out[family][[row.day, ...ROW_GROUPS[family].map((column) => String(row[column]))].join('|')] = counters;
-    }
-  }
-  await expectPagesMatchRows(appId, out.attribution);
-  return out;
-}
+export { storedRows } from '../../support/stored-rows';
 
 /** The events report as served over HTTP, keyed as the oracle keys its events family. */
 export async function eventsReport(baseUrl: string, serverKey: string): Promise<Record<string, Record<string, number>>> {

@@ -1,8 +1,30 @@
 import { isDeepStrictEqual } from 'node:util';
 import { AggregateStore } from '../../functions/adapters/aggregate-store';
-import { ROW_COUNTERS, ROW_GROUPS } from '../../functions/domain/aggregation/rows';
+import { ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS } from '../../functions/domain/aggregation/rows';
 import { resourceName } from '../../functions/shared/config';
 import type { OracleRows } from './aggregation-oracle';
+
+/**
+ * The app's stored rows as the oracle writes them: "day|group" to the non-zero counters. Fails
+ * unless the attribution day pages hold exactly the attribution rows, so every test that reads the
+ * rows also holds the pages to them.
+ */
+export async function storedRows(appId: string): Promise<OracleRows> {
+  const store = new AggregateStore(resourceName.table('aggregates'));
+  const out = {} as OracleRows;
+  for (const family of ROW_FAMILIES) {
+    out[family] = {};
+    for (const row of await store.rows(appId, family)) {
+      const counters: Record<string, number> = {};
+      for (const [name, value] of Object.entries(row)) {
+        if (typeof value === 'number' && value !== 0 && !name.startsWith('t_')) counters[name] = value;
+      }
+      if (Object.keys(counters).length > 0) out[family][[row.day, ...ROW_GROUPS[family].map((column) => String(row[column]))].join('|')] = counters;
+    }
+  }
+  await expectPagesMatchRows(appId, out.attribution);
+  return out;
+}
 
 /**
  * The attribution family as the reports read it, from its day pages (functions/domain/aggregation/
