@@ -17,10 +17,32 @@ const USAGE = `usage: npm run --silent admin -- <command> [flags] [--stack NAME]
 ${ADMIN_COMMANDS.flatMap((command) => command.usage.split('\n').map((line) => `  ${line}`)).join('\n')}
   schedule run NAME          (local runtime: fires a schedule now and waits for it)`;
 
+/**
+ * Ids are base64url, so one in six begins with '-', and parseArgs refuses `--link-id -Xy…` as
+ * ambiguous. A value-taking flag followed by anything that is not itself a flag of ours takes
+ * it as its value, written `--link-id=-Xy…` for parseArgs.
+ */
+function joinDashValues(argv: readonly string[], options: Readonly<Record<string, { type: 'string' | 'boolean' }>>): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const name = argv[i].startsWith('--') ? argv[i].slice(2) : undefined;
+    const next = argv[i + 1];
+    const nextIsFlag = next?.startsWith('--') && next.slice(2).split('=')[0] in options;
+    if (name && options[name]?.type === 'string' && next?.startsWith('-') && !nextIsFlag) {
+      joined.push(`${argv[i]}=${next}`);
+      i += 1;
+    } else {
+      joined.push(argv[i]);
+    }
+  }
+  return joined;
+}
+
 export async function runAdmin(argv: string[]): Promise<Record<string, unknown>> {
+  const options = { ...flagOptions(), stack: { type: 'string' as const } };
   let parsedArgs;
   try {
-    parsedArgs = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...flagOptions(), stack: { type: 'string' } } });
+    parsedArgs = parseArgs({ args: joinDashValues(argv, options), allowPositionals: true, strict: true, options });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

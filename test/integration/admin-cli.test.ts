@@ -96,6 +96,15 @@ describe('the admin CLI', () => {
     await expect(runAdmin(['company', 'suspend', '--company-key', 'co_live_nope'])).rejects.toThrow(/company not found/);
     await expect(runAdmin(['server-key', 'revoke', '--server-key', 'srv_nope'])).rejects.toThrow(/server key not found/);
   });
+
+  it('takes a value that begins with a dash, as one in six base64url link ids does', async () => {
+    const { company_key } = (await runAdmin(['company', 'create', '--name', '-Dash Co'])) as { company_key: string };
+    expect((await tenants.companyByKey(company_key))?.name).toBe('-Dash Co');
+    await expect(runAdmin(['link', 'try', '--link-id', '-AbCdEfGhIjKl'])).rejects.toThrow(/link not found/);
+    // A flag of ours is never taken as the value before it, and a negative number is refused by its rule.
+    await expect(runAdmin(['company', 'create', '--name', '--plan', 'paid'])).rejects.toBeInstanceOf(UsageError);
+    await expect(runAdmin(['company', 'create', '--name', 'x', '--monthly-cap', '-3'])).rejects.toThrow(/monthly-cap/);
+  });
 });
 
 describe('the admin CLI without a running local runtime', () => {
