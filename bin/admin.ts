@@ -27,8 +27,8 @@ function joinDashValues(argv: readonly string[], options: Readonly<Record<string
   for (let i = 0; i < argv.length; i += 1) {
     const name = argv[i].startsWith('--') ? argv[i].slice(2) : undefined;
     const next = argv[i + 1];
-    const nextIsFlag = next?.startsWith('--') && next.slice(2).split('=')[0] in options;
-    if (name && options[name]?.type === 'string' && next?.startsWith('-') && !nextIsFlag) {
+    const nextIsFlag = next?.startsWith('--') && Object.hasOwn(options, next.slice(2).split('=')[0]);
+    if (name && Object.hasOwn(options, name) && options[name].type === 'string' && next?.startsWith('-') && !nextIsFlag) {
       joined.push(`${argv[i]}=${next}`);
       i += 1;
     } else {
