@@ -217,6 +217,13 @@ export interface FunctionSpec {
   readonly memoryMb?: number;
 }
 
+/**
+ * The health probes read every queue's depth (functions/adapters/health-probes.ts), so the health
+ * functions are granted every queue: typed by QueueName, a queue added to the manifest does not
+ * compile until it is probed too (a probe without its grant and variable failed every cold start).
+ */
+const probeEveryQueue = { aggregation: 'read', privacy: 'read', postbacks: 'read' } as const satisfies Record<QueueName, 'read'>;
+
 export const functions = {
   health: {
     entry: 'functions/health.ts',
@@ -224,14 +231,14 @@ export const functions = {
     routes: ['GET /health'],
     tables: { tenants: 'read', counters: 'read' },
     bucket: 'read',
-    queues: { aggregation: 'read', privacy: 'read' },
+    queues: probeEveryQueue,
   },
   'health-check': {
     entry: 'functions/health-check.ts',
     description: 'Scheduled health check that publishes the Healthy metric.',
     tables: { tenants: 'read', counters: 'read' },
     bucket: 'read',
-    queues: { aggregation: 'read', privacy: 'read' },
+    queues: probeEveryQueue,
   },
   fallback: {
     entry: 'functions/fallback.ts',

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { functions, type FunctionSpec } from '../lib/manifest';
+import { runAsFunction } from './function-context';
 
 /**
  * Runs the very handlers that Lambda runs: each function's entry module from the manifest,
- * loaded on first use (like a cold start) and called with a Lambda-shaped context.
+ * loaded on first use (like a cold start) and called with a Lambda-shaped context, as that
+ * function: with its environment and its IAM policy only (local/function-context.ts).
  */
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -48,5 +50,5 @@ export async function invoke(name: string, event: unknown): Promise<unknown> {
     fail: () => undefined,
     succeed: () => undefined,
   };
-  return handlerOf(name)(event, context);
+  return runAsFunction(name, () => handlerOf(name)(event, context));
 }

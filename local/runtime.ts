@@ -8,7 +8,9 @@ import { startEmulators, type Emulators } from './emulators';
 import { localCredentials, provision } from './provision';
 import { applyLocalEnvironment, endpointsPath, type EndpointsFile } from './environment';
 import { policyFromEnv } from '../functions/domain/postbacks/destination';
+import { registerDeployment, type LocalDeployment } from './function-context';
 import { startEdge } from './http-server';
+import { installIamGuard } from './iam-guard';
 import { startQueuePollers, type Pollers } from './queue-pollers';
 import { startScheduler, type Scheduler } from './scheduler';
 import { seedDemo, type Demo } from './seed';
@@ -21,6 +23,8 @@ export interface RuntimeOptions {
   /** Seed the demo tenant on an empty data directory (npm start does; most tests do not need to). */
   seed?: boolean;
   onError?: (error: unknown) => void;
+  /** Replaces functions' IAM policies (tests take a grant away to see what AWS would refuse). */
+  policies?: LocalDeployment['policies'];
 }
 
 export interface Runtime {
@@ -53,6 +57,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   const originSecret = randomBytes(16).toString('hex');
   process.env[envName.originVerifySecret()] = originSecret;
+  // From here each handler runs with its function's environment and IAM policy only.
+  registerDeployment({ tables: names.tables, bucket: names.bucket, queues: names.queues, originSecret, policies: options.policies });
+  installIamGuard();
 
   const edge = await startEdge({
     host,

@@ -7,6 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
+import { BASE_ENVIRONMENT } from '../function-environment';
 import { deletesWith, envName, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from '../manifest';
 
 export type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
@@ -20,9 +21,7 @@ export interface ServiceFunctionProps {
   readonly environment?: Record<string, string>;
 }
 
-/** Powertools reads these; alarms on the service's own metrics use the same values. */
-export const SERVICE_NAME = 'attribution';
-export const METRICS_NAMESPACE = 'AttributionService';
+export { METRICS_NAMESPACE, SERVICE_NAME } from '../function-environment';
 
 /**
  * How every function is bundled; `npm run bench` bundles the handlers with these same options to
@@ -66,13 +65,8 @@ export class ServiceFunction extends NodejsFunction {
       // Structured logs and EMF metrics (Powertools) carry what operating the service needs; X-Ray
       // would add a cost per trace and permissions to every role for little more.
       tracing: lambda.Tracing.DISABLED,
-      environment: {
-        NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-        POWERTOOLS_LOG_LEVEL: 'INFO',
-        ...props.environment,
-      },
+      // The constants of lib/function-environment.ts, which the local runtime gives each handler too.
+      environment: { ...BASE_ENVIRONMENT, ...props.environment },
       bundling: BUNDLING,
     });
     Validations.of(this).acknowledge({

@@ -16,15 +16,39 @@
 /** Retries are few so that a failing dependency turns into a fast, documented 503. */
 export const maxAttempts = 3;
 
+export type ClientService = 'dynamodb' | 's3' | 'sqs';
+
+/**
+ * Something done to every client when it is built. The local runtime adds its IAM check this way
+ * (local/iam-guard.ts); in Lambda no hook is ever added, and IAM itself does the checking.
+ */
+export type ClientHook = (client: object, service: ClientService) => void;
+const hooks: ClientHook[] = [];
+const live = new Map<object, ClientService>();
+
+/** Adds a hook to the clients built from now on and to those alive now. */
+export function addClientHook(hook: ClientHook): void {
+  hooks.push(hook);
+  for (const [client, service] of live) hook(client, service);
+}
+
+const serviceOf = (endpointVariable: string) => endpointVariable.replace(/^AWS_ENDPOINT_URL_/, '').toLowerCase() as ClientService;
+
 export function reusable<T extends { destroy(): void }>(endpointVariable: string, build: () => T): () => T {
+  const service = serviceOf(endpointVariable);
   let client: T | undefined;
   let builtFor: string | undefined;
   return () => {
     const endpoint = process.env[endpointVariable];
     if (!client || builtFor !== endpoint) {
-      client?.destroy();
+      if (client) {
+        live.delete(client);
+        client.destroy();
+      }
       client = build();
       builtFor = endpoint;
+      for (const hook of hooks) hook(client, service);
+      live.set(client, service);
     }
     return client;
   };

@@ -1,0 +1,113 @@
+import { deletesWith, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName } from './manifest';
+
+/**
+ * The IAM policy each function's manifest grants turn into, as plain data: the actions the CDK
+ * grant helpers of lib/constructs/service-function.ts put in the role, on which resources. The
+ * local runtime enforces exactly this on every AWS call a handler makes (local/iam-guard.ts), and
+ * test/stack/iam-policy.test.ts holds it equal to the synthesized role policies, so a call that
+ * AWS would refuse is refused at `npm start` and in every integration test as well.
+ *
+ * KMS statements (the data key that encrypts the stores) are left out: the emulators encrypt
+ * nothing, and the stack test checks them on their own.
+ */
+export type PolicyResource =
+  | { readonly kind: 'table'; readonly table: TableName }
+  /** Every secondary index of a table (the grant's `<table arn>/index/*`). */
+  | { readonly kind: 'table-indexes'; readonly table: TableName }
+  | { readonly kind: 'bucket' }
+  /** Every object of the bucket (`<bucket arn>/*`). */
+  | { readonly kind: 'objects' }
+  | { readonly kind: 'queue'; readonly queue: QueueName };
+
+export interface PolicyStatement {
+  /** IAM action names; a `*` matches any run of characters, as in IAM. */
+  readonly actions: readonly string[];
+  readonly resources: readonly PolicyResource[];
+}
+
+/** grantReadData's actions. */
+export const TABLE_READ_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+  'dynamodb:GetItem',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+] as const;
+/** bindTable's writing actions; deleting is a level of its own. */
+export const TABLE_WRITE_ACTIONS = ['dynamodb:DescribeTable', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] as const;
+export const TABLE_DELETE_ACTIONS = ['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem'] as const;
+/** grantRead on a bucket, on the bucket and its objects. */
+export const BUCKET_READ_ACTIONS = ['s3:GetBucket*', 's3:GetObject*', 's3:List*'] as const;
+/** grantPut, on the objects. */
+export const BUCKET_WRITE_ACTIONS = [
+  's3:Abort*',
+  's3:PutObject',
+  's3:PutObjectLegalHold',
+  's3:PutObjectRetention',
+  's3:PutObjectTagging',
+  's3:PutObjectVersionTagging',
+] as const;
+export const BUCKET_DELETE_ACTIONS = ['s3:DeleteObject', 's3:DeleteObjectVersion'] as const;
+
+type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
+const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+const QUEUE_CONSUME_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+export const QUEUE_ACTIONS: Record<NonNullable<QueueAccess>, readonly string[]> = {
+  send: QUEUE_SEND_ACTIONS,
+  consume: QUEUE_CONSUME_ACTIONS,
+  requeue: [...new Set([...QUEUE_CONSUME_ACTIONS, ...QUEUE_SEND_ACTIONS])].sort(),
+  read: ['sqs:GetQueueAttributes'],
+};
+
+export function policyOf(spec: FunctionSpec): PolicyStatement[] {
+  const statements: PolicyStatement[] = [];
+  for (const [table, access] of Object.entries(spec.tables ?? {}) as [TableName, Access][]) {
+    const tableSpec: { indexes?: readonly unknown[] } = tables[table];
+    const resources: PolicyResource[] = [{ kind: 'table', table }];
+    if (tableSpec.indexes?.length) resources.push({ kind: 'table-indexes', table });
+    if (readsWith(access)) statements.push({ actions: TABLE_READ_ACTIONS, resources });
+    if (writesWith(access)) {
+      statements.push({ actions: [...TABLE_WRITE_ACTIONS, ...(deletesWith(access) ? TABLE_DELETE_ACTIONS : [])], resources });
+    }
+  }
+  if (spec.bucket) {
+    if (readsWith(spec.bucket)) statements.push({ actions: BUCKET_READ_ACTIONS, resources: [{ kind: 'bucket' }, { kind: 'objects' }] });
+    if (writesWith(spec.bucket)) statements.push({ actions: BUCKET_WRITE_ACTIONS, resources: [{ kind: 'objects' }] });
+    if (deletesWith(spec.bucket)) statements.push({ actions: BUCKET_DELETE_ACTIONS, resources: [{ kind: 'objects' }] });
+  }
+  for (const [queue, access] of Object.entries(spec.queues ?? {}) as [QueueName, NonNullable<QueueAccess>][]) {
+    statements.push({ actions: QUEUE_ACTIONS[access], resources: [{ kind: 'queue', queue }] });
+  }
+  return statements;
+}
+
+/** Whether an IAM action pattern (s3:GetObject*, dynamodb:*) covers an action; IAM compares actions case-insensitively. */
+export function actionMatches(pattern: string, action: string): boolean {
+  const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
+  return new RegExp(`^${escaped}$`, 'i').test(action);
+}
+
+/** A resource as one string ("table:installs", "table-indexes:clicks", "objects", "queue:privacy"). */
+export function resourceKey(resource: PolicyResource): string {
+  switch (resource.kind) {
+    case 'table':
+    case 'table-indexes':
+      return `${resource.kind}:${resource.table}`;
+    case 'queue':
+      return `queue:${resource.queue}`;
+    default:
+      return resource.kind;
+  }
+}
+
+export const sameResource = (a: PolicyResource, b: PolicyResource): boolean => resourceKey(a) === resourceKey(b);
+
+/** Whether the statements allow the action on the resource. */
+export function allows(statements: readonly PolicyStatement[], action: string, resource: PolicyResource): boolean {
+  return statements.some(
+    (statement) => statement.resources.some((granted) => sameResource(granted, resource)) && statement.actions.some((pattern) => actionMatches(pattern, action)),
+  );
+}

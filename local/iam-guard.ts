@@ -1,0 +1,176 @@
+import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
+import { S3ServiceException } from '@aws-sdk/client-s3';
+import { SQSServiceException } from '@aws-sdk/client-sqs';
+import type { InitializeHandler, InitializeHandlerArguments, InitializeMiddleware, MetadataBearer, MiddlewareStack } from '@smithy/types';
+import { tables, type QueueName, type TableName } from '../lib/manifest';
+import { allows, type PolicyResource } from '../lib/permissions';
+import { addClientHook, type ClientService } from '../functions/shared/clients/reusable';
+import { currentFunction, type FunctionContext, type LocalDeployment } from './function-context';
+
+/**
+ * The local runtime's IAM: a middleware on every AWS client of the service that maps each call a
+ * handler makes to the IAM actions and resources AWS would authorize (DynamoDB, S3, SQS), and
+ * refuses it with AWS's own AccessDenied error when the function's policy (lib/permissions.ts,
+ * the same statements the stack writes into its role) does not allow it. Calls made outside a
+ * function (the runtime, the admin CLI, a test's set-up) act as the operator and are not checked.
+ */
+
+/** One thing IAM authorizes: an action on a resource (undefined: a resource the deployment does not have). */
+export interface Authorization {
+  readonly action: string;
+  readonly resource: PolicyResource | undefined;
+  /** The ARN AWS would name in its refusal. */
+  readonly arn: string;
+}
+
+const ACCOUNT = '000000000000';
+const REGION = 'us-east-1';
+
+/** The DynamoDB action of a call; the document client's commands are named without "Item". */
+const DOCUMENT_COMMANDS: Record<string, string> = {
+  Get: 'GetItem',
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  BatchGet: 'BatchGetItem',
+  BatchWrite: 'BatchWriteItem',
+  TransactGet: 'TransactGetItems',
+  TransactWrite: 'TransactWriteItems',
+};
+const operationOf = (commandName: string) => commandName.replace(/Command$/, '');
+
+type Input = Record<string, unknown>;
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+function tableResource(target: LocalDeployment, physical: string | undefined, index?: string): { resource?: PolicyResource; arn: string } {
+  const table = Object.entries(target.tables).find(([, name]) => name === physical)?.[0] as TableName | undefined;
+  const arn = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${physical ?? '*'}${index ? `/index/${index}` : ''}`;
+  if (!table || !(table in tables)) return { arn };
+  return { resource: index ? { kind: 'table-indexes', table } : { kind: 'table', table }, arn };
+}
+
+export function dynamodbAuthorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
+  const operation = operationOf(commandName);
+  const action = `dynamodb:${DOCUMENT_COMMANDS[operation] ?? operation}`;
+  const on = (physical: unknown, act: string, index?: unknown): Authorization => {
+    const { resource, arn } = tableResource(target, text(physical), text(index));
+    return { action: act, resource, arn };
+  };
+  if (action === 'dynamodb:BatchGetItem' || action === 'dynamodb:BatchWriteItem') {
+    return Object.keys((input.RequestItems as Input | undefined) ?? {}).map((table) => on(table, action));
+  }
+  if (action === 'dynamodb:TransactWriteItems' || action === 'dynamodb:TransactGetItems') {
+    const parts: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+    return ((input.TransactItems as Input[] | undefined) ?? []).flatMap((item) =>
+      Object.entries(item).flatMap(([kind, part]) => (parts[kind] ? [on((part as Input).TableName, `dynamodb:${parts[kind]}`)] : [])),
+    );
+  }
+  return [on(input.TableName, action, input.IndexName)];
+}
+
+export function s3Authorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
+  const operation = operationOf(commandName);
+  const bucketName = text(input.Bucket);
+  const ours = bucketName !== undefined && bucketName === target.bucket;
+  const onBucket = (action: string): Authorization => ({ action, resource: ours ? { kind: 'bucket' } : undefined, arn: `arn:aws:s3:::${bucketName}` });
+  const onObject = (action: string, key: unknown): Authorization => ({
+    action,
+    resource: ours ? { kind: 'objects' } : undefined,
+    arn: `arn:aws:s3:::${bucketName}/${text(key) ?? ''}`,
+  });
+  const versioned = (plain: string, version: string) => (input.VersionId ? version : plain);
+  switch (operation) {
+    case 'GetObject':
+    case 'HeadObject':
+      return [onObject(versioned('s3:GetObject', 's3:GetObjectVersion'), input.Key)];
+    case 'PutObject':
+    case 'CreateMultipartUpload':
+    case 'UploadPart':
+    case 'CompleteMultipartUpload':
+      return [onObject('s3:PutObject', input.Key)];
+    case 'CopyObject':
+      return [onObject('s3:PutObject', input.Key), onObject('s3:GetObject', text(input.CopySource)?.split('/').slice(1).join('/'))];
+    case 'AbortMultipartUpload':
+      return [onObject('s3:AbortMultipartUpload', input.Key)];
+    case 'DeleteObject':
+      return [onObject(versioned('s3:DeleteObject', 's3:DeleteObjectVersion'), input.Key)];
+    case 'DeleteObjects': {
+      const objects = ((input.Delete as Input | undefined)?.Objects as Input[] | undefined) ?? [];
+      return objects.map((object) => onObject(object.VersionId ? 's3:DeleteObjectVersion' : 's3:DeleteObject', object.Key));
+    }
+    case 'HeadBucket':
+    case 'ListObjects':
+    case 'ListObjectsV2':
+      return [onBucket('s3:ListBucket')];
+    case 'ListObjectVersions':
+      return [onBucket('s3:ListBucketVersions')];
+    default:
+      return [onBucket(`s3:${operation}`)];
+  }
+}
+
+const SQS_ACTIONS: Record<string, string> = {
+  SendMessageBatch: 'SendMessage',
+  DeleteMessageBatch: 'DeleteMessage',
+  ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
+};
+
+export function sqsAuthorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
+  const operation = operationOf(commandName);
+  const action = `sqs:${SQS_ACTIONS[operation] ?? operation}`;
+  // A queue URL's last segment is its name, whatever host the client used to reach it.
+  const name = text(input.QueueName) ?? text(input.QueueUrl)?.split('/').pop();
+  const queue = Object.entries(target.queues).find(([, url]) => url.split('/').pop() === name)?.[0] as QueueName | undefined;
+  return [{ action, resource: queue ? { kind: 'queue', queue } : undefined, arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name ?? '*'}` }];
+}
+
+const authorizationsBy: Record<ClientService, typeof dynamodbAuthorizations> = {
+  dynamodb: dynamodbAuthorizations,
+  s3: s3Authorizations,
+  sqs: sqsAuthorizations,
+};
+
+/** The first authorization the function's policy does not give, if any. */
+export function refusalOf(service: ClientService, commandName: string, input: Input, context: FunctionContext): Authorization | undefined {
+  return authorizationsBy[service](commandName, input, context.deployment).find(
+    (needed) => !needed.resource || !allows(context.policy, needed.action, needed.resource),
+  );
+}
+
+/** The error AWS answers a refused call with, as the SDK would throw it. */
+export function accessDenied(service: ClientService, refused: Authorization, context: FunctionContext): Error {
+  const message =
+    `User: arn:aws:sts::${ACCOUNT}:assumed-role/${context.name}-role/${context.name} is not authorized to perform: ` +
+    `${refused.action} on resource: ${refused.arn} because no identity-based policy allows the ${refused.action} action`;
+  if (service === 's3') {
+    return new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message });
+  }
+  const options = { name: 'AccessDeniedException', $fault: 'client' as const, $metadata: { httpStatusCode: 400 }, message };
+  return service === 'dynamodb' ? new DynamoDBServiceException(options) : new SQSServiceException(options);
+}
+
+function guard(service: ClientService): InitializeMiddleware<object, MetadataBearer> {
+  return (next: InitializeHandler<object, MetadataBearer>, handlerContext) => async (args: InitializeHandlerArguments<object>) => {
+    const context = currentFunction();
+    if (context) {
+      const refused = refusalOf(service, String(handlerContext.commandName ?? ''), args.input as Input, context);
+      if (refused) throw accessDenied(service, refused, context);
+    }
+    return next(args);
+  };
+}
+
+let installed = false;
+
+/** Adds the check to every client the service builds (once per process; idempotent). */
+export function installIamGuard(): void {
+  if (installed) return;
+  installed = true;
+  addClientHook((client, service) => {
+    (client as { middlewareStack: MiddlewareStack<object, MetadataBearer> }).middlewareStack.add(guard(service), {
+      step: 'initialize',
+      name: 'localIamGuard',
+      override: true,
+    });
+  });
+}

@@ -1,0 +1,138 @@
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { environmentOf } from '../../lib/function-environment';
+import { functions, type FunctionSpec } from '../../lib/manifest';
+import { policyOf, resourceKey } from '../../lib/permissions';
+import { dynamoClient, s3Client, sqsClient } from '../../functions/shared/clients';
+import { LAMBDA_PLATFORM_VARIABLES, LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, runAsFunction } from '../../local/function-context';
+import { createTenant, startLocalStack, type LocalStack } from '../support/local-stack';
+import { post, signedBytes, validEvent } from './ingest-support';
+
+/**
+ * Each handler runs locally with exactly its function's environment and IAM policy, as in
+ * Lambda (local/function-context.ts, local/iam-guard.ts): what AWS would refuse is refused here.
+ */
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const specs = Object.entries(functions) as [string, FunctionSpec][];
+const local = new Set<string>([...LAMBDA_PLATFORM_VARIABLES, ...LOCAL_EMULATOR_VARIABLES, ...LOCAL_SETTINGS]);
+
+describe('a function\'s environment', () => {
+  it.each(specs)('%s sees its template variables and the platform\'s, and no other function\'s', (name, spec) => {
+    const seen = runAsFunction(name, () => Object.keys(process.env));
+    const template = Object.keys(environmentOf(spec));
+    expect(seen).toEqual(expect.arrayContaining(template));
+    expect(seen.filter((variable) => !template.includes(variable) && !local.has(variable))).toEqual([]);
+    // The whole process environment (the test's own) still has every table's variable.
+    expect(Object.keys(process.env).length).toBeGreaterThan(seen.length);
+  });
+
+  it('hides a variable of another function: link-redirect cannot find the installs table or the audit bucket', () => {
+    expect(process.env.TABLE_INSTALLS).toBeDefined();
+    runAsFunction('link-redirect', () => {
+      expect(process.env.TABLE_INSTALLS).toBeUndefined();
+      expect(process.env.AUDIT_BUCKET).toBeUndefined();
+      expect('TABLE_INSTALLS' in process.env).toBe(false);
+      expect(process.env.TABLE_LINKS).toBe(stack.endpoints.tables.links);
+      expect(process.env.AWS_LAMBDA_FUNCTION_NAME).toBe('link-redirect');
+    });
+  });
+
+  it('keeps what a function sets for itself to that function', () => {
+    runAsFunction('fallback', () => {
+      process.env.SET_BY_FALLBACK = 'yes';
+      expect(process.env.SET_BY_FALLBACK).toBe('yes');
+    });
+    expect(process.env.SET_BY_FALLBACK).toBeUndefined();
+    expect(runAsFunction('health', () => process.env.SET_BY_FALLBACK)).toBeUndefined();
+  });
+});
+
+describe('the IAM check on every AWS call', () => {
+  const refusal = async (promise: Promise<unknown>) => {
+    const error = (await promise.then(() => undefined, (caught: unknown) => caught)) as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+    return error && { name: error.name, status: error.$metadata?.httpStatusCode, message: error.message };
+  };
+
+  it('refuses a write to a table the function may only read, with DynamoDB\'s AccessDeniedException', async () => {
+    const tenants = stack.endpoints.tables.tenants;
+    const refused = await refusal(runAsFunction('health', () => dynamoClient().send(new PutCommand({ TableName: tenants, Item: { pk: 'health#probe' } }))));
+    expect(refused).toEqual({
+      name: 'AccessDeniedException',
+      status: 400,
+      message: expect.stringContaining(`is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table/${tenants}`),
+    });
+    // Reading it is granted, and answers.
+    await expect(runAsFunction('health', () => dynamoClient().send(new GetCommand({ TableName: tenants, Key: { pk: 'health#probe' } })))).resolves.toBeDefined();
+  });
+
+  it('refuses a table the function has no grant on at all, and an index of it', async () => {
+    const clicks = stack.endpoints.tables.clicks;
+    expect(await refusal(runAsFunction('report-events', () => dynamoClient().send(new GetCommand({ TableName: clicks, Key: { click_id: 'x' } }))))).toMatchObject({ name: 'AccessDeniedException' });
+    const query = new QueryCommand({
+      TableName: clicks,
+      IndexName: 'by_app_ip_platform',
+      KeyConditionExpression: 'app_ip_platform = :k',
+      ExpressionAttributeValues: { ':k': 'x' },
+    });
+    expect(await refusal(runAsFunction('report-events', () => dynamoClient().send(query)))).toMatchObject({
+      message: expect.stringContaining(`table/${clicks}/index/by_app_ip_platform`),
+    });
+    // The aggregator reads clicks through that index.
+    await expect(runAsFunction('aggregator', () => dynamoClient().send(query))).resolves.toBeDefined();
+  });
+
+  it('refuses reading audit objects to a function that may only put them, with S3\'s 403 AccessDenied', async () => {
+    const Bucket = stack.endpoints.bucket;
+    await runAsFunction('ingest', () => s3Client().send(new PutObjectCommand({ Bucket, Key: 'audit/iam-test', Body: 'x' })));
+    expect(await refusal(runAsFunction('ingest', () => s3Client().send(new GetObjectCommand({ Bucket, Key: 'audit/iam-test' }))))).toEqual({
+      name: 'AccessDenied',
+      status: 403,
+      message: expect.stringContaining(`s3:GetObject on resource: arn:aws:s3:::${Bucket}/audit/iam-test`),
+    });
+  });
+
+  it('refuses receiving from a queue the function may only send to', async () => {
+    const QueueUrl = stack.endpoints.queues.aggregation;
+    expect(await refusal(runAsFunction('ingest', () => sqsClient().send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }))))).toMatchObject({
+      name: 'AccessDeniedException',
+      message: expect.stringContaining('sqs:ReceiveMessage'),
+    });
+  });
+
+  it('lets the operator (code outside any function) do anything, as the admin CLI does', async () => {
+    await expect(dynamoClient().send(new PutCommand({ TableName: stack.endpoints.tables.tenants, Item: { pk: 'operator#write' } }))).resolves.toBeDefined();
+  });
+});
+
+describe('a grant taken away', () => {
+  let narrowed: LocalStack;
+  afterAll(async () => {
+    await narrowed?.stop();
+  });
+
+  it('makes the handler fail as it would in AWS: ingest without its counters grant answers 503 audit_write_failed', async () => {
+    const batch = () => Buffer.from(JSON.stringify({ sent_at_ms: Date.now(), events: [validEvent()] }));
+    // With every grant of the manifest, a batch is accepted.
+    const granted = await createTenant();
+    expect(await post(stack.baseUrl, '/event', signedBytes(granted, batch()))).toMatchObject({ status: 200 });
+    await stack.stop();
+
+    const withoutCounters = policyOf(functions.ingest)
+      .map((statement) => ({ ...statement, resources: statement.resources.filter((resource) => resourceKey(resource) !== 'table:counters') }))
+      .filter((statement) => statement.resources.length > 0);
+    narrowed = await startLocalStack({ policies: { ingest: withoutCounters } });
+    const tenant = await createTenant();
+    // The cap read is refused (AccessDeniedException), so the batch is neither stored nor counted:
+    // the interface's answer for a batch that cannot be taken (docs/ingestion.md).
+    expect(await post(narrowed.baseUrl, '/event', signedBytes(tenant, batch()))).toEqual({ status: 503, body: { error: 'audit_write_failed' } });
+  });
+});
