@@ -1,4 +1,4 @@
-import { deletesWith, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName } from './manifest';
+import { deletesWith, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from './manifest';
 
 /**
  * The IAM policy each function's manifest grants turn into, as plain data: the actions the CDK
@@ -65,7 +65,7 @@ export const QUEUE_ACTIONS: Record<NonNullable<QueueAccess>, readonly string[]> 
 export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
   for (const [table, access] of Object.entries(spec.tables ?? {}) as [TableName, Access][]) {
-    const tableSpec: { indexes?: readonly unknown[] } = tables[table];
+    const tableSpec: TableSpec = tables[table];
     const resources: PolicyResource[] = [{ kind: 'table', table }];
     if (tableSpec.indexes?.length) resources.push({ kind: 'table-indexes', table });
     if (readsWith(access)) statements.push({ actions: TABLE_READ_ACTIONS, resources });
