@@ -8,8 +8,11 @@ import type { RejectionReason, SdkEvent } from '../functions/domain/ingest/event
  * interface's recommendation), signs the bytes exactly as sent, and retries 429 and 503 (and
  * network failures) with capped exponential backoff and full jitter.
  *
- * A retry re-sends the very same bytes: the server names the audit object after them and counts
- * a batch once, so retrying after a lost response never counts events twice.
+ * Each attempt of a batch is stamped with its own sent_at_ms and signed again (DESIGN section 14,
+ * docs/ingestion.md "What an SDK must do"): the service corrects each event's time by
+ * received_ms - sent_at_ms, so a stamp kept from an earlier attempt would move every event by the
+ * time spent waiting (seconds of backoff, or hours offline). The events themselves are sent
+ * unchanged, event_ids included, so an event that an earlier attempt did store is counted once.
  */
 export type { RejectionReason, SdkEvent };
 
@@ -103,6 +106,8 @@ export interface EventClientOptions extends AppCredentials {
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /** The device's clock, read for each attempt's sent_at_ms (Date.now). */
+  now?: () => number;
 }
 
 export interface RawResponse {
@@ -119,21 +124,25 @@ export class EventClient {
   private readonly fetch: typeof fetch;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
+  private readonly now: () => number;
 
   constructor(private readonly options: EventClientOptions) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.fetch = options.fetch ?? globalThis.fetch;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
+    this.now = options.now ?? (() => Date.now());
   }
 
-  /** Sends one batch (1 to 1,000 events); resolves with the per-event results. */
+  /**
+   * Sends one batch (1 to 1,000 events); resolves with the per-event results. Each attempt is
+   * stamped with the clock and signed again; `sentAtMs` pins the stamp of every attempt instead
+   * (a test that needs the very same bytes twice), which an SDK must not do.
+   */
   async sendEvents(events: readonly SdkEvent[], options: { sentAtMs?: number; gzip?: boolean } = {}): Promise<EventBatchResult> {
-    const request = eventBatchRequest(this.options, buildBatch(events, options.sentAtMs), {
-      gzip: options.gzip,
-      sdkVersion: this.options.sdkVersion,
-    });
-    return (await this.expect(200, '/event', request)) as EventBatchResult;
+    const attempt = () =>
+      eventBatchRequest(this.options, buildBatch(events, options.sentAtMs ?? this.now()), { gzip: options.gzip, sdkVersion: this.options.sdkVersion });
+    return (await this.expect(200, '/event', attempt)) as EventBatchResult;
   }
 
   /** Asks for an install's data to be deleted; the service queues it and answers 202. */
@@ -142,13 +151,17 @@ export class EventClient {
     return (await this.expect(202, '/privacy/delete', request)) as { ok: true; queued: true };
   }
 
-  /** POSTs a signed request, retrying 429, 503 and network failures; any other answer is returned as it is. */
-  async post(path: string, request: SignedRequest): Promise<RawResponse> {
+  /**
+   * POSTs a signed request, retrying 429, 503 and network failures; any other answer is returned
+   * as it is. Given a function, it makes each attempt's request when the attempt is made.
+   */
+  async post(path: string, request: SignedRequest | (() => SignedRequest)): Promise<RawResponse> {
     const url = new URL(path, this.options.baseUrl);
     for (let attempt = 1; ; attempt++) {
+      const { headers, body } = typeof request === 'function' ? request() : request;
       let response: Response | undefined;
       try {
-        response = await this.fetch(url, { method: 'POST', headers: request.headers, body: request.body });
+        response = await this.fetch(url, { method: 'POST', headers, body });
       } catch (error) {
         if (attempt >= this.retry.maxAttempts) throw error;
       }
@@ -168,7 +181,7 @@ export class EventClient {
     return Math.floor(this.random() * ceiling);
   }
 
-  private async expect(status: number, path: string, request: SignedRequest): Promise<unknown> {
+  private async expect(status: number, path: string, request: SignedRequest | (() => SignedRequest)): Promise<unknown> {
     const response = await this.post(path, request);
     if (response.status !== status) {
       const code = (response.body as { error?: unknown } | undefined)?.error;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { access, mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -11,6 +11,12 @@ import type { Readable } from 'node:stream';
  * it durably, so the local runtime must too: each PUT is written whole to a temporary file, which
  * is then renamed over the object (rename is atomic on one file system), before the answer.
  * PUTs of one key are also taken one at a time, so an object and its metadata always agree.
+ *
+ * s3rver also ignores `If-None-Match` on a PUT, which S3 honours (a conditional write: the audit
+ * store writes each object once, docs/ingestion.md). With `If-None-Match: *` the PUT stores the
+ * object only if the key holds none, and otherwise answers 412 PreconditionFailed as S3 does; the
+ * check is made in the key's turn, so of several such PUTs at once exactly one is stored. Any
+ * other value is 501 NotImplemented, as S3 answers it on a PUT.
  */
 interface FilesystemStore {
   getResourcePath(bucket: string, key: string, resource: string): string;
@@ -22,7 +28,19 @@ interface StoredObject {
   content: Buffer | Readable;
   metadata: unknown;
 }
+interface PutCondition {
+  /** If-None-Match: *: store only where no object is. */
+  readonly ifAbsent?: boolean;
+}
+/** The part of s3rver's request context its PUT controller uses here. */
+interface PutContext {
+  headers: Record<string, string | undefined>;
+  store: FilesystemStore & { putObject(object: StoredObject): Promise<{ size: number; md5: string }> };
+}
+type S3ErrorClass = new (code: string, message: string, detail?: Record<string, string>) => Error;
 
+/** s3rver's own error, which it answers as S3 would (status, XML body); loaded with the patches. */
+let S3Error: S3ErrorClass;
 const lanes = new Map<string, Promise<unknown>>();
 
 async function bytesOf(content: Buffer | Readable): Promise<Buffer> {
@@ -32,11 +50,16 @@ async function bytesOf(content: Buffer | Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function putAtomically(this: FilesystemStore, object: StoredObject): Promise<{ size: number; md5: string }> {
+const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+
+async function putAtomically(this: FilesystemStore, object: StoredObject, condition: PutCondition = {}): Promise<{ size: number; md5: string }> {
   const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
   const content = await bytesOf(object.content);
   const md5 = createHash('md5').update(content).digest('hex');
   const write = async () => {
+    if (condition.ifAbsent && (await exists(objectPath))) {
+      throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: 'If-None-Match' });
+    }
     await mkdir(dirname(objectPath), { recursive: true });
     // Not named like an object (they end in ._S3rver_object), so a listing never shows it.
     const temporary = `${objectPath}.${randomBytes(6).toString('hex')}.partial`;
@@ -58,8 +81,24 @@ async function putAtomically(this: FilesystemStore, object: StoredObject): Promi
 let patched = false;
 export function makeS3PutsAtomic(): void {
   if (patched) return;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  S3Error = require('s3rver/lib/models/error') as S3ErrorClass;
   const store = require('s3rver/lib/stores/filesystem') as { prototype: { putObject: unknown } };
   store.prototype.putObject = putAtomically;
+  // The PUT controller hands the store only the object; the condition is a header of the request,
+  // so a conditional PUT gets a store of its own for the request, whose putObject carries it.
+  const controller = require('s3rver/lib/controllers/object') as { putObject: (ctx: PutContext) => Promise<void> };
+  const putObject = controller.putObject;
+  controller.putObject = (ctx) => {
+    const condition = ctx.headers['if-none-match'];
+    if (condition === undefined) return putObject(ctx);
+    if (condition !== '*') throw new S3Error('NotImplemented', 'A header you provided implies functionality that is not implemented', { Header: 'If-None-Match' });
+    const shared = ctx.store;
+    ctx.store = Object.assign(Object.create(shared) as PutContext['store'], {
+      putObject: (object: StoredObject) => putAtomically.call(shared, object, { ifAbsent: true }),
+    });
+    return putObject(ctx);
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
   patched = true;
 }

@@ -25,7 +25,7 @@ export class AuditEraser {
 
   async rewrite(key: string, lines: readonly AuditLine[]): Promise<void> {
     const [, , , , companyId, appId, name] = key.split('/');
-    await this.store.putBatch(
+    await this.store.replace(
       key,
       { companyId, appId, receivedMs: lines[0]?.received_ms ?? 0, bodySha256: name.replace(/\.jsonl\.gz$/, ''), clientIp: lines[0]?.client_ip ?? '' },
       lines,

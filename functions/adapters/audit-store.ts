@@ -1,6 +1,13 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type PutObjectCommandInput } from '@aws-sdk/client-s3';
 import { s3Client } from '../shared/clients/s3';
 import { encodeAuditObject, type AuditBatch, type AuditLine } from '../domain/ingest/audit-record';
+
+/** What putBatch did: wrote the object, or found it written by an earlier attempt of the batch. */
+export type AuditWrite = 'stored' | 'already_stored';
+
+/** S3 answers 409 to a conditional write while another write of the key is in flight; it asks for a retry. */
+const CONFLICT_ATTEMPTS = 3;
+const CONFLICT_WAIT_MS = 50;
 
 /**
  * Audit objects in the bucket: gzip JSONL, one line per event. The object is typed as the gzip
@@ -12,25 +19,49 @@ export class AuditStore {
     readonly bucket: string,
   ) {}
 
-  async putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void> {
+  /**
+   * Writes a batch's audit object once (If-None-Match: *). A retry of the same bytes the same day
+   * finds its key taken: the first attempt's object stays, with the received_ms its corrected
+   * times were computed from and that the live rows were counted from, so `admin rebuild` agrees
+   * with them (an overwrite moved every corrected time by the retry's delay).
+   */
+  async putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<AuditWrite> {
+    const input = await this.objectInput(key, batch, lines);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await s3Client().send(new PutObjectCommand({ ...input, IfNoneMatch: '*' }));
+        return 'stored';
+      } catch (error) {
+        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        if (status === 412) return 'already_stored';
+        if (status !== 409 || attempt >= CONFLICT_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, CONFLICT_WAIT_MS * attempt));
+      }
+    }
+  }
+
+  /** Replaces an audit object whatever is stored: the privacy drain's rewrite without an install's lines. */
+  async replace(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void> {
+    await s3Client().send(new PutObjectCommand(await this.objectInput(key, batch, lines)));
+  }
+
+  private async objectInput(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<PutObjectCommandInput> {
     const body = await encodeAuditObject(lines);
     const accepted = lines.filter((line) => line.status === 'accepted').length;
-    await s3Client().send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentType: 'application/gzip',
-        Metadata: {
-          format: 'jsonl',
-          'record-version': '1',
-          'company-id': batch.companyId,
-          'app-id': batch.appId,
-          'received-ms': String(batch.receivedMs),
-          accepted: String(accepted),
-          rejected: String(lines.length - accepted),
-        },
-      }),
-    );
+    return {
+      Bucket: this.bucket,
+      Key: key,
+      Body: body,
+      ContentType: 'application/gzip',
+      Metadata: {
+        format: 'jsonl',
+        'record-version': '1',
+        'company-id': batch.companyId,
+        'app-id': batch.appId,
+        'received-ms': String(batch.receivedMs),
+        accepted: String(accepted),
+        rejected: String(lines.length - accepted),
+      },
+    };
   }
 }

@@ -12,8 +12,12 @@ export type BatchStep = 'cap_read' | 'audit_write' | 'hand_off' | 'cap_count';
 export interface TakeBatchPorts {
   /** The company's accepted events in the month of nowMs. */
   acceptedThisMonth(companyId: string, nowMs: number): Promise<number>;
-  /** Writes the audit object; the same key again (a retried batch) overwrites it with the same lines. */
-  putAudit(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void>;
+  /**
+   * Writes the audit object once: where the key is taken (the same bytes retried the same day), the
+   * object stored first stays, with the received_ms and corrected times the live rows were counted
+   * from, and the write resolves all the same, so the retry hands off and counts like the first.
+   */
+  putAudit(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<unknown>;
   /** Where putAudit writes: the hand-off message names it. */
   readonly auditBucket: string;
   /** Puts the message on the aggregation queue. */
@@ -51,7 +55,9 @@ export interface TakenBatch {
 /**
  * POST /event after authentication, in the order of DESIGN section 5: the batch shape, the cap,
  * the per-event verdicts, the audit object, the hand-off and only then the count, so a refused
- * batch counts nothing and a retried batch (same bytes, same audit key) counts once.
+ * batch counts nothing and a retried batch (same bytes, same audit key) counts once. A retry
+ * whose first attempt stopped after the audit write still hands the object off: the hand-off is
+ * sent again on every attempt, and the aggregator counts an audit key once.
  *
  * A refusal is thrown as an EventApiError: bad_batch_shape, cap_exceeded, or audit_write_failed
  * when any store step fails (the client retries the same bytes).

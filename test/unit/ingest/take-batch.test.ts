@@ -136,6 +136,20 @@ describe('takeBatch', () => {
     expect(writes).toEqual([]);
   });
 
+  it('hands off and counts the retry of a batch whose hand-off failed after its audit object was written', async () => {
+    const options: { failing?: BatchStep } = { failing: 'hand_off' };
+    const { take, writes, messages, counted } = world(options);
+    expect(await refusalOf(take())).toBe('audit_write_failed');
+
+    // The same bytes seconds later: the write of the taken key resolves (the store keeps the first
+    // object), and the hand-off the first attempt never made is made now.
+    options.failing = undefined;
+    const retried = await take({ receivedMs: NOW + 5000 });
+    expect(writes).toEqual(['audit', 'audit', 'hand_off', 'count']);
+    expect(messages).toEqual([expect.objectContaining({ audit_key: retried.auditKey, accepted: 1 })]);
+    expect(counted).toHaveLength(1);
+  });
+
   it.each<[BatchStep, string[]]>([
     ['cap_read', []],
     ['audit_write', []],
