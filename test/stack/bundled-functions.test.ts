@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createApp } from '../../bin/app';
+import { functions } from '../../lib/manifest';
+import { cdkJsonContext } from './synthesize';
+
+/**
+ * Every function as Lambda starts it: the synthesized asset (index.js, bundled by esbuild exactly
+ * as `cdk deploy` bundles it) loaded in a process of its own whose environment is only what the
+ * template gives the function plus what Lambda itself sets (NODE_PATH standing for the runtime's
+ * own SDK). A function that reads a variable its template lacks fails here, as its cold start
+ * would in AWS (the health function's QUEUE_POSTBACKS_URL did).
+ */
+const ROOT = join(__dirname, '..', '..');
+const run = promisify(execFile);
+
+type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, unknown> };
+let outdir: string;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  outdir = mkdtempSync(join(tmpdir(), 'bundled-functions-'));
+  const { app } = createApp({ outdir, context: cdkJsonContext() });
+  const assembly = app.synth();
+  resources = (assembly.stacks[0].template as { Resources: Record<string, Resource> }).Resources;
+}, 240_000);
+
+afterAll(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+/** The Lambda resource of a manifest function: its description is the manifest's. */
+function lambdaOf(name: string): Resource {
+  const description = (functions as Record<string, { description: string }>)[name].description;
+  const found = Object.values(resources).filter((resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Description === description);
+  if (found.length !== 1) throw new Error(`expected one Lambda function described as ${name}'s, found ${found.length}`);
+  return found[0];
+}
+
+/** A template value as a deployed function would see it: references become plausible strings. */
+function resolved(variable: string, value: unknown): string {
+  if (typeof value === 'string') return value;
+  const ref = (value as { Ref?: string }).Ref;
+  if (ref && variable.endsWith('_URL')) return `https://sqs.us-east-1.amazonaws.com/000000000000/${ref}`;
+  if (ref) return `${ref.toLowerCase()}-physical-name`;
+  if (JSON.stringify(value).includes('resolve:secretsmanager')) return 'origin-secret-resolved-by-cloudformation';
+  throw new Error(`${variable}: a template value this test cannot resolve: ${JSON.stringify(value)}`);
+}
+
+function lambdaEnvironment(name: string): Record<string, string> {
+  const resource = lambdaOf(name);
+  const template = Object.fromEntries(
+    Object.entries(resource.Properties.Environment.Variables as Record<string, unknown>).map(([variable, value]) => [variable, resolved(variable, value)]),
+  );
+  return {
+    ...template,
+    // What Lambda sets itself; NODE_PATH is where its runtime keeps the AWS SDK the bundle leaves out.
+    AWS_REGION: 'us-east-1',
+    AWS_DEFAULT_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'ASIAEXAMPLE',
+    AWS_SECRET_ACCESS_KEY: 'example',
+    AWS_SESSION_TOKEN: 'example',
+    AWS_LAMBDA_FUNCTION_NAME: name,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(resource.Properties.MemorySize),
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+    LAMBDA_TASK_ROOT: '/var/task',
+    NODE_PATH: join(ROOT, 'node_modules'),
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    TZ: ':UTC',
+    // Lambda's runtime is Node 22; the machine's may be 20, where the SDK only warns.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+/** Starts the asset in a fresh process (the cold start) and, for a routed function, sends one request without the origin header. */
+const probe = `
+const [index, path] = process.argv.slice(1);
+const module = require(index);
+if (typeof module.handler !== 'function') throw new Error('no handler');
+if (!path) {
+  console.log(JSON.stringify({ started: true }));
+} else {
+  const event = { version: '2.0', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
+    requestContext: { http: { method: 'GET', path, sourceIp: '203.0.113.9' }, requestId: 'r' } };
+  module.handler(event, { functionName: 'probe', awsRequestId: 'r', getRemainingTimeInMillis: () => 3000 })
+    .then((result) => console.log(JSON.stringify({ started: true, status: result.statusCode, body: JSON.parse(result.body) })),
+          (error) => { console.error(error); process.exit(3); });
+}
+`;
+
+async function coldStart(name: string, path?: string): Promise<{ started: boolean; status?: number; body?: unknown }> {
+  // The code's S3 key is the asset's hash, and the cloud assembly keeps the asset as asset.<hash>.
+  const key: unknown = lambdaOf(name).Properties.Code?.S3Key;
+  if (typeof key !== 'string' || !key.endsWith('.zip')) throw new Error(`${name} has no bundled asset`);
+  const args = ['-e', probe, join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.js'), ...(path ? [path] : [])];
+  const { stdout } = await run(process.execPath, args, { env: lambdaEnvironment(name), cwd: outdir, timeout: 30_000 });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
+}
+
+describe('each bundled function started with only its template environment', () => {
+  it.each(Object.keys(functions))('%s starts', async (name) => {
+    expect(await coldStart(name)).toEqual({ started: true });
+  });
+
+  it('answers GET /health from the health function with 403 forbidden when the origin header is missing', async () => {
+    expect(await coldStart('health', '/health')).toEqual({ started: true, status: 403, body: { error: 'forbidden' } });
+  });
+});

@@ -1,0 +1,99 @@
+import { environmentOf } from '../../lib/function-environment';
+import { functions, tables, type FunctionSpec, type QueueName, type TableName } from '../../lib/manifest';
+import { policyOf, resourceKey, type PolicyResource } from '../../lib/permissions';
+import { LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, templateEnvironment } from '../../local/function-context';
+import { logicalId, synthesizeService, type SynthesizedService } from './synthesize';
+
+/**
+ * The local runtime gives each handler exactly what the stack gives its function: the same
+ * environment variables (local/function-context.ts) and the same IAM policy, which the local IAM
+ * check enforces (local/iam-guard.ts). These hold the two to the synthesized template, so they
+ * cannot drift: a grant or a variable added on one side only fails here.
+ */
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, unknown> };
+
+let service: SynthesizedService;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  service = synthesizeService();
+  resources = service.template.toJSON().Resources;
+});
+
+const specs = Object.entries(functions) as [string, FunctionSpec][];
+
+function lambdaOf(name: string): Resource {
+  const role = logicalId(service.stack.functions.get(name)!.role!);
+  const found = Object.values(resources).find((resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Role?.['Fn::GetAtt']?.[0] === role);
+  if (!found) throw new Error(`no Lambda function with the role of ${name}`);
+  return found;
+}
+
+function statementsOf(name: string): Statement[] {
+  const role = logicalId(service.stack.functions.get(name)!.role!);
+  return Object.values(resources)
+    .filter((resource) => resource.Type === 'AWS::IAM::Policy' && (resource.Properties.Roles as { Ref: string }[]).some((ref) => ref.Ref === role))
+    .flatMap((resource) => resource.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/** The manifest resource a template resource reference names ({Fn::GetAtt: [id, Arn]}, or joined with /index/* or /*). */
+function manifestResource(reference: unknown): PolicyResource | 'other' {
+  const stores = service.stack.stores;
+  const arnOf = (value: unknown): string | undefined => (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt']?.[0];
+  const join = (reference as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  const id = join ? arnOf(join[1][0]) : arnOf(reference);
+  const suffix = join ? String(join[1][1]) : '';
+  const table = (Object.keys(tables) as TableName[]).find((name) => logicalId(stores.tables[name]) === id);
+  if (table && suffix === '') return { kind: 'table', table };
+  if (table && suffix === '/index/*') return { kind: 'table-indexes', table };
+  if (id === logicalId(stores.bucket)) return suffix === '/*' ? { kind: 'objects' } : suffix === '' ? { kind: 'bucket' } : 'other';
+  const queue = (Object.keys(stores.queues) as QueueName[]).find((name) => logicalId(stores.queues[name]) === id);
+  if (queue && suffix === '') return { kind: 'queue', queue };
+  return 'other';
+}
+
+/** "action on resource" pairs, one per action and resource, sorted. */
+const pairs = (statements: readonly { actions: readonly string[]; resources: readonly PolicyResource[] }[]) =>
+  [...new Set(statements.flatMap((statement) => statement.actions.flatMap((action) => statement.resources.map((resource) => `${action} on ${resourceKey(resource)}`))))].sort();
+
+describe('the local runtime and the stack', () => {
+  it.each(specs)('give %s the same environment variables', (name, spec) => {
+    const variables = Object.keys(lambdaOf(name).Properties.Environment.Variables as Record<string, unknown>).sort();
+    expect(Object.keys(environmentOf(spec)).sort()).toEqual(variables);
+    // The local values for those names, from a local deployment's physical names.
+    const local = templateEnvironment(name, spec, {
+      tables: Object.fromEntries(Object.keys(tables).map((table) => [table, table])),
+      bucket: 'attribution-audit',
+      queues: Object.fromEntries(Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}`])),
+      originSecret: 'local',
+    });
+    expect(Object.keys(local).sort()).toEqual(variables);
+  });
+
+  it('set none of the local-only variables in any function', () => {
+    const localOnly = new Set<string>([...LOCAL_SETTINGS.filter((name) => name !== 'POWERTOOLS_LOG_LEVEL'), ...LOCAL_EMULATOR_VARIABLES]);
+    const found = specs.flatMap(([name]) => Object.keys(lambdaOf(name).Properties.Environment.Variables).filter((variable) => localOnly.has(variable)).map((variable) => `${name}: ${variable}`));
+    expect(found).toEqual([]);
+  });
+
+  it.each(specs)('give %s the same IAM policy on every table, the bucket and every queue', (name, spec) => {
+    const synthesized = statementsOf(name)
+      .filter((statement) => statement.Effect === 'Allow')
+      .map((statement) => ({
+        actions: [statement.Action].flat().filter((action) => !/^(logs|kms):/.test(action)),
+        resources: [statement.Resource].flat().map(manifestResource),
+      }))
+      .filter((statement) => statement.actions.length > 0);
+    // Every statement on a store names only manifest resources, none another kind of ARN.
+    expect(synthesized.filter((statement) => statement.resources.includes('other'))).toEqual([]);
+    expect(pairs(policyOf(spec))).toEqual(pairs(synthesized as { actions: string[]; resources: PolicyResource[] }[]));
+  });
+
+  it('finds the pairs the local check enforces for a function with every kind of grant', () => {
+    // A guard against comparing two empty lists: the drain reads, writes and deletes.
+    expect(pairs(policyOf(functions['privacy-drain']))).toEqual(
+      expect.arrayContaining(['dynamodb:DeleteItem on table:installs', 's3:DeleteObjectVersion on objects', 's3:List* on bucket', 'sqs:SendMessage on queue:privacy']),
+    );
+  });
+});
