@@ -13,6 +13,22 @@ export function resolveTarget(stack: string | undefined): Promise<Target> {
   return stack ? stackTarget(stack) : localTarget();
 }
 
+/**
+ * The target as the console asks for it, at each request: `npm start` may have been stopped, or
+ * stopped and started again on other ports, since the last one, so a local runtime is looked up
+ * again every time (endpoints.json and a ping). A stack's outputs stay put while the console runs,
+ * so it is looked up once (again only after a failed look-up).
+ */
+export function targetLookup(stack: string | undefined): () => Promise<Target> {
+  if (!stack) return localTarget;
+  let found: Promise<Target> | undefined;
+  return () =>
+    (found ??= stackTarget(stack).catch((error: unknown) => {
+      found = undefined;
+      throw error;
+    }));
+}
+
 export async function localTarget(): Promise<Target> {
   const dataDir = dataDirFromEnv();
   const endpoints = readEndpoints(dataDir);

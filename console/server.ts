@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { POSTBACK_MACROS } from '../functions/domain/postbacks/template';
 import { ADMIN_COMMANDS, runCommand, TargetError, UsageError, type Target } from '../admin/commands';
 import { errorAnswer } from '../admin/errors';
-import { resolveTarget } from '../admin/target';
+import { targetLookup } from '../admin/target';
 import { bundleConsole, type ConsoleBundle } from './bundle';
 
 /**
@@ -32,7 +32,12 @@ export interface ConsoleServer {
 }
 
 export interface ConsoleOptions {
-  readonly target: Target;
+  /**
+   * A look-up asked at every API request and never kept (the local runtime may have been restarted
+   * on other ports, or stopped, since the last one: its TargetError is then the answer), or a
+   * target that stays put.
+   */
+  readonly target: Target | (() => Promise<Target>);
   /** 0 picks a free port. */
   readonly port: number;
   readonly bundle?: ConsoleBundle;
@@ -50,6 +55,8 @@ class HttpRefusal extends Error {
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
   const bundle = options.bundle ?? (await bundleConsole());
   const token = randomBytes(32).toString('base64url');
+  const { target: given } = options;
+  const lookUp = typeof given === 'function' ? given : () => Promise.resolve(given);
   let port = options.port;
   const hosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 
@@ -91,9 +98,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   }
 
   async function api(path: string, body: Record<string, unknown>): Promise<object> {
+    const target = await lookUp().catch((error: unknown) => {
+      throw asRefusal(error);
+    });
     if (path === '/api/meta') {
       return {
-        target: { base_url: options.target.baseUrl, stack: options.target.stack ?? null },
+        target: { base_url: target.baseUrl, stack: target.stack ?? null },
         commands: ADMIN_COMMANDS.map((command) => command.name),
         postback_macros: POSTBACK_MACROS,
       };
@@ -104,9 +114,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         throw new HttpRefusal(400, 'expected {"command": "...", "flags": {...}}');
       }
       try {
-        return await runCommand(body.command, flags as Record<string, unknown>, options.target);
+        return await runCommand(body.command, flags as Record<string, unknown>, target);
       } catch (error) {
-        throw asRefusal(error);
+        // A runtime stopped while the command ran fails it with a socket error; say what happened instead.
+        const gone = errorAnswer(error).expected ? undefined : await lookUp().then(() => undefined, (lookup: unknown) => lookup);
+        throw asRefusal(gone ?? error);
       }
     }
     throw new HttpRefusal(404, 'no such console API route');
@@ -215,8 +227,10 @@ async function main(): Promise<void> {
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port: not a port: ${values.port}`);
-  const target = await resolveTarget(values.stack);
-  const console_ = await startConsole({ target, port });
+  const lookup = targetLookup(values.stack);
+  // The first look-up is made now, so a console started without its target says so at once.
+  const target = await lookup();
+  const console_ = await startConsole({ target: lookup, port });
   const where = target.stack ? `stack ${target.stack} (${target.baseUrl})` : `the local runtime at ${target.baseUrl}`;
   process.stdout.write(`Admin console for ${where}:\n\n  ${console_.url}\n\nCtrl-C stops it.\n`);
   const stop = () => void console_.close().then(() => process.exit(0));
