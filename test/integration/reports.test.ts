@@ -40,6 +40,9 @@ describe('the Reporting API errors', () => {
     ['an exponent until_ms', '/api/v1/reports/revenue?until_ms=1e12', {}, 'auth', 400, 'invalid_since_until'],
     ['an empty since_ms', '/api/v1/reports/cohorts?since_ms=', {}, 'auth', 400, 'invalid_since_until'],
     ['a reversed window', '/api/v1/reports/events?since_ms=2000&until_ms=1000', {}, 'auth', 400, 'since_ms_must_be_less_than_until_ms'],
+    ['a since_ms after the last date JavaScript has', '/api/v1/reports/events?since_ms=8640000000000001', {}, 'auth', 400, 'invalid_since_until'],
+    ['an until_ms after the last date JavaScript has', '/api/v1/reports/revenue?since_ms=8639999999999000&until_ms=8640000000000001', {}, 'auth', 400, 'invalid_since_until'],
+    ['a since_ms before the first date JavaScript has', '/api/v1/reports/attribution?since_ms=-8640000000000001&until_ms=-8639999999999000', {}, 'auth', 400, 'invalid_since_until'],
     ['a window over 365 days', `/api/v1/reports/cohorts?since_ms=0&until_ms=${365 * DAY + 1}`, {}, 'auth', 400, 'window_too_large'],
     ['a limit of 1001', '/api/v1/reports/attribution?limit=1001', {}, 'auth', 400, 'invalid_limit'],
     ['a negative offset', '/api/v1/reports/attribution?offset=-1', {}, 'auth', 400, 'invalid_offset'],
@@ -56,6 +59,19 @@ describe('the Reporting API errors', () => {
     const response = await get(path, auth === 'auth' ? { ...headers, ...bearer(a) } : headers);
     expect({ status: response.status, body: response.body }).toEqual({ status, body: { error: code } });
     expect(REPORT_ERRORS[code as keyof typeof REPORT_ERRORS]).toBe(status);
+  });
+
+  it.each([
+    ['the last day JavaScript has', 8_640_000_000_000_000 - DAY, 8_640_000_000_000_000],
+    ['the first day JavaScript has', -8_640_000_000_000_000, -8_640_000_000_000_000 + DAY],
+    ['the turn of the year 10000', Date.UTC(9999, 11, 31), Date.UTC(9999, 11, 31) + 2 * DAY],
+    ['the turn of the year 0000', Date.parse('0000-01-01T00:00:00Z') - DAY, Date.parse('0000-01-01T00:00:00Z') + DAY],
+  ])('answers a window at %s with no rows, in every report, never a 503', async (_name, since, until) => {
+    for (const report of ['attribution', 'revenue', 'cohorts', 'events']) {
+      const response = await get(`/api/v1/reports/${report}?since_ms=${since}&until_ms=${until}`, bearer(a));
+      expect({ report, status: response.status, rows: response.body?.rows }).toEqual({ report, status: 200, rows: [] });
+      expect(response.body?.meta).toMatchObject({ since_ms: since, until_ms: until });
+    }
   });
 
   it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('answers %s on a report 405 method_not_allowed before authentication', async (method) => {

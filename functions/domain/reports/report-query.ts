@@ -55,7 +55,8 @@ const COUNT = /^\d{1,16}$/;
 
 /**
  * The query parameters, checked in this order (each check only once the ones before it pass):
- *   1. since_ms and until_ms, when given, are base-10 integers          invalid_since_until
+ *   1. since_ms and until_ms, when given, are base-10 integers within    invalid_since_until
+ *      JavaScript's time range (±8.64e15 ms)
  *   2. since_ms < until_ms (an empty window is refused too)             since_ms_must_be_less_than_until_ms
  *   3. until_ms - since_ms is at most 365 days (exactly 365 is fine)    window_too_large
  *   4. limit, when given, is an integer from 1 to 1000                  invalid_limit
@@ -66,7 +67,7 @@ const COUNT = /^\d{1,16}$/;
 export function parseReportQuery(params: Readonly<Record<string, string | undefined>>, nowMs: number): ReportQuery {
   const since = params.since_ms;
   const until = params.until_ms;
-  if ((since !== undefined && !isSafe(since, INTEGER)) || (until !== undefined && !isSafe(until, INTEGER))) throw reportError('invalid_since_until');
+  if ((since !== undefined && !isBound(since)) || (until !== undefined && !isBound(until))) throw reportError('invalid_since_until');
   const sinceMs = since === undefined ? nowMs - DEFAULT_WINDOW_MS : Number(since);
   const untilMs = until === undefined ? nowMs : Number(until);
   if (sinceMs >= untilMs) throw reportError('since_ms_must_be_less_than_until_ms');
@@ -82,7 +83,24 @@ function isSafe(value: string, pattern: RegExp): boolean {
   return pattern.test(value) && Number.isSafeInteger(Number(value));
 }
 
+/** The instants a JavaScript Date holds: ±100,000,000 days around 1970 (ECMA-262, "Time Values"). */
+const TIME_VALUE_LIMIT_MS = 8.64e15;
+
+/** A bound is an integer that is a time: beyond ±8.64e15 ms there is no date, so it is not numeric as a time. */
+function isBound(value: string): boolean {
+  return isSafe(value, INTEGER) && Math.abs(Number(value)) <= TIME_VALUE_LIMIT_MS;
+}
+
+/**
+ * The days whose keys YYYY-MM-DD can name: 0000-01-01 to 9999-12-31. Rows exist only for days of
+ * accepted events, which are all in that range, so a window reaching beyond it reads the days
+ * within it (and its key range keeps its order: "+010000-01-01" would sort before "9999").
+ */
+const FIRST_KEYED_DAY_MS = Date.parse('0000-01-01T00:00:00Z');
+const LAST_KEYED_DAY_MS = Date.parse('9999-12-31T00:00:00Z');
+const keyedDay = (ms: number): string => dayOf(Math.min(LAST_KEYED_DAY_MS, Math.max(FIRST_KEYED_DAY_MS, ms)));
+
 /** The UTC days a window overlaps: the day of since_ms through the day of its last millisecond. */
 export function windowDays(query: Pick<ReportQuery, 'sinceMs' | 'untilMs'>): { firstDay: string; lastDay: string } {
-  return { firstDay: dayOf(query.sinceMs), lastDay: dayOf(query.untilMs - 1) };
+  return { firstDay: keyedDay(query.sinceMs), lastDay: keyedDay(query.untilMs - 1) };
 }

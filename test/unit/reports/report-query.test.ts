@@ -92,4 +92,33 @@ describe('the report parameters', () => {
     expect(windowDays({ sinceMs: midnight - 1, untilMs: midnight + 1 })).toEqual({ firstDay: '2026-11-20', lastDay: '2026-11-21' });
     expect(windowDays({ sinceMs: midnight + 5, untilMs: midnight + 6 })).toEqual({ firstDay: '2026-11-21', lastDay: '2026-11-21' });
   });
+
+  it('takes bounds to the ends of JavaScript time (±8.64e15 ms) and refuses one beyond as invalid_since_until', () => {
+    expect(parseReportQuery({ since_ms: String(8.64e15 - DAY_MS), until_ms: String(8.64e15) }, NOW)).toMatchObject({ sinceMs: 8.64e15 - DAY_MS, untilMs: 8.64e15 });
+    expect(parseReportQuery({ since_ms: String(-8.64e15), until_ms: String(-8.64e15 + 1) }, NOW)).toMatchObject({ sinceMs: -8.64e15 });
+    for (const value of ['8640000000000001', '-8640000000000001', '9007199254740991', '-9007199254740991']) {
+      expect(codeOf(() => parseReportQuery({ since_ms: value }, NOW))).toBe('invalid_since_until');
+      expect(codeOf(() => parseReportQuery({ since_ms: '0', until_ms: value }, NOW))).toBe('invalid_since_until');
+    }
+  });
+
+  it('names days as YYYY-MM-DD keys in order for any window JavaScript time holds, clamped to 0000-01-01..9999-12-31', () => {
+    const KEY = /^\d{4}-\d{2}-\d{2}$/;
+    const first = Date.parse('0000-01-01T00:00:00Z');
+    const last = Date.parse('9999-12-31T00:00:00Z');
+    fc.assert(
+      fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 - 1 }), fc.integer({ min: 1, max: 365 * DAY_MS }), (sinceMs, length) => {
+        const untilMs = Math.min(8.64e15, sinceMs + length);
+        const { firstDay, lastDay } = windowDays({ sinceMs, untilMs });
+        expect(firstDay).toMatch(KEY);
+        expect(lastDay).toMatch(KEY);
+        expect(firstDay <= lastDay).toBe(true);
+        // Within the keyed range, the days are the window's own.
+        if (sinceMs >= first && untilMs - 1 < last + DAY_MS) {
+          expect({ firstDay, lastDay }).toEqual({ firstDay: new Date(sinceMs).toISOString().slice(0, 10), lastDay: new Date(untilMs - 1).toISOString().slice(0, 10) });
+        }
+      }),
+    );
+    expect(windowDays({ sinceMs: Date.UTC(9999, 11, 31), untilMs: Date.UTC(9999, 11, 31) + 2 * DAY_MS })).toEqual({ firstDay: '9999-12-31', lastDay: '9999-12-31' });
+  });
 });
