@@ -3,6 +3,7 @@ import { NotFoundError } from '../functions/adapters/tenant-store';
 import { LinkStore } from '../functions/adapters/link-store';
 import { resourceName } from '../functions/shared/config';
 import { newClickId, SUB_PARAMS } from '../functions/domain/links/click';
+import { partnerUrl, trackingLinkUrl, type ClickParam } from '../functions/domain/links/partner-url';
 import { slidingWindow } from '../functions/domain/links/sliding-window';
 import { followLink, type LinkConfig, type LinkOutcome } from '../functions/domain/links/tracking-link';
 import type { Platform } from '../functions/domain/links/platform';
@@ -12,9 +13,7 @@ import { appByKey } from './apps';
 
 const links = () => new LinkStore(resourceName.table('links'));
 
-
-const linkUrl = (target: Target, linkId: string) => `${target.baseUrl}/l/${linkId}`;
-const listedLink = (target: Target, link: LinkConfig) => ({ ...link, url: linkUrl(target, link.link_id) });
+const listedLink = (target: Target, link: LinkConfig) => ({ ...link, url: trackingLinkUrl(target.baseUrl, link.link_id) });
 
 /** A typical visitor of each platform, as the redirect tells them apart (functions/domain/links/platform.ts). */
 export const TEST_USER_AGENTS: Record<Platform, string> = {
@@ -72,7 +71,7 @@ export const linkCommands = [
         countries_block: f['countries-block'],
         lookback_days: f['lookback-days'],
       });
-      return { link_id: link.link_id, url: linkUrl(target, link.link_id) };
+      return { link_id: link.link_id, url: trackingLinkUrl(target.baseUrl, link.link_id) };
     },
   }),
   defineCommand({
@@ -101,11 +100,10 @@ export const linkCommands = [
     async execute(f, target) {
       const link = await links().byId(f['link-id']);
       if (!link) throw new NotFoundError('link');
-      const query: Record<string, string> = {};
+      const query: Partial<Record<ClickParam, string>> = {};
       if (f['click-id'] !== undefined) query.click_id = f['click-id'];
       for (const sub of SUB_PARAMS) if (f[sub] !== undefined) query[sub] = f[sub];
       if (f['mobile-only']) query.mobile_only = '1';
-      const search = new URLSearchParams(query).toString();
       // The redirect's own pipeline on the stored link, with ports that keep nothing: the address
       // is never blocked (a honeypot's test click blocks no one), the rate limit always admits,
       // and the click is made but not written.
@@ -129,7 +127,8 @@ export const linkCommands = [
         });
         clicks.push({ platform, ...asResponse(outcome) });
       }
-      return { link_id: link.link_id, url: `${linkUrl(target, link.link_id)}${search ? `?${search}` : ''}`, clicks };
+      // The partner's macros ({click_id}) stay literal in the URL, or the partner never fills them in.
+      return { link_id: link.link_id, url: partnerUrl(target.baseUrl, link.link_id, query), clicks };
     },
   }),
 ];

@@ -59,7 +59,7 @@ describe('link try', () => {
       url: string;
       clicks: { platform: string; status: number; location?: string; dropped?: string }[];
     };
-    expect(trial.url).toBe(`${stack.baseUrl}/l/${link_id}?sub1=a+b&mobile_only=1`);
+    expect(trial.url).toBe(`${stack.baseUrl}/l/${link_id}?sub1=a%20b&mobile_only=1`);
     expect(trial.clicks.map((c) => [c.platform, c.status, c.dropped])).toEqual([['ios', 302, undefined], ['android', 302, undefined], ['desktop', 302, 'desktop_on_mobile_only']]);
     expect(trial.clicks[0].location).toMatch(/^https:\/\/apps\.apple\.com\/app\/id1234567890\?click_id=[\w-]+&link_id=/);
     const outside = (await runAdmin(['link', 'try', '--link-id', link_id, '--country', 'FR'])) as { clicks: { dropped?: string }[] };

@@ -39,7 +39,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     null,
     h('legend', null, 'Click parameters (added to the URL you give the partner)'),
     h('div', { class: 'fields' }, [
-      field({ flag: 'click-id', label: 'click_id', placeholder: '{partner macro}', hint: "The partner's own click id; kept as ext_click_id." }),
+      field({ flag: 'click-id', label: 'click_id', placeholder: '{click_id}', hint: "The partner's macro for its own click id (kept as ext_click_id); macros stay literal in the URL for the partner to fill in." }),
       ...SUBS.map((sub) => field({ flag: sub, label: sub })),
       field({ flag: 'mobile-only', label: 'mobile_only=1 (desktop visitors are dropped)', type: 'checkbox' }),
       field({ flag: 'country', label: 'Test click from country', placeholder: 'US', hint: 'Only for the test click below (the visitor\'s country, as CloudFront would tell it).' }),
