@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { specialPurposeOf } from './special-purpose';
 
 /**
  * Server-side request forgery rules for partner postbacks (DESIGN section 11). A postback URL is
@@ -10,7 +11,9 @@ import ipaddr from 'ipaddr.js';
  *   started with POSTBACK_ALLOW_LOOPBACK=1 (the stack never sets it);
  * - the host is resolved and every address it resolves to must be public unicast: private,
  *   loopback, link-local, unique-local, carrier-grade NAT, multicast, reserved, NAT64 and
- *   IPv4-mapped forms of those, and the cloud metadata addresses are refused;
+ *   IPv4-mapped forms of those, the cloud metadata addresses, every other block of the IANA
+ *   special-purpose registries (./special-purpose.ts: IPv4-compatible ::/96, Teredo, 6to4, AS112,
+ *   documentation...) and IPv6 outside global unicast 2000::/3 are refused;
  * - the request then connects to the address that was checked (the sender passes it as the
  *   socket's lookup), so a name that resolves differently a moment later (DNS rebinding) cannot
  *   send it elsewhere.
@@ -55,7 +58,9 @@ export function refusedAddress(address: string, policy: DestinationPolicy): stri
   if (range === 'loopback') return policy.allowLoopback && parsed.kind() === 'ipv4' ? undefined : 'loopback';
   if (range !== 'unicast') return range === 'linkLocal' && parsed.toString() === '169.254.169.254' ? 'metadata' : range;
   if (METADATA.has(parsed.toString())) return 'metadata';
-  return undefined;
+  // The special-purpose blocks of the address as given too: an IPv4-mapped form of a public
+  // address is still not a partner's endpoint.
+  return specialPurposeOf(parsed) ?? specialPurposeOf(ipaddr.parse(address));
 }
 
 /**
