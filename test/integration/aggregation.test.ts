@@ -10,6 +10,7 @@ import { dropZeros, oracleRows, type OracleAttribution, type OracleEvent } from 
 import { eventClientFrom } from '../support/event-client';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
+import { DynamoInstallStore } from '../../functions/adapters/install-store';
 import { tokenOf } from '../../functions/domain/aggregation/aggregate';
 import { AuditStore } from '../../functions/adapters/audit-store';
 import { aggregationMessage, auditKey, auditLines } from '../../functions/domain/ingest/audit-record';
@@ -240,6 +241,59 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       for (const body of again) await ledger.release(tokenOf(JSON.parse(body).audit_key));
       expect((await aggregator(sqsEvent(again, 'again-'))).batchItemFailures).toEqual([]);
       expect({ k, rows: await storedRows(tenant.app.app_id) }).toEqual({ k, rows: expected });
+    }
+  }, 120_000);
+
+  it('counts the install that claimed the first mark as the first when its invocation died and another batch installed the uuid before the redelivery', async () => {
+    const now = Date.UTC(2026, 10, 20, 12);
+    const objects = (tenant: Tenant) => {
+      const installUuid = `abcdef01-aaaa-4bbb-8ccc-${tenant.app.app_id.slice(-12)}`;
+      return stored(
+        tenant,
+        [
+          [
+            { event_id: 'i', event_name: 'install', install_uuid: installUuid, ts_ms: now - 2 * DAY, platform: 'ios' },
+            { event_id: 'e1', event_name: 'session', install_uuid: installUuid, ts_ms: now - 2 * DAY + 1000 },
+          ],
+          [{ event_id: 'i2', event_name: 'install', install_uuid: installUuid, ts_ms: now - 2 * DAY + HOUR, platform: 'ios' }],
+        ],
+        now,
+      );
+    };
+    const installs = new DynamoInstallStore(resourceName.table('installs'));
+    const firstInstalls = async (tenant: Tenant) => {
+      const pk = `${tenant.app.app_id}#abcdef01-aaaa-4bbb-8ccc-${tenant.app.app_id.slice(-12)}`;
+      const mark = await installs.get<{ member: string }>(pk, 'first');
+      const claims = await installs.query<{ sk: string; decision?: { reinstall: boolean } }>(pk, 'e#');
+      return { mark: mark?.member, notReinstalls: claims.filter((claim) => claim.decision && !claim.decision.reinstall).map((claim) => claim.sk) };
+    };
+    const clean = await createTenant();
+    const [cleanCrashed, cleanOther] = await objects(clean);
+    const counting = countingWrites(dynamoClient(), Infinity);
+    expect((await aggregator(sqsEvent([cleanCrashed]))).batchItemFailures).toEqual([]);
+    counting.stop();
+    const writes = counting.writes();
+    expect((await aggregator(sqsEvent([cleanOther], 'other-'))).batchItemFailures).toEqual([]);
+    const expected = await storedRows(clean.app.app_id);
+    expect(expected.attribution).toEqual({ '2026-11-18|organic|organic': { installs: 2, organic: 2, reinstalls: 1 } });
+    expect(await firstInstalls(clean)).toEqual({ mark: 'i', notReinstalls: ['e#i'] });
+
+    const ledger = new AggregationLedgerStore(resourceName.table('ledger'));
+    for (let k = 0; k < writes; k++) {
+      const tenant = await createTenant();
+      const [crashed, other] = await objects(tenant);
+      const fault = countingWrites(dynamoClient(), k);
+      const first = await aggregator(sqsEvent([crashed])).catch(() => ({ batchItemFailures: [{ itemIdentifier: 'm0' }] }));
+      fault.stop();
+      expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
+      // Another batch's install of the same install_uuid is counted while the dead invocation's lease runs out.
+      expect((await aggregator(sqsEvent([other], 'other-'))).batchItemFailures).toEqual([]);
+      await ledger.release(tokenOf(JSON.parse(crashed).audit_key));
+      expect((await aggregator(sqsEvent([crashed], 'again-'))).batchItemFailures).toEqual([]);
+      expect({ k, rows: await storedRows(tenant.app.app_id) }).toEqual({ k, rows: expected });
+      // Whichever install claimed the mark (the crashed one, unless it died before claiming it) is the first.
+      const { mark, notReinstalls } = await firstInstalls(tenant);
+      expect({ k, notReinstalls }).toEqual({ k, notReinstalls: [`e#${mark}`] });
     }
   }, 120_000);
 

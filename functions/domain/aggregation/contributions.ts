@@ -11,6 +11,7 @@ import {
   type AuditReference,
   type DeviceItem,
   type EventClaim,
+  type FirstInstallMark,
   type InstallHead,
   type InstallStore,
   type MemberRef,
@@ -223,9 +224,13 @@ class InstallRun {
   private async install(event: AcceptedEvent): Promise<void> {
     const { token, appId, probabilistic } = this.context;
     const previous = this.head;
-    // Two first installs of one uuid processed at once both see no head: the `first` claim says
-    // which one came first, so exactly one of them is not a reinstall.
-    const first = previous ? undefined : await this.ports.installs.claimItem({ pk: this.pk, sk: SK.first, owner: token, member: event.eventId });
+    // The `first` mark alone decides which install of the uuid is not a reinstall, never the head:
+    // an object that died after claiming the mark finds on redelivery the head of another batch's
+    // install counted meanwhile, and must still count its own as the first. A head is written only
+    // after the mark is claimed, so with a head the mark is read, not claimed (no write).
+    const first = previous
+      ? await this.ports.installs.get<FirstInstallMark>(this.pk, SK.first)
+      : await this.ports.installs.claimItem<FirstInstallMark>({ pk: this.pk, sk: SK.first, owner: token, member: event.eventId });
     const decision = await this.ports.decide({
         appId,
         probabilistic,
@@ -237,7 +242,7 @@ class InstallRun {
         clientIp: event.clientIp,
         deviceHash: event.deviceHash,
         attribution: event.attribution,
-      seenInstallUuid: previous !== undefined || first?.member !== event.eventId,
+      seenInstallUuid: first?.member !== event.eventId,
     });
     const member: MemberRef = { id: event.eventId, ts_ms: event.tsMs, day: event.day, partner: decision.partner };
     const claim = await this.claim(event, { held: false, member, decision, previous_member: previous?.member ?? null, platform: event.platform });

@@ -86,6 +86,18 @@ export interface EventClaim {
   applied?: { by: string; member: MemberRef };
 }
 
+/**
+ * The uuid's first install: whoever claims it first names its install event, and that event is the
+ * uuid's one install that is not a reinstall, in every order of deliveries, crashes and redeliveries.
+ */
+export interface FirstInstallMark {
+  pk: string;
+  sk: 'first';
+  owner: string;
+  /** event_id of the first install event: a redelivery of its object knows its own mark by it. */
+  member: string;
+}
+
 export interface DeviceItem {
   pk: string;
   sk: 'device';

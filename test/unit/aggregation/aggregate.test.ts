@@ -187,6 +187,93 @@ describe('aggregation on in-memory stores', () => {
     }
   });
 
+  it('counts the install that claimed the first mark as the first even when its delivery died and another batch installed the uuid before the redelivery', async () => {
+    const crashed = (w: ReturnType<typeof world>) => w.upload([install(1, T0), event(1, 'e-1', 'session', T0 + 1)]);
+    const other = (w: ReturnType<typeof world>) => w.upload([{ ...install(1, T0 + HOUR), event_id: 'i-1b' }], { body: 'other batch' });
+    const clean = world();
+    const counting = failingAfter(clean.ports, Infinity);
+    await clean.deliver([crashed(clean)], counting.ports);
+    const total = counting.writes();
+    await clean.deliver([other(clean)]);
+    const expected = clean.table().attribution;
+    expect(expected).toEqual({ '2026-06-01|organic|organic': { installs: 2, organic: 2, reinstalls: 1 } });
+
+    for (let k = 0; k < total; k++) {
+      const w = world();
+      const a = crashed(w);
+      expect((await w.deliver([a], failingAfter(w.ports, k).ports)).map((o) => o.kind)).toEqual(['failed']);
+      // Another batch of the same install_uuid is counted while the dead delivery's lease runs out.
+      expect((await w.deliver([other(w)])).map((o) => o.kind)).toEqual(['counted']);
+      w.clock.now += LEASE_MS + 1;
+      expect((await w.deliver([a])).map((o) => o.kind)).toEqual(['counted']);
+      expect({ k, rows: w.table().attribution }).toEqual({ k, rows: expected });
+      // Whichever install claimed the mark is the one decided as not a reinstall.
+      const pk = `${APP}#${uuid(1)}`;
+      const mark = await w.installs.get<{ member: string }>(pk, 'first');
+      const decisions = await w.installs.query<{ sk: string; decision?: AttributionDecision }>(pk, 'e#');
+      const firsts = decisions.filter((claim) => claim.decision && !claim.decision.reinstall).map((claim) => claim.sk);
+      expect({ k, firsts }).toEqual({ k, firsts: [`e#${mark?.member}`] });
+    }
+  });
+
+  it('counts exactly one install of each install_uuid as its first whatever deliveries die and whatever comes before their redelivery', async () => {
+    const objectArb = fc.array(fc.record({ install: fc.integer({ min: 1, max: 2 }), id: fc.integer({ min: 1, max: 3 }), install_event: fc.boolean() }), { minLength: 1, maxLength: 3 });
+    // Per object: no fault, or the store dying after that many writes (mostly among the claims, where
+    // the window between the `first` mark and the install's own claim is) and the redelivery coming
+    // after that many later objects.
+    const afterWrites = fc.oneof({ arbitrary: fc.integer({ min: 2, max: 6 }), weight: 3 }, { arbitrary: fc.integer({ min: 0, max: 24 }), weight: 1 });
+    const faultArb = fc.option(fc.record({ afterWrites, redeliverAfter: fc.integer({ min: 0, max: 4 }) }), { nil: undefined, freq: 2 });
+    await fc.assert(
+      // One time per event identity: a copy sent again is the same event (whichever copy counts first is counted).
+      fc.asyncProperty(fc.array(fc.tuple(objectArb, faultArb), { minLength: 2, maxLength: 5 }), fc.array(fc.integer({ min: 0, max: 60 * 30 }), { minLength: 12, maxLength: 12 }), async (objects, minutes) => {
+        const w = world();
+        w.clock.now = T0 + 3 * DAY;
+        const taken: OracleEvent[] = [];
+        const bodies = objects.map(([events], n) => {
+          const sent = events
+            .map((e) => {
+              const ts = T0 + minutes[(e.install - 1) * 6 + (e.install_event ? 0 : 3) + e.id - 1] * 60_000;
+              return e.install_event ? { ...install(e.install, ts), event_id: `i-${e.install}-${e.id}` } : event(e.install, `e-${e.install}-${e.id}`, 'session', ts);
+            })
+            .filter((e, i, all) => all.findIndex((o) => o.event_id === e.event_id) === i); // unique within a batch, or rejected
+          for (const e of sent) taken.push({ installUuid: e.install_uuid, eventId: e.event_id, name: e.event_name, tsMs: e.ts_ms });
+          return w.upload(sent, { body: `object ${n}` });
+        });
+        const redeliveries = new Map<number, number[]>();
+        for (const [n, [, fault]] of objects.entries()) {
+          await w.deliver([bodies[n]], fault ? failingAfter(w.ports, fault.afterWrites).ports : w.ports);
+          if (fault) redeliveries.set(n + fault.redeliverAfter, [...(redeliveries.get(n + fault.redeliverAfter) ?? []), n]);
+          for (const dead of redeliveries.get(n) ?? []) {
+            w.clock.now += LEASE_MS + 1;
+            await w.deliver([bodies[dead]]);
+          }
+        }
+        for (const [at, dead] of redeliveries) {
+          if (at < objects.length) continue;
+          w.clock.now += LEASE_MS + 1;
+          for (const n of dead) await w.deliver([bodies[n]]);
+        }
+
+        // Independent of the order: every distinct install event is an install, all but one per install_uuid a reinstall.
+        const installs = new Map<string, Set<string>>();
+        for (const e of taken) if (e.name === 'install') installs.set(e.installUuid, (installs.get(e.installUuid) ?? new Set()).add(e.eventId));
+        const distinct = [...installs.values()].reduce((sum, ids) => sum + ids.size, 0);
+        const rows = Object.values(w.table().attribution);
+        expect(rows.reduce((sum, row) => sum + (row.installs ?? 0), 0)).toBe(distinct);
+        expect(rows.reduce((sum, row) => sum + (row.reinstalls ?? 0), 0)).toBe(distinct - installs.size);
+        // The events family does not depend on the order the objects were counted in.
+        expect(w.table().events).toEqual(dropZeros(oracleRows(taken, () => ({ partner: 'organic', type: 'organic', fraud: false }))).events);
+        for (const installUuid of installs.keys()) {
+          const pk = `${APP}#${installUuid}`;
+          const mark = await w.installs.get<{ member: string }>(pk, 'first');
+          const claims = await w.installs.query<{ sk: string; decision?: AttributionDecision }>(pk, 'e#');
+          expect(claims.filter((claim) => claim.decision && !claim.decision.reinstall).map((claim) => claim.sk)).toEqual([`e#${mark?.member}`]);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('agrees with the oracle on random traffic, duplicates and redeliveries included', async () => {
     const eventArb = fc.record({
       install: fc.integer({ min: 1, max: 5 }),
