@@ -8,7 +8,8 @@
 // Behaviour follows real SQS where it matters to the application: visibility timeouts, receive
 // counts, redrive to a dead-letter queue on the (maxReceiveCount + 1)-th receive, long polling
 // that returns as soon as a message is available, retention, and MD5 digests that the SDK
-// validates on every send and receive.
+// validates on every send and receive. One difference is deliberate: on start from a data
+// directory, messages a consumer of the last run held are visible at once (releaseHeldMessages).
 //
 // Only node built-ins are used, so it starts in milliseconds and needs no Docker.
 
@@ -33,7 +34,7 @@ export interface SqsEmulatorOptions {
   /**
    * When set, state is persisted under dataDir and reloaded on start: every change is appended to
    * `sqs.log` before the request that made it is answered, and folded into `sqs.json` on start,
-   * on close and when the log grows large.
+   * on close and when the log grows large. Only one emulator may use a dataDir at a time.
    */
   dataDir?: string;
   /** Region used in queue ARNs; defaults to us-east-1. */
@@ -201,6 +202,11 @@ interface StoredMessage {
   firstReceiveAt?: number;
   /** Handle of the latest receive; undefined until received (used to tell delayed from in flight). */
   receiptHandle?: string;
+  /**
+   * The consumer set the visibility itself (ChangeMessageVisibility, e.g. a retry's delay) since
+   * the latest receive: a schedule, kept across a restart, rather than a hold, which is not.
+   */
+  visibilityChanged?: boolean;
   deadLetterSourceArn?: string;
 }
 
@@ -452,6 +458,7 @@ class SqsEmulatorServer {
       await mkdir(this.options.dataDir, { recursive: true });
       await this.load();
       await this.replayJournal();
+      this.releaseHeldMessages();
       // Fold what the last run logged into the snapshot, then log this run's changes afresh.
       this.compact();
     }
@@ -551,6 +558,23 @@ class SqsEmulatorServer {
       this.apply(record);
     }
     if (lines.length > 0) this.logger?.info(`SQS emulator replayed ${lines.length} change(s) from ${file}`);
+  }
+
+  /**
+   * Makes the messages a consumer of the last run held (received, not deleted) visible now. Their
+   * consumers died with that run, so nobody can delete them; SQS, which cannot know that, would
+   * keep them hidden for the rest of the visibility timeout, and locally that timeout (two minutes
+   * on the aggregation queue) only delays the work behind a restart. The receive count stays, so
+   * the redrive policy still counts the attempt. A visibility the consumer chose itself (a retry's
+   * delay) is kept: bringing it forward would spend a retry early at every restart.
+   */
+  private releaseHeldMessages(): void {
+    const now = this.now();
+    for (const queue of this.queues.values()) {
+      for (const message of queue.messages.values()) {
+        if (message.receiptHandle !== undefined && message.visibleAt > now && !message.visibilityChanged) message.visibleAt = now;
+      }
+    }
   }
 
   private apply(record: JournalRecord): void {
@@ -1170,6 +1194,7 @@ class SqsEmulatorServer {
       message.firstReceiveAt ??= now;
       message.receiptHandle = encodeReceiptHandle(queue.name, message.messageId);
       message.visibleAt = now + visibilityTimeout * 1000;
+      delete message.visibilityChanged;
       this.recordMessage(queue, message);
       taken.push(message);
     }
@@ -1260,6 +1285,7 @@ class SqsEmulatorServer {
       throw new SqsError('MessageNotInflight', 'Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.');
     }
     message.visibleAt = now + timeout * 1000;
+    message.visibilityChanged = true;
     this.recordMessage(queue, message);
     if (timeout === 0) this.notify(queue);
     return {};
