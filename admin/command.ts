@@ -32,9 +32,13 @@ export function defineCommand<Flags extends z.ZodObject>(command: AdminCommand<F
   return command as unknown as AdminCommand;
 }
 
-/** Wrong command or flags: the CLI prints it with the usage text and exits 2; the console answers 400. */
+/** Wrong command or flags: the CLI prints it below the usage text and exits 2; the console answers 400. */
 export class UsageError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The command whose flags were refused, when the words on the line named one: its usage is the one shown. */
+    readonly command?: string,
+  ) {
     super(message);
     this.name = 'UsageError';
   }

@@ -1,4 +1,5 @@
 import { UsageError, type AdminCommand, type Target } from './command';
+import { flagWording } from './flags';
 import { tenantCommands } from './tenant-commands';
 import { linkCommands } from './link-commands';
 import { reportCommands } from './report-commands';
@@ -36,18 +37,19 @@ export interface ParsedCommand {
 
 /**
  * Checks the flags (as the CLI reads them: strings, and `true` for a boolean flag) against the
- * command's schema, refusing unknown ones. Every refusal is a UsageError naming the flag.
+ * command's schema, refusing unknown ones. Every refusal is a UsageError naming the flag, in
+ * plain words (`--install-uuid is required`); a rule across flags says its own sentence.
  */
 export function parseCommand(name: string, rawFlags: Readonly<Record<string, unknown>>): ParsedCommand {
   const command = findCommand(name);
   if (!command) throw new UsageError(`unknown command: ${name || '(none)'}`);
   const known = Object.keys(command.flags.shape);
   const unknown = Object.keys(rawFlags).filter((flag) => !known.includes(flag));
-  if (unknown.length) throw new UsageError(`unknown flag for ${command.name}: --${unknown[0]}`);
-  const parsed = command.flags.safeParse(rawFlags);
+  if (unknown.length) throw new UsageError(`${command.name} takes no --${unknown[0]} flag`, command.name);
+  const parsed = command.flags.safeParse(rawFlags, { error: flagWording });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UsageError(`--${String(issue.path[0] ?? '')}: ${issue.message}`);
+    throw new UsageError(issue.code === 'custom' ? issue.message : `--${String(issue.path[0])} ${issue.message}`, command.name);
   }
   return { command, flags: parsed.data };
 }

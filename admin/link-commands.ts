@@ -94,7 +94,7 @@ export const linkCommands = [
       'click-id': z.string().max(256).optional(),
       ...subFlags,
       'mobile-only': z.boolean().optional(),
-      country: z.string().regex(/^[A-Za-z]{2}$/, 'country codes are two letters (ISO 3166-1 alpha-2)').transform((c) => c.toUpperCase()).optional(),
+      country: z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter country code (ISO 3166-1 alpha-2)').transform((c) => c.toUpperCase()).optional(),
     }),
     booleanFlags: ['mobile-only'],
     async execute(f, target) {

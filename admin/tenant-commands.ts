@@ -116,7 +116,7 @@ export const tenantCommands = [
     name: 'server-key revoke',
     usage: 'server-key revoke --server-key S | --key-id H   (takes effect within 60 s)',
     flags: z
-      .object({ 'server-key': key.optional(), 'key-id': z.string().regex(/^[0-9a-f]{64}$/, 'a key id is 64 lowercase hex characters').optional() })
+      .object({ 'server-key': key.optional(), 'key-id': z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters').optional() })
       .refine((f) => (f['server-key'] === undefined) !== (f['key-id'] === undefined), { message: 'give exactly one of --server-key and --key-id', path: ['server-key'] }),
     async execute(f) {
       const store = tenants();

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { POSTBACK_MACROS } from '../functions/domain/postbacks/template';
 import { ADMIN_COMMANDS, runCommand, TargetError, UsageError, type Target } from '../admin/commands';
 import { errorAnswer } from '../admin/errors';
+import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
 import { bundleConsole, type ConsoleBundle } from './bundle';
 
@@ -215,18 +216,15 @@ function page(token: string): string {
 }
 
 async function main(): Promise<void> {
+  const options = { stack: { type: 'string' }, port: { type: 'string', default: process.env.CONSOLE_PORT ?? '4000' } } as const;
   let values;
   try {
-    ({ values } = parseArgs({
-      args: process.argv.slice(2),
-      strict: true,
-      options: { stack: { type: 'string' }, port: { type: 'string', default: process.env.CONSOLE_PORT ?? '4000' } },
-    }));
+    ({ values } = parseArgs({ args: process.argv.slice(2), strict: true, options }));
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(commandLineWording(error, options));
   }
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port: not a port: ${values.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port must be a port number from 0 to 65535 (0 picks a free one), not ${values.port}`);
   const lookup = targetLookup(values.stack);
   // The first look-up is made now, so a console started without its target says so at once.
   const target = await lookup();
@@ -241,8 +239,9 @@ async function main(): Promise<void> {
 if (require.main === module) {
   main().catch((error: unknown) => {
     const expected = error instanceof UsageError || error instanceof TargetError;
-    const usage = error instanceof UsageError ? '\n\nusage: npm run console [-- --stack NAME] [--port N]' : '';
-    process.stderr.write(`error: ${expected ? (error as Error).message : (error as Error).stack}${usage}\n`);
+    // The error last, below the usage, where the eye lands.
+    const usage = error instanceof UsageError ? 'usage: npm run console [-- --stack NAME] [--port N]\n\n' : '';
+    process.stderr.write(`${usage}error: ${expected ? (error as Error).message : (error as Error).stack}\n`);
     process.exit(error instanceof UsageError ? 2 : 1);
   });
 }

@@ -270,7 +270,7 @@ describe('the admin CLI on aggregation', () => {
 
     const badUuid = await cli('install', 'show', '--app-key', tenant.app.app_key, '--install-uuid', 'not-a-uuid');
     expect(badUuid).toMatchObject({ code: 2, stdout: '' });
-    expect(badUuid.stderr).toMatch(/--install-uuid: not a UUID/);
+    expect(badUuid.stderr).toMatch(/--install-uuid must be a UUID\n$/);
 
     await expect(runAdmin(['rebuild', '--app-key', 'app_live_nope'])).rejects.toThrow(/app not found/);
     await expect(runAdmin(['rebuild', '--app-key', tenant.app.app_key, '--install-uuid', UUID.deterministic])).rejects.toBeInstanceOf(UsageError);

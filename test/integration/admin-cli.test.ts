@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -120,5 +120,33 @@ describe('the admin CLI without a running local runtime', () => {
     expect(failure?.code).toBe(1);
     expect(failure?.stdout).toBe('');
     expect(failure?.stderr).toMatch(/no local runtime is running/);
+  }, 30_000);
+});
+
+describe('the admin CLI on a flag error', () => {
+  // Flags are checked before the target is looked for: no runtime is needed to be refused.
+  const dataDir = mkdtempSync(join(tmpdir(), 'admin-flags-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const cli = (...argv: string[]) =>
+    run('npm', ['run', '--silent', 'admin', '--', ...argv], { cwd: root, env: { ...process.env, DATA_DIR: dataDir } }).then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => ({ ...error, lines: error.stderr.replace(/npm warn.*\n/g, '').trimEnd().split('\n') }),
+    );
+
+  it('prints the command\'s usage, then the error in plain words as the last line, and exits 2', async () => {
+    const failure = await cli('install', 'show', '--app-key', 'app_live_x');
+    expect(failure).toMatchObject({ code: 2, stdout: '' });
+    expect(failure?.lines.at(-1)).toBe('error: --install-uuid is required');
+    expect(failure?.stderr).toContain('install show --app-key K --install-uuid U');
+    // Only this command's usage, not every command's.
+    expect(failure?.stderr).not.toContain('company create');
+    expect(failure?.lines.length).toBeLessThan(8);
+  }, 30_000);
+
+  it('lists every command above the error when the command is unknown', async () => {
+    const failure = await cli('company', 'explode');
+    expect(failure).toMatchObject({ code: 2, stdout: '' });
+    expect(failure?.lines.at(-1)).toBe('error: unknown command: company explode');
+    expect(failure?.stderr).toContain('company create');
   }, 30_000);
 });
