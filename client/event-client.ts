@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { signBody } from '../functions/domain/ingest/signature';
-import type { RejectionReason, SdkEvent } from '../functions/domain/ingest/event-validation';
+import type { BatchField } from '../functions/domain/ingest/event-api';
+import type { EventFaultField, RejectionReason, SdkEvent } from '../functions/domain/ingest/event-validation';
 
 /**
  * A small typed client of the event API (POST /event, POST /privacy/delete), used by the tests,
@@ -14,12 +15,14 @@ import type { RejectionReason, SdkEvent } from '../functions/domain/ingest/event
  * time spent waiting (seconds of backoff, or hours offline). The events themselves are sent
  * unchanged, event_ids included, so an event that an earlier attempt did store is counted once.
  */
-export type { RejectionReason, SdkEvent };
+export type { BatchField, EventFaultField, RejectionReason, SdkEvent };
 
 export interface EventResult {
   event_id: string;
   status: 'accepted' | 'rejected';
   reason?: RejectionReason;
+  /** On a rejected result, the field to fix (`sent_at_ms` when only the batch's stamp put the time out of range). */
+  field?: EventFaultField;
 }
 
 export interface EventBatchResult {
@@ -80,14 +83,18 @@ export function eventBatchRequest(
   return signedRequest(credentials, batch, { gzip: options.gzip ?? batch.events.length >= GZIP_FROM_EVENTS, sdkVersion: options.sdkVersion });
 }
 
-/** The request was refused (a 4xx) or still failing after the last attempt. */
+/**
+ * The request was refused (a 4xx) or still failing after the last attempt. `field` is the member
+ * of the batch a bad_batch_shape names (`events` or `sent_at_ms`), when the answer names one.
+ */
 export class EventApiRequestError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     readonly attempts: number,
+    readonly field?: string,
   ) {
-    super(`event API answered ${status} ${code} after ${attempts} attempt(s)`);
+    super(`event API answered ${status} ${code}${field === undefined ? '' : ` (field ${field})`} after ${attempts} attempt(s)`);
     this.name = 'EventApiRequestError';
   }
 }
@@ -184,8 +191,13 @@ export class EventClient {
   private async expect(status: number, path: string, request: SignedRequest | (() => SignedRequest)): Promise<unknown> {
     const response = await this.post(path, request);
     if (response.status !== status) {
-      const code = (response.body as { error?: unknown } | undefined)?.error;
-      throw new EventApiRequestError(response.status, typeof code === 'string' ? code : `http_${response.status}`, response.attempts);
+      const { error: code, field } = (response.body ?? {}) as { error?: unknown; field?: unknown };
+      throw new EventApiRequestError(
+        response.status,
+        typeof code === 'string' ? code : `http_${response.status}`,
+        response.attempts,
+        typeof field === 'string' ? field : undefined,
+      );
     }
     return response.body;
   }

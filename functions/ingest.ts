@@ -59,7 +59,8 @@ export async function ingest(event: HttpEvent): Promise<HttpResult> {
   return json(200, {
     accepted: taken.accepted,
     rejected: taken.rejected,
-    results: taken.verdicts.map(({ event_id, status, reason }) => ({ event_id, status, reason })),
+    // A rejected event's result names the field at fault beside its reason (undefined ones are left out).
+    results: taken.verdicts.map(({ event_id, status, reason, field }) => ({ event_id, status, reason, field })),
     audit_key: taken.auditKey,
   });
 }

@@ -38,7 +38,8 @@ export async function readEventRequest(event: HttpEvent, tenants: TenantLookup<A
 /**
  * Each refusal is counted (RequestsRefused, with the code as metadata) so a flood of bad
  * signatures or a tenant stuck at its cap shows on the dashboard, and rethrown as it is: an
- * EventApiError is a ServiceError, which the shared middleware renders as {"error": code}.
+ * EventApiError is a ServiceError, which the shared middleware renders as {"error": code}, with
+ * the field at fault beside it when the refusal names one (bad_batch_shape).
  *
  * Anything else is a store that failed (say the key look-up): nothing was taken, so the client
  * is told to retry with the endpoint's documented 503 rather than a bare 500 that an SDK would

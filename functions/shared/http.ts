@@ -19,9 +19,12 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
   };
 }
 
-/** Every error body on every endpoint is {"error": code}, with the code one of the documented ones. */
+/**
+ * Every error body on every endpoint is {"error": code}, with the code one of the documented ones;
+ * POST /event's bad_batch_shape adds the field at fault (EventApiError).
+ */
 export function errorResult(error: ServiceError): HttpResult {
-  return json(error.statusCode, { error: error.code }, { ...error.headers });
+  return json(error.statusCode, error.body(), { ...error.headers });
 }
 
 /**

@@ -13,8 +13,8 @@ import { TenantStore } from '../../functions/adapters/tenant-store';
 import { dynamoClient } from '../../functions/shared/clients';
 import type { HttpEvent, HttpResult } from '../../functions/shared/http';
 import { capCounterKeys } from '../../functions/domain/ingest/cap';
-import { EVENT_API_ERRORS } from '../../functions/domain/ingest/event-api';
-import { EVENT_RULES } from '../../functions/domain/ingest/event-validation';
+import { BATCH_FIELDS, EVENT_API_ERRORS } from '../../functions/domain/ingest/event-api';
+import { EVENT_FAULT_FIELDS, EVENT_RULES } from '../../functions/domain/ingest/event-validation';
 import { signBody } from '../../functions/domain/ingest/signature';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { apiEvent, lambdaContext, validEvent } from './ingest-support';
@@ -214,14 +214,21 @@ describe('any input', () => {
           expect(body.results.filter((r: { status: string }) => r.status === 'accepted')).toHaveLength(body.accepted);
           for (const r of body.results) {
             expect(typeof r.event_id).toBe('string');
-            if (r.status === 'rejected') expect(reasons.has(r.reason)).toBe(true);
-            else expect(r).toEqual({ event_id: r.event_id, status: 'accepted' });
+            if (r.status === 'rejected') {
+              expect(reasons.has(r.reason)).toBe(true);
+              // A field at fault on every rejection but of an entry that is not an event.
+              if (r.reason === 'bad_event') expect(r.field).toBeUndefined();
+              else expect(EVENT_FAULT_FIELDS).toContain(r.field);
+            } else expect(r).toEqual({ event_id: r.event_id, status: 'accepted' });
           }
           expect(body.audit_key).toMatch(/^audit\/\d{4}\/\d{2}\/\d{2}\/com_[0-9a-f]+\/app_[0-9a-f]+\/[0-9a-f]{64}\.jsonl\.gz$/);
           return;
         }
         seenCodes.add(body?.error);
-        expect(Object.keys(body)).toEqual(['error']);
+        // The code alone, but for the field a bad_batch_shape may name.
+        const { error, field: named, ...rest } = body;
+        expect(rest).toEqual({});
+        if (named !== undefined) expect([error, BATCH_FIELDS.includes(named)]).toEqual(['bad_batch_shape', true]);
         expect(documentedStatus.get(body.error)).toBe(result.statusCode);
         expect(result.statusCode).not.toBe(503);
       }),

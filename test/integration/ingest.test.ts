@@ -207,14 +207,39 @@ describe('POST /event answers', () => {
   });
 
   it.each([
-    ['an array', [validEvent()]],
-    ['no events', { sent_at_ms: Date.now() }],
-    ['an empty events array', batchOf([])],
-    ['1,001 events', batchOf(Array.from({ length: 1001 }, () => ({})))],
-    ['a string sent_at_ms', { events: [validEvent()], sent_at_ms: String(Date.now()) }],
-    ['a fractional sent_at_ms', { events: [validEvent()], sent_at_ms: 1.5 }],
-  ])('400 bad_batch_shape for %s', async (_name, payload) => {
-    expect(await send(signed(payload))).toEqual({ status: 400, body: { error: 'bad_batch_shape' } });
+    ['an array, naming no field', [validEvent()], {}],
+    ['no events', { sent_at_ms: Date.now() }, { field: 'events' }],
+    ['an empty events array', batchOf([]), { field: 'events' }],
+    ['1,001 events', batchOf(Array.from({ length: 1001 }, () => ({}))), { field: 'events' }],
+    ['no sent_at_ms', { events: [validEvent()] }, { field: 'sent_at_ms' }],
+    ['a string sent_at_ms', { events: [validEvent()], sent_at_ms: String(Date.now()) }, { field: 'sent_at_ms' }],
+    ['a fractional sent_at_ms', { events: [validEvent()], sent_at_ms: 1.5 }, { field: 'sent_at_ms' }],
+  ])('400 bad_batch_shape for %s', async (_name, payload, hint) => {
+    expect(await send(signed(payload))).toEqual({ status: 400, body: { error: 'bad_batch_shape', ...hint } });
+  });
+
+  it('tells a batch without sent_at_ms from one with no events by the field it names, gzipped or not', async () => {
+    for (const gzip of [false, true]) {
+      const withoutSentAt = await send(signed({ events: [validEvent()] }, { gzip }));
+      const withoutEvents = await send(signed(batchOf([]), { gzip }));
+      expect([withoutSentAt, withoutEvents]).toEqual([
+        { status: 400, body: { error: 'bad_batch_shape', field: 'sent_at_ms' } },
+        { status: 400, body: { error: 'bad_batch_shape', field: 'events' } },
+      ]);
+    }
+  });
+
+  it('200 naming sent_at_ms on every event of a batch stamped in seconds, and ts_ms on the event whose own time is wrong', async () => {
+    const now = Date.now();
+    const events = [validEvent({}, now - 60_000), validEvent({}, now), validEvent({}, now - 100 * 24 * 60 * 60 * 1000)];
+    const answer = await send(signed(batchOf(events, Math.floor(now / 1000))));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ accepted: 0, rejected: 3 });
+    expect(answer.body.results).toEqual([
+      { event_id: events[0].event_id, status: 'rejected', reason: 'bad_timestamp', field: 'sent_at_ms' },
+      { event_id: events[1].event_id, status: 'rejected', reason: 'bad_timestamp', field: 'sent_at_ms' },
+      { event_id: events[2].event_id, status: 'rejected', reason: 'bad_timestamp', field: 'ts_ms' },
+    ]);
   });
 
   it('200 for a binary-typed body, which API Gateway hands over base64-encoded', async () => {
@@ -236,9 +261,9 @@ describe('a batch of 100 with 3 bad events', () => {
     expect(result.rejected).toBe(3);
     expect(result.results).toHaveLength(100);
     expect(result.results.filter((r) => r.status === 'rejected')).toEqual([
-      { event_id: (events[10] as { event_id: string }).event_id, status: 'rejected', reason: 'bad_event_name' },
-      { event_id: (events[50] as { event_id: string }).event_id, status: 'rejected', reason: 'bad_timestamp' },
-      { event_id: (events[0] as { event_id: string }).event_id, status: 'rejected', reason: 'bad_event_id' },
+      { event_id: (events[10] as { event_id: string }).event_id, status: 'rejected', reason: 'bad_event_name', field: 'event_name' },
+      { event_id: (events[50] as { event_id: string }).event_id, status: 'rejected', reason: 'bad_timestamp', field: 'ts_ms' },
+      { event_id: (events[0] as { event_id: string }).event_id, status: 'rejected', reason: 'bad_event_id', field: 'event_id' },
     ]);
 
     const lines = await auditObject(result.audit_key);

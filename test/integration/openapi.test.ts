@@ -12,13 +12,14 @@ import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { functions, type FunctionSpec } from '../../lib/manifest';
 import {
+  BATCH_FIELDS,
   EVENT_API_ERRORS,
   MAX_DECOMPRESSED_BYTES,
   MAX_EVENTS_PER_BATCH,
   MAX_RAW_BODY_BYTES,
   type EventApiErrorCode,
 } from '../../functions/domain/ingest/event-api';
-import { EVENT_RULES } from '../../functions/domain/ingest/event-validation';
+import { EVENT_FAULT_FIELDS, EVENT_RULES } from '../../functions/domain/ingest/event-validation';
 import { BINDINGS } from '../../functions/domain/health/health';
 import { DEFAULT_LIMIT, MAX_LIMIT, REPORT_ERRORS } from '../../functions/domain/reports/report-query';
 import { DAY_MS } from '../../functions/domain/common/days';
@@ -220,12 +221,31 @@ describe('docs/openapi.yaml', () => {
     const schemas = api.doc.components.schemas;
     const parameters = api.doc.components.parameters;
     expect(unique(schemas.RejectionReason.enum)).toEqual(unique(EVENT_RULES.map((rule) => rule.reason)));
+    expect(schemas.EventFaultField.enum).toEqual([...EVENT_FAULT_FIELDS]);
+    expect(schemas.EventRequestError.properties.field.enum).toEqual([...BATCH_FIELDS]);
     expect(schemas.HealthReport.properties.bindings.required).toEqual([...BINDINGS]);
     expect(schemas.EventBatch.properties.events.maxItems).toBe(MAX_EVENTS_PER_BATCH);
     expect(parameters.Limit.schema).toMatchObject({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT });
     const reportPaths = Object.keys(api.doc.paths).filter((path) => path.startsWith(`${REPORTS_PREFIX}/`) && !path.includes('{'));
     expect(unique(reportPaths)).toEqual(unique(REPORT_PATHS));
     expect(unique(api.doc.paths[`${REPORTS_PREFIX}/{name}`].parameters[0].schema.not.enum)).toEqual(unique(REPORT_NAMES));
+  });
+
+  it("lets a field stand beside the code only on POST /event's 400 bad_batch_shape: every other error body, the Reporting API's included, is the code alone", () => {
+    const withField: string[] = [];
+    const problems: string[] = [];
+    for (const op of implemented) {
+      for (const response of api.responses(op).filter((documented) => documented.codes.length > 0)) {
+        const schema = `${response.pointer}${pointerOf('content', 'application/json', 'schema')}`;
+        for (const code of response.codes) {
+          problems.push(...api.validate(schema, { error: code }).map((problem) => `${op.key} ${response.status} ${code}: ${problem}`));
+          if (BATCH_FIELDS.some((field) => api.validate(schema, { error: code, field }).length === 0)) withField.push(`${op.key} ${response.status} ${code}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(withField).toEqual(['POST /event 400 bad_batch_shape']);
+    expect(api.validate(`${pointerOf('components', 'schemas', 'EventRequestError')}`, { error: 'bad_batch_shape', field: 'ts_ms' })).not.toEqual([]);
   });
 
   it('marks as not implemented only what the code does not serve yet', () => {
@@ -347,8 +367,22 @@ describe('the local stack answers as docs/openapi.yaml says', () => {
       });
     });
 
-    it('POST /event: 400 bad_batch_shape', async () => {
-      expectDocumented(await send('/event', signed({ events: [] })), 400, 'bad_batch_shape');
+    it('POST /event: 400 bad_batch_shape, naming events or sent_at_ms', async () => {
+      const withoutEvents = await send('/event', signed({ events: [], sent_at_ms: Date.now() }));
+      const withoutSentAt = await send('/event', signed({ events: [validEvent()] }));
+      expectDocumented(withoutEvents, 400, 'bad_batch_shape');
+      expectDocumented(withoutSentAt, 400, 'bad_batch_shape');
+      expect([JSON.parse(withoutEvents.text).field, JSON.parse(withoutSentAt.text).field]).toEqual(['events', 'sent_at_ms']);
+    });
+
+    it('POST /event: 200 with the field at fault on each rejected result', async () => {
+      // Stamped in seconds: every event's corrected time is out of range, and the hint says why.
+      const answer = await send('/event', signed({ events: [validEvent(), validEvent({ platform: 'web' })], sent_at_ms: Math.floor(Date.now() / 1000) }));
+      expectDocumented(answer, 200);
+      expect(JSON.parse(answer.text).results.map((result: { field?: string }) => result.field)).toEqual(['sent_at_ms', 'sent_at_ms']);
+      const mixed = await send('/event', signed(batchOf([validEvent(), validEvent({ platform: 'web' }), 'not an event'])));
+      expectDocumented(mixed, 200);
+      expect(JSON.parse(mixed.text).results.map((result: { field?: string }) => result.field ?? null)).toEqual([null, 'platform', null]);
     });
 
     it('POST /event: 429 cap_exceeded', async () => {

@@ -78,11 +78,16 @@ export interface EventBatch {
   readonly sent_at_ms: number;
 }
 
-/** An object with events (1 to 1,000 entries of any kind; entries are judged one by one later) and an integer sent_at_ms. */
+/**
+ * An object with events (1 to 1,000 entries of any kind; entries are judged one by one later) and
+ * an integer sent_at_ms. A refusal names the first of the two at fault (BATCH_FIELDS' order); a
+ * body that is not an object names none. A sent_at_ms in seconds is an integer and passes here:
+ * its events' bad_timestamp names it instead (event-validation.ts).
+ */
 export function parseBatch(value: unknown): EventBatch {
   if (!isPlainObject(value)) throw new EventApiError('bad_batch_shape');
   const { events, sent_at_ms } = value;
-  if (!Array.isArray(events) || events.length < 1 || events.length > MAX_EVENTS_PER_BATCH) throw new EventApiError('bad_batch_shape');
-  if (!Number.isSafeInteger(sent_at_ms)) throw new EventApiError('bad_batch_shape');
+  if (!Array.isArray(events) || events.length < 1 || events.length > MAX_EVENTS_PER_BATCH) throw new EventApiError('bad_batch_shape', 'events');
+  if (!Number.isSafeInteger(sent_at_ms)) throw new EventApiError('bad_batch_shape', 'sent_at_ms');
   return { events, sent_at_ms: sent_at_ms as number };
 }

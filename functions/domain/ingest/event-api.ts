@@ -28,15 +28,32 @@ export const EVENT_API_ERRORS = {
 export type EventApiErrorCode = keyof typeof EVENT_API_ERRORS;
 
 /**
+ * The members of a batch a bad_batch_shape can name, in the order they are checked: the first at
+ * fault is named. A body that is not a JSON object names none.
+ */
+export const BATCH_FIELDS = ['events', 'sent_at_ms'] as const;
+export type BatchField = (typeof BATCH_FIELDS)[number];
+
+/**
  * A request the event API refuses as a whole: a ServiceError whose status is the table's, so the
- * shared HTTP middleware renders it as {"error": code} like any other.
+ * shared HTTP middleware renders it as {"error": code} like any other, with the field at fault
+ * beside the code when there is one ({"error":"bad_batch_shape","field":"sent_at_ms"}): a missing
+ * sent_at_ms and an empty events read differently. The interface leaves this body's shape open;
+ * the codes stay its own (docs/ingestion.md, "Which field is at fault").
  */
 export class EventApiError extends ServiceError {
   declare readonly code: EventApiErrorCode;
 
-  constructor(code: EventApiErrorCode) {
+  constructor(
+    code: EventApiErrorCode,
+    readonly field?: BatchField,
+  ) {
     super(EVENT_API_ERRORS[code], code);
     this.name = 'EventApiError';
+  }
+
+  override body(): { readonly error: string; readonly field?: BatchField } {
+    return this.field === undefined ? super.body() : { error: this.code, field: this.field };
   }
 }
 

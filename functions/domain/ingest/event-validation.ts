@@ -106,9 +106,65 @@ export const EVENT_RULES: readonly EventRule[] = [
   },
 ];
 
+/**
+ * The field a rejection names, so that a client can tell what to fix: the event's field of the
+ * rule it broke; for bad_attribution the member of `attribution` at fault when attribution is an
+ * object on an install; for bad_timestamp `sent_at_ms`, the batch's, when ts_ms is an integer that
+ * would be in range read on the server's clock, so that only the correction by sent_at_ms put it
+ * out (a sent_at_ms in seconds, or one kept from an earlier attempt, rejects every event so). An
+ * entry that is not an event (bad_event) names none. Unknown fields are never at fault, so
+ * `sent_at_ms` cannot mean an event's own. docs/ingestion.md, "Which field is at fault".
+ */
+export const EVENT_FAULT_FIELDS = [
+  'event_id',
+  'event_name',
+  'install_uuid',
+  'ts_ms',
+  'sent_at_ms',
+  'revenue_usd',
+  'platform',
+  'device_id',
+  'attribution',
+  'attribution.click_id',
+  'attribution.referrer',
+  'attribution.referrer_click_ms',
+  'attribution.install_begin_ms',
+  'properties',
+] as const;
+export type EventFaultField = (typeof EVENT_FAULT_FIELDS)[number];
+
+/** Why an entry is rejected: the reason of the first rule it breaks, and the field at fault. */
+export interface EventFault {
+  readonly reason: RejectionReason;
+  readonly field: EventFaultField | undefined;
+}
+
+/** Every fault made once, so that judging allocates nothing for it. */
+const fault = (reason: RejectionReason, field?: EventFaultField): EventFault => Object.freeze({ reason, field });
+const NOT_AN_EVENT = fault('bad_event');
+const BAD_EVENT_ID = fault('bad_event_id', 'event_id');
+const BAD_EVENT_NAME = fault('bad_event_name', 'event_name');
+const BAD_INSTALL_UUID = fault('bad_install_uuid', 'install_uuid');
+const BAD_TS_MS = fault('bad_timestamp', 'ts_ms');
+const BAD_SENT_AT_MS = fault('bad_timestamp', 'sent_at_ms');
+const BAD_REVENUE = fault('bad_revenue', 'revenue_usd');
+const BAD_PLATFORM = fault('bad_platform', 'platform');
+const BAD_DEVICE_ID = fault('bad_device_id', 'device_id');
+const BAD_ATTRIBUTION = fault('bad_attribution', 'attribution');
+const BAD_CLICK_ID = fault('bad_attribution', 'attribution.click_id');
+const BAD_REFERRER = fault('bad_attribution', 'attribution.referrer');
+const BAD_REFERRER_CLICK_MS = fault('bad_attribution', 'attribution.referrer_click_ms');
+const BAD_INSTALL_BEGIN_MS = fault('bad_attribution', 'attribution.install_begin_ms');
+const BAD_PROPERTIES = fault('bad_properties', 'properties');
+
 /** The reason an entry is rejected, or undefined when it is accepted. */
 export function validateEvent(entry: unknown, batch: BatchContext): RejectionReason | undefined {
-  return isPlainObject(entry) ? brokenRule(entry, batch, false) : 'bad_event';
+  return eventFault(entry, batch)?.reason;
+}
+
+/** The reason an entry is rejected and the field at fault, or undefined when it is accepted. */
+export function eventFault(entry: unknown, batch: BatchContext): EventFault | undefined {
+  return isPlainObject(entry) ? brokenRule(entry, batch, false) : NOT_AN_EVENT;
 }
 
 /**
@@ -116,30 +172,38 @@ export function validateEvent(entry: unknown, batch: BatchContext): RejectionRea
  * events of a batch come in many shapes, so every read is a slow (megamorphic) one.
  * `shallow`: the event is already known to be nested no deeper than the limit (judgeEvents).
  */
-function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow: boolean): RejectionReason | undefined {
-  if (!shallow && nestedDeeperThan(event, MAX_EVENT_DEPTH)) return 'bad_event';
+function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow: boolean): EventFault | undefined {
+  if (!shallow && nestedDeeperThan(event, MAX_EVENT_DEPTH)) return NOT_AN_EVENT;
   const id = event.event_id;
-  if (typeof id !== 'string' || !isIdText(id, MAX_EVENT_ID_CHARS) || !batch.claimEventId(id)) return 'bad_event_id';
+  if (typeof id !== 'string' || !isIdText(id, MAX_EVENT_ID_CHARS) || !batch.claimEventId(id)) return BAD_EVENT_ID;
   const name = event.event_name;
-  if (typeof name !== 'string' || !isIdText(name, MAX_EVENT_NAME_CHARS)) return 'bad_event_name';
+  if (typeof name !== 'string' || !isIdText(name, MAX_EVENT_NAME_CHARS)) return BAD_EVENT_NAME;
   const installUuid = event.install_uuid;
-  if (typeof installUuid !== 'string' || !isUuid(installUuid)) return 'bad_install_uuid';
-  const corrected = correctedTimestamp(event.ts_ms, batch);
-  if (corrected === undefined || corrected > batch.receivedMs + MAX_FUTURE_SKEW_MS || corrected < batch.receivedMs - MAX_PAST_AGE_MS) {
-    return 'bad_timestamp';
+  if (typeof installUuid !== 'string' || !isUuid(installUuid)) return BAD_INSTALL_UUID;
+  const tsMs = event.ts_ms;
+  const corrected = correctedTimestamp(tsMs, batch);
+  if (corrected === undefined || !inWindow(corrected, batch)) {
+    // Only the correction moved a good device time out of range: look at sent_at_ms.
+    return corrected !== undefined && inWindow(tsMs as number, batch) ? BAD_SENT_AT_MS : BAD_TS_MS;
   }
   // NaN fails both comparisons and Infinity the second: a number in range is finite.
   const revenue = event.revenue_usd;
-  if (!absent(revenue) && !(typeof revenue === 'number' && revenue >= 0 && revenue <= MAX_REVENUE_USD)) return 'bad_revenue';
+  if (!absent(revenue) && !(typeof revenue === 'number' && revenue >= 0 && revenue <= MAX_REVENUE_USD)) return BAD_REVENUE;
   const platform = event.platform;
-  if (absent(platform) ? name === INSTALL_EVENT : platform !== 'ios' && platform !== 'android') return 'bad_platform';
-  if (!absent(event.device_id) && !isDeviceId(event.device_id)) return 'bad_device_id';
+  if (absent(platform) ? name === INSTALL_EVENT : platform !== 'ios' && platform !== 'android') return BAD_PLATFORM;
+  if (!absent(event.device_id) && !isDeviceId(event.device_id)) return BAD_DEVICE_ID;
   const attribution = event.attribution;
-  if (!absent(attribution) && (name !== INSTALL_EVENT || !isAttribution(attribution))) return 'bad_attribution';
+  if (!absent(attribution)) {
+    const broken = name === INSTALL_EVENT ? brokenAttribution(attribution) : BAD_ATTRIBUTION;
+    if (broken !== undefined) return broken;
+  }
   const properties = event.properties;
-  if (!absent(properties) && !isProperties(properties)) return 'bad_properties';
+  if (!absent(properties) && !isProperties(properties)) return BAD_PROPERTIES;
   return undefined;
 }
+
+/** At most 1 hour ahead of and at most 90 days behind the batch's arrival. */
+const inWindow = (ms: number, batch: BatchContext) => ms <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ms >= batch.receivedMs - MAX_PAST_AGE_MS;
 
 /** Optional fields may be absent or null (many SDK encoders write null for a missing value). */
 const absent = (value: unknown): value is undefined | null => value === undefined || value === null;
@@ -147,15 +211,15 @@ const isStringOf = (value: unknown, min: number, max: number) => typeof value ==
 const isEpochMs = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
 const isDeviceId = (value: unknown) => isStringOf(value, 1, MAX_DEVICE_ID_CHARS);
 
-function isAttribution(value: unknown): boolean {
-  if (!isPlainObject(value)) return false;
+/** The first member of an install's attribution at fault, in the rule's order; undefined when none is. */
+function brokenAttribution(value: unknown): EventFault | undefined {
+  if (!isPlainObject(value)) return BAD_ATTRIBUTION;
   const { click_id, referrer, referrer_click_ms, install_begin_ms } = value;
-  return (
-    (absent(click_id) || isStringOf(click_id, 1, 256)) &&
-    (absent(referrer) || isStringOf(referrer, 0, 2048)) &&
-    (absent(referrer_click_ms) || isEpochMs(referrer_click_ms)) &&
-    (absent(install_begin_ms) || isEpochMs(install_begin_ms))
-  );
+  if (!absent(click_id) && !isStringOf(click_id, 1, 256)) return BAD_CLICK_ID;
+  if (!absent(referrer) && !isStringOf(referrer, 0, 2048)) return BAD_REFERRER;
+  if (!absent(referrer_click_ms) && !isEpochMs(referrer_click_ms)) return BAD_REFERRER_CLICK_MS;
+  if (!absent(install_begin_ms) && !isEpochMs(install_begin_ms)) return BAD_INSTALL_BEGIN_MS;
+  return undefined;
 }
 
 /** A string's JSON is at most 6 bytes per UTF-16 unit (\uXXXX) plus its quotes. */
@@ -236,6 +300,8 @@ export interface EventVerdict {
   readonly event_id: string;
   readonly status: 'accepted' | 'rejected';
   readonly reason?: RejectionReason;
+  /** The field at fault of a rejected event (EVENT_FAULT_FIELDS); none for bad_event. */
+  readonly field?: EventFaultField;
   readonly corrected_ts?: number;
 }
 
@@ -274,18 +340,21 @@ export function judgeEvents(events: readonly unknown[], sentAtMs: number, receiv
   const verdicts: EventVerdict[] = new Array(events.length);
   for (let index = 0; index < events.length; index++) {
     const entry = events[index];
-    let reason: RejectionReason | undefined = 'bad_event';
+    let fault: EventFault | undefined = NOT_AN_EVENT;
     let eventId = '';
     let corrected_ts: number | undefined;
     if (isPlainObject(entry)) {
-      reason = brokenRule(entry, batch, textDepths !== undefined && textDepths[index] <= MAX_EVENT_DEPTH);
+      fault = brokenRule(entry, batch, textDepths !== undefined && textDepths[index] <= MAX_EVENT_DEPTH);
       const id = entry.event_id;
       if (typeof id === 'string' && id.length <= MAX_EVENT_ID_CHARS) eventId = id;
       corrected_ts = correctedTimestamp(entry.ts_ms, batch);
     }
-    if (reason === undefined) accepted++;
-    // One shape for every verdict (reason undefined when accepted), so reading them stays fast.
-    verdicts[index] = { index, event_id: eventId, status: reason === undefined ? 'accepted' : 'rejected', reason, corrected_ts };
+    if (fault === undefined) accepted++;
+    // One shape for every verdict (reason and field undefined when accepted), so reading them stays fast.
+    verdicts[index] =
+      fault === undefined
+        ? { index, event_id: eventId, status: 'accepted', reason: undefined, field: undefined, corrected_ts }
+        : { index, event_id: eventId, status: 'rejected', reason: fault.reason, field: fault.field, corrected_ts };
   }
   return { verdicts, accepted, rejected: verdicts.length - accepted };
 }

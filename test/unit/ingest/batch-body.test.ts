@@ -116,4 +116,27 @@ describe('batch shape', () => {
   ])('refuses %s as bad_batch_shape', async (_name, value) => {
     expect(await codeOf(() => parseBatch(value))).toBe('bad_batch_shape');
   });
+
+  it.each([
+    ['no events', { sent_at_ms: 1 }, 'events'],
+    ['no event', { events: [], sent_at_ms: 1 }, 'events'],
+    ['1,001 events', { events: Array(1001).fill({}), sent_at_ms: 1 }, 'events'],
+    ['events as an object', { events: { 0: {} }, sent_at_ms: 1 }, 'events'],
+    ['no events and no sent_at_ms (the first field checked)', {}, 'events'],
+    ['no sent_at_ms', { events }, 'sent_at_ms'],
+    ['sent_at_ms as a string', { events, sent_at_ms: '1' }, 'sent_at_ms'],
+    ['an unsafe sent_at_ms', { events, sent_at_ms: 2 ** 60 }, 'sent_at_ms'],
+    ['an array', [{ events, sent_at_ms: 1 }], undefined],
+    ['null', null, undefined],
+  ])('names the field at fault for %s', (_name, value, field) => {
+    let refusal: unknown;
+    try {
+      parseBatch(value);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(EventApiError);
+    expect(refusal).toMatchObject({ code: 'bad_batch_shape', field });
+    expect((refusal as EventApiError).body()).toEqual(field === undefined ? { error: 'bad_batch_shape' } : { error: 'bad_batch_shape', field });
+  });
 });

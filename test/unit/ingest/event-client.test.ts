@@ -130,6 +130,16 @@ describe('event client', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('carries the field a bad_batch_shape names, and none for a refusal that names none', async () => {
+    const { instance } = client([reply(400, { error: 'bad_batch_shape', field: 'sent_at_ms' }), reply(401, { error: 'bad_signature' })]);
+    const shape = await instance.sendEvents([validEvent()]).catch((e: unknown) => e);
+    expect(shape).toBeInstanceOf(EventApiRequestError);
+    expect(shape).toMatchObject({ status: 400, code: 'bad_batch_shape', field: 'sent_at_ms', attempts: 1 });
+    expect((shape as Error).message).toBe('event API answered 400 bad_batch_shape (field sent_at_ms) after 1 attempt(s)');
+    const signature = (await instance.sendEvents([validEvent()]).catch((e: unknown) => e)) as EventApiRequestError;
+    expect([signature.code, signature.field, signature.message]).toEqual(['bad_signature', undefined, 'event API answered 401 bad_signature after 1 attempt(s)']);
+  });
+
   it('throws the network error when the last attempt cannot connect', async () => {
     const { instance } = client([new TypeError('fetch failed'), new TypeError('fetch failed')], 2);
     await expect(instance.sendEvents([validEvent()])).rejects.toThrow('fetch failed');

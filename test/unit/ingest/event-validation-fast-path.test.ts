@@ -5,6 +5,7 @@ import { eventTexts } from '../../../functions/domain/ingest/event-text';
 import {
   EVENT_ID_PATTERN,
   EVENT_NAME_PATTERN,
+  EVENT_FAULT_FIELDS,
   EVENT_RULES,
   INSTALL_EVENT,
   MAX_EVENT_DEPTH,
@@ -73,6 +74,32 @@ function oracleReason(entry: unknown, batch: BatchContext): RejectionReason | un
   return EVENT_RULES.find((rule) => !ORACLE[rule.reason](entry, batch))?.reason;
 }
 
+const inWindow = (ms: number, batch: BatchContext) => ms <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ms >= batch.receivedMs - MAX_PAST_AGE_MS;
+const ATTRIBUTION_MEMBERS: [string, (value: unknown) => boolean][] = [
+  ['click_id', stringOf(1, 256)],
+  ['referrer', stringOf(0, 2048)],
+  ['referrer_click_ms', epochMs],
+  ['install_begin_ms', epochMs],
+];
+
+/**
+ * The field a rejection names, as the rules say it: none for the entry as a whole; sent_at_ms when
+ * ts_ms is an integer in range read on the server's clock (so only the correction put it out);
+ * the first member of attribution at fault when attribution is an object on an install; else the
+ * rule's own field.
+ */
+function oracleField(reason: RejectionReason | undefined, entry: unknown, batch: BatchContext): string | undefined {
+  if (reason === undefined || reason === 'bad_event') return undefined;
+  const event = entry as Record<string, unknown>;
+  if (reason === 'bad_timestamp') return Number.isSafeInteger(event.ts_ms) && inWindow(event.ts_ms as number, batch) ? 'sent_at_ms' : 'ts_ms';
+  if (reason === 'bad_attribution' && event.event_name === INSTALL_EVENT && isPlainObject(event.attribution)) {
+    const attribution = event.attribution;
+    const member = ATTRIBUTION_MEMBERS.find(([name, check]) => !optional(check)(attribution[name]));
+    if (member) return `attribution.${member[0]}`;
+  }
+  return EVENT_RULES.find((rule) => rule.reason === reason)?.field;
+}
+
 function context(skewMs: number): BatchContext {
   const seen = new Set<string>();
   return { receivedMs: NOW, skewMs, claimEventId: (id) => seen.size !== seen.add(id).size };
@@ -96,43 +123,81 @@ const uuidLike = fc.oneof(
 );
 const optionalOf = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(fc.oneof(arbitrary, anything), { nil: undefined });
 
+const tsMs = fc.oneof(
+  fc.integer({ min: NOW - MAX_PAST_AGE_MS - 5, max: NOW + MAX_FUTURE_SKEW_MS + 5 }),
+  fc.constantFrom(NOW - MAX_PAST_AGE_MS, NOW + MAX_FUTURE_SKEW_MS, NOW + 0.5, Number.MAX_SAFE_INTEGER, String(NOW)),
+  anything,
+);
+/** The fields after ts_ms, each optional. */
+const laterFields = {
+  revenue_usd: optionalOf(fc.constantFrom(0, 4.99, MAX_REVENUE_USD, MAX_REVENUE_USD + 0.01, -1, Infinity, NaN, '4.99')),
+  platform: optionalOf(fc.constantFrom('ios', 'android', 'web', 'IOS')),
+  device_id: optionalOf(fc.oneof(fc.string({ maxLength: 3 }), fc.constant('d'.repeat(128)), fc.constant('d'.repeat(129)))),
+  attribution: optionalOf(
+    fc.record(
+      {
+        click_id: optionalOf(fc.constantFrom('', 'clk', 'c'.repeat(257))),
+        referrer: optionalOf(fc.constantFrom('', 'r', 'r'.repeat(2049))),
+        referrer_click_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
+        install_begin_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
+      },
+      { requiredKeys: [] },
+    ),
+  ),
+  properties: optionalOf(
+    fc.oneof(
+      fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.double())),
+      fc.constant(Object.fromEntries(Array.from({ length: MAX_PROPERTIES + 1 }, (_, i) => [`k${i}`, i]))),
+      fc.constant({ blob: '\u0000'.repeat(700) }),
+      fc.constant({ blob: 'x'.repeat(4100) }),
+    ),
+  ),
+  extra: fc.option(fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))), { nil: undefined }),
+};
 const event = fc.record(
   {
     event_id: fc.oneof(fc.constantFrom('e-1', 'e-2', 'e-3'), idText(4), fc.constant('i'.repeat(128)), fc.constant('i'.repeat(129)), anything),
     event_name: fc.oneof(fc.constantFrom(INSTALL_EVENT, 'purchase'), idText(3), fc.constant('n'.repeat(64)), fc.constant('n'.repeat(65)), anything),
     install_uuid: fc.oneof(uuidLike, anything),
-    ts_ms: fc.oneof(
-      fc.integer({ min: NOW - MAX_PAST_AGE_MS - 5, max: NOW + MAX_FUTURE_SKEW_MS + 5 }),
-      fc.constantFrom(NOW - MAX_PAST_AGE_MS, NOW + MAX_FUTURE_SKEW_MS, NOW + 0.5, Number.MAX_SAFE_INTEGER, String(NOW)),
-      anything,
-    ),
-    revenue_usd: optionalOf(fc.constantFrom(0, 4.99, MAX_REVENUE_USD, MAX_REVENUE_USD + 0.01, -1, Infinity, NaN, '4.99')),
-    platform: optionalOf(fc.constantFrom('ios', 'android', 'web', 'IOS')),
-    device_id: optionalOf(fc.oneof(fc.string({ maxLength: 3 }), fc.constant('d'.repeat(128)), fc.constant('d'.repeat(129)))),
-    attribution: optionalOf(
-      fc.record(
-        {
-          click_id: optionalOf(fc.constantFrom('', 'clk', 'c'.repeat(257))),
-          referrer: optionalOf(fc.constantFrom('', 'r', 'r'.repeat(2049))),
-          referrer_click_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
-          install_begin_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
-        },
-        { requiredKeys: [] },
-      ),
-    ),
-    properties: optionalOf(
-      fc.oneof(
-        fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.double())),
-        fc.constant(Object.fromEntries(Array.from({ length: MAX_PROPERTIES + 1 }, (_, i) => [`k${i}`, i]))),
-        fc.constant({ blob: '\u0000'.repeat(700) }),
-        fc.constant({ blob: 'x'.repeat(4100) }),
-      ),
-    ),
-    extra: fc.option(fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))), { nil: undefined }),
+    ts_ms: tsMs,
+    ...laterFields,
   },
   { requiredKeys: [] },
 );
 const entry = fc.oneof({ weight: 9, arbitrary: event as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: anything });
+
+/** A good attribution but for one member (laterFields' has several broken at once as often as not). */
+const oneMemberBroken = fc
+  .tuple(fc.constantFrom('click_id', 'referrer', 'referrer_click_ms', 'install_begin_ms'), fc.constantFrom(5, -5, 1.5, 'c'.repeat(2049), '', {}))
+  .map(([member, value]) => ({ click_id: 'clk', referrer: 'r', referrer_click_ms: NOW, install_begin_ms: NOW, [member]: value }));
+
+/**
+ * A batch stamped with a skew (of a clock a little off, of a stamp kept for days, of a sent_at_ms
+ * in seconds or 0), with events of any kind and events whose first three fields hold and whose
+ * time is mostly right on the batch's clock, so that the draws reach the later rules often.
+ */
+const stampedBatch = fc
+  .oneof(
+    fc.integer({ min: -3 * MAX_FUTURE_SKEW_MS, max: 3 * MAX_FUTURE_SKEW_MS }),
+    fc.integer({ min: -2 * MAX_PAST_AGE_MS, max: 2 * MAX_PAST_AGE_MS }),
+    fc.constantFrom(NOW - Math.floor(NOW / 1000), NOW),
+  )
+  .chain((skewMs) => {
+    const onBatchClock = fc.integer({ min: NOW - skewMs - MAX_PAST_AGE_MS, max: NOW - skewMs + MAX_FUTURE_SKEW_MS });
+    const laterRuleEvent = fc.record(
+      {
+        event_id: fc.uuid(),
+        event_name: fc.constantFrom(INSTALL_EVENT, 'purchase'),
+        install_uuid: fc.uuid(),
+        ts_ms: fc.oneof({ weight: 3, arbitrary: onBatchClock as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: tsMs }),
+        ...laterFields,
+        platform: fc.oneof(fc.constantFrom('ios', 'android'), laterFields.platform),
+        attribution: fc.oneof(laterFields.attribution, oneMemberBroken),
+      },
+      { requiredKeys: ['event_id', 'event_name', 'install_uuid', 'ts_ms'] },
+    );
+    return fc.tuple(fc.constant(skewMs), fc.array(fc.oneof(entry, laterRuleEvent), { maxLength: 12 }));
+  });
 
 describe('the straight-line validator', () => {
   it('gives the reason the rules as first written give, in their order, for any batch', () => {
@@ -146,6 +211,25 @@ describe('the straight-line validator', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('names the field the rules as first written name, whatever the batch is stamped with', () => {
+    const named = new Map<string, number>();
+    fc.assert(
+      fc.property(stampedBatch, ([skewMs, entries]) => {
+        const oracle = context(skewMs);
+        const expected = entries.map((e) => {
+          const reason = oracleReason(e, oracle);
+          return { reason, field: oracleField(reason, e, oracle) };
+        });
+        const verdicts = judgeEvents(entries, NOW - skewMs, NOW).verdicts;
+        expect(verdicts.map(({ reason, field }) => ({ reason, field }))).toEqual(expected);
+        for (const { field } of expected) if (field !== undefined) named.set(field, (named.get(field) ?? 0) + 1);
+      }),
+      { numRuns: 2000 },
+    );
+    // The draws reach every field, the two that are not simply a rule's own included.
+    expect([...EVENT_FAULT_FIELDS].filter((field) => !named.has(field))).toEqual([]);
   });
 
   it('judges the same with the depths the scan of the body found, however the body nests', () => {

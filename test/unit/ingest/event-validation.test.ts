@@ -157,3 +157,73 @@ describe('event validation', () => {
     }
   });
 });
+
+describe('the field a rejection names', () => {
+  /** The reason and field of one event's verdict, in a batch stamped sent_at_ms and received at NOW. */
+  const faultOf = (entry: unknown, sentAtMs = NOW) => {
+    const [{ reason, field }] = judgeEvents([entry], sentAtMs, NOW).verdicts;
+    return { reason, field };
+  };
+
+  it("is the rule's own field, and none for an entry that is not an event", () => {
+    expect(faultOf(event({ event_id: 7 }))).toEqual({ reason: 'bad_event_id', field: 'event_id' });
+    expect(faultOf(event({ event_name: 'a/b' }))).toEqual({ reason: 'bad_event_name', field: 'event_name' });
+    expect(faultOf(event({ install_uuid: 'x' }))).toEqual({ reason: 'bad_install_uuid', field: 'install_uuid' });
+    expect(faultOf(event({ revenue_usd: -1 }))).toEqual({ reason: 'bad_revenue', field: 'revenue_usd' });
+    expect(faultOf(event({ platform: 'web' }))).toEqual({ reason: 'bad_platform', field: 'platform' });
+    expect(faultOf(event({ device_id: '' }))).toEqual({ reason: 'bad_device_id', field: 'device_id' });
+    expect(faultOf(event({ properties: ['a'] }))).toEqual({ reason: 'bad_properties', field: 'properties' });
+    expect(faultOf(42)).toEqual({ reason: 'bad_event', field: undefined });
+    expect(faultOf(event({ extra: nested(40) }))).toEqual({ reason: 'bad_event', field: undefined });
+  });
+
+  it('names the later of two events with one id', () => {
+    const { verdicts } = judgeEvents([event({ event_id: 'same' }), event({ event_id: 'same' })], NOW, NOW);
+    expect(verdicts.map(({ reason, field }) => ({ reason, field }))).toEqual([
+      { reason: undefined, field: undefined },
+      { reason: 'bad_event_id', field: 'event_id' },
+    ]);
+  });
+
+  it('names the member of attribution at fault, or attribution itself', () => {
+    expect(faultOf(event({ attribution: { click_id: 'clk_1' } }))).toEqual({ reason: 'bad_attribution', field: 'attribution' });
+    expect(faultOf(install({ attribution: 'clk_1' }))).toEqual({ reason: 'bad_attribution', field: 'attribution' });
+    expect(faultOf(install({ attribution: { click_id: 5 } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.click_id' });
+    expect(faultOf(install({ attribution: { referrer: 'r'.repeat(2049) } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.referrer' });
+    expect(faultOf(install({ attribution: { referrer_click_ms: 1.5 } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.referrer_click_ms' });
+    expect(faultOf(install({ attribution: { click_id: 'c', install_begin_ms: -5 } }))).toEqual({
+      reason: 'bad_attribution',
+      field: 'attribution.install_begin_ms',
+    });
+    // Two members at fault: the first in the rule's order.
+    expect(faultOf(install({ attribution: { install_begin_ms: -5, click_id: '' } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.click_id' });
+  });
+
+  it('names ts_ms for a time that is out of range as sent, and for one that is not an integer', () => {
+    expect(faultOf(event({ ts_ms: undefined }))).toEqual({ reason: 'bad_timestamp', field: 'ts_ms' });
+    expect(faultOf(event({ ts_ms: String(NOW) }))).toEqual({ reason: 'bad_timestamp', field: 'ts_ms' });
+    expect(faultOf(event({ ts_ms: NOW + MAX_FUTURE_SKEW_MS + 1 }))).toEqual({ reason: 'bad_timestamp', field: 'ts_ms' });
+    expect(faultOf(event({ ts_ms: NOW - MAX_PAST_AGE_MS - 1 }))).toEqual({ reason: 'bad_timestamp', field: 'ts_ms' });
+    // In seconds, on a batch stamped in milliseconds.
+    expect(faultOf(event({ ts_ms: Math.floor(NOW / 1000) }))).toEqual({ reason: 'bad_timestamp', field: 'ts_ms' });
+  });
+
+  it('names sent_at_ms when only the correction by it puts a good ts_ms out of range: a stamp in seconds, or one kept from an earlier attempt', () => {
+    expect(faultOf(event({ ts_ms: NOW - 60_000 }), Math.floor(NOW / 1000))).toEqual({ reason: 'bad_timestamp', field: 'sent_at_ms' });
+    expect(faultOf(event({ ts_ms: NOW - 60_000 }), 0)).toEqual({ reason: 'bad_timestamp', field: 'sent_at_ms' });
+    const threeDays = 3 * 24 * 60 * 60 * 1000;
+    expect(faultOf(event({ ts_ms: NOW - 60_000 }), NOW - threeDays)).toEqual({ reason: 'bad_timestamp', field: 'sent_at_ms' });
+    // A device clock 2 hours fast, stamped on the same clock: corrected, accepted.
+    const fast = 2 * 60 * 60 * 1000;
+    expect(faultOf(event({ ts_ms: NOW + fast }), NOW + fast)).toEqual({ reason: undefined, field: undefined });
+  });
+
+  it('is on rejected verdicts only, whatever the order of the rules an event breaks', () => {
+    const entries = [event(), event({ event_name: '', platform: 'web' }), install({ platform: undefined, attribution: { click_id: 5 } })];
+    expect(judgeEvents(entries, NOW, NOW).verdicts.map(({ status, field }) => [status, field])).toEqual([
+      ['accepted', undefined],
+      ['rejected', 'event_name'],
+      ['rejected', 'platform'],
+    ]);
+  });
+});
