@@ -5,6 +5,7 @@ import { logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
 import { TtlCache } from './shared/ttl-cache';
 import { aggregateDeliveries, isRetried, TokenSweeper, type AggregationPorts, type DeliveryOutcome } from './domain/aggregation/aggregate';
+import { leaseMsFor } from './domain/aggregation/lease';
 import { decideAttribution } from './domain/aggregation/attribution';
 import { DynamoInstallStore } from './adapters/install-store';
 import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
@@ -59,7 +60,7 @@ export const ports: AggregationPorts = {
 };
 
 /** A lease outlives the function's timeout, so a delivery Lambda has stopped never still writes. */
-const LEASE_MS = ((functions.aggregator.timeoutSeconds ?? 60) + 15) * 1000;
+const LEASE_MS = leaseMsFor(functions.aggregator.timeoutSeconds ?? 60);
 const sweeper = new TokenSweeper();
 
 /**

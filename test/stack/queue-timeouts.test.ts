@@ -1,0 +1,71 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { leaseMsFor } from '../../functions/domain/aggregation/lease';
+import { queues, type QueueName, type QueueSpec } from '../../lib/manifest';
+import { logicalId, serviceApp } from './synthesize';
+import type { AttributionServiceStack } from '../../lib/stack';
+
+/**
+ * A queue's visibility timeout against its consumer, as deployed: a message must not come back
+ * while the invocation that holds it may still run (so each consumer's timeout is under it), and a
+ * delivery the aggregator lost must find its lease (the timeout plus 15 s) run out when it comes
+ * back, or it is deferred again and counts towards the DLQ for nothing. The local runtime
+ * provisions its queues and runs its functions from the same manifest entries.
+ */
+type Resource = { Type: string; Properties: Record<string, any> };
+
+let stack: AttributionServiceStack;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  ({ stack } = serviceApp());
+  resources = Template.fromStack(stack).toJSON().Resources;
+});
+
+interface Consumed {
+  queue: QueueName;
+  visibilityTimeoutSeconds: number;
+  functionId: string;
+  timeoutSeconds: number;
+}
+
+/** Every event source mapping of the template: its queue, that queue's visibility timeout, and its function's timeout. */
+function consumedQueues(): Consumed[] {
+  const queueNames = new Map(Object.entries(stack.stores.queues).map(([name, queue]) => [logicalId(queue), name as QueueName]));
+  return Object.values(resources)
+    .filter((resource) => resource.Type === 'AWS::Lambda::EventSourceMapping')
+    .map(({ Properties: mapping }) => {
+      const queueId: string = mapping.EventSourceArn['Fn::GetAtt'][0];
+      const functionId: string = mapping.FunctionName.Ref;
+      return {
+        queue: queueNames.get(queueId)!,
+        visibilityTimeoutSeconds: resources[queueId]!.Properties.VisibilityTimeout,
+        functionId,
+        timeoutSeconds: resources[functionId]!.Properties.Timeout,
+      };
+    });
+}
+
+describe('the queues and their consumers', () => {
+  it('feeds every queue that names a consumer, and only those', () => {
+    const named = (Object.entries(queues) as [QueueName, QueueSpec][]).filter(([, spec]) => spec.consumer).map(([name]) => name);
+    expect(consumedQueues().map((consumed) => consumed.queue).sort()).toEqual(named.sort());
+  });
+
+  it("keeps every consumer's timeout under its queue's visibility timeout", () => {
+    const consumed = consumedQueues();
+    for (const { timeoutSeconds, visibilityTimeoutSeconds } of consumed) {
+      expect(typeof timeoutSeconds).toBe('number');
+      expect(typeof visibilityTimeoutSeconds).toBe('number');
+    }
+    expect(consumed.filter((c) => !(c.timeoutSeconds < c.visibilityTimeoutSeconds))).toEqual([]);
+  });
+
+  it("keeps the aggregator's lease (its timeout plus 15 s) under the aggregation queue's visibility timeout", () => {
+    const aggregator = logicalId(stack.functions.get('aggregator')!);
+    const consumed = consumedQueues().filter((c) => c.functionId === aggregator);
+    expect(consumed.map((c) => c.queue)).toEqual(['aggregation']);
+    const [{ timeoutSeconds, visibilityTimeoutSeconds }] = consumed as [Consumed];
+    expect(leaseMsFor(timeoutSeconds)).toBe((timeoutSeconds + 15) * 1000);
+    expect(leaseMsFor(timeoutSeconds)).toBeLessThan(visibilityTimeoutSeconds * 1000);
+  });
+});
