@@ -34,7 +34,8 @@ export interface SqsEmulatorOptions {
   /**
    * When set, state is persisted under dataDir and reloaded on start: every change is appended to
    * `sqs.log` before the request that made it is answered, and folded into `sqs.json` on start,
-   * on close and when the log grows large. Only one emulator may use a dataDir at a time.
+   * on close and when the log grows large. Only one emulator may use a dataDir at a time (the
+   * local runtime's lock, lockDataDir in emulators.ts, sees to it).
    */
   dataDir?: string;
   /** Region used in queue ARNs; defaults to us-east-1. */

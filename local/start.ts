@@ -1,18 +1,35 @@
-import { startRuntime } from './runtime';
+import { existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { startRuntime, type Runtime } from './runtime';
+import { DataDirInUse, dataDirHolder } from './emulators';
 import { dataDirFromEnv } from './environment';
 import { demoCurls } from './seed';
+
+const host = '127.0.0.1';
+
+/** A reason not to start, said in one line: the user's setting is wrong, not the code. */
+class Refusal extends Error {}
 
 /** `npm start`: the whole service on 127.0.0.1:${PORT:-3000}, data under ${DATA_DIR:-.data}. */
 async function main(): Promise<void> {
   const started = Date.now();
   const dataDir = dataDirFromEnv();
-  const port = Number(process.env.PORT ?? 3000);
-  const runtime = await startRuntime({
-    dataDir,
-    port,
-    trustProxy: process.env.TRUST_PROXY === '1',
-    seed: true,
-  });
+  const port = portFromEnv();
+  // Both checks come before anything is made, so a refused start leaves DATA_DIR as it was. The
+  // directory first: typed twice, npm start finds the port taken too, but the running copy is the news.
+  const holder = dataDirHolder(dataDir);
+  if (holder !== undefined) throw new DataDirInUse(dataDir, holder);
+  await assertPortFree(port);
+
+  const existed = existsSync(dataDir);
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime({ dataDir, port, host, trustProxy: process.env.TRUST_PROXY === '1', seed: true });
+  } catch (error) {
+    // Taken between the check and the start, or another failure: a first start leaves no half-made directory.
+    if (!existed) rmSync(dataDir, { recursive: true, force: true });
+    throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUse(port) : error;
+  }
 
   const { demo } = runtime;
   console.log(`attribution service listening on ${runtime.baseUrl} (data in ${dataDir}, ready in ${Date.now() - started} ms)`);
@@ -40,7 +57,29 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
+function portFromEnv(): number {
+  const value = process.env.PORT || '3000';
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new Refusal(`PORT must be a port number (0 to 65535), not "${value}"`);
+  return port;
+}
+
+const portInUse = (port: number) => new Refusal(`Port ${port} is in use; set PORT to another port (PORT=${port + 100 <= 65535 ? port + 100 : 3000} npm start)`);
+
+/** Binds the port for a moment, as the runtime will, and says in one line why it cannot. */
+async function assertPortFree(port: number): Promise<void> {
+  const problem = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', resolve);
+    server.listen(port, host, () => server.close(() => resolve(undefined)));
+  });
+  if (problem?.code === 'EADDRINUSE') throw portInUse(port);
+  if (problem?.code === 'EACCES') throw new Refusal(`Port ${port} needs privileges this user does not have; set PORT to another port (PORT=3000 npm start)`);
+  if (problem) throw problem;
+}
+
 main().catch((error: unknown) => {
-  console.error(error);
+  // A refusal is the whole message; anything else is a fault worth its stack trace.
+  console.error(error instanceof Refusal || error instanceof DataDirInUse ? error.message : error);
   process.exit(1);
 });

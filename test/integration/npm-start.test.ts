@@ -271,3 +271,73 @@ describe('npm start under a kill', () => {
     }
   }, 60_000);
 });
+
+/** Runs `npm start` expecting it to refuse: resolves with its exit code and what it wrote. */
+function refusedStart(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      process.kill(-(child.pid as number), 'SIGKILL');
+      reject(new Error(`npm start did not exit:\n${stdout}\n${stderr}`));
+    }, 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A line of a Node stack trace ("    at fn (file:1:2)"). */
+const stackLine = /^\s+at .+/m;
+
+describe('npm start refusing to start', () => {
+  it('refuses a data directory another npm start is using, names that process, and leaves it running', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-in-use-'));
+    const port = await freePort();
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port) };
+    try {
+      const first = await start(env);
+      try {
+        const { pid } = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as { pid: number };
+        // The same settings, as when npm start is typed twice: the directory is what to report.
+        const second = await refusedStart(env);
+        expect(second.code).toBe(1);
+        expect(second.stderr).toContain(
+          `The data directory ${dataDir} is in use by npm start (pid ${pid}); stop it first, or set DATA_DIR to another directory`,
+        );
+        expect(second.stderr).not.toMatch(stackLine);
+        expect(second.stdout).not.toContain('listening on');
+
+        expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+        expect(readFileSync(join(dataDir, 'runtime.lock'), 'utf8').trim()).toBe(String(pid));
+      } finally {
+        expect(await stop(first.child, dataDir)).toBe(true);
+      }
+      expect(existsSync(join(dataDir, 'runtime.lock'))).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('says the port is in use and names PORT, without a stack trace or a half-made data directory', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'npm-start-port-'));
+    const dataDir = join(parent, 'data');
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = holder.address() as { port: number };
+    try {
+      const refused = await refusedStart({ ...process.env, DATA_DIR: dataDir, PORT: String(port) });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`Port ${port} is in use; set PORT to another port (PORT=${port + 100} npm start)`);
+      expect(refused.stderr).not.toMatch(stackLine);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+      rmSync(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
