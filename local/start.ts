@@ -34,6 +34,9 @@ async function main(): Promise<void> {
   const { demo } = runtime;
   console.log(`attribution service listening on ${runtime.baseUrl} (data in ${dataDir}, ready in ${Date.now() - started} ms)`);
   if (process.env.TRUST_PROXY === '1') console.log('TRUST_PROXY=1: client addresses are taken from X-Forwarded-For');
+  if (runtime.endpoints.postback_allow_loopback) {
+    console.log('POSTBACK_ALLOW_LOOPBACK=1: postbacks may go to http://127.0.0.1 (local only), and `admin postback set` accepts such URLs');
+  }
   if (demo) {
     console.log(runtime.demoCreated ? '\nDemo tenant created (also in demo.json):' : '\nDemo tenant (from demo.json):');
     console.log(JSON.stringify(demo, null, 2));

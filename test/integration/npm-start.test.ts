@@ -68,6 +68,7 @@ describe('npm start', () => {
       const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { company_key: string; signing_secret: string };
       expect(first.output()).toContain(demo.company_key);
       expect(first.output()).toContain(`curl -i http://127.0.0.1:${port}/health`);
+      expect(first.output()).not.toContain('POSTBACK_ALLOW_LOOPBACK');
 
       const health = await fetch(`http://127.0.0.1:${port}/health`);
       expect(health.status).toBe(200);
@@ -135,6 +136,24 @@ function exited(child: ChildProcess): Promise<void> {
     else child.once('exit', () => resolve());
   });
 }
+
+describe('npm start with POSTBACK_ALLOW_LOOPBACK=1', () => {
+  it('says in its start banner that postbacks may go to 127.0.0.1', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-loopback-'));
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()), POSTBACK_ALLOW_LOOPBACK: '1' };
+    try {
+      const started = await start(env);
+      try {
+        const banner = started.output().slice(0, started.output().indexOf('Demo tenant'));
+        expect(banner).toContain('POSTBACK_ALLOW_LOOPBACK=1: postbacks may go to http://127.0.0.1 (local only)');
+      } finally {
+        expect(await stop(started.child, dataDir)).toBe(true);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
 
 describe('npm start while starting', () => {
   it('answers no request before endpoints.json and demo.json are written', async () => {
