@@ -18,7 +18,7 @@ const clicks = new ClickStore(resourceName.table('clicks'));
 
 const ports: TrackingLinkPorts = {
   link: (linkId) => links.byId(linkId),
-  isBlocked: (ip, nowMs) => ipBlocks.isBlocked(ip, nowMs),
+  isBlocked: (companyId, ip, nowMs) => ipBlocks.isBlocked(companyId, ip, nowMs),
   block: (entry) => ipBlocks.block(entry),
   rateCounter: new RateLimitStore(resourceName.table('rate_limits')),
   // DESIGN section 8: 120 clicks per 60 s per IPv4 /24 or IPv6 /48 unless configured otherwise.

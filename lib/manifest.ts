@@ -45,7 +45,9 @@ export const tables = {
     partitionKey: S('link_id'),
   },
   ip_blocks: {
-    purpose: 'Source IPs blocked by honeypot links; they expire after 7 days.',
+    purpose:
+      'Source IPs blocked by honeypot links, per company: the key attribute ip holds <company_id>#<address> ' +
+      '(a block holds on that company\'s links and installs only); they expire after 7 days.',
     partitionKey: S('ip'),
     ttlAttribute: 'expires_at',
   },

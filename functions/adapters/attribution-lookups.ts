@@ -14,7 +14,7 @@ export function attributionLookups(stores: { clicks: ClickStore; ipBlocks: IpBlo
     // stores' expiry filter (whole seconds) would cut the window's last second off.
     clickById: (clickId) => clicks.byId(clickId, 0),
     latestClick: (query) => clicks.latest(query, 0),
-    honeypotBlocked: async (ip, atMs) => (await ipBlocks.activeBlock(ip, atMs)) !== undefined,
+    honeypotBlocked: (companyId, ip, atMs) => ipBlocks.isBlocked(companyId, ip, atMs),
     deviceSeenElsewhere: (appId, deviceHash, installUuid) => installs.deviceSeenElsewhere(appId, deviceHash, installUuid),
   };
 }

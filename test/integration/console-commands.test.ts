@@ -70,7 +70,7 @@ describe('link try', () => {
     const { link_id } = (await runAdmin(['link', 'create', '--app-key', tenant.app.app_key, '--partner', 'trap', '--honeypot'])) as { link_id: string };
     const trial = (await runAdmin(['link', 'try', '--link-id', link_id])) as { clicks: { status: number }[] };
     expect(trial.clicks.map((c) => c.status)).toEqual([404, 404, 404]);
-    expect(await new IpBlockStore(resourceName.table('ip_blocks')).isBlocked('203.0.113.7', Date.now())).toBe(false);
+    expect(await new IpBlockStore(resourceName.table('ip_blocks')).isBlocked(tenant.company.company_id, '203.0.113.7', Date.now())).toBe(false);
     const { links } = (await runAdmin(['link', 'list', '--app-key', tenant.app.app_key])) as { links: { link_id: string; honeypot: boolean; url: string }[] };
     expect(links.map((l) => [l.honeypot, l.url])).toContainEqual([true, `${stack.baseUrl}/l/${link_id}`]);
   });

@@ -2,7 +2,7 @@
 // agents. TRUST_PROXY lets each test click from its own addresses (X-Forwarded-For) and set the
 // CloudFront viewer country and ASN, as CloudFront would.
 
-import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { LinkConfigError, type NewLink } from '../../functions/domain/links/link-config';
@@ -208,10 +208,12 @@ describe('GET /l/{link_id}', () => {
       expect(trapped.headers.get('content-type')).toBe(unknown.headers.get('content-type'));
       expect(trapped.headers.get('cache-control')).toBe(unknown.headers.get('cache-control'));
 
-      const { Item } = await dynamoClient().send(new GetCommand({ TableName: resourceName.table('ip_blocks'), Key: { ip } }));
-      expect(Item).toMatchObject({ ip, link_id: honeypot.link_id, app_id: tenant.app.app_id, company_id: tenant.company.company_id });
+      const company = tenant.company.company_id;
+      const { Item } = await dynamoClient().send(new GetCommand({ TableName: resourceName.table('ip_blocks'), Key: { ip: `${company}#${ip}` } }));
+      expect(Item).toMatchObject({ ip: `${company}#${ip}`, address: ip, link_id: honeypot.link_id, app_id: tenant.app.app_id, company_id: company });
       expect(Item!.expires_at - Math.floor(Item!.blocked_ms / 1000)).toBe(7 * 86_400);
-      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(ip)).toEqual(Item);
+      const { address: _address, ...entry } = Item!;
+      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(company, ip)).toEqual({ ...entry, ip });
 
       for (const ua of [MOBILE.iosSafari, MOBILE.chromeAndroid]) {
         const response = await click(regular.link_id, { ip, ua });
@@ -220,6 +222,19 @@ describe('GET /l/{link_id}', () => {
       expect(await clicksOfLink(regular.link_id)).toEqual([]);
       // Only the address is blocked, not its neighbours.
       expect((await click(regular.link_id, { ip: neighbour })).location).toContain('click_id=');
+    });
+
+    it('honours no block written before blocks were per company (keyed by the address alone)', async () => {
+      const regular = await linkOf();
+      const ip = `${freshNetwork()}.8`;
+      const nowS = Math.floor(Date.now() / 1000);
+      await dynamoClient().send(
+        new PutCommand({
+          TableName: resourceName.table('ip_blocks'),
+          Item: { ip, ip_block: 'legacy', link_id: 'lnk_legacy01', app_id: tenant.app.app_id, company_id: tenant.company.company_id, blocked_ms: nowS * 1000, expires_at: nowS + 86_400 },
+        }),
+      );
+      expect((await click(regular.link_id, { ip })).location).toContain('click_id=');
     });
 
     it('answers 404 to a crawler without blocking its address', async () => {
@@ -231,7 +246,7 @@ describe('GET /l/{link_id}', () => {
         expect(response.status).toBe(404);
         expect(JSON.parse(response.body)).toEqual({ error: 'unknown_link' });
       }
-      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(ip)).toBeUndefined();
+      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(tenant.company.company_id, ip)).toBeUndefined();
       expect((await click(regular.link_id, { ip })).location).toContain('click_id=');
     });
 
@@ -246,7 +261,7 @@ describe('GET /l/{link_id}', () => {
       const v4 = `${freshNetwork()}.9`;
       expect((await click(honeypot.link_id, { ip: `::ffff:${v4}` })).status).toBe(404);
       expectBareRedirect(await click(regular.link_id, { ip: v4 }), APP_STORE);
-      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(`::ffff:${v4}`)).toMatchObject({ ip: v4 });
+      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(tenant.company.company_id, `::ffff:${v4}`)).toMatchObject({ ip: v4 });
     });
   });
 

@@ -303,7 +303,7 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
     step = 'claims';
     const installUuids = [...new Set(opened.lines.flatMap((line) => (typeof line.install_uuid === 'string' ? [line.install_uuid] : [])))];
     const intents: PostbackIntent[] = [];
-    const deltas = await contributionsOf(ports, { appId: message.app_id, probabilistic: opened.probabilistic, token, auditKey: message.audit_key, installUuids, events, postbacks: intents });
+    const deltas = await contributionsOf(ports, { appId: message.app_id, companyId: message.company_id, probabilistic: opened.probabilistic, token, auditKey: message.audit_key, installUuids, events, postbacks: intents });
     if (ports.postbacks && intents.length > 0) {
       step = 'postbacks';
       await ports.postbacks(message.app_id, intents);

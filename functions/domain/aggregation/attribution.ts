@@ -45,6 +45,8 @@ export interface AttributionDecision extends ClickFields {
 /** What the aggregator knows of an install event, from its audit line. */
 export interface InstallFacts {
   readonly appId: string;
+  /** The app's company: only its own honeypots' blocks flag the install. */
+  readonly companyId: string;
   readonly probabilistic: boolean;
   readonly installUuid: string;
   /** event_id of the install event. */
@@ -66,14 +68,14 @@ export interface AttributionLookups {
   clickById(clickId: string): Promise<ClickRecord | undefined>;
   /** The latest click of the app, address and platform made within [fromMs, toMs]. */
   latestClick(query: { appId: string; ip: string; platform: Platform; fromMs: number; toMs: number }): Promise<ClickRecord | undefined>;
-  /** An honeypot block of the address in force at the given time. */
-  honeypotBlocked(ip: string, atMs: number): Promise<boolean>;
+  /** A block of the address by one of the company's honeypot links, in force at the given time. */
+  honeypotBlocked(companyId: string, ip: string, atMs: number): Promise<boolean>;
   /** Whether the app has counted an install of this device under another install_uuid. */
   deviceSeenElsewhere(appId: string, deviceHash: string, installUuid: string): Promise<boolean>;
 }
 
 export async function decideAttribution(facts: InstallFacts, lookups: AttributionLookups): Promise<AttributionDecision> {
-  const [reinstall, honeypot] = await Promise.all([reinstallOf(facts, lookups), lookups.honeypotBlocked(facts.clientIp, facts.tsMs)]);
+  const [reinstall, honeypot] = await Promise.all([reinstallOf(facts, lookups), lookups.honeypotBlocked(facts.companyId, facts.clientIp, facts.tsMs)]);
   const named = namedClickId(facts.attribution);
   let matched: { click: ClickRecord; rule: AttributionRule; type: AttributionType; window: AttributionDecision['window'] } | undefined;
   let refused: AttributionDecision['refused_click'];

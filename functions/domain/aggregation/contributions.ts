@@ -93,6 +93,8 @@ export interface ContributionPorts {
 
 export interface AuditObjectContext {
   readonly appId: string;
+  /** The app's company, from the queue message (ingestion knew it from the company key). */
+  readonly companyId: string;
   readonly probabilistic: boolean;
   /** Owner token of the audit object: every claim made for it carries this. */
   readonly token: string;
@@ -222,7 +224,7 @@ class InstallRun {
   }
 
   private async install(event: AcceptedEvent): Promise<void> {
-    const { token, appId, probabilistic } = this.context;
+    const { token, appId, companyId, probabilistic } = this.context;
     const previous = this.head;
     // The `first` mark alone decides which install of the uuid is not a reinstall, never the head:
     // an object that died after claiming the mark finds on redelivery the head of another batch's
@@ -233,6 +235,7 @@ class InstallRun {
       : await this.ports.installs.claimItem<FirstInstallMark>({ pk: this.pk, sk: SK.first, owner: token, member: event.eventId });
     const decision = await this.ports.decide({
         appId,
+        companyId,
         probabilistic,
         installUuid: this.installUuid,
         eventId: event.eventId,

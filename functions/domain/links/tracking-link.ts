@@ -12,7 +12,7 @@ export interface LinkConfig extends Destinations, CountryRules {
   company_id: string;
   partner: string;
   campaign?: string;
-  /** A trap link, never shown to people: whoever follows it is a bot, and its address is blocked. */
+  /** A trap link, never shown to people: whoever follows it is a bot, and its address is blocked on the company's links. */
   honeypot: boolean;
   countries_allow?: string[];
   countries_block?: string[];
@@ -20,7 +20,12 @@ export interface LinkConfig extends Destinations, CountryRules {
   created_ms: number;
 }
 
-/** An address blocked by a honeypot link; the aggregator flags installs from it. */
+/**
+ * An address blocked by a honeypot link of one company: that company's links drop its clicks and
+ * the aggregator flags that company's installs from it. No other tenant's: one tenant's honeypot,
+ * embedded anywhere, must not cut every tenant off from an address thousands of phones may share
+ * (carrier-grade NAT). There is no operator-wide block list (docs/tracking-links.md).
+ */
 export interface IpBlockEntry {
   ip: string;
   ip_block: string;
@@ -36,7 +41,8 @@ export const HONEYPOT_BLOCK_DAYS = 7;
 
 export interface TrackingLinkPorts {
   link(linkId: string): Promise<LinkConfig | undefined>;
-  isBlocked(ip: string, nowMs: number): Promise<boolean>;
+  /** Whether a honeypot of this company has blocked the address. */
+  isBlocked(companyId: string, ip: string, nowMs: number): Promise<boolean>;
   block(entry: IpBlockEntry): Promise<void>;
   rateCounter: SlotCounter;
   rateWindow: SlidingWindow;
@@ -131,7 +137,7 @@ async function admitAndRecord(
   drop: (reason: DropReason) => LinkOutcome,
 ): Promise<LinkOutcome> {
   const { country, asn } = request.viewer;
-  if (await ports.isBlocked(address.ip, request.nowMs)) return drop('blocked_ip');
+  if (await ports.isBlocked(link.company_id, address.ip, request.nowMs)) return drop('blocked_ip');
 
   const admission = await admit(ports.rateCounter, `block#${address.block}`, request.nowMs, ports.rateWindow);
   if (!admission.admitted) return { kind: 'rate_limited', retryAfterSeconds: admission.retryAfterSeconds };

@@ -83,7 +83,7 @@ describe('aggregation on in-memory stores', () => {
     const w = world();
     w.clicks.set('fast', click({ click_id: 'fast', ts_ms: T0 - 3000 }));
     w.clicks.set('late', click({ click_id: 'late', ts_ms: T0 - 60_000 }));
-    w.blocked.add('203.0.113.9');
+    w.block('203.0.113.9');
     await w.deliver([w.upload([install(1, T0, { attribution: { click_id: 'fast' } })])]);
     await w.deliver([w.upload([install(2, T0, { attribution: { click_id: 'late', install_begin_ms: T0 - 120_000 } })])]);
     await w.deliver([w.upload([install(3, T0)], { ip: '203.0.113.9' })]);
@@ -94,6 +94,21 @@ describe('aggregation on in-memory stores', () => {
     const reasons = async (n: number) => (await w.installs.get<{ decision: { fraud_reasons: string[] } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.fraud_reasons;
     expect(await reasons(1)).toEqual(['ctit_under_10s']);
     expect(await reasons(2)).toEqual(['click_injection']);
+    expect(await reasons(3)).toEqual(['honeypot_ip']);
+  });
+
+  it('flags honeypot_ip only for a block by a honeypot of the install\'s own company', async () => {
+    const w = world();
+    w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR }));
+    // Another tenant's honeypot blocked this address (a shared CGNAT address, say): not ours to act on.
+    w.block('100.64.0.1', 'com_other_tenant');
+    await w.deliver([w.upload([install(1, T0, { attribution: { click_id: 'c1' } })], { ip: '100.64.0.1' })]);
+    await w.deliver([w.upload([install(2, T0)], { ip: '100.64.0.1' })]);
+    const reasons = async (n: number) => (await w.installs.get<{ decision: { fraud_reasons: string[] } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.fraud_reasons;
+    expect(await reasons(1)).toEqual([]);
+    expect(await reasons(2)).toEqual([]);
+    w.block('100.64.0.1');
+    await w.deliver([w.upload([install(3, T0)], { ip: '100.64.0.1' })]);
     expect(await reasons(3)).toEqual(['honeypot_ip']);
   });
 

@@ -73,7 +73,7 @@ describe('install report', () => {
   it('appends the fraud reasons to the explanation', async () => {
     const w = world();
     w.clicks.set('fast', click({ click_id: 'fast', ts_ms: T0 - 3000 }));
-    w.blocked.add('203.0.113.9');
+    w.block('203.0.113.9');
     await w.deliver([w.upload([install(4, 'i-4', T0, { attribution: { click_id: 'fast' } })], { ip: '203.0.113.9' })]);
     const [only] = (await reportOf(w, 4)).installs;
     expect(only.fraud_reasons).toEqual(['ctit_under_10s', 'honeypot_ip']);

@@ -31,7 +31,9 @@ export function world(options: { probabilistic?: boolean } = {}) {
   const ledger = new MemoryLedger();
   const objects = new Map<string, AuditLine[]>();
   const clicks = new Map<string, ClickRecord>();
+  /** Honeypot blocks as `<company_id>#<ip>`: a block is its company's own. */
   const blocked = new Set<string>();
+  const block = (ip: string, companyId = COMPANY) => void blocked.add(`${companyId}#${ip}`);
   const clock = { now: T0 };
 
   const lookups: AttributionLookups = {
@@ -40,7 +42,7 @@ export function world(options: { probabilistic?: boolean } = {}) {
       [...clicks.values()]
         .filter((c) => c.app_id === query.appId && c.ip === query.ip && c.platform === query.platform && c.ts_ms >= query.fromMs && c.ts_ms <= query.toMs)
         .sort((a, b) => b.ts_ms - a.ts_ms)[0],
-    honeypotBlocked: async (ip) => blocked.has(ip),
+    honeypotBlocked: async (companyId, ip) => blocked.has(`${companyId}#${ip}`),
     deviceSeenElsewhere: async (appId, deviceHash, installUuid) =>
       [...installs.items.entries()].some(([pk, items]) => pk !== `${appId}#${installUuid}` && items.get('device')?.app_device === `${appId}#${deviceHash}`),
   };
@@ -106,7 +108,7 @@ export function world(options: { probabilistic?: boolean } = {}) {
     return out;
   }
 
-  return { ports, installs, rows, ledger, objects, clicks, blocked, clock, upload, deliver, table, attributionPages, lookups };
+  return { ports, installs, rows, ledger, objects, clicks, blocked, block, clock, upload, deliver, table, attributionPages, lookups };
 }
 
 export function click(overrides: Partial<ClickRecord> & { click_id: string; ts_ms: number }): ClickRecord {

@@ -28,6 +28,9 @@ const baseLink: LinkConfig = {
   created_ms: NOW,
 };
 
+/** Blocks are the company's own: keyed by company and address, as the store keys them. */
+const blockKey = (companyId: string, ip: string) => `${companyId}#${ip}`;
+
 function world(links: LinkConfig[], limit = 120) {
   const blocks = new Map<string, IpBlockEntry>();
   const clicks: ClickRecord[] = [];
@@ -38,8 +41,8 @@ function world(links: LinkConfig[], limit = 120) {
       lookups.push(id);
       return links.find((l) => l.link_id === id);
     },
-    isBlocked: async (ip, nowMs) => (blocks.get(ip)?.expires_at ?? 0) * 1000 > nowMs,
-    block: async (entry) => void blocks.set(entry.ip, entry),
+    isBlocked: async (companyId, ip, nowMs) => (blocks.get(blockKey(companyId, ip))?.expires_at ?? 0) * 1000 > nowMs,
+    block: async (entry) => void blocks.set(blockKey(entry.company_id, entry.ip), entry),
     rateCounter: new MemorySlotCounter(),
     rateWindow: slidingWindow(limit, 60_000),
     recordClick: async (click) => void clicks.push(click),
@@ -128,7 +131,7 @@ describe('followLink', () => {
     const honeypot = { ...baseLink, link_id: 'lnk_honeypot', honeypot: true };
     const { click, blocks, clicks } = world([baseLink, honeypot]);
     expect(await click({ linkId: honeypot.link_id, viewer: { ip: '::ffff:203.0.113.9' } })).toEqual({ kind: 'unknown_link', honeypotHit: true });
-    expect(blocks.get('203.0.113.9')).toEqual({
+    expect(blocks.get(blockKey('com_1', '203.0.113.9'))).toEqual({
       ip: '203.0.113.9',
       ip_block: '203.0.113.0/24',
       link_id: 'lnk_honeypot',
@@ -140,6 +143,19 @@ describe('followLink', () => {
     expect(await click({ viewer: { ip: '203.0.113.9' } })).toMatchObject({ kind: 'redirect', dropped: 'blocked_ip' });
     expect(await click({ viewer: { ip: '203.0.113.9' }, nowMs: NOW + HONEYPOT_BLOCK_DAYS * 86_400_000 })).toMatchObject({ kind: 'redirect', click: {} });
     expect(clicks).toHaveLength(1);
+  });
+
+  it('blocks the address on the links of the honeypot\'s company only, so another tenant\'s links still record its clicks', async () => {
+    const honeypot = { ...baseLink, link_id: 'lnk_honeypot', honeypot: true };
+    const sameCompany = { ...baseLink, link_id: 'lnk_sibling1', app_id: 'app_2' };
+    const otherTenant = { ...baseLink, link_id: 'lnk_othercom', app_id: 'app_9', company_id: 'com_9' };
+    const { click, clicks } = world([baseLink, honeypot, sameCompany, otherTenant]);
+    const viewer = { ip: '100.64.0.1' };
+    expect(await click({ linkId: honeypot.link_id, viewer })).toEqual({ kind: 'unknown_link', honeypotHit: true });
+    expect(await click({ linkId: baseLink.link_id, viewer })).toMatchObject({ kind: 'redirect', dropped: 'blocked_ip' });
+    expect(await click({ linkId: sameCompany.link_id, viewer })).toMatchObject({ kind: 'redirect', dropped: 'blocked_ip' });
+    expect(await click({ linkId: otherTenant.link_id, viewer })).toMatchObject({ kind: 'redirect', click: { company_id: 'com_9', ip: '100.64.0.1' } });
+    expect(clicks.map((c) => c.link_id)).toEqual(['lnk_othercom']);
   });
 
   it('answers a honeypot 404 without blocking a visitor the edge filter dropped', async () => {
