@@ -8,6 +8,7 @@ import { logger, metrics } from './shared/observability';
 import { drainPrivacyRequests, type DrainPorts, type DrainReport } from './domain/privacy/drain';
 import { DynamoInstallStore } from './adapters/install-store';
 import { ClickStore } from './adapters/click-store';
+import { PostbackRecords } from './adapters/postback-store';
 import { AuditReader } from './adapters/audit-reader';
 import { AuditEraser } from './adapters/audit-eraser';
 import { PrivacyQueue } from './adapters/privacy-queue';
@@ -16,6 +17,7 @@ import { PoisonMessageError } from './domain/aggregation/aggregate';
 
 const installs = new DynamoInstallStore(resourceName.table('installs'));
 const clicks = new ClickStore(resourceName.table('clicks'));
+const postbacks = new PostbackRecords(resourceName.table('postbacks'));
 const reader = new AuditReader(resourceName.bucket());
 const eraser = new AuditEraser(resourceName.bucket());
 const queue = new PrivacyQueue(resourceName.queueUrl('privacy'), () => logger.error('privacy message not readable: left for the DLQ'));
@@ -34,6 +36,8 @@ export async function privacyDrain(_event: unknown, context: Context): Promise<D
     installItems: (pk, limit) => installs.firstItems(pk, limit),
     deleteInstallItems: (pk, sortKeys) => installs.deleteItems(pk, sortKeys),
     deleteClicks: (clickIds) => clicks.deleteMany(clickIds),
+    postbackItems: (installKey, limit) => postbacks.ofInstall(installKey, limit),
+    deletePostbackItems: (keys) => postbacks.deleteItems(keys),
     auditLines: async (key) => {
       try {
         return await reader.lines(key);

@@ -103,10 +103,12 @@ export const tables = {
     purpose:
       'Partner postbacks, one partition per app (pk = app_id): each partner\'s configuration (cfg#<partner>), ' +
       'each postback made once per decision with its state (pb#<postback_id>) and each delivery attempt (log#<at_ms>#...); ' +
-      'postbacks and attempts expire after 30 days.',
+      'postbacks and attempts expire after 30 days. The by_install index finds an install\'s postbacks and attempts by ' +
+      '<app_id>#<install_hash>, for the privacy drain.',
     partitionKey: S('pk'),
     sortKey: S('sk'),
     ttlAttribute: 'expires_at',
+    indexes: [{ name: 'by_install', partitionKey: S('app_install'), sortKey: S('sk') }],
   },
 } as const satisfies Record<string, TableSpec>;
 
@@ -270,8 +272,10 @@ export const functions = {
     description: 'Nightly: deletes everything keyed to each requested install, 25 requests a batch, 1,000 rows per table per request.',
     // The only function that deletes installs, clicks and audit objects: the install's rows, the
     // clicks it matched, and the audit objects holding its lines (rewritten without them, or
-    // deleted with every older version). privacy_requests: the receipt's state, updated.
-    tables: { installs: 'readwrite_delete', clicks: 'readwrite_delete', privacy_requests: 'readwrite' },
+    // deleted with every older version). postbacks: the install's postbacks and attempts, read by
+    // the by_install index and deleted (no level reads and deletes without writing).
+    // privacy_requests: the receipt's state, updated.
+    tables: { installs: 'readwrite_delete', clicks: 'readwrite_delete', postbacks: 'readwrite_delete', privacy_requests: 'readwrite' },
     bucket: 'readwrite_delete',
     // requeue: a request with rows left goes to the back of the queue for the next run.
     queues: { privacy: 'requeue' },

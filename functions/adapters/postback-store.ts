@@ -1,11 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { sqsClient } from '../shared/clients/sqs';
 import type { PostbackConfig } from '../domain/postbacks/config';
 import type { AttemptRecord, DeliveryPorts } from '../domain/postbacks/deliver';
 import type { PostbackMessage, PostbackRecord, PostbackState } from '../domain/postbacks/trigger';
+import type { PostbackItemKey } from '../domain/privacy/drain';
+import { batchDelete } from './install-store';
 import { queryItems } from './query-pages';
 
 /**
@@ -13,7 +15,8 @@ import { queryItems } from './query-pages';
  *   cfg#<partner>                         a partner's configuration (`admin postback set`)
  *   pb#<postback_id>                      a postback: made once per decision, then its state
  *   log#<at_ms>#<postback_id>#<attempt>   one delivery attempt, newest last (`admin postback log`)
- * Postbacks and attempts expire after LOG_DAYS; configurations stay.
+ * Postbacks and attempts expire after LOG_DAYS; configurations stay. Both carry app_install
+ * (`<app_id>#<install_hash>`), the by_install index by which the privacy drain finds an install's.
  */
 export const LOG_DAYS = 30;
 const expiresAt = (nowMs: number) => Math.floor(nowMs / 1000) + LOG_DAYS * 86_400;
@@ -112,6 +115,7 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
       await this.logAttempt({
         app_id: record.app_id,
         postback_id: record.postback_id,
+        app_install: record.app_install,
         partner: record.partner,
         kind: record.kind,
         event_name: record.event_name,
@@ -171,6 +175,32 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
     );
   }
 
+  /** Up to `limit` keys of an install's postbacks and attempts (the privacy drain). */
+  async ofInstall(installKey: string, limit: number): Promise<{ keys: PostbackItemKey[]; more: boolean }> {
+    const keys: PostbackItemKey[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: 'by_install',
+          KeyConditionExpression: 'app_install = :install',
+          ExpressionAttributeValues: { ':install': installKey },
+          ProjectionExpression: 'pk, sk',
+          Limit: limit - keys.length,
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of page.Items ?? []) keys.push({ pk: String(item.pk), sk: String(item.sk) });
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey && keys.length < limit);
+    return { keys, more: ExclusiveStartKey !== undefined };
+  }
+
+  async deleteItems(keys: readonly PostbackItemKey[]): Promise<void> {
+    await batchDelete(this.table, keys.map(({ pk, sk }) => ({ pk, sk })));
+  }
+
   async logAttempt(attempt: AttemptRecord): Promise<void> {
     await dynamoClient().send(new PutCommand({ TableName: this.table, Item: { pk: attempt.app_id, sk: SK.attempt(attempt), ...attempt, expires_at: expiresAt(attempt.at_ms) } }));
   }
@@ -185,7 +215,7 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
       ExpressionAttributeValues: { ':app': appId, ':prefix': 'log#' },
       ScanIndexForward: false,
     })) {
-      const { pk: _pk, sk: _sk, expires_at: _expires, app_id: _app, ...attempt } = item;
+      const { pk: _pk, sk: _sk, expires_at: _expires, app_id: _app, app_install: _install, ...attempt } = item;
       if (options.partner !== undefined && attempt.partner !== options.partner) continue;
       attempts.push({ app_id: appId, ...attempt } as AttemptRecord);
       if (attempts.length >= limit) break;

@@ -1,8 +1,12 @@
 // The nightly privacy drain over the emulators: a deleted install leaves nothing in any table or
-// in the audit store, other installs and the reports stay as they were, requests go 25 a batch,
-// and an install with more than 1,000 rows takes a second run.
+// in the audit store (lines whose install_uuid holds its UUID malformed, device ids of any type,
+// its partner postbacks and their attempts included), other installs and the reports stay as they
+// were, requests go 25 a batch, and an install with more than 1,000 rows takes a second run.
 
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
 import { eventClientFrom } from '../support/event-client';
@@ -12,16 +16,33 @@ import { runAdmin } from '../../bin/admin';
 import { dynamoClient, s3Client } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import type { DrainReport } from '../../functions/domain/privacy/drain';
+import { installHash } from '../../functions/domain/privacy/privacy';
+import { sha256Hex } from '../../functions/domain/common/hashing';
+import { tables, type TableName } from '../../lib/manifest';
+import { runCommand } from '../../admin/commands';
 import { MOBILE } from '../unit/links/user-agents';
+
+// Read by the runtime at start: postbacks may go to the partner receiver below, on 127.0.0.1.
+process.env.POSTBACK_ALLOW_LOOPBACK = '1';
 
 let stack: LocalStack;
 let tenant: Tenant;
+/** A partner's postback endpoint: answers 200 and remembers each request. */
+let partner: Server;
+const postbacksReceived: string[] = [];
 beforeAll(async () => {
   process.env.KEY_CACHE_TTL_MS = '0';
   stack = await startLocalStack({ trustProxy: true });
   tenant = await createTenant();
+  partner = createServer((request, response) => {
+    postbacksReceived.push(request.url ?? '');
+    response.end('ok');
+  });
+  await new Promise<void>((resolve) => partner.listen(0, '127.0.0.1', resolve));
 });
 afterAll(async () => {
+  partner?.closeAllConnections();
+  await new Promise((resolve) => partner?.close(resolve));
   await stack?.stop();
 });
 
@@ -42,10 +63,34 @@ async function auditTexts(): Promise<Map<string, string>> {
   return texts;
 }
 
-const reports = async () => {
+/**
+ * Where any of the needles (compared lower-cased) is found: every item of every table but the
+ * anonymous aggregates, and every object of the bucket, its metadata and its bytes (gunzipped).
+ */
+async function traces(needles: readonly string[]): Promise<string[]> {
+  const wanted = needles.map((needle) => needle.toLowerCase());
+  const found: string[] = [];
+  const look = (where: string, text: string) => {
+    const lower = text.toLowerCase();
+    for (const needle of wanted) if (lower.includes(needle)) found.push(`${where}: ${needle}`);
+  };
+  for (const table of Object.keys(tables) as TableName[]) {
+    if (table === 'aggregates') continue;
+    for (const item of await scan(table)) look(`table ${table}`, JSON.stringify(item));
+  }
+  const { Contents = [] } = await s3Client().send(new ListObjectsV2Command({ Bucket: resourceName.bucket() }));
+  for (const { Key } of Contents) {
+    const object = await s3Client().send(new GetObjectCommand({ Bucket: resourceName.bucket(), Key: Key! }));
+    const bytes = Buffer.from(await object.Body!.transformToByteArray());
+    look(`object ${Key}`, `${Key} ${JSON.stringify(object.Metadata)} ${(Key!.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')}`);
+  }
+  return found;
+}
+
+const reports = async (of: Tenant = tenant) => {
   const out: Record<string, unknown> = {};
   for (const name of ['attribution', 'revenue', 'cohorts', 'events']) {
-    const response = await fetch(`${stack.baseUrl}/api/v1/reports/${name}`, { headers: { authorization: `Bearer ${tenant.serverKey}` } });
+    const response = await fetch(`${stack.baseUrl}/api/v1/reports/${name}`, { headers: { authorization: `Bearer ${of.serverKey}` } });
     out[name] = ((await response.json()) as { rows: unknown }).rows;
   }
   return out;
@@ -90,7 +135,7 @@ describe('the privacy drain', () => {
     expect(report.stopped).toBe('queue_empty');
 
     // Nothing keyed to the install is left: no item, no matched click, no audit line.
-    expect((await scan('installs')).filter((item) => JSON.stringify(item).includes(gone))).toEqual([]);
+    expect(await traces([gone, 'idfv-gone', matched])).toEqual([]);
     const clickIds = (await scan('clicks')).map((click) => click.click_id);
     expect(clickIds).not.toContain(matched);
     expect(clickIds).toContain(unrelated);
@@ -118,6 +163,76 @@ describe('the privacy drain', () => {
     ]);
     expect(JSON.stringify(shown)).not.toContain(gone);
   });
+
+  it('leaves nothing of the install anywhere: lines whose install_uuid holds its UUID malformed, device ids of any type, its partner postbacks', async () => {
+    const app = await createTenant();
+    const gone = uuid(30);
+    const kept = uuid(31);
+    const [installIp, junkIp, keptIp, clickIp] = ['198.51.100.131', '198.51.100.132', '198.51.100.133', '203.0.113.134'];
+    const idfa = '6D92078A-8246-4BA4-AE5B-76104861E7DC';
+    const from = (ip: string) => eventClientFrom(stack.baseUrl, app, ip);
+
+    await runCommand('postback set', {
+      'app-key': app.app.app_key,
+      partner: 'acme',
+      url: `http://127.0.0.1:${(partner.address() as AddressInfo).port}/pb?c={click_id}&s={sub1}&id={postback_id}`,
+      events: 'install,purchase',
+    }, { baseUrl: stack.baseUrl });
+    const link = await new LinkStore(resourceName.table('links')).create(app.app, { partner: 'acme' });
+    const clicked = await fetch(`${stack.baseUrl}/l/${link.link_id}?click_id=PARTNER-CLICK-4711&sub1=SUB-VALUE-4711`, {
+      redirect: 'manual',
+      headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': clickIp },
+    });
+    const clickId = new URL(clicked.headers.get('location')!).searchParams.get('click_id')!;
+    const now = Date.now();
+    // The install, attributed to acme, and a purchase: two postbacks, each with its attempt.
+    await from(installIp).sendEvents([
+      { event_id: 'i', event_name: 'install', install_uuid: gone, ts_ms: now + 40_000, platform: 'ios', device_id: 'idfv-gone-4711', attribution: { click_id: clickId } },
+      { event_id: 'p', event_name: 'purchase', install_uuid: gone, ts_ms: now + 41_000, revenue_usd: 4.99 },
+    ]);
+    // Rejected lines only, none with a well-formed install_uuid: the UUID padded, braced, in an
+    // array; device ids that are no string (a number, an array, an object holding the IDFA).
+    const junk = (await from(junkIp).sendEvents([
+      { event_id: 'j1', event_name: 'session', install_uuid: ` ${gone}`, ts_ms: now, device_id: 4815162342 },
+      { event_id: 'j2', event_name: 'session', install_uuid: `{${gone.toUpperCase()}}`, ts_ms: now, device_id: [idfa] },
+      { event_id: 'j3', event_name: 'session', install_uuid: [gone], ts_ms: now, device_id: { idfa } },
+    ] as never)) as { rejected: number; audit_key: string };
+    expect(junk.rejected).toBe(3);
+    // A line of it, malformed, beside another install's accepted events.
+    const shared = (await from(keptIp).sendEvents([
+      { event_id: 'k', event_name: 'install', install_uuid: kept, ts_ms: now, platform: 'android' },
+      { event_id: 'j4', event_name: 'session', install_uuid: `urn:uuid:${gone}`, ts_ms: now, device_id: { idfa } },
+    ] as never)) as { audit_key: string };
+    // An event of it with a device id that is no string, under its well-formed install_uuid.
+    await from(installIp).sendEvents([{ event_id: 'j5', event_name: 'session', install_uuid: gone, ts_ms: now, device_id: { idfa } }] as never);
+    await stack.pollers.drain();
+    for (let wait = 0; postbacksReceived.length < 2 && wait < 50; wait++) await new Promise((resolve) => setTimeout(resolve, 200));
+    await stack.pollers.drain();
+    const postbackIds = postbacksReceived.map((url) => new URL(url, 'http://partner').searchParams.get('id')!);
+    expect(postbackIds).toHaveLength(2);
+    expect(postbacksReceived.every((url) => url.includes('PARTNER-CLICK-4711') && url.includes('SUB-VALUE-4711'))).toBe(true);
+
+    const deviceHash = sha256Hex(`${app.app.app_id}:idfv-gone-4711`);
+    const needles = [gone, 'idfv-gone-4711', deviceHash, idfa, '4815162342', installIp, junkIp, clickIp, clickId, 'PARTNER-CLICK-4711', 'SUB-VALUE-4711', ...postbackIds];
+    // Before the drain the install is all over the stores (its postback records and attempts too).
+    const before = await traces(needles);
+    for (const where of [`table postbacks: ${postbackIds[0]}`, 'table postbacks: partner-click-4711', `object ${junk.audit_key}: ${gone}`]) expect(before).toContain(where);
+    const reportsBefore = await reports(app);
+
+    await from(installIp).deleteInstall(gone);
+    const report = await drain();
+    expect(report).toMatchObject({ failed: [], done: [expect.any(String)] });
+
+    expect(await traces(needles)).toEqual([]);
+    // Its receipt names it by the hash of its install_uuid, and nothing else does.
+    expect(await traces([installHash(gone)])).toEqual([expect.stringMatching(/^table privacy_requests: /)]);
+    const texts = await auditTexts();
+    expect(texts.has(junk.audit_key)).toBe(false);
+    expect(JSON.parse(texts.get(shared.audit_key)!).map((line: { event: { event_id: string } }) => line.event.event_id)).toEqual(['k']);
+    expect(await reports(app)).toEqual(reportsBefore);
+    const shown = await runAdmin(['privacy', 'show', '--app-key', app.app.app_key, '--install-uuid', gone]);
+    expect((shown.receipts as Record<string, unknown>[])[0]).toMatchObject({ state: 'done', deleted_postbacks: 4 });
+  }, 30_000);
 
   it('takes requests 25 a batch until the queue is empty: 60 requests in 3 batches', async () => {
     for (let n = 100; n < 160; n++) await client().deleteInstall(uuid(n));

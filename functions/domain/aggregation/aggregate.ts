@@ -1,6 +1,6 @@
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
-import type { AggregationMessage, AuditLine } from '../ingest/audit-record';
+import { installsOfLine, type AggregationMessage, type AuditLine } from '../ingest/audit-record';
 import { acceptedEvents, contributionsOf, UnreadableAuditError, type ContributionPorts } from './contributions';
 import { RowDeltas, rowKeyOf, type Counters, type RowDelta, type RowFamily } from './rows';
 import { PAGED_FAMILIES } from './day-pages';
@@ -301,7 +301,8 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
       throw error;
     }
     step = 'claims';
-    const installUuids = [...new Set(opened.lines.flatMap((line) => (typeof line.install_uuid === 'string' ? [line.install_uuid] : [])))];
+    // A rejected line whose install_uuid is malformed but holds a UUID is that install's data too.
+    const installUuids = [...new Set(opened.lines.flatMap(installsOfLine))];
     const intents: PostbackIntent[] = [];
     const deltas = await contributionsOf(ports, { appId: message.app_id, companyId: message.company_id, probabilistic: opened.probabilistic, token, auditKey: message.audit_key, installUuids, events, postbacks: intents });
     if (ports.postbacks && intents.length > 0) {

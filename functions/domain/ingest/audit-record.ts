@@ -30,9 +30,12 @@ export interface AuditLine {
   sdk_version: string | null;
   /** Lower-cased, whenever the event carries a well-formed one. */
   install_uuid?: string;
-  /** SHA-256 of "<app_id>:<device_id>": the device id itself is never stored. */
+  /**
+   * SHA-256 of "<app_id>:<device_id>", or of "<app_id>:<its JSON text>" for a device_id that is no
+   * string (a rejected event's number, array or object): the device id itself is never stored.
+   */
   device_hash?: string;
-  /** The event as sent, minus device_id; null for an entry too deeply nested to store. */
+  /** The event as sent, minus device_id (unless null); null for an entry too deeply nested to store. */
   event: unknown;
 }
 
@@ -106,13 +109,19 @@ export function auditLines(events: readonly unknown[], verdicts: readonly EventV
       // An accepted entry passed the install_uuid rule already: the check runs once per entry.
       const install = entry.install_uuid;
       if (typeof install === 'string' && (verdict.status === 'accepted' || isUuid(install))) line.install_uuid = install.toLowerCase();
-      if (typeof entry.device_id === 'string') {
-        const { device_id, ...rest } = entry;
-        if (device_id !== deviceId) {
-          deviceId = device_id;
-          deviceHash = sha256Hex(`${batch.appId}:${device_id}`);
+      const device = entry.device_id;
+      // Any device id is cut out, whatever its type: a rejected event's number, array or object
+      // (an IDFA in a wrapper) is as much a device id as a string. null names no device.
+      if (device !== undefined && device !== null) {
+        const { device_id: _cut, ...rest } = entry;
+        if (typeof device !== 'string') line.device_hash = sha256Hex(`${batch.appId}:${JSON.stringify(device)}`);
+        else {
+          if (device !== deviceId) {
+            deviceId = device;
+            deviceHash = sha256Hex(`${batch.appId}:${device}`);
+          }
+          line.device_hash = deviceHash;
         }
-        line.device_hash = deviceHash;
         line.event = rest;
         if (copy === COPY) copy = canCutDeviceId(texts!, index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
       }
@@ -127,6 +136,51 @@ export function auditLines(events: readonly unknown[], verdicts: readonly EventV
     Object.defineProperty(lines, SOURCED, { value: { texts, copies: copies!, entries: entries!, events: stored! } satisfies SourcedLines });
   }
   return lines;
+}
+
+/**
+ * A malformed install_uuid is searched for this many UUIDs at most: an SDK that mangles its
+ * install_uuid (" <uuid>", "{<UUID>}", "urn:uuid:<uuid>") sends one, and a value packed with
+ * thousands must not cost the aggregator a write for each.
+ */
+export const MAX_INSTALLS_PER_LINE = 4;
+
+/** A UUID anywhere in a lower-cased text, overlapping ones too (the lookahead matches at every start). */
+const HELD_UUID = /(?=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))/g;
+
+/** The event's install_uuid as lower-cased text, whatever its type; '' when it has none. */
+function installText(line: AuditLine): string {
+  const event = line.event;
+  if (!isPlainObject(event)) return '';
+  const install = event.install_uuid;
+  if (install === undefined || install === null) return '';
+  return (typeof install === 'string' ? install : JSON.stringify(install)).toLowerCase();
+}
+
+/**
+ * The installs a line holds data of (its client IP, its device hash): its install_uuid; for a line
+ * without one, each UUID its event's install_uuid contains however malformed (" <uuid>",
+ * "{<UUID>}", ["<uuid>"]), at most MAX_INSTALLS_PER_LINE. The aggregator indexes the line's object
+ * under each (the `a#` items the privacy drain follows).
+ */
+export function installsOfLine(line: AuditLine): string[] {
+  if (line.install_uuid !== undefined) return [line.install_uuid];
+  const text = installText(line);
+  if (text.length < 36) return [];
+  const held = new Set<string>();
+  for (const match of text.matchAll(HELD_UUID)) {
+    held.add(match[1]);
+    if (held.size === MAX_INSTALLS_PER_LINE) break;
+  }
+  return [...held];
+}
+
+/**
+ * Whether a line holds data of the install (lower-cased UUID): its install_uuid is the install's,
+ * or its event's install_uuid, whatever its form, contains it. The privacy drain erases such lines.
+ */
+export function lineOfInstall(line: AuditLine, installUuid: string): boolean {
+  return line.install_uuid === installUuid || installText(line).includes(installUuid);
 }
 
 /** How encodeAuditObject writes a line's event: with JSON.stringify, or copied from the body. */

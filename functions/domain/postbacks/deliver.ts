@@ -28,6 +28,8 @@ export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'refused' | 'dea
 export interface AttemptRecord {
   readonly app_id: string;
   readonly postback_id: string;
+  /** The postback's app_install: the privacy drain deletes an install's attempts with its postbacks. */
+  readonly app_install?: string;
   readonly partner: string;
   readonly kind: PostbackRecord['kind'];
   readonly event_name: string;
@@ -116,6 +118,7 @@ export async function deliverPostback(ports: DeliveryPorts, message: PostbackMes
     ports.logAttempt({
       app_id: record.app_id,
       postback_id: record.postback_id,
+      app_install: record.app_install,
       partner: record.partner,
       kind: record.kind,
       event_name: record.event_name,

@@ -3,6 +3,7 @@ import { DAY_MS } from '../common/days';
 import type { AttributionDecision } from '../aggregation/attribution';
 import { ORGANIC } from '../aggregation/attribution';
 import type { Platform } from '../links/platform';
+import { installKey } from '../privacy/privacy';
 import { wantsEvent, type PostbackConfig } from './config';
 import { renderTemplate, type MacroValues } from './template';
 
@@ -46,6 +47,12 @@ export type PostbackState = 'new' | 'queued' | 'delivered' | 'failed' | 'refused
 export interface PostbackRecord {
   readonly app_id: string;
   readonly postback_id: string;
+  /**
+   * installKey of the install (`<app_id>#<install_hash>`): the postbacks table's by_install index,
+   * by which the privacy drain finds the install's postbacks and their attempts. Absent on records
+   * made before the index existed.
+   */
+  readonly app_install?: string;
   readonly partner: string;
   readonly kind: 'install' | 'event';
   readonly event_name: string;
@@ -134,6 +141,7 @@ function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent,
   return {
     app_id: appId,
     postback_id: postbackId,
+    app_install: installKey(appId, intent.installUuid),
     partner: config.partner,
     kind: intent.kind,
     event_name: String(values.event_name),

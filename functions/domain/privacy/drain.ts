@@ -1,6 +1,6 @@
 import { SK, type AuditReference, type EventClaim } from '../aggregation/install-state';
-import type { AuditLine } from '../ingest/audit-record';
-import type { PrivacyMessage } from './privacy';
+import { lineOfInstall, type AuditLine } from '../ingest/audit-record';
+import { installKey, type PrivacyMessage } from './privacy';
 
 /**
  * The nightly privacy drain (DESIGN section 9): requests from the privacy queue, at most 25 a
@@ -12,7 +12,12 @@ import type { PrivacyMessage } from './privacy';
  *   - the clicks its installs matched (named by the decisions in those items);
  *   - its audit lines: each object its `a#` items name is deleted when it holds nothing else, or
  *     rewritten without the install's lines, and (in AWS, the bucket being versioned) loses its
- *     older versions too.
+ *     older versions too. A line is the install's when its install_uuid is, or, malformed, holds
+ *     the install's UUID (" <uuid>", "{<UUID>}"): such a line keeps the client IP and device hash
+ *     of the install all the same (the aggregator indexes its object under that UUID);
+ *   - its partner postbacks and their delivery attempts, found by the `by_install` index of the
+ *     postbacks table: they hold the partner's click id and sub values, and a postback id derived
+ *     from the install_uuid.
  *
  * References are followed before the items that hold them are deleted, so a request stopped by the
  * limit loses nothing: it is sent again and the next run goes on where this one stopped.
@@ -34,6 +39,8 @@ export interface DeletionCounts {
   audit_objects_deleted: number;
   audit_objects_rewritten: number;
   audit_lines: number;
+  /** Postback records and delivery attempts. */
+  postbacks: number;
 }
 
 export interface DrainPorts {
@@ -48,6 +55,9 @@ export interface DrainPorts {
   installItems(pk: string, limit: number): Promise<{ items: Record<string, unknown>[]; more: boolean }>;
   deleteInstallItems(pk: string, sortKeys: readonly string[]): Promise<void>;
   deleteClicks(clickIds: readonly string[]): Promise<number>;
+  /** Up to `limit` of the install's postback items (records and attempts), by `<app_id>#<install_hash>`. */
+  postbackItems(installKey: string, limit: number): Promise<{ keys: PostbackItemKey[]; more: boolean }>;
+  deletePostbackItems(keys: readonly PostbackItemKey[]): Promise<void>;
   /** The object's lines, or undefined when it is gone. */
   auditLines(key: string): Promise<readonly AuditLine[] | undefined>;
   /** Deletes the object, every version of it. */
@@ -58,6 +68,12 @@ export interface DrainPorts {
   nowMs(): number;
   /** Milliseconds before the function must stop. */
   timeLeftMs(): number;
+}
+
+/** A postback record's or delivery attempt's key in the postbacks table. */
+export interface PostbackItemKey {
+  readonly pk: string;
+  readonly sk: string;
 }
 
 export interface DrainReport {
@@ -107,7 +123,7 @@ export async function drainPrivacyRequests(ports: DrainPorts): Promise<DrainRepo
 
 /** One run's worth of one request: at most MAX_ROWS_PER_TABLE rows of each table. */
 export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): Promise<'done' | 'more'> {
-  const counts: DeletionCounts = { install_items: 0, clicks: 0, audit_objects_deleted: 0, audit_objects_rewritten: 0, audit_lines: 0 };
+  const counts: DeletionCounts = { install_items: 0, clicks: 0, audit_objects_deleted: 0, audit_objects_rewritten: 0, audit_lines: 0, postbacks: 0 };
   await ports.receipt(message.request_id, { state: 'in_progress', counts, nowMs: ports.nowMs() });
   const pk = `${message.app_id}#${message.install_uuid}`;
   const { items, more } = await ports.installItems(pk, MAX_ROWS_PER_TABLE);
@@ -116,7 +132,7 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
   for (const key of auditKeys) {
     const lines = await ports.auditLines(key);
     if (!lines) continue;
-    const kept = lines.filter((line) => line.install_uuid !== message.install_uuid);
+    const kept = lines.filter((line) => !lineOfInstall(line, message.install_uuid));
     if (kept.length === lines.length) continue;
     counts.audit_lines += lines.length - kept.length;
     if (kept.length === 0) {
@@ -140,9 +156,14 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
   ].slice(0, MAX_ROWS_PER_TABLE);
   counts.clicks = await ports.deleteClicks(clickIds);
 
+  // Found by their own index, not through the install's items: none of these needs to go first.
+  const postbacks = await ports.postbackItems(installKey(message.app_id, message.install_uuid), MAX_ROWS_PER_TABLE);
+  await ports.deletePostbackItems(postbacks.keys);
+  counts.postbacks = postbacks.keys.length;
+
   await ports.deleteInstallItems(pk, items.map((item) => String(item.sk)));
   counts.install_items = items.length;
-  const state = more ? 'in_progress' : 'done';
-  await ports.receipt(message.request_id, { state, counts, nowMs: ports.nowMs() });
-  return more ? 'more' : 'done';
+  const left = more || postbacks.more;
+  await ports.receipt(message.request_id, { state: left ? 'in_progress' : 'done', counts, nowMs: ports.nowMs() });
+  return left ? 'more' : 'done';
 }

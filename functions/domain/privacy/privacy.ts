@@ -14,7 +14,7 @@ export interface PrivacyReceipt {
   company_id: string;
   /** SHA-256 hex of the lower-cased install_uuid. */
   install_hash: string;
-  /** `<app_id>#<install_hash>`: the by_install index, for `admin privacy show`. */
+  /** installKey: the by_install index, for `admin privacy show`. */
   app_install: string;
   received_ms: number;
   /** queued, then in_progress while the drain works on it (over several runs if need be), then done. */
@@ -41,6 +41,12 @@ export function parseDeletionRequest(body: unknown): string {
 
 export const installHash = (installUuid: string): string => sha256Hex(installUuid.toLowerCase());
 
+/**
+ * `<app_id>#<install_hash>`: how a store that must not hold the install_uuid itself keys what the
+ * drain has to find by install (the by_install indexes of privacy_requests and postbacks).
+ */
+export const installKey = (appId: string, installUuid: string): string => `${appId}#${installHash(installUuid)}`;
+
 export function privacyRequest(input: { requestId: string; appId: string; companyId: string; installUuid: string; receivedMs: number }): {
   receipt: PrivacyReceipt;
   message: PrivacyMessage;
@@ -51,7 +57,7 @@ export function privacyRequest(input: { requestId: string; appId: string; compan
       app_id: input.appId,
       company_id: input.companyId,
       install_hash: installHash(input.installUuid),
-      app_install: `${input.appId}#${installHash(input.installUuid)}`,
+      app_install: installKey(input.appId, input.installUuid),
       received_ms: input.receivedMs,
       state: 'queued',
     },

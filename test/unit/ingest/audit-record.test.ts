@@ -7,6 +7,9 @@ import {
   auditKey,
   auditLines,
   encodeAuditObject,
+  installsOfLine,
+  lineOfInstall,
+  MAX_INSTALLS_PER_LINE,
   SYNC_AUDIT_GZIP_MAX_BYTES,
   toJsonLines,
   type AuditBatch,
@@ -136,6 +139,49 @@ describe('audit record', () => {
       expect({ size, synchronous: jsonl.length <= SYNC_AUDIT_GZIP_MAX_BYTES }).toEqual({ size, synchronous: size === 3 });
       expect(gunzipSync(await encodeAuditObject(lines)).toString('utf8')).toBe(jsonl);
     }
+  });
+
+  it('never writes a device_id in the clear, whatever its type: one that is no string is kept as the hash of its JSON text', async () => {
+    const idfa = '6D92078A-8246-4BA4-AE5B-76104861E7DC';
+    const devices: unknown[] = [4815162342, [idfa], { idfa }, true, 'x'.repeat(200)];
+    const events = devices.map((device_id, n) => validEvent({ event_id: `e-${n}`, device_id }, NOW));
+    const body = Buffer.from(JSON.stringify({ events, sent_at_ms: NOW }));
+    const { verdicts } = judgeEvents(events, NOW, NOW);
+    expect(verdicts.map((verdict) => verdict.reason)).toEqual(devices.map(() => 'bad_device_id'));
+    const hashes = devices.map((device) => sha256Hex(`app_1:${typeof device === 'string' ? device : JSON.stringify(device)}`));
+    for (const lines of [auditLines(events, verdicts, batch), auditLines(events, verdicts, batch, body)]) {
+      expect(lines.map((line) => line.device_hash)).toEqual(hashes);
+      const text = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
+      expect(text).toBe(toJsonLines(lines));
+      for (const clear of ['"device_id"', idfa, '4815162342', 'xxxxxxxx']) expect({ clear, found: text.includes(clear) }).toEqual({ clear, found: false });
+    }
+    // null is no device id: an accepted event may send it, and it stays as sent.
+    const [withNull] = auditLines([validEvent({ device_id: null }, NOW)], judgeEvents([validEvent({ device_id: null }, NOW)], NOW, NOW).verdicts, batch);
+    expect(withNull).toMatchObject({ status: 'accepted', device_hash: undefined, event: expect.objectContaining({ device_id: null }) });
+  });
+
+  it('names the installs a line holds data of: its install_uuid, or every UUID a malformed one contains', () => {
+    const gone = '0b9f8c6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b';
+    const other = '7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6';
+    const events = [
+      validEvent({ install_uuid: gone.toUpperCase() }, NOW),
+      validEvent({ install_uuid: ` ${gone}` }, NOW),
+      validEvent({ install_uuid: `{${gone.toUpperCase()}}` }, NOW),
+      validEvent({ install_uuid: [gone] }, NOW),
+      validEvent({ install_uuid: `urn:uuid:${gone},${other}` }, NOW),
+      validEvent({ install_uuid: gone.replace(/-/g, '') }, NOW),
+      validEvent({ install_uuid: 'NOT-A-UUID' }, NOW),
+      validEvent({ install_uuid: gone, revenue_usd: -1 }, NOW),
+    ];
+    const lines = auditLines(events, judgeEvents(events, NOW, NOW).verdicts, batch);
+    expect(lines.map(installsOfLine)).toEqual([[gone], [gone], [gone], [gone], [gone, other], [], [], [gone]]);
+    expect(lines.map((line) => lineOfInstall(line, gone))).toEqual([true, true, true, true, true, false, false, true]);
+    expect(lines.map((line) => lineOfInstall(line, other))).toEqual([false, false, false, false, true, false, false, false]);
+    // A value packed with UUIDs indexes its first few; the drain still matches every one it holds.
+    const packed = Array.from({ length: 10 }, (_, n) => `${String(n).padStart(8, '0')}-aaaa-4bbb-8ccc-dddddddddddd`);
+    const [line] = auditLines([validEvent({ install_uuid: packed.join(' ') }, NOW)], judgeEvents([validEvent({ install_uuid: packed.join(' ') }, NOW)], NOW, NOW).verdicts, batch);
+    expect(installsOfLine(line)).toEqual(packed.slice(0, MAX_INSTALLS_PER_LINE));
+    expect(packed.every((uuid) => lineOfInstall(line, uuid))).toBe(true);
   });
 
   it('cuts an overlong SDK version and records a missing one as null', () => {
