@@ -151,9 +151,10 @@ describe('POST /event answers', () => {
     expect((await send(request)).status).toBe(200);
   });
 
-  it('401 bad_signature for a wrong secret and for a malformed signature header', async () => {
+  it('401 bad_signature for a wrong secret, a malformed signature header and the right signature in upper-case hex', async () => {
     const request = signed(batchOf([validEvent()]));
-    for (const signature of [signBody('wrong-secret', request.body), 'not-a-signature', request.headers['x-service-signature'].slice(1)]) {
+    const right = request.headers['x-service-signature'];
+    for (const signature of [signBody('wrong-secret', request.body), 'not-a-signature', right.slice(1), right.toUpperCase()]) {
       expect(await send({ ...request, headers: { ...request.headers, 'x-service-signature': signature } })).toEqual({
         status: 401,
         body: { error: 'bad_signature' },

@@ -127,6 +127,7 @@ describe('POST /privacy/delete', () => {
     expect(await send(with_({ 'x-service-company-key': newCompanyKey() }))).toEqual({ status: 401, body: { error: 'unknown_company_key' } });
     expect(await send(with_({ 'x-service-company-key': other.company.company_key }))).toEqual({ status: 401, body: { error: 'app_company_mismatch' } });
     expect(await send(with_({ 'x-service-signature': signBody('wrong', body) }))).toEqual({ status: 401, body: { error: 'bad_signature' } });
+    expect(await send(with_({ 'x-service-signature': ok.headers['x-service-signature'].toUpperCase() }))).toEqual({ status: 401, body: { error: 'bad_signature' } });
     expect(await send(with_({ 'content-encoding': 'br' }))).toEqual({ status: 415, body: { error: 'unsupported_content_encoding' } });
     const corrupt = gzipSync(body).subarray(0, 20);
     expect(await send(with_({ 'content-encoding': 'gzip' }, corrupt))).toEqual({ status: 400, body: { error: 'bad_gzip' } });

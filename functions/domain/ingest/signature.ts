@@ -9,11 +9,17 @@ export function signBody(signingSecret: string, body: Uint8Array): string {
   return mac(signingSecret, body).toString('hex');
 }
 
-const SIGNATURE_PATTERN = /^[0-9a-f]{64}$/i;
+/**
+ * Lowercase only, as the interface says: the usual signers (our client, openssl dgst, Node's
+ * digest('hex'), Python's hexdigest()) write lowercase, so an upper-case header would be a second
+ * spelling of one signature that only a hand-rolled signer sends; it is refused like any mismatch.
+ */
+const SIGNATURE_PATTERN = /^[0-9a-f]{64}$/;
 
 /**
- * Constant-time check of a signature header. A header that is not 64 hex characters cannot be a
- * valid signature and is just a mismatch: no separate code tells a prober what it got wrong.
+ * Constant-time check of a signature header. A header that is not 64 lowercase hex characters
+ * cannot be a valid signature and is just a mismatch: no separate code tells a prober what it got
+ * wrong.
  */
 export function isValidSignature(signingSecret: string, body: Uint8Array, signature: string): boolean {
   if (!SIGNATURE_PATTERN.test(signature)) return false;

@@ -15,10 +15,8 @@ describe('request signature', () => {
     );
   });
 
-  it('verifies a signature over the same bytes, in either hex case', () => {
-    const signature = signBody(secret, body);
-    expect(isValidSignature(secret, body, signature)).toBe(true);
-    expect(isValidSignature(secret, body, signature.toUpperCase())).toBe(true);
+  it('verifies a signature over the same bytes', () => {
+    expect(isValidSignature(secret, body, signBody(secret, body))).toBe(true);
   });
 
   it.each([
@@ -29,6 +27,9 @@ describe('request signature', () => {
     ['non-hex characters', () => 'z'.repeat(64)],
     ['base64 instead of hex', () => randomBytes(32).toString('base64')],
     ['an empty value', () => ''],
+    // The interface asks for lowercase hex; no client of ours (nor openssl dgst) writes upper-case.
+    ['the right signature in upper-case hex', (s: string) => s.toUpperCase()],
+    ['the right signature with one letter upper-case', (s: string) => s.replace(/[a-f]/, (letter) => letter.toUpperCase())],
   ])('rejects %s', (_name, mutate) => {
     expect(isValidSignature(secret, body, mutate(signBody(secret, body)))).toBe(false);
   });
