@@ -190,6 +190,17 @@ describe('POST /event answers', () => {
     });
   });
 
+  it('400 bad_gzip for a gzip batch followed by a zero byte and garbage, zero padding or garbage; 200 for two members', async () => {
+    const member = gzipSync(Buffer.from(JSON.stringify(batchOf([validEvent()]))));
+    for (const trailing of [Buffer.from('\0garbage'), Buffer.alloc(4), Buffer.from('garbage')]) {
+      expect(await send(rawRequest(Buffer.concat([member, trailing]), { 'content-encoding': 'gzip' }))).toEqual({ status: 400, body: { error: 'bad_gzip' } });
+    }
+    // One JSON batch cut in two members inflates as one stream.
+    const json = Buffer.from(JSON.stringify(batchOf([validEvent()])));
+    const members = Buffer.concat([gzipSync(json.subarray(0, 20)), gzipSync(json.subarray(20))]);
+    expect((await send(rawRequest(members, { 'content-encoding': 'gzip' }))).body).toMatchObject({ accepted: 1, rejected: 0 });
+  });
+
   it('413 decompressed_too_large for a body that inflates past 8 MiB', async () => {
     const gz = gzipSync(Buffer.alloc(9 * 1024 * 1024, 0x20));
     expect(await send(rawRequest(gz, { 'content-encoding': 'gzip' }))).toEqual({ status: 413, body: { error: 'decompressed_too_large' } });

@@ -8,8 +8,27 @@ import { EventApiError, MAX_DECOMPRESSED_BYTES, MAX_EVENTS_PER_BATCH } from './e
  * POST /privacy/delete (which stops after the JSON).
  */
 
+/**
+ * What zlib inflated, and how many bytes of the input it read. Node inflates member after member
+ * while the next byte could start one, but stops at a zero byte after a member and ignores the
+ * rest (taking it for padding) without an error: the count is how the caller sees those bytes.
+ */
+interface Inflated {
+  readonly buffer: Buffer;
+  readonly engine: { readonly bytesWritten: number };
+}
+
+const inflateSync = (input: Buffer, options: ZlibOptions): Inflated => gunzipSync(input, { ...options, info: true }) as unknown as Inflated;
 const inflate = (input: InputType, options: ZlibOptions) =>
-  new Promise<Buffer>((resolve, reject) => gunzip(input, options, (error, result) => (error ? reject(error) : resolve(result))));
+  new Promise<Inflated>((resolve, reject) =>
+    gunzip(input, { ...options, info: true }, (error, result) => (error ? reject(error) : resolve(result as unknown as Inflated))),
+  );
+
+/** The inflated bytes, when zlib read the whole body; anything after the last member is bad_gzip. */
+function wholeBody(raw: Buffer, inflated: Inflated): Buffer {
+  if (inflated.engine.bytesWritten !== raw.length) throw new EventApiError('bad_gzip');
+  return inflated.buffer;
+}
 
 /**
  * A small body (up to 16 KiB as sent, a batch of a hundred-odd events) is first inflated
@@ -24,6 +43,7 @@ export const SYNC_INFLATE_MAX_OUTPUT_BYTES = 128 * 1024;
  * Absent or identity: the bytes as they are; gzip: inflated; anything else 415. A large body is
  * inflated in zlib's thread pool, 64 KiB at a time, and zlib stops the moment the output passes
  * the cap (maxOutputLength), so a gzip bomb costs at most the cap in memory and a few milliseconds.
+ * Concatenated members are one stream; any byte after the last member, zero or not, is bad_gzip.
  */
 export async function decodeBody(raw: Buffer, contentEncoding: string | undefined, maxBytes = MAX_DECOMPRESSED_BYTES): Promise<Buffer> {
   const encoding = (contentEncoding ?? '').trim().toLowerCase();
@@ -33,13 +53,13 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
     if (raw.length <= SYNC_INFLATE_MAX_RAW_BYTES) {
       const syncCap = Math.min(maxBytes, SYNC_INFLATE_MAX_OUTPUT_BYTES);
       try {
-        return gunzipSync(raw, { maxOutputLength: syncCap, chunkSize: inflatedSizeHint(raw, syncCap) });
+        return wholeBody(raw, inflateSync(raw, { maxOutputLength: syncCap, chunkSize: inflatedSizeHint(raw, syncCap) }));
       } catch (error) {
         // Past the small cap: the whole cap is the thread pool's business, unless it was the whole cap.
         if (!tooLarge(error) || syncCap === maxBytes) throw error;
       }
     }
-    return await inflate(raw, { maxOutputLength: maxBytes, chunkSize: 64 * 1024 });
+    return wholeBody(raw, await inflate(raw, { maxOutputLength: maxBytes, chunkSize: 64 * 1024 }));
   } catch (error) {
     if (tooLarge(error)) throw new EventApiError('decompressed_too_large');
     throw new EventApiError('bad_gzip');

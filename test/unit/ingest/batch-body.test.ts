@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { decodeBody, parseBatch, parseJson, SYNC_INFLATE_MAX_OUTPUT_BYTES, SYNC_INFLATE_MAX_RAW_BYTES } from '../../../functions/domain/ingest/batch-body';
 import { EventApiError, MAX_DECOMPRESSED_BYTES, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
@@ -63,6 +64,36 @@ describe('body decoding', () => {
     // A cap below zlib's smallest chunk still holds.
     expect((await decodeBody(gzipSync(Buffer.alloc(10)), 'gzip', 10)).length).toBe(10);
     expect(await codeOf(() => decodeBody(gzipSync(Buffer.alloc(11)), 'gzip', 10))).toBe('decompressed_too_large');
+  });
+
+  describe('bytes after the last gzip member', () => {
+    // zlib stops at a zero byte after a member and ignores the rest (padding, it assumes); the
+    // ingestion doc says anything after the last member that is not another member is bad_gzip.
+    const member = gzipSync(json);
+    const large = randomBytes(SYNC_INFLATE_MAX_RAW_BYTES * 2); // inflated off the event loop
+    const small = Buffer.alloc(SYNC_INFLATE_MAX_OUTPUT_BYTES * 4, 'a'); // small as sent, past the synchronous output
+    it.each([
+      ['a zero byte and garbage', Buffer.from('\0garbage')],
+      ['a zero byte', Buffer.alloc(1)],
+      ['four zero bytes', Buffer.alloc(4)],
+      ['garbage', Buffer.from('garbage')],
+      ['the first byte of a gzip header', Buffer.from([0x1f])],
+      ['a gzip header and nothing more', member.subarray(0, 10)],
+    ])('refuses a member followed by %s with bad_gzip, small or large, before or after another member', async (_name, trailing) => {
+      for (const body of [member, gzipSync(large), gzipSync(small), Buffer.concat([member, member])]) {
+        expect(await codeOf(() => decodeBody(Buffer.concat([body, trailing]), 'gzip'))).toBe('bad_gzip');
+      }
+    });
+
+    it('inflates two members, small and large, as one stream', async () => {
+      expect((await decodeBody(Buffer.concat([member, member]), 'gzip')).equals(Buffer.concat([json, json]))).toBe(true);
+      expect((await decodeBody(Buffer.concat([gzipSync(large), member]), 'gzip')).equals(Buffer.concat([large, json]))).toBe(true);
+    });
+
+    it('still refuses a bomb followed by garbage with decompressed_too_large', async () => {
+      const bomb = gzipSync(Buffer.alloc(MAX_DECOMPRESSED_BYTES + 1), { level: 9 });
+      expect(await codeOf(() => decodeBody(Buffer.concat([bomb, Buffer.from('\0garbage')]), 'gzip'))).toBe('decompressed_too_large');
+    });
   });
 
   it('stops inflating a bomb at the cap instead of inflating it all', async () => {
