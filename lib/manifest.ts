@@ -96,8 +96,11 @@ export const tables = {
     indexes: [{ name: 'by_install', partitionKey: S('app_install'), sortKey: N('received_ms') }],
   },
   skan_postbacks: {
-    purpose: 'SKAdNetwork postbacks de-duplicated on transaction-id.',
+    purpose:
+      'Apple\'s postbacks de-duplicated on transaction-id. Items of postbacks that did not verify expire with their ' +
+      'records (bucket.invalidSkanPostbacks): anybody can send those.',
     partitionKey: S('transaction_id'),
+    ttlAttribute: 'expires_at',
   },
   postbacks: {
     purpose:
@@ -121,6 +124,13 @@ export const bucket = {
   infrequentAccessAfterDays: 30,
   glacierInstantAfterDays: 90,
   noncurrentVersionsExpireAfterDays: 30,
+  /**
+   * SKAN postbacks whose signature did not verify: POST /skan-postback is public, so how many
+   * arrive is the sender's choice. They are kept small (functions/domain/skan/postback-record.ts)
+   * and under their own prefix, which a lifecycle rule empties after this many days; their
+   * skan_postbacks items expire at the same time.
+   */
+  invalidSkanPostbacks: { prefix: 'audit/skan/invalid/', expireAfterDays: 30 },
 } as const;
 
 export interface QueueSpec {
@@ -219,6 +229,19 @@ export interface FunctionSpec {
   readonly queues?: Partial<Record<QueueName, 'send' | 'consume' | 'requeue' | 'read'>>;
   readonly timeoutSeconds?: number;
   readonly memoryMb?: number;
+  /**
+   * API Gateway's throttle on each of its routes, a token bucket of its own, so that a flood on
+   * one route (most of them public) cannot take the share of another, POST /event above all.
+   * Without it a route has the stage's default (lib/constructs/edge.ts, DEFAULT_THROTTLE), and no
+   * route's own exceeds the stage's. docs/route-limits.md lists them all.
+   */
+  readonly throttle?: RouteThrottle;
+}
+
+/** Requests per second a route takes steadily, and in a burst; over it API Gateway answers 429. */
+export interface RouteThrottle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
 }
 
 /**
@@ -236,6 +259,8 @@ export const functions = {
     tables: { tenants: 'read', counters: 'read' },
     bucket: 'read',
     queues: probeEveryQueue,
+    // Monitors poll it every minute or so; each call reads every store.
+    throttle: { rateLimit: 10, burstLimit: 20 },
   },
   'health-check': {
     entry: 'functions/health-check.ts',
@@ -248,6 +273,8 @@ export const functions = {
     entry: 'functions/fallback.ts',
     description: 'Unknown reports (404), non-GET report methods (405) and unknown paths (404).',
     routes: ['ANY /api/v1/reports/{proxy+}', '$default'],
+    // Only ever answers 404 or 405: nobody has a reason to call it often.
+    throttle: { rateLimit: 10, burstLimit: 20 },
   },
   ingest: {
     entry: 'functions/ingest.ts',
@@ -263,6 +290,8 @@ export const functions = {
     entry: 'functions/privacy-request.ts',
     description: 'POST /privacy/delete: authenticate, store a receipt and queue the deletion.',
     routes: ['POST /privacy/delete'],
+    // One request per deleted install, authenticated; rare.
+    throttle: { rateLimit: 20, burstLimit: 40 },
     // privacy_requests: the receipt, deleted again when the request cannot be queued.
     tables: { tenants: 'read', privacy_requests: 'write_delete' },
     queues: { privacy: 'send' },
@@ -299,6 +328,8 @@ export const functions = {
     entry: 'functions/report-attribution.ts',
     description: 'GET /api/v1/reports/attribution: the app\'s attribution rows of a window, a page at a time.',
     routes: ['GET /api/v1/reports/attribution'],
+    // Server-to-server dashboards and exports, a page at a time.
+    throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up and the prebuilt rows, read only.
     tables: { tenants: 'read', aggregates: 'read' },
   },
@@ -306,6 +337,8 @@ export const functions = {
     entry: 'functions/report-revenue.ts',
     description: 'GET /api/v1/reports/revenue: the app\'s revenue rows of a window, a page at a time.',
     routes: ['GET /api/v1/reports/revenue'],
+    // Server-to-server dashboards and exports, a page at a time.
+    throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up and the prebuilt rows, read only.
     tables: { tenants: 'read', aggregates: 'read' },
   },
@@ -313,6 +346,8 @@ export const functions = {
     entry: 'functions/report-cohorts.ts',
     description: 'GET /api/v1/reports/cohorts: the app\'s cohorts rows of a window, a page at a time.',
     routes: ['GET /api/v1/reports/cohorts'],
+    // Server-to-server dashboards and exports, a page at a time.
+    throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up and the prebuilt rows, read only.
     tables: { tenants: 'read', aggregates: 'read' },
   },
@@ -320,6 +355,8 @@ export const functions = {
     entry: 'functions/report-events.ts',
     description: 'GET /api/v1/reports/events: the app\'s events rows of a window, a page at a time.',
     routes: ['GET /api/v1/reports/events'],
+    // Server-to-server dashboards and exports, a page at a time.
+    throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up and the prebuilt rows, read only.
     tables: { tenants: 'read', aggregates: 'read' },
   },
@@ -327,6 +364,8 @@ export const functions = {
     entry: 'functions/link-redirect.ts',
     description: 'GET /l/{link_id}: filter, rate-limit, record the click and redirect to the store.',
     routes: ['GET /l/{link_id}'],
+    // Public ad clicks, the busiest route after POST /event; also rate limited per IP block in the handler.
+    throttle: { rateLimit: 500, burstLimit: 1000 },
     tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write' },
   },
   'postback-sender': {
@@ -342,6 +381,9 @@ export const functions = {
     entry: 'functions/skan-postback.ts',
     description: 'POST /skan-postback: verify Apple\'s SKAdNetwork and AdAttributionKit postbacks and file each once in the audit store.',
     routes: ['POST /skan-postback'],
+    // Public. Apple's devices send a few postbacks per install, each at a random time a day or
+    // more after it: 100/s is 8.6 million a day. Over it the device retries, as after any non-200.
+    throttle: { rateLimit: 100, burstLimit: 200 },
     // skan_postbacks: the conditional claim on each transaction-id, read back when it is taken.
     tables: { skan_postbacks: 'readwrite' },
     bucket: 'write',

@@ -9,8 +9,10 @@ import { CLAIM_LAPSE_MS, type ClaimResult, type PostbackClaim, type PostbackHold
  * Apple's postbacks filed once per transaction-id: the skan_postbacks table holds one item per
  * id (who holds it, whether its record is written and where), the audit bucket the JSON record.
  *
- * Item: transaction_id, postback_kind, verified, claim_id, claimed_ms, object_key, and stored_ms
- * once the record is written (absent while a delivery is writing it).
+ * Item: transaction_id, postback_kind, verified, claim_id, claimed_ms, and stored_ms once the
+ * record is written (absent while a delivery is writing it); object_key, where the verified
+ * record is, and invalid_object_key, where an invalid one is (under the prefix that expires);
+ * expires_at (the table's TTL) while the holder is invalid.
  */
 export class SkanStore {
   constructor(
@@ -23,19 +25,23 @@ export class SkanStore {
    * mayTakeOver of functions/domain/skan/take-postback.ts written for DynamoDB: the id is free;
    * or its holder's claim lapsed unstored (and, for an invalid postback, the holder is invalid
    * too); or a verified postback meets a stored invalid one. if_not_exists keeps the object key
-   * of an earlier holder, so an id only ever has one object. An update rather than a put: a put
-   * would replace the object key before the old one could be read.
+   * an earlier holder of the same standing chose, so an id has one verified object at most (and
+   * one invalid one, until it expires). An update rather than a put: a put would replace the
+   * object key before the old one could be read. An invalid holder's item expires with its
+   * record; a verified one takes the expiry away.
    */
   async claim(claim: PostbackClaim): Promise<ClaimResult> {
     const condition = claim.verified
       ? 'attribute_not_exists(#id) OR (attribute_not_exists(#stored) AND #claimed < :lapsed) OR (attribute_exists(#stored) AND #verified = :false)'
       : 'attribute_not_exists(#id) OR (attribute_not_exists(#stored) AND #claimed < :lapsed AND #verified = :false)';
+    const keyAttribute = claim.verified ? 'object_key' : 'invalid_object_key';
+    const holder = 'SET #kind = :kind, #verified = :verified, #claim = :claim, #claimed = :now, #key = if_not_exists(#key, :key)';
     try {
       const { Attributes } = await dynamoClient().send(
         new UpdateCommand({
           TableName: this.table,
           Key: { transaction_id: claim.transactionId },
-          UpdateExpression: 'SET #kind = :kind, #verified = :verified, #claim = :claim, #claimed = :now, #key = if_not_exists(#key, :key) REMOVE #stored',
+          UpdateExpression: claim.expiresAt === undefined ? `${holder} REMOVE #stored, #expires` : `${holder}, #expires = :expires REMOVE #stored`,
           ConditionExpression: condition,
           ExpressionAttributeNames: {
             '#id': 'transaction_id',
@@ -43,8 +49,9 @@ export class SkanStore {
             '#verified': 'verified',
             '#claim': 'claim_id',
             '#claimed': 'claimed_ms',
-            '#key': 'object_key',
+            '#key': keyAttribute,
             '#stored': 'stored_ms',
+            '#expires': 'expires_at',
           },
           ExpressionAttributeValues: {
             ':kind': claim.kind,
@@ -54,12 +61,13 @@ export class SkanStore {
             ':key': claim.objectKey,
             ':lapsed': claim.nowMs - CLAIM_LAPSE_MS,
             ':false': false,
+            ...(claim.expiresAt === undefined ? {} : { ':expires': claim.expiresAt }),
           },
           ReturnValues: 'ALL_OLD',
         }),
       );
       if (!Attributes) return { kind: 'claimed', objectKey: claim.objectKey };
-      return { kind: 'claimed', objectKey: String(Attributes.object_key ?? claim.objectKey), replaced: holderOf(Attributes) };
+      return { kind: 'claimed', objectKey: String(Attributes[keyAttribute] ?? claim.objectKey), replaced: holderOf(Attributes) };
     } catch (error) {
       if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
     }

@@ -96,6 +96,15 @@ export class DataStores extends Construct {
           expiredObjectDeleteMarker: true,
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
+        {
+          // Postbacks anybody can send (the signature did not verify): gone after a month, old
+          // versions a day later. They are a few KiB, below the 128 KiB under which S3 does not
+          // move objects to another class, so the rule above never transitions them first.
+          id: 'expire-invalid-skan-postbacks',
+          prefix: bucketSpec.invalidSkanPostbacks.prefix,
+          expiration: Duration.days(bucketSpec.invalidSkanPostbacks.expireAfterDays),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });

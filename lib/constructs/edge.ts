@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -7,22 +7,20 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { envName, originVerifyHeader } from '../manifest';
+import { envName, originVerifyHeader, type RouteThrottle } from '../manifest';
 
 /** Environment variable through which HTTP handlers learn the origin secret (functions/shared/viewer.ts). */
 export const ORIGIN_VERIFY_ENV = envName.originVerifySecret();
 
-/** Steady requests per second and burst the API Gateway stage lets through, across all routes. */
-export interface ApiThrottle {
-  readonly rateLimit: number;
-  readonly burstLimit: number;
-}
+/** Steady requests per second and burst the API Gateway stage lets through on a route without a throttle of its own. */
+export type ApiThrottle = RouteThrottle;
 
 /**
  * Stage throttling, so that one runaway client cannot run up the bill: well above what one app's
  * SDKs and links need, far below API Gateway's account limit (10,000/s). A deployer changes it
  * with `-c apiRateLimit=... -c apiBurstLimit=...` (bin/app.ts). Over it, API Gateway answers 429
- * {"message":"Too Many Requests"} before any function runs.
+ * {"message":"Too Many Requests"} before any function runs. It is what POST /event has; every
+ * other route has its own, lower one (`throttle` in lib/manifest.ts, set by throttleRoute).
  */
 export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 1000, burstLimit: 2000 };
 
@@ -46,6 +44,9 @@ export class Edge extends Construct {
   readonly originVerifySecret: string;
   /** https://<distribution domain>, the service's public base URL. */
   readonly baseUrl: string;
+  private readonly stageThrottle: ApiThrottle;
+  /** The stage's RouteSettings, by route key, filled in by throttleRoute. */
+  private readonly routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
 
   constructor(scope: Construct, id: string, props: EdgeProps) {
     super(scope, id);
@@ -74,14 +75,15 @@ export class Edge extends Construct {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    this.stageThrottle = {
+      rateLimit: props.throttle?.rateLimit ?? DEFAULT_THROTTLE.rateLimit,
+      burstLimit: props.throttle?.burstLimit ?? DEFAULT_THROTTLE.burstLimit,
+    };
     this.stage = new apigw.HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
-      throttle: {
-        rateLimit: props.throttle?.rateLimit ?? DEFAULT_THROTTLE.rateLimit,
-        burstLimit: props.throttle?.burstLimit ?? DEFAULT_THROTTLE.burstLimit,
-      },
+      throttle: this.stageThrottle,
       accessLogSettings: {
         destination: new apigw.LogGroupLogDestination(accessLog),
         // JSON, so that Logs Insights can filter by route and status without parsing.
@@ -100,6 +102,11 @@ export class Edge extends Construct {
           }),
         ),
       },
+    });
+
+    // HttpStage has no property for per-route settings; the routes are added later, by the endpoints.
+    (this.stage.node.defaultChild as apigw.CfnStage).routeSettings = Lazy.any({
+      produce: () => (Object.keys(this.routeSettings).length > 0 ? this.routeSettings : undefined),
     });
 
     const apiDomain = `${this.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
@@ -148,5 +155,19 @@ export class Edge extends Construct {
     });
 
     this.baseUrl = `https://${this.distribution.distributionDomainName}`;
+  }
+
+  /**
+   * Gives a route its own token bucket in the stage, so that a flood on it is answered 429 there
+   * and leaves the other routes theirs. Never above the stage's: a deployer who lowers the stage
+   * lowers every route. The stage is deployed after the route, as API Gateway refuses settings
+   * for a route it does not have yet.
+   */
+  throttleRoute(route: apigw.HttpRoute, routeKey: string, throttle: RouteThrottle): void {
+    this.routeSettings[routeKey] = {
+      ThrottlingRateLimit: Math.min(throttle.rateLimit, this.stageThrottle.rateLimit),
+      ThrottlingBurstLimit: Math.min(throttle.burstLimit, this.stageThrottle.burstLimit),
+    };
+    this.stage.node.addDependency(route);
   }
 }

@@ -11,7 +11,8 @@ export interface EndpointProps extends ManifestFunctionProps {
 
 /**
  * A routed function of the manifest: the function with its grants and alarms, one Lambda
- * integration (payload format 2.0), and one API Gateway route per route key of the manifest.
+ * integration (payload format 2.0), and one API Gateway route per route key of the manifest,
+ * each with the manifest's throttle when it has one.
  */
 export class Endpoint extends ManifestFunction {
   readonly routes: apigw.HttpRoute[];
@@ -30,6 +31,7 @@ export class Endpoint extends ManifestFunction {
         routeKey: routeKeyOf(route),
         integration,
       });
+      if (props.spec.throttle) props.edge.throttleRoute(httpRoute, route, props.spec.throttle);
       Validations.of(httpRoute).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:

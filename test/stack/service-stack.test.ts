@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -162,6 +164,7 @@ describe('the service stack', () => {
               ],
               NoncurrentVersionExpiration: { NoncurrentDays: bucketSpec.noncurrentVersionsExpireAfterDays },
             }),
+            expect.objectContaining({ Id: 'expire-invalid-skan-postbacks' }),
           ],
         },
       },
@@ -416,6 +419,90 @@ describe('the service stack', () => {
       DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 120 }),
     });
     expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], apiRateLimit: 'lots' } })).toThrow(/apiRateLimit/);
+  });
+
+  describe('unauthenticated storage (issue 19)', () => {
+    /** Every route's own limits, [requests per second, burst]; POST /event has the stage's (DEFAULT_THROTTLE). */
+    const ROUTE_LIMITS: Record<string, [number, number]> = {
+      'POST /skan-postback': [100, 200],
+      'GET /l/{link_id}': [500, 1000],
+      'POST /privacy/delete': [20, 40],
+      'GET /api/v1/reports/attribution': [50, 100],
+      'GET /api/v1/reports/revenue': [50, 100],
+      'GET /api/v1/reports/cohorts': [50, 100],
+      'GET /api/v1/reports/events': [50, 100],
+      'ANY /api/v1/reports/{proxy+}': [10, 20],
+      '$default': [10, 20],
+      'GET /health': [10, 20],
+    };
+    const stageOf = (template: Template) => {
+      const stages = Object.entries(template.findResources('AWS::ApiGatewayV2::Stage'));
+      expect(stages).toHaveLength(1);
+      return stages[0] as [string, Resource & { DependsOn?: string[] }];
+    };
+    const limitsOf = (stage: Resource) =>
+      Object.fromEntries(
+        Object.entries(stage.Properties.RouteSettings ?? {}).map(([route, settings]: [string, any]) => [route, [settings.ThrottlingRateLimit, settings.ThrottlingBurstLimit]]),
+      );
+
+    it('gives POST /skan-postback its own throttle, 100 requests/s with bursts of 200, apart from the stage default POST /event has', () => {
+      const [, stage] = stageOf(service.template);
+      expect(stage.Properties.RouteSettings['POST /skan-postback']).toEqual({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+      expect(stage.Properties.RouteSettings).not.toHaveProperty(['POST /event']);
+      expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 });
+    });
+
+    it("gives every other route its own throttle, all of them together within API Gateway's default account limits (10,000/s, bursts of 5,000)", () => {
+      const [, stage] = stageOf(service.template);
+      const limits = limitsOf(stage);
+      expect(limits).toEqual(ROUTE_LIMITS);
+      const routes = routedFunctions.flatMap(([, spec]) => spec.routes ?? []);
+      expect(routes.filter((route) => !(route in limits)).sort()).toEqual(['POST /event']);
+      const all = [...Object.values(limits), [stage.Properties.DefaultRouteSettings.ThrottlingRateLimit, stage.Properties.DefaultRouteSettings.ThrottlingBurstLimit]];
+      expect(all.reduce((sum, [rate]) => sum + rate, 0)).toBeLessThanOrEqual(10_000);
+      expect(all.reduce((sum, [, burst]) => sum + burst, 0)).toBeLessThanOrEqual(5_000);
+    });
+
+    it('deploys the stage after every route it throttles: API Gateway refuses route settings for a route it does not have yet', () => {
+      const [, stage] = stageOf(service.template);
+      const routeIds = new Map(ofType('AWS::ApiGatewayV2::Route').map(([id, route]) => [route.Properties.RouteKey as string, id]));
+      for (const route of Object.keys(stage.Properties.RouteSettings)) expect([route, stage.DependsOn]).toEqual([route, expect.arrayContaining([routeIds.get(route)])]);
+    });
+
+    it("holds every route's own throttle to the stage's when a deployer sets the stage lower", () => {
+      const { stack } = createApp({
+        context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], apiRateLimit: '50', apiBurstLimit: '120' },
+      });
+      const limits = limitsOf(stageOf(Template.fromStack(stack))[1]);
+      expect(limits['POST /skan-postback']).toEqual([50, 120]);
+      expect(limits['GET /health']).toEqual([10, 20]);
+      expect(Object.values(limits).every(([rate, burst]) => rate <= 50 && burst <= 120)).toBe(true);
+    });
+
+    it('lets invalid SKAN postbacks expire after 30 days: a lifecycle rule on their prefix, and a TTL on their table items', () => {
+      const rules = resources[logicalId(service.stack.stores.bucket)].Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
+      expect(rules.find((rule) => rule.Id === 'expire-invalid-skan-postbacks')).toEqual({
+        Id: 'expire-invalid-skan-postbacks',
+        Status: 'Enabled',
+        Prefix: 'audit/skan/invalid/',
+        ExpirationInDays: 30,
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+      });
+      expect(resources[logicalId(service.stack.stores.tables.skan_postbacks)].Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+    });
+
+    it("lists every route's limits in docs/route-limits.md as the stack sets them", () => {
+      const [, stage] = stageOf(service.template);
+      const documented = Object.fromEntries(
+        [...readFileSync(join(__dirname, '..', '..', 'docs', 'route-limits.md'), 'utf8').matchAll(/^\| `([^`]+)` \| ([\d,]+) \| ([\d,]+) \|/gm)].map(
+          ([, route, rate, burst]) => [route, [Number(rate.replace(/,/g, '')), Number(burst.replace(/,/g, ''))]],
+        ),
+      );
+      expect(documented).toEqual({
+        ...limitsOf(stage),
+        'POST /event': [stage.Properties.DefaultRouteSettings.ThrottlingRateLimit, stage.Properties.DefaultRouteSettings.ThrottlingBurstLimit],
+      });
+    });
   });
 
   it('publishes physical names under the manifest output keys', () => {

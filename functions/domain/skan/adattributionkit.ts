@@ -13,6 +13,24 @@ import type { Verification } from './verification';
 
 export const JWS_FIELD = 'jws-string';
 
+/**
+ * The fields Apple defines for an AdAttributionKit postback ("Identifying the parameters in a
+ * postback"): beside jws-string in the body, and in the JWS payload. All an invalid postback keeps.
+ */
+export const ADATTRIBUTIONKIT_BODY_FIELDS: readonly string[] = ['conversion-value', 'coarse-conversion-value', 'ad-interaction-type', 'country-code'];
+export const ADATTRIBUTIONKIT_PAYLOAD_FIELDS: readonly string[] = [
+  'postback-identifier',
+  'ad-network-identifier',
+  'source-identifier',
+  'advertised-item-identifier',
+  'publisher-item-identifier',
+  'marketplace-identifier',
+  'impression-type',
+  'conversion-type',
+  'did-win',
+  'postback-sequence-index',
+];
+
 /** The only algorithm accepted, whatever a header asks for: the header never chooses the check. */
 export const JWS_ALGORITHM = 'ES256';
 

@@ -1,12 +1,21 @@
+import { bucket } from '../../../lib/manifest';
 import { dayOf } from '../common/days';
-import { JWS_FIELD, verifyAdAttributionKit, type AdAttributionKitFailure } from './adattributionkit';
-import { jsonObjectOf } from './fields';
+import {
+  ADATTRIBUTIONKIT_BODY_FIELDS,
+  ADATTRIBUTIONKIT_PAYLOAD_FIELDS,
+  JWS_FIELD,
+  verifyAdAttributionKit,
+  type AdAttributionKitFailure,
+} from './adattributionkit';
+import { cut, jsonObjectOf, keepNamed, scalarOf } from './fields';
 import type { KeyEnvironment, PostbackKeys } from './postback-keys';
-import { SIGNATURE_FIELD, verifySkadnetwork, type SkadnetworkFailure } from './skadnetwork';
+import { SIGNATURE_FIELD, SKADNETWORK_FIELDS, verifySkadnetwork, type SkadnetworkFailure } from './skadnetwork';
 
 /**
  * What POST /skan-postback stores: one JSON audit record per postback, with the result of
- * checking its signature, under audit/skan/<yyyy>/<mm>/<dd>/<transaction-id>.json.
+ * checking its signature, under audit/skan/<yyyy>/<mm>/<dd>/<transaction-id>.json; a postback
+ * that did not verify, kept small, under audit/skan/invalid/<yyyy>/<mm>/<dd>/<transaction-id>.json
+ * until it expires.
  */
 
 /**
@@ -24,6 +33,19 @@ export const MAX_POSTBACK_NESTING = 32;
  * UUIDs. It becomes a DynamoDB key and part of an S3 key, so no slash, no leading dot, no spaces.
  */
 export const POSTBACK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * What an invalid postback keeps of each field Apple defines (every other field is dropped):
+ * Apple's values are identifiers, domains and small numbers, far shorter. Anybody can send an
+ * invalid postback, so what it may make the service store is bounded by this, not by the body.
+ */
+export const MAX_INVALID_FIELD_CHARS = 256;
+
+/** An invalid postback's signature is kept up to this: a genuine JWS (about 1 KiB) whole, to be checked again once Apple publishes a new key. */
+export const MAX_INVALID_SIGNATURE_CHARS = 2048;
+
+/** Where invalid postbacks go, and after how many days they expire (the bucket's lifecycle rule, the table's TTL). */
+export const INVALID_POSTBACKS = bucket.invalidSkanPostbacks;
 
 export type PostbackKind = 'skadnetwork' | 'adattributionkit';
 
@@ -56,12 +78,20 @@ export interface PostbackRecord {
   readonly unverified: Record<string, unknown>;
   /** attribution-signature or jws-string, as sent, so the record can be verified again. */
   readonly signature: unknown;
+  /** Invalid only: something of the body was dropped or cut (see invalidRecord). */
+  readonly trimmed?: true;
+  /** Invalid only: epoch seconds after which the record and its table item are deleted. */
+  readonly expires_at?: number;
 }
 
-/** audit/skan/<yyyy>/<mm>/<dd>/<transaction-id>.json, by the UTC day the postback was first received. */
-export function postbackObjectKey(transactionId: string, receivedMs: number): string {
-  const [year, month, day] = dayOf(receivedMs).split('-');
-  return `audit/skan/${year}/${month}/${day}/${transactionId}.json`;
+/**
+ * audit/skan/<yyyy>/<mm>/<dd>/<transaction-id>.json by the UTC day the postback was received, or
+ * under audit/skan/invalid/ when it did not verify: that prefix expires, the other never does.
+ */
+export function postbackObjectKey(record: Pick<PostbackRecord, 'transaction_id' | 'received_ms' | 'verified'>): string {
+  const [year, month, day] = dayOf(record.received_ms).split('-');
+  const prefix = record.verified ? 'audit/skan/' : INVALID_POSTBACKS.prefix;
+  return `${prefix}${year}/${month}/${day}/${record.transaction_id}.json`;
 }
 
 /**
@@ -97,6 +127,11 @@ function nestingOf(value: unknown): number {
  * postback-identifier is read from the JWS payload even when the signature then fails.
  */
 export function judgePostback(body: Record<string, unknown>, keys: PostbackKeys, receivedMs: number): PostbackRecord | undefined {
+  const record = recordOf(body, keys, receivedMs);
+  return record && !record.verified ? invalidRecord(record) : record;
+}
+
+function recordOf(body: Record<string, unknown>, keys: PostbackKeys, receivedMs: number): PostbackRecord | undefined {
   if (Object.hasOwn(body, JWS_FIELD)) {
     const check = verifyAdAttributionKit(body, keys.adAttributionKit);
     const id = check.signed?.['postback-identifier'];
@@ -134,5 +169,32 @@ export function judgePostback(body: Record<string, unknown>, keys: PostbackKeys,
     signed: check.signed,
     unverified: check.unverified,
     signature: body[SIGNATURE_FIELD] ?? null,
+  };
+}
+
+/**
+ * An invalid postback as it is kept: of `signed` and `unverified` only the fields Apple defines
+ * for its kind, each a scalar of at most MAX_INVALID_FIELD_CHARS; the version and key id it
+ * claims cut the same way, the signature to MAX_INVALID_SIGNATURE_CHARS; `trimmed` when any of
+ * that lost something; and the time it expires. What anybody can make the service keep is then
+ * a few KiB per transaction-id, for INVALID_POSTBACKS.expireAfterDays.
+ */
+function invalidRecord(record: PostbackRecord): PostbackRecord {
+  const adAttributionKit = record.kind === 'adattributionkit';
+  const signed = keepNamed(record.signed, adAttributionKit ? ADATTRIBUTIONKIT_PAYLOAD_FIELDS : SKADNETWORK_FIELDS, MAX_INVALID_FIELD_CHARS);
+  const unverified = keepNamed(record.unverified, adAttributionKit ? ADATTRIBUTIONKIT_BODY_FIELDS : SKADNETWORK_FIELDS, MAX_INVALID_FIELD_CHARS);
+  const signature = scalarOf(record.signature, MAX_INVALID_SIGNATURE_CHARS);
+  const version = record.version === undefined ? undefined : cut(record.version, MAX_INVALID_FIELD_CHARS);
+  const keyId = record.key_id === undefined ? undefined : cut(record.key_id, MAX_INVALID_FIELD_CHARS);
+  const trimmed = signed.trimmed || unverified.trimmed || signature.trimmed || version !== record.version || keyId !== record.key_id;
+  return {
+    ...record,
+    ...(keyId === undefined ? {} : { key_id: keyId }),
+    ...(version === undefined ? {} : { version }),
+    signed: signed.kept,
+    unverified: unverified.kept,
+    signature: signature.value ?? null,
+    ...(trimmed ? { trimmed: true } : {}),
+    expires_at: Math.floor(record.received_ms / 1000) + INVALID_POSTBACKS.expireAfterDays * 86_400,
   };
 }

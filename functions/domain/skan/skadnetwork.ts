@@ -70,6 +70,27 @@ export const SKADNETWORK_VERSIONS: Readonly<Record<string, VersionRule>> = {
   },
 };
 
+/**
+ * Every field Apple defines for a SKAdNetwork postback, in any version, but the signature
+ * ("Identifying the parameters in install-validation postbacks"): all an invalid postback keeps.
+ */
+export const SKADNETWORK_FIELDS: readonly string[] = [
+  'version',
+  'ad-network-id',
+  'source-identifier',
+  'campaign-id',
+  'app-id',
+  'transaction-id',
+  'redownload',
+  'source-app-id',
+  'source-domain',
+  'fidelity-type',
+  'did-win',
+  'postback-sequence-index',
+  'conversion-value',
+  'coarse-conversion-value',
+];
+
 /** The field that carries the signature; it is stored beside the record, never in either half. */
 export const SIGNATURE_FIELD = 'attribution-signature';
 

@@ -22,9 +22,15 @@ export interface PostbackClaim {
   readonly verified: boolean;
   /** Random per delivery: only the claimant marks its claim stored or releases it. */
   readonly claimId: string;
-  /** Where the record goes when the id is new; taking an id over keeps the earlier key. */
+  /**
+   * Where the record goes when the id has no record of this standing yet: a claim keeps the key
+   * an earlier claim of the same standing (verified, or not) chose, so a verified postback has one
+   * object, and an invalid one another, under the prefix that expires.
+   */
   readonly objectKey: string;
   readonly nowMs: number;
+  /** An invalid postback's expiry (epoch seconds): its item goes with its record. Absent for a verified one, which is kept. */
+  readonly expiresAt?: number;
 }
 
 /** Whoever holds a transaction-id, as the ledger keeps it. */
@@ -57,9 +63,10 @@ export interface SkanPostbackPorts {
   readonly keys: PostbackKeys;
   /**
    * Takes the claim's transaction-id exactly when mayTakeOver allows, in one conditional write,
-   * so concurrent deliveries cannot both win. The winner learns the object key to write (the
-   * earlier holder's, if there was one: one id, one object) and whom it replaced; a loser learns
-   * the current holder.
+   * so concurrent deliveries cannot both win. The winner learns the object key to write (the one
+   * an earlier claim of the same standing chose, if any: one object per id and standing) and whom
+   * it replaced; a loser learns the current holder. An invalid claim sets the item's expiry, a
+   * verified one removes it.
    */
   claim(claim: PostbackClaim): Promise<ClaimResult>;
   /** Writes the record; the same key again overwrites it. */
@@ -98,7 +105,8 @@ export type PostbackOutcome =
  * transaction-id. The order makes a retry harmless: the id is claimed before the record is
  * written, so a copy (or a replay with other unsigned conversion values) never overwrites what
  * is filed, and a claim whose record was not written is released (or lapses) so Apple's retry
- * stores it. An invalid signature is filed too, marked invalid: Apple retries anything but 200.
+ * stores it. An invalid signature is filed too, marked invalid (Apple retries anything but 200),
+ * but only its defined fields and only until it expires: anybody can send one.
  */
 export async function takePostback(ports: SkanPostbackPorts, request: PostbackRequest): Promise<PostbackOutcome> {
   const read = readPostback(request.body);
@@ -111,8 +119,9 @@ export async function takePostback(ports: SkanPostbackPorts, request: PostbackRe
     kind: record.kind,
     verified: record.verified,
     claimId: ports.newClaimId(),
-    objectKey: postbackObjectKey(record.transaction_id, request.receivedMs),
+    objectKey: postbackObjectKey(record),
     nowMs: request.receivedMs,
+    ...(record.expires_at === undefined ? {} : { expiresAt: record.expires_at }),
   };
   let claimed: ClaimResult;
   try {

@@ -1,6 +1,6 @@
 import { DAY_MS } from '../../../functions/domain/common/days';
 import { APPLE_KEYS, type PostbackKeys } from '../../../functions/domain/skan/postback-keys';
-import { MAX_POSTBACK_BYTES, postbackObjectKey, type PostbackRecord } from '../../../functions/domain/skan/postback-record';
+import { MAX_POSTBACK_BYTES, type PostbackRecord } from '../../../functions/domain/skan/postback-record';
 import {
   CLAIM_LAPSE_MS,
   mayTakeOver,
@@ -20,7 +20,9 @@ interface LedgerItem {
   stored: boolean;
   claimedMs: number;
   claimId: string;
-  objectKey: string;
+  /** The object of the id's verified postback and that of its invalid one: each kept by the next claim of its standing. */
+  objectKeys: { verified?: string; invalid?: string };
+  expiresAt?: number;
 }
 
 /** The ports over memory: the ledger applies mayTakeOver as the DynamoDB condition does, and any step can be made to fail. */
@@ -39,8 +41,10 @@ function world(keys: PostbackKeys = APPLE_KEYS) {
       fail('claim');
       const holder = ledger.get(claim.transactionId);
       if (!mayTakeOver(holder, claim, claim.nowMs)) return { kind: 'held', holder: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs } };
-      const objectKey = holder?.objectKey ?? claim.objectKey;
-      ledger.set(claim.transactionId, { verified: claim.verified, stored: false, claimedMs: claim.nowMs, claimId: claim.claimId, objectKey });
+      const standing = claim.verified ? 'verified' : 'invalid';
+      const objectKey = holder?.objectKeys[standing] ?? claim.objectKey;
+      const objectKeys = { ...holder?.objectKeys, [standing]: objectKey };
+      ledger.set(claim.transactionId, { verified: claim.verified, stored: false, claimedMs: claim.nowMs, claimId: claim.claimId, objectKeys, expiresAt: claim.expiresAt });
       return { kind: 'claimed', objectKey, replaced: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs } };
     },
     putRecord: async (key, record) => {
@@ -99,16 +103,58 @@ describe('takePostback', () => {
     expect([...objects.values()]).toMatchObject([{ unverified: { 'conversion-value': 63 }, received_ms: NOW }]);
   });
 
-  it('lets the genuine postback replace a forged one filed first under its transaction-id, in the same object', async () => {
-    const { post, objects } = world();
+  it('lets the genuine postback replace a forged one filed first under its transaction-id: filed under audit/skan/, without expiry, the forged copy left to expire', async () => {
+    const { post, objects, ledger } = world();
+    const id = String(FINE.postback['transaction-id']);
     const forged = await post(changed(FINE.postback, { 'conversion-value': 0, 'source-domain': 'evil.example' }));
-    expect(forged).toMatchObject({ kind: 'stored', record: { verified: false } });
+    expect(forged).toMatchObject({ kind: 'stored', objectKey: `audit/skan/invalid/2025/03/09/${id}.json`, record: { verified: false } });
     const genuine = await post(FINE.postback, NOW + DAY_MS);
-    expect(genuine).toMatchObject({ kind: 'stored', objectKey: postbackObjectKey(String(FINE.postback['transaction-id']), NOW), replaced: { verified: false, stored: true } });
-    expect([...objects.values()]).toMatchObject([{ verified: true, received_ms: NOW + DAY_MS }]);
+    expect(genuine).toMatchObject({ kind: 'stored', objectKey: `audit/skan/2025/03/10/${id}.json`, replaced: { verified: false, stored: true } });
+    expect(Object.fromEntries(objects)).toMatchObject({
+      [`audit/skan/invalid/2025/03/09/${id}.json`]: { verified: false, expires_at: Math.floor(NOW / 1000) + 30 * 86_400 },
+      [`audit/skan/2025/03/10/${id}.json`]: { verified: true, received_ms: NOW + DAY_MS },
+    });
+    expect(objects.get(`audit/skan/2025/03/10/${id}.json`)).not.toHaveProperty('expires_at');
+    expect(ledger.get(id)).toMatchObject({ verified: true, expiresAt: undefined });
     // ...and no forged copy can take its place afterwards.
     expect(await post(changed(FINE.postback, { 'source-domain': 'evil.example' }))).toMatchObject({ kind: 'duplicate' });
-    expect(objects.size).toBe(1);
+    expect(objects.size).toBe(2);
+  });
+
+  it('keeps of an invalid postback only the fields Apple defines, each value at most 256 characters, under audit/skan/invalid/, expiring after 30 days', async () => {
+    const { post, objects, ledger } = world();
+    const junk = changed(FINE.postback, { 'source-domain': 'd'.repeat(300), 'conversion-value': { deep: ['junk'] }, junk: 'x'.repeat(1000) });
+    const outcome = await post(junk);
+    const id = String(FINE.postback['transaction-id']);
+    const key = `audit/skan/invalid/2025/03/09/${id}.json`;
+    expect(outcome).toMatchObject({ kind: 'stored', objectKey: key });
+    const { 'attribution-signature': signature, 'conversion-value': _value, ...signed } = FINE.postback;
+    expect(objects.get(key)).toEqual({
+      record_version: 1,
+      kind: 'skadnetwork',
+      transaction_id: id,
+      received_ms: NOW,
+      verified: false,
+      reason: 'bad_signature',
+      key_id: 'skadnetwork/p-256',
+      version: '4.0',
+      signed: { ...signed, 'source-domain': 'd'.repeat(256) },
+      unverified: {},
+      signature,
+      trimmed: true,
+      expires_at: Math.floor(NOW / 1000) + 30 * 86_400,
+    });
+    expect(ledger.get(id)).toMatchObject({ verified: false, stored: true, expiresAt: Math.floor(NOW / 1000) + 30 * 86_400 });
+  });
+
+  it('cuts a version that is not Apple\'s to 256 characters, and marks nothing trimmed when nothing was', async () => {
+    const { post, objects } = world();
+    await post(changed(FINE.postback, { version: 'v'.repeat(1000) }));
+    await post(changed(COARSE.postback, { 'did-win': false }));
+    const [long, plain] = [...objects.values()];
+    expect(long).toMatchObject({ verified: false, reason: 'unknown_version', version: 'v'.repeat(256), trimmed: true });
+    expect(plain).toMatchObject({ verified: false, reason: 'bad_signature', expires_at: expect.any(Number) });
+    expect(plain).not.toHaveProperty('trimmed');
   });
 
   it('files an invalid copy of an invalid postback once too', async () => {
@@ -157,6 +203,29 @@ describe('takePostback', () => {
         record: { verified: false, reason: 'bad_signature', transaction_id: '0A1B2C3D-0000-4000-8000-000000000002' },
       });
       expect(objects.size).toBe(2);
+    });
+
+    it("keeps of an invalid one only Apple's payload and body fields, each at most 256 characters, and at most 2,048 characters of its JWS", async () => {
+      const { post, objects } = world();
+      const id = '0A1B2C3D-0000-4000-8000-000000000003';
+      const payload = aakPayload(id, { 'source-identifier': 's'.repeat(300), junk: 'x'.repeat(3000) });
+      const jws = signJws({ kid: 'k'.repeat(1000), alg: 'ES256' }, payload, key.privateKey);
+      await post(aakPostback(jws, { 'conversion-value': 24, 'ad-interaction-type': 'click', 'country-code': 'US', extra: { junk: true } }));
+      const { junk: _junk, ...defined } = payload;
+      expect(objects.get(`audit/skan/invalid/2025/03/09/${id}.json`)).toEqual({
+        record_version: 1,
+        kind: 'adattributionkit',
+        transaction_id: id,
+        received_ms: NOW,
+        verified: false,
+        reason: 'unknown_kid',
+        key_id: 'k'.repeat(256),
+        signed: { ...defined, 'source-identifier': 's'.repeat(256) },
+        unverified: { 'conversion-value': 24, 'ad-interaction-type': 'click', 'country-code': 'US' },
+        signature: jws.slice(0, 2048),
+        trimmed: true,
+        expires_at: Math.floor(NOW / 1000) + 30 * 86_400,
+      });
     });
 
     it('tells the two kinds apart by shape: a body with jws-string is AdAttributionKit whatever else it carries', async () => {
@@ -230,7 +299,7 @@ describe('takePostback', () => {
       failing.clear();
       expect(await post(FINE.postback, NOW + CLAIM_LAPSE_MS - 1)).toEqual(expect.objectContaining({ kind: 'in_progress' }));
       const retry = await post(FINE.postback, NOW + CLAIM_LAPSE_MS + 1);
-      expect(retry).toMatchObject({ kind: 'stored', objectKey: postbackObjectKey(String(FINE.postback['transaction-id']), NOW) });
+      expect(retry).toMatchObject({ kind: 'stored', objectKey: `audit/skan/2025/03/09/${String(FINE.postback['transaction-id'])}.json` });
       expect(objects.size).toBe(1);
     });
 
