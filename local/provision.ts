@@ -1,8 +1,14 @@
 import {
+  BatchWriteItemCommand,
   CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
+  ScanCommand,
   type AttributeDefinition,
+  type AttributeValue,
+  type CreateTableCommandInput,
   type GlobalSecondaryIndex,
   type KeySchemaElement,
 } from '@aws-sdk/client-dynamodb';
@@ -79,7 +85,7 @@ export async function provision(endpoints: EmulatorEndpoints): Promise<ResourceN
   }
 }
 
-async function createTable(dynamo: DynamoDBClient, name: string, spec: TableSpec): Promise<void> {
+function tableDefinition(name: string, spec: TableSpec): CreateTableCommandInput {
   const attributes = new Map<string, KeySpec>();
   const keySchema = (pk: KeySpec, sk?: KeySpec): KeySchemaElement[] => {
     for (const key of [pk, sk]) if (key) attributes.set(key.name, key);
@@ -95,17 +101,65 @@ async function createTable(dynamo: DynamoDBClient, name: string, spec: TableSpec
     AttributeName: a.name,
     AttributeType: a.type,
   }));
+  return {
+    TableName: name,
+    KeySchema,
+    AttributeDefinitions,
+    BillingMode: 'PAY_PER_REQUEST',
+    GlobalSecondaryIndexes: indexes.length > 0 ? indexes : undefined,
+  };
+}
+
+export async function createTable(dynamo: DynamoDBClient, name: string, spec: TableSpec): Promise<void> {
+  const definition = tableDefinition(name, spec);
   try {
-    await dynamo.send(
-      new CreateTableCommand({
-        TableName: name,
-        KeySchema,
-        AttributeDefinitions,
-        BillingMode: 'PAY_PER_REQUEST',
-        GlobalSecondaryIndexes: indexes.length > 0 ? indexes : undefined,
-      }),
-    );
+    await dynamo.send(new CreateTableCommand(definition));
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
+    await addMissingIndexes(dynamo, definition);
+  }
+}
+
+/**
+ * A data directory made by an earlier version lacks an index the manifest has since gained (in AWS,
+ * CloudFormation adds it to the live table). dynalite cannot add an index to a table, so the table
+ * is made again with every index and its items copied back: local data is small, and the runtime
+ * has not started serving yet.
+ */
+async function addMissingIndexes(dynamo: DynamoDBClient, definition: CreateTableCommandInput): Promise<void> {
+  const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: definition.TableName }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  const missing = (definition.GlobalSecondaryIndexes ?? []).filter((index) => !present.has(index.IndexName));
+  if (missing.length === 0) return;
+  const items: Record<string, AttributeValue>[] = [];
+  let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamo.send(new ScanCommand({ TableName: definition.TableName, ExclusiveStartKey }));
+    items.push(...(page.Items ?? []));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  console.log(`Adding index ${missing.map((index) => index.IndexName).join(', ')} to the local table ${definition.TableName} (${items.length} items copied)`);
+  await dynamo.send(new DeleteTableCommand({ TableName: definition.TableName }));
+  // DeleteTable answers while the table is DELETING; CreateTable of the name waits for it to go.
+  for (;;) {
+    const gone = await dynamo.send(new DescribeTableCommand({ TableName: definition.TableName })).then(
+      () => false,
+      (error: Error) => {
+        if (error.name === 'ResourceNotFoundException') return true;
+        throw error;
+      },
+    );
+    if (gone) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await dynamo.send(new CreateTableCommand(definition));
+  for (let start = 0; start < items.length; start += 25) {
+    let RequestItems: Record<string, { PutRequest: { Item: Record<string, AttributeValue> } }[]> | undefined = {
+      [definition.TableName as string]: items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } })),
+    };
+    while (RequestItems && Object.keys(RequestItems).length > 0) {
+      const written = await dynamo.send(new BatchWriteItemCommand({ RequestItems }));
+      RequestItems = written.UnprocessedItems as typeof RequestItems;
+    }
   }
 }
