@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { environmentOf } from '../lib/function-environment';
 import { functions, type FunctionSpec } from '../lib/manifest';
 import { policyOf, type PolicyStatement } from '../lib/permissions';
+import { LOCAL_MAX_CONCURRENCY } from './invoke-store';
 
 /**
  * Each handler runs locally as it runs in Lambda: with exactly the environment the stack gives
@@ -32,6 +33,8 @@ export const LAMBDA_PLATFORM_VARIABLES = [
   'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
   'AWS_LAMBDA_FUNCTION_VERSION',
   'AWS_LAMBDA_LOG_GROUP_NAME',
+  // Set by Lambda Managed Instances, where one process runs many invocations at once, as here.
+  'AWS_LAMBDA_MAX_CONCURRENCY',
   'TZ',
   'LANG',
   'PATH',
@@ -147,6 +150,7 @@ function contextOf(name: string, target: LocalDeployment): FunctionContext {
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb ?? 512),
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
         AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${name}`,
+        AWS_LAMBDA_MAX_CONCURRENCY: LOCAL_MAX_CONCURRENCY,
       },
       policy: target.policies?.[name] ?? policyOf(spec),
       deployment: target,

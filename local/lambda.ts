@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { functions, type FunctionSpec } from '../lib/manifest';
 import { runAsFunction } from './function-context';
+import { runInvocation } from './invoke-store';
 
 /**
  * Runs the very handlers that Lambda runs: each function's entry module from the manifest,
  * loaded on first use (like a cold start) and called with a Lambda-shaped context, as that
- * function: with its environment and its IAM policy only (local/function-context.ts).
+ * function: with its environment and its IAM policy only (local/function-context.ts), and as
+ * one invocation of its own, however many others overlap it (local/invoke-store.ts).
  */
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -50,5 +52,5 @@ export async function invoke(name: string, event: unknown): Promise<unknown> {
     fail: () => undefined,
     succeed: () => undefined,
   };
-  return runAsFunction(name, () => handlerOf(name)(event, context));
+  return runAsFunction(name, () => runInvocation(context.awsRequestId, () => handlerOf(name)(event, context)));
 }

@@ -8,14 +8,25 @@ import { formatWithOptions } from 'node:util';
  */
 export interface LogCapture {
   lines(): string[];
+  /** Each line with what `attribute` said when its first byte was written (undefined without it). */
+  attributed(): { line: string; attribution: string | undefined }[];
   restore(): void;
+}
+
+export interface CaptureOptions {
+  /** Asked at each write, in the writer's own async context (say, which local function is running). */
+  attribute?: () => string | undefined;
 }
 
 const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;
 
-export function captureLogs(): LogCapture {
-  const chunks: string[] = [];
-  const record = (chunk: unknown) => chunks.push(typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk));
+export function captureLogs(options: CaptureOptions = {}): LogCapture {
+  const chunks: { text: string; attribution: string | undefined }[] = [];
+  const record = (chunk: unknown) =>
+    chunks.push({
+      text: typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk),
+      attribution: options.attribute?.(),
+    });
 
   const streams = [process.stdout, process.stderr];
   const writes = streams.map((stream) => stream.write);
@@ -35,8 +46,30 @@ export function captureLogs(): LogCapture {
     };
   }
 
+  const attributed = () => {
+    const lines: { line: string; attribution: string | undefined }[] = [];
+    let open: { line: string; attribution: string | undefined } | undefined;
+    for (const { text, attribution } of chunks) {
+      const parts = text.split('\n');
+      parts.forEach((part, i) => {
+        // A line belongs to the write of its first byte (an empty write starts nothing).
+        if (part.length > 0) {
+          open ??= { line: '', attribution };
+          open.line += part;
+        }
+        if (i < parts.length - 1 && open) {
+          lines.push(open);
+          open = undefined;
+        }
+      });
+    }
+    if (open) lines.push(open);
+    return lines;
+  };
+
   return {
-    lines: () => chunks.join('').split('\n').filter((line) => line.length > 0),
+    lines: () => attributed().map(({ line }) => line),
+    attributed,
     restore: () => {
       streams.forEach((stream, i) => (stream.write = writes[i]));
       CONSOLE_METHODS.forEach((name, i) => (console[name] = consoleMethods[i]));
