@@ -15,6 +15,7 @@ import { ClickStore } from './adapters/click-store';
 import { IpBlockStore } from './adapters/ip-block-store';
 import { TenantStore } from './adapters/tenant-store';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
+import { delayMessage } from './adapters/message-queue';
 import { installPk, SK, type EventClaim } from './domain/aggregation/install-state';
 import { postbacksOf, type TriggerPorts } from './domain/postbacks/trigger';
 import type { PostbackConfig } from './domain/postbacks/config';
@@ -45,7 +46,8 @@ const trigger: TriggerPorts = {
 export const ports: AggregationPorts = {
   installs,
   decide: (facts) => decideAttribution(facts, lookups),
-  ledger: new AggregationLedgerStore(resourceName.table('ledger')),
+  // LOCAL_RUN_ID: set by the local runtime alone, never in AWS (AggregationLedgerStore says why).
+  ledger: new AggregationLedgerStore(resourceName.table('ledger'), { run: process.env.LOCAL_RUN_ID || undefined }),
   rows: new AggregateStore(resourceName.table('aggregates')),
   readAudit: (message) => audit.lines(message.audit_key),
   app: (appId) =>
@@ -62,17 +64,25 @@ export const ports: AggregationPorts = {
 /** A lease outlives the function's timeout, so a delivery Lambda has stopped never still writes. */
 const LEASE_MS = leaseMsFor(functions.aggregator.timeoutSeconds ?? 60);
 const sweeper = new TokenSweeper();
+const queueUrl = resourceName.queueUrl('aggregation');
 
 /**
  * The aggregation queue's consumer (functions/domain/aggregation/aggregate.ts has the rules).
  * Messages that must come back (a busy lease, a store failure, a poison message) are reported
- * as batch item failures; a poison message reaches the DLQ after maxReceiveCount and is logged
+ * as batch item failures, a busy one made visible again when the lease it met ends; a poison message reaches the DLQ after maxReceiveCount and is logged
  * with its audit key every time, without holding back the rest of the batch.
  */
 export async function aggregator(event: SQSEvent): Promise<SQSBatchResponse> {
   const deliveries = event.Records.map((record) => ({ id: record.messageId, body: record.body }));
   const outcomes = await aggregateDeliveries(ports, deliveries, { nowMs: Date.now, leaseMs: LEASE_MS, sweeper });
   for (const outcome of outcomes) report(outcome);
+  // A busy object's message comes back when the lease ends (a dead delivery's lease runs out well
+  // before the visibility timeout). If the delay cannot be set, it comes back after the timeout.
+  await Promise.all(
+    outcomes.map((outcome, i) =>
+      outcome.kind === 'busy' ? delayMessage(queueUrl, event.Records[i].receiptHandle, outcome.retryInSeconds).catch(() => undefined) : undefined,
+    ),
+  );
   return { batchItemFailures: outcomes.filter(isRetried).map((outcome) => ({ itemIdentifier: outcome.id })) };
 }
 
@@ -95,7 +105,7 @@ function report(outcome: DeliveryOutcome): void {
       return;
     case 'busy':
       metrics.addMetric('DeliveriesDeferred', MetricUnit.Count, 1);
-      logger.info('audit object being aggregated by another delivery; retried later', { audit_key: outcome.auditKey });
+      logger.info('audit object being aggregated by another delivery; retried when its lease ends', { audit_key: outcome.auditKey, retry_in_seconds: outcome.retryInSeconds });
       return;
     case 'poison':
       metrics.addMetric('PoisonMessages', MetricUnit.Count, 1);

@@ -5,7 +5,8 @@ import { logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
 import { deliverPostback, parsePostbackMessage, retryDelaysFromEnv, type DeliveryPorts, type DeliveryResult } from './domain/postbacks/deliver';
 import { policyFromEnv } from './domain/postbacks/destination';
-import { delayMessage, PostbackRecords } from './adapters/postback-store';
+import { PostbackRecords } from './adapters/postback-store';
+import { delayMessage } from './adapters/message-queue';
 import { resolveHost, sendPostback } from './adapters/postback-http';
 
 const records = new PostbackRecords(resourceName.table('postbacks'));

@@ -65,6 +65,8 @@ export const LOCAL_SETTINGS = [
   'LINK_CACHE_TTL_MS',
   'KEY_CACHE_TTL_MS',
   'HEALTH_TIMEOUT_MS',
+  // Set by the runtime itself at each start: the aggregator takes over the leases of other runs (local/runtime.ts).
+  'LOCAL_RUN_ID',
 ] as const;
 
 const passedThrough = new Set<string>([...LAMBDA_PLATFORM_VARIABLES, ...LOCAL_EMULATOR_VARIABLES, ...LOCAL_SETTINGS]);

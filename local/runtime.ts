@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -55,6 +55,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   applyLocalEnvironment({ ...emulators, tables: names.tables, bucket: names.bucket, queues: names.queues });
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  // No invocation of an earlier run is alive (the data directory admits one runtime at a time), so
+  // the aggregator takes over a lease another run left (a kill -9, an invocation abandoned at
+  // shutdown) rather than wait 75 s for it: functions/adapters/aggregate-store.ts.
+  process.env.LOCAL_RUN_ID = randomUUID();
   const originSecret = randomBytes(16).toString('hex');
   process.env[envName.originVerifySecret()] = originSecret;
   // From here each handler runs with its function's environment and IAM policy only.

@@ -247,22 +247,38 @@ const ledgerPk = (token: string) => `agg#${token}`;
  * then the journal, then `done`. The table expires them (expires_at) after LEDGER_MARK_DAYS.
  */
 export class AggregationLedgerStore implements AggregationLedger {
-  constructor(private readonly tableName: string) {}
+  /**
+   * `run` is given by the local runtime only (LOCAL_RUN_ID, local/runtime.ts): each lease records
+   * the run that took it, and a lease another run took is taken over at once, unexpired. Locally
+   * that is sound because a data directory admits one runtime at a time (local/emulators.ts), so a
+   * lease of another run is a dead process's, as after a kill -9; its delivery is a crash the
+   * protocol recovers from (docs/aggregation.md). In AWS nothing sets it: concurrent deliveries
+   * run in many processes, and a lease held is only ever run out or given back.
+   */
+  constructor(
+    private readonly tableName: string,
+    private readonly options: { readonly run?: string } = {},
+  ) {}
 
   async lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult> {
+    const { run } = this.options;
     try {
       const { Attributes } = await dynamoClient().send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: ledgerPk(token) },
-          UpdateExpression: 'SET #state = :running, lease_until = :until, expires_at = :expires',
-          ConditionExpression: 'attribute_not_exists(pk) OR (#state = :running AND lease_until < :now)',
+          UpdateExpression: `SET #state = :running, lease_until = :until, expires_at = :expires${run === undefined ? '' : ', lease_run = :run'}`,
+          ConditionExpression:
+            run === undefined
+              ? 'attribute_not_exists(pk) OR (#state = :running AND lease_until < :now)'
+              : 'attribute_not_exists(pk) OR (#state = :running AND (lease_until < :now OR (attribute_exists(lease_run) AND lease_run <> :run)))',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: {
             ':running': 'running',
             ':until': nowMs + leaseMs,
             ':now': nowMs,
             ':expires': Math.floor(nowMs / 1000) + LEDGER_MARK_DAYS * 86_400,
+            ...(run === undefined ? {} : { ':run': run }),
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -272,7 +288,8 @@ export class AggregationLedgerStore implements AggregationLedger {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }));
-      return Item?.state === 'done' ? { state: 'done' } : { state: 'busy' };
+      if (Item?.state === 'done') return { state: 'done' };
+      return { state: 'busy', leaseUntilMs: typeof Item?.lease_until === 'number' ? Item.lease_until : nowMs };
     }
   }
 
@@ -300,7 +317,7 @@ export class AggregationLedgerStore implements AggregationLedger {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: ledgerPk(token) },
-        UpdateExpression: 'SET #state = :done, finished_ms = :now REMOVE journal, lease_until',
+        UpdateExpression: 'SET #state = :done, finished_ms = :now REMOVE journal, lease_until, lease_run',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: { ':done': 'done', ':now': nowMs },
       }),

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ChangeMessageVisibilityCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { sqsClient } from '../shared/clients/sqs';
 import type { PostbackConfig } from '../domain/postbacks/config';
@@ -222,12 +222,4 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
     }
     return attempts;
   }
-}
-
-/**
- * Leaves a received message invisible for `seconds` (at most 12 h, SQS's limit): reported as a
- * batch item failure afterwards, it comes back once that time is up, which is the retry's delay.
- */
-export async function delayMessage(queueUrl: string, receiptHandle: string, seconds: number): Promise<void> {
-  await sqsClient().send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.min(43_200, Math.max(0, seconds)) }));
 }

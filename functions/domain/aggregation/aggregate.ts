@@ -5,6 +5,7 @@ import { acceptedEvents, contributionsOf, UnreadableAuditError, type Contributio
 import { RowDeltas, rowKeyOf, type Counters, type RowDelta, type RowFamily } from './rows';
 import { PAGED_FAMILIES } from './day-pages';
 import type { PostbackIntent } from '../postbacks/trigger';
+import { secondsUntilLeaseEnds } from './lease';
 
 /**
  * The aggregator's use case: a batch of deliveries from the aggregation queue (one message per
@@ -64,7 +65,11 @@ export const tokenOf = (auditKey: string): string => sha256Hex(auditKey).slice(0
 
 export type Journal = Record<string, Record<string, number>>;
 
-export type LeaseResult = { readonly state: 'acquired'; readonly journal?: Journal } | { readonly state: 'done' } | { readonly state: 'busy' };
+export type LeaseResult =
+  | { readonly state: 'acquired'; readonly journal?: Journal }
+  | { readonly state: 'done' }
+  /** Another delivery holds the lease, until then. */
+  | { readonly state: 'busy'; readonly leaseUntilMs: number };
 
 export interface AggregationLedger {
   /** Takes the object's lease unless another delivery holds an unexpired one or it is finished. */
@@ -121,7 +126,9 @@ export type DeliveryOutcome =
       /** Installs the object added, by attribution type (the dashboard's "attribution by type"). */
       readonly installs: Readonly<Record<string, number>>;
     }
-  | { readonly id: string; readonly kind: 'already_counted' | 'busy'; readonly auditKey: string }
+  | { readonly id: string; readonly kind: 'already_counted'; readonly auditKey: string }
+  /** Another delivery holds the object's lease: this one comes back once the lease has run out. */
+  | { readonly id: string; readonly kind: 'busy'; readonly auditKey: string; readonly retryInSeconds: number }
   | { readonly id: string; readonly kind: 'poison'; readonly reason: PoisonReason; readonly auditKey?: string; readonly error: Error }
   | { readonly id: string; readonly kind: 'failed'; readonly step: string; readonly auditKey: string; readonly error: Error };
 
@@ -275,7 +282,7 @@ async function open(ports: AggregationPorts, delivery: Delivery, options: Aggreg
   try {
     const lease = await ports.ledger.lease(token, options.nowMs(), options.leaseMs);
     if (lease.state === 'done') return { id, kind: 'already_counted', auditKey };
-    if (lease.state === 'busy') return { id, kind: 'busy', auditKey };
+    if (lease.state === 'busy') return { id, kind: 'busy', auditKey, retryInSeconds: secondsUntilLeaseEnds(lease.leaseUntilMs, options.nowMs()) };
     leases.set(id, token);
     if (lease.journal) return { id, token, message, journal: lease.journal, events: message.accepted };
     step = 'read_audit';

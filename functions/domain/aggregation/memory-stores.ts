@@ -126,7 +126,7 @@ export class MemoryLedger implements AggregationLedger {
   async lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult> {
     const mark = this.marks.get(token);
     if (mark?.state === 'done') return { state: 'done' };
-    if (mark && mark.leaseUntil >= nowMs) return { state: 'busy' };
+    if (mark && mark.leaseUntil >= nowMs) return { state: 'busy', leaseUntilMs: mark.leaseUntil };
     const next: LedgerMark = { state: 'running', leaseUntil: nowMs + leaseMs, journal: mark?.journal };
     this.marks.set(token, next);
     return { state: 'acquired', journal: next.journal && copy(next.journal) };

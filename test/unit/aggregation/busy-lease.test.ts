@@ -1,0 +1,62 @@
+import { mockClient } from 'aws-sdk-client-mock';
+import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { envName, queues, tables } from '../../../lib/manifest';
+import { tokenOf } from '../../../functions/domain/aggregation/aggregate';
+import { LEASE_MS, T0, world } from './world';
+
+// The aggregator reads its resource names at cold start.
+for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
+for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `https://sqs.local/${name}`;
+process.env[envName.bucket()] = 'audit';
+
+const install = { event_id: 'i-1', event_name: 'install', install_uuid: '00000000-0000-4000-8000-000000000001', ts_ms: T0, platform: 'ios' };
+
+describe('a delivery that finds its audit object leased by another', () => {
+  it('is sent back for what is left of the lease, not for the whole visibility timeout', async () => {
+    const w = world();
+    const body = w.upload([install]);
+    // Another delivery (one that died, say) took the object's lease just now.
+    await w.ledger.lease(tokenOf(JSON.parse(body).audit_key), T0, LEASE_MS);
+
+    expect(await w.deliver([body])).toEqual([expect.objectContaining({ kind: 'busy', retryInSeconds: LEASE_MS / 1000 + 1 })]);
+    w.clock.now = T0 + 30_500;
+    expect(await w.deliver([body])).toEqual([expect.objectContaining({ kind: 'busy', retryInSeconds: 46 })]);
+    // Back when the lease has run out, it is counted.
+    w.clock.now = T0 + LEASE_MS + 1;
+    expect(await w.deliver([body])).toEqual([expect.objectContaining({ kind: 'counted', events: 1 })]);
+  });
+});
+
+describe('the aggregator handler on a busy audit object', () => {
+  const db = mockClient(DynamoDBDocumentClient);
+  const sqs = mockClient(SQSClient);
+  const context = { functionName: 'aggregator', awsRequestId: 'r' } as Context;
+  const message = JSON.stringify({ version: 1, bucket: 'audit', audit_key: 'audit/app_1/2026/06/01/x.jsonl.gz', app_id: 'app_1', company_id: 'com_1', received_ms: T0, accepted: 1, rejected: 0 });
+  const event: SQSEvent = { Records: [{ messageId: 'm1', receiptHandle: 'h1', body: message, attributes: { ApproximateReceiveCount: '1' } }] } as unknown as SQSEvent;
+  const leasedFor = (ms: number) => {
+    db.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
+    db.on(GetCommand).resolves({ Item: { pk: 'agg#x', state: 'running', lease_until: Date.now() + ms } });
+  };
+  const handler = async () => (await import('../../../functions/aggregator')).handler;
+
+  beforeEach(() => {
+    db.reset();
+    sqs.reset();
+  });
+
+  it('makes its message visible again when the lease ends, and reports it for retry', async () => {
+    leasedFor(40_000);
+    sqs.on(ChangeMessageVisibilityCommand).resolves({});
+    await expect((await handler())(event, context)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    const calls = sqs.commandCalls(ChangeMessageVisibilityCommand).map((call) => call.args[0].input);
+    expect(calls).toEqual([{ QueueUrl: 'https://sqs.local/aggregation', ReceiptHandle: 'h1', VisibilityTimeout: 41 }]);
+  });
+
+  it('still sends the message back, after the visibility timeout, when its visibility cannot be set', async () => {
+    leasedFor(40_000);
+    sqs.on(ChangeMessageVisibilityCommand).rejects(new Error('Service unavailable'));
+    await expect((await handler())(event, context)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+  });
+});
