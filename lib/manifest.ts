@@ -209,11 +209,19 @@ export const schedules = {
  * What a function may do with a table or the audit bucket. Writing is putting and updating;
  * deleting is a level of its own ('_delete'), given only to the functions that delete something,
  * so a bug or a stolen role elsewhere cannot erase installs, clicks or audit objects.
+ *
+ * 'probe' is the health checks' level, which reads nothing: on a table, GetItem of the one key
+ * HEALTH_PROBE_KEY (an IAM condition on the leading key, so not a tenant item nor a counter); on
+ * the bucket, HeadBucket (s3:ListBucket on the bucket, no object). GET /health is public: a fault
+ * in it must not open tenants' signing data or audit objects to whoever calls it.
  */
-export type Access = 'read' | 'write' | 'readwrite' | 'write_delete' | 'readwrite_delete';
+export type Access = 'probe' | 'read' | 'write' | 'readwrite' | 'write_delete' | 'readwrite_delete';
+
+/** The key the health probes read, in every table they probe; no item has it. */
+export const HEALTH_PROBE_KEY = 'health#probe';
 
 export const readsWith = (access: Access): boolean => access === 'read' || access === 'readwrite' || access === 'readwrite_delete';
-export const writesWith = (access: Access): boolean => access !== 'read';
+export const writesWith = (access: Access): boolean => access !== 'read' && access !== 'probe';
 export const deletesWith = (access: Access): boolean => access === 'write_delete' || access === 'readwrite_delete';
 export interface FunctionSpec {
   readonly entry: string;
@@ -256,8 +264,8 @@ export const functions = {
     entry: 'functions/health.ts',
     description: 'GET /health: live read-only check of every binding.',
     routes: ['GET /health'],
-    tables: { tenants: 'read', counters: 'read' },
-    bucket: 'read',
+    tables: { tenants: 'probe', counters: 'probe' },
+    bucket: 'probe',
     queues: probeEveryQueue,
     // Monitors poll it every minute or so; each call reads every store.
     throttle: { rateLimit: 10, burstLimit: 20 },
@@ -265,8 +273,8 @@ export const functions = {
   'health-check': {
     entry: 'functions/health-check.ts',
     description: 'Scheduled health check that publishes the Healthy metric.',
-    tables: { tenants: 'read', counters: 'read' },
-    bucket: 'read',
+    tables: { tenants: 'probe', counters: 'probe' },
+    bucket: 'probe',
     queues: probeEveryQueue,
   },
   fallback: {

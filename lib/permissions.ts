@@ -1,4 +1,4 @@
-import { deletesWith, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from './manifest';
+import { deletesWith, HEALTH_PROBE_KEY, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from './manifest';
 
 /**
  * The IAM policy each function's manifest grants turn into, as plain data: the actions the CDK
@@ -19,10 +19,25 @@ export type PolicyResource =
   | { readonly kind: 'objects' }
   | { readonly kind: 'queue'; readonly queue: QueueName };
 
+/**
+ * A condition a statement holds only under. The one kind the service needs: every partition key
+ * value a DynamoDB call names is one of these (IAM's ForAllValues:StringEquals on
+ * dynamodb:LeadingKeys), which keeps the health probes to their probe key.
+ */
+export interface PolicyCondition {
+  readonly leadingKeys: readonly string[];
+}
+
 export interface PolicyStatement {
   /** IAM action names; a `*` matches any run of characters, as in IAM. */
   readonly actions: readonly string[];
   readonly resources: readonly PolicyResource[];
+  readonly condition?: PolicyCondition;
+}
+
+/** A condition as IAM writes it, for the stack (lib/constructs/service-function.ts) and the parity test. */
+export function iamConditionOf(condition: PolicyCondition): Record<string, Record<string, string[]>> {
+  return { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...condition.leadingKeys] } };
 }
 
 /** grantReadData's actions. */
@@ -51,6 +66,10 @@ export const BUCKET_WRITE_ACTIONS = [
   's3:PutObjectVersionTagging',
 ] as const;
 export const BUCKET_DELETE_ACTIONS = ['s3:DeleteObject', 's3:DeleteObjectVersion'] as const;
+/** The 'probe' level: one item read (under the probe-key condition) and HeadBucket, which IAM authorizes as s3:ListBucket. */
+export const TABLE_PROBE_ACTIONS = ['dynamodb:GetItem'] as const;
+export const TABLE_PROBE_CONDITION: PolicyCondition = { leadingKeys: [HEALTH_PROBE_KEY] };
+export const BUCKET_PROBE_ACTIONS = ['s3:ListBucket'] as const;
 
 type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
@@ -67,6 +86,10 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   for (const [table, access] of Object.entries(spec.tables ?? {}) as [TableName, Access][]) {
     const tableSpec: TableSpec = tables[table];
     const resources: PolicyResource[] = [{ kind: 'table', table }];
+    if (access === 'probe') {
+      statements.push({ actions: TABLE_PROBE_ACTIONS, resources: [{ kind: 'table', table }], condition: TABLE_PROBE_CONDITION });
+      continue;
+    }
     if (tableSpec.indexes?.length) resources.push({ kind: 'table-indexes', table });
     if (readsWith(access)) statements.push({ actions: TABLE_READ_ACTIONS, resources });
     if (writesWith(access)) {
@@ -74,6 +97,7 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
     }
   }
   if (spec.bucket) {
+    if (spec.bucket === 'probe') statements.push({ actions: BUCKET_PROBE_ACTIONS, resources: [{ kind: 'bucket' }] });
     if (readsWith(spec.bucket)) statements.push({ actions: BUCKET_READ_ACTIONS, resources: [{ kind: 'bucket' }, { kind: 'objects' }] });
     if (writesWith(spec.bucket)) statements.push({ actions: BUCKET_WRITE_ACTIONS, resources: [{ kind: 'objects' }] });
     if (deletesWith(spec.bucket)) statements.push({ actions: BUCKET_DELETE_ACTIONS, resources: [{ kind: 'objects' }] });
@@ -105,9 +129,28 @@ export function resourceKey(resource: PolicyResource): string {
 
 export const sameResource = (a: PolicyResource, b: PolicyResource): boolean => resourceKey(a) === resourceKey(b);
 
-/** Whether the statements allow the action on the resource. */
-export function allows(statements: readonly PolicyStatement[], action: string, resource: PolicyResource): boolean {
+/** What a call names that a condition looks at: the partition key values of a DynamoDB call, when the call has them. */
+export interface RequestContext {
+  readonly leadingKeys?: readonly string[];
+}
+
+/**
+ * Whether a condition holds for a call. A call whose leading keys are not known (a Query, a Scan)
+ * does not meet a leading-key condition: stricter than IAM, whose ForAllValues holds over no keys
+ * at all, and never looser; the one conditioned statement grants GetItem alone.
+ */
+function holds(condition: PolicyCondition | undefined, request: RequestContext): boolean {
+  if (!condition) return true;
+  const keys = request.leadingKeys;
+  return keys !== undefined && keys.length > 0 && keys.every((key) => condition.leadingKeys.includes(key));
+}
+
+/** Whether the statements allow the action on the resource, for a call with that context. */
+export function allows(statements: readonly PolicyStatement[], action: string, resource: PolicyResource, request: RequestContext = {}): boolean {
   return statements.some(
-    (statement) => statement.resources.some((granted) => sameResource(granted, resource)) && statement.actions.some((pattern) => actionMatches(pattern, action)),
+    (statement) =>
+      statement.resources.some((granted) => sameResource(granted, resource)) &&
+      statement.actions.some((pattern) => actionMatches(pattern, action)) &&
+      holds(statement.condition, request),
   );
 }

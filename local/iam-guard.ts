@@ -21,6 +21,8 @@ export interface Authorization {
   readonly resource: PolicyResource | undefined;
   /** The ARN AWS would name in its refusal. */
   readonly arn: string;
+  /** The partition key values a DynamoDB call names (dynamodb:LeadingKeys); undefined when it names none (Query, Scan). */
+  readonly leadingKeys?: readonly string[];
 }
 
 const ACCOUNT = '000000000000';
@@ -42,30 +44,55 @@ const operationOf = (commandName: string) => commandName.replace(/Command$/, '')
 type Input = Record<string, unknown>;
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-function tableResource(target: LocalDeployment, physical: string | undefined, index?: string): { resource?: PolicyResource; arn: string } {
+function tableResource(target: LocalDeployment, physical: string | undefined, index?: string): { table?: TableName; resource?: PolicyResource; arn: string } {
   const table = Object.entries(target.tables).find(([, name]) => name === physical)?.[0] as TableName | undefined;
   const arn = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${physical ?? '*'}${index ? `/index/${index}` : ''}`;
   if (!table || !(table in tables)) return { arn };
-  return { resource: index ? { kind: 'table-indexes', table } : { kind: 'table', table }, arn };
+  return { table, resource: index ? { kind: 'table-indexes', table } : { kind: 'table', table }, arn };
+}
+
+/**
+ * The partition key value of one item's key (or of a whole item), as the document client takes it
+ * ("health#probe") or marshalled ({S: "health#probe"}): a key attribute is a string, number or binary.
+ */
+function partitionKeyOf(table: TableName | undefined, key: unknown): string | undefined {
+  if (!table || !key || typeof key !== 'object') return undefined;
+  const value = (key as Input)[tables[table].partitionKey.name];
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
+  const marshalled = value && typeof value === 'object' ? ((value as Input).S ?? (value as Input).N) : undefined;
+  return typeof marshalled === 'string' ? marshalled : undefined;
 }
 
 export function dynamodbAuthorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
   const operation = operationOf(commandName);
   const action = `dynamodb:${DOCUMENT_COMMANDS[operation] ?? operation}`;
-  const on = (physical: unknown, act: string, index?: unknown): Authorization => {
-    const { resource, arn } = tableResource(target, text(physical), text(index));
-    return { action: act, resource, arn };
+  /** keys: the items the call names (their keys or whole items); undefined for a call that names none. */
+  const on = (physical: unknown, act: string, options: { index?: unknown; keys?: readonly unknown[] } = {}): Authorization => {
+    const { table, resource, arn } = tableResource(target, text(physical), text(options.index));
+    const leading = options.keys?.map((key) => partitionKeyOf(table, key));
+    const leadingKeys = leading && leading.every((key) => key !== undefined) ? (leading as string[]) : undefined;
+    return { action: act, resource, arn, leadingKeys };
   };
-  if (action === 'dynamodb:BatchGetItem' || action === 'dynamodb:BatchWriteItem') {
-    return Object.keys((input.RequestItems as Input | undefined) ?? {}).map((table) => on(table, action));
+  if (action === 'dynamodb:BatchGetItem') {
+    return Object.entries((input.RequestItems as Record<string, Input> | undefined) ?? {}).map(([table, request]) =>
+      on(table, action, { keys: (request.Keys as unknown[] | undefined) ?? [] }),
+    );
+  }
+  if (action === 'dynamodb:BatchWriteItem') {
+    return Object.entries((input.RequestItems as Record<string, Input[]> | undefined) ?? {}).map(([table, requests]) =>
+      on(table, action, { keys: requests.map((request) => (request.PutRequest as Input | undefined)?.Item ?? (request.DeleteRequest as Input | undefined)?.Key) }),
+    );
   }
   if (action === 'dynamodb:TransactWriteItems' || action === 'dynamodb:TransactGetItems') {
     const parts: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
     return ((input.TransactItems as Input[] | undefined) ?? []).flatMap((item) =>
-      Object.entries(item).flatMap(([kind, part]) => (parts[kind] ? [on((part as Input).TableName, `dynamodb:${parts[kind]}`)] : [])),
+      Object.entries(item).flatMap(([kind, part]) =>
+        parts[kind] ? [on((part as Input).TableName, `dynamodb:${parts[kind]}`, { keys: [(part as Input).Key ?? (part as Input).Item] })] : [],
+      ),
     );
   }
-  return [on(input.TableName, action, input.IndexName)];
+  const item = input.Key ?? input.Item;
+  return [on(input.TableName, action, { index: input.IndexName, keys: item === undefined ? undefined : [item] })];
 }
 
 export function s3Authorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
@@ -133,7 +160,7 @@ const authorizationsBy: Record<ClientService, typeof dynamodbAuthorizations> = {
 /** The first authorization the function's policy does not give, if any. */
 export function refusalOf(service: ClientService, commandName: string, input: Input, context: FunctionContext): Authorization | undefined {
   return authorizationsBy[service](commandName, input, context.deployment).find(
-    (needed) => !needed.resource || !allows(context.policy, needed.action, needed.resource),
+    (needed) => !needed.resource || !allows(context.policy, needed.action, needed.resource, { leadingKeys: needed.leadingKeys }),
   );
 }
 

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { queues } from '../../lib/manifest';
+import { HEALTH_PROBE_KEY, queues } from '../../lib/manifest';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { s3Client } from '../shared/clients/s3';
 import { sqsClient } from '../shared/clients/sqs';
@@ -12,7 +12,8 @@ import type { Binding, Probe } from '../domain/health/health';
  * relational_store: the tenants table (companies, apps, keys: the service's relational data).
  * key_value_store: the counters table (atomic counters read on every batch).
  * object_store: the audit bucket. queues: every queue of the manifest.
- * Each probe is a single read that changes nothing.
+ * Each probe is a single read that changes nothing, and all the health functions may do (the
+ * manifest's 'probe' level): GetItem of HEALTH_PROBE_KEY, which no item has, and HeadBucket.
  */
 export function healthProbes(): Record<Binding, Probe> {
   const tenants = resourceName.table('tenants');
@@ -20,7 +21,7 @@ export function healthProbes(): Record<Binding, Probe> {
   const bucket = resourceName.bucket();
   const queueUrls = (Object.keys(queues) as (keyof typeof queues)[]).map((name) => resourceName.queueUrl(name));
   const readItem = (TableName: string, signal: AbortSignal) =>
-    dynamoClient().send(new GetCommand({ TableName, Key: { pk: 'health#probe' } }), { abortSignal: signal });
+    dynamoClient().send(new GetCommand({ TableName, Key: { pk: HEALTH_PROBE_KEY } }), { abortSignal: signal });
   return {
     relational_store: (signal) => readItem(tenants, signal),
     key_value_store: (signal) => readItem(counters, signal),

@@ -9,6 +9,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
 import { BASE_ENVIRONMENT } from '../function-environment';
 import { deletesWith, envName, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from '../manifest';
+import { BUCKET_PROBE_ACTIONS, iamConditionOf, TABLE_PROBE_ACTIONS, TABLE_PROBE_CONDITION } from '../permissions';
 
 export type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 
@@ -83,6 +84,7 @@ export class ServiceFunction extends NodejsFunction {
    * unlike CDK's grantWriteData, which gives every writer both.
    */
   bindTable(name: TableName, table: dynamodb.Table, access: Access): this {
+    if (access === 'probe') return this.bindProbedTable(name, table);
     if (readsWith(access)) table.grantReadData(this);
     if (writesWith(access)) {
       const deletes = deletesWith(access) ? ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] : [];
@@ -103,11 +105,45 @@ export class ServiceFunction extends NodejsFunction {
   }
 
   /**
-   * Access to the audit bucket; its name goes to AUDIT_BUCKET. 'read' includes s3:ListBucket, which
-   * HeadBucket (the health probe) needs, and s3:ListBucketVersions. Writing is putting objects
-   * (grantPut); only 'readwrite_delete' may delete objects and their versions.
+   * The 'probe' level (lib/permissions.ts, policyOf): GetItem of the probe key alone, by an IAM
+   * condition on the leading key, so the health functions read no tenant item and no counter.
+   * DynamoDB decrypts with the data key on the caller's behalf, so the role may use the key, but
+   * only through DynamoDB (kms:ViaService): never to decrypt an audit object's data key in S3.
+   */
+  private bindProbedTable(name: TableName, table: dynamodb.Table): this {
+    this.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: [...TABLE_PROBE_ACTIONS],
+        resources: [table.tableArn],
+        conditions: iamConditionOf(TABLE_PROBE_CONDITION),
+      }),
+    );
+    if (table.encryptionKey) {
+      const stack = Stack.of(this);
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:DescribeKey'],
+          resources: [table.encryptionKey.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${stack.region}.${stack.urlSuffix}` } },
+        }),
+      );
+    }
+    this.addEnvironment(envName.table(name), table.tableName);
+    return this;
+  }
+
+  /**
+   * Access to the audit bucket; its name goes to AUDIT_BUCKET. 'read' includes s3:ListBucket and
+   * s3:ListBucketVersions. 'probe' is s3:ListBucket on the bucket alone, which HeadBucket (the
+   * health probe) needs, and no object. Writing is putting objects (grantPut); only
+   * 'readwrite_delete' may delete objects and their versions.
    */
   bindBucket(bucket: s3.Bucket, access: Access): this {
+    if (access === 'probe') {
+      this.addToRolePolicy(new iam.PolicyStatement({ actions: [...BUCKET_PROBE_ACTIONS], resources: [bucket.bucketArn] }));
+      this.addEnvironment(envName.bucket(), bucket.bucketName);
+      return this;
+    }
     if (readsWith(access)) bucket.grantRead(this);
     if (writesWith(access)) bucket.grantPut(this);
     if (deletesWith(access)) {

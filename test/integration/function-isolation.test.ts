@@ -1,6 +1,6 @@
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { environmentOf } from '../../lib/function-environment';
 import { functions, type FunctionSpec } from '../../lib/manifest';
 import { policyOf, resourceKey } from '../../lib/permissions';
@@ -72,6 +72,25 @@ describe('the IAM check on every AWS call', () => {
     });
     // Reading it is granted, and answers.
     await expect(runAsFunction('health', () => dynamoClient().send(new GetCommand({ TableName: tenants, Key: { pk: 'health#probe' } })))).resolves.toBeDefined();
+  });
+
+  it.each(['health', 'health-check'])('keeps %s to its probes: the probe key, HeadBucket, and no tenant item, counter or audit object', async (name) => {
+    const tenant = await createTenant();
+    const { tables, bucket: Bucket } = stack.endpoints;
+    const read = (command: GetCommand | ScanCommand | QueryCommand | BatchGetCommand) => runAsFunction(name, () => dynamoClient().send(command as GetCommand));
+    const denied = { name: 'AccessDeniedException', message: expect.stringContaining(`table/${tables.tenants}`) };
+    await expect(read(new GetCommand({ TableName: tables.tenants, Key: { pk: 'health#probe' } }))).resolves.toBeDefined();
+    await expect(read(new GetCommand({ TableName: tables.counters, Key: { pk: 'health#probe' } }))).resolves.toBeDefined();
+    expect(await refusal(read(new GetCommand({ TableName: tables.tenants, Key: { pk: `app#${tenant.app.app_key}` } })))).toMatchObject(denied);
+    expect(await refusal(read(new ScanCommand({ TableName: tables.tenants })))).toMatchObject(denied);
+    expect(await refusal(read(new BatchGetCommand({ RequestItems: { [tables.tenants]: { Keys: [{ pk: 'health#probe' }, { pk: `app#${tenant.app.app_key}` }] } } })))).toMatchObject(denied);
+    const byId = new QueryCommand({ TableName: tables.tenants, IndexName: 'by_id', KeyConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': tenant.app.app_id } });
+    expect(await refusal(read(byId))).toMatchObject({ name: 'AccessDeniedException' });
+    expect(await refusal(read(new GetCommand({ TableName: tables.counters, Key: { pk: `cap#${tenant.company.company_id}#2026-01` } })))).toMatchObject({ name: 'AccessDeniedException' });
+
+    await expect(runAsFunction(name, () => s3Client().send(new HeadBucketCommand({ Bucket })))).resolves.toBeDefined();
+    await s3Client().send(new PutObjectCommand({ Bucket, Key: 'audit/health-test', Body: 'x' }));
+    expect(await refusal(runAsFunction(name, () => s3Client().send(new GetObjectCommand({ Bucket, Key: 'audit/health-test' }))))).toMatchObject({ name: 'AccessDenied', status: 403 });
   });
 
   it('refuses a table the function has no grant on at all, and an index of it', async () => {

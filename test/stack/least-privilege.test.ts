@@ -1,7 +1,7 @@
 import { deletesWith, functions, readsWith, writesWith, type Access, type FunctionSpec, type TableName } from '../../lib/manifest';
 import { logicalId, synthesizeService, type SynthesizedService } from './synthesize';
 
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 type Resource = { Type: string; Properties: Record<string, any> };
 
 let service: SynthesizedService;
@@ -41,6 +41,14 @@ function actionsOn(statements: readonly Statement[], resourceId: string): string
 const can = (actions: readonly string[], action: string) => actions.some((pattern) => covers(pattern, action));
 
 const roleOf = (name: string) => logicalId(service.stack.functions.get(name)!.role!);
+
+const healthFunctions = ['health', 'health-check'];
+/** A role's statements but those on its own log group. */
+const nonLogStatements = (name: string) => statementsByRole().get(roleOf(name))!.filter((s) => ![s.Action].flat().every((action) => action.startsWith('logs:')));
+const noAuditObjectRead = (name: string) => {
+  const onBucket = actionsOn(statementsByRole().get(roleOf(name))!, logicalId(service.stack.stores.bucket));
+  for (const action of ['s3:GetObject', 's3:GetObjectVersion', 's3:ListBucketVersions']) expect({ name, action, granted: can(onBucket, action) }).toEqual({ name, action, granted: false });
+};
 
 describe('least privilege', () => {
   const bucketDeletes = ['s3:DeleteObject', 's3:DeleteObjectVersion'];
@@ -85,7 +93,8 @@ describe('least privilege', () => {
       const statements = byRole.get(roleOf(name))!;
       for (const table of Object.keys(service.stack.stores.tables) as TableName[]) {
         const actions = actionsOn(statements, logicalId(service.stack.stores.tables[table]));
-        expect({ name, table, ...level(actions, 'dynamodb:GetItem', 'dynamodb:PutItem', itemDeletes) }).toEqual({
+        // Query stands for reading: the 'probe' level's one GetItem, under its key condition, is not (tested below).
+        expect({ name, table, ...level(actions, 'dynamodb:Query', 'dynamodb:PutItem', itemDeletes) }).toEqual({
           name,
           table,
           ...expected(spec.tables?.[table]),
@@ -94,5 +103,29 @@ describe('least privilege', () => {
       const onBucket = actionsOn(statements, logicalId(service.stack.stores.bucket));
       expect({ name, bucket: level(onBucket, 's3:GetObject', 's3:PutObject', bucketDeletes) }).toEqual({ name, bucket: expected(spec.bucket) });
     }
+  });
+});
+
+describe('the health functions', () => {
+  it.each(healthFunctions)('gives %s no read of an audit object', noAuditObjectRead);
+
+  it.each(healthFunctions)('gives %s exactly its probes: GetItem of the probe key, HeadBucket, queue attributes, the data key through DynamoDB only', (name) => {
+    const { stores } = service.stack;
+    const arn = (construct: Parameters<typeof logicalId>[0]) => ({ 'Fn::GetAtt': [logicalId(construct), 'Arn'] });
+    const probeKey = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['health#probe'] } };
+    const throughDynamoDb = { StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] } } };
+    // One (action, resource, condition) per grant, whichever statements CDK merged them into.
+    const granted = nonLogStatements(name).flatMap(({ Action, Resource, Condition }) =>
+      [Action].flat().flatMap((action) => [Resource].flat().map((resource) => JSON.stringify({ action, resource, condition: Condition }))),
+    );
+    const expected = [
+      { action: 'dynamodb:GetItem', resource: arn(stores.tables.tenants), condition: probeKey },
+      { action: 'dynamodb:GetItem', resource: arn(stores.tables.counters), condition: probeKey },
+      { action: 's3:ListBucket', resource: arn(stores.bucket) },
+      ...Object.values(stores.queues).map((queue) => ({ action: 'sqs:GetQueueAttributes', resource: arn(queue) })),
+      { action: 'kms:Decrypt', resource: arn(stores.key), condition: throughDynamoDb },
+      { action: 'kms:DescribeKey', resource: arn(stores.key), condition: throughDynamoDb },
+    ].map((grant) => JSON.stringify(grant));
+    expect(granted.sort()).toEqual(expected.sort());
   });
 });

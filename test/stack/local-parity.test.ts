@@ -1,6 +1,6 @@
 import { environmentOf } from '../../lib/function-environment';
 import { functions, tables, type FunctionSpec, type QueueName, type TableName } from '../../lib/manifest';
-import { policyOf, resourceKey, type PolicyResource } from '../../lib/permissions';
+import { iamConditionOf, policyOf, resourceKey, type PolicyResource, type PolicyStatement } from '../../lib/permissions';
 import { LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, templateEnvironment } from '../../local/function-context';
 import { logicalId, synthesizeService, type SynthesizedService } from './synthesize';
 
@@ -10,7 +10,7 @@ import { logicalId, synthesizeService, type SynthesizedService } from './synthes
  * check enforces (local/iam-guard.ts). These hold the two to the synthesized template, so they
  * cannot drift: a grant or a variable added on one side only fails here.
  */
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, unknown> };
 
 let service: SynthesizedService;
@@ -53,9 +53,21 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
   return 'other';
 }
 
-/** "action on resource" pairs, one per action and resource, sorted. */
-const pairs = (statements: readonly { actions: readonly string[]; resources: readonly PolicyResource[] }[]) =>
-  [...new Set(statements.flatMap((statement) => statement.actions.flatMap((action) => statement.resources.map((resource) => `${action} on ${resourceKey(resource)}`))))].sort();
+/** A grant as compared: its actions and resources, and its IAM condition as the template writes it. */
+type Grant = { actions: readonly string[]; resources: readonly PolicyResource[]; condition?: unknown };
+const grantOf = (statement: PolicyStatement): Grant => ({ ...statement, condition: statement.condition && iamConditionOf(statement.condition) });
+
+/** "action on resource [when condition]" pairs, one per action and resource, sorted. */
+const pairs = (statements: readonly Grant[]) =>
+  [
+    ...new Set(
+      statements.flatMap((statement) =>
+        statement.actions.flatMap((action) =>
+          statement.resources.map((resource) => `${action} on ${resourceKey(resource)}${statement.condition ? ` when ${JSON.stringify(statement.condition)}` : ''}`),
+        ),
+      ),
+    ),
+  ].sort();
 
 describe('the local runtime and the stack', () => {
   it.each(specs)('give %s the same environment variables', (name, spec) => {
@@ -83,17 +95,22 @@ describe('the local runtime and the stack', () => {
       .map((statement) => ({
         actions: [statement.Action].flat().filter((action) => !/^(logs|kms):/.test(action)),
         resources: [statement.Resource].flat().map(manifestResource),
+        condition: statement.Condition,
       }))
       .filter((statement) => statement.actions.length > 0);
     // Every statement on a store names only manifest resources, none another kind of ARN.
     expect(synthesized.filter((statement) => statement.resources.includes('other'))).toEqual([]);
-    expect(pairs(policyOf(spec))).toEqual(pairs(synthesized as { actions: string[]; resources: PolicyResource[] }[]));
+    expect(pairs(policyOf(spec).map(grantOf))).toEqual(pairs(synthesized as Grant[]));
   });
 
   it('finds the pairs the local check enforces for a function with every kind of grant', () => {
     // A guard against comparing two empty lists: the drain reads, writes and deletes.
-    expect(pairs(policyOf(functions['privacy-drain']))).toEqual(
+    expect(pairs(policyOf(functions['privacy-drain']).map(grantOf))).toEqual(
       expect.arrayContaining(['dynamodb:DeleteItem on table:installs', 's3:DeleteObjectVersion on objects', 's3:List* on bucket', 'sqs:SendMessage on queue:privacy']),
+    );
+    // And the one conditioned grant: the health probe's item read.
+    expect(pairs(policyOf(functions.health).map(grantOf))).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem on table:tenants when {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["health#probe"]}}']),
     );
   });
 });
