@@ -17,16 +17,16 @@ const aggregation = new MessageQueue<AggregationMessage>(resourceName.queueUrl('
 const caps = new CapCounter(resourceName.table('counters'), resourceName.table('ledger'));
 
 const ports: TakeBatchPorts = {
-  acceptedThisMonth: (companyId, nowMs) => caps.acceptedThisMonth(companyId, nowMs),
+  caps,
   putAudit: (key, batch, lines) => auditStore.putBatch(key, batch, lines),
   auditBucket: auditStore.bucket,
   handOff: (message) => aggregation.send(message),
-  countOnce: (batch) => caps.countOnce(batch),
   // The step failed and the client gets 503 audit_write_failed: the AuditWriteFailed metric the
   // alarm watches, and a log line naming the step, ids only, never a key, secret or signature.
+  // cap_mark alone comes after the batch was taken: logged, answered 200 all the same.
   failed: (step, batch, error) => {
-    metrics.addMetric('AuditWriteFailed', MetricUnit.Count, 1);
-    logger.error('batch not taken', {
+    if (step !== 'cap_mark') metrics.addMetric('AuditWriteFailed', MetricUnit.Count, 1);
+    logger.error(step === 'cap_mark' ? 'batch taken, its count not settled' : 'batch not taken', {
       step,
       company_id: batch.companyId,
       app_id: batch.appId,

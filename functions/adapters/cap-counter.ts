@@ -1,13 +1,15 @@
-import { BatchGetCommand, DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients/dynamo';
-import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKeys, capShardOf, type CountedBatch } from '../domain/ingest/cap';
+import { capCounterKeys } from '../domain/ingest/cap';
+import type { CapStore, CounterItem, Hold } from '../domain/ingest/metering';
 
 /**
- * The monthly accepted-event count of each company (counters table, attribute n, ADD only) and
- * the per-batch marks (ledger table) that let a retried batch count once. No transactions: the
- * local DynamoDB emulator lacks them, and one conditional put before one ADD is enough.
+ * The monthly accepted-event count of each company (counters table: attribute n, and a map
+ * attribute `h_<id>` {t, a, r} per batch hold) and the batch marks (ledger table, expiring). Each
+ * method is one conditional write: the order that makes a batch count once is the domain's
+ * (functions/domain/ingest/metering.ts). No transactions: the local DynamoDB emulator lacks them.
  */
-export class CapCounter {
+export class CapCounter implements CapStore {
   constructor(
     private readonly countersTable: string,
     private readonly ledgerTable: string,
@@ -15,53 +17,114 @@ export class CapCounter {
 
   /** The sum of the month's shards (functions/domain/ingest/cap.ts), read consistently in one call. */
   async acceptedThisMonth(companyId: string, nowMs: number): Promise<number> {
-    let keys: Record<string, unknown>[] = capCounterKeys(companyId, nowMs).map((pk) => ({ pk }));
-    let total = 0;
-    for (let attempt = 0; keys.length > 0; attempt++) {
-      if (attempt === 3) throw new Error('cap count: shards left unread by the batch read');
-      const { Responses, UnprocessedKeys } = await dynamoClient().send(
-        new BatchGetCommand({ RequestItems: { [this.countersTable]: { Keys: keys, ConsistentRead: true } } }),
-      );
-      for (const item of Responses?.[this.countersTable] ?? []) if (typeof item.n === 'number') total += item.n;
-      keys = UnprocessedKeys?.[this.countersTable]?.Keys ?? [];
-    }
-    return total;
+    const items = await this.read(capCounterKeys(companyId, nowMs));
+    return items.reduce((sum, item) => sum + item.n, 0);
   }
 
-  /**
-   * Adds a stored batch's accepted events to its month, once per batch. Returns false when the
-   * batch had been counted already (a retry whose first answer was lost). If the ADD fails after
-   * the mark was written, the mark is taken back so the client's retry counts the batch; should
-   * that fail too the batch stays uncounted, which errs on the customer's side.
-   */
-  async countOnce(batch: CountedBatch): Promise<boolean> {
-    if (batch.accepted === 0) return true;
-    const mark = batchMarkKey(batch.appId, batch.bodySha256);
+  async read(keys: readonly string[]): Promise<CounterItem[]> {
+    let unread: Record<string, unknown>[] = keys.map((pk) => ({ pk }));
+    const found = new Map<string, CounterItem>();
+    for (let attempt = 0; unread.length > 0; attempt++) {
+      if (attempt === 3) throw new Error('cap count: shards left unread by the batch read');
+      const { Responses, UnprocessedKeys } = await dynamoClient().send(
+        new BatchGetCommand({ RequestItems: { [this.countersTable]: { Keys: unread, ConsistentRead: true } } }),
+      );
+      for (const item of Responses?.[this.countersTable] ?? []) found.set(item.pk as string, counterItem(item));
+      unread = UnprocessedKeys?.[this.countersTable]?.Keys ?? [];
+    }
+    return keys.map((key) => found.get(key) ?? { key, n: 0, holds: new Map() });
+  }
+
+  hold(key: string, holdId: string, token: string, accepted: number, below: number | null): Promise<boolean> {
+    return this.conditionally({
+      Key: { pk: key },
+      UpdateExpression: 'ADD n :accepted SET #hold = :hold',
+      ConditionExpression: below === null ? 'attribute_not_exists(#hold)' : 'attribute_not_exists(#hold) AND (attribute_not_exists(n) OR n < :below)',
+      ExpressionAttributeNames: { '#hold': holdId },
+      ExpressionAttributeValues: { ':accepted': accepted, ':hold': { t: token, a: accepted, r: 1 }, ...(below === null ? {} : { ':below': below }) },
+    });
+  }
+
+  join(key: string, holdId: string, token: string): Promise<boolean> {
+    return this.conditionally(this.onHold(key, holdId, token, 'SET #hold.r = #hold.r + :one', { ':one': 1 }));
+  }
+
+  async leave(key: string, holdId: string, token: string): Promise<number | undefined> {
+    try {
+      const { Attributes } = await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.countersTable,
+          ...this.onHold(key, holdId, token, 'SET #hold.r = #hold.r - :one', { ':one': 1 }),
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return (Attributes?.[holdId] as { r?: number } | undefined)?.r;
+    } catch (error) {
+      if (refused(error)) return undefined;
+      throw error;
+    }
+  }
+
+  release(key: string, holdId: string, token: string, accepted: number, lastOnly: boolean): Promise<boolean> {
+    if (!lastOnly) return this.conditionally(this.onHold(key, holdId, token, 'ADD n :taken REMOVE #hold', { ':taken': -accepted }));
+    const update = this.onHold(key, holdId, token, 'ADD n :taken REMOVE #hold', { ':taken': -accepted, ':none': 0 });
+    return this.conditionally({ ...update, ConditionExpression: `${update.ConditionExpression} AND #hold.r = :none` });
+  }
+
+  async mark(markKey: string, token: string, accepted: number, expiresAtS: number): Promise<boolean> {
     try {
       await dynamoClient().send(
         new PutCommand({
           TableName: this.ledgerTable,
-          Item: { pk: mark, expires_at: Math.floor(batch.receivedMs / 1000) + BATCH_MARK_TTL_SECONDS, accepted: batch.accepted },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          Item: { pk: markKey, t: token, accepted, expires_at: expiresAtS },
+          ConditionExpression: 'attribute_not_exists(pk) OR t = :token',
+          ExpressionAttributeValues: { ':token': token },
         }),
       );
+      return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if (refused(error)) return false;
       throw error;
     }
-    try {
-      await dynamoClient().send(
-        new UpdateCommand({
-          TableName: this.countersTable,
-          Key: { pk: capShardOf(batch.companyId, batch.receivedMs, batch.bodySha256) },
-          UpdateExpression: 'ADD n :accepted',
-          ExpressionAttributeValues: { ':accepted': batch.accepted },
-        }),
-      );
-    } catch (error) {
-      await dynamoClient().send(new DeleteCommand({ TableName: this.ledgerTable, Key: { pk: mark } })).catch(() => undefined);
-      throw error;
-    }
-    return true;
   }
+
+  async unhold(key: string, holdId: string, token: string): Promise<void> {
+    await this.conditionally(this.onHold(key, holdId, token, 'REMOVE #hold', {}));
+  }
+
+  /** An update of the item that holds only while the hold is token's. */
+  private onHold(key: string, holdId: string, token: string, UpdateExpression: string, values: Record<string, unknown>) {
+    return {
+      Key: { pk: key },
+      UpdateExpression,
+      ConditionExpression: '#hold.t = :token',
+      ExpressionAttributeNames: { '#hold': holdId },
+      ExpressionAttributeValues: { ':token': token, ...values },
+    };
+  }
+
+  /** An update of the counters table: false when its condition refused it. */
+  private async conditionally(update: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<boolean> {
+    try {
+      await dynamoClient().send(new UpdateCommand({ TableName: this.countersTable, ...update }));
+      return true;
+    } catch (error) {
+      if (refused(error)) return false;
+      throw error;
+    }
+  }
+}
+
+const refused = (error: unknown): boolean => (error as Error).name === 'ConditionalCheckFailedException';
+
+const HOLD = /^h_[0-9a-f]+$/;
+
+function counterItem(item: Record<string, unknown>): CounterItem {
+  const holds = new Map<string, Hold>();
+  for (const [name, value] of Object.entries(item)) {
+    if (!HOLD.test(name)) continue;
+    const { t, a, r } = value as { t: string; a: number; r: number };
+    holds.set(name, { token: t, accepted: a, refs: r });
+  }
+  return { key: item.pk as string, n: typeof item.n === 'number' ? item.n : 0, holds };
 }

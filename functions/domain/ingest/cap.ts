@@ -1,6 +1,7 @@
 /**
  * The free-tier cap (DESIGN section 5): a company's accepted events per calendar month (UTC).
  * A batch that starts under the cap is taken whole; one that finds it reached is refused whole.
+ * How a batch is counted once, and the bound on the count, are in metering.ts.
  */
 
 /** yyyy-mm of an instant, in UTC. */
@@ -10,10 +11,11 @@ export const capMonth = (ms: number): string => new Date(ms).toISOString().slice
 export const capCounterKey = (companyId: string, ms: number): string => `cap#${companyId}#${capMonth(ms)}`;
 
 /**
- * The month's count is spread over CAP_SHARDS items: every batch adds to one of them, so one busy
- * company's batches do not all land on one DynamoDB partition key (at most 1,000 writes per second
- * each: 1,000 batches per second would otherwise be a company's ceiling). Reading sums them, in
- * one batch read. Shard 0 is the plain key, so counts written before sharding still add up.
+ * The month's count is spread over CAP_SHARDS items: a batch of a company without a cap adds to
+ * one of them, so one busy company's batches do not all land on one DynamoDB partition key (at
+ * most 1,000 writes per second each). A capped company's batches all go to shard 0, where one
+ * conditional write sees the whole count (metering.ts). Reading sums them, in one batch read.
+ * Shard 0 is the plain key, so counts written before sharding still add up.
  */
 export const CAP_SHARDS = 8;
 
@@ -22,7 +24,7 @@ export const capCounterKeys = (companyId: string, ms: number): string[] =>
 
 const capShardKey = (companyId: string, ms: number, shard: number): string => (shard === 0 ? capCounterKey(companyId, ms) : `${capCounterKey(companyId, ms)}#${shard}`);
 
-/** The shard a batch adds to: from its body hash, so the spread is even and needs no randomness. */
+/** The shard a batch of a company without a cap adds to: from its body hash, so the spread is even and needs no randomness. */
 export const capShardOf = (companyId: string, ms: number, bodySha256: string): string =>
   capShardKey(companyId, ms, parseInt(bodySha256.slice(0, 8), 16) % CAP_SHARDS);
 
@@ -33,17 +35,9 @@ export function capReached(acceptedThisMonth: number, monthlyCap: number | null)
 
 /**
  * A batch is identified by its app and the SHA-256 of its raw body: a client's retry re-sends the
- * same bytes. The mark lives in the ledger table (which expires items) long enough to cover any
- * client's retries, so a batch retried after a lost response is counted once.
+ * same bytes. Its mark, written once it is stored, names the hold it was counted under; it lives
+ * in the ledger table (which expires items) long enough to cover any client's retries, so a batch
+ * retried after a lost response is counted once.
  */
 export const batchMarkKey = (appId: string, bodySha256: string): string => `ingest#batch#${appId}#${bodySha256}`;
 export const BATCH_MARK_TTL_SECONDS = 7 * 24 * 60 * 60;
-
-/** A stored batch as the cap counts it: its accepted events, once, in the month it arrived. */
-export interface CountedBatch {
-  readonly companyId: string;
-  readonly appId: string;
-  readonly bodySha256: string;
-  readonly accepted: number;
-  readonly receivedMs: number;
-}

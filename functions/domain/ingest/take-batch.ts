@@ -1,17 +1,21 @@
 import { sha256Hex } from '../common/hashing';
 import { aggregationMessage, auditKey, auditLines, type AggregationMessage, type AuditBatch, type AuditLine } from './audit-record';
 import { parseBatch } from './batch-body';
-import { capReached, type CountedBatch } from './cap';
+import { capReached } from './cap';
 import { EventApiError } from './event-api';
 import { eventTexts } from './event-text';
 import { judgeEvents, type EventVerdict } from './event-validation';
+import { giveBack, readMonth, reserve, settle, type BatchHold, type CapStore, type MonthCount } from './metering';
 
-/** The steps that touch a store, in the order they run; a failure names its step. */
-export type BatchStep = 'cap_read' | 'audit_write' | 'hand_off' | 'cap_count';
+/**
+ * The steps that touch a store, in the order they run; a failure names its step. cap_count is the
+ * batch's events counted (metering.ts, reserve), cap_mark the count settled once it is stored.
+ */
+export type BatchStep = 'cap_read' | 'cap_count' | 'audit_write' | 'hand_off' | 'cap_mark';
 
 export interface TakeBatchPorts {
-  /** The company's accepted events in the month of nowMs. */
-  acceptedThisMonth(companyId: string, nowMs: number): Promise<number>;
+  /** The month's counters and the batch marks. */
+  readonly caps: CapStore;
   /**
    * Writes the audit object once: where the key is taken (the same bytes retried the same day), the
    * object stored first stays, with the received_ms and corrected times the live rows were counted
@@ -22,9 +26,10 @@ export interface TakeBatchPorts {
   readonly auditBucket: string;
   /** Puts the message on the aggregation queue. */
   handOff(message: AggregationMessage): Promise<void>;
-  /** Adds the accepted events to the month, once per batch however often it is retried. */
-  countOnce(batch: CountedBatch): Promise<unknown>;
-  /** Told of a step that failed, before the batch is refused (metric and log). */
+  /**
+   * Told of a step that failed (metric and log): before the batch is refused, or, for cap_mark,
+   * after it was taken (counted, stored and handed off) with its hold left for a retry to settle.
+   */
   failed(step: BatchStep, batch: AuditBatch, error: unknown): void;
 }
 
@@ -54,13 +59,17 @@ export interface TakenBatch {
 
 /**
  * POST /event after authentication, in the order of DESIGN section 5: the batch shape, the cap,
- * the per-event verdicts, the audit object, the hand-off and only then the count, so a refused
- * batch counts nothing and a retried batch (same bytes, same audit key) counts once. A retry
- * whose first attempt stopped after the audit write still hands the object off: the hand-off is
- * sent again on every attempt, and the aggregator counts an audit key once.
+ * the per-event verdicts, the count, the audit object, the hand-off. The accepted events are
+ * counted before anything is stored, by a conditional write that refuses once the cap is reached
+ * (metering.ts), so a refused batch writes nothing and concurrent batches cannot take a company
+ * past its cap by more than one batch. A batch that then fails to be stored is taken off the count
+ * again; one that is stored settles its count with its mark, so a retried batch (same bytes, same
+ * audit key) counts once, whatever step an earlier attempt died at. A retry whose first attempt
+ * stopped after the audit write still hands the object off: the hand-off is sent again on every
+ * attempt, and the aggregator counts an audit key once.
  *
  * A refusal is thrown as an EventApiError: bad_batch_shape, cap_exceeded, or audit_write_failed
- * when any store step fails (the client retries the same bytes).
+ * when a store step fails (the client retries the same bytes).
  */
 export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): Promise<TakenBatch> {
   const batch = parseBatch(request.body);
@@ -74,19 +83,36 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
   };
 
   const { monthlyCap } = request;
+  let month: MonthCount | undefined;
   if (monthlyCap !== null) {
-    const acceptedThisMonth = await storing(ports, audit, 'cap_read', () => ports.acceptedThisMonth(audit.companyId, audit.receivedMs));
-    if (capReached(acceptedThisMonth, monthlyCap)) throw new EventApiError('cap_exceeded');
+    month = await storing(ports, audit, 'cap_read', () => readMonth(ports.caps, audit));
+    // A batch an earlier attempt already counted (its hold is there) is not new to the cap.
+    if (capReached(month.total, monthlyCap) && month.held === undefined) throw new EventApiError('cap_exceeded');
   }
 
   // Where each entry is in the body: the audit record copies it from there, and an entry the text
   // shows nested no deeper than the limit is not walked again for the depth rule.
   const texts = request.jsonText === undefined ? undefined : eventTexts(request.jsonText, batch.events.length);
   const { verdicts, accepted, rejected } = judgeEvents(batch.events, batch.sent_at_ms, audit.receivedMs, texts?.depths);
+  let hold: BatchHold | undefined;
+  if (accepted > 0) {
+    const counted = await storing(ports, audit, 'cap_count', () => reserve(ports.caps, audit, accepted, monthlyCap, month));
+    if (counted === 'cap_exceeded') throw new EventApiError('cap_exceeded');
+    hold = counted;
+  }
+
   const key = auditKey(audit);
-  await storing(ports, audit, 'audit_write', () => ports.putAudit(key, audit, auditLines(batch.events, verdicts, audit, texts)));
-  await storing(ports, audit, 'hand_off', () => ports.handOff(aggregationMessage(ports.auditBucket, key, audit, { accepted, rejected })));
-  await storing(ports, audit, 'cap_count', () => ports.countOnce({ ...audit, accepted }));
+  try {
+    await storing(ports, audit, 'audit_write', () => ports.putAudit(key, audit, auditLines(batch.events, verdicts, audit, texts)));
+    await storing(ports, audit, 'hand_off', () => ports.handOff(aggregationMessage(ports.auditBucket, key, audit, { accepted, rejected })));
+  } catch (error) {
+    // Not stored: the count is taken back, so the client's retry (the same bytes or new ones) counts once.
+    if (hold !== undefined) await giveBack(ports.caps, hold).catch(() => undefined);
+    throw error;
+  }
+  // Taken: counted, stored and handed off. Should the mark fail, the hold stays counted, and a
+  // copy of the same bytes settles it; the batch is answered all the same.
+  if (hold !== undefined) await settle(ports.caps, hold).catch((error: unknown) => ports.failed('cap_mark', audit, error));
   return { accepted, rejected, verdicts, auditKey: key };
 }
 

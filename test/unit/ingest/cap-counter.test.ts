@@ -1,7 +1,7 @@
 import { mockClient } from 'aws-sdk-client-mock';
-import { BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CapCounter } from '../../../functions/adapters/cap-counter';
-import { BATCH_MARK_TTL_SECONDS, CAP_SHARDS, capCounterKey, capCounterKeys, capMonth, capReached, capShardOf } from '../../../functions/domain/ingest/cap';
+import { CAP_SHARDS, capCounterKey, capCounterKeys, capMonth, capReached, capShardOf } from '../../../functions/domain/ingest/cap';
 
 const db = mockClient(DynamoDBDocumentClient);
 const counter = () => new CapCounter('counters', 'ledger');
@@ -64,47 +64,85 @@ describe('cap counter', () => {
     await expect(counter().acceptedThisMonth('com_1', received)).rejects.toThrow('unread');
   });
 
-  it('marks the batch, then adds its accepted events to the month', async () => {
-    db.on(PutCommand).resolves({}).on(UpdateCommand).resolves({});
-    expect(await counter().countOnce(batch)).toBe(true);
-    expect(db.commandCalls(PutCommand)[0].args[0].input).toEqual({
-      TableName: 'ledger',
-      Item: { pk: `ingest#batch#app_1#${batch.bodySha256}`, expires_at: Math.floor(received / 1000) + BATCH_MARK_TTL_SECONDS, accepted: 7 },
-      ConditionExpression: 'attribute_not_exists(pk)',
+  it('reads each item\'s holds beside its count, and an item never written as 0 without holds', async () => {
+    const [first, second] = capCounterKeys('com_1', received);
+    db.on(BatchGetCommand).resolves({
+      Responses: { counters: [{ pk: second, n: 12, h_00ff: { t: 'tok', a: 7, r: 2 }, expires: 'not a hold' }] },
     });
-    expect(db.commandCalls(UpdateCommand)[0].args[0].input).toMatchObject({
+    expect(await counter().read([first!, second!])).toEqual([
+      { key: first, n: 0, holds: new Map() },
+      { key: second, n: 12, holds: new Map([['h_00ff', { token: 'tok', accepted: 7, refs: 2 }]]) },
+    ]);
+  });
+
+  it('adds a capped batch\'s events with its hold only while the batch holds none there and the count is below the cap', async () => {
+    db.on(UpdateCommand).resolves({});
+    expect(await counter().hold('cap#com_1#2025-01', 'h_ab', 'tok', 7, 5)).toBe(true);
+    expect(db.commandCalls(UpdateCommand)[0]!.args[0].input).toEqual({
       TableName: 'counters',
-      Key: { pk: capShardOf('com_1', received, batch.bodySha256) },
-      UpdateExpression: 'ADD n :accepted',
-      ExpressionAttributeValues: { ':accepted': 7 },
+      Key: { pk: 'cap#com_1#2025-01' },
+      UpdateExpression: 'ADD n :accepted SET #hold = :hold',
+      ConditionExpression: 'attribute_not_exists(#hold) AND (attribute_not_exists(n) OR n < :below)',
+      ExpressionAttributeNames: { '#hold': 'h_ab' },
+      ExpressionAttributeValues: { ':accepted': 7, ':hold': { t: 'tok', a: 7, r: 1 }, ':below': 5 },
     });
   });
 
-  it('counts nothing for a batch that was counted before', async () => {
-    db.on(PutCommand).rejects(failure('ConditionalCheckFailedException'));
-    expect(await counter().countOnce(batch)).toBe(false);
-    expect(db.commandCalls(UpdateCommand)).toHaveLength(0);
+  it('adds a batch without a cap with its hold, only while the batch holds none there', async () => {
+    db.on(UpdateCommand).rejects(failure('ConditionalCheckFailedException'));
+    expect(await counter().hold('cap#com_1#2025-01#3', 'h_ab', 'tok', 7, null)).toBe(false);
+    expect(db.commandCalls(UpdateCommand)[0]!.args[0].input).toMatchObject({
+      ConditionExpression: 'attribute_not_exists(#hold)',
+      ExpressionAttributeValues: { ':accepted': 7, ':hold': { t: 'tok', a: 7, r: 1 } },
+    });
   });
 
-  it('counts nothing and writes nothing for a batch without accepted events', async () => {
-    expect(await counter().countOnce({ ...batch, accepted: 0 })).toBe(true);
-    expect(db.calls()).toHaveLength(0);
+  it('joins and leaves a hold only while it is the token\'s, and tells the attempts left', async () => {
+    db.on(UpdateCommand).resolvesOnce({}).resolvesOnce({ Attributes: { h_ab: { r: 0 } } }).rejects(failure('ConditionalCheckFailedException'));
+    expect(await counter().join('cap#com_1#2025-01', 'h_ab', 'tok')).toBe(true);
+    expect(await counter().leave('cap#com_1#2025-01', 'h_ab', 'tok')).toBe(0);
+    expect(await counter().leave('cap#com_1#2025-01', 'h_ab', 'tok')).toBeUndefined();
+    const [join, leave] = db.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(join).toMatchObject({ UpdateExpression: 'SET #hold.r = #hold.r + :one', ConditionExpression: '#hold.t = :token', ExpressionAttributeNames: { '#hold': 'h_ab' } });
+    expect(leave).toMatchObject({ UpdateExpression: 'SET #hold.r = #hold.r - :one', ConditionExpression: '#hold.t = :token', ReturnValues: 'UPDATED_NEW' });
   });
 
-  it('fails without counting when the mark cannot be written', async () => {
-    db.on(PutCommand).rejects(failure('ProvisionedThroughputExceededException'));
-    await expect(counter().countOnce(batch)).rejects.toThrow('ProvisionedThroughputExceededException');
-    expect(db.commandCalls(UpdateCommand)).toHaveLength(0);
+  it('takes a hold\'s events off with the hold: the last attempt\'s only with none left on it, a second count\'s whoever is on it', async () => {
+    db.on(UpdateCommand).resolves({});
+    await counter().release('cap#com_1#2025-01', 'h_ab', 'tok', 7, true);
+    await counter().release('cap#com_1#2025-01', 'h_ab', 'tok', 7, false);
+    const [last, second] = db.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(last).toMatchObject({
+      UpdateExpression: 'ADD n :taken REMOVE #hold',
+      ConditionExpression: '#hold.t = :token AND #hold.r = :none',
+      ExpressionAttributeValues: { ':token': 'tok', ':taken': -7, ':none': 0 },
+    });
+    expect(second).toMatchObject({ UpdateExpression: 'ADD n :taken REMOVE #hold', ConditionExpression: '#hold.t = :token' });
   });
 
-  it('takes the mark back when the count fails, so the retry counts the batch', async () => {
-    db.on(PutCommand).resolves({}).on(UpdateCommand).rejects(failure('InternalServerError')).on(DeleteCommand).resolves({});
-    await expect(counter().countOnce(batch)).rejects.toThrow('InternalServerError');
-    expect(db.commandCalls(DeleteCommand)[0].args[0].input).toEqual({ TableName: 'ledger', Key: { pk: `ingest#batch#app_1#${batch.bodySha256}` } });
+  it('writes the mark for a token, again for the same token, and refuses another token\'s', async () => {
+    db.on(PutCommand).resolvesOnce({}).rejects(failure('ConditionalCheckFailedException'));
+    expect(await counter().mark(`ingest#batch#app_1#${batch.bodySha256}`, 'tok', 7, 1_700_000_000)).toBe(true);
+    expect(await counter().mark(`ingest#batch#app_1#${batch.bodySha256}`, 'other', 7, 1_700_000_000)).toBe(false);
+    expect(db.commandCalls(PutCommand)[0]!.args[0].input).toEqual({
+      TableName: 'ledger',
+      Item: { pk: `ingest#batch#app_1#${batch.bodySha256}`, t: 'tok', accepted: 7, expires_at: 1_700_000_000 },
+      ConditionExpression: 'attribute_not_exists(pk) OR t = :token',
+      ExpressionAttributeValues: { ':token': 'tok' },
+    });
   });
 
-  it('reports the count failure even when taking the mark back fails too', async () => {
-    db.on(PutCommand).resolves({}).on(UpdateCommand).rejects(failure('InternalServerError')).on(DeleteCommand).rejects(failure('Unreachable'));
-    await expect(counter().countOnce(batch)).rejects.toThrow('InternalServerError');
+  it('takes a settled hold away, and leaves another token\'s', async () => {
+    db.on(UpdateCommand).resolvesOnce({}).rejects(failure('ConditionalCheckFailedException'));
+    await counter().unhold('cap#com_1#2025-01', 'h_ab', 'tok');
+    await counter().unhold('cap#com_1#2025-01', 'h_ab', 'tok');
+    expect(db.commandCalls(UpdateCommand)[0]!.args[0].input).toMatchObject({ UpdateExpression: 'REMOVE #hold', ConditionExpression: '#hold.t = :token' });
+  });
+
+  it('fails on any other error than a refused condition', async () => {
+    db.on(UpdateCommand).rejects(failure('ProvisionedThroughputExceededException')).on(PutCommand).rejects(failure('InternalServerError'));
+    await expect(counter().hold('cap#com_1#2025-01', 'h_ab', 'tok', 7, 5)).rejects.toThrow('ProvisionedThroughputExceededException');
+    await expect(counter().leave('cap#com_1#2025-01', 'h_ab', 'tok')).rejects.toThrow('ProvisionedThroughputExceededException');
+    await expect(counter().mark('m', 'tok', 7, 1)).rejects.toThrow('InternalServerError');
   });
 });
