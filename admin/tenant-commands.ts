@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { resourceName } from '../functions/shared/config';
-import type { App } from '../functions/domain/tenants/tenant';
 import { defineCommand } from './command';
 import { intFlag, key, name, url } from './flags';
 
-const tenants = () => new TenantStore(resourceName.table('tenants'));
-
-/** An app as listed: everything but its signing secret, which only `app show` prints. */
-const listedApp = ({ signing_secret: _secret, ...app }: App) => app;
+/** The operator's tenant store: with the signing secrets, which `app create` writes and `app show` prints. */
+const tenants = () => new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets')));
 
 export const tenantCommands = [
   defineCommand({
@@ -78,7 +76,8 @@ export const tenantCommands = [
       const store = tenants();
       const company = await store.companyByKey(f['company-key']);
       if (!company) throw new NotFoundError('company');
-      return { company_id: company.company_id, apps: (await store.appsOfCompany(company.company_id)).map(listedApp) };
+      // Apps carry no signing secret: only `app show` reads it.
+      return { company_id: company.company_id, apps: await store.appsOfCompany(company.company_id) };
     },
   }),
   defineCommand({
@@ -86,7 +85,7 @@ export const tenantCommands = [
     usage: 'app show --app-key K                    (the app: its keys, signing secret and store URLs)',
     flags: z.object({ 'app-key': key }),
     async execute(f) {
-      const app = await tenants().appByKey(f['app-key']);
+      const app = await tenants().appWithSecret(f['app-key']);
       if (!app) throw new NotFoundError('app');
       return app;
     },
@@ -123,6 +122,15 @@ export const tenantCommands = [
       const found = f['key-id'] ? await store.revokeServerKeyByHash(f['key-id']) : await store.revokeServerKey(f['server-key']!);
       if (!found) throw new NotFoundError('server key');
       return { ok: true };
+    },
+  }),
+  defineCommand({
+    name: 'signing-secrets migrate',
+    usage:
+      'signing-secrets migrate                  (moves signing secrets out of the tenants table, where stacks deployed before the signing_secrets table kept them; run once after the upgrade)',
+    flags: z.object({}),
+    async execute() {
+      return { moved: await tenants().migrateSigningSecrets() };
     },
   }),
 ];

@@ -7,11 +7,12 @@ import { viewerOf } from './shared/viewer';
 import type { AggregationMessage } from './domain/ingest/audit-record';
 import { takeBatch, type TakeBatchPorts } from './domain/ingest/take-batch';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
+import { SigningSecretStore } from './adapters/signing-secret-store';
 import { AuditStore } from './adapters/audit-store';
 import { MessageQueue } from './adapters/message-queue';
 import { CapCounter } from './adapters/cap-counter';
 
-const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants')));
+const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))));
 const auditStore = new AuditStore(resourceName.bucket());
 const aggregation = new MessageQueue<AggregationMessage>(resourceName.queueUrl('aggregation'));
 const caps = new CapCounter(resourceName.table('counters'), resourceName.table('ledger'));

@@ -7,10 +7,11 @@ import { logger, metrics } from './shared/observability';
 import { EventApiError } from './domain/ingest/event-api';
 import { parseDeletionRequest, privacyRequest as deletionRequest, type PrivacyMessage } from './domain/privacy/privacy';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
+import { SigningSecretStore } from './adapters/signing-secret-store';
 import { MessageQueue } from './adapters/message-queue';
 import { PrivacyRequests } from './adapters/privacy-store';
 
-const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants')));
+const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))));
 const requests = new PrivacyRequests(
   resourceName.table('privacy_requests'),
   new MessageQueue<PrivacyMessage>(resourceName.queueUrl('privacy')),

@@ -32,9 +32,17 @@ export const tables = {
   tenants: {
     purpose:
       'Companies, apps and server keys. Items are keyed by the credential the hot path holds ' +
-      '(company#<company_key>, app#<app_key>, server_key#<sha256>); the id index finds them by id.',
+      '(company#<company_key>, app#<app_key>, server_key#<sha256>); the id index finds them by id. ' +
+      'No signing secret: those are in signing_secrets.',
     partitionKey: S('pk'),
     indexes: [{ name: 'by_id', partitionKey: S('id') }],
+  },
+  signing_secrets: {
+    purpose:
+      'Each app\'s signing secret, by app_id. A table of its own so that only the functions that verify signatures ' +
+      '(ingest, privacy-request) can read one; the report functions and the aggregator read the tenants table. ' +
+      'Written by the operator alone (admin CLI, console).',
+    partitionKey: S('app_id'),
   },
   counters: {
     purpose: 'Atomic counters: the monthly accepted-event count per company, over 8 shards (cap#<company_id>#<yyyy-mm>[#1..#7]).',
@@ -289,8 +297,9 @@ export const functions = {
     description: 'POST /event: authenticate, validate, audit and hand off a batch of events.',
     routes: ['POST /event'],
     // ledger: the per-batch marks that make a retried batch count once against the cap; a mark is
-    // deleted again when the count after it fails, so the retry counts.
-    tables: { tenants: 'read', counters: 'readwrite', ledger: 'write_delete' },
+    // deleted again when the count after it fails, so the retry counts. signing_secrets: the
+    // app's secret, to verify the signature.
+    tables: { tenants: 'read', signing_secrets: 'read', counters: 'readwrite', ledger: 'write_delete' },
     bucket: 'write',
     queues: { aggregation: 'send' },
   },
@@ -301,7 +310,8 @@ export const functions = {
     // One request per deleted install, authenticated; rare.
     throttle: { rateLimit: 20, burstLimit: 40 },
     // privacy_requests: the receipt, deleted again when the request cannot be queued.
-    tables: { tenants: 'read', privacy_requests: 'write_delete' },
+    // signing_secrets: the app's secret, to verify the signature.
+    tables: { tenants: 'read', signing_secrets: 'read', privacy_requests: 'write_delete' },
     queues: { privacy: 'send' },
   },
   'privacy-drain': {

@@ -14,6 +14,8 @@ import { installIamGuard } from './iam-guard';
 import { startQueuePollers, type Pollers } from './queue-pollers';
 import { startScheduler, type Scheduler } from './scheduler';
 import { seedDemo, type Demo } from './seed';
+import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
+import { TenantStore } from '../functions/adapters/tenant-store';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -53,6 +55,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const emulators = await startEmulators(options.dataDir);
   const names = await provision(emulators);
   applyLocalEnvironment({ ...emulators, tables: names.tables, bucket: names.bucket, queues: names.queues });
+  // A data directory made before the signing_secrets table holds apps' secrets in the tenants
+  // table: they move before any function runs (in AWS, `admin signing-secrets migrate` does it).
+  const moved = await new TenantStore(names.tables.tenants, new SigningSecretStore(names.tables.signing_secrets)).migrateSigningSecrets();
+  if (moved > 0) console.log(`Moved the signing secrets of ${moved} apps out of the local tenants table, into signing_secrets`);
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // No invocation of an earlier run is alive (the data directory admits one runtime at a time), so
@@ -73,7 +79,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     onError,
   });
   const seeded = options.seed
-    ? await seedDemo(options.dataDir, { tenants: names.tables.tenants, links: names.tables.links }, edge.url)
+    ? await seedDemo(options.dataDir, { tenants: names.tables.tenants, signing_secrets: names.tables.signing_secrets, links: names.tables.links }, edge.url)
     : undefined;
 
   const sqs = new SQSClient({ region: emulators.region, endpoint: emulators.sqs });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LinkStore } from '../functions/adapters/link-store';
+import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
 import { functions, type FunctionSpec } from '../lib/manifest';
 
@@ -16,10 +17,14 @@ export interface Demo {
   link_url: string;
 }
 
-export async function seedDemo(dataDir: string, names: { tenants: string; links: string }, baseUrl: string): Promise<{ demo: Demo; created: boolean }> {
+export async function seedDemo(
+  dataDir: string,
+  names: { tenants: string; signing_secrets: string; links: string },
+  baseUrl: string,
+): Promise<{ demo: Demo; created: boolean }> {
   const file = join(dataDir, 'demo.json');
   if (existsSync(file)) return { demo: JSON.parse(readFileSync(file, 'utf8')) as Demo, created: false };
-  const tenants = new TenantStore(names.tenants);
+  const tenants = new TenantStore(names.tenants, new SigningSecretStore(names.signing_secrets));
   const company = await tenants.createCompany({ name: 'Demo Company' });
   const app = await tenants.createApp({
     companyKey: company.company_key,

@@ -1,24 +1,18 @@
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
-import {
-  hashServerKey,
-  newAppId,
-  newAppKey,
-  newCompanyId,
-  newCompanyKey,
-  newServerKey,
-  newSigningSecret,
-} from '../domain/tenants/keys';
+import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
 import {
   DEFAULT_LOOKBACK_DAYS,
   monthlyCapFor,
   type App,
   type AppDestinations,
+  type AppWithSecret,
   type Company,
   type Plan,
   type ServerKeyRecord,
 } from '../domain/tenants/tenant';
+import type { SigningSecretStore } from './signing-secret-store';
 
 export class NotFoundError extends Error {
   constructor(what: string) {
@@ -32,13 +26,25 @@ const appPk = (appKey: string) => `app#${appKey}`;
 const serverKeyPk = (keyHash: string) => `server_key#${keyHash}`;
 
 /**
+ * The attribute under which versions before the signing_secrets table kept an app's secret in its
+ * tenants item. `admin signing-secrets migrate` (and npm start, on a local data directory) moves
+ * it out; until then the functions that verify signatures find it there (TenantStore.signingSecret).
+ */
+const LEGACY_SECRET = 'signing_secret';
+
+/**
  * Companies, apps and server keys in the tenants table. Each item's key is the credential the
  * hot path holds, so authenticating a request is one consistent GetItem; the by_id index serves
  * the look-ups by id that only the aggregator and the admin tools make.
+ *
+ * Apps' signing secrets are in the signing secret store, which only the operator and the
+ * functions that verify signatures are given (and may read): creating an app and reading its
+ * secret need it, every other look-up does without.
  */
 export class TenantStore {
   constructor(
     private readonly tableName: string,
+    private readonly secrets?: SigningSecretStore,
   ) {}
 
   async createCompany(input: { name: string; plan?: Plan; monthlyCap?: number }): Promise<Company> {
@@ -66,9 +72,11 @@ export class TenantStore {
     return this.updateExisting(companyPk(companyKey), 'SET suspended = :v', { ':v': suspended });
   }
 
+  /** The secret is stored before the app: an app never exists without one (a secret without its app is harmless). */
   async createApp(
     input: { companyKey: string; name: string; probabilistic?: boolean; lookbackDays?: number } & AppDestinations,
-  ): Promise<App> {
+  ): Promise<AppWithSecret> {
+    const secrets = this.secretStore();
     const company = await this.companyByKey(input.companyKey);
     if (!company) throw new NotFoundError('company');
     const app: App = {
@@ -77,7 +85,6 @@ export class TenantStore {
       company_id: company.company_id,
       company_key: company.company_key,
       name: input.name,
-      signing_secret: newSigningSecret(),
       ios_url: input.ios_url,
       android_url: input.android_url,
       web_url: input.web_url,
@@ -85,12 +92,88 @@ export class TenantStore {
       lookback_days: input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS,
       created_ms: Date.now(),
     };
+    const signing_secret = await secrets.create(app.app_id);
     await this.putNew(appPk(app.app_key), app.app_id, 'app', app);
-    return app;
+    return { ...app, signing_secret };
   }
 
   async appByKey(appKey: string): Promise<App | undefined> {
     return this.get<App>(appPk(appKey));
+  }
+
+  /** The app with its signing secret (`app show`): the operator's view. */
+  async appWithSecret(appKey: string): Promise<AppWithSecret | undefined> {
+    const app = await this.appByKey(appKey);
+    if (!app) return undefined;
+    const signing_secret = await this.signingSecret(app);
+    if (signing_secret === undefined) throw new Error(`app ${app.app_id} has no signing secret`);
+    return { ...app, signing_secret };
+  }
+
+  /**
+   * The app's signing secret: from the signing secret store, else (an app made before it, not yet
+   * moved) from the app's tenants item. Functions that verify signatures may read both.
+   */
+  async signingSecret(app: Pick<App, 'app_id' | 'app_key'>): Promise<string | undefined> {
+    const secret = await this.secretStore().get(app.app_id);
+    if (secret !== undefined) return secret;
+    const { Item } = await dynamoClient().send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: appPk(app.app_key) },
+        ProjectionExpression: '#secret',
+        ExpressionAttributeNames: { '#secret': LEGACY_SECRET },
+        ConsistentRead: true,
+      }),
+    );
+    const legacy: unknown = Item?.[LEGACY_SECRET];
+    return typeof legacy === 'string' ? legacy : undefined;
+  }
+
+  /**
+   * Moves every app's signing secret that versions before the signing_secrets table kept in its
+   * tenants item into the store, then removes it from the item (only if it is still the value
+   * moved). Safe to run again and to cut short: a secret already moved is kept. Returns how many
+   * items no longer hold a secret.
+   */
+  async migrateSigningSecrets(): Promise<number> {
+    const secrets = this.secretStore();
+    let moved = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamoClient().send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          FilterExpression: '#kind = :app AND attribute_exists(#secret)',
+          ExpressionAttributeNames: { '#kind': 'kind', '#secret': LEGACY_SECRET },
+          ExpressionAttributeValues: { ':app': 'app' },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const secret = item[LEGACY_SECRET] as string;
+        await secrets.putIfAbsent(item.app_id as string, secret);
+        try {
+          await dynamoClient().send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: { pk: item.pk },
+              UpdateExpression: 'REMOVE #secret',
+              ConditionExpression: '#secret = :secret',
+              ExpressionAttributeNames: { '#secret': LEGACY_SECRET },
+              ExpressionAttributeValues: { ':secret': secret },
+            }),
+          );
+          moved += 1;
+        } catch (error) {
+          // Another run removed it first.
+          if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+        }
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return moved;
   }
 
   async appById(appId: string): Promise<App | undefined> {
@@ -144,6 +227,11 @@ export class TenantStore {
 
   async serverKeysOfApp(appId: string): Promise<ServerKeyRecord[]> {
     return this.scanKind<ServerKeyRecord>('server_key', { app_id: appId });
+  }
+
+  private secretStore(): SigningSecretStore {
+    if (!this.secrets) throw new Error('this tenant store was made without the signing secret store');
+    return this.secrets;
   }
 
   private async putNew(pk: string, id: string | undefined, kind: string, record: object): Promise<void> {
@@ -215,8 +303,9 @@ export class TenantStore {
   }
 }
 
+/** A record as stored, less the table's own attributes and a secret not yet moved, which no record carries. */
 function strip<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, id: _id, kind: _kind, ...record } = item;
+  const { pk: _pk, id: _id, kind: _kind, [LEGACY_SECRET]: _secret, ...record } = item;
   return record as T;
 }
 
@@ -250,6 +339,10 @@ export class CachedTenants {
 
   serverKey(key: string): Promise<ServerKeyRecord | undefined> {
     return this.cached(`s:${hashServerKey(key)}`, () => this.store.serverKey(key));
+  }
+
+  signingSecret(app: Pick<App, 'app_id' | 'app_key'>): Promise<string | undefined> {
+    return this.cached(`k:${app.app_id}`, () => this.store.signingSecret(app));
   }
 
   private async cached<T>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {

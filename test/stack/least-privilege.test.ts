@@ -43,6 +43,7 @@ const can = (actions: readonly string[], action: string) => actions.some((patter
 const roleOf = (name: string) => logicalId(service.stack.functions.get(name)!.role!);
 
 const healthFunctions = ['health', 'health-check'];
+const reportFunctions = functionEntries.map(([name]) => name).filter((name) => name.startsWith('report-'));
 /** A role's statements but those on its own log group. */
 const nonLogStatements = (name: string) => statementsByRole().get(roleOf(name))!.filter((s) => ![s.Action].flat().every((action) => action.startsWith('logs:')));
 const noAuditObjectRead = (name: string) => {
@@ -128,4 +129,21 @@ describe('the health functions', () => {
     ].map((grant) => JSON.stringify(grant));
     expect(granted.sort()).toEqual(expected.sort());
   });
+});
+
+describe('signing secrets and audit objects', () => {
+  const signatureVerifiers = ['ingest', 'privacy-request'];
+
+  it('lets only the functions that verify signatures read signing secrets, which no tenant item holds any more', () => {
+    const secretsTable = logicalId(service.stack.stores.tables.signing_secrets);
+    const readers = [...statementsByRole()].filter(([, statements]) => can(actionsOn(statements, secretsTable), 'dynamodb:GetItem')).map(([role]) => role);
+    expect(readers.sort()).toEqual(signatureVerifiers.map(roleOf).sort());
+  });
+
+  it.each([...healthFunctions, ...reportFunctions, 'aggregator'])('gives %s no read of a signing secret', (name) => {
+    const statements = statementsByRole().get(roleOf(name))!;
+    expect(actionsOn(statements, logicalId(service.stack.stores.tables.signing_secrets))).toEqual([]);
+  });
+
+  it.each(reportFunctions)('gives %s no read of an audit object', noAuditObjectRead);
 });

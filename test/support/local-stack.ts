@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../local/runtime';
+import { SigningSecretStore } from '../../functions/adapters/signing-secret-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
-import type { App, Company } from '../../functions/domain/tenants/tenant';
+import type { AppWithSecret, Company } from '../../functions/domain/tenants/tenant';
 import { resourceName } from '../../functions/shared/config';
 
 /**
@@ -33,7 +34,7 @@ export async function startLocalStack(options: Partial<RuntimeOptions> = {}): Pr
 
 export interface Tenant {
   company: Company;
-  app: App;
+  app: AppWithSecret;
   serverKey: string;
 }
 
@@ -41,7 +42,7 @@ export interface Tenant {
 export async function createTenant(
   overrides: { plan?: 'free' | 'paid'; monthlyCap?: number; app?: Partial<Parameters<TenantStore['createApp']>[0]> } = {},
 ): Promise<Tenant> {
-  const tenants = new TenantStore(resourceName.table('tenants'));
+  const tenants = new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets')));
   const company = await tenants.createCompany({ name: 'Test Co', plan: overrides.plan, monthlyCap: overrides.monthlyCap });
   const app = await tenants.createApp({
     companyKey: company.company_key,

@@ -16,8 +16,8 @@ export interface EventCredentials {
 
 /** What authentication needs of an app and a company; the tenant store's records have more. */
 export interface SigningApp {
+  readonly app_id: string;
   readonly company_id: string;
-  readonly signing_secret: string;
 }
 export interface AccountCompany {
   readonly company_id: string;
@@ -27,6 +27,11 @@ export interface AccountCompany {
 export interface TenantLookup<A extends SigningApp, C extends AccountCompany> {
   appByKey(appKey: string): Promise<A | undefined>;
   companyByKey(companyKey: string): Promise<C | undefined>;
+  /**
+   * The app's signing secret, kept apart from the app (only the functions that verify signatures
+   * may read it). Undefined means the store lost it: a fault of the service, not of the caller.
+   */
+  signingSecret(app: A): Promise<string | undefined>;
 }
 
 export async function authenticate<A extends SigningApp, C extends AccountCompany>(
@@ -49,6 +54,10 @@ export async function authenticate<A extends SigningApp, C extends AccountCompan
   if (!company) throw new EventApiError('unknown_company_key');
   if (app.company_id !== company.company_id) throw new EventApiError('app_company_mismatch');
   if (company.suspended) throw new EventApiError('company_suspended');
-  if (!isValidSignature(app.signing_secret, rawBody, signature)) throw new EventApiError('bad_signature');
+  // Read last, once everything else holds: a request refused above costs no read of a secret.
+  const secret = await tenants.signingSecret(app);
+  // A 503 the client retries, and an error logged: a 401 would tell a client with the right secret it was wrong.
+  if (secret === undefined) throw new Error(`app ${app.app_id} has no signing secret`);
+  if (!isValidSignature(secret, rawBody, signature)) throw new EventApiError('bad_signature');
   return { app, company };
 }

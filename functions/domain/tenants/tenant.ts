@@ -1,7 +1,8 @@
 /**
  * Companies, apps and server keys as the tenants table stores them (DESIGN section 4), and the
  * plan rules a new company or app gets. The tenant store writes these; authentication, the links
- * and the aggregator read them.
+ * and the aggregator read them. An app's signing secret is not among them: it is kept apart
+ * (the signing_secrets table), for the functions that verify signatures alone.
  */
 
 /** Free plan: 10,000 accepted events per calendar month (UTC) unless --monthly-cap says otherwise. */
@@ -33,10 +34,14 @@ export interface App extends AppDestinations {
   company_id: string;
   company_key: string;
   name: string;
-  signing_secret: string;
   probabilistic: boolean;
   lookback_days: number;
   created_ms: number;
+}
+
+/** An app with its signing secret, as `app create` and `app show` print it to the operator. */
+export interface AppWithSecret extends App {
+  signing_secret: string;
 }
 
 export interface ServerKeyRecord {

@@ -37,7 +37,8 @@ describe('request signature', () => {
 
 describe('authentication', () => {
   const company = { company_id: 'com_1', suspended: false };
-  const app = { app_id: 'app_1', company_id: 'com_1', signing_secret: newSigningSecret() };
+  const app = { app_id: 'app_1', company_id: 'com_1' };
+  const secret = newSigningSecret();
   const other = { company_id: 'com_2', suspended: false };
   const keys = { company: newCompanyKey(), other: newCompanyKey(), suspended: newCompanyKey(), app: newAppKey() };
   const body = Buffer.from('{"events":[{}],"sent_at_ms":1}');
@@ -51,8 +52,10 @@ describe('authentication', () => {
       if (key === keys.suspended) return { ...company, suspended: true };
       return undefined;
     },
+    // The secret is kept apart from the app (the signing_secrets table), read by app id.
+    signingSecret: async (of) => (lookups.push(`secret of ${of.app_id}`), of.app_id === app.app_id ? secret : undefined),
   };
-  const valid = { companyKey: keys.company, appKey: keys.app, signature: signBody(app.signing_secret, body) };
+  const valid = { companyKey: keys.company, appKey: keys.app, signature: signBody(secret, body) };
 
   async function codeOf(credentials: typeof valid | Partial<typeof valid>, raw: Buffer = body): Promise<EventApiErrorCode | 'ok'> {
     try {
@@ -83,12 +86,28 @@ describe('authentication', () => {
     expect(await codeOf({ ...valid, companyKey: newCompanyKey(), signature: 'x' })).toBe('unknown_company_key');
     expect(await codeOf({ ...valid, companyKey: keys.other, signature: 'x' })).toBe('app_company_mismatch');
     expect(await codeOf({ ...valid, companyKey: keys.suspended, signature: 'x' })).toBe('company_suspended');
-    expect(await codeOf({ ...valid, signature: signBody(app.signing_secret, Buffer.from('other')) })).toBe('bad_signature');
+    expect(await codeOf({ ...valid, signature: signBody(secret, Buffer.from('other')) })).toBe('bad_signature');
   });
 
   it('accepts a body of exactly 1 MiB', async () => {
     const max = Buffer.alloc(MAX_RAW_BODY_BYTES, 0x20);
-    expect(await codeOf({ ...valid, signature: signBody(app.signing_secret, max) }, max)).toBe('ok');
+    expect(await codeOf({ ...valid, signature: signBody(secret, max) }, max)).toBe('ok');
+  });
+
+  it('reads the signing secret only for a request whose app, company and ownership passed, never for one refused before', async () => {
+    for (const refused of [{ appKey: newAppKey() }, { companyKey: newCompanyKey() }, { companyKey: keys.other }, { companyKey: keys.suspended }]) {
+      await codeOf({ ...valid, ...refused });
+    }
+    expect(lookups.filter((lookup) => lookup.startsWith('secret of'))).toEqual([]);
+    await codeOf(valid);
+    expect(lookups.filter((lookup) => lookup.startsWith('secret of'))).toEqual(['secret of app_1']);
+  });
+
+  it('fails as a store does, not with a 401, for an app whose signing secret cannot be found', async () => {
+    const without: typeof tenants = { ...tenants, signingSecret: async () => undefined };
+    const refusal = await authenticate(valid, body, without).then(() => undefined, (error: unknown) => error);
+    expect(refusal).toBeInstanceOf(Error);
+    expect(refusal).not.toBeInstanceOf(EventApiError);
   });
 
   it('never looks up a key that cannot exist', async () => {
