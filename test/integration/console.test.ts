@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { EventClient, type SdkEvent } from '../../client/event-client';
+import { SigningSecretStore } from '../../functions/adapters/signing-secret-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { resourceName } from '../../functions/shared/config';
 import { localTarget } from '../../admin/target';
@@ -94,7 +95,7 @@ describe('the admin console in a browser', () => {
     await page.getByRole('button', { name: 'Reveal signing secret' }).click();
     const signingSecret = await value('signing-secret');
     expect(signingSecret).toMatch(/^[0-9a-f]{64}$/);
-    const app = (await new TenantStore(resourceName.table('tenants')).appByKey(appKey))!;
+    const app = (await new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))).appWithSecret(appKey))!;
     expect(app).toMatchObject({ name: 'Space Miner', ios_url: 'https://apps.apple.com/app/id1234567890', signing_secret: signingSecret });
     await shoot('companies');
 
