@@ -88,7 +88,7 @@ function bundleEnvironment(): NodeJS.ProcessEnv {
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     [envName.bucket()]: bucket.name,
-    [envName.originVerifySecret()]: 'bench-origin-secret',
+    [envName.originVerifySecretArn()]: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:origin-verify-a1b2c3',
   };
   for (const table of Object.keys(tables)) env[envName.table(table)] = table;
   for (const queue of Object.keys(queues)) env[envName.queue(queue)] = `https://sqs.eu-west-1.amazonaws.com/123456789012/${queue}`;

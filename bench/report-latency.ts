@@ -9,7 +9,8 @@ import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/rep
 import type { HttpEvent } from '../functions/shared/http';
 import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
-import { envName, originVerifyHeader } from '../lib/manifest';
+import { originVerifyHeader } from '../lib/manifest';
+import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
 import { normalizeResult } from '../local/api-gateway';
 import { invoke } from '../local/lambda';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
@@ -122,7 +123,7 @@ function reportEvent(read: Read, serverKey: string): HttpEvent {
     rawPath: path,
     rawQueryString: new URLSearchParams(read.params).toString(),
     // As CloudFront sends it: the handlers refuse a request without the origin secret.
-    headers: { host: 'localhost', authorization: `Bearer ${serverKey}`, 'user-agent': 'bench', [originVerifyHeader]: process.env[envName.originVerifySecret()] ?? '' },
+    headers: { host: 'localhost', authorization: `Bearer ${serverKey}`, 'user-agent': 'bench', [originVerifyHeader]: process.env[LOCAL_ORIGIN_SECRET_VARIABLE] ?? '' },
     queryStringParameters: { ...read.params },
     requestContext: {
       accountId: '000000000000',

@@ -5,8 +5,9 @@ import { AttributionServiceStack } from '../lib/stack';
 /**
  * The CDK app: one stack (`AttributionService`, or context `stackName`), checked by cdk-nag's
  * AWS Solutions pack. Context `alarmEmail` subscribes an address to the alarm topic; `apiRateLimit`
- * and `apiBurstLimit` replace the API stage's throttling defaults (lib/constructs/edge.ts).
- * Stack tests build the app through this same function.
+ * and `apiBurstLimit` replace the API stage's throttling defaults (lib/constructs/edge.ts);
+ * `originSecretVersion` makes CloudFront send that version of the origin secret, the last step of
+ * a rotation (docs/secrets.md). Stack tests build the app through this same function.
  */
 export function createApp(props: AppProps = {}): { app: App; stack: AttributionServiceStack } {
   const app = new App(props);
@@ -18,6 +19,7 @@ export function createApp(props: AppProps = {}): { app: App; stack: AttributionS
       rateLimit: positiveContext(app, 'apiRateLimit'),
       burstLimit: positiveContext(app, 'apiBurstLimit'),
     },
+    originSecretVersion: secretVersionContext(app, 'originSecretVersion'),
   });
   // Acknowledged findings are also written into the template's Metadata, so the reasons travel with it.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true }));
@@ -31,6 +33,14 @@ function positiveContext(app: App, name: string): number | undefined {
   const value = Number(raw);
   if (!Number.isInteger(value) || value <= 0) throw new Error(`context ${name} must be a positive whole number, got ${String(raw)}`);
   return value;
+}
+
+/** A Secrets Manager VersionId (`put-secret-value` prints it: a UUID), or undefined when unset. */
+function secretVersionContext(app: App, name: string): string | undefined {
+  const raw: unknown = app.node.tryGetContext(name);
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !/^[A-Za-z0-9-]{32,64}$/.test(raw)) throw new Error(`context ${name} must be a secret's VersionId, got ${String(raw)}`);
+  return raw;
 }
 
 if (require.main === module) createApp();

@@ -415,8 +415,11 @@ export const envName = {
   table: (name: string) => `TABLE_${name.toUpperCase()}`,
   bucket: () => 'AUDIT_BUCKET',
   queue: (name: string) => `QUEUE_${name.toUpperCase()}_URL`,
-  /** The secret CloudFront adds as x-origin-verify; handlers trust its viewer headers only with it. */
-  originVerifySecret: () => 'ORIGIN_VERIFY_SECRET',
+  /**
+   * The ARN of the secret CloudFront adds as x-origin-verify; routed handlers read its value from
+   * Secrets Manager (functions/adapters/origin-secret.ts) and trust viewer headers only with it.
+   */
+  originVerifySecretArn: () => 'ORIGIN_VERIFY_SECRET_ARN',
 };
 
 /** The origin header CloudFront (or the local edge) sets to that secret on every request it forwards. */

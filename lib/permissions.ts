@@ -4,7 +4,7 @@ import { deletesWith, HEALTH_PROBE_KEY, readsWith, tables, writesWith, type Acce
  * The IAM policy each function's manifest grants turn into, as plain data: the actions the CDK
  * grant helpers of lib/constructs/service-function.ts put in the role, on which resources. The
  * local runtime enforces exactly this on every AWS call a handler makes (local/iam-guard.ts), and
- * test/stack/iam-policy.test.ts holds it equal to the synthesized role policies, so a call that
+ * test/stack/local-parity.test.ts holds it equal to the synthesized role policies, so a call that
  * AWS would refuse is refused at `npm start` and in every integration test as well.
  *
  * KMS statements (the data key that encrypts the stores) are left out: the emulators encrypt
@@ -17,7 +17,9 @@ export type PolicyResource =
   | { readonly kind: 'bucket' }
   /** Every object of the bucket (`<bucket arn>/*`). */
   | { readonly kind: 'objects' }
-  | { readonly kind: 'queue'; readonly queue: QueueName };
+  | { readonly kind: 'queue'; readonly queue: QueueName }
+  /** The CloudFront origin secret in Secrets Manager (lib/constructs/edge.ts). */
+  | { readonly kind: 'origin-secret' };
 
 /**
  * A condition a statement holds only under. The one kind the service needs: every partition key
@@ -71,6 +73,9 @@ export const TABLE_PROBE_ACTIONS = ['dynamodb:GetItem'] as const;
 export const TABLE_PROBE_CONDITION: PolicyCondition = { leadingKeys: [HEALTH_PROBE_KEY] };
 export const BUCKET_PROBE_ACTIONS = ['s3:ListBucket'] as const;
 
+/** What a routed function may do with the origin secret: read its value, nothing else (not even DescribeSecret). */
+export const ORIGIN_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
+
 type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
 const QUEUE_CONSUME_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
@@ -105,6 +110,8 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   for (const [queue, access] of Object.entries(spec.queues ?? {}) as [QueueName, NonNullable<QueueAccess>][]) {
     statements.push({ actions: QUEUE_ACTIONS[access], resources: [{ kind: 'queue', queue }] });
   }
+  // Routed functions check every request's origin header against it (functions/shared/http.ts).
+  if (spec.routes?.length) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
   return statements;
 }
 

@@ -28,6 +28,8 @@ export interface AttributionServiceStackProps extends StackProps {
   readonly alarmEmail?: string;
   /** API Gateway stage throttling; defaults in lib/constructs/edge.ts (DEFAULT_THROTTLE). */
   readonly apiThrottle?: Partial<ApiThrottle>;
+  /** The origin secret version CloudFront sends (EdgeProps.originSecretVersion); the current one if unset. */
+  readonly originSecretVersion?: string;
 }
 
 /**
@@ -50,7 +52,7 @@ export class AttributionServiceStack extends Stack {
 
     this.stores = new DataStores(this, 'Data');
     this.alarms = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
-    this.edge = new Edge(this, 'Edge', { accessLogs: this.stores.accessLogs, throttle: props.apiThrottle });
+    this.edge = new Edge(this, 'Edge', { accessLogs: this.stores.accessLogs, throttle: props.apiThrottle, originSecretVersion: props.originSecretVersion });
 
     assertRoutesUnique(functionSpecs);
     const handlers = new Map<string, ServiceFunction>();
@@ -136,6 +138,10 @@ export class AttributionServiceStack extends Stack {
       description: 'HTTP API URL behind CloudFront; requests sent here directly are not trusted for viewer address, country or ASN',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
+    new CfnOutput(this, 'OriginSecretArn', {
+      value: this.edge.originSecret.secretArn,
+      description: 'Secrets Manager secret CloudFront sends as x-origin-verify (its ARN, not its value); docs/secrets.md says how to rotate it',
+    });
   }
 }
 

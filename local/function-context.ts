@@ -13,7 +13,7 @@ import { LOCAL_MAX_CONCURRENCY } from './invoke-store';
  *
  * A function sees:
  * - the variables of lib/function-environment.ts for its manifest entry (TEMPLATE), with the
- *   local physical names, URLs and origin secret;
+ *   local physical names, URLs and the origin secret's ARN in the local Secrets Manager;
  * - the variables Lambda itself sets (region, credentials, function name, memory, PATH...);
  * - the variables that point the SDK at the emulators (AWS_ENDPOINT_URL_*, checksum modes);
  * - local settings an operator or a test may set for a run (LOCAL_SETTINGS), each read with a
@@ -40,11 +40,12 @@ export const LAMBDA_PLATFORM_VARIABLES = [
   'PATH',
 ] as const;
 
-/** Point the SDK at the emulators (local/environment.ts sets them). */
+/** Point the SDK at the emulators (local/environment.ts and local/runtime.ts set them). */
 export const LOCAL_EMULATOR_VARIABLES = [
   'AWS_ENDPOINT_URL_DYNAMODB',
   'AWS_ENDPOINT_URL_S3',
   'AWS_ENDPOINT_URL_SQS',
+  'AWS_ENDPOINT_URL_SECRETS_MANAGER',
   'AWS_REQUEST_CHECKSUM_CALCULATION',
   'AWS_RESPONSE_CHECKSUM_VALIDATION',
   'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
@@ -76,7 +77,8 @@ export interface LocalDeployment {
   readonly tables: Readonly<Record<string, string>>;
   readonly bucket: string;
   readonly queues: Readonly<Record<string, string>>;
-  readonly originSecret: string;
+  /** The origin secret's ARN in the local Secrets Manager (local/origin-secret.ts). */
+  readonly originSecretArn: string;
   /** Replaces a function's policy (tests take a grant away to see what AWS would refuse). */
   readonly policies?: Readonly<Record<string, readonly PolicyStatement[]>>;
 }
@@ -120,7 +122,7 @@ export function runAsFunction<T>(name: string, body: () => T): T {
 }
 
 /** The template's variables of a function for a deployment, with their local values. */
-export function templateEnvironment(name: string, spec: FunctionSpec, target: Pick<LocalDeployment, 'tables' | 'bucket' | 'queues' | 'originSecret'>): Record<string, string> {
+export function templateEnvironment(name: string, spec: FunctionSpec, target: Pick<LocalDeployment, 'tables' | 'bucket' | 'queues' | 'originSecretArn'>): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [variable, source] of Object.entries(environmentOf(spec))) {
     const value =
@@ -132,7 +134,7 @@ export function templateEnvironment(name: string, spec: FunctionSpec, target: Pi
             ? target.bucket
             : source.kind === 'queue'
               ? target.queues[source.queue]
-              : target.originSecret;
+              : target.originSecretArn;
     if (value === undefined) throw new Error(`${name}: no local ${source.kind} for ${variable}`);
     values[variable] = value;
   }

@@ -1,6 +1,7 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { SQSServiceException } from '@aws-sdk/client-sqs';
+import { SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
 import type { InitializeHandler, InitializeHandlerArguments, InitializeMiddleware, MetadataBearer, MiddlewareStack } from '@smithy/types';
 import { tables, type QueueName, type TableName } from '../lib/manifest';
 import { allows, type PolicyResource } from '../lib/permissions';
@@ -9,7 +10,8 @@ import { currentFunction, type FunctionContext, type LocalDeployment } from './f
 
 /**
  * The local runtime's IAM: a middleware on every AWS client of the service that maps each call a
- * handler makes to the IAM actions and resources AWS would authorize (DynamoDB, S3, SQS), and
+ * handler makes to the IAM actions and resources AWS would authorize (DynamoDB, S3, SQS, Secrets
+ * Manager), and
  * refuses it with AWS's own AccessDenied error when the function's policy (lib/permissions.ts,
  * the same statements the stack writes into its role) does not allow it. Calls made outside a
  * function (the runtime, the admin CLI, a test's set-up) act as the operator and are not checked.
@@ -151,10 +153,20 @@ export function sqsAuthorizations(commandName: string, input: Input, target: Loc
   return [{ action, resource: queue ? { kind: 'queue', queue } : undefined, arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name ?? '*'}` }];
 }
 
+/** A secret is named by its ARN or its name; the deployment has one, the origin secret. */
+export function secretsManagerAuthorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
+  const action = `secretsmanager:${operationOf(commandName)}`;
+  const id = text(input.SecretId);
+  const ours = id !== undefined && (id === target.originSecretArn || target.originSecretArn.split(':').pop()?.replace(/-[0-9a-f]{6}$/, '') === id);
+  const arn = ours ? target.originSecretArn : `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${id ?? '*'}`;
+  return [{ action, resource: ours ? { kind: 'origin-secret' } : undefined, arn }];
+}
+
 const authorizationsBy: Record<ClientService, typeof dynamodbAuthorizations> = {
   dynamodb: dynamodbAuthorizations,
   s3: s3Authorizations,
   sqs: sqsAuthorizations,
+  secretsmanager: secretsManagerAuthorizations,
 };
 
 /** The first authorization the function's policy does not give, if any. */
@@ -173,6 +185,7 @@ export function accessDenied(service: ClientService, refused: Authorization, con
     return new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message });
   }
   const options = { name: 'AccessDeniedException', $fault: 'client' as const, $metadata: { httpStatusCode: 400 }, message };
+  if (service === 'secretsmanager') return new SecretsManagerServiceException(options);
   return service === 'dynamodb' ? new DynamoDBServiceException(options) : new SQSServiceException(options);
 }
 

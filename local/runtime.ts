@@ -1,10 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { envName } from '../lib/manifest';
 import { startEmulators, type Emulators } from './emulators';
+import { newLocalOriginSecret } from './origin-secret';
+import { startSecretsManagerEmulator } from './secrets-manager-emulator';
 import { localCredentials, provision } from './provision';
 import { applyLocalEnvironment, endpointsPath, type EndpointsFile } from './environment';
 import { policyFromEnv } from '../functions/domain/postbacks/destination';
@@ -65,10 +67,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // the aggregator takes over a lease another run left (a kill -9, an invocation abandoned at
   // shutdown) rather than wait 75 s for it: functions/adapters/aggregate-store.ts.
   process.env.LOCAL_RUN_ID = randomUUID();
-  const originSecret = randomBytes(16).toString('hex');
-  process.env[envName.originVerifySecret()] = originSecret;
+  // The local edge adds the origin secret to every request; routed handlers read it from a local
+  // Secrets Manager by its ARN, as they read it in AWS. The process keeps both, for code that
+  // calls a handler directly (tests, the bench).
+  const secretsManager = await startSecretsManagerEmulator({ host, region: emulators.region });
+  const { value: originSecret, arn: originSecretArn } = newLocalOriginSecret(secretsManager);
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = secretsManager.url;
+  process.env[envName.originVerifySecretArn()] = originSecretArn;
   // From here each handler runs with its function's environment and IAM policy only.
-  registerDeployment({ tables: names.tables, bucket: names.bucket, queues: names.queues, originSecret, policies: options.policies });
+  registerDeployment({ tables: names.tables, bucket: names.bucket, queues: names.queues, originSecretArn, policies: options.policies });
   installIamGuard();
 
   const edge = await startEdge({
@@ -116,7 +123,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       control.server.closeAllConnections();
       await new Promise<void>((resolve) => control.server.close(() => resolve()));
       sqs.destroy();
-      await emulators.close();
+      await Promise.all([emulators.close(), secretsManager.close()]);
       rmSync(endpointsPath(options.dataDir), { force: true });
     })());
 

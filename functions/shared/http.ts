@@ -5,8 +5,9 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ServiceError } from '../domain/common/errors';
 import { logger, metrics } from './observability';
-import { envName } from '../../lib/manifest';
-import { fromEdge } from './viewer';
+import { envName, originVerifyHeader } from '../../lib/manifest';
+import { originSecretValues } from '../adapters/origin-secret';
+import { fromEdge, markFromEdge } from './viewer';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -48,20 +49,32 @@ export function httpErrors(): MiddlewareObj<HttpEvent, HttpResult> {
 /**
  * DESIGN section 1: only CloudFront reaches the functions. A request without the origin secret
  * (one sent to the API Gateway URL directly) is 403 before the handler runs, so before any store
- * is touched; fromEdge compares in constant time. The secret is read per request rather than at
- * cold start because the local runtime sets it after handlers may have been loaded (a process.env
- * read costs nothing). A function without the secret fails closed as a 500: a deployment fault
- * the API 5xx alarm should see, not a client's, and nothing is served either way. Refusals are
- * counted (OriginForbidden) where the function flushes metrics.
+ * is touched; fromEdge compares in constant time, with the current value and, during a rotation,
+ * the previous one (functions/adapters/origin-secret.ts reads them from Secrets Manager and keeps
+ * them five minutes). A request with no origin header at all is refused without that read, so a
+ * flood at the API Gateway URL costs no Secrets Manager call.
+ *
+ * The secret's ARN is read per request rather than at cold start because the local runtime sets
+ * it after handlers may have been loaded (a process.env read costs nothing). A function without
+ * the ARN, or whose secret cannot be read, fails closed as a 500: a deployment fault the API 5xx
+ * alarm should see, not a client's, and nothing is served either way. Refusals are counted
+ * (OriginForbidden) where the function flushes metrics.
  */
 export function originVerify(options: { countRefusals: boolean }): MiddlewareObj<HttpEvent, HttpResult> {
+  const refuse = () => {
+    if (options.countRefusals) metrics.addMetric('OriginForbidden', MetricUnit.Count, 1);
+    return new ServiceError(403, 'forbidden');
+  };
   return {
     before: async (request) => {
-      const secret = process.env[envName.originVerifySecret()];
-      if (!secret) throw new Error(`${envName.originVerifySecret()} is not set: every request is refused`);
-      if (fromEdge(request.event, secret)) return;
-      if (options.countRefusals) metrics.addMetric('OriginForbidden', MetricUnit.Count, 1);
-      throw new ServiceError(403, 'forbidden');
+      const arn = process.env[envName.originVerifySecretArn()];
+      if (!arn) throw new Error(`${envName.originVerifySecretArn()} is not set: every request is refused`);
+      if (request.event.headers?.[originVerifyHeader] === undefined) throw refuse();
+      const values = await originSecretValues(arn);
+      // Every value is compared, matched or not, so the time taken does not say which one matched.
+      const matches = values.map((value) => fromEdge(request.event, value));
+      if (!matches.includes(true)) throw refuse();
+      markFromEdge(request.event);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { envName, originVerifyHeader } from '../../lib/manifest';
+import { originVerifyHeader } from '../../lib/manifest';
 import type { HttpEvent } from './http';
 
 /**
@@ -18,10 +18,22 @@ export interface Viewer {
   readonly asn?: number;
 }
 
-export function viewerOf(event: HttpEvent, originSecret = process.env[envName.originVerifySecret()]): Viewer {
+/** Requests the origin check (functions/shared/http.ts) found to carry the origin secret. */
+const throughEdge = new WeakSet<HttpEvent>();
+
+/** Called by the origin check alone, once a request's origin header matched. */
+export function markFromEdge(event: HttpEvent): void {
+  throughEdge.add(event);
+}
+
+/**
+ * The viewer of a request: CloudFront's headers when the request came through it (by default,
+ * when the origin check found the secret on this very event), else the connection's address.
+ */
+export function viewerOf(event: HttpEvent, cameThroughEdge = throughEdge.has(event)): Viewer {
   const headers = event.headers ?? {};
   const sourceIp = event.requestContext?.http?.sourceIp ?? '0.0.0.0';
-  if (!fromEdge(event, originSecret)) return { ip: normalizeIp(sourceIp) };
+  if (!cameThroughEdge) return { ip: normalizeIp(sourceIp) };
   const address = headers['cloudfront-viewer-address'];
   const asn = Number(headers['cloudfront-viewer-asn']);
   return {

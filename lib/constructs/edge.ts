@@ -1,4 +1,4 @@
-import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, SecretValue, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -7,10 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { envName, originVerifyHeader, type RouteThrottle } from '../manifest';
-
-/** Environment variable through which HTTP handlers learn the origin secret (functions/shared/viewer.ts). */
-export const ORIGIN_VERIFY_ENV = envName.originVerifySecret();
+import { originVerifyHeader, type RouteThrottle } from '../manifest';
 
 /** Steady requests per second and burst the API Gateway stage lets through on a route without a throttle of its own. */
 export type ApiThrottle = RouteThrottle;
@@ -29,6 +26,12 @@ export interface EdgeProps {
   readonly accessLogs: s3.IBucket;
   /** Stage throttling; DEFAULT_THROTTLE for what is not given. */
   readonly throttle?: Partial<ApiThrottle>;
+  /**
+   * The version of the origin secret CloudFront sends (a Secrets Manager VersionId); by default
+   * the current one when the distribution is deployed. Giving a new one is how a rotated value
+   * reaches CloudFront: CloudFormation re-reads a secret only for a resource whose template changed.
+   */
+  readonly originSecretVersion?: string;
 }
 
 /**
@@ -40,8 +43,11 @@ export class Edge extends Construct {
   readonly api: apigw.HttpApi;
   readonly stage: apigw.HttpStage;
   readonly distribution: cloudfront.Distribution;
-  /** The origin secret as a deploy-time dynamic reference: never in the template or cdk.out. */
-  readonly originVerifySecret: string;
+  /**
+   * The origin secret. CloudFront gets its value as a deploy-time dynamic reference (never in the
+   * template or cdk.out); functions get its ARN and read the value themselves (bindOriginSecret).
+   */
+  readonly originSecret: secretsmanager.Secret;
   /** https://<distribution domain>, the service's public base URL. */
   readonly baseUrl: string;
   private readonly stageThrottle: ApiThrottle;
@@ -60,11 +66,12 @@ export class Edge extends Construct {
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'CloudFormation resolves this value into the CloudFront origin header and the functions environment at deploy ' +
-        'time; rotating it in Secrets Manager alone would break the match until the next deploy. It is rotated by ' +
-        'replacing the secret and deploying, which updates both sides together.',
+        'A rotation Lambda cannot change the header CloudFront sends, which CloudFormation resolves at deploy time. ' +
+        'It is rotated by hand (docs/secrets.md): put-secret-value, after which functions accept the new and the ' +
+        'previous value within five minutes, then a deploy with -c originSecretVersion=<VersionId> for CloudFront.',
     });
-    this.originVerifySecret = secret.secretValue.unsafeUnwrap();
+    this.originSecret = secret;
+    const headerValue = SecretValue.secretsManager(secret.secretArn, { versionId: props.originSecretVersion }).unsafeUnwrap();
 
     this.api = new apigw.HttpApi(this, 'HttpApi', {
       description: 'Attribution service; reached through CloudFront.',
@@ -118,7 +125,7 @@ export class Edge extends Construct {
           originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
           // API Gateway stops an integration after 30 seconds; CloudFront should not give up sooner.
           readTimeout: Duration.seconds(30),
-          customHeaders: { [originVerifyHeader]: this.originVerifySecret },
+          customHeaders: { [originVerifyHeader]: headerValue },
         }),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,

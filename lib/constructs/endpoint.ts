@@ -2,7 +2,7 @@ import { Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Construct } from 'constructs';
-import { ORIGIN_VERIFY_ENV, type Edge } from './edge';
+import type { Edge } from './edge';
 import { ManifestFunction, type ManifestFunctionProps } from './manifest-function';
 
 export interface EndpointProps extends ManifestFunctionProps {
@@ -10,18 +10,17 @@ export interface EndpointProps extends ManifestFunctionProps {
 }
 
 /**
- * A routed function of the manifest: the function with its grants and alarms, one Lambda
- * integration (payload format 2.0), and one API Gateway route per route key of the manifest,
- * each with the manifest's throttle when it has one.
+ * A routed function of the manifest: the function with its grants and alarms, the origin secret's
+ * ARN and the right to read it, one Lambda integration (payload format 2.0), and one API Gateway
+ * route per route key of the manifest, each with the manifest's throttle when it has one.
  */
 export class Endpoint extends ManifestFunction {
   readonly routes: apigw.HttpRoute[];
 
   constructor(scope: Construct, id: string, props: EndpointProps) {
-    super(scope, id, {
-      ...props,
-      environment: { ...props.environment, [ORIGIN_VERIFY_ENV]: props.edge.originVerifySecret },
-    });
+    super(scope, id, props);
+    // Every request is checked against the origin secret before anything else (functions/shared/http.ts).
+    this.function.bindOriginSecret(props.edge.originSecret);
     const integration = new HttpLambdaIntegration('Integration', this.function, {
       payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
     });

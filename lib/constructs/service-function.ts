@@ -5,11 +5,12 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
 import { BASE_ENVIRONMENT } from '../function-environment';
 import { deletesWith, envName, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from '../manifest';
-import { BUCKET_PROBE_ACTIONS, iamConditionOf, TABLE_PROBE_ACTIONS, TABLE_PROBE_CONDITION } from '../permissions';
+import { BUCKET_PROBE_ACTIONS, iamConditionOf, ORIGIN_SECRET_ACTIONS, TABLE_PROBE_ACTIONS, TABLE_PROBE_CONDITION } from '../permissions';
 
 export type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 
@@ -186,6 +187,19 @@ export class ServiceFunction extends NodejsFunction {
     if (access === 'read') queue.grant(this, 'sqs:GetQueueAttributes');
     this.addEnvironment(envName.queue(name), queue.queueUrl);
     if (access === 'send' || access === 'requeue') this.acknowledgeKmsDataKeyActions(queue.encryptionMasterKey !== undefined);
+    return this;
+  }
+
+  /**
+   * The CloudFront origin secret: its ARN goes to ORIGIN_VERIFY_SECRET_ARN and the role may read
+   * its value (secretsmanager:GetSecretValue, on that secret alone). The value itself never goes
+   * into the environment, which lambda:GetFunctionConfiguration shows to whoever may call it; the
+   * function reads it at its first request (functions/adapters/origin-secret.ts). The secret is
+   * encrypted with Secrets Manager's AWS-managed key, which needs no grant.
+   */
+  bindOriginSecret(secret: secretsmanager.ISecret): this {
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: [...ORIGIN_SECRET_ACTIONS], resources: [secret.secretArn] }));
+    this.addEnvironment(envName.originVerifySecretArn(), secret.secretArn);
     return this;
   }
 

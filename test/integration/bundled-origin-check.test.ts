@@ -4,12 +4,15 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { envName, originVerifyHeader, queues, tables } from '../../lib/manifest';
+import { newLocalOriginSecret } from '../../local/origin-secret';
+import { startSecretsManagerEmulator, type SecretsManagerEmulator } from '../../local/secrets-manager-emulator';
 import { fromCloudFront } from '../support/edge';
 
 // The origin check as Lambda runs it: the handler bundled by esbuild the way ServiceFunction
 // bundles it (lib/constructs/service-function.ts), not the TypeScript source under ts-jest.
 const ROOT = join(__dirname, '..', '..');
 let outdir: string;
+let secretsManager: SecretsManagerEmulator;
 type Bundled = { handler: (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2> };
 const bundled: Record<string, Bundled> = {};
 
@@ -17,6 +20,13 @@ beforeAll(async () => {
   for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
   for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `http://127.0.0.1:1/000000000000/${name}`;
   process.env[envName.bucket()] = 'audit';
+  // The handlers read the origin secret from Secrets Manager by its ARN, as in Lambda, with the
+  // role's credentials Lambda gives them (the local Secrets Manager takes any).
+  process.env.AWS_ACCESS_KEY_ID ??= 'ASIAEXAMPLE';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'example';
+  secretsManager = await startSecretsManagerEmulator();
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = secretsManager.url;
+  process.env[envName.originVerifySecretArn()] = newLocalOriginSecret(secretsManager).arn;
   outdir = mkdtempSync(join(tmpdir(), 'bundled-origin-'));
   const entries = { health: 'functions/health.ts', ingest: 'functions/ingest.ts', fallback: 'functions/fallback.ts' };
   await build({
@@ -35,7 +45,10 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(outdir, { recursive: true, force: true });
+  await secretsManager?.close();
+});
 
 const event = (path: string, headers: Record<string, string>) =>
   ({

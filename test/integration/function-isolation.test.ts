@@ -1,10 +1,12 @@
 import { GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { environmentOf } from '../../lib/function-environment';
 import { functions, type FunctionSpec } from '../../lib/manifest';
 import { policyOf, resourceKey } from '../../lib/permissions';
-import { dynamoClient, s3Client, sqsClient } from '../../functions/shared/clients';
+import { dynamoClient, s3Client, secretsManagerClient, sqsClient } from '../../functions/shared/clients';
+import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../../local/origin-secret';
 import { LAMBDA_PLATFORM_VARIABLES, LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, runAsFunction } from '../../local/function-context';
 import { createTenant, startLocalStack, type LocalStack } from '../support/local-stack';
 import { post, signedBytes, validEvent } from './ingest-support';
@@ -125,6 +127,27 @@ describe('the IAM check on every AWS call', () => {
       name: 'AccessDeniedException',
       message: expect.stringContaining('sqs:ReceiveMessage'),
     });
+  });
+
+  it('lets the routed functions alone read the origin secret, whose value no function\'s environment holds', async () => {
+    // Read here, as the operator: inside a function without the grant, the variable is not there either.
+    const arn = process.env.ORIGIN_VERIFY_SECRET_ARN;
+    const value = process.env[LOCAL_ORIGIN_SECRET_VARIABLE];
+    const read = (name: string) => runAsFunction(name, () => secretsManagerClient().send(new GetSecretValueCommand({ SecretId: arn })));
+    for (const [name, spec] of specs) {
+      const environment = runAsFunction(name, () => ({ ...process.env }));
+      expect({ name, holdsValue: Object.values(environment).includes(value) }).toEqual({ name, holdsValue: false });
+      if (spec.routes?.length) {
+        expect(environment.ORIGIN_VERIFY_SECRET_ARN).toBe(arn);
+        await expect(read(name)).resolves.toMatchObject({ SecretString: value });
+      } else {
+        expect(await refusal(read(name))).toEqual({
+          name: 'AccessDeniedException',
+          status: 400,
+          message: expect.stringContaining(`secretsmanager:GetSecretValue on resource: ${arn}`),
+        });
+      }
+    }
   });
 
   it('lets the operator (code outside any function) do anything, as the admin CLI does', async () => {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createApp } from '../../bin/app';
-import { functions } from '../../lib/manifest';
+import { envName, functions, originVerifyHeader } from '../../lib/manifest';
+import { startSecretsManagerEmulator, type SecretsManagerEmulator } from '../../local/secrets-manager-emulator';
 import { cdkJsonContext } from './synthesize';
 
 /**
@@ -12,7 +13,9 @@ import { cdkJsonContext } from './synthesize';
  * as `cdk deploy` bundles it) loaded in a process of its own whose environment is only what the
  * template gives the function plus what Lambda itself sets (NODE_PATH standing for the runtime's
  * own SDK). A function that reads a variable its template lacks fails here, as its cold start
- * would in AWS (the health function's QUEUE_POSTBACKS_URL did).
+ * would in AWS (the health function's QUEUE_POSTBACKS_URL did). The origin secret is not in any
+ * template: a routed function reads it from Secrets Manager by the ARN it has, here from the local
+ * one, which plays the region's endpoint.
  */
 const ROOT = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -20,16 +23,22 @@ const run = promisify(execFile);
 type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, unknown> };
 let outdir: string;
 let resources: Record<string, Resource>;
+let secretsManager: SecretsManagerEmulator;
+const ORIGIN_SECRET = 'origin-secret-of-the-bundled-functions-test';
+let originSecretArn: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   outdir = mkdtempSync(join(tmpdir(), 'bundled-functions-'));
   const { app } = createApp({ outdir, context: cdkJsonContext() });
   const assembly = app.synth();
   resources = (assembly.stacks[0].template as { Resources: Record<string, Resource> }).Resources;
+  secretsManager = await startSecretsManagerEmulator();
+  originSecretArn = secretsManager.put('origin-verify', ORIGIN_SECRET);
 }, 240_000);
 
-afterAll(() => {
+afterAll(async () => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });
+  await secretsManager?.close();
 });
 
 /** The Lambda resource of a manifest function: its description is the manifest's. */
@@ -40,17 +49,21 @@ function lambdaOf(name: string): Resource {
   return found[0];
 }
 
-/** A template value as a deployed function would see it: references become plausible strings. */
+/**
+ * A template value as a deployed function would see it: references become plausible strings, the
+ * origin secret's the ARN of the local Secrets Manager's. A value CloudFormation would resolve from
+ * a secret is none of these, and fails here.
+ */
 function resolved(variable: string, value: unknown): string {
   if (typeof value === 'string') return value;
   const ref = (value as { Ref?: string }).Ref;
+  if (ref && variable === envName.originVerifySecretArn()) return originSecretArn;
   if (ref && variable.endsWith('_URL')) return `https://sqs.us-east-1.amazonaws.com/000000000000/${ref}`;
   if (ref) return `${ref.toLowerCase()}-physical-name`;
-  if (JSON.stringify(value).includes('resolve:secretsmanager')) return 'origin-secret-resolved-by-cloudformation';
   throw new Error(`${variable}: a template value this test cannot resolve: ${JSON.stringify(value)}`);
 }
 
-function lambdaEnvironment(name: string): Record<string, string> {
+function lambdaEnvironment(name: string, secretsManagerUrl: string): Record<string, string> {
   const resource = lambdaOf(name);
   const template = Object.fromEntries(
     Object.entries(resource.Properties.Environment.Variables as Record<string, unknown>).map(([variable, value]) => [variable, resolved(variable, value)]),
@@ -72,18 +85,20 @@ function lambdaEnvironment(name: string): Record<string, string> {
     TZ: ':UTC',
     // Lambda's runtime is Node 22; the machine's may be 20, where the SDK only warns.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // Where the region's Secrets Manager is, for the origin secret.
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManagerUrl,
   };
 }
 
-/** Starts the asset in a fresh process (the cold start) and, for a routed function, sends one request without the origin header. */
+/** Starts the asset in a fresh process (the cold start) and, for a routed function, sends one request with the headers given. */
 const probe = `
-const [index, path] = process.argv.slice(1);
+const [index, path, headers] = process.argv.slice(1);
 const module = require(index);
 if (typeof module.handler !== 'function') throw new Error('no handler');
 if (!path) {
   console.log(JSON.stringify({ started: true }));
 } else {
-  const event = { version: '2.0', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
+  const event = { version: '2.0', rawPath: path, rawQueryString: '', headers: JSON.parse(headers), isBase64Encoded: false,
     requestContext: { http: { method: 'GET', path, sourceIp: '203.0.113.9' }, requestId: 'r' } };
   module.handler(event, { functionName: 'probe', awsRequestId: 'r', getRemainingTimeInMillis: () => 3000 })
     .then((result) => console.log(JSON.stringify({ started: true, status: result.statusCode, body: JSON.parse(result.body) })),
@@ -91,12 +106,16 @@ if (!path) {
 }
 `;
 
-async function coldStart(name: string, path?: string): Promise<{ started: boolean; status?: number; body?: unknown }> {
+async function coldStart(
+  name: string,
+  request?: { path: string; headers?: Record<string, string>; secretsManagerUrl?: string },
+): Promise<{ started: boolean; status?: number; body?: unknown }> {
   // The code's S3 key is the asset's hash, and the cloud assembly keeps the asset as asset.<hash>.
   const key: unknown = lambdaOf(name).Properties.Code?.S3Key;
   if (typeof key !== 'string' || !key.endsWith('.zip')) throw new Error(`${name} has no bundled asset`);
-  const args = ['-e', probe, join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.js'), ...(path ? [path] : [])];
-  const { stdout } = await run(process.execPath, args, { env: lambdaEnvironment(name), cwd: outdir, timeout: 30_000 });
+  const args = ['-e', probe, join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.js'), ...(request ? [request.path, JSON.stringify(request.headers ?? {})] : [])];
+  const env = lambdaEnvironment(name, request?.secretsManagerUrl ?? secretsManager.url);
+  const { stdout } = await run(process.execPath, args, { env, cwd: outdir, timeout: 30_000 });
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
 }
 
@@ -106,6 +125,16 @@ describe('each bundled function started with only its template environment', () 
   });
 
   it('answers GET /health from the health function with 403 forbidden when the origin header is missing', async () => {
-    expect(await coldStart('health', '/health')).toEqual({ started: true, status: 403, body: { error: 'forbidden' } });
+    expect(await coldStart('health', { path: '/health' })).toEqual({ started: true, status: 403, body: { error: 'forbidden' } });
+  });
+
+  it('reads the origin secret from Secrets Manager by its ARN: a request carrying it is served, one with another value is 403', async () => {
+    expect(await coldStart('fallback', { path: '/nowhere', headers: { [originVerifyHeader]: ORIGIN_SECRET } })).toEqual({ started: true, status: 404, body: { error: 'not_found' } });
+    expect(await coldStart('fallback', { path: '/nowhere', headers: { [originVerifyHeader]: 'guess' } })).toEqual({ started: true, status: 403, body: { error: 'forbidden' } });
+  });
+
+  it('fails closed, a 500, when it cannot read the origin secret', async () => {
+    const unreachable = { path: '/nowhere', headers: { [originVerifyHeader]: ORIGIN_SECRET }, secretsManagerUrl: 'http://127.0.0.1:1' };
+    expect(await coldStart('fallback', unreachable)).toEqual({ started: true, status: 500, body: { error: 'internal_error' } });
   });
 });

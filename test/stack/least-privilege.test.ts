@@ -126,12 +126,14 @@ describe('the health functions', () => {
       ...Object.values(stores.queues).map((queue) => ({ action: 'sqs:GetQueueAttributes', resource: arn(queue) })),
       { action: 'kms:Decrypt', resource: arn(stores.key), condition: throughDynamoDb },
       { action: 'kms:DescribeKey', resource: arn(stores.key), condition: throughDynamoDb },
+      // GET /health is routed: it checks the origin header like every routed function.
+      ...((functions as Record<string, FunctionSpec>)[name].routes ? [{ action: 'secretsmanager:GetSecretValue', resource: { Ref: logicalId(service.stack.edge.originSecret) } }] : []),
     ].map((grant) => JSON.stringify(grant));
     expect(granted.sort()).toEqual(expected.sort());
   });
 });
 
-describe('signing secrets and audit objects', () => {
+describe('signing secrets, audit objects and the origin secret', () => {
   const signatureVerifiers = ['ingest', 'privacy-request'];
 
   it('lets only the functions that verify signatures read signing secrets, which no tenant item holds any more', () => {
@@ -146,4 +148,22 @@ describe('signing secrets and audit objects', () => {
   });
 
   it.each(reportFunctions)('gives %s no read of an audit object', noAuditObjectRead);
+
+  it('holds the origin secret in no function\'s environment: routed functions get its ARN and may read that one secret', () => {
+    const secrets = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    const [[secretId]] = secrets;
+    for (const [name, spec] of functionEntries) {
+      const lambda = resources[logicalId(service.stack.functions.get(name)!)];
+      const variables = lambda.Properties.Environment.Variables as Record<string, unknown>;
+      expect({ name, resolved: JSON.stringify(variables).includes('resolve:secretsmanager'), plain: 'ORIGIN_VERIFY_SECRET' in variables }).toEqual({ name, resolved: false, plain: false });
+      const onSecrets = nonLogStatements(name).filter((s) => [s.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+      if (spec.routes?.length) {
+        expect({ name, arn: variables.ORIGIN_VERIFY_SECRET_ARN }).toEqual({ name, arn: { Ref: secretId } });
+        expect(onSecrets.map(({ Action, Resource }) => ({ Action, Resource }))).toEqual([{ Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId } }]);
+      } else {
+        expect({ name, arn: variables.ORIGIN_VERIFY_SECRET_ARN, onSecrets }).toEqual({ name, arn: undefined, onSecrets: [] });
+      }
+    }
+  });
 });

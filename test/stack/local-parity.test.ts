@@ -37,7 +37,7 @@ function statementsOf(name: string): Statement[] {
     .flatMap((resource) => resource.Properties.PolicyDocument.Statement as Statement[]);
 }
 
-/** The manifest resource a template resource reference names ({Fn::GetAtt: [id, Arn]}, or joined with /index/* or /*). */
+/** The manifest resource a template resource reference names ({Fn::GetAtt: [id, Arn]}, or joined with /index/* or /*, or the origin secret's {Ref}). */
 function manifestResource(reference: unknown): PolicyResource | 'other' {
   const stores = service.stack.stores;
   const arnOf = (value: unknown): string | undefined => (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt']?.[0];
@@ -50,6 +50,8 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
   if (id === logicalId(stores.bucket)) return suffix === '/*' ? { kind: 'objects' } : suffix === '' ? { kind: 'bucket' } : 'other';
   const queue = (Object.keys(stores.queues) as QueueName[]).find((name) => logicalId(stores.queues[name]) === id);
   if (queue && suffix === '') return { kind: 'queue', queue };
+  // A secret's ARN is its Ref.
+  if ((reference as { Ref?: string }).Ref === logicalId(service.stack.edge.originSecret)) return { kind: 'origin-secret' };
   return 'other';
 }
 
@@ -78,7 +80,7 @@ describe('the local runtime and the stack', () => {
       tables: Object.fromEntries(Object.keys(tables).map((table) => [table, table])),
       bucket: 'attribution-audit',
       queues: Object.fromEntries(Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}`])),
-      originSecret: 'local',
+      originSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:origin-verify-a1b2c3',
     });
     expect(Object.keys(local).sort()).toEqual(variables);
   });
@@ -89,7 +91,7 @@ describe('the local runtime and the stack', () => {
     expect(found).toEqual([]);
   });
 
-  it.each(specs)('give %s the same IAM policy on every table, the bucket and every queue', (name, spec) => {
+  it.each(specs)('give %s the same IAM policy on every table, the bucket, every queue and the origin secret', (name, spec) => {
     const synthesized = statementsOf(name)
       .filter((statement) => statement.Effect === 'Allow')
       .map((statement) => ({
@@ -108,6 +110,7 @@ describe('the local runtime and the stack', () => {
     expect(pairs(policyOf(functions['privacy-drain']).map(grantOf))).toEqual(
       expect.arrayContaining(['dynamodb:DeleteItem on table:installs', 's3:DeleteObjectVersion on objects', 's3:List* on bucket', 'sqs:SendMessage on queue:privacy']),
     );
+    expect(pairs(policyOf(functions.ingest).map(grantOf))).toEqual(expect.arrayContaining(['secretsmanager:GetSecretValue on origin-secret']));
     // And the one conditioned grant: the health probe's item read.
     expect(pairs(policyOf(functions.health).map(grantOf))).toEqual(
       expect.arrayContaining(['dynamodb:GetItem on table:tenants when {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["health#probe"]}}']),

@@ -97,7 +97,7 @@ describe('the service stack', () => {
     }
   });
 
-  it('sets the environment variable of every table, bucket and queue a function is granted, and the origin secret on HTTP functions', () => {
+  it('sets the environment variable of every table, bucket and queue a function is granted, and the origin secret\'s ARN on HTTP functions', () => {
     for (const [name, spec] of functionEntries) {
       const variables = resources[functionId(name)].Properties.Environment.Variables;
       for (const table of Object.keys(spec.tables ?? {}) as TableName[]) {
@@ -107,8 +107,8 @@ describe('the service stack', () => {
       for (const queue of Object.keys(spec.queues ?? {}) as QueueName[]) {
         expect(variables[envName.queue(queue)]).toEqual({ Ref: logicalId(service.stack.stores.queues[queue]) });
       }
-      if (spec.routes?.length) expect(variables.ORIGIN_VERIFY_SECRET).toEqual(secretReference());
-      else expect(variables.ORIGIN_VERIFY_SECRET).toBeUndefined();
+      if (spec.routes?.length) expect(variables.ORIGIN_VERIFY_SECRET_ARN).toEqual({ Ref: ofType('AWS::SecretsManager::Secret')[0][0] });
+      else expect(variables.ORIGIN_VERIFY_SECRET_ARN).toBeUndefined();
     }
   });
 
@@ -422,6 +422,23 @@ describe('the service stack', () => {
     expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], apiRateLimit: 'lots' } })).toThrow(/apiRateLimit/);
   });
 
+  it('makes CloudFront send the version of the origin secret the originSecretVersion context names, the last step of a rotation', () => {
+    const version = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
+    const { stack } = createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], originSecretVersion: version } });
+    const template = Template.fromStack(stack);
+    const [secretId] = Object.keys(template.findResources('AWS::SecretsManager::Secret'));
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Origins: [
+          Match.objectLike({
+            OriginCustomHeaders: [{ HeaderName: 'x-origin-verify', HeaderValue: { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, `:SecretString:::${version}}}`]] } }],
+          }),
+        ],
+      }),
+    });
+    expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], originSecretVersion: 'latest' } })).toThrow(/originSecretVersion/);
+  });
+
   describe('unauthenticated storage (issue 19)', () => {
     /** Every route's own limits, [requests per second, burst]; POST /event has the stage's (DEFAULT_THROTTLE). */
     const ROUTE_LIMITS: Record<string, [number, number]> = {
@@ -519,6 +536,8 @@ describe('the service stack', () => {
       Value: { 'Fn::Join': ['', ['https://', getAtt(logicalId(edge.distribution), 'DomainName')]] },
     });
     service.template.hasOutput('ApiUrl', { Value: Match.anyValue() });
+    // The ARN a rotation names (docs/secrets.md); the value is in no output.
+    service.template.hasOutput('OriginSecretArn', { Value: { Ref: logicalId(edge.originSecret) } });
   });
 });
 

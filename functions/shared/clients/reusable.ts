@@ -1,11 +1,11 @@
 /**
  * How every AWS client of the service is built: one module per client (dynamo.ts, s3.ts,
- * sqs.ts), each imported only by the adapters that use that client, so a function loads only
- * the SDK clients it calls (link-redirect, say, never loads S3 or SQS: `npm run bench` checks
- * its bundle). They stay the one place clients are made, and the same code talks to AWS and to
- * the local emulators: the SDK reads the standard AWS_ENDPOINT_URL_DYNAMODB / _S3 / _SQS
- * variables itself, and S3 switches to path-style addressing whenever an S3 endpoint is
- * overridden (s3rver needs it).
+ * sqs.ts, secrets-manager.ts), each imported only by the adapters that use that client, so a
+ * function loads only the SDK clients it calls (link-redirect, say, never loads S3 or SQS:
+ * `npm run bench` checks its bundle). They stay the one place clients are made, and the same
+ * code talks to AWS and to the local emulators: the SDK reads the standard
+ * AWS_ENDPOINT_URL_DYNAMODB / _S3 / _SQS / _SECRETS_MANAGER variables itself, and S3 switches to
+ * path-style addressing whenever an S3 endpoint is overridden (s3rver needs it).
  *
  * Clients are made on first use and reused; one is rebuilt only if its endpoint variable changed
  * (a local runtime restarted in the same process, as tests do). In Lambda that never happens.
@@ -16,7 +16,7 @@
 /** Retries are few so that a failing dependency turns into a fast, documented 503. */
 export const maxAttempts = 3;
 
-export type ClientService = 'dynamodb' | 's3' | 'sqs';
+export type ClientService = 'dynamodb' | 's3' | 'sqs' | 'secretsmanager';
 
 /**
  * Something done to every client when it is built. The local runtime adds its IAM check this way
@@ -32,7 +32,8 @@ export function addClientHook(hook: ClientHook): void {
   for (const [client, service] of live) hook(client, service);
 }
 
-const serviceOf = (endpointVariable: string) => endpointVariable.replace(/^AWS_ENDPOINT_URL_/, '').toLowerCase() as ClientService;
+/** AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsmanager, as IAM names the service. */
+const serviceOf = (endpointVariable: string) => endpointVariable.replace(/^AWS_ENDPOINT_URL_/, '').replace(/_/g, '').toLowerCase() as ClientService;
 
 export function reusable<T extends { destroy(): void }>(endpointVariable: string, build: () => T): () => T {
   const service = serviceOf(endpointVariable);

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { runAdmin } from '../../../bin/admin';
 import { signedRequest } from '../../../client/event-client';
-import { envName } from '../../../lib/manifest';
+import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../../../local/origin-secret';
 import { dynamoClient } from '../../../functions/shared/clients';
 import { httpCall, type HttpCall } from '../../support/documented-answers';
 import { captureLogs, type LogCapture } from '../../support/log-capture';
@@ -142,7 +142,7 @@ it('writes no key, signing secret, signature, bearer token or origin secret into
     const bearer = /^Bearer (.+)$/.exec(request.headers?.authorization ?? '')?.[1];
     if (bearer) secrets.add(bearer);
   }
-  secrets.add(process.env[envName.originVerifySecret()]!);
+  secrets.add(process.env[LOCAL_ORIGIN_SECRET_VARIABLE]!);
   // A key cut short in a log is a leak too: the first 16 characters of each one's random part.
   for (const secret of [...secrets]) {
     const random = secret.replace(/^(co_live_|app_live_|srv_)/, '');

@@ -3,6 +3,10 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { envName, queues, tables } from '../../../lib/manifest';
 import { fromCloudFront } from '../../support/edge';
+import { mockOriginSecret } from '../../support/origin-secret';
+
+// The handlers read CloudFront's origin secret from Secrets Manager before anything else.
+mockOriginSecret();
 
 // Handlers read their resource names at cold start.
 process.env.AWS_REGION = 'us-east-1';

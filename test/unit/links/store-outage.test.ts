@@ -3,7 +3,11 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { envName, tables } from '../../../lib/manifest';
 import { fromCloudFront } from '../../support/edge';
+import { mockOriginSecret } from '../../support/origin-secret';
 import { MOBILE } from './user-agents';
+
+// The handlers read CloudFront's origin secret from Secrets Manager before anything else.
+mockOriginSecret();
 
 // Handlers read their resource names at cold start.
 for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;

@@ -2,6 +2,10 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { handler } from '../../../functions/fallback';
 import type { Context } from 'aws-lambda';
 import { fromCloudFront } from '../../support/edge';
+import { mockOriginSecret } from '../../support/origin-secret';
+
+// The handlers read CloudFront's origin secret from Secrets Manager before anything else.
+mockOriginSecret();
 
 const call = async (method: string, path: string) => {
   const event = { rawPath: path, headers: fromCloudFront(), requestContext: { http: { method, path } } } as unknown as APIGatewayProxyEventV2;

@@ -5,6 +5,10 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { envName, tables } from '../../../lib/manifest';
 import { hashServerKey } from '../../../functions/domain/tenants/keys';
 import { fromCloudFront } from '../../support/edge';
+import { mockOriginSecret } from '../../support/origin-secret';
+
+// The handlers read CloudFront's origin secret from Secrets Manager before anything else.
+mockOriginSecret();
 
 // Handlers read their resource names at cold start.
 process.env.AWS_REGION = 'us-east-1';

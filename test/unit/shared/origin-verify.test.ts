@@ -5,9 +5,11 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context, Handler } from 'aws-lambda';
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { envName, functions, originVerifyHeader, queues, tables, type FunctionSpec } from '../../../lib/manifest';
 import { fromEdge } from '../../../functions/shared/viewer';
-import { fromCloudFront, TEST_ORIGIN_SECRET } from '../../support/edge';
+import { fromCloudFront, TEST_ORIGIN_SECRET, TEST_ORIGIN_SECRET_ARN } from '../../support/edge';
+import { mockOriginSecret } from '../../support/origin-secret';
 
 // Handlers read their resource names at cold start.
 for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
@@ -17,6 +19,9 @@ process.env[envName.bucket()] = 'audit';
 // Every store client the handlers can reach; a request refused at the origin check reaches none.
 const stores = [mockClient(DynamoDBDocumentClient), mockClient(DynamoDBClient), mockClient(S3Client), mockClient(SQSClient)];
 const storeCalls = () => stores.reduce((sum, store) => sum + store.calls().length, 0);
+// The origin secret, read from Secrets Manager by the ARN the stack gives the function.
+const secrets = mockOriginSecret();
+const secretReads = () => secrets.commandCalls(GetSecretValueCommand).length;
 
 const ROOT = join(__dirname, '..', '..', '..');
 const routed = (Object.entries(functions) as [string, FunctionSpec][]).filter(([, spec]) => spec.routes?.length);
@@ -48,15 +53,19 @@ async function call(entry: string, event: APIGatewayProxyEventV2) {
 }
 
 describe('the origin check of every routed function', () => {
-  beforeEach(() => stores.forEach((store) => store.reset()));
+  beforeEach(() => {
+    stores.forEach((store) => store.reset());
+    secrets.resetHistory();
+  });
   afterEach(() => {
-    process.env[envName.originVerifySecret()] = TEST_ORIGIN_SECRET;
+    process.env[envName.originVerifySecretArn()] = TEST_ORIGIN_SECRET_ARN;
   });
 
   describe.each(routed)('%s', (_name, spec) => {
-    it('answers 403 forbidden to a request without the origin header and touches no store', async () => {
+    it('answers 403 forbidden to a request without the origin header, touching no store and not reading the secret', async () => {
       expect(await call(spec.entry, request({}))).toEqual({ status: 403, body: { error: 'forbidden' } });
       expect(storeCalls()).toBe(0);
+      expect(secretReads()).toBe(0);
     });
 
     it('answers 403 forbidden to a wrong origin secret, whatever its length, and touches no store', async () => {
@@ -66,9 +75,17 @@ describe('the origin check of every routed function', () => {
       expect(storeCalls()).toBe(0);
     });
 
-    it('fails closed with a 500 when the function was deployed without the secret, touching no store', async () => {
-      delete process.env[envName.originVerifySecret()];
+    it('fails closed with a 500 when the function was deployed without the secret\'s ARN, touching no store', async () => {
+      delete process.env[envName.originVerifySecretArn()];
       expect(await call(spec.entry, request({ [originVerifyHeader]: '' }))).toEqual({ status: 500, body: { error: 'internal_error' } });
+      expect(await call(spec.entry, request(fromCloudFront()))).toEqual({ status: 500, body: { error: 'internal_error' } });
+      expect(storeCalls()).toBe(0);
+    });
+
+    it('fails closed with a 500 when the secret cannot be read from Secrets Manager, touching no store', async () => {
+      // An ARN of its own: the secret of the other tests is kept five minutes.
+      process.env[envName.originVerifySecretArn()] = `${TEST_ORIGIN_SECRET_ARN}-unreadable-${spec.entry}`;
+      expect(await call(spec.entry, request(fromCloudFront()))).toEqual({ status: 500, body: { error: 'internal_error' } });
       expect(storeCalls()).toBe(0);
     });
 
