@@ -4,12 +4,14 @@ import type { Context } from 'aws-lambda';
 import { functions, type FunctionSpec } from '../lib/manifest';
 import { runAsFunction } from './function-context';
 import { runInvocation } from './invoke-store';
+import { trackInvocation } from './invocations';
 
 /**
  * Runs the very handlers that Lambda runs: each function's entry module from the manifest,
  * loaded on first use (like a cold start) and called with a Lambda-shaped context, as that
  * function: with its environment and its IAM policy only (local/function-context.ts), and as
- * one invocation of its own, however many others overlap it (local/invoke-store.ts).
+ * one invocation of its own, however many others overlap it (local/invoke-store.ts), which the
+ * runtime abandons if it still runs when the runtime stops (local/invocations.ts).
  */
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -52,5 +54,5 @@ export async function invoke(name: string, event: unknown): Promise<unknown> {
     fail: () => undefined,
     succeed: () => undefined,
   };
-  return runAsFunction(name, () => runInvocation(context.awsRequestId, () => handlerOf(name)(event, context)));
+  return trackInvocation(() => runAsFunction(name, () => runInvocation(context.awsRequestId, () => handlerOf(name)(event, context))));
 }

@@ -1,4 +1,4 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { functions, queues, type QueueSpec } from '../lib/manifest';
 import { invoke as invokeFunction } from './lambda';
@@ -10,7 +10,14 @@ import { invoke as invokeFunction } from './lambda';
  * to its DLQ after maxReceiveCount is the queue's own redrive policy, as in AWS.
  */
 export interface Pollers {
-  stop(): Promise<void>;
+  /**
+   * Stops receiving at once (a batch being gathered goes back to its queue, visible, unseen by any
+   * handler) and gives the batches in a handler up to graceMs to finish, their successes deleted.
+   * A batch still in its handler then is abandoned: its messages stay held, to come back as a
+   * crashed invocation's do, and nothing more is done for it (local/invocations.ts stops the
+   * handler itself).
+   */
+  stop(graceMs?: number): Promise<void>;
   /** Resolves once every queue has been polled empty and no batch is in a handler. */
   drain(): Promise<void>;
 }
@@ -30,6 +37,8 @@ export function startQueuePollers(options: PollerOptions): Pollers {
   const specs = options.specs ?? (queues as Record<string, QueueSpec>);
   const invoke = options.invoke ?? ((name: string, event: SQSEvent) => invokeFunction(name, event));
   let running = true;
+  let abandon!: () => void;
+  const abandoned = new Promise<typeof ABANDONED>((resolve) => (abandon = () => resolve(ABANDONED)));
   /**
    * Per queue, the drain generation of the last poll that came back empty. Only a poll that
    * started after drain() was called proves the queue empty: one already waiting when the last
@@ -50,12 +59,18 @@ export function startQueuePollers(options: PollerOptions): Pollers {
         while (running) {
           const started = generation;
           try {
-            const Messages = await receiveBatch(sqs, url, consumer.batchSize);
-            if (Messages.length === 0) {
+            const messages = await receiveBatch(sqs, url, consumer.batchSize, () => running);
+            if (!running) {
+              await giveBack(sqs, url, messages);
+              break;
+            }
+            if (messages.length === 0) {
               idle.set(name, started);
               continue;
             }
-            await deliver(sqs, invoke, name, url, consumer.function, Messages);
+            const failed = await Promise.race([handle(invoke, name, consumer.function, messages), abandoned]);
+            if (failed === ABANDONED) break;
+            await deleteHandled(sqs, name, url, messages, failed);
           } catch (error) {
             onError(error);
             if (running) await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -66,9 +81,15 @@ export function startQueuePollers(options: PollerOptions): Pollers {
   }
 
   return {
-    stop: async () => {
+    stop: async (graceMs = 1000) => {
       running = false;
-      await Promise.all(loops);
+      const stopped = Promise.all(loops);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([stopped, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      // A loop in a handler leaves now; one receiving, deleting or giving back finishes that call.
+      abandon();
+      await stopped;
     },
     drain: async () => {
       const awaited = ++generation;
@@ -77,11 +98,13 @@ export function startQueuePollers(options: PollerOptions): Pollers {
   };
 }
 
+const ABANDONED = Symbol('abandoned');
+
 /**
  * Up to batchSize messages, as the event source mapping gathers them: SQS hands out at most 10 a
- * call, so a bigger batch takes more calls, for as long as full ones keep coming.
+ * call, so a bigger batch takes more calls, for as long as full ones keep coming (and `more` says so).
  */
-async function receiveBatch(sqs: SQSClient, url: string, batchSize: number): Promise<Message[]> {
+async function receiveBatch(sqs: SQSClient, url: string, batchSize: number, more: () => boolean): Promise<Message[]> {
   const messages: Message[] = [];
   for (;;) {
     const want = Math.min(batchSize - messages.length, 10);
@@ -95,26 +118,27 @@ async function receiveBatch(sqs: SQSClient, url: string, batchSize: number): Pro
       }),
     );
     messages.push(...Messages);
-    if (Messages.length < want || messages.length >= batchSize) return messages;
+    if (Messages.length < want || messages.length >= batchSize || !more()) return messages;
   }
 }
 
-async function deliver(
-  sqs: SQSClient,
+/** Runs the consumer on the batch; resolves with the ids of the messages that must come back. */
+async function handle(
   invoke: (functionName: string, event: SQSEvent) => Promise<unknown>,
   queueName: string,
-  url: string,
   functionName: string,
   messages: Message[],
-) {
+): Promise<Set<string>> {
   const event: SQSEvent = { Records: messages.map((m) => toRecord(queueName, m)) };
-  let failed: Set<string>;
   try {
     const response = (await invoke(functionName, event)) as SQSBatchResponse | undefined;
-    failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    return new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
   } catch {
-    failed = new Set(messages.map((m) => m.MessageId as string));
+    return new Set(messages.map((m) => m.MessageId as string));
   }
+}
+
+async function deleteHandled(sqs: SQSClient, queueName: string, url: string, messages: Message[], failed: Set<string>) {
   const done = messages.filter((m) => !failed.has(m.MessageId as string));
   // SQS deletes at most 10 messages a call; a batch can hold more (the batching window).
   for (let start = 0; start < done.length; start += 10) {
@@ -125,6 +149,18 @@ async function deliver(
       }),
     );
     if (Failed.length > 0) throw new Error(`could not delete ${Failed.length} handled message(s) from ${queueName}: ${Failed[0].Code}`);
+  }
+}
+
+/** Makes messages received while stopping visible again at once, as if never received. */
+async function giveBack(sqs: SQSClient, url: string, messages: Message[]) {
+  for (let start = 0; start < messages.length; start += 10) {
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: url,
+        Entries: messages.slice(start, start + 10).map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+      }),
+    );
   }
 }
 

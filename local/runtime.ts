@@ -13,6 +13,7 @@ import { policyFromEnv } from '../functions/domain/postbacks/destination';
 import { registerDeployment, type LocalDeployment } from './function-context';
 import { startEdge } from './http-server';
 import { installIamGuard } from './iam-guard';
+import { abandonInvocations, acceptInvocations } from './invocations';
 import { startQueuePollers, type Pollers } from './queue-pollers';
 import { startScheduler, type Scheduler } from './scheduler';
 import { seedDemo, type Demo } from './seed';
@@ -77,6 +78,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // From here each handler runs with its function's environment and IAM policy only.
   registerDeployment({ tables: names.tables, bucket: names.bucket, queues: names.queues, originSecretArn, policies: options.policies });
   installIamGuard();
+  // An earlier runtime in this process (tests restart one) may have abandoned its invocations.
+  acceptInvocations();
 
   const edge = await startEdge({
     host,
@@ -116,12 +119,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      // Stop taking work first, let in-flight batches finish (keep-alive clients are told to go, not
-      // waited for), then flush the emulators to disk.
+      // Stop taking work: no new request, message or schedule (keep-alive clients are told to go,
+      // not waited for). Work in flight gets a short grace; whatever still runs then is abandoned
+      // as a crash (local/invocations.ts): its next AWS call never starts, its messages stay held
+      // and come back. Only once the calls it had in flight have landed do the emulators close,
+      // last, flushing to disk. A backlog behind the aggregator delays none of it.
       scheduler.stop();
-      await Promise.all([edge.shutdown(), pollers.stop()]);
+      const controlClosed = new Promise<void>((resolve) => control.server.close(() => resolve()));
       control.server.closeAllConnections();
-      await new Promise<void>((resolve) => control.server.close(() => resolve()));
+      await Promise.all([edge.shutdown(SHUTDOWN_GRACE_MS), pollers.stop(SHUTDOWN_GRACE_MS)]);
+      await abandonInvocations();
+      await controlClosed;
       sqs.destroy();
       await Promise.all([emulators.close(), secretsManager.close()]);
       rmSync(endpointsPath(options.dataDir), { force: true });
@@ -139,6 +147,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     close,
   };
 }
+
+/** How long a shutdown waits for requests and queue batches in flight before abandoning them. */
+const SHUTDOWN_GRACE_MS = 1000;
 
 /**
  * A private control port on 127.0.0.1 for local tools: `admin schedule run NAME` fires a schedule

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { signBody } from '../../functions/domain/ingest/signature';
 import { startSqsEmulator } from '../../local/sqs-emulator';
 import type { EndpointsFile } from '../../local/environment';
@@ -131,6 +132,34 @@ async function countedEvents(port: number, serverKey: string): Promise<number> {
   return rows.reduce((sum, row) => sum + row.events, 0);
 }
 
+/**
+ * Resolves once the runtime itself is gone: npm dies of a signal at once, but the runtime (its
+ * grandchild) holds the output pipes until it exits, and 'close' waits for them.
+ */
+function closed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.stdout?.closed && child.stderr?.closed) resolve();
+    else child.once('close', () => resolve());
+  });
+}
+
+/** The aggregation queue's waiting and in-flight messages, as the runtime's SQS emulator counts them. */
+async function aggregationQueue(endpoints: EndpointsFile): Promise<{ waiting: number; inFlight: number }> {
+  const sqs = new SQSClient({
+    region: endpoints.region,
+    endpoint: endpoints.sqs,
+    credentials: { accessKeyId: endpoints.credentials.access_key_id, secretAccessKey: endpoints.credentials.secret_access_key },
+  });
+  try {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: endpoints.queues.aggregation, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    return { waiting: Number(Attributes.ApproximateNumberOfMessages), inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible) };
+  } finally {
+    sqs.destroy();
+  }
+}
+
 function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
@@ -246,6 +275,75 @@ describe('npm start under a kill', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('stops within 3 s of SIGTERM under an aggregation backlog, logs no error, and counts every accepted event once after a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-backlog-'));
+    const port = await freePort();
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port) };
+    try {
+      const first = await start(env);
+      first.child.removeAllListeners('exit');
+      const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as DemoKeys;
+      const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as EndpointsFile;
+      // A backlog: 300 batches of 20 events from 8 clients, far more than the aggregator counts
+      // while they arrive (it takes up to 100 audit objects an invocation).
+      let sent = 0;
+      let acknowledged = 0;
+      const client = async () => {
+        while (sent < 300) {
+          sent++;
+          const batch = signedBatch(demo, 20);
+          const response = await fetch(`http://127.0.0.1:${port}/event`, { method: 'POST', headers: batch.headers, body: batch.body });
+          const body = (await response.json()) as { accepted?: number };
+          if (response.status === 200) acknowledged += body.accepted ?? 0;
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, client));
+      expect(acknowledged).toBe(300 * 20);
+      // The signal comes just after an invocation has taken a batch of 50 or more (it takes seconds
+      // to count them: the same 300 ms apart, no longer being gathered) and more wait behind it.
+      const backlog = (await aggregationQueue(endpoints)).waiting;
+      let queue = await aggregationQueue(endpoints);
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        while (!(queue.inFlight >= 50 && queue.waiting > 0 && queue.waiting < backlog) && Date.now() < deadline) queue = await aggregationQueue(endpoints);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const again = await aggregationQueue(endpoints);
+        if (Date.now() > deadline || (again.inFlight === queue.inFlight && again.waiting === queue.waiting)) break;
+        queue = again;
+      }
+      expect(queue.inFlight).toBeGreaterThanOrEqual(50);
+      expect(queue.waiting).toBeGreaterThan(0);
+
+      const before = first.output().length;
+      const signalled = Date.now();
+      const gone = closed(first.child);
+      process.kill(-(first.child.pid as number), 'SIGTERM');
+      await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 60_000))]);
+      const stoppedMs = Date.now() - signalled;
+      const said = first.output().slice(before);
+      expect(said).not.toMatch(/ECONNREFUSED/);
+      expect(said).not.toMatch(/"level":"ERROR"/);
+      expect(said).not.toMatch(stackLine);
+      expect(said.trim()).toBe(`SIGTERM: stopping, flushing data to ${dataDir}`);
+      // A clean shutdown: endpoints.json goes last, after the emulators flushed to disk.
+      expect(existsSync(join(dataDir, 'endpoints.json'))).toBe(false);
+      expect(stoppedMs).toBeLessThan(3_000);
+
+      const second = await start(env);
+      try {
+        // The abandoned batch comes back at once and is counted with the rest, each event once: once
+        // every queue has been polled empty, nothing more can come.
+        const { control } = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as EndpointsFile;
+        expect((await fetch(`${control}/drain`, { method: 'POST' })).status).toBe(200);
+        expect(await countedEvents(port, demo.server_key)).toBe(acknowledged);
+      } finally {
+        expect(await stop(second.child, dataDir)).toBe(true);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it('stops within 2 s of Ctrl-C while keep-alive clients keep sending', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-sigint-'));

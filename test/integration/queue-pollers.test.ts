@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startSqsEmulator, type SqsEmulator } from '../../local/sqs-emulator';
 import { startQueuePollers } from '../../local/queue-pollers';
@@ -108,6 +108,60 @@ describe('the local queue pollers', () => {
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
     );
     expect(Attributes).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+  });
+
+  describe('when stopped', () => {
+    // A visibility timeout longer than the test: a held message stays held.
+    const held: Record<string, QueueSpec> = { slow: { ...specs.work, visibilityTimeoutSeconds: 60 } };
+    let slowUrl: string;
+    const counts = async () => {
+      const { Attributes } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: slowUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      );
+      return { visible: Number(Attributes?.ApproximateNumberOfMessages), held: Number(Attributes?.ApproximateNumberOfMessagesNotVisible) };
+    };
+    beforeEach(async () => {
+      slowUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `slow-${Date.now()}`, Attributes: { VisibilityTimeout: '60' } }))).QueueUrl as string;
+    });
+    afterEach(async () => {
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: slowUrl }));
+    });
+
+    it('abandons a batch still in its handler after the grace, leaving its messages held to come back', async () => {
+      let calls = 0;
+      const pollers = startQueuePollers({
+        sqs,
+        queueUrls: { slow: slowUrl },
+        specs: held,
+        onError: () => undefined,
+        // A handler that never returns.
+        invoke: () => {
+          calls += 1;
+          return new Promise(() => undefined);
+        },
+      });
+      await sqs.send(new SendMessageCommand({ QueueUrl: slowUrl, MessageBody: 'stuck' }));
+      while (calls < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      const stopping = Date.now();
+      await pollers.stop(200);
+      expect(Date.now() - stopping).toBeLessThan(1_000);
+      expect(calls).toBe(1);
+      expect(await counts()).toEqual({ visible: 0, held: 1 });
+    });
+
+    it('lets a batch that finishes within the grace be deleted', async () => {
+      const pollers = startQueuePollers({
+        sqs,
+        queueUrls: { slow: slowUrl },
+        specs: held,
+        onError: () => undefined,
+        invoke: () => new Promise((resolve) => setTimeout(() => resolve({ batchItemFailures: [] }), 300)),
+      });
+      await sqs.send(new SendMessageCommand({ QueueUrl: slowUrl, MessageBody: 'quick' }));
+      while ((await counts()).held < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await pollers.stop(5_000);
+      expect(await counts()).toEqual({ visible: 0, held: 0 });
+    });
   });
 
   it('leaves the whole batch on the queue when the consumer throws', async () => {
