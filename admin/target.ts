@@ -4,7 +4,7 @@ import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/e
 import { TargetError, type Target } from './command';
 
 /**
- * The CLI's and the console's way to the service (DESIGN section 3): the running local runtime
+ * The CLI's and the console's way to the service (docs/architecture.md section 3): the running local runtime
  * through DATA_DIR/endpoints.json, or a deployed stack by name. Either way the process
  * environment ends up naming the tables, bucket and queues, so the adapters reach them as the
  * functions do.

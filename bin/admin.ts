@@ -5,7 +5,7 @@ import { commandLineWording } from '../admin/flags';
 import { resolveTarget, runSchedule } from '../admin/target';
 
 /**
- * The admin CLI (DESIGN section 3). Every command prints exactly one JSON object on stdout;
+ * The admin CLI (docs/architecture.md section 3). Every command prints exactly one JSON object on stdout;
  * errors go to stderr with a non-zero exit. It targets the running local runtime through
  * DATA_DIR/endpoints.json, or a deployed stack with --stack NAME and the usual AWS credentials.
  * The commands themselves live in admin/ and are shared with the console (`npm run console`).

@@ -9,7 +9,7 @@ import type { EventFaultField, RejectionReason, SdkEvent } from '../functions/do
  * interface's recommendation), signs the bytes exactly as sent, and retries 429 and 503 (and
  * network failures) with capped exponential backoff and full jitter.
  *
- * Each attempt of a batch is stamped with its own sent_at_ms and signed again (DESIGN section 14,
+ * Each attempt of a batch is stamped with its own sent_at_ms and signed again (docs/architecture.md section 14,
  * docs/ingestion.md "What an SDK must do"): the service corrects each event's time by
  * received_ms - sent_at_ms, so a stamp kept from an earlier attempt would move every event by the
  * time spent waiting (seconds of backoff, or hours offline). The events themselves are sent

@@ -10,7 +10,7 @@ import { targetLookup } from '../admin/target';
 import { bundleConsole, type ConsoleBundle } from './bundle';
 
 /**
- * `npm run console [-- --stack NAME] [--port N]` (DESIGN section 12): the admin console on
+ * `npm run console [-- --stack NAME] [--port N]` (docs/console.md): the admin console on
  * 127.0.0.1. Its JSON API runs the admin CLI's own commands (admin/commands.ts) against the same
  * target the CLI would reach, so the console has no operation of its own.
  *

@@ -21,7 +21,7 @@ const ports: TrackingLinkPorts = {
   isBlocked: (companyId, ip, nowMs) => ipBlocks.isBlocked(companyId, ip, nowMs),
   block: (entry) => ipBlocks.block(entry),
   rateCounter: new RateLimitStore(resourceName.table('rate_limits')),
-  // DESIGN section 8: 120 clicks per 60 s per IPv4 /24 or IPv6 /48 unless configured otherwise.
+  // docs/tracking-links.md: 120 clicks per 60 s per IPv4 /24 or IPv6 /48 unless configured otherwise.
   rateWindow: slidingWindow(intEnv('LINK_RATE_LIMIT', 120), intEnv('LINK_RATE_WINDOW_SECONDS', 60) * 1000),
   recordClick: (click) => clicks.record(click),
   newClickId,

@@ -147,7 +147,7 @@ export interface QueueSpec {
   /** Receives before a message moves to the queue's dead-letter queue (same in AWS and locally). */
   readonly maxReceiveCount: number;
   readonly retentionDays: number;
-  /** Alarm when the oldest message is older than this (DESIGN section 10), with what it means. */
+  /** Alarm when the oldest message is older than this (docs/architecture.md section 10), with what it means. */
   readonly ageAlarm?: { readonly seconds: number; readonly meaning: string };
   /**
    * Function fed by the queue through an event source mapping, if any. Above 10 messages a batch
@@ -203,7 +203,7 @@ export const schedules = {
     hourUtc: 3,
     minuteUtc: 17,
     function: 'privacy-drain',
-    purpose: 'Drains the privacy queue nightly (DESIGN section 9), off the hour most schedules use.',
+    purpose: 'Drains the privacy queue nightly (docs/privacy.md), off the hour most schedules use.',
   },
   'health-check': {
     kind: 'rate',

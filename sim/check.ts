@@ -2,7 +2,7 @@ import type { OracleRows } from './oracle';
 
 /**
  * --check: the four reports as they should read, rendered from the oracle's counters with the
- * rounding of DESIGN section 7, against every row the Reporting API returns (paged through), and
+ * rounding of docs/architecture.md section 7, against every row the Reporting API returns (paged through), and
  * every difference spelled out.
  */
 

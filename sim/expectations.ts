@@ -3,7 +3,7 @@ import type { OracleAttribution } from './oracle';
 /**
  * How each install should be attributed, decided from what the simulator itself did: which clicks
  * it made and got a click id for, from which address and platform, when, and which addresses it
- * sent through the honeypot. DESIGN section 6, written the plain way; nothing is read from the
+ * sent through the honeypot. docs/aggregation.md#attribution, written the plain way; nothing is read from the
  * service's tables.
  */
 

@@ -1,5 +1,5 @@
 /**
- * An independent oracle for the report rows: the rules of DESIGN sections 6 and 7 written the
+ * An independent oracle for the report rows: the rules of docs/aggregation.md#attribution and docs/architecture.md section 7 written the
  * plain way, in memory, over the accepted events in the order they were taken. It shares no code
  * with the aggregator (no claims, journals or tokens), so the two can only agree by both being right.
  * The aggregation property tests (through test/support/aggregation-oracle.ts) and the traffic

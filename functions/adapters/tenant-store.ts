@@ -310,7 +310,7 @@ function strip<T>(item: Record<string, unknown>): T {
 }
 
 /**
- * The hot path's view of the tenants: the same look-ups, cached. DESIGN section 4 allows key
+ * The hot path's view of the tenants: the same look-ups, cached. docs/architecture.md section 4 allows key
  * changes (revocation, suspension) to take up to 60 s; unknown keys are cached for less so a
  * freshly created key works almost at once while a flood of made-up keys still costs few reads.
  */

@@ -47,7 +47,7 @@ export function httpErrors(): MiddlewareObj<HttpEvent, HttpResult> {
 }
 
 /**
- * DESIGN section 1: only CloudFront reaches the functions. A request without the origin secret
+ * docs/architecture.md section 1: only CloudFront reaches the functions. A request without the origin secret
  * (one sent to the API Gateway URL directly) is 403 before the handler runs, so before any store
  * is touched; fromEdge compares in constant time, with the current value and, during a rotation,
  * the previous one (functions/adapters/origin-secret.ts reads them from Secrets Manager and keeps

@@ -86,7 +86,7 @@ const functionServing = (route: string) => manifestFunctions.find((spec) => spec
 const HTTP_EDGE = 'functions/shared/http.ts';
 const REPORTS_FALLBACK_ROUTE = `ANY ${REPORTS_PREFIX}/{proxy+}`;
 const REPORT_PATHS: readonly string[] = REPORT_NAMES.map((name) => `${REPORTS_PREFIX}/${name}`);
-/** The reports' routing answers: the fallback's, not the report functions' (DESIGN section 1). */
+/** The reports' routing answers: the fallback's, not the report functions' (docs/architecture.md section 1). */
 const ROUTING_CODES = ['unknown_report', 'method_not_allowed'];
 
 /**

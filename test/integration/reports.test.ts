@@ -17,7 +17,7 @@ let a: Tenant;
 let b: Tenant;
 
 beforeAll(async () => {
-  // Revocation is tested against a short key cache; production keeps keys at most 30 s (DESIGN: 60).
+  // Revocation is tested against a short key cache; production keeps keys at most 30 s (docs/architecture.md section 4: 60).
   process.env.KEY_CACHE_TTL_MS = '1000';
   stack = await startLocalStack();
   [a, b] = [await createTenant(), await createTenant()];

@@ -3,7 +3,7 @@ import type { ClickRecord } from '../links/click';
 import type { Platform } from '../links/platform';
 
 /**
- * Attribution (DESIGN section 6), run once per install event. Last click wins:
+ * Attribution (docs/aggregation.md#attribution), run once per install event. Last click wins:
  *   1. deterministic: the click named by attribution.click_id or by the click_id parameter of the
  *      Play install referrer, a click of this app made within the link's lookback before the install;
  *   2. probabilistic, only for apps that switched it on: the latest click from the same address and

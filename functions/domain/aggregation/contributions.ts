@@ -33,7 +33,7 @@ export interface AcceptedEvent {
   readonly eventId: string;
   readonly name: string;
   readonly installUuid: string;
-  /** Corrected time (DESIGN section 5): all bucketing uses it. */
+  /** Corrected time (docs/ingestion.md): all bucketing uses it. */
   readonly tsMs: number;
   readonly day: string;
   readonly revenueMicros: number;

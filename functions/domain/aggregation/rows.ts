@@ -1,5 +1,5 @@
 /**
- * The prebuilt report rows (interface "row tables", DESIGN section 7). Each family is one
+ * The prebuilt report rows (interface "row tables", docs/architecture.md section 7). Each family is one
  * DynamoDB partition per app, sorted by day then the grouping columns, so a report reads a day
  * range in key order and stops. The aggregator only ever adds to these counters; the reports turn
  * micro-dollars and counts into the interface's fields.
@@ -57,7 +57,7 @@ export function rowKeyOf(id: string): RowKey {
 }
 
 
-/** Revenue is summed in integer micro-dollars so that no sum ever drifts (DESIGN section 7). */
+/** Revenue is summed in integer micro-dollars so that no sum ever drifts (docs/architecture.md section 7). */
 export const toMicros = (usd: number): number => Math.round(usd * 1_000_000);
 
 /**

@@ -1,4 +1,4 @@
-/** Days are UTC calendar days everywhere (DESIGN section 7): reports, rows, windows. */
+/** Days are UTC calendar days everywhere (docs/architecture.md section 7): reports, rows, windows. */
 export const DAY_MS = 86_400_000;
 
 /** YYYY-MM-DD of an epoch-ms instant, in UTC. */

@@ -6,7 +6,7 @@ import { EVENT_RULES, isStorable, isUuid, type EventVerdict } from './event-vali
 import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID, type EventTexts } from './event-text';
 
 /**
- * The audit record of a batch (DESIGN section 5): one gzip JSONL object per batch, one line per
+ * The audit record of a batch (docs/ingestion.md): one gzip JSONL object per batch, one line per
  * event, accepted and rejected, in input order. The aggregator and `admin rebuild` read these
  * lines; docs/ingestion.md documents them and the hand-off message.
  */

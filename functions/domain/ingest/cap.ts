@@ -1,5 +1,5 @@
 /**
- * The free-tier cap (DESIGN section 5): a company's accepted events per calendar month (UTC).
+ * The free-tier cap (docs/ingestion.md): a company's accepted events per calendar month (UTC).
  * A batch that starts under the cap is taken whole; one that finds it reached is refused whole.
  * How a batch is counted once, and the bound on the count, are in metering.ts.
  */

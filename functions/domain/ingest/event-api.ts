@@ -2,7 +2,7 @@ import { ServiceError } from '../common/errors';
 
 /**
  * The failures of the event API (POST /event and POST /privacy/delete) and their statuses, as
- * spec/interface.md lists them, plus the two DESIGN adds (415 and the privacy 503). One table, so
+ * the interface (docs/openapi.yaml) lists them, 415 and the privacy 503 included. One table, so
  * the handlers, the tests ("only documented codes") and docs/ingestion.md cannot disagree.
  */
 export const EVENT_API_ERRORS = {
@@ -57,7 +57,7 @@ export class EventApiError extends ServiceError {
   }
 }
 
-/** Limits of DESIGN section 5. */
+/** Limits of docs/ingestion.md. */
 export const MAX_RAW_BODY_BYTES = 1024 * 1024;
 export const MAX_DECOMPRESSED_BYTES = 8 * 1024 * 1024;
 export const MAX_EVENTS_PER_BATCH = 1000;

@@ -3,7 +3,7 @@ import { EventApiError, MAX_RAW_BODY_BYTES } from './event-api';
 import { isValidSignature } from './signature';
 
 /**
- * The authentication step shared by POST /event and POST /privacy/delete, in DESIGN section 5's
+ * The authentication step shared by POST /event and POST /privacy/delete, in docs/ingestion.md's
  * order: the three headers, the raw size, an empty body, the app key, the company key, the app
  * belonging to the company, the company not suspended, and the signature over the bytes as sent.
  * Nothing here logs or echoes a key, secret or signature.

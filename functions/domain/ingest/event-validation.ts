@@ -1,7 +1,7 @@
 import { isPlainObject } from '../common/json';
 
 /**
- * The event rules of DESIGN section 5, in its order: the first rule an event fails names its
+ * The event rules of docs/ingestion.md, in its order: the first rule an event fails names its
  * rejection reason. EVENT_RULES is the table: docs/ingestion.md lists it (a unit test keeps the
  * two equal) and the benchmark's schema-library twin mirrors it; validateEvent checks the rules
  * in its order (a unit test holds it to that order, and a property test to the rules as first

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The request signature of the event API (DESIGN section 4): lowercase hex
+ * The request signature of the event API (docs/architecture.md section 4): lowercase hex
  * HMAC-SHA256(key = the signing secret string as UTF-8, message = the body bytes as sent).
  * The SDK client signs with the same function the server verifies with.
  */

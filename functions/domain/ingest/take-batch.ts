@@ -58,7 +58,7 @@ export interface TakenBatch {
 }
 
 /**
- * POST /event after authentication, in the order of DESIGN section 5: the batch shape, the cap,
+ * POST /event after authentication, in the order of docs/ingestion.md: the batch shape, the cap,
  * the per-event verdicts, the count, the audit object, the hand-off. The accepted events are
  * counted before anything is stored, by a conditional write that refuses once the cap is reached
  * (metering.ts), so a refused batch writes nothing and concurrent batches cannot take a company

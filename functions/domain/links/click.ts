@@ -3,7 +3,7 @@ import type { ClientAddress } from './ip-block';
 import type { Platform } from './platform';
 
 /**
- * The click record (DESIGN section 8). The aggregator finds a click by click_id (deterministic
+ * The click record (docs/tracking-links.md). The aggregator finds a click by click_id (deterministic
  * attribution) and the latest click of an (app, IP, platform) through app_ip_platform + ts_ms
  * (probabilistic attribution). It expires after the link's lookback window.
  */

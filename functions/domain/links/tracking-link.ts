@@ -76,7 +76,7 @@ export type LinkOutcome =
 const LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * GET /l/{link_id} in the order of DESIGN section 8: link, edge filter, honeypot, rate limit,
+ * GET /l/{link_id} in the order of docs/tracking-links.md: link, edge filter, honeypot, rate limit,
  * mobile_only, click record, redirect.
  */
 export async function followLink(ports: TrackingLinkPorts, request: LinkRequest): Promise<LinkOutcome> {

@@ -15,7 +15,7 @@ export interface PostbackConfig {
   readonly event_window_days: number;
   readonly method: 'GET' | 'POST';
   /**
-   * Fraud-flagged installs (DESIGN section 6) and their events are withheld unless this is set,
+   * Fraud-flagged installs (docs/aggregation.md#attribution) and their events are withheld unless this is set,
    * as AppsFlyer withholds blocked installs; when set they are sent with {fraud_reasons} filled.
    */
   readonly send_fraud: boolean;

@@ -3,7 +3,7 @@ import { checkDestination, DestinationRefused, type DestinationPolicy, type Reso
 import type { PostbackMessage, PostbackRecord, PostbackState } from './trigger';
 
 /**
- * The postback sender's use case (DESIGN section 11, docs/postbacks.md): one queue message, one
+ * The postback sender's use case (docs/postbacks.md): one queue message, one
  * attempt. The record is claimed for the attempt (a duplicate message finds it claimed or
  * finished and sends nothing), the destination checked again, the partner called once with a
  * 5 s limit and no redirect followed, and the attempt recorded whatever happens.

@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { specialPurposeOf } from './special-purpose';
 
 /**
- * Server-side request forgery rules for partner postbacks (DESIGN section 11). A postback URL is
+ * Server-side request forgery rules for partner postbacks (docs/postbacks.md). A postback URL is
  * set by an operator, but the service calls it from inside the customer's AWS account, where a
  * private or metadata address would reach things no partner should. So, both when a template is
  * set and before every send:

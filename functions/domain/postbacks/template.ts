@@ -1,5 +1,5 @@
 /**
- * Partner postback URL templates (DESIGN section 11, docs/postbacks.md): a URL with macros in
+ * Partner postback URL templates (docs/postbacks.md): a URL with macros in
  * braces, `https://partner.example/cb?click={click_id}&ev={event_name}`. A template is checked
  * when it is set: every macro must be one of POSTBACK_MACROS, the braces must pair, and the URL
  * must parse. At send time each macro is replaced by its value, URL-encoded; a value the

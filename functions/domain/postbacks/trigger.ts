@@ -8,7 +8,7 @@ import { wantsEvent, type PostbackConfig } from './config';
 import { renderTemplate, type MacroValues } from './template';
 
 /**
- * Which postbacks an audit object's decisions send (DESIGN section 11). The aggregator collects
+ * Which postbacks an audit object's decisions send (docs/postbacks.md). The aggregator collects
  * an intent wherever it counts something exactly once (an install it attributed, an event it
  * applied to its install), so an intent exists once per decision; redelivery of the same object
  * finds the same claims and gives the same intents, with the same postback ids.

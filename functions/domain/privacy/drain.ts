@@ -3,7 +3,7 @@ import { lineOfInstall, type AuditLine } from '../ingest/audit-record';
 import { installKey, type PrivacyMessage } from './privacy';
 
 /**
- * The nightly privacy drain (DESIGN section 9): requests from the privacy queue, at most 25 a
+ * The nightly privacy drain (docs/privacy.md): requests from the privacy queue, at most 25 a
  * batch, batch after batch until the queue has nothing new or the time budget is spent. Each
  * request removes everything keyed to the install, at most 1,000 rows per table per run:
  *

@@ -4,7 +4,7 @@ import { UUID_PATTERN } from '../common/uuid';
 import { EventApiError } from '../ingest/event-api';
 
 /**
- * A right-to-be-forgotten request (DESIGN section 9). It is queued, never executed inline; the
+ * A right-to-be-forgotten request (docs/privacy.md). It is queued, never executed inline; the
  * receipt names the install only by a hash, so the receipts table holds nothing that identifies
  * a device once the drain has run.
  */

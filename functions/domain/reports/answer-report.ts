@@ -5,8 +5,8 @@ import { REPORT_FAMILY, renderRow, type StoredCounters } from './report-rows';
 import type { ReportName } from './reports';
 
 /**
- * A report request, from the bearer key to the page of rows (interface "Reporting API", DESIGN
- * section 7): authenticate, read the parameters, then read the app's prebuilt rows of the window
+ * A report request, from the bearer key to the page of rows (interface "Reporting API",
+ * docs/reports.md): authenticate, read the parameters, then read the app's prebuilt rows of the window
  * in key order and stop after offset + limit, so a page of a 365-day window costs what a page of a
  * one-day window costs. Every row comes from the key's app, whatever the query says.
  */

@@ -3,7 +3,7 @@ import { ServiceError } from '../common/errors';
 import { SERVER_KEY_PATTERN } from '../tenants/keys';
 
 /**
- * The Reporting API's refusals (interface "Errors", DESIGN section 7) and their statuses, plus the
+ * The Reporting API's refusals (interface "Errors", docs/architecture.md section 7) and their statuses, plus the
  * 503 a failing store gets (never a 500). One table, so the handlers, the tests and
  * docs/openapi.yaml cannot disagree.
  */

@@ -3,7 +3,7 @@ import type { ReportName } from './reports';
 
 /**
  * Stored rows (integer counters, revenue in micro-dollars) rendered as the interface's row tables,
- * with DESIGN section 7's rounding: dollars and ARPPU to 6 decimals, rates to 4, rates 0 when
+ * with the rounding of docs/architecture.md section 7: dollars and ARPPU to 6 decimals, rates to 4, rates 0 when
  * installs is 0, ARPPU 0 when nobody paid.
  */
 export type StoredCounters = Readonly<Record<string, string | number | undefined>>;

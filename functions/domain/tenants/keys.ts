@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../common/hashing';
 
 /**
- * Identifiers and secrets (DESIGN section 4). Everything comes from the CSPRNG; the formats are
+ * Identifiers and secrets (docs/architecture.md section 4). Everything comes from the CSPRNG; the formats are
  * part of the interface, so the patterns below are also what the edge validates against.
  */
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');

@@ -1,5 +1,5 @@
 /**
- * Companies, apps and server keys as the tenants table stores them (DESIGN section 4), and the
+ * Companies, apps and server keys as the tenants table stores them (docs/architecture.md section 4), and the
  * plan rules a new company or app gets. The tenant store writes these; authentication, the links
  * and the aggregator read them. An app's signing secret is not among them: it is kept apart
  * (the signing_secrets table), for the functions that verify signatures alone.

@@ -2,7 +2,7 @@ import { CachedTenants, type TenantStore } from '../../../functions/adapters/ten
 import type { ServerKeyRecord } from '../../../functions/domain/tenants/tenant';
 
 /**
- * DESIGN section 4 lets a revocation take up to 60 s to reach the hot path, which caches keys.
+ * docs/architecture.md section 4 lets a revocation take up to 60 s to reach the hot path, which caches keys.
  * test/integration/reports.test.ts sees a revoked key refused with a 1 s cache; this holds the
  * cache as deployed (no KEY_CACHE_TTL_MS: the template sets none, test/stack/local-parity.test.ts)
  * to the 60 s.
