@@ -1,8 +1,10 @@
 // The admin console in a real headless browser (Debian's chromium driven by playwright-core)
 // against the local runtime: a company, an app, a server key and a link made through the pages,
 // events sent with the event client, and the reports' charts and tables showing them. Each page
-// is photographed into docs/screenshots/. Then the console's own guards over plain HTTP: no
-// request without the run's token, from another origin, or under a foreign Host header.
+// is photographed into test-results/screenshots/ (ignored by git, so `npm test` leaves the tree
+// clean), or into docs/screenshots/ with UPDATE_SCREENSHOTS=1. Then the console's own guards over
+// plain HTTP: no request without the run's token, from another origin, or under a foreign Host
+// header.
 
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
@@ -18,7 +20,8 @@ import { startConsole, TOKEN_HEADER, type ConsoleServer } from '../../console/se
 import { startLocalStack, type LocalStack } from '../support/local-stack';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = join(__dirname, '..', '..', 'docs', 'screenshots');
+const ROOT = join(__dirname, '..', '..');
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'test-results', 'screenshots');
 const DAY = 86_400_000;
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
 
