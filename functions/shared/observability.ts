@@ -6,7 +6,12 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
  * from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE, which the function construct sets.
  */
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'attribution' });
+// Metrics' own warnings (an invalid dimension, or "No application metrics to publish" after an
+// invocation that added none, such as a health check) go through the logger: one structured JSON
+// line at WARN with the function's context, under POWERTOOLS_LOG_LEVEL like every other line,
+// rather than bare text on stderr that the level cannot silence (tests run at SILENT).
 export const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'AttributionService',
   serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'attribution',
+  logger,
 });
