@@ -67,6 +67,10 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
   let s3Port = ports.s3 ?? 0;
   const startS3 = async () => {
     s3 = new S3rver({ address: host, port: s3Port, silent: true, directory: join(dataDir, 's3') });
+    // `silent` quiets only the console transport, which close() then removes: a response to a
+    // connection cut by stopS3 still logs, and winston prints "Attempt to write logs with no
+    // transports" to console.error. The logger itself is silenced so nothing reaches it at all.
+    s3.logger.silent = true;
     const address = (await s3.run()) as AddressInfo;
     s3Port = address.port;
   };

@@ -22,6 +22,8 @@ declare module 's3rver' {
   }
   class S3rver {
     constructor(options: S3rverOptions);
+    /** Its winston logger (local/emulators.ts silences it). */
+    logger: { silent: boolean };
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
   }
