@@ -4,11 +4,11 @@ import type { AddressInfo, Server } from 'node:net';
 import { join, resolve as absolute } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
-import { startSqsEmulator } from './sqs-emulator';
+import { startSqsEmulator } from './sqs';
 import { makeS3PutsAtomic } from './s3-atomic-puts';
 
 /**
- * DynamoDB (dynalite), S3 (s3rver) and SQS (our own, see sqs-emulator.ts) on 127.0.0.1, each
+ * DynamoDB (dynalite), S3 (s3rver) and SQS (our own, see sqs/README.md) on 127.0.0.1, each
  * persisting under dataDir so tables, objects and queued messages survive a restart. Port 0 picks
  * a free port (tests); npm start asks for fixed ones only when the caller says so.
  */

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { signBody } from '../../functions/domain/ingest/signature';
-import { startSqsEmulator } from '../../local/sqs-emulator';
+import { startSqsEmulator } from '../../local/sqs';
 import type { EndpointsFile } from '../../local/environment';
 
 const root = join(__dirname, '..', '..');

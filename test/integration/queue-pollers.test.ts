@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { startSqsEmulator, type SqsEmulator } from '../../local/sqs-emulator';
+import { startSqsEmulator, type SqsEmulator } from '../../local/sqs';
 import { startQueuePollers } from '../../local/queue-pollers';
 import type { QueueSpec } from '../../lib/manifest';
 

@@ -21,7 +21,7 @@ import {
   SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startSqsEmulator, type SqsEmulator } from '../../local/sqs-emulator';
+import { startSqsEmulator, type SqsEmulator } from '../../local/sqs';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,8 +1,8 @@
 import { Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
-import * as sqsEmulatorModule from '../../local/sqs-emulator';
-import type { SqsEmulator, SqsEmulatorOptions } from '../../local/sqs-emulator';
+import * as sqsEmulatorModule from '../../local/sqs';
+import type { SqsEmulator, SqsEmulatorOptions } from '../../local/sqs';
 import type { LocalStack } from './local-stack';
 
 /**
