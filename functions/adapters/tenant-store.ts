@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
+import { isConditionFailure } from './install-store';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
 import {
   DEFAULT_LOOKBACK_DAYS,
@@ -139,40 +140,26 @@ export class TenantStore {
   async migrateSigningSecrets(): Promise<number> {
     const secrets = this.secretStore();
     let moved = 0;
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new ScanCommand({
-          TableName: this.tableName,
-          ConsistentRead: true,
-          FilterExpression: '#kind = :app AND attribute_exists(#secret)',
-          ExpressionAttributeNames: { '#kind': 'kind', '#secret': LEGACY_SECRET },
-          ExpressionAttributeValues: { ':app': 'app' },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const secret = item[LEGACY_SECRET] as string;
-        await secrets.putIfAbsent(item.app_id as string, secret);
-        try {
-          await dynamoClient().send(
-            new UpdateCommand({
-              TableName: this.tableName,
-              Key: { pk: item.pk },
-              UpdateExpression: 'REMOVE #secret',
-              ConditionExpression: '#secret = :secret',
-              ExpressionAttributeNames: { '#secret': LEGACY_SECRET },
-              ExpressionAttributeValues: { ':secret': secret },
-            }),
-          );
-          moved += 1;
-        } catch (error) {
-          // Another run removed it first.
-          if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-        }
+    for await (const item of this.scanPages('#kind = :app AND attribute_exists(#secret)', { '#kind': 'kind', '#secret': LEGACY_SECRET }, { ':app': 'app' })) {
+      const secret = item[LEGACY_SECRET] as string;
+      await secrets.putIfAbsent(item.app_id as string, secret);
+      try {
+        await dynamoClient().send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: item.pk },
+            UpdateExpression: 'REMOVE #secret',
+            ConditionExpression: '#secret = :secret',
+            ExpressionAttributeNames: { '#secret': LEGACY_SECRET },
+            ExpressionAttributeValues: { ':secret': secret },
+          }),
+        );
+        moved += 1;
+      } catch (error) {
+        // Another run removed it first.
+        if (!isConditionFailure(error)) throw error;
       }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    }
     return moved;
   }
 
@@ -262,25 +249,36 @@ export class TenantStore {
     return item ? strip<T>(item) : undefined;
   }
 
-  /** Every item of a kind (and, optionally, with one attribute equal to a value), oldest first. */
-  private async scanKind<T extends { created_ms: number }>(kind: string, where?: Record<string, string>): Promise<T[]> {
-    const [attribute, value] = Object.entries(where ?? {})[0] ?? [];
-    const items: T[] = [];
+  /** Every item of the table that passes a filter, page by page, read consistently. */
+  private async *scanPages(filter: string, names: Record<string, string>, values: Record<string, unknown>): AsyncGenerator<Record<string, unknown>> {
     let startKey: Record<string, unknown> | undefined;
     do {
       const page = await dynamoClient().send(
         new ScanCommand({
           TableName: this.tableName,
           ConsistentRead: true,
-          FilterExpression: attribute ? '#kind = :kind AND #a = :v' : '#kind = :kind',
-          ExpressionAttributeNames: attribute ? { '#kind': 'kind', '#a': attribute } : { '#kind': 'kind' },
-          ExpressionAttributeValues: attribute ? { ':kind': kind, ':v': value } : { ':kind': kind },
+          FilterExpression: filter,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
           ExclusiveStartKey: startKey,
         }),
       );
-      items.push(...(page.Items ?? []).map((item) => strip<T>(item)));
+      yield* page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
+  }
+
+  /** Every item of a kind (and, optionally, with one attribute equal to a value), oldest first. */
+  private async scanKind<T extends { created_ms: number }>(kind: string, where?: Record<string, string>): Promise<T[]> {
+    const [attribute, value] = Object.entries(where ?? {})[0] ?? [];
+    const items: T[] = [];
+    for await (const item of this.scanPages(
+      attribute ? '#kind = :kind AND #a = :v' : '#kind = :kind',
+      attribute ? { '#kind': 'kind', '#a': attribute } : { '#kind': 'kind' },
+      attribute ? { ':kind': kind, ':v': value } : { ':kind': kind },
+    )) {
+      items.push(strip<T>(item));
+    }
     return items.sort((a, b) => a.created_ms - b.created_ms);
   }
 
@@ -297,7 +295,7 @@ export class TenantStore {
       );
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
