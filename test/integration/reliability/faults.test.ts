@@ -138,8 +138,11 @@ it('answers only documented codes while each emulator is down, names it on /heal
     down = undefined;
     const restartedAt = Date.now();
     const healthy = await healthUntil((h) => h.status === 200);
-    // Traffic goes on after the restart: the event clients get 200s again.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Traffic goes on after the restart: the event clients get 200s again (within 10 s: a client
+    // may be waiting out its backoff, up to 5 s, when the emulator comes back).
+    const answeredAfter = () => seen.some((s) => s.at > restartedAt + 500 && s.answer.path === '/event' && s.answer.status === 200);
+    for (const deadline = Date.now() + 10_000; !answeredAfter() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const during = seen.filter((s) => s.at >= stoppedAt && s.at < restartedAt && s.answer.path === '/event');
     const after = seen.filter((s) => s.at > restartedAt + 500 && s.answer.path === '/event');
     outcomes[emulator] = {
