@@ -2,7 +2,13 @@
 // Type checking is done once by `tsc --noEmit` in `npm test`; here ts-jest only transpiles,
 // which keeps the suite fast on a 2-core machine. @middy/* ships ESM only, so it is transformed too.
 const transform = {
-  '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', allowJs: true, isolatedModules: true, ignoreDeprecations: '6.0' }, diagnostics: false }],
+  '^.+\\.[tj]s$': [
+    'ts-jest',
+    {
+      tsconfig: { module: 'commonjs', moduleResolution: 'node10', allowJs: true, isolatedModules: true, ignoreDeprecations: '6.0' },
+      diagnostics: false,
+    },
+  ],
 };
 const transformIgnorePatterns = ['/node_modules/(?!(@middy)/)'];
 const common = { testEnvironment: 'node', transform, transformIgnorePatterns, setupFiles: ['<rootDir>/test/support/env.ts'] };

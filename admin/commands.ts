@@ -1,10 +1,10 @@
-import { UsageError, type AdminCommand, type Target } from './command';
+import { type AdminCommand, type Target, UsageError } from './command';
 import { flagWording } from './flags';
-import { tenantCommands } from './tenant-commands';
-import { linkCommands } from './link-commands';
-import { reportCommands } from './report-commands';
 import { installCommands } from './install-commands';
+import { linkCommands } from './link-commands';
 import { postbackCommands } from './postback-commands';
+import { reportCommands } from './report-commands';
+import { tenantCommands } from './tenant-commands';
 
 export type { AdminCommand, Target } from './command';
 export { defineCommand, TargetError, UsageError } from './command';
@@ -14,7 +14,13 @@ export { defineCommand, TargetError, UsageError } from './command';
  * console's requests, and both run them through runCommand. A module of commands joins here
  * with one spread.
  */
-export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([...tenantCommands, ...linkCommands, ...reportCommands, ...installCommands, ...postbackCommands]);
+export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
+  ...tenantCommands,
+  ...linkCommands,
+  ...reportCommands,
+  ...installCommands,
+  ...postbackCommands,
+]);
 
 function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {
   const seen = new Set<string>();
@@ -68,7 +74,8 @@ export function flagOptions(): Record<string, { type: 'string' | 'boolean' }> {
   for (const command of ADMIN_COMMANDS) {
     for (const flag of Object.keys(command.flags.shape)) {
       const type = command.booleanFlags?.includes(flag) ? 'boolean' : 'string';
-      if (options[flag] && options[flag].type !== type) throw new Error(`--${flag} is a boolean in one admin command and takes a value in another`);
+      if (options[flag] && options[flag].type !== type)
+        throw new Error(`--${flag} is a boolean in one admin command and takes a value in another`);
       options[flag] = { type };
     }
   }

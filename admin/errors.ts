@@ -15,7 +15,8 @@ export interface ErrorAnswer {
 /** How the CLI and the console both say what went wrong with a command: one table, one wording. */
 export function errorAnswer(error: unknown): ErrorAnswer {
   const err = error as Error;
-  if (error instanceof UsageError || error instanceof LinkConfigError || error instanceof PostbackConfigError) return { status: 400, message: err.message, expected: true };
+  if (error instanceof UsageError || error instanceof LinkConfigError || error instanceof PostbackConfigError)
+    return { status: 400, message: err.message, expected: true };
   if (error instanceof NotFoundError) return { status: 404, message: err.message, expected: true };
   if (error instanceof ServiceError) return { status: error.statusCode, message: error.code, expected: true };
   if (error instanceof TargetError) return { status: 502, message: err.message, expected: true };

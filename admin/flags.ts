@@ -10,16 +10,30 @@ export const name = z.string().trim().min(1).max(200);
 export const key = z.string().min(1);
 export const countries = z
   .string()
-  .transform((s) => s.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((c) => c.trim().toUpperCase())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.string().regex(/^[A-Z]{2}$/, 'must be two-letter country codes (ISO 3166-1 alpha-2), separated by commas')).min(1));
 export const intFlag = z.coerce.number().int().positive();
 /** Stored lower-case, as the audit record keeps it. */
-export const installUuid = z.string().regex(UUID_PATTERN, 'must be a UUID').transform((uuid) => uuid.toLowerCase());
+export const installUuid = z
+  .string()
+  .regex(UUID_PATTERN, 'must be a UUID')
+  .transform((uuid) => uuid.toLowerCase());
 
 export type FlagOptions = Readonly<Record<string, { type: 'string' | 'boolean' }>>;
 
-const TYPE_WORDS: Readonly<Record<string, string>> = { number: 'a number', int: 'a whole number', string: 'text', boolean: 'true or false' };
-const orList = (values: readonly string[]) => (values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`);
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  number: 'a number',
+  int: 'a whole number',
+  string: 'text',
+  boolean: 'true or false',
+};
+const orList = (values: readonly string[]) =>
+  values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 
 /**
  * What an operator reads when a flag is refused, said after the flag's name (`--lookback-days must

@@ -7,16 +7,15 @@ import { DynamoInstallStore } from '../functions/adapters/install-store';
 import { IpBlockStore } from '../functions/adapters/ip-block-store';
 import { PrivacyReceipts } from '../functions/adapters/privacy-store';
 import { liveRows, rebuildSource } from '../functions/adapters/rebuild-source';
-import { resourceName } from '../functions/shared/config';
 import { installReport } from '../functions/domain/aggregation/install-report';
-import { differences, rebuildRows, type RebuiltRow } from '../functions/domain/aggregation/rebuild';
-import { rowId, ROW_FAMILIES, ROW_GROUPS } from '../functions/domain/aggregation/rows';
+import { differences, type RebuiltRow, rebuildRows } from '../functions/domain/aggregation/rebuild';
+import { ROW_FAMILIES, ROW_GROUPS, rowId } from '../functions/domain/aggregation/rows';
 import { dayOf } from '../functions/domain/common/days';
 import { installHash } from '../functions/domain/privacy/privacy';
+import { resourceName } from '../functions/shared/config';
+import { appByKey } from './apps';
 import { defineCommand } from './command';
 import { installUuid, key } from './flags';
-import { appByKey } from './apps';
-
 
 /** What the service knows of one install: its attribution, its deletion receipts, and the rebuild of its app's rows. */
 export const installCommands = [
@@ -36,22 +35,33 @@ export const installCommands = [
     flags: z.object({ 'app-key': key, 'install-uuid': installUuid }),
     async execute(f) {
       const app = await appByKey(f['app-key']);
-      const receipts = await new PrivacyReceipts(resourceName.table('privacy_requests')).ofInstall(app.app_id, installHash(f['install-uuid']));
+      const receipts = await new PrivacyReceipts(resourceName.table('privacy_requests')).ofInstall(
+        app.app_id,
+        installHash(f['install-uuid']),
+      );
       // The receipt names the install by its hash only; the CLI was given the uuid and says which.
-      return { app_id: app.app_id, install_hash: installHash(f['install-uuid']), receipts: receipts.map(({ app_install: _key, ...receipt }) => receipt) };
+      return {
+        app_id: app.app_id,
+        install_hash: installHash(f['install-uuid']),
+        receipts: receipts.map(({ app_install: _key, ...receipt }) => receipt),
+      };
     },
   }),
   defineCommand({
     name: 'rebuild',
     usage:
-      'rebuild --app-key K [--apply]                (recomputes the app\'s report rows from the audit store and\n' +
+      "rebuild --app-key K [--apply]                (recomputes the app's report rows from the audit store and\n" +
       '                                              lists the rows that differ; --apply writes the recomputed ones)',
     flags: z.object({ 'app-key': key, apply: z.boolean().optional() }),
     booleanFlags: ['apply'],
     async execute(f) {
       const app = await appByKey(f['app-key']);
       const installs = new DynamoInstallStore(resourceName.table('installs'));
-      const lookups = attributionLookups({ clicks: new ClickStore(resourceName.table('clicks')), ipBlocks: new IpBlockStore(resourceName.table('ip_blocks')), installs });
+      const lookups = attributionLookups({
+        clicks: new ClickStore(resourceName.table('clicks')),
+        ipBlocks: new IpBlockStore(resourceName.table('ip_blocks')),
+        installs,
+      });
       const source = rebuildSource(app, { audit: new AuditReader(resourceName.bucket()), installs, lookups });
       const rebuilt = await rebuildRows(source, dayOf(app.created_ms), dayOf(Date.now()));
       const aggregates = new AggregateStore(resourceName.table('aggregates'));
@@ -59,7 +69,12 @@ export const installCommands = [
       const found = differences(live, rebuilt.rows);
       // Rows the live side has and the rebuild does not are set to zero, as if never written.
       for (const row of f.apply ? found : []) {
-        await aggregates.setCounters(app.app_id, { family: row.family, day: row.day, group: ROW_GROUPS[row.family].map((column) => row.group[column]), add: row.rebuilt ?? {} });
+        await aggregates.setCounters(app.app_id, {
+          family: row.family,
+          day: row.day,
+          group: ROW_GROUPS[row.family].map((column) => row.group[column]),
+          add: row.rebuilt ?? {},
+        });
       }
       // The day pages the reports read follow the rows they were set from.
       for (const family of ROW_FAMILIES) {

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { NotFoundError } from '../functions/adapters/tenant-store';
 import { LinkStore } from '../functions/adapters/link-store';
-import { resourceName } from '../functions/shared/config';
+import { NotFoundError } from '../functions/adapters/tenant-store';
 import { newClickId, SUB_PARAMS } from '../functions/domain/links/click';
-import { partnerUrl, trackingLinkUrl, type ClickParam } from '../functions/domain/links/partner-url';
+import { type ClickParam, partnerUrl, trackingLinkUrl } from '../functions/domain/links/partner-url';
+import type { Platform } from '../functions/domain/links/platform';
 import { slidingWindow } from '../functions/domain/links/sliding-window';
 import { followLink, type LinkConfig, type LinkOutcome } from '../functions/domain/links/tracking-link';
-import type { Platform } from '../functions/domain/links/platform';
+import { resourceName } from '../functions/shared/config';
+import { appByKey } from './apps';
 import { defineCommand, type Target } from './command';
 import { countries, intFlag, key, url } from './flags';
-import { appByKey } from './apps';
 
 const links = () => new LinkStore(resourceName.table('links'));
 
@@ -38,7 +38,10 @@ function asResponse(outcome: LinkOutcome): { status: number; location?: string; 
   }
 }
 
-const subFlags = Object.fromEntries(SUB_PARAMS.map((sub) => [sub, z.string().max(256).optional()])) as Record<(typeof SUB_PARAMS)[number], z.ZodOptional<z.ZodString>>;
+const subFlags = Object.fromEntries(SUB_PARAMS.map((sub) => [sub, z.string().max(256).optional()])) as Record<
+  (typeof SUB_PARAMS)[number],
+  z.ZodOptional<z.ZodString>
+>;
 
 export const linkCommands = [
   defineCommand({
@@ -76,7 +79,7 @@ export const linkCommands = [
   }),
   defineCommand({
     name: 'link list',
-    usage: 'link list --app-key K                    (the app\'s links and their settings)',
+    usage: "link list --app-key K                    (the app's links and their settings)",
     flags: z.object({ 'app-key': key }),
     async execute(f, target) {
       const app = await appByKey(f['app-key']);
@@ -88,13 +91,17 @@ export const linkCommands = [
     usage:
       'link try --link-id L [--click-id X] [--sub1 V .. --sub5 V] [--mobile-only] [--country XX]\n' +
       '            (the URL to give the partner, and where a test click from each platform is sent;\n' +
-      '             the redirect\'s own rules run on the stored link, and nothing is recorded or blocked)',
+      "             the redirect's own rules run on the stored link, and nothing is recorded or blocked)",
     flags: z.object({
       'link-id': key,
       'click-id': z.string().max(256).optional(),
       ...subFlags,
       'mobile-only': z.boolean().optional(),
-      country: z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter country code (ISO 3166-1 alpha-2)').transform((c) => c.toUpperCase()).optional(),
+      country: z
+        .string()
+        .regex(/^[A-Za-z]{2}$/, 'must be a two-letter country code (ISO 3166-1 alpha-2)')
+        .transform((c) => c.toUpperCase())
+        .optional(),
     }),
     booleanFlags: ['mobile-only'],
     async execute(f, target) {

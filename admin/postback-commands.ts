@@ -1,16 +1,15 @@
 import { z } from 'zod';
-import { NotFoundError } from '../functions/adapters/tenant-store';
-import { PostbackConfigs, PostbackRecords } from '../functions/adapters/postback-store';
 import { resolveHost } from '../functions/adapters/postback-http';
-import { resourceName } from '../functions/shared/config';
-import { postbackConfig, PostbackConfigError } from '../functions/domain/postbacks/config';
-import { checkDestination, DestinationRefused, type DestinationPolicy } from '../functions/domain/postbacks/destination';
+import { PostbackConfigs, PostbackRecords } from '../functions/adapters/postback-store';
+import { NotFoundError } from '../functions/adapters/tenant-store';
+import { PostbackConfigError, postbackConfig } from '../functions/domain/postbacks/config';
+import { checkDestination, type DestinationPolicy, DestinationRefused } from '../functions/domain/postbacks/destination';
 import { renderTemplate } from '../functions/domain/postbacks/template';
+import { resourceName } from '../functions/shared/config';
 import { dataDirFromEnv, readEndpoints } from '../local/environment';
+import { appByKey } from './apps';
 import { defineCommand, type Target } from './command';
 import { key } from './flags';
-import { appByKey } from './apps';
-
 
 /**
  * A deployed stack never allows loopback; the local runtime does when it was started with
@@ -46,7 +45,14 @@ export const postbackCommands = [
       const app = await appByKey(f['app-key']);
       const config = postbackConfig(
         app.app_id,
-        { partner: f.partner, url: f.url, events: f.events, eventWindowDays: f['event-window-days'], method: f.method, sendFraud: f['send-fraud'] },
+        {
+          partner: f.partner,
+          url: f.url,
+          events: f.events,
+          eventWindowDays: f['event-window-days'],
+          method: f.method,
+          sendFraud: f['send-fraud'],
+        },
         Date.now(),
       );
       // The destination as the sender will see it: every macro filled, the host resolved and checked.
@@ -85,7 +91,10 @@ export const postbackCommands = [
     flags: z.object({ 'app-key': key, partner: partner.optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }),
     async execute(f) {
       const app = await appByKey(f['app-key']);
-      const attempts = await new PostbackRecords(resourceName.table('postbacks')).attempts(app.app_id, { partner: f.partner, limit: f.limit });
+      const attempts = await new PostbackRecords(resourceName.table('postbacks')).attempts(app.app_id, {
+        partner: f.partner,
+        limit: f.limit,
+      });
       return { app_id: app.app_id, attempts: attempts.map(({ app_id: _app, ...attempt }) => attempt) };
     },
   }),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
-import { resourceName } from '../functions/shared/config';
+import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
 import { answerAppReport } from '../functions/domain/reports/answer-report';
 import { REPORT_NAMES } from '../functions/domain/reports/reports';
-import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
+import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
 import { key } from './flags';
 
@@ -29,10 +29,14 @@ export const reportCommands = [
       const aggregates = new AggregateStore(resourceName.table('aggregates'));
       // The operator reaches the app through AWS access, not a server key: everything after the
       // key check (window and paging checks, the rows, their rendering) is the Reporting API's own.
-      const answer = await answerAppReport({ rows: (appId, family, window, count) => aggregates.page(appId, family, window, count), nowMs: Date.now }, app.app_id, {
-        report: f.report,
-        params: { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset },
-      });
+      const answer = await answerAppReport(
+        { rows: (appId, family, window, count) => aggregates.page(appId, family, window, count), nowMs: Date.now },
+        app.app_id,
+        {
+          report: f.report,
+          params: { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset },
+        },
+      );
       // Without If-None-Match the answer is always a page.
       return answer.kind === 'page' ? { app_id: app.app_id, report: f.report, ...answer.body } : { app_id: app.app_id };
     },
@@ -40,7 +44,7 @@ export const reportCommands = [
   defineCommand({
     name: 'report pages',
     usage:
-      'report pages --app-key K                  (brings the app\'s day pages, which the attribution report reads,\n' +
+      "report pages --app-key K                  (brings the app's day pages, which the attribution report reads,\n" +
       '                                          up to date with its rows: after an upgrade from a version without them)',
     flags: z.object({ 'app-key': key }),
     async execute(f) {

@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { envName, outputKey, queues, tables } from '../lib/manifest';
 import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/environment';
-import { TargetError, type Target } from './command';
+import { type Target, TargetError } from './command';
 
 /**
  * The CLI's and the console's way to the service (docs/architecture.md section 3): the running local runtime
@@ -32,7 +32,12 @@ export function targetLookup(stack: string | undefined): () => Promise<Target> {
 export async function localTarget(): Promise<Target> {
   const dataDir = dataDirFromEnv();
   const endpoints = readEndpoints(dataDir);
-  const alive = endpoints && (await fetch(`${endpoints.control}/ping`).then((r) => r.ok, () => false));
+  const alive =
+    endpoints &&
+    (await fetch(`${endpoints.control}/ping`).then(
+      (r) => r.ok,
+      () => false,
+    ));
   if (!endpoints || !alive) {
     throw new TargetError(`no local runtime is running for DATA_DIR=${dataDir}: start one with \`npm start\`, or pass --stack NAME`);
   }
@@ -58,7 +63,8 @@ export async function stackTarget(stackName: string): Promise<Target> {
 
 /** Local runtime only: fires a schedule now and waits for its handler. */
 export async function runSchedule(target: Target, schedule: string): Promise<Record<string, unknown>> {
-  if (!target.control) throw new TargetError('schedule run drives the local runtime; in AWS, invoke the function from the Lambda console or CLI');
+  if (!target.control)
+    throw new TargetError('schedule run drives the local runtime; in AWS, invoke the function from the Lambda console or CLI');
   const response = await fetch(`${target.control}/schedules/${encodeURIComponent(schedule)}`, { method: 'POST' });
   const body = (await response.json()) as Record<string, unknown>;
   if (!response.ok) throw new TargetError(String(body.error ?? `schedule ${schedule} failed`));

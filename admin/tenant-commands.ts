@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
+import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
 import { intFlag, key, name, url } from './flags';
@@ -28,7 +28,7 @@ export const tenantCommands = [
   }),
   defineCommand({
     name: 'company suspend',
-    usage: 'company suspend --company-key K        (its apps\' events are refused with 401 company_suspended)',
+    usage: "company suspend --company-key K        (its apps' events are refused with 401 company_suspended)",
     flags: z.object({ 'company-key': key }),
     async execute(f) {
       if (!(await tenants().setCompanySuspended(f['company-key'], true))) throw new NotFoundError('company');
@@ -70,7 +70,7 @@ export const tenantCommands = [
   }),
   defineCommand({
     name: 'app list',
-    usage: 'app list --company-key K                (the company\'s apps, without their signing secrets)',
+    usage: "app list --company-key K                (the company's apps, without their signing secrets)",
     flags: z.object({ 'company-key': key }),
     async execute(f) {
       const store = tenants();
@@ -115,8 +115,17 @@ export const tenantCommands = [
     name: 'server-key revoke',
     usage: 'server-key revoke --server-key S | --key-id H   (takes effect within 60 s)',
     flags: z
-      .object({ 'server-key': key.optional(), 'key-id': z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters').optional() })
-      .refine((f) => (f['server-key'] === undefined) !== (f['key-id'] === undefined), { message: 'give exactly one of --server-key and --key-id', path: ['server-key'] }),
+      .object({
+        'server-key': key.optional(),
+        'key-id': z
+          .string()
+          .regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters')
+          .optional(),
+      })
+      .refine((f) => (f['server-key'] === undefined) !== (f['key-id'] === undefined), {
+        message: 'give exactly one of --server-key and --key-id',
+        path: ['server-key'],
+      }),
     async execute(f) {
       const store = tenants();
       const found = f['key-id'] ? await store.revokeServerKeyByHash(f['key-id']) : await store.revokeServerKey(f['server-key']!);

@@ -1,5 +1,5 @@
 import { DEFAULT_MEMORY_MB } from '../lib/constructs/service-function';
-import { functions, type FunctionName, type FunctionSpec } from '../lib/manifest';
+import { type FunctionName, type FunctionSpec, functions } from '../lib/manifest';
 import type { ClickTraffic, EventTraffic, Report } from './support';
 
 /**
@@ -63,7 +63,11 @@ export function lambdaInvocationUsd(run: LambdaRun, prices: Prices = PRICES): nu
 /** One HTTPS request through CloudFront: the request, the body to the origin and the answer to the viewer. */
 function cloudfrontUsd(requests: number, requestBytes: number, responseBytes: number, prices: Prices): number {
   const { cloudfront } = prices;
-  return (requests * cloudfront.per_10k_https_requests) / 10_000 + (requestBytes / GIB) * cloudfront.per_gb_out_to_origin + (responseBytes / GIB) * cloudfront.per_gb_out_to_internet;
+  return (
+    (requests * cloudfront.per_10k_https_requests) / 10_000 +
+    (requestBytes / GIB) * cloudfront.per_gb_out_to_origin +
+    (responseBytes / GIB) * cloudfront.per_gb_out_to_internet
+  );
 }
 
 const total = (breakdown: CostBreakdown) => Object.values(breakdown).reduce((sum, usd) => sum + usd, 0);
@@ -71,12 +75,25 @@ const perMillion = (breakdown: Record<keyof CostBreakdown, number>): CostBreakdo
   Object.fromEntries(Object.entries(breakdown).map(([service, usd]) => [service, usd * MILLION])) as CostBreakdown;
 
 /** USD per million accepted events, by service. */
-export function eventCost(traffic: EventTraffic, ingest: LambdaRun, aggregator: LambdaRun, prices: Prices = PRICES): { total: number; breakdown: CostBreakdown } {
+export function eventCost(
+  traffic: EventTraffic,
+  ingest: LambdaRun,
+  aggregator: LambdaRun,
+  prices: Prices = PRICES,
+): { total: number; breakdown: CostBreakdown } {
   const breakdown = perMillion({
-    dynamodb: (traffic.dynamodb_write_units * prices.dynamodb.per_million_write_request_units + traffic.dynamodb_read_units * prices.dynamodb.per_million_read_request_units) / MILLION,
-    s3: (traffic.s3_tier1_requests * prices.s3.per_thousand_put_copy_post_list + traffic.s3_tier2_requests * prices.s3.per_thousand_get_and_other) / 1000,
+    dynamodb:
+      (traffic.dynamodb_write_units * prices.dynamodb.per_million_write_request_units +
+        traffic.dynamodb_read_units * prices.dynamodb.per_million_read_request_units) /
+      MILLION,
+    s3:
+      (traffic.s3_tier1_requests * prices.s3.per_thousand_put_copy_post_list +
+        traffic.s3_tier2_requests * prices.s3.per_thousand_get_and_other) /
+      1000,
     sqs: (traffic.sqs_requests * prices.sqs.per_million_standard_requests) / MILLION,
-    lambda: traffic.http_requests * lambdaInvocationUsd(ingest, prices) + traffic.aggregator_invocations * lambdaInvocationUsd(aggregator, prices),
+    lambda:
+      traffic.http_requests * lambdaInvocationUsd(ingest, prices) +
+      traffic.aggregator_invocations * lambdaInvocationUsd(aggregator, prices),
     api_gateway: (traffic.http_requests * prices.api_gateway.http_api_per_million_requests) / MILLION,
     cloudfront: cloudfrontUsd(traffic.http_requests, traffic.request_bytes, traffic.response_bytes, prices),
   });
@@ -84,9 +101,16 @@ export function eventCost(traffic: EventTraffic, ingest: LambdaRun, aggregator: 
 }
 
 /** USD per million recorded clicks, by service (a click touches no S3 or SQS). */
-export function clickCost(traffic: ClickTraffic, redirect: LambdaRun, prices: Prices = PRICES): { total: number; breakdown: CostBreakdown } {
+export function clickCost(
+  traffic: ClickTraffic,
+  redirect: LambdaRun,
+  prices: Prices = PRICES,
+): { total: number; breakdown: CostBreakdown } {
   const breakdown = perMillion({
-    dynamodb: (traffic.dynamodb_write_units * prices.dynamodb.per_million_write_request_units + traffic.dynamodb_read_units * prices.dynamodb.per_million_read_request_units) / MILLION,
+    dynamodb:
+      (traffic.dynamodb_write_units * prices.dynamodb.per_million_write_request_units +
+        traffic.dynamodb_read_units * prices.dynamodb.per_million_read_request_units) /
+      MILLION,
     s3: 0,
     sqs: 0,
     lambda: traffic.http_requests * lambdaInvocationUsd(redirect, prices),

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { buildBatch, eventBatchRequest, type AppCredentials, type SdkEvent } from '../client/event-client';
+import { type AppCredentials, buildBatch, eventBatchRequest, type SdkEvent } from '../client/event-client';
 import { LinkStore } from '../functions/adapters/link-store';
 import { resourceName } from '../functions/shared/config';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
@@ -48,7 +48,12 @@ function sdkBatch(installUuid: string, index: number, batch: number, nowMs: numb
   const size = 20 + ((index * 7 + batch * 13) % 31);
   const startMs = nowMs - 30 * 60_000 + batch * 5 * 60_000;
   return Array.from({ length: size }, (_, i): SdkEvent => {
-    const event: SdkEvent = { event_id: `${installUuid.slice(0, 8)}-${batch}-${i}`, event_name: i % 4 === 0 ? 'session' : 'level_up', install_uuid: installUuid, ts_ms: startMs + i * 1000 };
+    const event: SdkEvent = {
+      event_id: `${installUuid.slice(0, 8)}-${batch}-${i}`,
+      event_name: i % 4 === 0 ? 'session' : 'level_up',
+      install_uuid: installUuid,
+      ts_ms: startMs + i * 1000,
+    };
     if (batch === 0 && i === 0) {
       Object.assign(event, { event_name: 'install', platform: index % 2 === 0 ? 'ios' : 'android' });
       if (index % 3 === 0) event.device_id = `device-${installUuid}`;
@@ -83,7 +88,11 @@ function clickRequests(linkId: string): PlannedRequest[] {
     const ip = `198.${18 + (block >> 8)}.${block & 255}.${1 + (Math.floor(i / CLICK_BLOCKS) % 254)}`;
     return {
       path: `/l/${linkId}?click_id=bench-${i}&sub1=creative_${i % 3}`,
-      headers: { 'user-agent': i % 3 === 2 ? MOBILE.chromeAndroid : MOBILE.iosSafari, 'x-forwarded-for': ip, 'cloudfront-viewer-country': 'US' },
+      headers: {
+        'user-agent': i % 3 === 2 ? MOBILE.chromeAndroid : MOBILE.iosSafari,
+        'x-forwarded-for': ip,
+        'cloudfront-viewer-country': 'US',
+      },
     };
   });
 }
@@ -140,7 +149,14 @@ async function load(baseUrl: string, method: 'GET' | 'POST', requests: readonly 
     const spec = path.join(dir, 'spec.json');
     writeFileSync(
       spec,
-      JSON.stringify({ url: baseUrl, method, connections: CONNECTIONS, seconds: LOAD_SECONDS, once, requests: requests.map((r) => ({ ...r, body: r.body?.toString('base64') })) }),
+      JSON.stringify({
+        url: baseUrl,
+        method,
+        connections: CONNECTIONS,
+        seconds: LOAD_SECONDS,
+        once,
+        requests: requests.map((r) => ({ ...r, body: r.body?.toString('base64') })),
+      }),
     );
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(
@@ -157,7 +173,12 @@ async function load(baseUrl: string, method: 'GET' | 'POST', requests: readonly 
 }
 
 /** p50 of UNLOADED_SAMPLES requests made one at a time, each checked with `check`. */
-async function unloadedP50(baseUrl: string, method: 'GET' | 'POST', requests: readonly PlannedRequest[], check: (response: Response) => Promise<void>): Promise<number> {
+async function unloadedP50(
+  baseUrl: string,
+  method: 'GET' | 'POST',
+  requests: readonly PlannedRequest[],
+  check: (response: Response) => Promise<void>,
+): Promise<number> {
   const samples: number[] = [];
   for (const request of requests) {
     const started = performance.now();
@@ -165,7 +186,10 @@ async function unloadedP50(baseUrl: string, method: 'GET' | 'POST', requests: re
     await check(response);
     samples.push(performance.now() - started);
   }
-  return percentile(samples.sort((a, b) => a - b), 0.5);
+  return percentile(
+    samples.sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
@@ -180,10 +204,12 @@ export async function endToEndFigures(report: Report, stack: LocalStack): Promis
   const eventsPerBatch = pooled / batches.length;
   const eventUnloadedMs = await unloadedP50(stack.baseUrl, 'POST', batches.slice(0, UNLOADED_SAMPLES), async (response) => {
     const body = (await response.json()) as { accepted?: number; rejected?: number };
-    if (response.status !== 200 || body.rejected !== 0) throw new Error(`an unloaded bench batch was refused: ${response.status} ${JSON.stringify(body)}`);
+    if (response.status !== 200 || body.rejected !== 0)
+      throw new Error(`an unloaded bench batch was refused: ${response.status} ${JSON.stringify(body)}`);
   });
   const events = await load(stack.baseUrl, 'POST', batches.slice(UNLOADED_SAMPLES), true);
-  if (events.accepted === 0 || events.non2xx > 0 || events.errors > 0) throw new Error(`the event load was refused: ${JSON.stringify(events)}`);
+  if (events.accepted === 0 || events.non2xx > 0 || events.errors > 0)
+    throw new Error(`the event load was refused: ${JSON.stringify(events)}`);
   const drainStarted = performance.now();
   await stack.pollers.drain();
   const drainS = (performance.now() - drainStarted) / 1000;
@@ -191,7 +217,8 @@ export async function endToEndFigures(report: Report, stack: LocalStack): Promis
   const clicks = clickRequests(link.link_id);
   const clickUnloadedMs = await unloadedP50(stack.baseUrl, 'GET', clicks.slice(0, UNLOADED_SAMPLES), async (response) => {
     await response.arrayBuffer();
-    if (response.status !== 302 || !RECORDED.test(response.headers.get('location') ?? '')) throw new Error(`an unloaded bench click was not recorded: ${response.status} ${response.headers.get('location')}`);
+    if (response.status !== 302 || !RECORDED.test(response.headers.get('location') ?? ''))
+      throw new Error(`an unloaded bench click was not recorded: ${response.status} ${response.headers.get('location')}`);
   });
   const clickLoad = await load(stack.baseUrl, 'GET', clicks.slice(UNLOADED_SAMPLES), false);
   if (clickLoad.accepted === 0 || clickLoad.errors > 0) throw new Error(`the click load was refused: ${JSON.stringify(clickLoad)}`);
@@ -200,10 +227,14 @@ export async function endToEndFigures(report: Report, stack: LocalStack): Promis
   const eventsPerS = events.accepted / events.seconds;
   const clicksPerS = clickLoad.accepted / clickLoad.seconds;
   const ran = (result: LoadResult) => `${result.seconds.toFixed(0)} s${result.exhausted ? ', pool used up' : ''}`;
-  report(`POST /event, ${CONNECTIONS} connections, ~${Math.round(eventsPerBatch)}-event batches (${ran(events)}): requests/s`, fmt(requestsPerS), {
-    e2e_requests_per_s: round(requestsPerS),
-    e2e_events_per_batch: round(eventsPerBatch),
-  });
+  report(
+    `POST /event, ${CONNECTIONS} connections, ~${Math.round(eventsPerBatch)}-event batches (${ran(events)}): requests/s`,
+    fmt(requestsPerS),
+    {
+      e2e_requests_per_s: round(requestsPerS),
+      e2e_events_per_batch: round(eventsPerBatch),
+    },
+  );
   report('  accepted events/s', fmt(eventsPerS), { e2e_events_per_s: Math.round(eventsPerS) });
   report('  latency p50 / p99 (ms)', `${events.p50} / ${events.p99}`, { e2e_event_p50_ms: events.p50, e2e_event_p99_ms: events.p99 });
   report('  unloaded latency p50, one at a time (ms)', eventUnloadedMs.toFixed(1), { e2e_event_unloaded_p50_ms: round(eventUnloadedMs) });
@@ -212,7 +243,9 @@ export async function endToEndFigures(report: Report, stack: LocalStack): Promis
     e2e_clicks_per_s: Math.round(clicksPerS),
     e2e_click_requests_per_s: round(clickLoad.requests / clickLoad.seconds),
   });
-  report('  latency p50 / p99 (ms)', `${clickLoad.p50} / ${clickLoad.p99}`, { e2e_click_p50_ms: clickLoad.p50, e2e_click_p99_ms: clickLoad.p99 });
+  report('  latency p50 / p99 (ms)', `${clickLoad.p50} / ${clickLoad.p99}`, {
+    e2e_click_p50_ms: clickLoad.p50,
+    e2e_click_p99_ms: clickLoad.p99,
+  });
   report('  unloaded latency p50, one at a time (ms)', clickUnloadedMs.toFixed(1), { e2e_click_unloaded_p50_ms: round(clickUnloadedMs) });
 }
-

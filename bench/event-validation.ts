@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { UUID_PATTERN } from '../functions/domain/common/uuid';
 import {
+  type BatchContext,
   EVENT_ID_PATTERN,
   EVENT_NAME_PATTERN,
   EVENT_RULES,
   INSTALL_EVENT,
+  isStorable,
   MAX_EVENT_DEPTH,
   MAX_FUTURE_SKEW_MS,
   MAX_PAST_AGE_MS,
   MAX_PROPERTIES,
   MAX_PROPERTIES_JSON_BYTES,
   MAX_REVENUE_USD,
-  isStorable,
-  type BatchContext,
   type RejectionReason,
 } from '../functions/domain/ingest/event-validation';
-import { UUID_PATTERN } from '../functions/domain/common/uuid';
 
 /**
  * The schema-library twin of functions/domain/ingest/event-validation.ts, written with zod 4 for the
@@ -28,7 +28,10 @@ const epochMs = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 const zodEvent = z
   .looseObject({
-    event_id: z.string().regex(EVENT_ID_PATTERN).refine((id) => batch.claimEventId(id)),
+    event_id: z
+      .string()
+      .regex(EVENT_ID_PATTERN)
+      .refine((id) => batch.claimEventId(id)),
     event_name: z.string().regex(EVENT_NAME_PATTERN),
     install_uuid: z.string().regex(UUID_PATTERN),
     ts_ms: z
@@ -36,7 +39,9 @@ const zodEvent = z
       .int()
       .min(Number.MIN_SAFE_INTEGER)
       .max(Number.MAX_SAFE_INTEGER)
-      .refine((ts) => ts + batch.skewMs <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ts + batch.skewMs >= batch.receivedMs - MAX_PAST_AGE_MS),
+      .refine(
+        (ts) => ts + batch.skewMs <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ts + batch.skewMs >= batch.receivedMs - MAX_PAST_AGE_MS,
+      ),
     revenue_usd: nullish(z.number().min(0).max(MAX_REVENUE_USD)),
     platform: nullish(z.enum(['ios', 'android'])),
     device_id: nullish(z.string().min(1).max(128)),
@@ -108,7 +113,8 @@ export function sampleBatch(size: number, now: number): unknown[] {
       ts_ms: now - (i % 1000) * 1000,
       platform: i % 2 === 0 ? 'ios' : 'android',
     };
-    if (install) event.attribution = { click_id: `clk_${i}`, referrer: `click_id=clk_${i}&utm_source=partner`, install_begin_ms: now - 5000 };
+    if (install)
+      event.attribution = { click_id: `clk_${i}`, referrer: `click_id=clk_${i}&utm_source=partner`, install_begin_ms: now - 5000 };
     if (i % 3 === 0) event.revenue_usd = 4.99;
     if (i % 3 === 1) event.properties = { screen: 'home', level: i % 50, premium: i % 2 === 0 };
     if (i % 5 === 0) event.device_id = `device-${i}`;

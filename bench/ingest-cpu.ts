@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { auditLines, encodeAuditObject, toJsonLines, type AuditBatch } from '../functions/domain/ingest/audit-record';
+import { type AuditBatch, auditLines, encodeAuditObject, toJsonLines } from '../functions/domain/ingest/audit-record';
 import { decodeBody, parseJson } from '../functions/domain/ingest/batch-body';
 import { judgeEvents } from '../functions/domain/ingest/event-validation';
-import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
 import type { CapStore } from '../functions/domain/ingest/metering';
-import { takeBatch, type TakeBatchPorts } from '../functions/domain/ingest/take-batch';
+import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
+import { type TakeBatchPorts, takeBatch } from '../functions/domain/ingest/take-batch';
 import { sampleBatch } from './event-validation';
 import type { Report } from './support';
 
@@ -45,7 +45,14 @@ export async function ingestCpuFigures(report: Report, best: Timer): Promise<voi
   const events = sampleBatch(INGEST_CPU_BATCH, now);
   const gz = gzipSync(Buffer.from(JSON.stringify({ events, sent_at_ms: now })));
   const signature = signBody(secret, gz);
-  const audit: AuditBatch = { companyId: 'com_1', appId: 'app_1', receivedMs: now, bodySha256: '', clientIp: '198.51.100.7', sdkVersion: 'ios/1.0' };
+  const audit: AuditBatch = {
+    companyId: 'com_1',
+    appId: 'app_1',
+    receivedMs: now,
+    bodySha256: '',
+    clientIp: '198.51.100.7',
+    sdkVersion: 'ios/1.0',
+  };
   const jsonl = toJsonLines(auditLines(events, judgeEvents(events, now, now).verdicts, audit));
 
   const ceiling = () => {
@@ -70,7 +77,17 @@ export async function ingestCpuFigures(report: Report, best: Timer): Promise<voi
     if (!isValidSignature(secret, gz, signature)) throw new Error('the bench batch must pass its own signature');
     const jsonText = await decodeBody(gz, 'gzip');
     const body = parseJson(jsonText);
-    await takeBatch(ports, { companyId: 'com_1', appId: 'app_1', monthlyCap: 1_000_000, raw: gz, jsonText, body, clientIp: '198.51.100.7', sdkVersion: 'ios/1.0', receivedMs: now });
+    await takeBatch(ports, {
+      companyId: 'com_1',
+      appId: 'app_1',
+      monthlyCap: 1_000_000,
+      raw: gz,
+      jsonText,
+      body,
+      clientIp: '198.51.100.7',
+      sdkVersion: 'ios/1.0',
+      receivedMs: now,
+    });
   };
 
   // Interleaved rounds, so a burst of machine noise lands on both sides rather than one.
@@ -83,7 +100,13 @@ export async function ingestCpuFigures(report: Report, best: Timer): Promise<voi
   if (stored === 0) throw new Error('the project path never encoded an audit object');
   const ratio = ceilingMs / projectMs;
   const us = (ms: number) => Number((ms * 1000).toFixed(1));
-  report(`${INGEST_CPU_BATCH}-event batch CPU, ceiling: HMAC + gunzip + JSON.parse + gzip 1 (µs)`, us(ceilingMs).toFixed(1), { ingest_cpu_ceiling_us: us(ceilingMs) });
-  report(`${INGEST_CPU_BATCH}-event batch CPU, project: signature..audit object (µs)`, us(projectMs).toFixed(1), { ingest_cpu_project_us: us(projectMs) });
-  report(`ingest CPU ratio, ceiling / project (goal >= ${INGEST_CPU_RATIO_GOAL})`, ratio.toFixed(2), { ingest_cpu_ratio: Number(ratio.toFixed(2)) });
+  report(`${INGEST_CPU_BATCH}-event batch CPU, ceiling: HMAC + gunzip + JSON.parse + gzip 1 (µs)`, us(ceilingMs).toFixed(1), {
+    ingest_cpu_ceiling_us: us(ceilingMs),
+  });
+  report(`${INGEST_CPU_BATCH}-event batch CPU, project: signature..audit object (µs)`, us(projectMs).toFixed(1), {
+    ingest_cpu_project_us: us(projectMs),
+  });
+  report(`ingest CPU ratio, ceiling / project (goal >= ${INGEST_CPU_RATIO_GOAL})`, ratio.toFixed(2), {
+    ingest_cpu_ratio: Number(ratio.toFixed(2)),
+  });
 }

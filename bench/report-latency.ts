@@ -2,17 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
-import { ROW_GROUPS, sortKeyOf, type RowDelta } from '../functions/domain/aggregation/rows';
 import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
+import { ROW_GROUPS, type RowDelta, sortKeyOf } from '../functions/domain/aggregation/rows';
 import { DAY_MS, dayOf } from '../functions/domain/common/days';
 import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/reports';
-import type { HttpEvent } from '../functions/shared/http';
 import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
+import type { HttpEvent } from '../functions/shared/http';
 import { originVerifyHeader } from '../lib/manifest';
-import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
 import { normalizeResult } from '../local/api-gateway';
 import { invoke } from '../local/lambda';
+import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { pool, type Report } from './support';
 
@@ -52,16 +52,31 @@ function rowsOfDay(day: string, d: number): RowDelta[] {
   PARTNERS.forEach((partner, p) => {
     ATTRIBUTION_TYPES.forEach((type, t) => {
       const installs = 20 + ((d * 7 + p * 3 + t) % 40);
-      rows.push({ family: 'attribution', day, group: [partner, type], add: { installs, organic: type === 'organic' ? installs : 0, reinstalls: (d + p) % 5, fraud_flagged: (d + t) % 3 } });
+      rows.push({
+        family: 'attribution',
+        day,
+        group: [partner, type],
+        add: { installs, organic: type === 'organic' ? installs : 0, reinstalls: (d + p) % 5, fraud_flagged: (d + t) % 3 },
+      });
     });
     const payers = 3 + ((d + p) % 9);
     rows.push({ family: 'revenue', day, group: [partner], add: { purchases: payers * 2, revenue_micros: payers * 4_990_000, payers } });
   });
   const installs = 600 + (d % 50);
-  rows.push({ family: 'cohorts', day, group: [], add: { installs, d1: Math.floor(installs * 0.4), d7: Math.floor(installs * 0.2), d30: Math.floor(installs * 0.08) } });
+  rows.push({
+    family: 'cohorts',
+    day,
+    group: [],
+    add: { installs, d1: Math.floor(installs * 0.4), d7: Math.floor(installs * 0.2), d30: Math.floor(installs * 0.08) },
+  });
   EVENT_NAMES.forEach((name, e) => {
     const events = 1 + ((d * 13 + e * 7) % 5000);
-    rows.push({ family: 'events', day, group: [name], add: { events, unique_installs: Math.ceil(events / 3), revenue_micros: e % 20 === 0 ? events * 990_000 : 0 } });
+    rows.push({
+      family: 'events',
+      day,
+      group: [name],
+      add: { events, unique_installs: Math.ceil(events / 3), revenue_micros: e % 20 === 0 ? events * 990_000 : 0 },
+    });
   });
   return rows;
 }
@@ -83,9 +98,13 @@ async function seed(appId: string, nowMs: number): Promise<number> {
 
   const probeApp = `bench_layout_${randomUUID()}`;
   await store.add(probeApp, rows[0], [], []);
-  const { Item: written } = await dynamoClient().send(new GetCommand({ TableName: table, Key: { pk: `${probeApp}#${rows[0].family}`, sk: sortKeyOf(rows[0]) } }));
+  const { Item: written } = await dynamoClient().send(
+    new GetCommand({ TableName: table, Key: { pk: `${probeApp}#${rows[0].family}`, sk: sortKeyOf(rows[0]) } }),
+  );
   if (!isDeepStrictEqual(written, itemOf(probeApp, rows[0]))) {
-    throw new Error(`the bench's row layout differs from AggregateStore.add's: ${JSON.stringify(written)} vs ${JSON.stringify(itemOf(probeApp, rows[0]))}`);
+    throw new Error(
+      `the bench's row layout differs from AggregateStore.add's: ${JSON.stringify(written)} vs ${JSON.stringify(itemOf(probeApp, rows[0]))}`,
+    );
   }
 
   const batches: Item[][] = [];
@@ -123,7 +142,12 @@ function reportEvent(read: Read, serverKey: string): HttpEvent {
     rawPath: path,
     rawQueryString: new URLSearchParams(read.params).toString(),
     // As CloudFront sends it: the handlers refuse a request without the origin secret.
-    headers: { host: 'localhost', authorization: `Bearer ${serverKey}`, 'user-agent': 'bench', [originVerifyHeader]: process.env[LOCAL_ORIGIN_SECRET_VARIABLE] ?? '' },
+    headers: {
+      host: 'localhost',
+      authorization: `Bearer ${serverKey}`,
+      'user-agent': 'bench',
+      [originVerifyHeader]: process.env[LOCAL_ORIGIN_SECRET_VARIABLE] ?? '',
+    },
     queryStringParameters: { ...read.params },
     requestContext: {
       accountId: '000000000000',
@@ -145,7 +169,9 @@ function reportEvent(read: Read, serverKey: string): HttpEvent {
 function checkPage(read: Read, via: string, status: number | undefined, body: string | undefined): void {
   const rows = status === 200 ? (JSON.parse(body ?? '{}') as { rows?: unknown[] }).rows?.length : undefined;
   if (status !== 200 || rows !== read.rows) {
-    throw new Error(`${read.key} ${via}: expected 200 with ${read.rows} rows, got ${status} with ${rows ?? 'no'} rows: ${String(body).slice(0, 200)}`);
+    throw new Error(
+      `${read.key} ${via}: expected 200 with ${read.rows} rows, got ${status} with ${rows ?? 'no'} rows: ${String(body).slice(0, 200)}`,
+    );
   }
 }
 
@@ -175,7 +201,13 @@ export async function reportLatencyFigures(report: Report, stack: LocalStack): P
   const yesterday = Date.parse(`${dayOf(nowMs - DAY_MS)}T00:00:00Z`);
   const year = { since_ms: String(nowMs - DAYS * DAY_MS), until_ms: String(nowMs), limit: '1000' };
   const reads: Read[] = [
-    { key: 'one_day', label: `one day, events (${EVENT_NAMES.length} rows)`, report: 'events', params: { since_ms: String(yesterday), until_ms: String(yesterday + DAY_MS), limit: '1000' }, rows: EVENT_NAMES.length },
+    {
+      key: 'one_day',
+      label: `one day, events (${EVENT_NAMES.length} rows)`,
+      report: 'events',
+      params: { since_ms: String(yesterday), until_ms: String(yesterday + DAY_MS), limit: '1000' },
+      rows: EVENT_NAMES.length,
+    },
     { key: 'cohorts_365', label: `${DAYS} days, cohorts (${DAYS} rows)`, report: 'cohorts', params: year, rows: DAYS },
     {
       key: 'attribution_365',
@@ -185,12 +217,20 @@ export async function reportLatencyFigures(report: Report, stack: LocalStack): P
       rows: 1000,
     },
     // The same number of rows as the one-day read, from a year: what the window's length costs (nothing).
-    { key: 'attribution_365_200_rows', label: `${DAYS} days, attribution page of ${EVENT_NAMES.length} rows`, report: 'attribution', params: { ...year, limit: String(EVENT_NAMES.length) }, rows: EVENT_NAMES.length },
+    {
+      key: 'attribution_365_200_rows',
+      label: `${DAYS} days, attribution page of ${EVENT_NAMES.length} rows`,
+      report: 'attribution',
+      params: { ...year, limit: String(EVENT_NAMES.length) },
+      rows: EVENT_NAMES.length,
+    },
   ];
 
   // The route answers the same page over HTTP (once each: the timing below leaves the hop out).
   for (const read of reads) {
-    const response = await fetch(`${stack.baseUrl}${REPORTS_PREFIX}/${read.report}?${new URLSearchParams(read.params)}`, { headers: { authorization: `Bearer ${serverKey}` } });
+    const response = await fetch(`${stack.baseUrl}${REPORTS_PREFIX}/${read.report}?${new URLSearchParams(read.params)}`, {
+      headers: { authorization: `Bearer ${serverKey}` },
+    });
     checkPage(read, 'over HTTP', response.status, await response.text());
   }
 

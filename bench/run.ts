@@ -14,21 +14,21 @@
  * contract in bench/support.ts (REQUIRED_FIGURES) is missing.
  */
 import { cpus, totalmem } from 'node:os';
-import { gzipSync, gunzipSync } from 'node:zlib';
-import { decodeBody, parseBatch, parseJson } from '../functions/domain/ingest/batch-body';
-import { judgeEvents, validateEvent } from '../functions/domain/ingest/event-validation';
-import { auditKey, auditLines, encodeAuditObject, toJsonLines } from '../functions/domain/ingest/audit-record';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { sha256Hex } from '../functions/domain/common/hashing';
-import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
+import { auditKey, auditLines, encodeAuditObject, toJsonLines } from '../functions/domain/ingest/audit-record';
+import { decodeBody, parseBatch, parseJson } from '../functions/domain/ingest/batch-body';
 import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
-import { batchContext, sampleBatch, validateWithZod } from './event-validation';
+import { judgeEvents, validateEvent } from '../functions/domain/ingest/event-validation';
+import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
 import { startLocalStack } from '../test/support/local-stack';
 import { bundleFigures } from './bundles';
 import { costFigures } from './cost';
 import { endToEndFigures } from './end-to-end';
+import { batchContext, sampleBatch, validateWithZod } from './event-validation';
 import { ingestCpuFigures } from './ingest-cpu';
 import { reportLatencyFigures } from './report-latency';
-import { contractViolations, type ClickTraffic, type EventTraffic, type Figure, type Report } from './support';
+import { type ClickTraffic, contractViolations, type EventTraffic, type Figure, type Report } from './support';
 import { writeUnitFigures } from './write-units';
 
 const ROUNDS = 5;
@@ -65,7 +65,8 @@ async function main(): Promise<void> {
   const now = Date.now();
   const events = sampleBatch(1000, now);
   const secret = 'a'.repeat(64);
-  if (!json) console.log(`$ ${COMMAND}\nnode ${process.version} on ${machine}; in-memory timings: ${ROUNDS} rounds each, best round reported\n`);
+  if (!json)
+    console.log(`$ ${COMMAND}\nnode ${process.version} on ${machine}; in-memory timings: ${ROUNDS} rounds each, best round reported\n`);
   const started = performance.now();
 
   // Validation: the same 1,000 events through the hand-written rules and the zod twin.
@@ -79,21 +80,32 @@ async function main(): Promise<void> {
     const context = batchContext(now);
     for (const e of events) validateWithZod(e, context);
   }, 20);
-  report('validation, hand-written (events/s)', fmt(1000 / (handMs / 1000)), { validation_hand_written_events_per_s: Math.round(1000 / (handMs / 1000)) });
-  report('validation, zod 4 twin (events/s)', fmt(1000 / (zodMs / 1000)), { validation_zod_events_per_s: Math.round(1000 / (zodMs / 1000)) });
-  report('validation, zod / hand-written time', `${(zodMs / handMs).toFixed(1)}x`, { validation_zod_over_hand_written_time: round(zodMs / handMs) });
+  report('validation, hand-written (events/s)', fmt(1000 / (handMs / 1000)), {
+    validation_hand_written_events_per_s: Math.round(1000 / (handMs / 1000)),
+  });
+  report('validation, zod 4 twin (events/s)', fmt(1000 / (zodMs / 1000)), {
+    validation_zod_events_per_s: Math.round(1000 / (zodMs / 1000)),
+  });
+  report('validation, zod / hand-written time', `${(zodMs / handMs).toFixed(1)}x`, {
+    validation_zod_over_hand_written_time: round(zodMs / handMs),
+  });
 
   // Body handling of a 1,000-event batch.
   const body = Buffer.from(JSON.stringify({ events, sent_at_ms: now }));
   const gz = gzipSync(body);
-  report('1,000-event batch: JSON / gzip size (bytes)', `${fmt(body.length)} / ${fmt(gz.length)}`, { batch_1000_json_bytes: body.length, batch_1000_gzip_bytes: gz.length });
+  report('1,000-event batch: JSON / gzip size (bytes)', `${fmt(body.length)} / ${fmt(gz.length)}`, {
+    batch_1000_json_bytes: body.length,
+    batch_1000_gzip_bytes: gz.length,
+  });
   const mibPerS = (ms: number) => body.length / MiB / (ms / 1000);
   const gzipMs = await best(() => gzipSync(body), 20);
   report('gzip level 6 (MiB/s of JSON)', fmt(mibPerS(gzipMs)), { gzip_level6_mib_per_s: Math.round(mibPerS(gzipMs)) });
   const gunzipSyncMs = await best(() => gunzipSync(gz), 50);
   report('gunzip, sync (MiB/s of JSON out)', fmt(mibPerS(gunzipSyncMs)), { gunzip_sync_mib_per_s: Math.round(mibPerS(gunzipSyncMs)) });
   const gunzipMs = await best(() => decodeBody(gz, 'gzip'), 50);
-  report('gunzip, async 64 KiB chunks with cap (MiB/s out)', fmt(mibPerS(gunzipMs)), { gunzip_async_capped_mib_per_s: Math.round(mibPerS(gunzipMs)) });
+  report('gunzip, async 64 KiB chunks with cap (MiB/s out)', fmt(mibPerS(gunzipMs)), {
+    gunzip_async_capped_mib_per_s: Math.round(mibPerS(gunzipMs)),
+  });
   const parseMs = await best(() => parseBatch(parseJson(body)), 50);
   report('strict UTF-8 decode + JSON.parse (MiB/s)', fmt(mibPerS(parseMs)), { utf8_json_parse_mib_per_s: Math.round(mibPerS(parseMs)) });
   const hmacMs = await best(() => isValidSignature(secret, gz, signBody(secret, gz)), 200);
@@ -103,17 +115,28 @@ async function main(): Promise<void> {
   const member = gzipSync(Buffer.alloc(64 * MiB), { level: 9 });
   const bomb = Buffer.concat(Array.from({ length: 15 }, () => member));
   const bombMs = await best(() => decodeBody(bomb, 'gzip').catch(() => undefined), 3);
-  report(`gzip bomb (${fmt(bomb.length)} B -> 960 MiB) refused at ${MAX_DECOMPRESSED_BYTES / MiB} MiB (ms)`, bombMs.toFixed(1), { gzip_bomb_refused_ms: round(bombMs) });
+  report(`gzip bomb (${fmt(bomb.length)} B -> 960 MiB) refused at ${MAX_DECOMPRESSED_BYTES / MiB} MiB (ms)`, bombMs.toFixed(1), {
+    gzip_bomb_refused_ms: round(bombMs),
+  });
 
   // Everything the handler does between the signature and the writes, for one batch.
-  const audit = { companyId: 'com_1', appId: 'app_1', receivedMs: now, bodySha256: sha256Hex(gz), clientIp: '198.51.100.7', sdkVersion: 'ios/1.0' };
+  const audit = {
+    companyId: 'com_1',
+    appId: 'app_1',
+    receivedMs: now,
+    bodySha256: sha256Hex(gz),
+    clientIp: '198.51.100.7',
+    sdkVersion: 'ios/1.0',
+  };
   const pipelineMs = await best(async () => {
     const batch = parseBatch(parseJson(await decodeBody(gz, 'gzip')));
     const { verdicts } = judgeEvents(batch.events, batch.sent_at_ms, now);
     auditKey({ ...audit, bodySha256: sha256Hex(gz) });
     await encodeAuditObject(auditLines(batch.events, verdicts, audit));
   }, 20);
-  report('whole batch in memory: inflate..audit gzip (ms / 1,000 events)', pipelineMs.toFixed(2), { batch_pipeline_ms_per_1000_events: round(pipelineMs, 2) });
+  report('whole batch in memory: inflate..audit gzip (ms / 1,000 events)', pipelineMs.toFixed(2), {
+    batch_pipeline_ms_per_1000_events: round(pipelineMs, 2),
+  });
 
   // The audit object's compression level: time per batch against bytes stored for years.
   const { verdicts } = judgeEvents(events, now, now);

@@ -85,7 +85,8 @@ export function contractViolations(figures: Readonly<Record<string, unknown>>): 
       const entries = Array.isArray(value) ? (value as Record<string, unknown>[]) : [];
       if (entries.length === 0) problems.push('bundles has no entry');
       for (const entry of entries) {
-        if (typeof entry.name !== 'string' || !isNumber(entry.bytes) || !isNumber(entry.load_ms)) problems.push(`bundles entry lacks name, bytes or load_ms: ${JSON.stringify(entry)}`);
+        if (typeof entry.name !== 'string' || !isNumber(entry.bytes) || !isNumber(entry.load_ms))
+          problems.push(`bundles entry lacks name, bytes or load_ms: ${JSON.stringify(entry)}`);
       }
     } else {
       const object = (value ?? {}) as Record<string, unknown>;

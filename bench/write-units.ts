@@ -3,18 +3,18 @@ import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { buildBatch, eventBatchRequest, EventClient, type EventBatchResult, type SdkEvent } from '../client/event-client';
+import { buildBatch, type EventBatchResult, EventClient, eventBatchRequest, type SdkEvent } from '../client/event-client';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
-import { LinkStore } from '../functions/adapters/link-store';
 import { isConditionFailure } from '../functions/adapters/install-store';
+import { LinkStore } from '../functions/adapters/link-store';
 import { dynamoClient, s3Client, sqsClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
-import { tables, type TableName, type TableSpec } from '../lib/manifest';
+import { type TableName, type TableSpec, tables } from '../lib/manifest';
 import { invoke } from '../local/lambda';
 import { startQueuePollers } from '../local/queue-pollers';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { MOBILE } from '../test/unit/links/user-agents';
-import { pool, type ClickTraffic, type EventTraffic, type Report } from './support';
+import { type ClickTraffic, type EventTraffic, pool, type Report } from './support';
 
 /**
  * What the service costs in DynamoDB writes, measured on the real protocol: the whole local
@@ -116,7 +116,10 @@ export class WriteMeter {
         const operation = (context.commandName ?? '').replace(/Command$/, '');
         if (READ_OPERATIONS.has(operation)) {
           const result = await next({ ...args, input: { ...(args.input as Item), ReturnConsumedCapacity: 'TOTAL' } as typeof args.input });
-          const consumed = (result.output as Item).ConsumedCapacity as { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
+          const consumed = (result.output as Item).ConsumedCapacity as
+            | { CapacityUnits?: number }
+            | { CapacityUnits?: number }[]
+            | undefined;
           const units = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
           this.requests.push({ writer: this.currentWriter(), service: 'dynamodb', operation, units, bytes: 0, messages: 0 });
           return result;
@@ -188,7 +191,8 @@ export class WriteMeter {
     const units = consumed ?? 1;
     const key = (operation === 'PutItem' ? input.Item : input.Key) as Item;
     this.add(physical, operation, key, units, false);
-    for (const index of this.indexesOf(physical, operation, input, output)) this.add(physical, operation, index.key, units, false, index.name);
+    for (const index of this.indexesOf(physical, operation, input, output))
+      this.add(physical, operation, index.key, units, false, index.name);
   }
 
   /** A refused write costs 1 and writes no index. */
@@ -208,7 +212,9 @@ export class WriteMeter {
       for (const entry of entries.slice(0, done)) {
         const item = entry.PutRequest?.Item ?? (entry.DeleteRequest?.Key as Item);
         this.add(physical, 'BatchWriteItem', item, total / Math.max(done, 1), false);
-        if (entry.PutRequest) for (const index of this.indexKeys(physical, item)) this.add(physical, 'BatchWriteItem', index.key, total / Math.max(done, 1), false, index.name);
+        if (entry.PutRequest)
+          for (const index of this.indexKeys(physical, item))
+            this.add(physical, 'BatchWriteItem', index.key, total / Math.max(done, 1), false, index.name);
       }
     }
   }
@@ -232,7 +238,10 @@ export class WriteMeter {
     const spec = this.spec(physical);
     return (spec?.indexes ?? [])
       .filter((index) => index.partitionKey.name in after || named.has(index.partitionKey.name))
-      .map((index) => ({ name: index.name, key: { [index.partitionKey.name]: after[index.partitionKey.name] ?? '(named in the update)' } }));
+      .map((index) => ({
+        name: index.name,
+        key: { [index.partitionKey.name]: after[index.partitionKey.name] ?? '(named in the update)' },
+      }));
   }
 
   private indexKeys(physical: string, item: Item): { name: string; key: Item }[] {
@@ -249,7 +258,7 @@ export class WriteMeter {
   private add(physical: string, operation: WriteOperation, key: Item, units: number, refused: boolean, index?: string): void {
     const table = this.logicalName.get(physical) ?? physical;
     const spec = this.spec(physical);
-    const keyName = index ? Object.keys(key)[0] : spec?.partitionKey.name ?? Object.keys(key)[0];
+    const keyName = index ? Object.keys(key)[0] : (spec?.partitionKey.name ?? Object.keys(key)[0]);
     const name = index ? `${table}.${index}` : table;
     this.writes.push({
       writer: this.currentWriter(),
@@ -289,8 +298,13 @@ function billedRequests(requests: readonly MeteredRequest[]) {
     dynamodbReadUnits: sum((r) => r.service === 'dynamodb'),
     // S3 bills PUT, COPY, POST and LIST at one price and GET, HEAD and the rest at another; deletes are free.
     s3Tier1: sum((r) => r.service === 's3' && /^(Put|Copy|Post|List|CreateMultipart|UploadPart|CompleteMultipart)/.test(r.operation)),
-    s3Tier2: sum((r) => r.service === 's3' && !/^(Put|Copy|Post|List|CreateMultipart|UploadPart|CompleteMultipart|Delete)/.test(r.operation)),
-    s3PutBytes: sum((r) => r.service === 's3' && r.operation === 'PutObject', (r) => r.bytes),
+    s3Tier2: sum(
+      (r) => r.service === 's3' && !/^(Put|Copy|Post|List|CreateMultipart|UploadPart|CompleteMultipart|Delete)/.test(r.operation),
+    ),
+    s3PutBytes: sum(
+      (r) => r.service === 's3' && r.operation === 'PutObject',
+      (r) => r.bytes,
+    ),
     // An empty receive is a poller's idle cost (the event source mapping long-polls whatever the traffic), not the traffic's.
     sqs: sum((r) => r.service === 'sqs' && !(r.operation === 'ReceiveMessage' && r.messages === 0)),
   };
@@ -303,7 +317,9 @@ function billedRequests(requests: readonly MeteredRequest[]) {
  */
 const RESPONSE_HEADER_BYTES = 400;
 function requestBytes(method: string, path: string, headers: Record<string, string>, bodyBytes: number): number {
-  const lines = Object.entries({ host: 'xxxxxxxxxxxxxx.cloudfront.net', ...headers, 'content-length': String(bodyBytes) }).map(([name, value]) => `${name}: ${value}\r\n`);
+  const lines = Object.entries({ host: 'xxxxxxxxxxxxxx.cloudfront.net', ...headers, 'content-length': String(bodyBytes) }).map(
+    ([name, value]) => `${name}: ${value}\r\n`,
+  );
   return Buffer.byteLength(`${method} ${path} HTTP/1.1\r\n${lines.join('')}\r\n`) + bodyBytes;
 }
 function responseBytes(response: Response, bodyBytes: number): number {
@@ -318,7 +334,12 @@ function responseBytes(response: Response, bodyBytes: number): number {
 /** The events after an install: sessions and level-ups, a purchase now and then, one a minute apart. */
 function activity(installUuid: string, batch: number, fromMs: number, stepMs: number): SdkEvent[] {
   return Array.from({ length: EVENTS_PER_BATCH }, (_, i): SdkEvent => {
-    const event: SdkEvent = { event_id: `${installUuid.slice(0, 8)}-${batch}-${i}`, event_name: i % 5 === 0 ? 'session' : 'level_up', install_uuid: installUuid, ts_ms: fromMs + i * stepMs };
+    const event: SdkEvent = {
+      event_id: `${installUuid.slice(0, 8)}-${batch}-${i}`,
+      event_name: i % 5 === 0 ? 'session' : 'level_up',
+      install_uuid: installUuid,
+      ts_ms: fromMs + i * stepMs,
+    };
     if (i % 20 === 7) Object.assign(event, { event_name: 'purchase', revenue_usd: i % 40 === 7 ? 0.99 : 4.99 });
     return event;
   });
@@ -340,10 +361,21 @@ function installPlan(index: number, nowMs: number, clickId?: string): InstallPla
   const installUuid = randomUUID();
   const platform = clickId || index % 2 === 0 ? 'ios' : 'android';
   const installMs = clickId ? nowMs + MINUTE_MS : nowMs - 10 * DAY_MS + index * 7 * MINUTE_MS;
-  const install: SdkEvent = { event_id: `${installUuid.slice(0, 8)}-install`, event_name: 'install', install_uuid: installUuid, ts_ms: installMs, platform };
+  const install: SdkEvent = {
+    event_id: `${installUuid.slice(0, 8)}-install`,
+    event_name: 'install',
+    install_uuid: installUuid,
+    ts_ms: installMs,
+    platform,
+  };
   if (index % 2 === 1) install.device_id = `device-${installUuid}`;
   if (clickId) install.attribution = { click_id: clickId };
-  const first: SdkEvent = { event_id: `${installUuid.slice(0, 8)}-first`, event_name: 'session', install_uuid: installUuid, ts_ms: installMs + 1000 };
+  const first: SdkEvent = {
+    event_id: `${installUuid.slice(0, 8)}-first`,
+    event_name: 'session',
+    install_uuid: installUuid,
+    ts_ms: installMs + 1000,
+  };
   const later = clickId
     ? CLICKED_BATCH_OFFSETS_MS.map((offset, batch) => activity(installUuid, batch, installMs + offset, 10_000))
     : ACTIVE_DAYS.map((day, batch) => activity(installUuid, batch, installMs + day * DAY_MS + 60 * MINUTE_MS, MINUTE_MS));
@@ -393,22 +425,33 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     const { app, company } = await createTenant({ plan: 'paid' });
     const link = await new LinkStore(resourceName.table('links')).create(app, { partner: 'acme_ads', campaign: 'spring' });
     const anonymous = (partition: string) =>
-      partition.replaceAll(app.app_id, '<app_id>').replaceAll(company.company_id, '<company_id>').replace(/#\d{4}-\d{2}$/, '#<yyyy-mm>');
+      partition
+        .replaceAll(app.app_id, '<app_id>')
+        .replaceAll(company.company_id, '<company_id>')
+        .replace(/#\d{4}-\d{2}$/, '#<yyyy-mm>');
 
     // Clicks: an iPhone each, every one from its own /24 so the rate limit never refuses one.
     const clickIds: string[] = [];
     const clickBytes = { request: 0, response: 0 };
     const { writes: clickWrites, requests: clickRequests } = await meter.during('link-redirect', () =>
-      pool(Array.from({ length: CLICKS }, (_, i) => i), CONCURRENCY, async (i) => {
-        const path = `/l/${link.link_id}`;
-        const headers = { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': `10.${16 + (i >> 8)}.${i & 255}.23`, 'cloudfront-viewer-country': 'US' };
-        const response = await fetch(`${stack.baseUrl}${path}`, { redirect: 'manual', headers });
-        const body = Buffer.from(await response.arrayBuffer());
-        clickBytes.request += requestBytes('GET', path, headers, 0);
-        clickBytes.response += responseBytes(response, body.length);
-        const clickId = new URL(response.headers.get('location') ?? 'http://none/').searchParams.get('click_id');
-        if (clickId) clickIds.push(clickId);
-      }),
+      pool(
+        Array.from({ length: CLICKS }, (_, i) => i),
+        CONCURRENCY,
+        async (i) => {
+          const path = `/l/${link.link_id}`;
+          const headers = {
+            'user-agent': MOBILE.iosSafari,
+            'x-forwarded-for': `10.${16 + (i >> 8)}.${i & 255}.23`,
+            'cloudfront-viewer-country': 'US',
+          };
+          const response = await fetch(`${stack.baseUrl}${path}`, { redirect: 'manual', headers });
+          const body = Buffer.from(await response.arrayBuffer());
+          clickBytes.request += requestBytes('GET', path, headers, 0);
+          clickBytes.response += responseBytes(response, body.length);
+          const clickId = new URL(response.headers.get('location') ?? 'http://none/').searchParams.get('click_id');
+          if (clickId) clickIds.push(clickId);
+        },
+      ),
     );
     if (clickIds.length === 0) throw new Error('no click was recorded');
 
@@ -430,7 +473,10 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
           const request = eventBatchRequest(credentials, buildBatch(batch));
           const response = await client.post('/event', request);
           const result = response.body as EventBatchResult;
-          if (response.status !== 200 || result.rejected > 0) throw new Error(`the bench's batch was refused in part: ${response.status} ${JSON.stringify(result.results?.find((r) => r.status === 'rejected') ?? result)}`);
+          if (response.status !== 200 || result.rejected > 0)
+            throw new Error(
+              `the bench's batch was refused in part: ${response.status} ${JSON.stringify(result.results?.find((r) => r.status === 'rejected') ?? result)}`,
+            );
           eventBytes.request += requestBytes('POST', '/event', request.headers, request.body.length);
           eventBytes.response += RESPONSE_HEADER_BYTES + Buffer.byteLength(JSON.stringify(result));
           accepted += result.accepted;
@@ -442,30 +488,42 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     const ingestWrites = eventWrites.filter((write) => write.writer === 'ingest');
     const aggregationWrites = eventWrites.filter((write) => write.writer === 'aggregator');
     // The meter must have seen both functions: a client rebuilt without it would read as free writes.
-    if (ingestWrites.length === 0 || aggregationWrites.length === 0) throw new Error('the write meter missed ingestion or aggregation writes');
+    if (ingestWrites.length === 0 || aggregationWrites.length === 0)
+      throw new Error('the write meter missed ingestion or aggregation writes');
     // Per accepted event means every one of them counted: the events report must add up.
-    const counted = (await new AggregateStore(resourceName.table('aggregates')).rows(app.app_id, 'events')).reduce((sum, row) => sum + Number(row.events ?? 0), 0);
+    const counted = (await new AggregateStore(resourceName.table('aggregates')).rows(app.app_id, 'events')).reduce(
+      (sum, row) => sum + Number(row.events ?? 0),
+      0,
+    );
     if (counted !== accepted) throw new Error(`the aggregator counted ${counted} of ${accepted} accepted events`);
 
     const clicks = clickIds.length;
     report(`clicks recorded / sent`, `${clicks} / ${CLICKS}`, { clicks_recorded: clicks });
     report('write units per click', (unitsOf(clickWrites) / clicks).toFixed(3), { wcu_per_click: round(unitsOf(clickWrites) / clicks) });
-    const clickByTable = per(unitsBy(clickWrites, (write) => write.table), clicks);
+    const clickByTable = per(
+      unitsBy(clickWrites, (write) => write.table),
+      clicks,
+    );
     report('  by table', listed(clickByTable), { wcu_per_click_by_table: clickByTable });
 
-    report(
-      `events accepted (${plans.length} installs, ${batches} batches)`,
-      accepted.toLocaleString('en-US'),
-      { events_accepted: accepted, event_batches: batches },
-    );
+    report(`events accepted (${plans.length} installs, ${batches} batches)`, accepted.toLocaleString('en-US'), {
+      events_accepted: accepted,
+      event_batches: batches,
+    });
     report('write units per accepted event: ingestion', (unitsOf(ingestWrites) / accepted).toFixed(3), {
       wcu_per_event_ingest: round(unitsOf(ingestWrites) / accepted),
     });
     report('write units per accepted event: aggregation', (unitsOf(aggregationWrites) / accepted).toFixed(3), {
       wcu_per_event_aggregation: round(unitsOf(aggregationWrites) / accepted),
     });
-    const eventByTable = per(unitsBy(eventWrites, (write) => write.table), accepted);
-    const byOperation = per(unitsBy(eventWrites, (write) => `${write.table} ${write.operation}${write.refused ? ' refused' : ''}`), accepted);
+    const eventByTable = per(
+      unitsBy(eventWrites, (write) => write.table),
+      accepted,
+    );
+    const byOperation = per(
+      unitsBy(eventWrites, (write) => `${write.table} ${write.operation}${write.refused ? ' refused' : ''}`),
+      accepted,
+    );
     report('write units per accepted event: total', (unitsOf(eventWrites) / accepted).toFixed(3), {
       wcu_per_event: round(unitsOf(eventWrites) / accepted),
       wcu_per_event_by_table: eventByTable,
@@ -482,19 +540,29 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     const [hottest, hottestUnits] = [...appWide][0];
     const hotRatio = hottestUnits / accepted;
     const perInstallUnits = unitsBy(eventWrites.filter(isPerInstall), (write) => write.partition);
-    const installRatio = Math.max(...plans.map((plan) => (perInstallUnits.get(`installs:${app.app_id}#${plan.installUuid}`) ?? 0) / plan.events));
+    const installRatio = Math.max(
+      ...plans.map((plan) => (perInstallUnits.get(`installs:${app.app_id}#${plan.installUuid}`) ?? 0) / plan.events),
+    );
     report('audit objects per aggregator call', (auditObjects / Math.max(aggregatorCalls, 1)).toFixed(1), {
       audit_objects_per_aggregator_call: round(auditObjects / Math.max(aggregatorCalls, 1), 1),
     });
-    report('busiest install partition key (units / event of that install)', installRatio.toFixed(3), { writes_per_install_event_install_key: round(installRatio) });
+    report('busiest install partition key (units / event of that install)', installRatio.toFixed(3), {
+      writes_per_install_event_install_key: round(installRatio),
+    });
     report('hottest app-wide partition key (units / event)', `${hotRatio.toFixed(4)} (${anonymous(hottest)})`, {
       hottest_key: anonymous(hottest),
       writes_per_event_hottest_key: round(hotRatio, 4),
-      writes_per_event_by_app_key: Object.fromEntries([...appWide].slice(0, 6).map(([key, units]) => [anonymous(key), round(units / accepted, 4)])),
+      writes_per_event_by_app_key: Object.fromEntries(
+        [...appWide].slice(0, 6).map(([key, units]) => [anonymous(key), round(units / accepted, 4)]),
+      ),
     });
-    report('events/s one app sustains under 1,000 units/s per key', Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio).toLocaleString('en-US'), {
-      events_per_s_before_hot_key_limit: Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio),
-    });
+    report(
+      'events/s one app sustains under 1,000 units/s per key',
+      Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio).toLocaleString('en-US'),
+      {
+        events_per_s_before_hot_key_limit: Math.floor(PARTITION_WRITE_UNITS_PER_S / hotRatio),
+      },
+    );
 
     // Every other billed request of the same traffic, per accepted event and per click (bench/cost.ts prices them).
     const perEvent = (n: number) => round(n / accepted, 6);
@@ -522,7 +590,12 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     };
     report(
       'per accepted event: read units / S3 PUT / S3 GET / SQS requests',
-      [trafficPerEvent.dynamodb_read_units.toFixed(3), trafficPerEvent.s3_tier1_requests.toFixed(4), trafficPerEvent.s3_tier2_requests.toFixed(4), trafficPerEvent.sqs_requests.toFixed(4)].join(' / '),
+      [
+        trafficPerEvent.dynamodb_read_units.toFixed(3),
+        trafficPerEvent.s3_tier1_requests.toFixed(4),
+        trafficPerEvent.s3_tier2_requests.toFixed(4),
+        trafficPerEvent.sqs_requests.toFixed(4),
+      ].join(' / '),
       { rru_per_event: round(trafficPerEvent.dynamodb_read_units), traffic_per_event: trafficPerEvent },
     );
     report(
@@ -530,7 +603,10 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
       `${(trafficPerEvent.aggregator_invocations * 1000).toFixed(2)} / ${trafficPerEvent.aggregator_ms_per_invocation.toFixed(0)}`,
       {},
     );
-    report('per click: read units', trafficPerClick.dynamodb_read_units.toFixed(3), { rru_per_click: round(trafficPerClick.dynamodb_read_units), traffic_per_click: trafficPerClick });
+    report('per click: read units', trafficPerClick.dynamodb_read_units.toFixed(3), {
+      rru_per_click: round(trafficPerClick.dynamodb_read_units),
+      traffic_per_click: trafficPerClick,
+    });
   } finally {
     await consumers?.stop();
     sqs.destroy();

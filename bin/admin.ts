@@ -18,7 +18,11 @@ const USAGES = new Map([
   ...ADMIN_COMMANDS.map((command) => [command.name, command.usage] as const),
   ['schedule run', 'schedule run NAME          (local runtime: fires a schedule now and waits for it)'] as const,
 ]);
-const indented = (usage: string) => usage.split('\n').map((line) => `  ${line}`).join('\n');
+const indented = (usage: string) =>
+  usage
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
 const USAGE = `${USAGE_LINE}\n\n${[...USAGES.values()].map(indented).join('\n')}`;
 
 /**
@@ -73,7 +77,11 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
 
   if (positionals[0] === 'schedule' && positionals[1] === 'run') {
     if (!positionals[2]) throw new UsageError('schedule run needs a schedule name', 'schedule run');
-    if (stack) throw new UsageError('schedule run drives the local runtime; in AWS, invoke the function from the Lambda console or CLI', 'schedule run');
+    if (stack)
+      throw new UsageError(
+        'schedule run drives the local runtime; in AWS, invoke the function from the Lambda console or CLI',
+        'schedule run',
+      );
     return runSchedule(await resolveTarget(undefined), positionals[2]);
   }
 

@@ -1,4 +1,4 @@
-import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { AttributionServiceStack } from '../lib/stack';
 
@@ -39,7 +39,8 @@ function positiveContext(app: App, name: string): number | undefined {
 function secretVersionContext(app: App, name: string): string | undefined {
   const raw: unknown = app.node.tryGetContext(name);
   if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^[A-Za-z0-9-]{32,64}$/.test(raw)) throw new Error(`context ${name} must be a secret's VersionId, got ${String(raw)}`);
+  if (typeof raw !== 'string' || !/^[A-Za-z0-9-]{32,64}$/.test(raw))
+    throw new Error(`context ${name} must be a secret's VersionId, got ${String(raw)}`);
   return raw;
 }
 

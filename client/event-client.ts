@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
-import { signBody } from '../functions/domain/ingest/signature';
 import type { BatchField } from '../functions/domain/ingest/event-api';
 import type { EventFaultField, RejectionReason, SdkEvent } from '../functions/domain/ingest/event-validation';
+import { signBody } from '../functions/domain/ingest/signature';
 
 /**
  * A small typed client of the event API (POST /event, POST /privacy/delete), used by the tests,
@@ -80,7 +80,10 @@ export function eventBatchRequest(
   batch: EventBatch,
   options: { gzip?: boolean; sdkVersion?: string } = {},
 ): SignedRequest {
-  return signedRequest(credentials, batch, { gzip: options.gzip ?? batch.events.length >= GZIP_FROM_EVENTS, sdkVersion: options.sdkVersion });
+  return signedRequest(credentials, batch, {
+    gzip: options.gzip ?? batch.events.length >= GZIP_FROM_EVENTS,
+    sdkVersion: options.sdkVersion,
+  });
 }
 
 /**
@@ -148,7 +151,10 @@ export class EventClient {
    */
   async sendEvents(events: readonly SdkEvent[], options: { sentAtMs?: number; gzip?: boolean } = {}): Promise<EventBatchResult> {
     const attempt = () =>
-      eventBatchRequest(this.options, buildBatch(events, options.sentAtMs ?? this.now()), { gzip: options.gzip, sdkVersion: this.options.sdkVersion });
+      eventBatchRequest(this.options, buildBatch(events, options.sentAtMs ?? this.now()), {
+        gzip: options.gzip,
+        sdkVersion: this.options.sdkVersion,
+      });
     return (await this.expect(200, '/event', attempt)) as EventBatchResult;
   }
 

@@ -2,11 +2,11 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { POSTBACK_MACROS } from '../functions/domain/postbacks/template';
-import { ADMIN_COMMANDS, runCommand, TargetError, UsageError, type Target } from '../admin/commands';
+import { ADMIN_COMMANDS, runCommand, type Target, TargetError, UsageError } from '../admin/commands';
 import { errorAnswer } from '../admin/errors';
 import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
+import { POSTBACK_MACROS } from '../functions/domain/postbacks/template';
 import { bundleConsole, type ConsoleBundle } from './bundle';
 
 /**
@@ -95,7 +95,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       throw new HttpRefusal(403, 'cross-site request refused');
     }
     if (!sameToken(request.headers[TOKEN_HEADER], token)) throw new HttpRefusal(403, 'missing or wrong console token');
-    if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) throw new HttpRefusal(415, 'the console API takes application/json');
+    if (!/^application\/json\b/i.test(request.headers['content-type'] ?? ''))
+      throw new HttpRefusal(415, 'the console API takes application/json');
   }
 
   async function api(path: string, body: Record<string, unknown>): Promise<object> {
@@ -118,7 +119,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         return await runCommand(body.command, flags as Record<string, unknown>, target);
       } catch (error) {
         // A runtime stopped while the command ran fails it with a socket error; say what happened instead.
-        const gone = errorAnswer(error).expected ? undefined : await lookUp().then(() => undefined, (lookup: unknown) => lookup);
+        const gone = errorAnswer(error).expected
+          ? undefined
+          : await lookUp().then(
+              () => undefined,
+              (lookup: unknown) => lookup,
+            );
         throw asRefusal(gone ?? error);
       }
     }
@@ -127,7 +133,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new UsageError(`--port: 127.0.0.1:${options.port} is in use; pass --port N (0 for any free port)`) : error),
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new UsageError(`--port: 127.0.0.1:${options.port} is in use; pass --port N (0 for any free port)`)
+          : error,
+      ),
     );
     server.listen(options.port, '127.0.0.1', resolve);
   });
@@ -224,7 +234,8 @@ async function main(): Promise<void> {
     throw new UsageError(commandLineWording(error, options));
   }
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port must be a port number from 0 to 65535 (0 picks a free one), not ${values.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be a port number from 0 to 65535 (0 picks a free one), not ${values.port}`);
   const lookup = targetLookup(values.stack);
   // The first look-up is made now, so a console started without its target says so at once.
   const target = await lookup();

@@ -1,25 +1,25 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
-import { resourceName } from './shared/config';
-import { logger, metrics } from './shared/observability';
-import { sqsHandler } from './shared/sqs';
-import { TtlCache } from './shared/ttl-cache';
-import { aggregateDeliveries, isRetried, TokenSweeper, type AggregationPorts, type DeliveryOutcome } from './domain/aggregation/aggregate';
-import { leaseMsFor } from './domain/aggregation/lease';
-import { decideAttribution } from './domain/aggregation/attribution';
-import { DynamoInstallStore } from './adapters/install-store';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { functions } from '../lib/manifest';
 import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
 import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
 import { ClickStore } from './adapters/click-store';
+import { DynamoInstallStore } from './adapters/install-store';
 import { IpBlockStore } from './adapters/ip-block-store';
-import { TenantStore } from './adapters/tenant-store';
-import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
 import { delayMessage } from './adapters/message-queue';
-import { installPk, SK, type EventClaim } from './domain/aggregation/install-state';
-import { postbacksOf, type TriggerPorts } from './domain/postbacks/trigger';
+import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
+import { TenantStore } from './adapters/tenant-store';
+import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried, TokenSweeper } from './domain/aggregation/aggregate';
+import { decideAttribution } from './domain/aggregation/attribution';
+import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
+import { leaseMsFor } from './domain/aggregation/lease';
 import type { PostbackConfig } from './domain/postbacks/config';
-import { functions } from '../lib/manifest';
+import { postbacksOf, type TriggerPorts } from './domain/postbacks/trigger';
+import { resourceName } from './shared/config';
+import { logger, metrics } from './shared/observability';
+import { sqsHandler } from './shared/sqs';
+import { TtlCache } from './shared/ttl-cache';
 
 const installs = new DynamoInstallStore(resourceName.table('installs'));
 const clicks = new ClickStore(resourceName.table('clicks'));
@@ -80,7 +80,9 @@ export async function aggregator(event: SQSEvent): Promise<SQSBatchResponse> {
   // before the visibility timeout). If the delay cannot be set, it comes back after the timeout.
   await Promise.all(
     outcomes.map((outcome, i) =>
-      outcome.kind === 'busy' ? delayMessage(queueUrl, event.Records[i].receiptHandle, outcome.retryInSeconds).catch(() => undefined) : undefined,
+      outcome.kind === 'busy'
+        ? delayMessage(queueUrl, event.Records[i].receiptHandle, outcome.retryInSeconds).catch(() => undefined)
+        : undefined,
     ),
   );
   return { batchItemFailures: outcomes.filter(isRetried).map((outcome) => ({ itemIdentifier: outcome.id })) };
@@ -105,7 +107,10 @@ function report(outcome: DeliveryOutcome): void {
       return;
     case 'busy':
       metrics.addMetric('DeliveriesDeferred', MetricUnit.Count, 1);
-      logger.info('audit object being aggregated by another delivery; retried when its lease ends', { audit_key: outcome.auditKey, retry_in_seconds: outcome.retryInSeconds });
+      logger.info('audit object being aggregated by another delivery; retried when its lease ends', {
+        audit_key: outcome.auditKey,
+        retry_in_seconds: outcome.retryInSeconds,
+      });
       return;
     case 'poison':
       metrics.addMetric('PoisonMessages', MetricUnit.Count, 1);

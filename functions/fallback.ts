@@ -1,6 +1,6 @@
-import { httpHandler, type HttpEvent, type HttpResult } from './shared/http';
 import { ServiceError } from './domain/common/errors';
 import { isReportName, REPORTS_PREFIX } from './domain/reports/reports';
+import { type HttpEvent, type HttpResult, httpHandler } from './shared/http';
 
 /**
  * Everything no other route takes. Under the reports prefix: a known report with a method other

@@ -1,11 +1,11 @@
-import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import { healthProbes } from './adapters/health-probes';
+import { BINDINGS, checkHealth, type HealthReport } from './domain/health/health';
 import { intEnv } from './shared/config';
 import { logger, metrics } from './shared/observability';
-import { BINDINGS, checkHealth, type HealthReport } from './domain/health/health';
-import { healthProbes } from './adapters/health-probes';
 
 const probes = healthProbes();
 const timeoutMs = intEnv('HEALTH_TIMEOUT_MS', 1500);

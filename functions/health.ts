@@ -1,7 +1,7 @@
-import { intEnv } from './shared/config';
-import { httpHandler, json, type HttpResult } from './shared/http';
-import { checkHealth } from './domain/health/health';
 import { healthProbes } from './adapters/health-probes';
+import { checkHealth } from './domain/health/health';
+import { intEnv } from './shared/config';
+import { type HttpResult, httpHandler, json } from './shared/http';
 
 const probes = healthProbes();
 const timeoutMs = intEnv('HEALTH_TIMEOUT_MS', 1500);

@@ -1,18 +1,20 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { header, httpHandler, json, type HttpEvent, type HttpResult } from './shared/http';
+import { AuditStore } from './adapters/audit-store';
+import { CapCounter } from './adapters/cap-counter';
+import { MessageQueue } from './adapters/message-queue';
+import { SigningSecretStore } from './adapters/signing-secret-store';
+import { CachedTenants, TenantStore } from './adapters/tenant-store';
+import type { AggregationMessage } from './domain/ingest/audit-record';
+import { type TakeBatchPorts, takeBatch } from './domain/ingest/take-batch';
 import { resourceName } from './shared/config';
 import { eventApi, readEventRequest, SDK_VERSION_HEADER } from './shared/event-request';
+import { type HttpEvent, type HttpResult, header, httpHandler, json } from './shared/http';
 import { logger, metrics } from './shared/observability';
 import { viewerOf } from './shared/viewer';
-import type { AggregationMessage } from './domain/ingest/audit-record';
-import { takeBatch, type TakeBatchPorts } from './domain/ingest/take-batch';
-import { CachedTenants, TenantStore } from './adapters/tenant-store';
-import { SigningSecretStore } from './adapters/signing-secret-store';
-import { AuditStore } from './adapters/audit-store';
-import { MessageQueue } from './adapters/message-queue';
-import { CapCounter } from './adapters/cap-counter';
 
-const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))));
+const tenants = new CachedTenants(
+  new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))),
+);
 const auditStore = new AuditStore(resourceName.bucket());
 const aggregation = new MessageQueue<AggregationMessage>(resourceName.queueUrl('aggregation'));
 const caps = new CapCounter(resourceName.table('counters'), resourceName.table('ledger'));

@@ -1,16 +1,16 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { intEnv, resourceName } from './shared/config';
-import { header, httpHandler, type HttpEvent, type HttpResult } from './shared/http';
-import { logger, metrics } from './shared/observability';
-import { viewerOf } from './shared/viewer';
+import { ClickStore } from './adapters/click-store';
+import { IpBlockStore } from './adapters/ip-block-store';
+import { CachedLinks, LinkStore } from './adapters/link-store';
+import { RateLimitStore } from './adapters/rate-limit-store';
 import { ServiceError } from './domain/common/errors';
 import { newClickId } from './domain/links/click';
 import { slidingWindow } from './domain/links/sliding-window';
 import { followLink, type LinkOutcome, type TrackingLinkPorts } from './domain/links/tracking-link';
-import { CachedLinks, LinkStore } from './adapters/link-store';
-import { ClickStore } from './adapters/click-store';
-import { IpBlockStore } from './adapters/ip-block-store';
-import { RateLimitStore } from './adapters/rate-limit-store';
+import { intEnv, resourceName } from './shared/config';
+import { type HttpEvent, type HttpResult, header, httpHandler } from './shared/http';
+import { logger, metrics } from './shared/observability';
+import { viewerOf } from './shared/viewer';
 
 const links = new CachedLinks(new LinkStore(resourceName.table('links')), intEnv('LINK_CACHE_TTL_MS', 30_000));
 const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));

@@ -1,13 +1,19 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { delayMessage } from './adapters/message-queue';
+import { resolveHost, sendPostback } from './adapters/postback-http';
+import { PostbackRecords } from './adapters/postback-store';
+import {
+  type DeliveryPorts,
+  type DeliveryResult,
+  deliverPostback,
+  parsePostbackMessage,
+  retryDelaysFromEnv,
+} from './domain/postbacks/deliver';
+import { policyFromEnv } from './domain/postbacks/destination';
 import { resourceName } from './shared/config';
 import { logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
-import { deliverPostback, parsePostbackMessage, retryDelaysFromEnv, type DeliveryPorts, type DeliveryResult } from './domain/postbacks/deliver';
-import { policyFromEnv } from './domain/postbacks/destination';
-import { PostbackRecords } from './adapters/postback-store';
-import { delayMessage } from './adapters/message-queue';
-import { resolveHost, sendPostback } from './adapters/postback-http';
 
 const records = new PostbackRecords(resourceName.table('postbacks'));
 const queueUrl = resourceName.queueUrl('postbacks');
@@ -20,7 +26,11 @@ const ports: DeliveryPorts = {
   send: sendPostback,
 };
 // Read once at cold start: a bad value fails loudly here, not on the first postback.
-const options = { policy: policyFromEnv(), retryDelaysSeconds: retryDelaysFromEnv(process.env.POSTBACK_RETRY_DELAYS_SECONDS), nowMs: Date.now };
+const options = {
+  policy: policyFromEnv(),
+  retryDelaysSeconds: retryDelaysFromEnv(process.env.POSTBACK_RETRY_DELAYS_SECONDS),
+  nowMs: Date.now,
+};
 
 /**
  * The postback queue's consumer (functions/domain/postbacks/deliver.ts has the rules). Each
@@ -42,7 +52,10 @@ async function attempt(record: SQSRecord): Promise<boolean> {
   } catch (error) {
     // A store failure or an unreadable message: it comes back after the visibility timeout.
     metrics.addMetric('PostbackErrors', MetricUnit.Count, 1);
-    logger.error('postback attempt failed before it could be recorded; retried', { message_id: record.messageId, error: { name: (error as Error).name, message: (error as Error).message } });
+    logger.error('postback attempt failed before it could be recorded; retried', {
+      message_id: record.messageId,
+      error: { name: (error as Error).name, message: (error as Error).message },
+    });
     return false;
   }
   switch (result.kind) {

@@ -1,19 +1,19 @@
-import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { resourceName } from './shared/config';
-import { logger, metrics } from './shared/observability';
-import { drainPrivacyRequests, type DrainPorts, type DrainReport } from './domain/privacy/drain';
-import { DynamoInstallStore } from './adapters/install-store';
-import { ClickStore } from './adapters/click-store';
-import { PostbackRecords } from './adapters/postback-store';
-import { AuditReader } from './adapters/audit-reader';
 import { AuditEraser } from './adapters/audit-eraser';
+import { AuditReader } from './adapters/audit-reader';
+import { ClickStore } from './adapters/click-store';
+import { DynamoInstallStore } from './adapters/install-store';
+import { PostbackRecords } from './adapters/postback-store';
 import { PrivacyQueue } from './adapters/privacy-queue';
 import { PrivacyReceipts } from './adapters/privacy-store';
 import { PoisonMessageError } from './domain/aggregation/aggregate';
+import { type DrainPorts, type DrainReport, drainPrivacyRequests } from './domain/privacy/drain';
+import { resourceName } from './shared/config';
+import { logger, metrics } from './shared/observability';
 
 const installs = new DynamoInstallStore(resourceName.table('installs'));
 const clicks = new ClickStore(resourceName.table('clicks'));
@@ -58,7 +58,12 @@ export async function privacyDrain(_event: unknown, context: Context): Promise<D
   metrics.addMetric('PrivacyRequestsCarried', MetricUnit.Count, report.carried.length);
   metrics.addMetric('PrivacyDrainFailed', MetricUnit.Count, report.failed.length);
   for (const failure of report.failed) logger.error('privacy request not drained; it comes back', failure);
-  logger.info('privacy drain finished', { batches: report.batches, done: report.done.length, carried: report.carried.length, stopped: report.stopped });
+  logger.info('privacy drain finished', {
+    batches: report.batches,
+    done: report.done.length,
+    carried: report.carried.length,
+    stopped: report.stopped,
+  });
   return report;
 }
 

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { httpHandler, json, type HttpEvent, type HttpResult } from './shared/http';
-import { resourceName } from './shared/config';
-import { eventApi, readEventRequest } from './shared/event-request';
-import { logger, metrics } from './shared/observability';
-import { EventApiError } from './domain/ingest/event-api';
-import { parseDeletionRequest, privacyRequest as deletionRequest, type PrivacyMessage } from './domain/privacy/privacy';
-import { CachedTenants, TenantStore } from './adapters/tenant-store';
-import { SigningSecretStore } from './adapters/signing-secret-store';
 import { MessageQueue } from './adapters/message-queue';
 import { PrivacyRequests } from './adapters/privacy-store';
+import { SigningSecretStore } from './adapters/signing-secret-store';
+import { CachedTenants, TenantStore } from './adapters/tenant-store';
+import { EventApiError } from './domain/ingest/event-api';
+import { privacyRequest as deletionRequest, type PrivacyMessage, parseDeletionRequest } from './domain/privacy/privacy';
+import { resourceName } from './shared/config';
+import { eventApi, readEventRequest } from './shared/event-request';
+import { type HttpEvent, type HttpResult, httpHandler, json } from './shared/http';
+import { logger, metrics } from './shared/observability';
 
-const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))));
+const tenants = new CachedTenants(
+  new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))),
+);
 const requests = new PrivacyRequests(
   resourceName.table('privacy_requests'),
   new MessageQueue<PrivacyMessage>(resourceName.queueUrl('privacy')),

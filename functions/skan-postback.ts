@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { resourceName } from './shared/config';
-import { httpHandler, json, rawBody, type HttpEvent, type HttpResult } from './shared/http';
-import { logger, metrics } from './shared/observability';
+import { SkanStore } from './adapters/skan-store';
 import { ServiceError } from './domain/common/errors';
 import { APPLE_KEYS } from './domain/skan/postback-keys';
 import type { PostbackRefusal } from './domain/skan/postback-record';
-import { takePostback, type PostbackOutcome, type SkanPostbackPorts } from './domain/skan/take-postback';
-import { SkanStore } from './adapters/skan-store';
+import { type PostbackOutcome, type SkanPostbackPorts, takePostback } from './domain/skan/take-postback';
+import { resourceName } from './shared/config';
+import { type HttpEvent, type HttpResult, httpHandler, json, rawBody } from './shared/http';
+import { logger, metrics } from './shared/observability';
 
 const store = new SkanStore(resourceName.table('skan_postbacks'), resourceName.bucket());
 

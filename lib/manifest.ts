@@ -39,7 +39,7 @@ export const tables = {
   },
   signing_secrets: {
     purpose:
-      'Each app\'s signing secret, by app_id. A table of its own so that only the functions that verify signatures ' +
+      "Each app's signing secret, by app_id. A table of its own so that only the functions that verify signatures " +
       '(ingest, privacy-request) can read one; the report functions and the aggregator read the tenants table. ' +
       'Written by the operator alone (admin CLI, console).',
     partitionKey: S('app_id'),
@@ -55,7 +55,7 @@ export const tables = {
   ip_blocks: {
     purpose:
       'Source IPs blocked by honeypot links, per company: the key attribute ip holds <company_id>#<address> ' +
-      '(a block holds on that company\'s links and installs only); they expire after 7 days.',
+      "(a block holds on that company's links and installs only); they expire after 7 days.",
     partitionKey: S('ip'),
     ttlAttribute: 'expires_at',
   },
@@ -99,22 +99,22 @@ export const tables = {
   privacy_requests: {
     purpose:
       'Deletion receipts: request id, app, SHA-256 of the install_uuid, received time, state and what was deleted; ' +
-      'the by_install index finds an install\'s receipts by <app_id>#<install_hash>.',
+      "the by_install index finds an install's receipts by <app_id>#<install_hash>.",
     partitionKey: S('request_id'),
     indexes: [{ name: 'by_install', partitionKey: S('app_install'), sortKey: N('received_ms') }],
   },
   skan_postbacks: {
     purpose:
-      'Apple\'s postbacks de-duplicated on transaction-id. Items of postbacks that did not verify expire with their ' +
+      "Apple's postbacks de-duplicated on transaction-id. Items of postbacks that did not verify expire with their " +
       'records (bucket.invalidSkanPostbacks): anybody can send those.',
     partitionKey: S('transaction_id'),
     ttlAttribute: 'expires_at',
   },
   postbacks: {
     purpose:
-      'Partner postbacks, one partition per app (pk = app_id): each partner\'s configuration (cfg#<partner>), ' +
+      "Partner postbacks, one partition per app (pk = app_id): each partner's configuration (cfg#<partner>), " +
       'each postback made once per decision with its state (pb#<postback_id>) and each delivery attempt (log#<at_ms>#...); ' +
-      'postbacks and attempts expire after 30 days. The by_install index finds an install\'s postbacks and attempts by ' +
+      "postbacks and attempts expire after 30 days. The by_install index finds an install's postbacks and attempts by " +
       '<app_id>#<install_hash>, for the privacy drain.',
     partitionKey: S('pk'),
     sortKey: S('sk'),
@@ -335,7 +335,15 @@ export const functions = {
     description: 'Aggregation queue consumer: attributes installs and adds each accepted event, exactly once, to the report rows.',
     // clicks, ip_blocks, tenants: attribution reads; installs: claims and install records;
     // ledger: a lease, journal and done mark per audit object; aggregates: the report rows.
-    tables: { installs: 'readwrite', aggregates: 'readwrite', ledger: 'readwrite', clicks: 'read', ip_blocks: 'read', tenants: 'read', postbacks: 'readwrite' },
+    tables: {
+      installs: 'readwrite',
+      aggregates: 'readwrite',
+      ledger: 'readwrite',
+      clicks: 'read',
+      ip_blocks: 'read',
+      tenants: 'read',
+      postbacks: 'readwrite',
+    },
     bucket: 'read',
     queues: { aggregation: 'consume', postbacks: 'send' },
     // Under the queue's 120 s visibility timeout; the aggregator's lease is this plus 15 s.
@@ -344,7 +352,7 @@ export const functions = {
   },
   'report-attribution': {
     entry: 'functions/report-attribution.ts',
-    description: 'GET /api/v1/reports/attribution: the app\'s attribution rows of a window, a page at a time.',
+    description: "GET /api/v1/reports/attribution: the app's attribution rows of a window, a page at a time.",
     routes: ['GET /api/v1/reports/attribution'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
@@ -353,7 +361,7 @@ export const functions = {
   },
   'report-revenue': {
     entry: 'functions/report-revenue.ts',
-    description: 'GET /api/v1/reports/revenue: the app\'s revenue rows of a window, a page at a time.',
+    description: "GET /api/v1/reports/revenue: the app's revenue rows of a window, a page at a time.",
     routes: ['GET /api/v1/reports/revenue'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
@@ -362,7 +370,7 @@ export const functions = {
   },
   'report-cohorts': {
     entry: 'functions/report-cohorts.ts',
-    description: 'GET /api/v1/reports/cohorts: the app\'s cohorts rows of a window, a page at a time.',
+    description: "GET /api/v1/reports/cohorts: the app's cohorts rows of a window, a page at a time.",
     routes: ['GET /api/v1/reports/cohorts'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
@@ -371,7 +379,7 @@ export const functions = {
   },
   'report-events': {
     entry: 'functions/report-events.ts',
-    description: 'GET /api/v1/reports/events: the app\'s events rows of a window, a page at a time.',
+    description: "GET /api/v1/reports/events: the app's events rows of a window, a page at a time.",
     routes: ['GET /api/v1/reports/events'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
@@ -388,7 +396,8 @@ export const functions = {
   },
   'postback-sender': {
     entry: 'functions/postback-sender.ts',
-    description: 'Postback queue consumer: calls partners\' postback URLs (checked against SSRF at each send), retries with backoff, logs every attempt.',
+    description:
+      "Postback queue consumer: calls partners' postback URLs (checked against SSRF at each send), retries with backoff, logs every attempt.",
     tables: { postbacks: 'readwrite' },
     queues: { postbacks: 'consume' },
     // Ten postbacks a batch side by side, each at most 5 s.
@@ -397,7 +406,7 @@ export const functions = {
   },
   'skan-postback': {
     entry: 'functions/skan-postback.ts',
-    description: 'POST /skan-postback: verify Apple\'s SKAdNetwork and AdAttributionKit postbacks and file each once in the audit store.',
+    description: "POST /skan-postback: verify Apple's SKAdNetwork and AdAttributionKit postbacks and file each once in the audit store.",
     routes: ['POST /skan-postback'],
     // Public. Apple's devices send a few postbacks per install, each at a random time a day or
     // more after it: 100/s is 8.6 million a day. Over it the device retries, as after any non-200.

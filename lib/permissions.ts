@@ -1,4 +1,15 @@
-import { deletesWith, HEALTH_PROBE_KEY, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from './manifest';
+import {
+  type Access,
+  deletesWith,
+  type FunctionSpec,
+  HEALTH_PROBE_KEY,
+  type QueueName,
+  readsWith,
+  type TableName,
+  type TableSpec,
+  tables,
+  writesWith,
+} from './manifest';
 
 /**
  * The IAM policy each function's manifest grants turn into, as plain data: the actions the CDK
@@ -78,7 +89,13 @@ export const ORIGIN_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
 
 type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
-const QUEUE_CONSUME_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const QUEUE_CONSUME_ACTIONS = [
+  'sqs:ChangeMessageVisibility',
+  'sqs:DeleteMessage',
+  'sqs:GetQueueAttributes',
+  'sqs:GetQueueUrl',
+  'sqs:ReceiveMessage',
+];
 export const QUEUE_ACTIONS: Record<NonNullable<QueueAccess>, readonly string[]> = {
   send: QUEUE_SEND_ACTIONS,
   consume: QUEUE_CONSUME_ACTIONS,
@@ -153,7 +170,12 @@ function holds(condition: PolicyCondition | undefined, request: RequestContext):
 }
 
 /** Whether the statements allow the action on the resource, for a call with that context. */
-export function allows(statements: readonly PolicyStatement[], action: string, resource: PolicyResource, request: RequestContext = {}): boolean {
+export function allows(
+  statements: readonly PolicyStatement[],
+  action: string,
+  resource: PolicyResource,
+  request: RequestContext = {},
+): boolean {
   return statements.some(
     (statement) =>
       statement.resources.some((granted) => sameResource(granted, resource)) &&

@@ -7,20 +7,20 @@ import { ServiceFunctionsOnly } from './aspects/service-functions-only';
 import { AlarmTopic, ServiceAlarms } from './constructs/alarms';
 import { ServiceDashboard } from './constructs/dashboard';
 import { DataStores } from './constructs/data-stores';
-import { Edge, type ApiThrottle } from './constructs/edge';
+import { type ApiThrottle, Edge } from './constructs/edge';
 import { Endpoint } from './constructs/endpoint';
 import { ManifestFunction } from './constructs/manifest-function';
 import { entriesOf, pascalCase } from './constructs/naming';
 import type { ServiceFunction } from './constructs/service-function';
 import {
+  type FunctionSpec,
   functions as functionSpecs,
   outputKey,
-  queues as queueSpecs,
-  schedules as scheduleSpecs,
-  type FunctionSpec,
   type QueueName,
   type QueueSpec,
+  queues as queueSpecs,
   type ScheduleSpec,
+  schedules as scheduleSpecs,
 } from './manifest';
 
 export interface AttributionServiceStackProps extends StackProps {
@@ -52,7 +52,11 @@ export class AttributionServiceStack extends Stack {
 
     this.stores = new DataStores(this, 'Data');
     this.alarms = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
-    this.edge = new Edge(this, 'Edge', { accessLogs: this.stores.accessLogs, throttle: props.apiThrottle, originSecretVersion: props.originSecretVersion });
+    this.edge = new Edge(this, 'Edge', {
+      accessLogs: this.stores.accessLogs,
+      throttle: props.apiThrottle,
+      originSecretVersion: props.originSecretVersion,
+    });
 
     assertRoutesUnique(functionSpecs);
     const handlers = new Map<string, ServiceFunction>();
@@ -140,7 +144,8 @@ export class AttributionServiceStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
     new CfnOutput(this, 'OriginSecretArn', {
       value: this.edge.originSecret.secretArn,
-      description: 'Secrets Manager secret CloudFront sends as x-origin-verify (its ARN, not its value); docs/secrets.md says how to rotate it',
+      description:
+        'Secrets Manager secret CloudFront sends as x-origin-verify (its ARN, not its value); docs/secrets.md says how to rotate it',
     });
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { functions, type FunctionSpec } from '../lib/manifest';
+import { type FunctionSpec, functions } from '../lib/manifest';
 
 /**
  * What API Gateway (HTTP API, payload format 2.0) does between the client and the function:
@@ -46,10 +46,7 @@ export function matchRoute(routes: Route[], method: string, path: string): Route
     if (!params) continue;
     const literals = route.segments.filter((s) => !s.startsWith('{')).length;
     const score =
-      (route.routeKey === '$default' ? 0 : 1_000_000) +
-      (route.greedy ? 0 : 100_000) +
-      literals * 10 +
-      (route.method === 'ANY' ? 0 : 1);
+      (route.routeKey === '$default' ? 0 : 1_000_000) + (route.greedy ? 0 : 100_000) + literals * 10 + (route.method === 'ANY' ? 0 : 1);
     if (!best || score > best.score) {
       best = { match: { route, pathParameters: Object.keys(params).length ? params : undefined }, score };
     }
@@ -110,7 +107,10 @@ export function buildEvent(
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   Object.assign(headers, extraHeaders);
-  const cookies = headers.cookie?.split(';').map((c) => c.trim()).filter(Boolean);
+  const cookies = headers.cookie
+    ?.split(';')
+    .map((c) => c.trim())
+    .filter(Boolean);
   delete headers.cookie;
 
   const query: Record<string, string> = {};

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo, Server } from 'node:net';
-import { join, resolve as absolute } from 'node:path';
+import { resolve as absolute, join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
-import { startSqsEmulator } from './sqs';
 import { makeS3PutsAtomic } from './s3-atomic-puts';
+import { startSqsEmulator } from './sqs';
 
 /**
  * DynamoDB (dynalite), S3 (s3rver) and SQS (our own, see sqs/README.md) on 127.0.0.1, each

@@ -41,7 +41,9 @@ export function readEndpoints(dataDir: string): EndpointsFile | undefined {
  * variables, s3rver's fixed credentials (so the SDK never looks for real ones), s3rver's checksum needs,
  * and the resource names the function construct would set in AWS.
  */
-export function applyLocalEnvironment(endpoints: Pick<EndpointsFile, 'region' | 'dynamodb' | 's3' | 'sqs' | 'tables' | 'bucket' | 'queues'>): void {
+export function applyLocalEnvironment(
+  endpoints: Pick<EndpointsFile, 'region' | 'dynamodb' | 's3' | 'sqs' | 'tables' | 'bucket' | 'queues'>,
+): void {
   const env: Record<string, string> = {
     AWS_REGION: endpoints.region,
     AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,

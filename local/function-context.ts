@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { environmentOf } from '../lib/function-environment';
-import { functions, type FunctionSpec } from '../lib/manifest';
-import { policyOf, type PolicyStatement } from '../lib/permissions';
+import { type FunctionSpec, functions } from '../lib/manifest';
+import { type PolicyStatement, policyOf } from '../lib/permissions';
 import { LOCAL_MAX_CONCURRENCY } from './invoke-store';
 
 /**
@@ -122,7 +122,11 @@ export function runAsFunction<T>(name: string, body: () => T): T {
 }
 
 /** The template's variables of a function for a deployment, with their local values. */
-export function templateEnvironment(name: string, spec: FunctionSpec, target: Pick<LocalDeployment, 'tables' | 'bucket' | 'queues' | 'originSecretArn'>): Record<string, string> {
+export function templateEnvironment(
+  name: string,
+  spec: FunctionSpec,
+  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'queues' | 'originSecretArn'>,
+): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [variable, source] of Object.entries(environmentOf(spec))) {
     const value =
@@ -177,7 +181,12 @@ function visible(context: FunctionContext, real: NodeJS.ProcessEnv, variable: st
 }
 
 function visibleNames(context: FunctionContext, real: NodeJS.ProcessEnv): string[] {
-  const names = new Set([...Object.keys(context.own), ...Object.keys(context.template), ...Object.keys(context.platform), ...passedThrough]);
+  const names = new Set([
+    ...Object.keys(context.own),
+    ...Object.keys(context.template),
+    ...Object.keys(context.platform),
+    ...passedThrough,
+  ]);
   return [...names].filter((name) => visible(context, real, name) !== undefined);
 }
 

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIP, type AddressInfo } from 'node:net';
+import { type AddressInfo, isIP } from 'node:net';
 import { originVerifyHeader } from '../lib/manifest';
 import { buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
 import { invoke } from './lambda';
@@ -64,9 +64,11 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     if (!match) return send(response, 404, { message: 'Not Found' });
 
     const socketIp = request.socket.remoteAddress ?? '127.0.0.1';
-    const viewerIp = options.trustProxy ? forwardedFor(request) ?? socketIp : socketIp;
+    const viewerIp = options.trustProxy ? (forwardedFor(request) ?? socketIp) : socketIp;
     const edgeHeaders: Record<string, string> = {
-      'cloudfront-viewer-address': viewerIp.includes(':') ? `[${viewerIp}]:${request.socket.remotePort}` : `${viewerIp}:${request.socket.remotePort}`,
+      'cloudfront-viewer-address': viewerIp.includes(':')
+        ? `[${viewerIp}]:${request.socket.remotePort}`
+        : `${viewerIp}:${request.socket.remotePort}`,
       [originVerifyHeader]: options.originSecret,
     };
     for (const name of Object.keys(request.headers)) {

@@ -1,11 +1,11 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
-import { SQSServiceException } from '@aws-sdk/client-sqs';
 import { SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
+import { SQSServiceException } from '@aws-sdk/client-sqs';
 import type { InitializeHandler, InitializeHandlerArguments, InitializeMiddleware, MetadataBearer, MiddlewareStack } from '@smithy/types';
-import { tables, type QueueName, type TableName } from '../lib/manifest';
-import { allows, type PolicyResource } from '../lib/permissions';
 import { addClientHook, type ClientService } from '../functions/shared/clients/reusable';
+import { type QueueName, type TableName, tables } from '../lib/manifest';
+import { allows, type PolicyResource } from '../lib/permissions';
 import { currentFunction, type FunctionContext, type LocalDeployment } from './function-context';
 
 /**
@@ -46,7 +46,11 @@ const operationOf = (commandName: string) => commandName.replace(/Command$/, '')
 type Input = Record<string, unknown>;
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-function tableResource(target: LocalDeployment, physical: string | undefined, index?: string): { table?: TableName; resource?: PolicyResource; arn: string } {
+function tableResource(
+  target: LocalDeployment,
+  physical: string | undefined,
+  index?: string,
+): { table?: TableName; resource?: PolicyResource; arn: string } {
   const table = Object.entries(target.tables).find(([, name]) => name === physical)?.[0] as TableName | undefined;
   const arn = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${physical ?? '*'}${index ? `/index/${index}` : ''}`;
   if (!table || !(table in tables)) return { arn };
@@ -82,14 +86,26 @@ export function dynamodbAuthorizations(commandName: string, input: Input, target
   }
   if (action === 'dynamodb:BatchWriteItem') {
     return Object.entries((input.RequestItems as Record<string, Input[]> | undefined) ?? {}).map(([table, requests]) =>
-      on(table, action, { keys: requests.map((request) => (request.PutRequest as Input | undefined)?.Item ?? (request.DeleteRequest as Input | undefined)?.Key) }),
+      on(table, action, {
+        keys: requests.map(
+          (request) => (request.PutRequest as Input | undefined)?.Item ?? (request.DeleteRequest as Input | undefined)?.Key,
+        ),
+      }),
     );
   }
   if (action === 'dynamodb:TransactWriteItems' || action === 'dynamodb:TransactGetItems') {
-    const parts: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+    const parts: Record<string, string> = {
+      Put: 'PutItem',
+      Update: 'UpdateItem',
+      Delete: 'DeleteItem',
+      ConditionCheck: 'ConditionCheckItem',
+      Get: 'GetItem',
+    };
     return ((input.TransactItems as Input[] | undefined) ?? []).flatMap((item) =>
       Object.entries(item).flatMap(([kind, part]) =>
-        parts[kind] ? [on((part as Input).TableName, `dynamodb:${parts[kind]}`, { keys: [(part as Input).Key ?? (part as Input).Item] })] : [],
+        parts[kind]
+          ? [on((part as Input).TableName, `dynamodb:${parts[kind]}`, { keys: [(part as Input).Key ?? (part as Input).Item] })]
+          : [],
       ),
     );
   }
@@ -101,7 +117,11 @@ export function s3Authorizations(commandName: string, input: Input, target: Loca
   const operation = operationOf(commandName);
   const bucketName = text(input.Bucket);
   const ours = bucketName !== undefined && bucketName === target.bucket;
-  const onBucket = (action: string): Authorization => ({ action, resource: ours ? { kind: 'bucket' } : undefined, arn: `arn:aws:s3:::${bucketName}` });
+  const onBucket = (action: string): Authorization => ({
+    action,
+    resource: ours ? { kind: 'bucket' } : undefined,
+    arn: `arn:aws:s3:::${bucketName}`,
+  });
   const onObject = (action: string, key: unknown): Authorization => ({
     action,
     resource: ours ? { kind: 'objects' } : undefined,
@@ -157,7 +177,13 @@ export function sqsAuthorizations(commandName: string, input: Input, target: Loc
 export function secretsManagerAuthorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
   const action = `secretsmanager:${operationOf(commandName)}`;
   const id = text(input.SecretId);
-  const ours = id !== undefined && (id === target.originSecretArn || target.originSecretArn.split(':').pop()?.replace(/-[0-9a-f]{6}$/, '') === id);
+  const ours =
+    id !== undefined &&
+    (id === target.originSecretArn ||
+      target.originSecretArn
+        .split(':')
+        .pop()
+        ?.replace(/-[0-9a-f]{6}$/, '') === id);
   const arn = ours ? target.originSecretArn : `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${id ?? '*'}`;
   return [{ action, resource: ours ? { kind: 'origin-secret' } : undefined, arn }];
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
-import { functions, type FunctionSpec } from '../lib/manifest';
+import { type FunctionSpec, functions } from '../lib/manifest';
 import { runAsFunction } from './function-context';
-import { runInvocation } from './invoke-store';
 import { trackInvocation } from './invocations';
+import { runInvocation } from './invoke-store';
 
 /**
  * Runs the very handlers that Lambda runs: each function's entry module from the manifest,

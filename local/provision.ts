@@ -1,20 +1,20 @@
 import {
+  type AttributeDefinition,
+  type AttributeValue,
   BatchWriteItemCommand,
   CreateTableCommand,
+  type CreateTableCommandInput,
   DeleteTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
-  ResourceInUseException,
-  ScanCommand,
-  type AttributeDefinition,
-  type AttributeValue,
-  type CreateTableCommandInput,
   type GlobalSecondaryIndex,
   type KeySchemaElement,
+  ResourceInUseException,
+  ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { bucket, queues, tables, type IndexSpec, type KeySpec, type TableSpec } from '../lib/manifest';
+import { bucket, type IndexSpec, type KeySpec, queues, type TableSpec, tables } from '../lib/manifest';
 
 /**
  * Creates every table, the bucket and every queue (with its dead-letter queue and the manifest's
@@ -61,9 +61,7 @@ export async function provision(endpoints: EmulatorEndpoints): Promise<ResourceN
           Attributes: { MessageRetentionPeriod: String(14 * 86400) },
         }),
       );
-      const { Attributes } = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
-      );
+      const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }));
       const queue = await sqs.send(
         new CreateQueueCommand({
           QueueName: name,
@@ -138,7 +136,9 @@ async function addMissingIndexes(dynamo: DynamoDBClient, definition: CreateTable
     items.push(...(page.Items ?? []));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
-  console.log(`Adding index ${missing.map((index) => index.IndexName).join(', ')} to the local table ${definition.TableName} (${items.length} items copied)`);
+  console.log(
+    `Adding index ${missing.map((index) => index.IndexName).join(', ')} to the local table ${definition.TableName} (${items.length} items copied)`,
+  );
   await dynamo.send(new DeleteTableCommand({ TableName: definition.TableName }));
   // DeleteTable answers while the table is DELETING; CreateTable of the name waits for it to go.
   for (;;) {

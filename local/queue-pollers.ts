@@ -1,6 +1,12 @@
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { functions, queues, type QueueSpec } from '../lib/manifest';
+import { functions, type QueueSpec, queues } from '../lib/manifest';
 import { invoke as invokeFunction } from './lambda';
 
 /**

@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { envName } from '../lib/manifest';
-import { startEmulators, type Emulators } from './emulators';
-import { newLocalOriginSecret } from './origin-secret';
-import { startSecretsManagerEmulator } from './secrets-manager-emulator';
-import { localCredentials, provision } from './provision';
-import { applyLocalEnvironment, endpointsPath, type EndpointsFile } from './environment';
+import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
+import { TenantStore } from '../functions/adapters/tenant-store';
 import { policyFromEnv } from '../functions/domain/postbacks/destination';
-import { registerDeployment, type LocalDeployment } from './function-context';
+import { envName } from '../lib/manifest';
+import { type Emulators, startEmulators } from './emulators';
+import { applyLocalEnvironment, type EndpointsFile, endpointsPath } from './environment';
+import { type LocalDeployment, registerDeployment } from './function-context';
 import { startEdge } from './http-server';
 import { installIamGuard } from './iam-guard';
 import { abandonInvocations, acceptInvocations } from './invocations';
-import { startQueuePollers, type Pollers } from './queue-pollers';
-import { startScheduler, type Scheduler } from './scheduler';
-import { seedDemo, type Demo } from './seed';
-import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
-import { TenantStore } from '../functions/adapters/tenant-store';
+import { newLocalOriginSecret } from './origin-secret';
+import { localCredentials, provision } from './provision';
+import { type Pollers, startQueuePollers } from './queue-pollers';
+import { type Scheduler, startScheduler } from './scheduler';
+import { startSecretsManagerEmulator } from './secrets-manager-emulator';
+import { type Demo, seedDemo } from './seed';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -89,7 +89,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     onError,
   });
   const seeded = options.seed
-    ? await seedDemo(options.dataDir, { tenants: names.tables.tenants, signing_secrets: names.tables.signing_secrets, links: names.tables.links }, edge.url)
+    ? await seedDemo(
+        options.dataDir,
+        { tenants: names.tables.tenants, signing_secrets: names.tables.signing_secrets, links: names.tables.links },
+        edge.url,
+      )
     : undefined;
 
   const sqs = new SQSClient({ region: emulators.region, endpoint: emulators.sqs });
@@ -165,7 +169,10 @@ async function startControl(host: string, scheduler: Scheduler, pollers: Pollers
     const schedule = /^\/schedules\/([\w-]+)$/.exec(url.pathname);
     if (request.method === 'GET' && url.pathname === '/ping') return reply(200, { ok: true, pid: process.pid });
     if (request.method === 'POST' && url.pathname === '/drain') {
-      pollers.drain().then(() => reply(200, { ok: true }), (error: Error) => reply(500, { error: error.message }));
+      pollers.drain().then(
+        () => reply(200, { ok: true }),
+        (error: Error) => reply(500, { error: error.message }),
+      );
       return;
     }
     if (request.method === 'POST' && schedule) {

@@ -50,15 +50,25 @@ async function bytesOf(content: Buffer | Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
-async function putAtomically(this: FilesystemStore, object: StoredObject, condition: PutCondition = {}): Promise<{ size: number; md5: string }> {
+async function putAtomically(
+  this: FilesystemStore,
+  object: StoredObject,
+  condition: PutCondition = {},
+): Promise<{ size: number; md5: string }> {
   const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
   const content = await bytesOf(object.content);
   const md5 = createHash('md5').update(content).digest('hex');
   const write = async () => {
     if (condition.ifAbsent && (await exists(objectPath))) {
-      throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: 'If-None-Match' });
+      throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+        Condition: 'If-None-Match',
+      });
     }
     await mkdir(dirname(objectPath), { recursive: true });
     // Not named like an object (they end in ._S3rver_object), so a listing never shows it.
@@ -92,7 +102,10 @@ export function makeS3PutsAtomic(): void {
   controller.putObject = (ctx) => {
     const condition = ctx.headers['if-none-match'];
     if (condition === undefined) return putObject(ctx);
-    if (condition !== '*') throw new S3Error('NotImplemented', 'A header you provided implies functionality that is not implemented', { Header: 'If-None-Match' });
+    if (condition !== '*')
+      throw new S3Error('NotImplemented', 'A header you provided implies functionality that is not implemented', {
+        Header: 'If-None-Match',
+      });
     const shared = ctx.store;
     ctx.store = Object.assign(Object.create(shared) as PutContext['store'], {
       putObject: (object: StoredObject) => putAtomically.call(shared, object, { ifAbsent: true }),

@@ -1,6 +1,6 @@
-import type { ScheduledEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { schedules, type ScheduleSpec } from '../lib/manifest';
+import type { ScheduledEvent } from 'aws-lambda';
+import { type ScheduleSpec, schedules } from '../lib/manifest';
 import { invoke } from './lambda';
 
 /** Plays EventBridge: fires each schedule of the manifest on its rate or daily UTC time. */
@@ -43,7 +43,9 @@ export function startScheduler(onError: (error: unknown) => void): Scheduler {
   const arm = (name: string, spec: ScheduleSpec) => {
     const delay = nextFireTime(spec, Date.now()) - Date.now();
     const timer = setTimeout(() => {
-      run(name).catch(onError).finally(() => arm(name, spec));
+      run(name)
+        .catch(onError)
+        .finally(() => arm(name, spec));
     }, delay);
     timer.unref();
     timers.set(name, timer);

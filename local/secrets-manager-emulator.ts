@@ -46,13 +46,16 @@ class SecretsError extends Error {
   }
 }
 
-export async function startSecretsManagerEmulator(options: { host?: string; port?: number; region?: string } = {}): Promise<SecretsManagerEmulator> {
+export async function startSecretsManagerEmulator(
+  options: { host?: string; port?: number; region?: string } = {},
+): Promise<SecretsManagerEmulator> {
   const host = options.host ?? '127.0.0.1';
   const region = options.region ?? 'us-east-1';
   const secrets = new Map<string, Secret>();
 
   const find = (secretId: unknown): Secret => {
-    const secret = typeof secretId === 'string' ? (secrets.get(secretId) ?? [...secrets.values()].find((s) => s.arn === secretId)) : undefined;
+    const secret =
+      typeof secretId === 'string' ? (secrets.get(secretId) ?? [...secrets.values()].find((s) => s.arn === secretId)) : undefined;
     if (!secret) throw new SecretsError('ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
     return secret;
   };
@@ -60,8 +63,14 @@ export async function startSecretsManagerEmulator(options: { host?: string; port
   const getSecretValue = (input: Record<string, unknown>) => {
     const secret = find(input.SecretId);
     const stage = typeof input.VersionStage === 'string' ? input.VersionStage : input.VersionId === undefined ? 'AWSCURRENT' : undefined;
-    const version = secret.versions.find((v) => (input.VersionId === undefined || v.id === input.VersionId) && (stage === undefined || v.stages.includes(stage)));
-    if (!version) throw new SecretsError('ResourceNotFoundException', "Secrets Manager can't find the specified secret value for staging label or version id.");
+    const version = secret.versions.find(
+      (v) => (input.VersionId === undefined || v.id === input.VersionId) && (stage === undefined || v.stages.includes(stage)),
+    );
+    if (!version)
+      throw new SecretsError(
+        'ResourceNotFoundException',
+        "Secrets Manager can't find the specified secret value for staging label or version id.",
+      );
     return {
       ARN: secret.arn,
       Name: secret.name,
@@ -87,11 +96,17 @@ export async function startSecretsManagerEmulator(options: { host?: string; port
       let secret = secrets.get(name);
       if (!secret) {
         // Real ARNs end in a dash and six random characters, so a secret made again has a new ARN.
-        secret = { name, arn: `arn:aws:secretsmanager:${region}:${ACCOUNT}:secret:${name}-${randomBytes(3).toString('hex')}`, versions: [] };
+        secret = {
+          name,
+          arn: `arn:aws:secretsmanager:${region}:${ACCOUNT}:secret:${name}-${randomBytes(3).toString('hex')}`,
+          versions: [],
+        };
         secrets.set(name, secret);
       }
       for (const version of secret.versions) {
-        version.stages = version.stages.includes('AWSCURRENT') ? ['AWSPREVIOUS'] : version.stages.filter((stage) => stage !== 'AWSPREVIOUS');
+        version.stages = version.stages.includes('AWSCURRENT')
+          ? ['AWSPREVIOUS']
+          : version.stages.filter((stage) => stage !== 'AWSPREVIOUS');
       }
       secret.versions.push({ id: randomUUID(), value, createdMs: Date.now(), stages: ['AWSCURRENT'] });
       return secret.arn;
@@ -104,7 +119,11 @@ export async function startSecretsManagerEmulator(options: { host?: string; port
   };
 }
 
-async function answer(request: IncomingMessage, response: ServerResponse, getSecretValue: (input: Record<string, unknown>) => object): Promise<void> {
+async function answer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  getSecretValue: (input: Record<string, unknown>) => object,
+): Promise<void> {
   const reply = (status: number, body: object, headers: Record<string, string> = {}) => {
     response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': randomUUID(), ...headers });
     response.end(JSON.stringify(body));
@@ -119,7 +138,10 @@ async function answer(request: IncomingMessage, response: ServerResponse, getSec
     }
     const target = String(request.headers['x-amz-target'] ?? '');
     if (request.method !== 'POST' || target !== 'secretsmanager.GetSecretValue') {
-      throw new SecretsError('InvalidRequestException', `This Secrets Manager emulator answers GetSecretValue only, not ${target || request.method}.`);
+      throw new SecretsError(
+        'InvalidRequestException',
+        `This Secrets Manager emulator answers GetSecretValue only, not ${target || request.method}.`,
+      );
     }
     const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     reply(200, getSecretValue(input));

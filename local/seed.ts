@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { LinkStore } from '../functions/adapters/link-store';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
-import { functions, type FunctionSpec } from '../lib/manifest';
+import { type FunctionSpec, functions } from '../lib/manifest';
 
 /** The demo tenant a first `npm start` creates, so a newcomer can send an event at once. */
 export interface Demo {
@@ -68,7 +68,10 @@ export function demoCurls(demo: Demo, baseUrl: string): string {
       'POST /event',
       [
         "# Send an event batch (signed with the app's signing secret)",
-        ...signed('/event', `{"sent_at_ms":'${now}',"events":[{"event_id":"e-1","event_name":"install","install_uuid":"${install}","ts_ms":'${now}',"platform":"ios"}]}`),
+        ...signed(
+          '/event',
+          `{"sent_at_ms":'${now}',"events":[{"event_id":"e-1","event_name":"install","install_uuid":"${install}","ts_ms":'${now}',"platform":"ios"}]}`,
+        ),
       ],
     ],
     [

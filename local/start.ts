@@ -1,8 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { startRuntime, type Runtime } from './runtime';
 import { DataDirInUse, dataDirHolder } from './emulators';
 import { dataDirFromEnv } from './environment';
+import { type Runtime, startRuntime } from './runtime';
 import { demoCurls } from './seed';
 
 const host = '127.0.0.1';
@@ -67,7 +67,8 @@ function portFromEnv(): number {
   return port;
 }
 
-const portInUse = (port: number) => new Refusal(`Port ${port} is in use; set PORT to another port (PORT=${port + 100 <= 65535 ? port + 100 : 3000} npm start)`);
+const portInUse = (port: number) =>
+  new Refusal(`Port ${port} is in use; set PORT to another port (PORT=${port + 100 <= 65535 ? port + 100 : 3000} npm start)`);
 
 /** Binds the port for a moment, as the runtime will, and says in one line why it cannot. */
 async function assertPortFree(port: number): Promise<void> {
@@ -77,7 +78,8 @@ async function assertPortFree(port: number): Promise<void> {
     server.listen(port, host, () => server.close(() => resolve(undefined)));
   });
   if (problem?.code === 'EADDRINUSE') throw portInUse(port);
-  if (problem?.code === 'EACCES') throw new Refusal(`Port ${port} needs privileges this user does not have; set PORT to another port (PORT=3000 npm start)`);
+  if (problem?.code === 'EACCES')
+    throw new Refusal(`Port ${port} needs privileges this user does not have; set PORT to another port (PORT=3000 npm start)`);
   if (problem) throw problem;
 }
 

@@ -36,19 +36,48 @@ export function expectedReports(rows: OracleRows): Reports {
 function render(report: ReportName, group: string[], n: (name: string) => number): ReportRow {
   switch (report) {
     case 'attribution':
-      return { day: group[0], partner: group[1], attribution_type: group[2], installs: n('installs'), organic: n('organic'), reinstalls: n('reinstalls'), fraud_flagged: n('fraud_flagged') };
+      return {
+        day: group[0],
+        partner: group[1],
+        attribution_type: group[2],
+        installs: n('installs'),
+        organic: n('organic'),
+        reinstalls: n('reinstalls'),
+        fraud_flagged: n('fraud_flagged'),
+      };
     case 'revenue': {
       const micros = n('revenue_micros');
       const payers = n('payers');
-      return { day: group[0], partner: group[1], purchases: n('purchases'), revenue_usd: micros / 1e6, arppu_usd: payers === 0 ? 0 : Math.round(micros / payers) / 1e6 };
+      return {
+        day: group[0],
+        partner: group[1],
+        purchases: n('purchases'),
+        revenue_usd: micros / 1e6,
+        arppu_usd: payers === 0 ? 0 : Math.round(micros / payers) / 1e6,
+      };
     }
     case 'cohorts': {
       const installs = n('installs');
       const [d1, d7, d30] = [n('d1'), n('d7'), n('d30')];
-      return { day: group[0], installs, d1, d7, d30, d1_rate: rate(d1, installs), d7_rate: rate(d7, installs), d30_rate: rate(d30, installs) };
+      return {
+        day: group[0],
+        installs,
+        d1,
+        d7,
+        d30,
+        d1_rate: rate(d1, installs),
+        d7_rate: rate(d7, installs),
+        d30_rate: rate(d30, installs),
+      };
     }
     case 'events':
-      return { day: group[0], event_name: group[1], events: n('events'), unique_installs: n('unique_installs'), revenue_usd: n('revenue_micros') / 1e6 };
+      return {
+        day: group[0],
+        event_name: group[1],
+        events: n('events'),
+        unique_installs: n('unique_installs'),
+        revenue_usd: n('revenue_micros') / 1e6,
+      };
   }
 }
 
@@ -65,7 +94,8 @@ export interface Difference {
 }
 
 /** A row whose values are all zero says nothing, whichever side has it. */
-const empty = (report: ReportName, row: ReportRow) => Object.entries(row).every(([column, value]) => GROUP_COLUMNS[report].includes(column) || value === 0);
+const empty = (report: ReportName, row: ReportRow) =>
+  Object.entries(row).every(([column, value]) => GROUP_COLUMNS[report].includes(column) || value === 0);
 
 export function compareReports(expected: Reports, actual: Reports): Difference[] {
   const differences: Difference[] = [];
@@ -116,10 +146,16 @@ export async function fetchReport(baseUrl: string, serverKey: string, report: Re
   const rows: ReportRow[] = [];
   for (let offset = 0; ; offset += 1000) {
     const url = new URL(`/api/v1/reports/${report}`, baseUrl);
-    url.search = new URLSearchParams({ since_ms: String(window.sinceMs), until_ms: String(window.untilMs), limit: '1000', offset: String(offset) }).toString();
+    url.search = new URLSearchParams({
+      since_ms: String(window.sinceMs),
+      until_ms: String(window.untilMs),
+      limit: '1000',
+      offset: String(offset),
+    }).toString();
     const response = await fetch(url, { headers: { authorization: `Bearer ${serverKey}` } });
     const body = (await response.json().catch(() => undefined)) as { rows?: ReportRow[]; error?: string } | undefined;
-    if (response.status !== 200 || !body?.rows) throw new Error(`GET ${url.pathname} answered ${response.status} ${body?.error ?? ''}`.trim());
+    if (response.status !== 200 || !body?.rows)
+      throw new Error(`GET ${url.pathname} answered ${response.status} ${body?.error ?? ''}`.trim());
     rows.push(...body.rows);
     if (body.rows.length < 1000) return rows;
   }

@@ -46,20 +46,34 @@ type Clicks = { probabilistic: boolean; clicks: ReadonlyMap<string, SentClick> }
  * out, and as if the moment the answer came back. The plan keeps clear of both (click-to-install
  * times of seconds, not milliseconds), so the two agree unless a click took seconds to answer.
  */
-export function expectedAttribution(install: SentInstall, app: Clicks, honeypotBlockedAt: (ip: string) => number | undefined): ExpectedAttribution {
+export function expectedAttribution(
+  install: SentInstall,
+  app: Clicks,
+  honeypotBlockedAt: (ip: string) => number | undefined,
+): ExpectedAttribution {
   const early = decide(install, app, honeypotBlockedAt, (c) => c.sentMs);
   const late = decide(install, app, honeypotBlockedAt, (c) => c.answeredMs);
   const same = early.partner === late.partner && early.type === late.type && early.reasons.join() === late.reasons.join();
   return same ? late : { ...late, ambiguous: true };
 }
 
-function decide(install: SentInstall, app: Clicks, honeypotBlockedAt: (ip: string) => number | undefined, clickTime: (click: SentClick) => number): ExpectedAttribution {
+function decide(
+  install: SentInstall,
+  app: Clicks,
+  honeypotBlockedAt: (ip: string) => number | undefined,
+  clickTime: (click: SentClick) => number,
+): ExpectedAttribution {
   let matched: { click: SentClick; type: 'deterministic' | 'probabilistic' } | undefined;
   const named = install.clickId ? app.clicks.get(install.clickId) : undefined;
-  if (named && clickTime(named) <= install.tsMs && clickTime(named) >= install.tsMs - LOOKBACK_MS) matched = { click: named, type: 'deterministic' };
+  if (named && clickTime(named) <= install.tsMs && clickTime(named) >= install.tsMs - LOOKBACK_MS)
+    matched = { click: named, type: 'deterministic' };
   if (!matched && app.probabilistic) {
     const candidates = [...app.clicks.values()].filter(
-      (c) => c.ip === install.ip && c.platform === install.platform && clickTime(c) <= install.tsMs && clickTime(c) >= install.tsMs - PROBABILISTIC_WINDOW_MS,
+      (c) =>
+        c.ip === install.ip &&
+        c.platform === install.platform &&
+        clickTime(c) <= install.tsMs &&
+        clickTime(c) >= install.tsMs - PROBABILISTIC_WINDOW_MS,
     );
     const latest = candidates.sort((a, b) => clickTime(b) - clickTime(a))[0];
     if (latest) matched = { click: latest, type: 'probabilistic' };

@@ -29,7 +29,10 @@ const DAY = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const micros = (usd: number | undefined) => (usd !== undefined && usd > 0 ? Math.round(usd * 1_000_000) : 0);
 
-export function oracleRows(events: readonly OracleEvent[], attribute: (event: OracleEvent, reinstall: boolean) => OracleAttribution): OracleRows {
+export function oracleRows(
+  events: readonly OracleEvent[],
+  attribute: (event: OracleEvent, reinstall: boolean) => OracleAttribution,
+): OracleRows {
   const rows: OracleRows = { attribution: {}, revenue: {}, cohorts: {}, events: {} };
   const bump = (family: keyof OracleRows, key: string, counters: Record<string, number>) => {
     const row = (rows[family][key] ??= {});

@@ -1,9 +1,32 @@
 import { runAdmin } from '../bin/admin';
-import { buildBatch, EventClient, eventBatchRequest, type AppCredentials, type EventBatchResult } from '../client/event-client';
-import { compareReports, countedEvents, expectedReports, fetchReport, fetchReports, type Difference, type Reports, type ReportWindow } from './check';
-import { expectedAttribution, type ExpectedAttribution, type SentClick } from './expectations';
-import { oracleRows, type OracleEvent } from './oracle';
-import { DAY, HOUR, INSTALL_KINDS, planTraffic, type Addressing, type AppPlan, type ClickPlan, type ClickPurpose, type InstallKind, type Moment, type PersonPlan, type PlannedEvent, type TrafficPlan } from './traffic';
+import { type AppCredentials, buildBatch, type EventBatchResult, EventClient, eventBatchRequest } from '../client/event-client';
+import {
+  compareReports,
+  countedEvents,
+  type Difference,
+  expectedReports,
+  fetchReport,
+  fetchReports,
+  type Reports,
+  type ReportWindow,
+} from './check';
+import { type ExpectedAttribution, expectedAttribution, type SentClick } from './expectations';
+import { type OracleEvent, oracleRows } from './oracle';
+import {
+  type Addressing,
+  type AppPlan,
+  type ClickPlan,
+  type ClickPurpose,
+  DAY,
+  HOUR,
+  INSTALL_KINDS,
+  type InstallKind,
+  type Moment,
+  type PersonPlan,
+  type PlannedEvent,
+  planTraffic,
+  type TrafficPlan,
+} from './traffic';
 
 /**
  * Runs a traffic plan against the service, through its public endpoints only: tenants, apps,
@@ -46,7 +69,10 @@ export interface AppResult {
   probabilistic: boolean;
   partners: string[];
   clicks: ClickTally;
-  installs: { planned: Partial<Record<InstallKind, number>>; expected: { deterministic: number; probabilistic: number; organic: number; reinstalls: number; fraud_flagged: number } };
+  installs: {
+    planned: Partial<Record<InstallKind, number>>;
+    expected: { deterministic: number; probabilistic: number; organic: number; reinstalls: number; fraud_flagged: number };
+  };
   events: { accepted: number; rejected: number; batches: number; retried_identical: number; retried_reencoded: number };
   purchases: number;
   revenue_usd: number;
@@ -114,33 +140,64 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   const createApp = async (index: number, probabilistic: boolean) => {
     const n = index + 1;
     const app = await admin([
-      'app', 'create', '--company-key', companyKey, '--name', `Sim App ${n}`,
-      '--ios-url', STORE.ios(n), '--android-url', STORE.android(n), '--web-url', STORE.web(n),
+      'app',
+      'create',
+      '--company-key',
+      companyKey,
+      '--name',
+      `Sim App ${n}`,
+      '--ios-url',
+      STORE.ios(n),
+      '--android-url',
+      STORE.android(n),
+      '--web-url',
+      STORE.web(n),
       ...(probabilistic ? ['--probabilistic'] : []),
     ]);
     const key = await admin(['server-key', 'create', '--app-key', String(app.app_key)]);
     return { app, serverKey: String(key.server_key) };
   };
   const first = await createApp(0, false);
-  const probe = await admin(['link', 'create', '--app-key', String(first.app.app_key), '--partner', 'sim_probe', '--countries-allow', 'AQ']);
+  const probe = await admin([
+    'link',
+    'create',
+    '--app-key',
+    String(first.app.app_key),
+    '--partner',
+    'sim_probe',
+    '--countries-allow',
+    'AQ',
+  ]);
   const baseUrl = (options.baseUrl ?? String(probe.url).replace(/\/l\/[^/]+$/, '')).replace(/\/$/, '');
   const addressing = await detectAddressing(baseUrl, String(probe.link_id));
   log(
     addressing === 'many'
       ? 'The service takes client addresses from X-Forwarded-For: people click and install from many addresses and countries.'
-      : 'Every request reaches the service from this machine\'s address (locally, start the runtime with TRUST_PROXY=1 for many):\n' +
+      : "Every request reaches the service from this machine's address (locally, start the runtime with TRUST_PROXY=1 for many):\n" +
           '  no data-centre, country, honeypot, click-flood or probabilistic traffic, and clicks kept under the rate limit.',
   );
 
   const startedMs = Date.now();
-  const plan = planTraffic({ seed: options.seed, apps: options.apps, days: options.days, installs: options.installs, nowMs: startedMs, addressing });
+  const plan = planTraffic({
+    seed: options.seed,
+    apps: options.apps,
+    days: options.days,
+    installs: options.installs,
+    nowMs: startedMs,
+    addressing,
+  });
   const states: AppState[] = [];
   for (const appPlan of plan.apps) {
     const made = appPlan.index === 0 ? first : await createApp(appPlan.index, appPlan.probabilistic);
     const linkIds = new Map<string, string>();
     for (const link of appPlan.links) {
       const created = await admin([
-        'link', 'create', '--app-key', String(made.app.app_key), '--partner', link.partner,
+        'link',
+        'create',
+        '--app-key',
+        String(made.app.app_key),
+        '--partner',
+        link.partner,
         ...(link.campaign ? ['--campaign', link.campaign] : []),
         ...(link.honeypot ? ['--honeypot'] : []),
         ...(link.countriesAllow ? ['--countries-allow', link.countriesAllow.join(',')] : []),
@@ -189,12 +246,17 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     await pool(work, concurrency, ({ state, person }) => sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems));
     const waitingStarted = Date.now();
     for (const state of states) await waitForCounted(baseUrl, state, window, stallTimeoutMs, problems);
-    log(`  round ${round + 1} of ${rounds + 1}: sent in ${seconds(waitingStarted - sendingStarted)}, counted ${seconds(Date.now() - waitingStarted)} later`);
+    log(
+      `  round ${round + 1} of ${rounds + 1}: sent in ${seconds(waitingStarted - sendingStarted)}, counted ${seconds(Date.now() - waitingStarted)} later`,
+    );
   }
 
   const results: AppResult[] = [];
   for (const state of states) {
-    const oracle = oracleRows(state.taken, (event) => state.decisions.get(`${event.installUuid}|${event.eventId}`) ?? { partner: 'organic', type: 'organic', fraud: false });
+    const oracle = oracleRows(
+      state.taken,
+      (event) => state.decisions.get(`${event.installUuid}|${event.eventId}`) ?? { partner: 'organic', type: 'organic', fraud: false },
+    );
     results.push(appResult(state, expectedReports(oracle)));
   }
   notes.push(backdatingNote(plan, addressing));
@@ -237,7 +299,12 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
 async function detectAddressing(baseUrl: string, linkId: string): Promise<Addressing> {
   const response = await fetch(`${baseUrl}/l/${linkId}`, {
     redirect: 'manual',
-    headers: { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1', 'x-forwarded-for': '192.0.2.1', 'cloudfront-viewer-country': 'AQ' },
+    headers: {
+      'user-agent':
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+      'x-forwarded-for': '192.0.2.1',
+      'cloudfront-viewer-country': 'AQ',
+    },
   });
   await response.arrayBuffer();
   return clickIdOf(response.headers.get('location')).clickId ? 'many' : 'one';
@@ -277,17 +344,34 @@ async function sendClick(
       // A person whose tap hit the limit tries again a little later.
       const seconds = Number(response.headers.get('retry-after') ?? 5);
       state.tally.waited_for_rate_limit++;
-      if (state.tally.waited_for_rate_limit === 1) log(`  the rate limit of this address block is spent: waiting ${seconds} s before clicking again`);
+      if (state.tally.waited_for_rate_limit === 1)
+        log(`  the rate limit of this address block is spent: waiting ${seconds} s before clicking again`);
       await sleep(seconds * 1000 + 100);
       continue;
     }
     const { clickId, referrer } = clickIdOf(response.status === 302 ? response.headers.get('location') : null);
     const outcome: ClickOutcome = { status: response.status, clickId, referrer, sentMs, answeredMs };
     state.clicks.set(c.key, outcome);
-    const got = response.status === 302 ? (clickId ? 'recorded' : 'dropped') : response.status === 404 ? 'unknown_link' : response.status === 429 ? 'rate_limited' : `status ${response.status}`;
+    const got =
+      response.status === 302
+        ? clickId
+          ? 'recorded'
+          : 'dropped'
+        : response.status === 404
+          ? 'unknown_link'
+          : response.status === 429
+            ? 'rate_limited'
+            : `status ${response.status}`;
     if (got === 'recorded') {
       state.tally.recorded++;
-      state.recorded.set(clickId!, { clickId: clickId!, partner: state.plan.links.find((l) => l.key === c.link)!.partner, ip: c.viewer.ip, platform: c.platform, sentMs, answeredMs });
+      state.recorded.set(clickId!, {
+        clickId: clickId!,
+        partner: state.plan.links.find((l) => l.key === c.link)!.partner,
+        ip: c.viewer.ip,
+        platform: c.platform,
+        sentMs,
+        answeredMs,
+      });
     } else if (got === 'dropped') state.tally.dropped[c.purpose] = (state.tally.dropped[c.purpose] ?? 0) + 1;
     else if (got === 'rate_limited') state.tally.rate_limited++;
     else if (got === 'unknown_link') {
@@ -339,7 +423,12 @@ async function sendRound(
       const tsMs = timeOf(e.time);
       facts.push({ planned: e, tsMs });
       if (e.malformed) return { ...e.malformed.event, ts_ms: device(tsMs) };
-      const event: Record<string, unknown> = { event_id: e.event_id, event_name: e.event_name, install_uuid: e.install_uuid, ts_ms: device(tsMs) };
+      const event: Record<string, unknown> = {
+        event_id: e.event_id,
+        event_name: e.event_name,
+        install_uuid: e.install_uuid,
+        ts_ms: device(tsMs),
+      };
       if (e.platform) event.platform = e.platform;
       if (e.device_id) event.device_id = e.device_id;
       if (e.revenue_usd !== undefined) event.revenue_usd = e.revenue_usd;
@@ -368,7 +457,10 @@ async function sendRound(
             { probabilistic: state.plan.probabilistic, clicks: state.recorded },
             (address) => (addressing === 'many' ? honeypotBlocks.get(address) : undefined),
           );
-          if (decision.ambiguous) problems.push(`${state.plan.name}: install ${e.install_uuid} came so close to a slow click that its attribution cannot be predicted (a heavily loaded service?)`);
+          if (decision.ambiguous)
+            problems.push(
+              `${state.plan.name}: install ${e.install_uuid} came so close to a slow click that its attribution cannot be predicted (a heavily loaded service?)`,
+            );
           state.decisions.set(key, decision);
         }
       }
@@ -380,7 +472,9 @@ async function sendRound(
     const answer = await client.post('/event', request);
     state.events.batches++;
     if (answer.status !== 200) {
-      problems.push(`${state.plan.name}: POST /event answered ${answer.status} ${JSON.stringify(answer.body)} (batch of ${sdkEvents.length})`);
+      problems.push(
+        `${state.plan.name}: POST /event answered ${answer.status} ${JSON.stringify(answer.body)} (batch of ${sdkEvents.length})`,
+      );
       continue;
     }
     const result = answer.body as EventBatchResult;
@@ -388,7 +482,8 @@ async function sendRound(
       const verdict = result.results[i];
       const wanted = planned.malformed ? `rejected ${planned.malformed.reason}` : 'accepted';
       const got = verdict ? `${verdict.status}${verdict.reason ? ` ${verdict.reason}` : ''}` : 'no result';
-      if (wanted !== got) problems.push(`${state.plan.name}: event ${planned.event_name} ${planned.event_id} was expected ${wanted}, got ${got}`);
+      if (wanted !== got)
+        problems.push(`${state.plan.name}: event ${planned.event_name} ${planned.event_id} was expected ${wanted}, got ${got}`);
       if (planned.malformed) {
         state.events.rejected++;
         continue;
@@ -397,7 +492,14 @@ async function sendRound(
       if (state.seen.has(identity)) continue;
       state.seen.add(identity);
       state.events.accepted++;
-      state.taken.push({ installUuid: planned.install_uuid, eventId: planned.event_id, name: planned.event_name, tsMs, revenueUsd: planned.revenue_usd, deviceHash: planned.device_id });
+      state.taken.push({
+        installUuid: planned.install_uuid,
+        eventId: planned.event_id,
+        name: planned.event_name,
+        tsMs,
+        revenueUsd: planned.revenue_usd,
+        deviceHash: planned.device_id,
+      });
     }
 
     if (batch.retry) {
@@ -412,7 +514,9 @@ async function sendRound(
       const accepted = (retried.body as EventBatchResult | undefined)?.accepted ?? 0;
       const expectedAccepted = batch.events.filter((e) => !e.malformed).length;
       if (retried.status !== 200 || accepted !== expectedAccepted) {
-        problems.push(`${state.plan.name}: a retried batch was answered ${retried.status} with ${accepted} of ${sdkEvents.length} events accepted (expected ${expectedAccepted})`);
+        problems.push(
+          `${state.plan.name}: a retried batch was answered ${retried.status} with ${accepted} of ${sdkEvents.length} events accepted (expected ${expectedAccepted})`,
+        );
       }
     }
   }
@@ -433,7 +537,9 @@ async function waitForCounted(baseUrl: string, state: AppState, window: ReportWi
     if (Date.now() - movedAt > stallMs) break;
     await sleep(250);
   }
-  problems.push(`${state.plan.name}: the aggregator counted ${counted} of ${state.seen.size} accepted events and nothing more for ${Math.round(stallMs / 1000)} s`);
+  problems.push(
+    `${state.plan.name}: the aggregator counted ${counted} of ${state.seen.size} accepted events and nothing more for ${Math.round(stallMs / 1000)} s`,
+  );
 }
 
 function appResult(state: AppState, expected: Reports): AppResult {
@@ -444,7 +550,8 @@ function appResult(state: AppState, expected: Reports): AppResult {
     if (n) planned[kind] = n;
   }
   const sum = (rows: Reports[keyof Reports], column: string) => rows.reduce((n, row) => n + Number(row[column] ?? 0), 0);
-  const byType = (type: string) => expected.attribution.filter((r) => r.attribution_type === type).reduce((n, r) => n + Number(r.installs), 0);
+  const byType = (type: string) =>
+    expected.attribution.filter((r) => r.attribution_type === type).reduce((n, r) => n + Number(r.installs), 0);
   return {
     name: state.plan.name,
     app_id: state.appId,
@@ -466,7 +573,12 @@ function appResult(state: AppState, expected: Reports): AppResult {
     events: state.events,
     purchases: sum(expected.revenue, 'purchases'),
     revenue_usd: Math.round(sum(expected.revenue, 'revenue_usd') * 1e6) / 1e6,
-    retention: { installs: sum(expected.cohorts, 'installs'), d1: sum(expected.cohorts, 'd1'), d7: sum(expected.cohorts, 'd7'), d30: sum(expected.cohorts, 'd30') },
+    retention: {
+      installs: sum(expected.cohorts, 'installs'),
+      d1: sum(expected.cohorts, 'd1'),
+      d7: sum(expected.cohorts, 'd7'),
+      d30: sum(expected.cohorts, 'd30'),
+    },
     expected,
   };
 }
@@ -479,7 +591,7 @@ function backdatingNote(plan: TrafficPlan, addressing: Addressing): string {
     `Click-driven installs happen right after their click instead: 15 s to 20 min later (2-5 s for the fast-CTIT fraud),`,
     `with their first session within 15 minutes, so their device timestamps run up to about 35 minutes ahead of the`,
     `server (the service accepts 1 hour). Partner rows are therefore all on today's date; the cohorts' D1/D7/D30 come from the organic history.`,
-    addressing === 'one' ? 'All requests came from this machine\'s address, so attribution never depended on addresses.' : '',
+    addressing === 'one' ? "All requests came from this machine's address, so attribution never depended on addresses." : '',
   ]
     .filter(Boolean)
     .join('\n');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { simulate, type SimulateOptions } from './run';
+import { type SimulateOptions, simulate } from './run';
 import { failed, summaryJson, summaryText } from './summary';
 
 /**
@@ -76,7 +76,10 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const started = Date.now();
-  const result = await simulate({ ...options, log: (line) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`) });
+  const result = await simulate({
+    ...options,
+    log: (line) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`),
+  });
   if (options.json) process.stdout.write(`${JSON.stringify(summaryJson(result), null, 2)}\n`);
   else process.stdout.write(`${summaryText(result)}\n\n(${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
   process.exit(failed(result) ? 1 : 0);

@@ -4,7 +4,9 @@ import type { SimulationResult } from './run';
 /** The human-readable account of a run: what was sent, per app, with the keys to read its reports. */
 export function summaryText(result: SimulationResult): string {
   const lines: string[] = [];
-  lines.push(`Simulated traffic, seed ${result.seed}, against ${result.base_url} (${result.addressing === 'many' ? 'many client addresses' : 'one client address'})`);
+  lines.push(
+    `Simulated traffic, seed ${result.seed}, against ${result.base_url} (${result.addressing === 'many' ? 'many client addresses' : 'one client address'})`,
+  );
   lines.push(`Company key: ${result.company_key}`);
   for (const app of result.apps) {
     const c = app.clicks;
@@ -25,7 +27,9 @@ export function summaryText(result: SimulationResult): string {
         `, ${c.rate_limited} rate-limited, ${c.honeypot_hits} honeypot hits${c.waited_for_rate_limit ? `, ${c.waited_for_rate_limit} waits for the rate limit` : ''}`,
     );
     lines.push(`  installs    ${planned}`);
-    lines.push(`              expected: ${x.deterministic} deterministic, ${x.probabilistic} probabilistic, ${x.organic} organic; ${x.reinstalls} reinstalls, ${x.fraud_flagged} fraud-flagged`);
+    lines.push(
+      `              expected: ${x.deterministic} deterministic, ${x.probabilistic} probabilistic, ${x.organic} organic; ${x.reinstalls} reinstalls, ${x.fraud_flagged} fraud-flagged`,
+    );
     lines.push(
       `  events      ${app.events.accepted} accepted, ${app.events.rejected} rejected (malformed on purpose) in ${app.events.batches} batches;` +
         ` ${app.events.retried_identical + app.events.retried_reencoded} batches sent again (${app.events.retried_identical} byte for byte, ${app.events.retried_reencoded} re-encoded)`,

@@ -1,4 +1,4 @@
-import { ANDROID_AGENTS, AddressBook, BOT_AGENTS, COUNTRIES, DATA_CENTRE_ASNS, DESKTOP_AGENTS, IOS_AGENTS } from './audience';
+import { AddressBook, ANDROID_AGENTS, BOT_AGENTS, COUNTRIES, DATA_CENTRE_ASNS, DESKTOP_AGENTS, IOS_AGENTS } from './audience';
 import { Random } from './random';
 
 /**
@@ -53,7 +53,17 @@ export interface Viewer {
   asn?: number;
 }
 
-export type ClickPurpose = 'install' | 'browse' | 'desktop' | 'mobile_only_desktop' | 'bot' | 'data_centre' | 'geo_excluded' | 'honeypot' | 'blocked_ip' | 'flood';
+export type ClickPurpose =
+  | 'install'
+  | 'browse'
+  | 'desktop'
+  | 'mobile_only_desktop'
+  | 'bot'
+  | 'data_centre'
+  | 'geo_excluded'
+  | 'honeypot'
+  | 'blocked_ip'
+  | 'flood';
 
 /** What the link should answer: a click id, a redirect without one, the honeypot's 404, or (in a flood) either a click id or 429. */
 export type ClickExpectation = 'recorded' | 'dropped' | 'unknown_link' | 'recorded_or_rate_limited';
@@ -185,7 +195,12 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
   const addresses = new AddressBook(random.fork('addresses'));
   const links: LinkPlan[] = Object.entries(PARTNERS)
     .filter(([partner]) => many || partner !== GEO_PARTNER)
-    .map(([partner, p]) => ({ key: partner, partner, campaign: p.campaigns[0], ...(partner === GEO_PARTNER ? { countriesAllow: GEO_ALLOW } : {}) }));
+    .map(([partner, p]) => ({
+      key: partner,
+      partner,
+      campaign: p.campaigns[0],
+      ...(partner === GEO_PARTNER ? { countriesAllow: GEO_ALLOW } : {}),
+    }));
   if (many) links.push({ key: 'honeypot', partner: 'trap', honeypot: true });
   const partnerWeights = Object.fromEntries(links.filter((l) => !l.honeypot).map((l) => [l.partner, PARTNERS[l.partner].weight]));
 
@@ -217,15 +232,30 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
   addClick(ctx, { purpose: 'mobile_only_desktop', platform: 'desktop', viewer: personViewer(ctx), link: pickPartnerLink(ctx, undefined) });
   if (many) {
     for (let i = 0; i < extras; i++) {
-      addClick(ctx, { purpose: 'data_centre', platform: random.chance(0.5) ? 'ios' : 'android', viewer: { ip: addresses.person(), country: 'US', asn: random.pick(DATA_CENTRE_ASNS) }, link: pickPartnerLink(ctx, undefined) });
+      addClick(ctx, {
+        purpose: 'data_centre',
+        platform: random.chance(0.5) ? 'ios' : 'android',
+        viewer: { ip: addresses.person(), country: 'US', asn: random.pick(DATA_CENTRE_ASNS) },
+        link: pickPartnerLink(ctx, undefined),
+      });
       const excluded = random.pick(['DE', 'FR', 'BR', 'IN', 'JP']);
-      addClick(ctx, { purpose: 'geo_excluded', platform: 'ios', viewer: { ip: addresses.person(), country: excluded, asn: random.pick(COUNTRIES[excluded].asns) }, link: GEO_PARTNER });
+      addClick(ctx, {
+        purpose: 'geo_excluded',
+        platform: 'ios',
+        viewer: { ip: addresses.person(), country: excluded, asn: random.pick(COUNTRIES[excluded].asns) },
+        link: GEO_PARTNER,
+      });
     }
     // A click flood from one /24: more clicks in a burst than the rate limit lets through.
     const block = addresses.v4Block();
     const floodLink = pickPartnerLink(ctx, undefined);
     for (let i = 0; i < 140; i++) {
-      addClick(ctx, { purpose: 'flood', platform: 'android', viewer: { ip: `${block}.${2 + (i % 250)}`, country: 'US', asn: 7922 }, link: floodLink });
+      addClick(ctx, {
+        purpose: 'flood',
+        platform: 'android',
+        viewer: { ip: `${block}.${2 + (i % 250)}`, country: 'US', asn: 7922 },
+        link: floodLink,
+      });
     }
   }
   return { index, name: `Sim App ${index + 1}`, probabilistic, links, clicks, people };
@@ -243,7 +273,9 @@ interface AppContext {
 }
 
 function personViewer(ctx: AppContext, countries?: readonly string[]): Viewer {
-  const country = countries ? ctx.random.pick(countries) : ctx.random.weighted(Object.fromEntries(Object.entries(COUNTRIES).map(([c, v]) => [c, v.weight])));
+  const country = countries
+    ? ctx.random.pick(countries)
+    : ctx.random.weighted(Object.fromEntries(Object.entries(COUNTRIES).map(([c, v]) => [c, v.weight])));
   return { ip: ctx.addresses.person(), country, asn: ctx.random.pick(COUNTRIES[country].asns) };
 }
 
@@ -267,7 +299,11 @@ function addClick(ctx: AppContext, c: { purpose: ClickPurpose; platform: ClickPl
           ? random.pick(ANDROID_AGENTS)
           : random.pick(DESKTOP_AGENTS);
   // What ad networks append: their own click id and creative / placement macros.
-  const query: Record<string, string> = { click_id: `${c.link.slice(0, 2)}-${random.hex(12)}`, sub1: `creative_${random.int(1, 6)}`, sub2: random.pick(['feed', 'stories', 'reels', 'search', 'rewarded']) };
+  const query: Record<string, string> = {
+    click_id: `${c.link.slice(0, 2)}-${random.hex(12)}`,
+    sub1: `creative_${random.int(1, 6)}`,
+    sub2: random.pick(['feed', 'stories', 'reels', 'search', 'rewarded']),
+  };
   if (c.purpose === 'mobile_only_desktop') query.mobile_only = '1';
   const expect: ClickExpectation =
     c.purpose === 'honeypot'
@@ -328,7 +364,12 @@ function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number
   const clicked = (click: string, fast: boolean): Life => {
     // Counted from the click's answer: the server recorded it before answering.
     const ctitMs = fast ? random.int(2_000, 5_000) : Math.round(random.logBetween(15_000, 20 * MINUTE));
-    return { installUuid: random.uuid(), eventId: random.uuid(), at: (offsetMs) => ({ click, from: 'answered', ms: ctitMs + offsetMs }), endOffsetMs: 15 * MINUTE };
+    return {
+      installUuid: random.uuid(),
+      eventId: random.uuid(),
+      at: (offsetMs) => ({ click, from: 'answered', ms: ctitMs + offsetMs }),
+      endOffsetMs: 15 * MINUTE,
+    };
   };
   const personClick = (purpose: ClickPurpose, link?: string) =>
     addClick(ctx, { purpose, platform, viewer: person.viewer, link: link ?? pickPartnerLink(ctx, many ? person.viewer.country : 'US') });
@@ -429,7 +470,9 @@ function addLife(
     batches.push(later.slice(i, i + size));
     i += size;
   }
-  const planned: BatchPlan[] = batches.filter((b) => b.length > 0).map((events, i) => ({ round: round === 0 ? 0 : i === 0 ? 1 : 2, events }));
+  const planned: BatchPlan[] = batches
+    .filter((b) => b.length > 0)
+    .map((events, i) => ({ round: round === 0 ? 0 : i === 0 ? 1 : 2, events }));
   // An SDK that was killed before its install upload finished sends the first session's events first.
   if (round === 0 && kind === 'organic' && planned.length > 1 && random.chance(0.04)) {
     const [installBatch, ...rest] = planned;
@@ -469,7 +512,10 @@ function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedE
     for (let i = random.int(1, 5); i > 0; i--) {
       t += random.int(5_000, 90_000);
       const name = random.weighted({ screen_view: 5, level_complete: 3, add_to_cart: 1, share: 1 });
-      add(name, t, { properties: name === 'screen_view' ? { screen: random.pick(SCREENS) } : name === 'level_complete' ? { level: random.int(1, 60) } : {} });
+      add(name, t, {
+        properties:
+          name === 'screen_view' ? { screen: random.pick(SCREENS) } : name === 'level_complete' ? { level: random.int(1, 60) } : {},
+      });
     }
     if (!trial && tutorial && random.chance(0.03)) {
       // A free trial is a revenue event of 0: counted as an event, never as a purchase.
@@ -478,7 +524,10 @@ function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedE
     }
     if (random.chance(traits.purchaseChance * (firstOfLife ? 1.5 : 1))) {
       const usd = Math.round(random.pick(PRICES) * random.pick(FX) * 1e6) / 1e6;
-      add('purchase', (t += random.int(5_000, 60_000)), { revenue_usd: usd, properties: { sku: `gems_${random.int(1, 6)}`, currency: 'USD' } });
+      add('purchase', (t += random.int(5_000, 60_000)), {
+        revenue_usd: usd,
+        properties: { sku: `gems_${random.int(1, 6)}`, currency: 'USD' },
+      });
     }
   };
   session(random.int(800, 3_000), true);
@@ -487,7 +536,10 @@ function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedE
   for (let day = 1; day * DAY < life.endOffsetMs; day++) {
     const active = (traits.loyal && (day === 1 || day === 7 || day === 30)) || (day < traits.churnDay && random.chance(traits.activeShare));
     if (!active) continue;
-    const starts = Array.from({ length: random.int(1, traits.loyal ? 3 : 2) }, () => day * DAY + random.int(5 * MINUTE, DAY - 20 * MINUTE)).sort((a, b) => a - b);
+    const starts = Array.from(
+      { length: random.int(1, traits.loyal ? 3 : 2) },
+      () => day * DAY + random.int(5 * MINUTE, DAY - 20 * MINUTE),
+    ).sort((a, b) => a - b);
     for (const s of starts) session(s, false);
   }
   return out.sort((a, b) => a.offsetMs - b.offsetMs);

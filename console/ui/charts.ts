@@ -3,13 +3,13 @@ import {
   BarElement,
   CategoryScale,
   Chart,
+  type ChartConfiguration,
   Legend,
   LinearScale,
   LineController,
   LineElement,
   PointElement,
   Tooltip,
-  type ChartConfiguration,
 } from 'chart.js';
 
 Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Legend, Tooltip);
@@ -24,7 +24,11 @@ const num = (value: unknown) => Number(value ?? 0);
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
 /** Sums a value by two keys: day x series. */
-function pivot(rows: readonly Row[], seriesKey: string, valueKey: string): { days: string[]; series: string[]; value: (day: string, series: string) => number } {
+function pivot(
+  rows: readonly Row[],
+  seriesKey: string,
+  valueKey: string,
+): { days: string[]; series: string[]; value: (day: string, series: string) => number } {
   const totals = new Map<string, number>();
   for (const row of rows) {
     const key = `${row.day}\u0000${row[seriesKey]}`;
@@ -52,8 +56,14 @@ export function installsChart(rows: readonly Row[]): ChartSpec {
     summary: `Installs per day by partner, stacked. Totals: ${totals.join(', ') || 'none'}.`,
     config: {
       type: 'bar',
-      data: { labels: days, datasets: series.map((partner, i) => ({ label: partner, data: days.map((day) => value(day, partner)), backgroundColor: color(i) })) },
-      options: { ...BASE, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'installs' } } } },
+      data: {
+        labels: days,
+        datasets: series.map((partner, i) => ({ label: partner, data: days.map((day) => value(day, partner)), backgroundColor: color(i) })),
+      },
+      options: {
+        ...BASE,
+        scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'installs' } } },
+      },
     },
   };
 }
@@ -122,7 +132,15 @@ export function eventsChart(rows: readonly Row[]): ChartSpec {
     summary: `Events per day by name. Totals: ${totals.join(', ') || 'none'}.`,
     config: {
       type: 'line',
-      data: { labels: days, datasets: series.map((name, i) => ({ label: name, data: days.map((day) => value(day, name)), borderColor: color(i), backgroundColor: color(i) })) },
+      data: {
+        labels: days,
+        datasets: series.map((name, i) => ({
+          label: name,
+          data: days.map((day) => value(day, name)),
+          borderColor: color(i),
+          backgroundColor: color(i),
+        })),
+      },
       options: { ...BASE, scales: { y: { beginAtZero: true, title: { display: true, text: 'events' } } } },
     },
   };

@@ -7,7 +7,11 @@
 type Child = Node | string | number | null | undefined | false | Child[];
 type Props = Record<string, string | number | boolean | EventListener | null | undefined>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props | null = null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props | null = null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(props ?? {})) {
     if (value === null || value === undefined || value === false) continue;
@@ -48,8 +52,26 @@ export function table<Row>(caption: string, columns: readonly Column<Row>[], row
       'table',
       null,
       h('caption', { class: 'visually-hidden' }, caption),
-      h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.numeric ? 'num' : null }, c.label)))),
-      h('tbody', null, rows.map((row) => h('tr', null, columns.map((c) => h('td', { class: c.numeric ? 'num' : null }, c.cell(row)))))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          columns.map((c) => h('th', { scope: 'col', class: c.numeric ? 'num' : null }, c.label)),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        rows.map((row) =>
+          h(
+            'tr',
+            null,
+            columns.map((c) => h('td', { class: c.numeric ? 'num' : null }, c.cell(row))),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -63,21 +85,33 @@ export const code = (text: string) => h('code', null, text);
 
 /** A read-only value with a Copy button (clipboard where the browser allows, else selected for Ctrl-C). */
 export function copyable(label: string, value: string, testId?: string): HTMLElement {
-  const input = h('input', { type: 'text', readonly: true, value, 'aria-label': label, class: 'mono', 'data-testid': testId ?? null, size: Math.min(Math.max(value.length, 20), 80) });
+  const input = h('input', {
+    type: 'text',
+    readonly: true,
+    value,
+    'aria-label': label,
+    class: 'mono',
+    'data-testid': testId ?? null,
+    size: Math.min(Math.max(value.length, 20), 80),
+  });
   const status = h('span', { class: 'copy-status', role: 'status' });
-  const button = h('button', {
-    type: 'button',
-    class: 'secondary',
-    onclick: async () => {
-      input.select();
-      try {
-        await navigator.clipboard.writeText(value);
-        status.textContent = 'Copied';
-      } catch {
-        status.textContent = 'Selected: press Ctrl-C to copy';
-      }
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      onclick: async () => {
+        input.select();
+        try {
+          await navigator.clipboard.writeText(value);
+          status.textContent = 'Copied';
+        } catch {
+          status.textContent = 'Selected: press Ctrl-C to copy';
+        }
+      },
     },
-  }, 'Copy');
+    'Copy',
+  );
   return h('span', { class: 'copyable' }, input, button, status);
 }
 
@@ -103,13 +137,35 @@ export function field(spec: Field): HTMLElement {
   const common = { id, name: spec.flag, required: spec.required ?? false, 'aria-describedby': hintId };
   let input: HTMLElement;
   if (spec.type === 'checkbox') {
-    return h('div', { class: 'field checkbox' }, h('input', { ...common, type: 'checkbox' }), h('label', { for: id }, spec.label), spec.hint && h('small', { id: hintId }, spec.hint));
+    return h(
+      'div',
+      { class: 'field checkbox' },
+      h('input', { ...common, type: 'checkbox' }),
+      h('label', { for: id }, spec.label),
+      spec.hint && h('small', { id: hintId }, spec.hint),
+    );
   } else if (spec.type === 'select') {
-    input = h('select', common, (spec.options ?? []).map((option) => h('option', { value: option, selected: option === spec.value }, option || '(default)')));
+    input = h(
+      'select',
+      common,
+      (spec.options ?? []).map((option) => h('option', { value: option, selected: option === spec.value }, option || '(default)')),
+    );
   } else {
-    input = h('input', { ...common, type: spec.type ?? 'text', placeholder: spec.placeholder ?? null, value: spec.value ?? null, min: spec.type === 'number' ? 1 : null });
+    input = h('input', {
+      ...common,
+      type: spec.type ?? 'text',
+      placeholder: spec.placeholder ?? null,
+      value: spec.value ?? null,
+      min: spec.type === 'number' ? 1 : null,
+    });
   }
-  return h('div', { class: spec.wide ? 'field wide' : 'field' }, h('label', { for: id }, spec.label, spec.required ? h('span', { 'aria-hidden': 'true' }, ' *') : null), input, spec.hint && h('small', { id: hintId }, spec.hint));
+  return h(
+    'div',
+    { class: spec.wide ? 'field wide' : 'field' },
+    h('label', { for: id }, spec.label, spec.required ? h('span', { 'aria-hidden': 'true' }, ' *') : null),
+    input,
+    spec.hint && h('small', { id: hintId }, spec.hint),
+  );
 }
 
 /** The form's inputs as an admin command's flags: text as given (blank left out), checkboxes as true when ticked. */
@@ -139,7 +195,11 @@ export function actionForm(options: {
   const form = h(
     'form',
     { 'aria-label': options.label, class: 'action-form', 'data-testid': options.testId ?? null, novalidate: false },
-    h('div', { class: 'fields' }, options.fields.map((f) => (f instanceof HTMLElement ? f : field(f)))),
+    h(
+      'div',
+      { class: 'fields' },
+      options.fields.map((f) => (f instanceof HTMLElement ? f : field(f))),
+    ),
     h('div', { class: 'actions' }, button),
     outcome,
   );

@@ -1,13 +1,13 @@
 import './styles.css';
 import { meta } from './api';
 import { flashArea, h, notice, replace } from './dom';
-import { selection } from './state';
 import { companiesPage } from './pages/companies';
-import { settingsPage } from './pages/settings';
+import { installPage } from './pages/install';
 import { linksPage } from './pages/links';
 import { postbacksPage } from './pages/postbacks';
 import { reportsPage } from './pages/reports';
-import { installPage } from './pages/install';
+import { settingsPage } from './pages/settings';
+import { selection } from './state';
 
 /** The pages, by hash route: plain links, so the browser's history, Tab and Enter all work. */
 const PAGES: { route: string; label: string; render: (root: HTMLElement) => Promise<void> }[] = [
@@ -33,7 +33,14 @@ function currentPage() {
 async function render(focus: boolean): Promise<void> {
   const page = currentPage();
   const run = ++rendering;
-  replace(nav, h('ul', null, PAGES.map((p) => h('li', null, h('a', { href: `#/${p.route}`, 'aria-current': p === page ? 'page' : null }, p.label)))));
+  replace(
+    nav,
+    h(
+      'ul',
+      null,
+      PAGES.map((p) => h('li', null, h('a', { href: `#/${p.route}`, 'aria-current': p === page ? 'page' : null }, p.label))),
+    ),
+  );
   document.title = `${page.label} · Attribution console`;
   const target = h('div', { 'data-page': page.route });
   if (focus) replace(flashArea);
@@ -50,7 +57,13 @@ function renderPicker(): void {
   const companySelect = h(
     'select',
     { id: 'pick-company', onchange: (event: Event) => void selection.selectCompany((event.target as HTMLSelectElement).value) },
-    selection.companies.map((c) => h('option', { value: c.company_key, selected: c.company_key === selection.companyKey }, c.suspended ? `${c.name} (suspended)` : c.name)),
+    selection.companies.map((c) =>
+      h(
+        'option',
+        { value: c.company_key, selected: c.company_key === selection.companyKey },
+        c.suspended ? `${c.name} (suspended)` : c.name,
+      ),
+    ),
   );
   const appSelect = h(
     'select',
@@ -75,7 +88,12 @@ async function start(): Promise<void> {
     h(
       'header',
       null,
-      h('div', { class: 'brand' }, h('strong', null, 'Attribution console'), h('span', { class: 'target' }, about.target.stack ? `stack ${about.target.stack}` : 'local runtime', ' · ', about.target.base_url)),
+      h(
+        'div',
+        { class: 'brand' },
+        h('strong', null, 'Attribution console'),
+        h('span', { class: 'target' }, about.target.stack ? `stack ${about.target.stack}` : 'local runtime', ' · ', about.target.base_url),
+      ),
       picker,
       nav,
     ),

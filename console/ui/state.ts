@@ -70,7 +70,10 @@ class Selection {
   }
 
   private save(): void {
-    for (const [name, value] of [['console.company', this.companyKey], ['console.app', this.appKey]] as const) {
+    for (const [name, value] of [
+      ['console.company', this.companyKey],
+      ['console.app', this.appKey],
+    ] as const) {
       if (value) localStorage.setItem(name, value);
       else localStorage.removeItem(name);
     }

@@ -1,11 +1,19 @@
 import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
 import type { AggregationLedger, Journal, LeaseResult, RowStore } from '../domain/aggregation/aggregate';
-import { ROW_COUNTERS, ROW_GROUPS, sortKeyOf, type RowDelta, type RowFamily } from '../domain/aggregation/rows';
-import { isConditionFailure } from './install-store';
+import {
+  type DayPage,
+  decodePageRows,
+  encodePageRows,
+  mergePage,
+  PAGED_FAMILIES,
+  type PageRow,
+  pageReportRows,
+} from '../domain/aggregation/day-pages';
+import { ROW_COUNTERS, ROW_GROUPS, type RowDelta, type RowFamily, sortKeyOf } from '../domain/aggregation/rows';
 import type { StoredCounters } from '../domain/reports/report-rows';
+import { dynamoClient } from '../shared/clients/dynamo';
+import { isConditionFailure } from './install-store';
 import { queryAll, queryRawPages, type RawItem } from './query-pages';
-import { decodePageRows, encodePageRows, mergePage, PAGED_FAMILIES, pageReportRows, type DayPage, type PageRow } from '../domain/aggregation/day-pages';
 
 /**
  * The prebuilt report rows: pk `<app_id>#<family>`, sk `<day>\u0001<group>...`, the counters as
@@ -35,7 +43,12 @@ export interface StoredRow {
 export class AggregateStore implements RowStore {
   constructor(private readonly tableName: string) {}
 
-  async add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }> {
+  async add(
+    appId: string,
+    row: RowDelta,
+    tokens: readonly string[],
+    sweep: readonly string[],
+  ): Promise<{ applied: boolean; tokensOnRow: string[] }> {
     const { names, values, set } = rowColumns(row);
     const add = Object.entries(row.add).map(([counter, value], i) => {
       names[`#c${i}`] = counter;
@@ -56,7 +69,13 @@ export class AggregateStore implements RowStore {
       names[`#s${i}`] = TOKEN_PREFIX + token;
       return `#s${i}`;
     });
-    const expression = [`SET ${set.join(', ')}`, add.length ? `ADD ${add.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
+    const expression = [
+      `SET ${set.join(', ')}`,
+      add.length ? `ADD ${add.join(', ')}` : '',
+      remove.length ? `REMOVE ${remove.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
     try {
       const { Attributes } = await dynamoClient().send(
         new UpdateCommand({
@@ -110,7 +129,8 @@ export class AggregateStore implements RowStore {
     const key = { pk: pagesPk(appId, family), sk: day };
     for (let attempt = 1; ; attempt++) {
       const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
-      const page: DayPage | undefined = Item && (Item.overflow === true ? { overflow: true } : { overflow: false, rows: decodePageRows(family, String(Item.rows)) });
+      const page: DayPage | undefined =
+        Item && (Item.overflow === true ? { overflow: true } : { overflow: false, rows: decodePageRows(family, String(Item.rows)) });
       const merged = mergePage(family, day, page, snapshot);
       if (!merged) return;
       const ver = Number(Item?.ver ?? 0);
@@ -146,7 +166,12 @@ export class AggregateStore implements RowStore {
    * the count needs. The first query asks for a few pages; the next ones for as many as the rows
    * still wanted need at the rows per page seen so far. A day too big for a page is read row by row.
    */
-  private async fromDayPages(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<StoredCounters[]> {
+  private async fromDayPages(
+    appId: string,
+    family: RowFamily,
+    window: { firstDay: string; lastDay: string },
+    count: number,
+  ): Promise<StoredCounters[]> {
     const rows: StoredCounters[] = [];
     let pagesRead = 0;
     const pages = queryRawPages(
@@ -164,7 +189,9 @@ export class AggregateStore implements RowStore {
         pagesRead++;
         const day = String(item.day?.S);
         const wanted = count - rows.length;
-        const dayRows = item.overflow?.BOOL ? await this.fromRows(appId, family, { firstDay: day, lastDay: day }, wanted) : pageReportRows(family, day, String(item.rows?.S), wanted);
+        const dayRows = item.overflow?.BOOL
+          ? await this.fromRows(appId, family, { firstDay: day, lastDay: day }, wanted)
+          : pageReportRows(family, day, String(item.rows?.S), wanted);
         for (const row of dayRows) rows.push(row);
         if (rows.length >= count) return rows;
       }
@@ -172,7 +199,12 @@ export class AggregateStore implements RowStore {
     return rows;
   }
 
-  private async fromRows(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<StoredCounters[]> {
+  private async fromRows(
+    appId: string,
+    family: RowFamily,
+    window: { firstDay: string; lastDay: string },
+    count: number,
+  ): Promise<StoredCounters[]> {
     const rows: StoredCounters[] = [];
     const columns = ['day', ...ROW_GROUPS[family], ...ROW_COUNTERS[family]];
     const pages = queryRawPages(
@@ -181,7 +213,11 @@ export class AggregateStore implements RowStore {
         ProjectionExpression: columns.map((_, i) => `#p${i}`).join(', '),
         ExpressionAttributeNames: Object.fromEntries(columns.map((column, i) => [`#p${i}`, column])),
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': { S: `${appId}#${family}` }, ':from': { S: window.firstDay }, ':to': { S: `${window.lastDay}${DAY_END}` } },
+        ExpressionAttributeValues: {
+          ':pk': { S: `${appId}#${family}` },
+          ':from': { S: window.firstDay },
+          ':to': { S: `${window.lastDay}${DAY_END}` },
+        },
       },
       () => Math.min(count - rows.length, 1000),
     );
@@ -287,7 +323,9 @@ export class AggregationLedgerStore implements AggregationLedger {
       return { state: 'acquired', journal: typeof journal === 'string' ? (JSON.parse(journal) as Journal) : undefined };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }));
+      const { Item } = await dynamoClient().send(
+        new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }),
+      );
       if (Item?.state === 'done') return { state: 'done' };
       return { state: 'busy', leaseUntilMs: typeof Item?.lease_until === 'number' ? Item.lease_until : nowMs };
     }
@@ -307,7 +345,9 @@ export class AggregationLedgerStore implements AggregationLedger {
       return journal;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }));
+      const { Item } = await dynamoClient().send(
+        new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }),
+      );
       return JSON.parse(String(Item?.journal)) as Journal;
     }
   }
@@ -346,13 +386,16 @@ export class AggregationLedgerStore implements AggregationLedger {
     for (let i = 0; i < tokens.length; i += 100) {
       const chunk = tokens.slice(i, i + 100);
       const { Responses, UnprocessedKeys } = await dynamoClient().send(
-        new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: chunk.map((token) => ({ pk: ledgerPk(token) })), ConsistentRead: true } } }),
+        new BatchGetCommand({
+          RequestItems: { [this.tableName]: { Keys: chunk.map((token) => ({ pk: ledgerPk(token) })), ConsistentRead: true } },
+        }),
       );
       // Not read (running, or left unprocessed by the batch read) is not known finished.
       const running = new Set(
-        [...(Responses?.[this.tableName] ?? []).filter((item) => item.state === 'running'), ...(UnprocessedKeys?.[this.tableName]?.Keys ?? [])].map((item) =>
-          String(item.pk).slice('agg#'.length),
-        ),
+        [
+          ...(Responses?.[this.tableName] ?? []).filter((item) => item.state === 'running'),
+          ...(UnprocessedKeys?.[this.tableName]?.Keys ?? []),
+        ].map((item) => String(item.pk).slice('agg#'.length)),
       );
       // A mark that is gone expired long after its object finished (or was never leased again).
       for (const token of chunk) if (!running.has(token)) done.add(token);

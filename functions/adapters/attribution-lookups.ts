@@ -7,7 +7,11 @@ import type { IpBlockStore } from './ip-block-store';
  * What attribution looks at, from the stores: the aggregator decides live installs with these,
  * and `admin rebuild` decides with the same ones any install the live path has not recorded.
  */
-export function attributionLookups(stores: { clicks: ClickStore; ipBlocks: IpBlockStore; installs: DynamoInstallStore }): AttributionLookups {
+export function attributionLookups(stores: {
+  clicks: ClickStore;
+  ipBlocks: IpBlockStore;
+  installs: DynamoInstallStore;
+}): AttributionLookups {
   const { clicks, ipBlocks, installs } = stores;
   return {
     // Attribution applies the lookback and the 24-hour window itself, to the millisecond; the

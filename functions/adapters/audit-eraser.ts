@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, ListObjectVersionsCommand } from '@aws-sdk/client-s3';
-import { s3Client } from '../shared/clients/s3';
 import type { AuditLine } from '../domain/ingest/audit-record';
+import { s3Client } from '../shared/clients/s3';
 import { AuditStore } from './audit-store';
 
 const UNVERSIONED = new Set(['MethodNotAllowed', 'NotImplemented']);
@@ -27,7 +27,13 @@ export class AuditEraser {
     const [, , , , companyId, appId, name] = key.split('/');
     await this.store.replace(
       key,
-      { companyId, appId, receivedMs: lines[0]?.received_ms ?? 0, bodySha256: name.replace(/\.jsonl\.gz$/, ''), clientIp: lines[0]?.client_ip ?? '' },
+      {
+        companyId,
+        appId,
+        receivedMs: lines[0]?.received_ms ?? 0,
+        bodySha256: name.replace(/\.jsonl\.gz$/, ''),
+        clientIp: lines[0]?.client_ip ?? '',
+      },
       lines,
     );
     await this.removeVersions(key, { keepLatest: true });
@@ -48,7 +54,8 @@ export class AuditEraser {
       const versions = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter(
         (version) => version.Key === key && version.VersionId && version.VersionId !== 'null' && !(options.keepLatest && version.IsLatest),
       );
-      for (const version of versions) await s3Client().send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, VersionId: version.VersionId }));
+      for (const version of versions)
+        await s3Client().send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, VersionId: version.VersionId }));
       KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
       VersionIdMarker = page.IsTruncated ? page.NextVersionIdMarker : undefined;
     } while (KeyMarker);

@@ -1,9 +1,9 @@
-import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { s3Client } from '../shared/clients/s3';
 import { PoisonMessageError } from '../domain/aggregation/aggregate';
 import type { AuditLine } from '../domain/ingest/audit-record';
+import { s3Client } from '../shared/clients/s3';
 
 const gunzipAsync = promisify(gunzip);
 

@@ -1,6 +1,6 @@
 import { PutObjectCommand, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import { type AuditBatch, type AuditLine, encodeAuditObject } from '../domain/ingest/audit-record';
 import { s3Client } from '../shared/clients/s3';
-import { encodeAuditObject, type AuditBatch, type AuditLine } from '../domain/ingest/audit-record';
 
 /** What putBatch did: wrote the object, or found it written by an earlier attempt of the batch. */
 export type AuditWrite = 'stored' | 'already_stored';
@@ -15,9 +15,7 @@ const CONFLICT_WAIT_MS = 50;
  * not a transparently inflated copy under a .gz name.
  */
 export class AuditStore {
-  constructor(
-    readonly bucket: string,
-  ) {}
+  constructor(readonly bucket: string) {}
 
   /**
    * Writes a batch's audit object once (If-None-Match: *). A retry of the same bytes the same day

@@ -1,7 +1,7 @@
 import { BatchGetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
 import { capCounterKeys } from '../domain/ingest/cap';
 import type { CapStore, CounterItem, Hold } from '../domain/ingest/metering';
+import { dynamoClient } from '../shared/clients/dynamo';
 
 /**
  * The monthly accepted-event count of each company (counters table: attribute n, and a map
@@ -39,9 +39,14 @@ export class CapCounter implements CapStore {
     return this.conditionally({
       Key: { pk: key },
       UpdateExpression: 'ADD n :accepted SET #hold = :hold',
-      ConditionExpression: below === null ? 'attribute_not_exists(#hold)' : 'attribute_not_exists(#hold) AND (attribute_not_exists(n) OR n < :below)',
+      ConditionExpression:
+        below === null ? 'attribute_not_exists(#hold)' : 'attribute_not_exists(#hold) AND (attribute_not_exists(n) OR n < :below)',
       ExpressionAttributeNames: { '#hold': holdId },
-      ExpressionAttributeValues: { ':accepted': accepted, ':hold': { t: token, a: accepted, r: 1 }, ...(below === null ? {} : { ':below': below }) },
+      ExpressionAttributeValues: {
+        ':accepted': accepted,
+        ':hold': { t: token, a: accepted, r: 1 },
+        ...(below === null ? {} : { ':below': below }),
+      },
     });
   }
 

@@ -1,10 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
-import { queryItems } from './query-pages';
-import { batchDelete } from './install-store';
 import { appIpPlatform, type ClickRecord } from '../domain/links/click';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
+import { dynamoClient } from '../shared/clients/dynamo';
+import { batchDelete } from './install-store';
+import { queryItems } from './query-pages';
 
 /**
  * Click records. The redirect writes them; the aggregator reads one by id (deterministic
@@ -13,9 +13,7 @@ import type { Platform } from '../domain/links/platform';
  * does, so the reads here skip expired clicks themselves.
  */
 export class ClickStore {
-  constructor(
-    private readonly tableName: string,
-  ) {}
+  constructor(private readonly tableName: string) {}
 
   async record(click: ClickRecord): Promise<void> {
     await dynamoClient().send(
@@ -25,7 +23,10 @@ export class ClickStore {
 
   /** Deletes the clicks (a privacy deletion); returns how many ids it was given. */
   async deleteMany(clickIds: readonly string[]): Promise<number> {
-    await batchDelete(this.tableName, clickIds.map((click_id) => ({ click_id })));
+    await batchDelete(
+      this.tableName,
+      clickIds.map((click_id) => ({ click_id })),
+    );
     return clickIds.length;
   }
 
@@ -43,7 +44,11 @@ export class ClickStore {
       TableName: this.tableName,
       IndexName: 'by_app_ip_platform',
       KeyConditionExpression: 'app_ip_platform = :key AND ts_ms BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':key': appIpPlatform(query.appId, clientAddress(query.ip).ip, query.platform), ':from': query.fromMs, ':to': query.toMs },
+      ExpressionAttributeValues: {
+        ':key': appIpPlatform(query.appId, clientAddress(query.ip).ip, query.platform),
+        ':from': query.fromMs,
+        ':to': query.toMs,
+      },
       ScanIndexForward: false,
       Limit: 10,
     });

@@ -1,12 +1,12 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { HEALTH_PROBE_KEY, queues } from '../../lib/manifest';
+import type { Binding, Probe } from '../domain/health/health';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { s3Client } from '../shared/clients/s3';
 import { sqsClient } from '../shared/clients/sqs';
 import { resourceName } from '../shared/config';
-import type { Binding, Probe } from '../domain/health/health';
 
 /**
  * relational_store: the tenants table (companies, apps, keys: the service's relational data).

@@ -1,7 +1,7 @@
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { appDevice, type InstallHead, type InstallStore, SK } from '../domain/aggregation/install-state';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { queryAll, queryItems } from './query-pages';
-import { appDevice, SK, type InstallHead, type InstallStore } from '../domain/aggregation/install-state';
 
 /**
  * The installs table: everything the aggregator keeps about one install under pk
@@ -77,7 +77,11 @@ export class DynamoInstallStore implements InstallStore {
           Item: head,
           ...(expectedMember === undefined
             ? { ConditionExpression: 'attribute_not_exists(pk)' }
-            : { ConditionExpression: '#member = :member', ExpressionAttributeNames: { '#member': 'member' }, ExpressionAttributeValues: { ':member': expectedMember } }),
+            : {
+                ConditionExpression: '#member = :member',
+                ExpressionAttributeNames: { '#member': 'member' },
+                ExpressionAttributeValues: { ':member': expectedMember },
+              }),
         }),
       );
       return true;
@@ -125,7 +129,10 @@ export class DynamoInstallStore implements InstallStore {
   }
 
   async deleteItems(pk: string, sortKeys: readonly string[]): Promise<void> {
-    await batchDelete(this.tableName, sortKeys.map((sk) => ({ pk, sk })));
+    await batchDelete(
+      this.tableName,
+      sortKeys.map((sk) => ({ pk, sk })),
+    );
   }
 
   /** Every item of one install, for `admin install show`. */

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
 import { clientAddress } from '../domain/links/ip-block';
 import type { IpBlockEntry } from '../domain/links/tracking-link';
+import { dynamoClient } from '../shared/clients/dynamo';
 
 /**
  * Addresses blocked by honeypot links, one item per company and address: a block is the company's
@@ -17,9 +17,7 @@ import type { IpBlockEntry } from '../domain/links/tracking-link';
  * read checks expires_at itself.
  */
 export class IpBlockStore {
-  constructor(
-    private readonly tableName: string,
-  ) {}
+  constructor(private readonly tableName: string) {}
 
   /** A later hit replaces the entry, so the block runs from the latest honeypot hit. */
   async block(entry: IpBlockEntry): Promise<void> {

@@ -1,14 +1,12 @@
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type LinkApp, type NewLink, newLinkConfig } from '../domain/links/link-config';
+import type { LinkConfig } from '../domain/links/tracking-link';
+import { newLinkId } from '../domain/tenants/keys';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
-import { newLinkId } from '../domain/tenants/keys';
-import { newLinkConfig, type LinkApp, type NewLink } from '../domain/links/link-config';
-import type { LinkConfig } from '../domain/links/tracking-link';
 
 export class LinkStore {
-  constructor(
-    private readonly tableName: string,
-  ) {}
+  constructor(private readonly tableName: string) {}
 
   /** Makes the link (the rules are newLinkConfig's) and stores it under a fresh id. */
   async create(app: LinkApp, input: NewLink, nowMs = Date.now()): Promise<LinkConfig> {
@@ -64,6 +62,10 @@ export class CachedLinks {
   }
 
   byId(linkId: string): Promise<LinkConfig | undefined> {
-    return this.cache.getOrLoad(linkId, () => this.store.byId(linkId), (link) => (link ? this.ttlMs : this.missTtlMs));
+    return this.cache.getOrLoad(
+      linkId,
+      () => this.store.byId(linkId),
+      (link) => (link ? this.ttlMs : this.missTtlMs),
+    );
   }
 }

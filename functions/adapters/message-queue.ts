@@ -3,9 +3,7 @@ import { sqsClient } from '../shared/clients/sqs';
 
 /** A queue that carries one kind of JSON message (the aggregation hand-off, privacy requests). */
 export class MessageQueue<T> {
-  constructor(
-    private readonly queueUrl: string,
-  ) {}
+  constructor(private readonly queueUrl: string) {}
 
   async send(message: T): Promise<void> {
     await sqsClient().send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message) }));
@@ -18,5 +16,11 @@ export class MessageQueue<T> {
  * queue's visibility timeout (a postback's retry delay, the rest of an aggregation lease).
  */
 export async function delayMessage(queueUrl: string, receiptHandle: string, seconds: number): Promise<void> {
-  await sqsClient().send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.min(43_200, Math.max(0, seconds)) }));
+  await sqsClient().send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: queueUrl,
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: Math.min(43_200, Math.max(0, seconds)),
+    }),
+  );
 }

@@ -6,7 +6,8 @@ import type { DeliveryPorts } from '../domain/postbacks/deliver';
 import type { Resolve } from '../domain/postbacks/destination';
 
 /** Every address of a name, as the operating system's resolver gives them. */
-export const resolveHost: Resolve = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+export const resolveHost: Resolve = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 
 /**
  * One postback request to the address destination.ts checked: the socket's lookup is replaced by
@@ -18,7 +19,10 @@ export const resolveHost: Resolve = async (hostname) => (await lookup(hostname, 
 export const sendPostback: DeliveryPorts['send'] = ({ url, address, method, body, timeoutMs }) =>
   new Promise((resolve, reject) => {
     const pinned: LookupFunction = (_hostname, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: address.address, family: address.family }]);
+      if ((options as { all?: boolean }).all)
+        (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+          { address: address.address, family: address.family },
+        ]);
       else callback(null, address.address, address.family);
     };
     const options: RequestOptions = {

@@ -1,12 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { dynamoClient } from '../shared/clients/dynamo';
-import { sqsClient } from '../shared/clients/sqs';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PostbackConfig } from '../domain/postbacks/config';
 import type { AttemptRecord, DeliveryPorts } from '../domain/postbacks/deliver';
 import type { PostbackMessage, PostbackRecord, PostbackState } from '../domain/postbacks/trigger';
 import type { PostbackItemKey } from '../domain/privacy/drain';
+import { dynamoClient } from '../shared/clients/dynamo';
+import { sqsClient } from '../shared/clients/sqs';
 import { batchDelete } from './install-store';
 import { queryItems } from './query-pages';
 
@@ -26,13 +26,16 @@ const SK = {
   attempt: (a: AttemptRecord) => `log#${String(a.at_ms).padStart(13, '0')}#${a.postback_id}#${a.attempt}`,
 };
 
-const isConditionFailure = (error: unknown) => error instanceof ConditionalCheckFailedException || (error as Error).name === 'ConditionalCheckFailedException';
+const isConditionFailure = (error: unknown) =>
+  error instanceof ConditionalCheckFailedException || (error as Error).name === 'ConditionalCheckFailedException';
 
 export class PostbackConfigs {
   constructor(private readonly table: string) {}
 
   async put(config: PostbackConfig): Promise<void> {
-    await dynamoClient().send(new PutCommand({ TableName: this.table, Item: { pk: config.app_id, sk: SK.config(config.partner), ...config } }));
+    await dynamoClient().send(
+      new PutCommand({ TableName: this.table, Item: { pk: config.app_id, sk: SK.config(config.partner), ...config } }),
+    );
   }
 
   async list(appId: string): Promise<PostbackConfig[]> {
@@ -50,7 +53,9 @@ export class PostbackConfigs {
 
   /** False when the partner had no configuration. */
   async delete(appId: string, partner: string): Promise<boolean> {
-    const { Attributes } = await dynamoClient().send(new DeleteCommand({ TableName: this.table, Key: { pk: appId, sk: SK.config(partner) }, ReturnValues: 'ALL_OLD' }));
+    const { Attributes } = await dynamoClient().send(
+      new DeleteCommand({ TableName: this.table, Key: { pk: appId, sk: SK.config(partner) }, ReturnValues: 'ALL_OLD' }),
+    );
     return Attributes !== undefined;
   }
 }
@@ -63,7 +68,9 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
   ) {}
 
   async get(appId: string, postbackId: string): Promise<PostbackRecord | undefined> {
-    const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.table, Key: { pk: appId, sk: SK.postback(postbackId) }, ConsistentRead: true }));
+    const { Item } = await dynamoClient().send(
+      new GetCommand({ TableName: this.table, Key: { pk: appId, sk: SK.postback(postbackId) }, ConsistentRead: true }),
+    );
     if (!Item) return undefined;
     const { pk: _pk, sk: _sk, lease_until: _lease, expires_at: _expires, ...record } = Item;
     return record as PostbackRecord;
@@ -90,7 +97,10 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
       const { Failed = [] } = await sqsClient().send(
         new SendMessageBatchCommand({
           QueueUrl: this.queueUrl,
-          Entries: chunk.map((record, i) => ({ Id: String(i), MessageBody: JSON.stringify({ version: 1, app_id: record.app_id, postback_id: record.postback_id } satisfies PostbackMessage) })),
+          Entries: chunk.map((record, i) => ({
+            Id: String(i),
+            MessageBody: JSON.stringify({ version: 1, app_id: record.app_id, postback_id: record.postback_id } satisfies PostbackMessage),
+          })),
         }),
       );
       if (Failed.length > 0) throw new Error(`the postback queue refused ${Failed.length} message(s): ${Failed[0].Code}`);
@@ -129,19 +139,21 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
   }
 
   private async markQueued(record: PostbackRecord): Promise<void> {
-    await dynamoClient().send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: { pk: record.app_id, sk: SK.postback(record.postback_id) },
-        UpdateExpression: 'SET #state = :queued',
-        ConditionExpression: '#state = :new',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':queued': 'queued', ':new': 'new' },
-      }),
-    ).catch((error) => {
-      // The sender got there first: its state stands.
-      if (!isConditionFailure(error)) throw error;
-    });
+    await dynamoClient()
+      .send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: record.app_id, sk: SK.postback(record.postback_id) },
+          UpdateExpression: 'SET #state = :queued',
+          ConditionExpression: '#state = :new',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':queued': 'queued', ':new': 'new' },
+        }),
+      )
+      .catch((error) => {
+        // The sender got there first: its state stands.
+        if (!isConditionFailure(error)) throw error;
+      });
   }
 
   async claim(appId: string, postbackId: string, nowMs: number, leaseMs: number): Promise<boolean> {
@@ -198,11 +210,19 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
   }
 
   async deleteItems(keys: readonly PostbackItemKey[]): Promise<void> {
-    await batchDelete(this.table, keys.map(({ pk, sk }) => ({ pk, sk })));
+    await batchDelete(
+      this.table,
+      keys.map(({ pk, sk }) => ({ pk, sk })),
+    );
   }
 
   async logAttempt(attempt: AttemptRecord): Promise<void> {
-    await dynamoClient().send(new PutCommand({ TableName: this.table, Item: { pk: attempt.app_id, sk: SK.attempt(attempt), ...attempt, expires_at: expiresAt(attempt.at_ms) } }));
+    await dynamoClient().send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { pk: attempt.app_id, sk: SK.attempt(attempt), ...attempt, expires_at: expiresAt(attempt.at_ms) },
+      }),
+    );
   }
 
   /** The app's attempts, newest first, optionally of one partner (`admin postback log`). */

@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../shared/clients/sqs';
 import type { QueuedRequest } from '../domain/privacy/drain';
 import type { PrivacyMessage } from '../domain/privacy/privacy';
+import { sqsClient } from '../shared/clients/sqs';
 
 /**
  * The privacy queue as the drain consumes it. A message that is not a version-1 request is
@@ -17,7 +17,9 @@ export class PrivacyQueue {
     const requests: QueuedRequest[] = [];
     for (;;) {
       const want = Math.min(10, max - requests.length);
-      const { Messages = [] } = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: want, WaitTimeSeconds: requests.length === 0 ? 1 : 0 }));
+      const { Messages = [] } = await sqsClient().send(
+        new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: want, WaitTimeSeconds: requests.length === 0 ? 1 : 0 }),
+      );
       for (const message of Messages) {
         const request = parse(message.Body);
         if (request && message.ReceiptHandle) requests.push({ message: request, handle: message.ReceiptHandle });
@@ -38,14 +40,18 @@ export class PrivacyQueue {
   }
 
   async release(request: QueuedRequest): Promise<void> {
-    await sqsClient().send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: request.handle, VisibilityTimeout: 0 }));
+    await sqsClient().send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: request.handle, VisibilityTimeout: 0 }),
+    );
   }
 }
 
 function parse(body: string | undefined): PrivacyMessage | undefined {
   try {
     const message = JSON.parse(body ?? '') as Partial<PrivacyMessage>;
-    const ok = message.version === 1 && [message.request_id, message.app_id, message.company_id, message.install_uuid].every((v) => typeof v === 'string');
+    const ok =
+      message.version === 1 &&
+      [message.request_id, message.app_id, message.company_id, message.install_uuid].every((v) => typeof v === 'string');
     return ok ? (message as PrivacyMessage) : undefined;
   } catch {
     return undefined;

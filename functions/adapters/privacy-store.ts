@@ -1,9 +1,9 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
 import type { DeletionCounts } from '../domain/privacy/drain';
 import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy/privacy';
-import { queryAll } from './query-pages';
+import { dynamoClient } from '../shared/clients/dynamo';
 import { MessageQueue } from './message-queue';
+import { queryAll } from './query-pages';
 
 /**
  * Taking a deletion request: the receipt in privacy_requests, then the message on the privacy
@@ -51,7 +51,11 @@ export class PrivacyReceipts {
           ` ADD ${counters.map((_, i) => `#c${i} :c${i}`).join(', ')}`,
         ConditionExpression: 'attribute_exists(request_id)',
         ExpressionAttributeNames: { '#state': 'state', ...Object.fromEntries(counters.map(([name], i) => [`#c${i}`, `deleted_${name}`])) },
-        ExpressionAttributeValues: { ':state': update.state, ':now': update.nowMs, ...Object.fromEntries(counters.map(([, value], i) => [`:c${i}`, value])) },
+        ExpressionAttributeValues: {
+          ':state': update.state,
+          ':now': update.nowMs,
+          ...Object.fromEntries(counters.map(([, value], i) => [`:c${i}`, value])),
+        },
       }),
     );
   }

@@ -1,4 +1,9 @@
-import { QueryCommand as RawQueryCommand, type AttributeValue, type QueryCommandInput as RawQueryInput, type QueryCommandOutput as RawQueryOutput } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  QueryCommand as RawQueryCommand,
+  type QueryCommandInput as RawQueryInput,
+  type QueryCommandOutput as RawQueryOutput,
+} from '@aws-sdk/client-dynamodb';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { InitializeMiddleware } from '@smithy/types';
 import { dynamoClient } from '../shared/clients/dynamo';

@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
 import type { SlotCounter } from '../domain/links/sliding-window';
+import { dynamoClient } from '../shared/clients/dynamo';
 
 const SLOT_ATTRIBUTE = /^s(\d+)$/;
 const slotAttribute = (slot: number) => `s${slot}`;
@@ -13,9 +13,7 @@ const slotAttribute = (slot: number) => `s${slot}`;
  * bytes because stale slots are removed as they appear.
  */
 export class RateLimitStore implements SlotCounter {
-  constructor(
-    private readonly tableName: string,
-  ) {}
+  constructor(private readonly tableName: string) {}
 
   async increment(key: string, slot: number, expiresAtMs: number): Promise<ReadonlyMap<number, number>> {
     const { Attributes } = await dynamoClient().send(

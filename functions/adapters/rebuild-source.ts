@@ -1,6 +1,6 @@
-import { decideAttribution, type AttributionLookups } from '../domain/aggregation/attribution';
-import { installPk, SK, type EventClaim } from '../domain/aggregation/install-state';
-import { rowOf, type RebuildSource, type RebuiltRow } from '../domain/aggregation/rebuild';
+import { type AttributionLookups, decideAttribution } from '../domain/aggregation/attribution';
+import { type EventClaim, installPk, SK } from '../domain/aggregation/install-state';
+import { type RebuildSource, type RebuiltRow, rowOf } from '../domain/aggregation/rebuild';
 import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
 import type { App } from '../domain/tenants/tenant';
 import type { AggregateStore } from './aggregate-store';
@@ -35,7 +35,14 @@ export async function liveRows(aggregates: AggregateStore, appId: string): Promi
   const rows: RebuiltRow[] = [];
   for (const family of ROW_FAMILIES) {
     for (const row of await aggregates.rows(appId, family)) {
-      rows.push(rowOf(family, row.day, ROW_GROUPS[family].map((column) => String(row[column])), row));
+      rows.push(
+        rowOf(
+          family,
+          row.day,
+          ROW_GROUPS[family].map((column) => String(row[column])),
+          row,
+        ),
+      );
     }
   }
   return rows;

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
 import { newSigningSecret } from '../domain/tenants/keys';
+import { dynamoClient } from '../shared/clients/dynamo';
 
 /**
  * Each app's signing secret in the signing_secrets table, by app id: a table of its own so that

@@ -1,9 +1,9 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
-import { s3Client } from '../shared/clients/s3';
 import type { PostbackRecord } from '../domain/skan/postback-record';
 import { CLAIM_LAPSE_MS, type ClaimResult, type PostbackClaim, type PostbackHolder } from '../domain/skan/take-postback';
+import { dynamoClient } from '../shared/clients/dynamo';
+import { s3Client } from '../shared/clients/s3';
 
 /**
  * Apple's postbacks filed once per transaction-id: the skan_postbacks table holds one item per
@@ -41,7 +41,8 @@ export class SkanStore {
         new UpdateCommand({
           TableName: this.table,
           Key: { transaction_id: claim.transactionId },
-          UpdateExpression: claim.expiresAt === undefined ? `${holder} REMOVE #stored, #expires` : `${holder}, #expires = :expires REMOVE #stored`,
+          UpdateExpression:
+            claim.expiresAt === undefined ? `${holder} REMOVE #stored, #expires` : `${holder}, #expires = :expires REMOVE #stored`,
           ConditionExpression: condition,
           ExpressionAttributeNames: {
             '#id': 'transaction_id',

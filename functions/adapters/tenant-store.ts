@@ -1,18 +1,18 @@
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../shared/clients/dynamo';
-import { TtlCache } from '../shared/ttl-cache';
-import { isConditionFailure } from './install-store';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
 import {
-  DEFAULT_LOOKBACK_DAYS,
-  monthlyCapFor,
   type App,
   type AppDestinations,
   type AppWithSecret,
   type Company,
+  DEFAULT_LOOKBACK_DAYS,
+  monthlyCapFor,
   type Plan,
   type ServerKeyRecord,
 } from '../domain/tenants/tenant';
+import { dynamoClient } from '../shared/clients/dynamo';
+import { TtlCache } from '../shared/ttl-cache';
+import { isConditionFailure } from './install-store';
 import type { SigningSecretStore } from './signing-secret-store';
 
 export class NotFoundError extends Error {
@@ -66,7 +66,6 @@ export class TenantStore {
   async companyByKey(companyKey: string): Promise<Company | undefined> {
     return this.get<Company>(companyPk(companyKey));
   }
-
 
   /** Returns false when no company has that key. */
   async setCompanySuspended(companyKey: string, suspended: boolean): Promise<boolean> {
@@ -140,7 +139,11 @@ export class TenantStore {
   async migrateSigningSecrets(): Promise<number> {
     const secrets = this.secretStore();
     let moved = 0;
-    for await (const item of this.scanPages('#kind = :app AND attribute_exists(#secret)', { '#kind': 'kind', '#secret': LEGACY_SECRET }, { ':app': 'app' })) {
+    for await (const item of this.scanPages(
+      '#kind = :app AND attribute_exists(#secret)',
+      { '#kind': 'kind', '#secret': LEGACY_SECRET },
+      { ':app': 'app' },
+    )) {
       const secret = item[LEGACY_SECRET] as string;
       await secrets.putIfAbsent(item.app_id as string, secret);
       try {
@@ -250,7 +253,11 @@ export class TenantStore {
   }
 
   /** Every item of the table that passes a filter, page by page, read consistently. */
-  private async *scanPages(filter: string, names: Record<string, string>, values: Record<string, unknown>): AsyncGenerator<Record<string, unknown>> {
+  private async *scanPages(
+    filter: string,
+    names: Record<string, string>,
+    values: Record<string, unknown>,
+  ): AsyncGenerator<Record<string, unknown>> {
     let startKey: Record<string, unknown> | undefined;
     do {
       const page = await dynamoClient().send(

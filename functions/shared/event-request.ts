@@ -1,9 +1,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { authenticate, type TenantLookup } from '../domain/ingest/event-auth';
 import { decodeBody, parseJson } from '../domain/ingest/batch-body';
 import { EventApiError, type EventApiErrorCode } from '../domain/ingest/event-api';
+import { authenticate, type TenantLookup } from '../domain/ingest/event-auth';
 import type { App, Company } from '../domain/tenants/tenant';
-import { header, rawBody, type HttpEvent, type HttpHandler } from './http';
+import { type HttpEvent, type HttpHandler, header, rawBody } from './http';
 import { logger, metrics } from './observability';
 
 /**

@@ -1,12 +1,12 @@
-import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { ServiceError } from '../domain/common/errors';
-import { logger, metrics } from './observability';
 import { envName, originVerifyHeader } from '../../lib/manifest';
 import { originSecretValues } from '../adapters/origin-secret';
+import { ServiceError } from '../domain/common/errors';
+import { logger, metrics } from './observability';
 import { fromEdge, markFromEdge } from './viewer';
 
 export type HttpEvent = APIGatewayProxyEventV2;

@@ -1,13 +1,13 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { header, httpHandler, json, type HttpEvent, type HttpResult } from './http';
-import { resourceName } from './config';
-import { logger, metrics } from './observability';
+import { AggregateStore } from '../adapters/aggregate-store';
+import { CachedTenants, TenantStore } from '../adapters/tenant-store';
 import { ServiceError } from '../domain/common/errors';
 import { answerReport, type ReportPorts } from '../domain/reports/answer-report';
 import { reportError } from '../domain/reports/report-query';
 import type { ReportName } from '../domain/reports/reports';
-import { CachedTenants, TenantStore } from '../adapters/tenant-store';
-import { AggregateStore } from '../adapters/aggregate-store';
+import { resourceName } from './config';
+import { type HttpEvent, type HttpResult, header, httpHandler, json } from './http';
+import { logger, metrics } from './observability';
 
 /** The interface advises clients to cache: a minute, and never in a shared cache (the key is per app). */
 const CACHE_CONTROL = 'private, max-age=60';
@@ -40,7 +40,10 @@ export function reportEndpoint(report: ReportName) {
       return json(200, answer.body, headers);
     } catch (error) {
       if (error instanceof ServiceError) throw error;
-      logger.error('report not answered: a store failed', { report, error: { name: (error as Error).name, message: (error as Error).message } });
+      logger.error('report not answered: a store failed', {
+        report,
+        error: { name: (error as Error).name, message: (error as Error).message },
+      });
       throw reportError('store_unavailable');
     } finally {
       // One latency figure per request, by report (the dimension is cleared when metrics flush).

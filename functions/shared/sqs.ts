@@ -1,6 +1,6 @@
-import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger, metrics } from './observability';
 
@@ -13,5 +13,7 @@ export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQS
  * that throws has the whole batch retried, which exactly-once consumers can afford.
  */
 export function sqsHandler(handler: SqsBatchHandler) {
-  return middy<SQSEvent, SQSBatchResponse>(handler).use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics));
+  return middy<SQSEvent, SQSBatchResponse>(handler)
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics));
 }

@@ -7,7 +7,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { queues as queueSpecs, type QueueName, type QueueSpec } from '../manifest';
+import { type QueueName, type QueueSpec, queues as queueSpecs } from '../manifest';
 import type { DataStores } from './data-stores';
 import { entriesOf, pascalCase } from './naming';
 import { METRICS_NAMESPACE, SERVICE_NAME } from './service-function';
@@ -59,7 +59,12 @@ export class AlarmTopic extends Construct {
         conditions: {
           StringEquals: { 'aws:SourceAccount': stack.account },
           ArnLike: {
-            'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
           },
         },
       }),

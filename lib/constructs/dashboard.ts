@@ -3,9 +3,9 @@ import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { type FunctionSpec, functions as functionSpecs } from '../manifest';
 import { serviceMetric } from './alarms';
 import { SERVICE_NAME } from './service-function';
-import { functions as functionSpecs, type FunctionSpec } from '../manifest';
 
 /** The attribution types the aggregator counts installs under (functions/domain/aggregation/attribution.ts). */
 const ATTRIBUTION_TYPES = ['deterministic', 'probabilistic', 'organic'];
@@ -15,6 +15,7 @@ const REPORT_NAMES = Object.values(functionSpecs as Record<string, FunctionSpec>
   .flatMap((spec) => spec.routes ?? [])
   .filter((route) => route.startsWith('GET /api/v1/reports/'))
   .map((route) => route.slice('GET /api/v1/reports/'.length));
+
 import type { DataStores } from './data-stores';
 import { entriesOf } from './naming';
 
@@ -57,7 +58,10 @@ export class ServiceDashboard extends Construct {
           }),
           new cloudwatch.GraphWidget({
             title: 'API latency',
-            left: [api.metricLatency({ period, statistic: cloudwatch.Stats.p(50) }), api.metricLatency({ period, statistic: cloudwatch.Stats.p(99) })],
+            left: [
+              api.metricLatency({ period, statistic: cloudwatch.Stats.p(50) }),
+              api.metricLatency({ period, statistic: cloudwatch.Stats.p(99) }),
+            ],
           }),
           new cloudwatch.GraphWidget({
             title: 'Audit write failures',
@@ -93,7 +97,13 @@ export class ServiceDashboard extends Construct {
         [
           new cloudwatch.GraphWidget({
             title: 'Aggregation lag (s): oldest message waiting',
-            left: [stores.queues.aggregation.metricApproximateAgeOfOldestMessage({ label: 'aggregation', period, statistic: cloudwatch.Stats.MAXIMUM })],
+            left: [
+              stores.queues.aggregation.metricApproximateAgeOfOldestMessage({
+                label: 'aggregation',
+                period,
+                statistic: cloudwatch.Stats.MAXIMUM,
+              }),
+            ],
           }),
           new cloudwatch.GraphWidget({
             title: 'Aggregation: events counted',
@@ -103,7 +113,12 @@ export class ServiceDashboard extends Construct {
             title: 'Installs by attribution type',
             stacked: true,
             left: ATTRIBUTION_TYPES.map((type) =>
-              serviceMetric('InstallsAttributed', { statistic: cloudwatch.Stats.SUM, period, label: type, dimensionsMap: { service: SERVICE_NAME, attribution_type: type } }),
+              serviceMetric('InstallsAttributed', {
+                statistic: cloudwatch.Stats.SUM,
+                period,
+                label: type,
+                dimensionsMap: { service: SERVICE_NAME, attribution_type: type },
+              }),
             ),
           }),
           new cloudwatch.GraphWidget({
@@ -133,7 +148,12 @@ export class ServiceDashboard extends Construct {
             stacked: true,
             left: [
               ...['delivered', 'failed', 'refused'].map((outcome) =>
-                serviceMetric('PostbacksSettled', { statistic: cloudwatch.Stats.SUM, period, label: outcome, dimensionsMap: { service: SERVICE_NAME, outcome } }),
+                serviceMetric('PostbacksSettled', {
+                  statistic: cloudwatch.Stats.SUM,
+                  period,
+                  label: outcome,
+                  dimensionsMap: { service: SERVICE_NAME, outcome },
+                }),
               ),
               serviceMetric('PostbacksRetried', { statistic: cloudwatch.Stats.SUM, period, label: 'retried' }),
               serviceMetric('PostbacksDead', { statistic: cloudwatch.Stats.SUM, period, label: 'gave up (DLQ)' }),
@@ -142,7 +162,12 @@ export class ServiceDashboard extends Construct {
           new cloudwatch.GraphWidget({
             title: 'Report latency p95 (ms)',
             left: REPORT_NAMES.map((report) =>
-              serviceMetric('ReportLatency', { statistic: cloudwatch.Stats.p(95), period, label: report, dimensionsMap: { service: SERVICE_NAME, report } }),
+              serviceMetric('ReportLatency', {
+                statistic: cloudwatch.Stats.p(95),
+                period,
+                label: report,
+                dimensionsMap: { service: SERVICE_NAME, report },
+              }),
             ),
           }),
         ],

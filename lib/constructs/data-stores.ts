@@ -4,7 +4,16 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { bucket as bucketSpec, queues as queueSpecs, tables as tableSpecs, type KeySpec, type QueueName, type QueueSpec, type TableName, type TableSpec } from '../manifest';
+import {
+  bucket as bucketSpec,
+  type KeySpec,
+  type QueueName,
+  type QueueSpec,
+  queues as queueSpecs,
+  type TableName,
+  type TableSpec,
+  tables as tableSpecs,
+} from '../manifest';
 import { entriesOf, pascalCase } from './naming';
 
 /** Operational logs (S3 and CloudFront access logs) hold client IPs: kept one month, like function logs. */

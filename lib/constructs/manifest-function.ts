@@ -6,7 +6,7 @@ import type { Access, FunctionSpec, QueueName, TableName } from '../manifest';
 import type { AlarmTopic } from './alarms';
 import type { DataStores } from './data-stores';
 import { entriesOf } from './naming';
-import { ServiceFunction, type QueueAccess } from './service-function';
+import { type QueueAccess, ServiceFunction } from './service-function';
 
 /** Manifest entries are relative to the repository root. */
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');

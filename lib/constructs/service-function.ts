@@ -9,7 +9,18 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
 import { BASE_ENVIRONMENT } from '../function-environment';
-import { deletesWith, envName, readsWith, tables, writesWith, type Access, type FunctionSpec, type QueueName, type TableName, type TableSpec } from '../manifest';
+import {
+  type Access,
+  deletesWith,
+  envName,
+  type FunctionSpec,
+  type QueueName,
+  readsWith,
+  type TableName,
+  type TableSpec,
+  tables,
+  writesWith,
+} from '../manifest';
 import { BUCKET_PROBE_ACTIONS, iamConditionOf, ORIGIN_SECRET_ACTIONS, TABLE_PROBE_ACTIONS, TABLE_PROBE_CONDITION } from '../permissions';
 
 export type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];

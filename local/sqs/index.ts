@@ -17,11 +17,11 @@
 // store.ts (queues and messages, the actions), journal.ts (state on disk) and server.ts (HTTP).
 // README.md says what is emulated, what is not, and which tests hold it to that.
 
-import { SqsEmulatorServer, type SqsEmulator, type SqsEmulatorOptions } from './server';
 import { SQS_EMULATOR_ACCOUNT_ID } from './protocol';
+import { type SqsEmulator, type SqsEmulatorOptions, SqsEmulatorServer } from './server';
 
-export type { SqsEmulator, SqsEmulatorLogger, SqsEmulatorOptions } from './server';
 export { SQS_EMULATOR_ACCOUNT_ID } from './protocol';
+export type { SqsEmulator, SqsEmulatorLogger, SqsEmulatorOptions } from './server';
 
 // Defined here rather than re-exported: a re-export is a getter that jest.spyOn cannot replace,
 // and the fault tests (test/support/faults.ts) watch this function to restart the emulator.

@@ -188,7 +188,10 @@ export function batchEntries(input: Json, action: string): Json[] {
   for (const entry of entries) {
     const id = requiredString(entry, 'Id');
     if (!BATCH_ENTRY_ID_PATTERN.test(id)) {
-      throw new SqsError('InvalidBatchEntryId', 'A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.');
+      throw new SqsError(
+        'InvalidBatchEntryId',
+        'A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.',
+      );
     }
     if (seen.has(id)) throw new SqsError('BatchEntryIdsNotDistinct', `Id ${id} repeated.`);
     seen.add(id);
@@ -231,11 +234,20 @@ export function parseMessageAttributes(input: Json, field: string): Record<strin
   const raw = optionalObject(input, field) ?? {};
   const names = Object.keys(raw);
   if (names.length > MAX_MESSAGE_ATTRIBUTES) {
-    throw new SqsError('InvalidParameterValue', `Number of message attributes [${names.length}] exceeds the allowed maximum [${MAX_MESSAGE_ATTRIBUTES}].`);
+    throw new SqsError(
+      'InvalidParameterValue',
+      `Number of message attributes [${names.length}] exceeds the allowed maximum [${MAX_MESSAGE_ATTRIBUTES}].`,
+    );
   }
   const result: Record<string, MessageAttributeValue> = {};
   for (const name of names) {
-    if (!/^[A-Za-z0-9_.-]{1,256}$/.test(name) || name.startsWith('.') || name.endsWith('.') || name.includes('..') || /^(aws|amazon)\./i.test(name)) {
+    if (
+      !/^[A-Za-z0-9_.-]{1,256}$/.test(name) ||
+      name.startsWith('.') ||
+      name.endsWith('.') ||
+      name.includes('..') ||
+      /^(aws|amazon)\./i.test(name)
+    ) {
       throw new SqsError('InvalidParameterValue', `Message attribute name '${name}' is invalid.`);
     }
     const value = optionalObject(raw, name);
@@ -253,7 +265,10 @@ export function parseMessageAttributes(input: Json, field: string): Record<strin
     } else {
       const text = optionalString(value, 'StringValue');
       if (text === undefined || text.length === 0) {
-        throw new SqsError('InvalidParameterValue', `The message attribute '${name}' must contain non-empty message attribute value for message attribute type '${dataType}'.`);
+        throw new SqsError(
+          'InvalidParameterValue',
+          `The message attribute '${name}' must contain non-empty message attribute value for message attribute type '${dataType}'.`,
+        );
       }
       if (dataType.startsWith('Number') && !Number.isFinite(Number(text))) {
         throw new SqsError('InvalidParameterValue', `Can't cast the value of message attribute '${name}' to a number.`);
@@ -271,7 +286,10 @@ export function messageSize(body: string, attributes: Record<string, MessageAttr
   let size = Buffer.byteLength(body, 'utf8');
   for (const [name, attribute] of Object.entries(attributes)) {
     size += Buffer.byteLength(name) + Buffer.byteLength(attribute.DataType);
-    size += attribute.BinaryValue !== undefined ? Buffer.from(attribute.BinaryValue, 'base64').length : Buffer.byteLength(attribute.StringValue ?? '');
+    size +=
+      attribute.BinaryValue !== undefined
+        ? Buffer.from(attribute.BinaryValue, 'base64').length
+        : Buffer.byteLength(attribute.StringValue ?? '');
   }
   return size;
 }

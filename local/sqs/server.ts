@@ -158,7 +158,10 @@ export class SqsEmulatorServer {
         const target = req.headers['x-amz-target'];
         if (typeof target !== 'string' || !target.startsWith('AmazonSQS.')) {
           // Most likely an old SDK speaking the query protocol (form-encoded Action=...).
-          throw new SqsError('UnsupportedOperation', 'Missing or invalid X-Amz-Target header; only the AWS JSON 1.0 protocol is supported.');
+          throw new SqsError(
+            'UnsupportedOperation',
+            'Missing or invalid X-Amz-Target header; only the AWS JSON 1.0 protocol is supported.',
+          );
         }
         const input = this.parseBody(Buffer.concat(chunks));
         const action = target.slice('AmazonSQS.'.length);

@@ -10,8 +10,8 @@ import {
   AGE_OF_OLDEST_MESSAGE,
   batchEntries,
   COMPUTED_ATTRIBUTES,
-  decodeReceiptHandle,
   DEFAULT_ATTRIBUTES,
+  decodeReceiptHandle,
   encodeReceiptHandle,
   FIFO_ATTRIBUTES,
   INVALID_MESSAGE_CHARACTER,
@@ -20,9 +20,9 @@ import {
   MAX_DELAY_SECONDS,
   MAX_VISIBILITY_TIMEOUT,
   MAX_WAIT_TIME_SECONDS,
+  type MessageAttributeValue,
   md5Hex,
   md5OfAttributes,
-  type MessageAttributeValue,
   messageSize,
   optionalInteger,
   optionalString,
@@ -161,7 +161,8 @@ export class SqsStore {
     switch (record.op) {
       case 'queue': {
         const existing = this.queues.get(record.name);
-        if (existing) Object.assign(existing, { createdAt: record.createdAt, lastModifiedAt: record.lastModifiedAt, attributes: record.attributes });
+        if (existing)
+          Object.assign(existing, { createdAt: record.createdAt, lastModifiedAt: record.lastModifiedAt, attributes: record.attributes });
         else this.queues.set(record.name, { ...record, messages: new Map(), waiters: new Set(), deleted: false });
         return;
       }
@@ -179,7 +180,6 @@ export class SqsStore {
         return;
     }
   }
-
 
   private record(record: JournalRecord): void {
     this.journal?.record(record);
@@ -275,10 +275,12 @@ export class SqsStore {
       const rule = SETTABLE_ATTRIBUTES[name];
       if (FIFO_ATTRIBUTES.has(name)) throw new SqsError('UnsupportedOperation', 'FIFO queues are not supported by the SQS emulator.');
       if (!rule) throw new SqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
-      const invalid = (reason: string) => new SqsError('InvalidAttributeValue', `Invalid value for the parameter ${name}. Reason: ${reason}`);
+      const invalid = (reason: string) =>
+        new SqsError('InvalidAttributeValue', `Invalid value for the parameter ${name}. Reason: ${reason}`);
       if (typeof rule === 'object') {
         const number = Number(value);
-        if (!/^\d+$/.test(value) || number < rule.min || number > rule.max) throw invalid(`Must be an integer from ${rule.min} to ${rule.max}.`);
+        if (!/^\d+$/.test(value) || number < rule.min || number > rule.max)
+          throw invalid(`Must be an integer from ${rule.min} to ${rule.max}.`);
         result[name] = String(number);
       } else if (name === 'RedrivePolicy') {
         result[name] = value === '' ? '' : this.normaliseRedrivePolicy(value, invalid);
@@ -363,7 +365,15 @@ export class SqsStore {
     const now = this.now();
     const stored = { ...DEFAULT_ATTRIBUTES, ...attributes };
     if (stored.RedrivePolicy === '') delete stored.RedrivePolicy;
-    const queue: QueueState = { name, createdAt: now, lastModifiedAt: now, attributes: stored, messages: new Map(), waiters: new Set(), deleted: false };
+    const queue: QueueState = {
+      name,
+      createdAt: now,
+      lastModifiedAt: now,
+      attributes: stored,
+      messages: new Map(),
+      waiters: new Set(),
+      deleted: false,
+    };
     this.queues.set(name, queue);
     this.recordQueue(queue);
     return { QueueUrl: this.queueUrl(name) };
@@ -372,7 +382,8 @@ export class SqsStore {
   private getQueueUrl(input: Json): Json {
     const name = requiredString(input, 'QueueName');
     const owner = optionalString(input, 'QueueOwnerAWSAccountId');
-    if (owner !== undefined && owner !== SQS_EMULATOR_ACCOUNT_ID) throw new SqsError('QueueDoesNotExist', 'The specified queue does not exist.');
+    if (owner !== undefined && owner !== SQS_EMULATOR_ACCOUNT_ID)
+      throw new SqsError('QueueDoesNotExist', 'The specified queue does not exist.');
     this.queueByName(name);
     return { QueueUrl: this.queueUrl(name) };
   }
@@ -405,7 +416,13 @@ export class SqsStore {
     const all = requested.includes('All');
     const wanted = new Set(all ? [...COMPUTED_ATTRIBUTES, ...Object.keys(queue.attributes)] : requested);
     for (const name of requested) {
-      if (name !== 'All' && name !== AGE_OF_OLDEST_MESSAGE && !FIFO_ATTRIBUTES.has(name) && !(name in SETTABLE_ATTRIBUTES) && !(COMPUTED_ATTRIBUTES as readonly string[]).includes(name)) {
+      if (
+        name !== 'All' &&
+        name !== AGE_OF_OLDEST_MESSAGE &&
+        !FIFO_ATTRIBUTES.has(name) &&
+        !(name in SETTABLE_ATTRIBUTES) &&
+        !(COMPUTED_ATTRIBUTES as readonly string[]).includes(name)
+      ) {
         throw new SqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
       }
     }
@@ -454,7 +471,10 @@ export class SqsStore {
     const body = requiredString(entry, 'MessageBody');
     if (body.length === 0) throw new SqsError('MissingParameter', 'The request must contain the parameter MessageBody.');
     if (INVALID_MESSAGE_CHARACTER.test(body)) {
-      throw new SqsError('InvalidMessageContents', 'Invalid binary character in the message body. Only characters in the XML 1.0 range are allowed.');
+      throw new SqsError(
+        'InvalidMessageContents',
+        'Invalid binary character in the message body. Only characters in the XML 1.0 range are allowed.',
+      );
     }
     const delaySeconds = optionalInteger(entry, 'DelaySeconds', 0, MAX_DELAY_SECONDS) ?? this.numberAttribute(queue, 'DelaySeconds');
     const messageAttributes = parseMessageAttributes(entry, 'MessageAttributes');
@@ -464,7 +484,10 @@ export class SqsStore {
     }
     const maxSize = this.numberAttribute(queue, 'MaximumMessageSize');
     if (messageSize(body, messageAttributes) > maxSize) {
-      throw new SqsError('InvalidParameterValue', `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`);
+      throw new SqsError(
+        'InvalidParameterValue',
+        `One or more parameters are invalid. Reason: Message must be shorter than ${maxSize} bytes.`,
+      );
     }
     const now = this.now();
     const message: StoredMessage = {
@@ -504,7 +527,10 @@ export class SqsStore {
       total += Buffer.byteLength(body, 'utf8');
     }
     if (total > MAX_BATCH_PAYLOAD_BYTES) {
-      throw new SqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${MAX_BATCH_PAYLOAD_BYTES} bytes. You have sent ${total} bytes.`);
+      throw new SqsError(
+        'BatchRequestTooLong',
+        `Batch requests cannot be longer than ${MAX_BATCH_PAYLOAD_BYTES} bytes. You have sent ${total} bytes.`,
+      );
     }
     return this.runBatch(entries, (entry) => this.enqueue(queue, entry));
   }
@@ -528,10 +554,15 @@ export class SqsStore {
   private receiveMessage(input: Json, res: ServerResponse): Json | Promise<Json> {
     const queue = this.queueFromUrl(input);
     const maxMessages = optionalInteger(input, 'MaxNumberOfMessages', 1, 10) ?? 1;
-    const visibilityTimeout = optionalInteger(input, 'VisibilityTimeout', 0, MAX_VISIBILITY_TIMEOUT) ?? this.numberAttribute(queue, 'VisibilityTimeout');
-    const waitSeconds = optionalInteger(input, 'WaitTimeSeconds', 0, MAX_WAIT_TIME_SECONDS) ?? this.numberAttribute(queue, 'ReceiveMessageWaitTimeSeconds');
+    const visibilityTimeout =
+      optionalInteger(input, 'VisibilityTimeout', 0, MAX_VISIBILITY_TIMEOUT) ?? this.numberAttribute(queue, 'VisibilityTimeout');
+    const waitSeconds =
+      optionalInteger(input, 'WaitTimeSeconds', 0, MAX_WAIT_TIME_SECONDS) ?? this.numberAttribute(queue, 'ReceiveMessageWaitTimeSeconds');
     // AttributeNames is the deprecated spelling of MessageSystemAttributeNames; SDKs still send it.
-    const systemNames = new Set([...optionalStringList(input, 'AttributeNames'), ...optionalStringList(input, 'MessageSystemAttributeNames')]);
+    const systemNames = new Set([
+      ...optionalStringList(input, 'AttributeNames'),
+      ...optionalStringList(input, 'MessageSystemAttributeNames'),
+    ]);
     const attributeNames = optionalStringList(input, 'MessageAttributeNames');
     const format = (messages: StoredMessage[]): Json =>
       messages.length > 0 ? { Messages: messages.map((message) => this.formatMessage(message, systemNames, attributeNames)) } : {};
@@ -638,7 +669,8 @@ export class SqsStore {
     const selected: Record<string, MessageAttributeValue> = {};
     for (const [name, value] of Object.entries(message.messageAttributes)) {
       const match = attributeNames.some(
-        (pattern) => pattern === 'All' || pattern === '.*' || pattern === name || (pattern.endsWith('.*') && name.startsWith(pattern.slice(0, -1))),
+        (pattern) =>
+          pattern === 'All' || pattern === '.*' || pattern === name || (pattern.endsWith('.*') && name.startsWith(pattern.slice(0, -1))),
       );
       if (match) selected[name] = value;
     }
@@ -690,7 +722,10 @@ export class SqsStore {
     }
     const now = this.now();
     if (message.visibleAt <= now) {
-      throw new SqsError('MessageNotInflight', 'Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.');
+      throw new SqsError(
+        'MessageNotInflight',
+        'Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.',
+      );
     }
     message.visibleAt = now + timeout * 1000;
     message.visibilityChanged = true;

@@ -9,7 +9,6 @@ import { promisify } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { runAdmin, UsageError } from '../../bin/admin';
 import type { SdkEvent } from '../../client/event-client';
-import { eventClientFrom } from '../support/event-client';
 import { AggregateStore } from '../../functions/adapters/aggregate-store';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { LinkStore } from '../../functions/adapters/link-store';
@@ -19,7 +18,8 @@ import { sortKeyOf } from '../../functions/domain/aggregation/rows';
 import type { NewLink } from '../../functions/domain/links/link-config';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import { eventClientFrom } from '../support/event-client';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { DESKTOP, MOBILE } from '../unit/links/user-agents';
 
 const run = promisify(execFile);
@@ -51,11 +51,15 @@ const UUID = {
 // Each address in its own /24, so that no click spends another's rate-limit allowance.
 const IP = { iosClick: '10.1.0.1', organic: '10.2.0.1', honeypot: '10.3.0.1', androidClick: '10.4.0.1', probabilistic: '10.5.0.1' };
 
-const linkOf = (owner: Tenant, input: Partial<NewLink>) => new LinkStore(resourceName.table('links')).create(owner.app, { partner: 'meta', ...input });
+const linkOf = (owner: Tenant, input: Partial<NewLink>) =>
+  new LinkStore(resourceName.table('links')).create(owner.app, { partner: 'meta', ...input });
 
 /** GET /l/{link_id} from an address; the click id from the redirect (inside the Play referrer on Android) and the stored click. */
 async function click(linkId: string, ip: string, ua: string, query = '') {
-  const response = await fetch(`${stack.baseUrl}/l/${linkId}${query}`, { redirect: 'manual', headers: { 'user-agent': ua, 'x-forwarded-for': ip } });
+  const response = await fetch(`${stack.baseUrl}/l/${linkId}${query}`, {
+    redirect: 'manual',
+    headers: { 'user-agent': ua, 'x-forwarded-for': ip },
+  });
   const location = new URL(response.headers.get('location') ?? '');
   const referrer = location.searchParams.get('referrer') ?? undefined;
   const clickId = referrer ? new URLSearchParams(referrer).get('click_id') : location.searchParams.get('click_id');
@@ -80,8 +84,10 @@ const install = (installUuid: string, eventId: string, tsMs: number, extra: Part
   ...extra,
 });
 
-const show = (owner: Tenant, installUuid: string) => runAdmin(['install', 'show', '--app-key', owner.app.app_key, '--install-uuid', installUuid]) as Promise<InstallReport>;
-const rebuild = (owner: Tenant, ...flags: string[]) => runAdmin(['rebuild', '--app-key', owner.app.app_key, ...flags]) as Promise<RebuildOutput>;
+const show = (owner: Tenant, installUuid: string) =>
+  runAdmin(['install', 'show', '--app-key', owner.app.app_key, '--install-uuid', installUuid]) as Promise<InstallReport>;
+const rebuild = (owner: Tenant, ...flags: string[]) =>
+  runAdmin(['rebuild', '--app-key', owner.app.app_key, ...flags]) as Promise<RebuildOutput>;
 
 /** Runs the CLI as a user does; resolves with its exit code and output either way. */
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -119,19 +125,28 @@ beforeAll(async () => {
 
   // Fraud: an address a honeypot link blocked installs 3 s after an Android click (named by the
   // Play referrer) made from another address.
-  const trapped = await fetch(`${stack.baseUrl}/l/${honeypot.link_id}`, { redirect: 'manual', headers: { 'user-agent': DESKTOP.chromeWindows, 'x-forwarded-for': IP.honeypot } });
+  const trapped = await fetch(`${stack.baseUrl}/l/${honeypot.link_id}`, {
+    redirect: 'manual',
+    headers: { 'user-agent': DESKTOP.chromeWindows, 'x-forwarded-for': IP.honeypot },
+  });
   expect(trapped.status).toBe(404);
   const android = await click(meta.link_id, IP.androidClick, MOBILE.chromeAndroid);
   clicks.fraud = { ...android, linkId: meta.link_id };
-  await send(tenant, IP.honeypot, [install(UUID.fraud, 'i-fraud', android.tsMs + 3000, { platform: 'android', attribution: { referrer: android.referrer } })]);
+  await send(tenant, IP.honeypot, [
+    install(UUID.fraud, 'i-fraud', android.tsMs + 3000, { platform: 'android', attribution: { referrer: android.referrer } }),
+  ]);
 
   // An event whose install has not arrived.
-  await send(tenant, IP.organic, [{ event_id: 'p-wait', event_name: 'purchase', install_uuid: UUID.waiting, ts_ms: Date.now(), revenue_usd: 1 }]);
+  await send(tenant, IP.organic, [
+    { event_id: 'p-wait', event_name: 'purchase', install_uuid: UUID.waiting, ts_ms: Date.now(), revenue_usd: 1 },
+  ]);
 
   // Probabilistic: no click id, same address and platform as a click two minutes before.
   const probable = await click(google.link_id, IP.probabilistic, MOBILE.chromeAndroid);
   clicks.probabilistic = { ...probable, linkId: google.link_id };
-  await send(probabilisticTenant, IP.probabilistic, [install(UUID.probabilistic, 'i-prob', probable.tsMs + 120_000, { platform: 'android' })]);
+  await send(probabilisticTenant, IP.probabilistic, [
+    install(UUID.probabilistic, 'i-prob', probable.tsMs + 120_000, { platform: 'android' }),
+  ]);
 
   await stack.pollers.drain();
 }, 60_000);
@@ -178,7 +193,15 @@ describe('admin install show', () => {
     const report = await show(probabilisticTenant, UUID.probabilistic);
     const { clickId, linkId } = clicks.probabilistic;
     expect(report.installs).toEqual([
-      expect.objectContaining({ partner: 'google', attribution_type: 'probabilistic', rule: 'same_ip_platform_24h', click_id: clickId, link_id: linkId, ctit_seconds: 120, platform: 'android' }),
+      expect.objectContaining({
+        partner: 'google',
+        attribution_type: 'probabilistic',
+        rule: 'same_ip_platform_24h',
+        click_id: clickId,
+        link_id: linkId,
+        ctit_seconds: 120,
+        platform: 'android',
+      }),
     ]);
     expect(report.installs[0].explanation).toBe(
       `probabilistic: latest click ${clickId} on link ${linkId} (partner google) from the same address and platform in the 24 h before the install, 120 s before it`,
@@ -188,7 +211,13 @@ describe('admin install show', () => {
   it('explains an organic install, names the click it refused, and shows its day-1 retention', async () => {
     const report = await show(tenant, UUID.organic);
     expect(report.installs).toEqual([
-      expect.objectContaining({ event_id: 'i-org', partner: 'organic', attribution_type: 'organic', rule: 'no_match', refused_click: { click_id: 'no-such-click', reason: 'unknown_or_expired' } }),
+      expect.objectContaining({
+        event_id: 'i-org',
+        partner: 'organic',
+        attribution_type: 'organic',
+        rule: 'no_match',
+        refused_click: { click_id: 'no-such-click', reason: 'unknown_or_expired' },
+      }),
     ]);
     expect(report.installs[0].explanation).toBe('organic: no click matched (click no-such-click refused: unknown_or_expired)');
     expect(report.retention).toEqual({ 'i-org': ['d1'] });
@@ -198,7 +227,14 @@ describe('admin install show', () => {
     const report = await show(tenant, UUID.fraud);
     const { clickId, linkId } = clicks.fraud;
     const [only] = report.installs;
-    expect(only).toMatchObject({ partner: 'meta', attribution_type: 'deterministic', rule: 'referrer_click_id', click_id: clickId, link_id: linkId, ctit_seconds: 3 });
+    expect(only).toMatchObject({
+      partner: 'meta',
+      attribution_type: 'deterministic',
+      rule: 'referrer_click_id',
+      click_id: clickId,
+      link_id: linkId,
+      ctit_seconds: 3,
+    });
     expect(only.fraud_reasons).toEqual(['ctit_under_10s', 'honeypot_ip']);
     expect(only.explanation).toContain(`click ${clickId} on link ${linkId} (partner meta, campaign spring) 3 s before the install`);
     expect(only.explanation).toContain('named by the Play install referrer');
@@ -206,7 +242,12 @@ describe('admin install show', () => {
   });
 
   it('shows an event waiting for its install, and an install_uuid never seen as not found', async () => {
-    expect(await show(tenant, UUID.waiting)).toMatchObject({ found: true, current: null, installs: [], events: { counted: 1, waiting_for_install: 1 } });
+    expect(await show(tenant, UUID.waiting)).toMatchObject({
+      found: true,
+      current: null,
+      installs: [],
+      events: { counted: 1, waiting_for_install: 1 },
+    });
     expect(await show(tenant, UUID.unknown)).toEqual({
       app_id: tenant.app.app_id,
       install_uuid: UUID.unknown,
@@ -230,11 +271,19 @@ describe('admin rebuild', () => {
     const day = current!.day;
     const key = { pk: `${tenant.app.app_id}#attribution`, sk: sortKeyOf({ day, group: ['meta', 'deterministic'] }) };
     await dynamoClient().send(
-      new UpdateCommand({ TableName: resourceName.table('aggregates'), Key: key, UpdateExpression: 'SET installs = installs + :n ADD v :one', ExpressionAttributeValues: { ':n': 5, ':one': 1 } }),
+      new UpdateCommand({
+        TableName: resourceName.table('aggregates'),
+        Key: key,
+        UpdateExpression: 'SET installs = installs + :n ADD v :one',
+        ExpressionAttributeValues: { ':n': 5, ':one': 1 },
+      }),
     );
     // The drift reached the day page the reports read, as a write through the store would.
     const store = new AggregateStore(resourceName.table('aggregates'));
-    const metaOnPage = async () => (await store.page(tenant.app.app_id, 'attribution', { firstDay: day, lastDay: day }, 100)).find((row) => row.partner === 'meta' && row.attribution_type === 'deterministic');
+    const metaOnPage = async () =>
+      (await store.page(tenant.app.app_id, 'attribution', { firstDay: day, lastDay: day }, 100)).find(
+        (row) => row.partner === 'meta' && row.attribution_type === 'deterministic',
+      );
     await store.refreshPages(tenant.app.app_id, 'attribution', [day]);
     expect(await metaOnPage()).toMatchObject({ installs: 7 });
 
@@ -273,6 +322,8 @@ describe('the admin CLI on aggregation', () => {
     expect(badUuid.stderr).toMatch(/--install-uuid must be a UUID\n$/);
 
     await expect(runAdmin(['rebuild', '--app-key', 'app_live_nope'])).rejects.toThrow(/app not found/);
-    await expect(runAdmin(['rebuild', '--app-key', tenant.app.app_key, '--install-uuid', UUID.deterministic])).rejects.toBeInstanceOf(UsageError);
+    await expect(runAdmin(['rebuild', '--app-key', tenant.app.app_key, '--install-uuid', UUID.deterministic])).rejects.toBeInstanceOf(
+      UsageError,
+    );
   }, 60_000);
 });

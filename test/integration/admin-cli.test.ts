@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runAdmin, UsageError } from '../../bin/admin';
-import { TenantStore } from '../../functions/adapters/tenant-store';
-import { LinkStore } from '../../functions/adapters/link-store';
-import { hashServerKey } from '../../functions/domain/tenants/keys';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { runAdmin, UsageError } from '../../bin/admin';
+import { LinkStore } from '../../functions/adapters/link-store';
+import { TenantStore } from '../../functions/adapters/tenant-store';
+import { hashServerKey } from '../../functions/domain/tenants/keys';
 import { dynamoClient } from '../../functions/shared/clients';
-import { startLocalStack, type LocalStack } from '../support/local-stack';
+import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
@@ -47,8 +47,17 @@ describe('the admin CLI', () => {
     expect((await tenants.companyByKey(company_key))?.monthly_cap).toBeNull();
 
     const app = (await runAdmin([
-      'app', 'create', '--company-key', company_key, '--name', 'Game',
-      '--ios-url', 'https://apps.apple.com/app/id42', '--android-url', 'https://play.google.com/store/apps/details?id=x.y', '--probabilistic',
+      'app',
+      'create',
+      '--company-key',
+      company_key,
+      '--name',
+      'Game',
+      '--ios-url',
+      'https://apps.apple.com/app/id42',
+      '--android-url',
+      'https://play.google.com/store/apps/details?id=x.y',
+      '--probabilistic',
     ])) as { app_id: string; app_key: string; signing_secret: string };
     expect(app.app_key).toMatch(/^app_live_[0-9a-f]{32}$/);
     expect(app.signing_secret).toMatch(/^[0-9a-f]{64}$/);
@@ -65,9 +74,16 @@ describe('the admin CLI', () => {
     expect(await runAdmin(['server-key', 'revoke', '--server-key', server_key])).toEqual({ ok: true });
     expect((await tenants.serverKey(server_key))?.revoked).toBe(true);
 
-    const link = (await runAdmin(['link', 'create', '--app-key', app.app_key, '--partner', 'meta', '--campaign', 'spring'])) as { link_id: string; url: string };
+    const link = (await runAdmin(['link', 'create', '--app-key', app.app_key, '--partner', 'meta', '--campaign', 'spring'])) as {
+      link_id: string;
+      url: string;
+    };
     expect(link.url).toBe(`${stack.baseUrl}/l/${link.link_id}`);
-    expect(await new LinkStore(stack.endpoints.tables.links).byId(link.link_id)).toMatchObject({ partner: 'meta', campaign: 'spring', app_id: app.app_id });
+    expect(await new LinkStore(stack.endpoints.tables.links).byId(link.link_id)).toMatchObject({
+      partner: 'meta',
+      campaign: 'spring',
+      app_id: app.app_id,
+    });
   });
 
   it('suspends and resumes a company', async () => {
@@ -91,7 +107,9 @@ describe('the admin CLI', () => {
     await expect(runAdmin(['company', 'create', '--name', 'x', '--monthly-cap', '-3'])).rejects.toBeInstanceOf(UsageError);
     await expect(runAdmin(['company', 'create', '--name', 'x', '--bogus', '1'])).rejects.toBeInstanceOf(UsageError);
     await expect(runAdmin(['company', 'explode'])).rejects.toBeInstanceOf(UsageError);
-    await expect(runAdmin(['app', 'create', '--company-key', 'co_live_x', '--name', 'x', '--ios-url', 'javascript:alert(1)'])).rejects.toBeInstanceOf(UsageError);
+    await expect(
+      runAdmin(['app', 'create', '--company-key', 'co_live_x', '--name', 'x', '--ios-url', 'javascript:alert(1)']),
+    ).rejects.toBeInstanceOf(UsageError);
     await expect(runAdmin(['app', 'create', '--company-key', 'co_live_nope', '--name', 'x'])).rejects.toThrow(/company not found/);
     await expect(runAdmin(['company', 'suspend', '--company-key', 'co_live_nope'])).rejects.toThrow(/company not found/);
     await expect(runAdmin(['server-key', 'revoke', '--server-key', 'srv_nope'])).rejects.toThrow(/server key not found/);
@@ -130,10 +148,16 @@ describe('the admin CLI on a flag error', () => {
   const cli = (...argv: string[]) =>
     run('npm', ['run', '--silent', 'admin', '--', ...argv], { cwd: root, env: { ...process.env, DATA_DIR: dataDir } }).then(
       () => undefined,
-      (error: { code: number; stdout: string; stderr: string }) => ({ ...error, lines: error.stderr.replace(/npm warn.*\n/g, '').trimEnd().split('\n') }),
+      (error: { code: number; stdout: string; stderr: string }) => ({
+        ...error,
+        lines: error.stderr
+          .replace(/npm warn.*\n/g, '')
+          .trimEnd()
+          .split('\n'),
+      }),
     );
 
-  it('prints the command\'s usage, then the error in plain words as the last line, and exits 2', async () => {
+  it("prints the command's usage, then the error in plain words as the last line, and exits 2", async () => {
     const failure = await cli('install', 'show', '--app-key', 'app_live_x');
     expect(failure).toMatchObject({ code: 2, stdout: '' });
     expect(failure?.lines.at(-1)).toBe('error: --install-uuid is required');

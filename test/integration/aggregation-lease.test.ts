@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
 import { resourceName } from '../../functions/shared/config';
-import { startLocalStack, type LocalStack } from '../support/local-stack';
+import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 /**
  * The aggregator's lease in the ledger table, against the local DynamoDB: a lease another run of
@@ -29,12 +29,21 @@ describe('the aggregation lease', () => {
     await first.saveJournal(token, journal);
 
     // The lease holds for its own run, and for a delivery that names no run (AWS)...
-    expect(await new AggregationLedgerStore(table, { run: 'run-1' }).lease(token, now + 1_000, LEASE_MS)).toEqual({ state: 'busy', leaseUntilMs: now + LEASE_MS });
-    expect(await new AggregationLedgerStore(table).lease(token, now + 1_000, LEASE_MS)).toEqual({ state: 'busy', leaseUntilMs: now + LEASE_MS });
+    expect(await new AggregationLedgerStore(table, { run: 'run-1' }).lease(token, now + 1_000, LEASE_MS)).toEqual({
+      state: 'busy',
+      leaseUntilMs: now + LEASE_MS,
+    });
+    expect(await new AggregationLedgerStore(table).lease(token, now + 1_000, LEASE_MS)).toEqual({
+      state: 'busy',
+      leaseUntilMs: now + LEASE_MS,
+    });
     // ...and another run takes it over at once, with the journal the dead run saved.
     const second = new AggregationLedgerStore(table, { run: 'run-2' });
     expect(await second.lease(token, now + 1_000, LEASE_MS)).toEqual({ state: 'acquired', journal });
-    expect(await new AggregationLedgerStore(table, { run: 'run-2' }).lease(token, now + 2_000, LEASE_MS)).toEqual({ state: 'busy', leaseUntilMs: now + 1_000 + LEASE_MS });
+    expect(await new AggregationLedgerStore(table, { run: 'run-2' }).lease(token, now + 2_000, LEASE_MS)).toEqual({
+      state: 'busy',
+      leaseUntilMs: now + 1_000 + LEASE_MS,
+    });
     await second.finish(token, now + 3_000);
     expect(await new AggregationLedgerStore(table, { run: 'run-3' }).lease(token, now + 4_000, LEASE_MS)).toEqual({ state: 'done' });
   });
@@ -44,6 +53,9 @@ describe('the aggregation lease', () => {
     const token = `test-${randomUUID()}`;
     const now = Date.now();
     expect(await new AggregationLedgerStore(table).lease(token, now, LEASE_MS)).toEqual({ state: 'acquired', journal: undefined });
-    expect(await new AggregationLedgerStore(table, { run: 'run-2' }).lease(token, now + 1_000, LEASE_MS)).toEqual({ state: 'busy', leaseUntilMs: now + LEASE_MS });
+    expect(await new AggregationLedgerStore(table, { run: 'run-2' }).lease(token, now + 1_000, LEASE_MS)).toEqual({
+      state: 'busy',
+      leaseUntilMs: now + LEASE_MS,
+    });
   });
 });

@@ -2,27 +2,27 @@
 // POST /event) aggregated by the runtime's queue poller calling the real handler, compared row by
 // row with an oracle; the store failing after every single write; concurrent and poison deliveries.
 
-import fc from 'fast-check';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { dropZeros, oracleRows, type OracleAttribution, type OracleEvent } from '../support/aggregation-oracle';
-import { eventClientFrom } from '../support/event-client';
-import { LinkStore } from '../../functions/adapters/link-store';
+import fc from 'fast-check';
 import { AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
-import { DynamoInstallStore } from '../../functions/adapters/install-store';
-import { tokenOf } from '../../functions/domain/aggregation/aggregate';
 import { AuditStore } from '../../functions/adapters/audit-store';
+import { ClickStore } from '../../functions/adapters/click-store';
+import { DynamoInstallStore } from '../../functions/adapters/install-store';
+import { LinkStore } from '../../functions/adapters/link-store';
+import { tokenOf } from '../../functions/domain/aggregation/aggregate';
+import { sha256Hex } from '../../functions/domain/common/hashing';
 import { aggregationMessage, auditKey, auditLines } from '../../functions/domain/ingest/audit-record';
 import { judgeEvents } from '../../functions/domain/ingest/event-validation';
-import { sha256Hex } from '../../functions/domain/common/hashing';
-import { ClickStore } from '../../functions/adapters/click-store';
 import { buildClick } from '../../functions/domain/links/click';
 import { clientAddress } from '../../functions/domain/links/ip-block';
 import { dynamoClient, sqsClient } from '../../functions/shared/clients';
-import { countingWrites } from '../support/write-faults';
-import { storedRows } from '../support/stored-rows';
 import { resourceName } from '../../functions/shared/config';
+import { dropZeros, type OracleAttribution, type OracleEvent, oracleRows } from '../support/aggregation-oracle';
+import { eventClientFrom } from '../support/event-client';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { storedRows } from '../support/stored-rows';
+import { countingWrites } from '../support/write-faults';
 import { MOBILE } from '../unit/links/user-agents';
 
 let stack: LocalStack;
@@ -66,7 +66,11 @@ const installArb = fc.record({
   early: fc.boolean(),
   duplicate: fc.constantFrom('none', 'identical', 're-encoded'),
   events: fc.array(
-    fc.record({ name: fc.constantFrom('session', 'purchase', 'level_up'), edge: fc.integer({ min: 0, max: EDGES.length - 1 }), revenue: fc.option(fc.integer({ min: 1, max: 99_999 }), { nil: undefined }) }),
+    fc.record({
+      name: fc.constantFrom('session', 'purchase', 'level_up'),
+      edge: fc.integer({ min: 0, max: EDGES.length - 1 }),
+      revenue: fc.option(fc.integer({ min: 1, max: 99_999 }), { nil: undefined }),
+    }),
     { maxLength: 5 },
   ),
 });
@@ -91,7 +95,12 @@ describe('the aggregator on traffic through the public endpoints', () => {
         const expected = new Map<string, OracleAttribution>();
         const taken: Record<string, OracleEvent[]> = { [plain.app.app_id]: [], [probabilistic.app.app_id]: [] };
         const now = Date.now();
-        const backdatedAt = Date.UTC(new Date(now - 40 * DAY).getUTCFullYear(), new Date(now - 40 * DAY).getUTCMonth(), new Date(now - 40 * DAY).getUTCDate(), 12);
+        const backdatedAt = Date.UTC(
+          new Date(now - 40 * DAY).getUTCFullYear(),
+          new Date(now - 40 * DAY).getUTCMonth(),
+          new Date(now - 40 * DAY).getUTCDate(),
+          12,
+        );
 
         for (const [i, spec] of installs.entries()) {
           const tenant = spec.kind === 'probabilistic' ? probabilistic : plain;
@@ -111,7 +120,11 @@ describe('the aggregator on traffic through the public endpoints', () => {
             if (spec.kind === 'referrer') attribution = { referrer: `click_id=${clickId}&link_id=x&utm_source=${partner}` };
             const injected = spec.kind !== 'probabilistic' && spec.injection;
             if (injected) attribution = { ...attribution, install_begin_ms: clickedAt - 30_000 };
-            expectation = { partner, type: spec.kind === 'probabilistic' ? 'probabilistic' : 'deterministic', fraud: spec.fastCtit || injected };
+            expectation = {
+              partner,
+              type: spec.kind === 'probabilistic' ? 'probabilistic' : 'deterministic',
+              fraud: spec.fastCtit || injected,
+            };
           }
           if (spec.kind === 'honeypot') {
             await clickFrom(honeypot.link_id, ip, platform);
@@ -119,7 +132,15 @@ describe('the aggregator on traffic through the public endpoints', () => {
           }
           const installTs = spec.kind === 'backdated' ? backdatedAt + i * 60_000 : clickedAt + (spec.fastCtit ? 3_000 : 40_000);
           const deviceId = spec.sharedDevice ? `device-shared-${run}` : undefined;
-          const install = { event_id: 'install-1', event_name: 'install', install_uuid: installUuid, ts_ms: installTs, platform, ...(attribution ? { attribution } : {}), ...(deviceId ? { device_id: deviceId } : {}) };
+          const install = {
+            event_id: 'install-1',
+            event_name: 'install',
+            install_uuid: installUuid,
+            ts_ms: installTs,
+            platform,
+            ...(attribution ? { attribution } : {}),
+            ...(deviceId ? { device_id: deviceId } : {}),
+          };
           // Events keep clear of the future limit (1 h) for installs made now; back-dated ones reach every retention edge.
           const later = spec.events.map((e, n) => ({
             event_id: `ev-${n}`,
@@ -130,19 +151,39 @@ describe('the aggregator on traffic through the public endpoints', () => {
           }));
           // The reinstall names no click: on the probabilistic app the same click still matches it.
           const again: OracleAttribution =
-            spec.kind === 'probabilistic' ? { partner, type: 'probabilistic', fraud: false } : { partner: 'organic', type: 'organic', fraud: spec.kind === 'honeypot' };
+            spec.kind === 'probabilistic'
+              ? { partner, type: 'probabilistic', fraud: false }
+              : { partner: 'organic', type: 'organic', fraud: spec.kind === 'honeypot' };
           const client = clientFor(tenant, ip);
           const batches: object[][] = spec.early ? [later, [install]] : [[install], later];
-          if (spec.reinstall) batches.push([{ ...install, event_id: 'install-2', ts_ms: installTs + 5 * 60_000, attribution: undefined, device_id: undefined }]);
+          if (spec.reinstall)
+            batches.push([
+              { ...install, event_id: 'install-2', ts_ms: installTs + 5 * 60_000, attribution: undefined, device_id: undefined },
+            ]);
           for (const batch of batches.filter((b) => b.length > 0)) {
             const sentAtMs = Date.now();
             const result = await client.sendEvents(batch as never, { sentAtMs });
             expect(result.results.filter((r) => r.status !== 'accepted')).toEqual([]);
             if (spec.duplicate === 'identical') await client.sendEvents(batch as never, { sentAtMs });
             if (spec.duplicate === 're-encoded') await client.sendEvents([...batch].reverse() as never, { gzip: true });
-            for (const e of batch as { event_id: string; event_name: string; install_uuid: string; ts_ms: number; revenue_usd?: number; device_id?: string }[]) {
-              taken[appId].push({ installUuid, eventId: e.event_id, name: e.event_name, tsMs: e.ts_ms, revenueUsd: e.revenue_usd, deviceHash: e.device_id });
-              if (e.event_name === 'install') expected.set(`${installUuid}|${e.event_id}`, e.event_id === 'install-1' ? expectation : again);
+            for (const e of batch as {
+              event_id: string;
+              event_name: string;
+              install_uuid: string;
+              ts_ms: number;
+              revenue_usd?: number;
+              device_id?: string;
+            }[]) {
+              taken[appId].push({
+                installUuid,
+                eventId: e.event_id,
+                name: e.event_name,
+                tsMs: e.ts_ms,
+                revenueUsd: e.revenue_usd,
+                deviceHash: e.device_id,
+              });
+              if (e.event_name === 'install')
+                expected.set(`${installUuid}|${e.event_id}`, e.event_id === 'install-1' ? expectation : again);
             }
           }
         }
@@ -162,7 +203,13 @@ async function stored(tenant: Tenant, batches: readonly object[][], receivedMs: 
   const bodies: string[] = [];
   const audit = new AuditStore(resourceName.bucket());
   for (const [n, events] of batches.entries()) {
-    const batch = { companyId: tenant.company.company_id, appId: tenant.app.app_id, receivedMs: receivedMs + n, bodySha256: sha256Hex(`${tenant.app.app_id}:${n}`), clientIp: '198.51.100.20' };
+    const batch = {
+      companyId: tenant.company.company_id,
+      appId: tenant.app.app_id,
+      receivedMs: receivedMs + n,
+      bodySha256: sha256Hex(`${tenant.app.app_id}:${n}`),
+      clientIp: '198.51.100.20',
+    };
     const { verdicts, accepted, rejected } = judgeEvents(events, receivedMs + n, receivedMs + n);
     const key = auditKey(batch);
     await audit.putBatch(key, batch, auditLines(events, verdicts, batch));
@@ -172,7 +219,17 @@ async function stored(tenant: Tenant, batches: readonly object[][], receivedMs: 
 }
 
 const sqsEvent = (bodies: readonly string[], tag = ''): SQSEvent => ({
-  Records: bodies.map((body, i) => ({ messageId: `${tag}m${i}`, receiptHandle: `r${i}`, body, attributes: {} as never, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn', awsRegion: 'us-east-1' })),
+  Records: bodies.map((body, i) => ({
+    messageId: `${tag}m${i}`,
+    receiptHandle: `r${i}`,
+    body,
+    attributes: {} as never,
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn',
+    awsRegion: 'us-east-1',
+  })),
 });
 
 describe('the aggregator handler against DynamoDB and S3 emulators', () => {
@@ -197,7 +254,15 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       [
         [{ event_id: 'early', event_name: 'purchase', install_uuid: uuid(1), ts_ms: now - DAY + 60_000, revenue_usd: 3.5 }],
         [
-          { event_id: 'i', event_name: 'install', install_uuid: uuid(1), ts_ms: now - 2 * DAY, platform: 'ios', attribution: { click_id: `click-${tenant.app.app_id}` }, device_id: 'dev' },
+          {
+            event_id: 'i',
+            event_name: 'install',
+            install_uuid: uuid(1),
+            ts_ms: now - 2 * DAY,
+            platform: 'ios',
+            attribution: { click_id: `click-${tenant.app.app_id}` },
+            device_id: 'dev',
+          },
           { event_id: 'e1', event_name: 'session', install_uuid: uuid(1), ts_ms: now - DAY + 1000 },
           { event_id: 'j', event_name: 'install', install_uuid: uuid(2), ts_ms: now - 2 * DAY + 5, platform: 'android', device_id: 'dev' },
         ],
@@ -232,7 +297,9 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       const tenant = await createTenant();
       const bodies = await scenario(tenant, now);
       const fault = countingWrites(dynamoClient(), k);
-      const first = await aggregator(sqsEvent(bodies)).catch(() => ({ batchItemFailures: bodies.map((_, i) => ({ itemIdentifier: `m${i}` })) }));
+      const first = await aggregator(sqsEvent(bodies)).catch(() => ({
+        batchItemFailures: bodies.map((_, i) => ({ itemIdentifier: `m${i}` })),
+      }));
       fault.stop();
       expect(first.batchItemFailures.length).toBeGreaterThan(0);
       // The dead invocation's leases run out (given back here rather than waited for), and SQS
@@ -265,7 +332,10 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       const pk = `${tenant.app.app_id}#abcdef01-aaaa-4bbb-8ccc-${tenant.app.app_id.slice(-12)}`;
       const mark = await installs.get<{ member: string }>(pk, 'first');
       const claims = await installs.query<{ sk: string; decision?: { reinstall: boolean } }>(pk, 'e#');
-      return { mark: mark?.member, notReinstalls: claims.filter((claim) => claim.decision && !claim.decision.reinstall).map((claim) => claim.sk) };
+      return {
+        mark: mark?.member,
+        notReinstalls: claims.filter((claim) => claim.decision && !claim.decision.reinstall).map((claim) => claim.sk),
+      };
     };
     const clean = await createTenant();
     const [cleanCrashed, cleanOther] = await objects(clean);
@@ -300,13 +370,30 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
   it('counts a message delivered to two invocations at once exactly once', async () => {
     const tenant = await createTenant();
     const now = Date.now();
-    const [body] = await stored(tenant, [[{ event_id: 'i', event_name: 'install', install_uuid: '11111111-2222-4333-8444-555555555555', ts_ms: now, platform: 'ios', revenue_usd: 2 }]], now);
+    const [body] = await stored(
+      tenant,
+      [
+        [
+          {
+            event_id: 'i',
+            event_name: 'install',
+            install_uuid: '11111111-2222-4333-8444-555555555555',
+            ts_ms: now,
+            platform: 'ios',
+            revenue_usd: 2,
+          },
+        ],
+      ],
+      now,
+    );
     const results = await Promise.all([aggregator(sqsEvent([body], 'a-')), aggregator(sqsEvent([body], 'b-'))]);
     const retried = results.flatMap((r) => r.batchItemFailures);
     expect(retried).toHaveLength(1);
     expect((await aggregator(sqsEvent([body], 'c-'))).batchItemFailures).toEqual([]);
     const day = new Date(now).toISOString().slice(0, 10);
-    expect((await storedRows(tenant.app.app_id)).events).toEqual({ [`${day}|install`]: { events: 1, unique_installs: 1, revenue_micros: 2_000_000 } });
+    expect((await storedRows(tenant.app.app_id)).events).toEqual({
+      [`${day}|install`]: { events: 1, unique_installs: 1, revenue_micros: 2_000_000 },
+    });
   });
 
   it('moves a poison message to the DLQ after maxReceiveCount while the batch beside it is counted', async () => {
@@ -320,7 +407,9 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       const poison = JSON.stringify({ version: 99, audit_key: 'audit/2026/01/01/x/y/z.jsonl.gz' });
       await sqsClient().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: poison }));
       const installUuid = '99999999-2222-4333-8444-555555555555';
-      await clientFor(tenant, freshIp()).sendEvents([{ event_id: 'i', event_name: 'install', install_uuid: installUuid, ts_ms: Date.now(), platform: 'android' }]);
+      await clientFor(tenant, freshIp()).sendEvents([
+        { event_id: 'i', event_name: 'install', install_uuid: installUuid, ts_ms: Date.now(), platform: 'android' },
+      ]);
       let dead: string | undefined;
       for (let i = 0; i < 100 && !dead; i++) {
         const { Messages = [] } = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1 }));
@@ -328,7 +417,9 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       }
       expect(dead).toBe(poison);
       await stack.pollers.drain();
-      const { Attributes } = await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      const { Attributes } = await sqsClient().send(
+        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+      );
       expect(Attributes?.ApproximateNumberOfMessages).toBe('0');
       expect(Object.values((await storedRows(tenant.app.app_id)).cohorts)).toEqual([{ installs: 1 }]);
     } finally {

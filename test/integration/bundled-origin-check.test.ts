@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { build } from 'esbuild';
 import { envName, originVerifyHeader, queues, tables } from '../../lib/manifest';
 import { newLocalOriginSecret } from '../../local/origin-secret';
-import { startSecretsManagerEmulator, type SecretsManagerEmulator } from '../../local/secrets-manager-emulator';
+import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../../local/secrets-manager-emulator';
 import { fromCloudFront } from '../support/edge';
 
 // The origin check as Lambda runs it: the handler bundled by esbuild the way ServiceFunction

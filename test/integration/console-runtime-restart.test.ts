@@ -2,12 +2,12 @@
 // README's tour does: the console finds the runtime again (on new ports) at its next request, and
 // while there is none it says so in words rather than with a socket error.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRuntime, type Runtime } from '../../local/runtime';
 import { TOKEN_HEADER } from '../../console/server';
+import { type Runtime, startRuntime } from '../../local/runtime';
 
 const root = join(__dirname, '..', '..');
 // The console's environment is the shell's, not this process's once a runtime has pointed it at the emulators.
@@ -82,7 +82,10 @@ describe('the console across a restart of the local runtime', () => {
     const created = await api(console_, '/api/command', { command: 'company create', flags: { name: 'Before Restart' } });
     expect(created.status).toBe(200);
     const { company_key } = created.body as { company_key: string };
-    const app = await api(console_, '/api/command', { command: 'app create', flags: { 'company-key': company_key, name: 'Game', 'web-url': 'https://example.com/game' } });
+    const app = await api(console_, '/api/command', {
+      command: 'app create',
+      flags: { 'company-key': company_key, name: 'Game', 'web-url': 'https://example.com/game' },
+    });
     const link = await api(console_, '/api/command', { command: 'link create', flags: { 'app-key': app.body.app_key, partner: 'meta' } });
     expect(link.status).toBe(200);
     const firstPorts = [runtime.baseUrl, runtime.endpoints.dynamodb, runtime.endpoints.control];

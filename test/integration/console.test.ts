@@ -10,20 +10,21 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { localTarget } from '../../admin/target';
 import { EventClient, type SdkEvent } from '../../client/event-client';
+import { type ConsoleServer, startConsole, TOKEN_HEADER } from '../../console/server';
 import { SigningSecretStore } from '../../functions/adapters/signing-secret-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { resourceName } from '../../functions/shared/config';
-import { localTarget } from '../../admin/target';
-import { startConsole, TOKEN_HEADER, type ConsoleServer } from '../../console/server';
-import { startLocalStack, type LocalStack } from '../support/local-stack';
+import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = join(__dirname, '..', '..');
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'test-results', 'screenshots');
 const DAY = 86_400_000;
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
 
 // Postbacks go to a receiver in this test, on 127.0.0.1 (the local runtime allows it when told so).
 process.env.POSTBACK_ALLOW_LOOPBACK = '1';
@@ -46,7 +47,15 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
   page = await context.newPage();
@@ -85,20 +94,29 @@ describe('the admin console in a browser', () => {
     const newCompany = page.getByTestId('new-company');
     await newCompany.getByLabel('Name').fill('Console Games');
     await newCompany.getByRole('button', { name: 'Create company' }).click();
-    await page.getByTestId('flash').getByText(/Created company Console Games: co_live_[0-9a-f]{32}/).waitFor();
+    await page
+      .getByTestId('flash')
+      .getByText(/Created company Console Games: co_live_[0-9a-f]{32}/)
+      .waitFor();
     const newApp = page.getByTestId('new-app');
     await newApp.getByLabel('Name').fill('Space Miner');
     await newApp.getByLabel('App Store URL').fill('https://apps.apple.com/app/id1234567890');
     await newApp.getByLabel('Google Play URL').fill('https://play.google.com/store/apps/details?id=com.example.miner');
     await newApp.getByLabel('Web URL').fill('https://example.com/miner');
     await newApp.getByRole('button', { name: 'Create app' }).click();
-    await page.getByTestId('flash').getByText(/Created app Space Miner: app_live_/).waitFor();
+    await page
+      .getByTestId('flash')
+      .getByText(/Created app Space Miner: app_live_/)
+      .waitFor();
     await page.getByRole('heading', { name: 'App: Space Miner' }).waitFor();
     const appKey = await value('app-key');
     await page.getByRole('button', { name: 'Reveal signing secret' }).click();
     const signingSecret = await value('signing-secret');
     expect(signingSecret).toMatch(/^[0-9a-f]{64}$/);
-    const app = (await new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))).appWithSecret(appKey))!;
+    const app = (await new TenantStore(
+      resourceName.table('tenants'),
+      new SigningSecretStore(resourceName.table('signing_secrets')),
+    ).appWithSecret(appKey))!;
     expect(app).toMatchObject({ name: 'Space Miner', ios_url: 'https://apps.apple.com/app/id1234567890', signing_secret: signingSecret });
     await shoot('companies');
 
@@ -112,8 +130,14 @@ describe('the admin console in a browser', () => {
     await page.getByText(/Copied|Selected/).waitFor();
     await shoot('settings-server-keys');
     await page.getByRole('button', { name: 'New Key' }).click();
-    await page.getByRole('button', { name: /^Revoke key/ }).nth(1).waitFor();
-    await page.getByRole('button', { name: /^Revoke key/ }).nth(1).click();
+    await page
+      .getByRole('button', { name: /^Revoke key/ })
+      .nth(1)
+      .waitFor();
+    await page
+      .getByRole('button', { name: /^Revoke key/ })
+      .nth(1)
+      .click();
     await page.locator('.badge', { hasText: 'revoked' }).waitFor();
     expect(await page.getByRole('button', { name: /^Revoke key/ }).count()).toBe(1);
 
@@ -130,9 +154,14 @@ describe('the admin console in a browser', () => {
     expect(linkUrl).toMatch(new RegExp(`^${stack.baseUrl}/l/[A-Za-z0-9_-]+\\?sub1=creative_a&mobile_only=1$`));
     const clickRows = preview.locator('tbody tr');
     expect(await clickRows.nth(0).innerText()).toMatch(/ios\s+302\s+https:\/\/apps\.apple\.com\/app\/id1234567890\?click_id=.+&link_id=/);
-    expect(await clickRows.nth(1).innerText()).toMatch(/android\s+302\s+https:\/\/play\.google\.com\/store\/apps\/details\?id=com\.example\.miner&referrer=.*utm_source%3Dmeta/);
+    expect(await clickRows.nth(1).innerText()).toMatch(
+      /android\s+302\s+https:\/\/play\.google\.com\/store\/apps\/details\?id=com\.example\.miner&referrer=.*utm_source%3Dmeta/,
+    );
     expect(await clickRows.nth(2).innerText()).toMatch(/desktop\s+302\s+https:\/\/example\.com\/miner\s+desktop_on_mobile_only/);
-    await page.locator('section', { has: page.getByRole('heading', { name: 'Links of Space Miner' }) }).getByText('spring_sale').waitFor();
+    await page
+      .locator('section', { has: page.getByRole('heading', { name: 'Links of Space Miner' }) })
+      .getByText('spring_sale')
+      .waitFor();
     await shoot('links');
 
     // Postbacks: meta's template, from the macro list, to this test's receiver.
@@ -160,19 +189,46 @@ describe('the admin console in a browser', () => {
     const events: SdkEvent[] = [];
     clickIds.forEach((clickId, i) => {
       const installAt = now + 60_000 * (i + 1);
-      events.push({ event_id: `mi${i}`, event_name: 'install', install_uuid: uuid(i), ts_ms: installAt, platform: 'ios', attribution: { click_id: clickId } });
-      events.push({ event_id: `mp${i}`, event_name: 'purchase', install_uuid: uuid(i), ts_ms: installAt + 60_000, revenue_usd: 4.99 * (i + 1) });
+      events.push({
+        event_id: `mi${i}`,
+        event_name: 'install',
+        install_uuid: uuid(i),
+        ts_ms: installAt,
+        platform: 'ios',
+        attribution: { click_id: clickId },
+      });
+      events.push({
+        event_id: `mp${i}`,
+        event_name: 'purchase',
+        install_uuid: uuid(i),
+        ts_ms: installAt + 60_000,
+        revenue_usd: 4.99 * (i + 1),
+      });
     });
     for (let day = 1; day <= 4; day += 1) {
       const installAt = now - day * DAY;
-      events.push({ event_id: `oi${day}`, event_name: 'install', install_uuid: uuid(10 + day), ts_ms: installAt, platform: day % 2 ? 'ios' : 'android' });
+      events.push({
+        event_id: `oi${day}`,
+        event_name: 'install',
+        install_uuid: uuid(10 + day),
+        ts_ms: installAt,
+        platform: day % 2 ? 'ios' : 'android',
+      });
       events.push({ event_id: `os${day}`, event_name: 'session', install_uuid: uuid(10 + day), ts_ms: installAt + DAY + 1000 });
-      if (day % 2 === 0) events.push({ event_id: `op${day}`, event_name: 'purchase', install_uuid: uuid(10 + day), ts_ms: installAt + 3_600_000, revenue_usd: 1.99 });
+      if (day % 2 === 0)
+        events.push({
+          event_id: `op${day}`,
+          event_name: 'purchase',
+          install_uuid: uuid(10 + day),
+          ts_ms: installAt + 3_600_000,
+          revenue_usd: 1.99,
+        });
     }
     const sent = await client.sendEvents(events);
     expect(sent.accepted).toBe(events.length);
     await stack.pollers.drain();
-    for (const started = Date.now(); received.length < 4 && Date.now() - started < 15_000; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const started = Date.now(); received.length < 4 && Date.now() - started < 15_000; )
+      await new Promise((resolve) => setTimeout(resolve, 100));
     await stack.pollers.drain();
     expect(received.filter((url) => url.includes('sub1=creative_')).length).toBe(4);
 
@@ -193,7 +249,9 @@ describe('the admin console in a browser', () => {
     expect(await chartLabel('events')).toMatch(/install 6, purchase 4, session 4/);
     expect(await chartLabel('cohorts')).toContain('6 installs');
     // The charts were drawn: their canvases hold pixels.
-    const painted = await page.getByTestId('chart-attribution').evaluate((canvas) => (canvas as unknown as { toDataURL(): string }).toDataURL().length);
+    const painted = await page
+      .getByTestId('chart-attribution')
+      .evaluate((canvas) => (canvas as unknown as { toDataURL(): string }).toDataURL().length);
     expect(painted).toBeGreaterThan(2000);
     // Paged as the API pages: 10 rows a page, then the next.
     await page.getByLabel('Rows per page').selectOption('10');
@@ -213,7 +271,9 @@ describe('the admin console in a browser', () => {
 
     // The server key from Settings reads the same rows through the Reporting API.
     const api = await fetch(`${stack.baseUrl}/api/v1/reports/attribution`, { headers: { authorization: `Bearer ${serverKey}` } });
-    expect(((await api.json()) as { rows: { partner: string }[] }).rows.map((r) => r.partner).sort()).toEqual(expect.arrayContaining(['meta', 'organic']));
+    expect(((await api.json()) as { rows: { partner: string }[] }).rows.map((r) => r.partner).sort()).toEqual(
+      expect.arrayContaining(['meta', 'organic']),
+    );
 
     // Install look-up: the decision and why.
     await go('install');
@@ -234,10 +294,19 @@ describe('the admin console in a browser', () => {
 });
 
 /** A raw HTTP request, so the test chooses the Host header (fetch may not). */
-function raw(path: string, options: { method?: string; host?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+function raw(
+  path: string,
+  options: { method?: string; host?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
-      { host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', headers: { host: options.host ?? `127.0.0.1:${server.port}`, ...options.headers } },
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host ?? `127.0.0.1:${server.port}`, ...options.headers },
+      },
       (response) => {
         let body = '';
         response.setEncoding('utf8');
@@ -263,18 +332,32 @@ describe('the console refuses what its own page would not send', () => {
   const json = { 'content-type': 'application/json' };
   const companies = async () => (await new TenantStore(resourceName.table('tenants')).listCompanies()).map((c) => c.name);
 
-  it('refuses a state-changing request without the run\'s token, or with another token, and changes nothing', async () => {
+  it("refuses a state-changing request without the run's token, or with another token, and changes nothing", async () => {
     expect((await raw('/api/command', { method: 'POST', headers: json, body: create })).status).toBe(403);
-    expect((await raw('/api/command', { method: 'POST', headers: { ...json, [TOKEN_HEADER]: 'x'.repeat(43) }, body: create })).status).toBe(403);
+    expect((await raw('/api/command', { method: 'POST', headers: { ...json, [TOKEN_HEADER]: 'x'.repeat(43) }, body: create })).status).toBe(
+      403,
+    );
     expect(await companies()).not.toContain('Forged Co');
   });
 
   it('refuses a request from another origin, or cross-site, even with the token', async () => {
     const withToken = { ...json, [TOKEN_HEADER]: server.token };
-    expect((await raw('/api/command', { method: 'POST', headers: { ...withToken, origin: 'https://evil.example' }, body: create })).status).toBe(403);
-    expect((await raw('/api/command', { method: 'POST', headers: { ...withToken, 'sec-fetch-site': 'cross-site' }, body: create })).status).toBe(403);
+    expect(
+      (await raw('/api/command', { method: 'POST', headers: { ...withToken, origin: 'https://evil.example' }, body: create })).status,
+    ).toBe(403);
+    expect(
+      (await raw('/api/command', { method: 'POST', headers: { ...withToken, 'sec-fetch-site': 'cross-site' }, body: create })).status,
+    ).toBe(403);
     // A form post (no custom header possible, so no token, and not JSON) is refused too.
-    expect((await raw('/api/command', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'command=company+create' })).status).toBe(403);
+    expect(
+      (
+        await raw('/api/command', {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'command=company+create',
+        })
+      ).status,
+    ).toBe(403);
     expect(await companies()).not.toContain('Forged Co');
   });
 
@@ -282,21 +365,29 @@ describe('the console refuses what its own page would not send', () => {
     const foreign = 'attacker.example:' + server.port;
     expect((await raw('/', { host: foreign })).status).toBe(421);
     expect((await raw('/assets/console.js', { host: foreign })).status).toBe(421);
-    expect((await raw('/api/command', { method: 'POST', host: foreign, headers: { ...json, [TOKEN_HEADER]: server.token }, body: create })).status).toBe(421);
+    expect(
+      (await raw('/api/command', { method: 'POST', host: foreign, headers: { ...json, [TOKEN_HEADER]: server.token }, body: create }))
+        .status,
+    ).toBe(421);
     expect((await raw('/', { host: `127.0.0.1:${server.port + 1}` })).status).toBe(421);
     expect(await companies()).not.toContain('Forged Co');
 
     const own = await raw('/', { host: `localhost:${server.port}` });
     expect(own.status).toBe(200);
     expect(own.body).toContain(`<meta name="console-token" content="${server.token}">`);
-    expect((await raw('/api/command', { method: 'POST', headers: { ...json, [TOKEN_HEADER]: server.token }, body: create })).status).toBe(200);
+    expect((await raw('/api/command', { method: 'POST', headers: { ...json, [TOKEN_HEADER]: server.token }, body: create })).status).toBe(
+      200,
+    );
     expect(await companies()).toContain('Forged Co');
   });
 
   it('answers the API only to POST, and an unknown command as the CLI would', async () => {
     expect((await raw('/api/meta', {})).status).toBe(405);
     const unknown = await api_(server, '/api/command', { command: 'company explode', flags: {} });
-    expect({ status: unknown.status, body: await unknown.json() }).toEqual({ status: 400, body: { error: 'unknown command: company explode' } });
+    expect({ status: unknown.status, body: await unknown.json() }).toEqual({
+      status: 400,
+      body: { error: 'unknown command: company explode' },
+    });
     const badFlag = await api_(server, '/api/command', { command: 'company create', flags: { name: 'x', plan: 'gold' } });
     expect(badFlag.status).toBe(400);
   });

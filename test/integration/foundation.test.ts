@@ -1,6 +1,6 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startLocalStack, type LocalStack } from '../support/local-stack';
 import { TenantStore } from '../../functions/adapters/tenant-store';
+import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 describe('the local runtime', () => {
   let stack: LocalStack;

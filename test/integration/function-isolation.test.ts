@@ -1,14 +1,14 @@
 import { GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { environmentOf } from '../../lib/function-environment';
-import { functions, type FunctionSpec } from '../../lib/manifest';
-import { policyOf, resourceKey } from '../../lib/permissions';
 import { dynamoClient, s3Client, secretsManagerClient, sqsClient } from '../../functions/shared/clients';
-import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../../local/origin-secret';
+import { environmentOf } from '../../lib/function-environment';
+import { type FunctionSpec, functions } from '../../lib/manifest';
+import { policyOf, resourceKey } from '../../lib/permissions';
 import { LAMBDA_PLATFORM_VARIABLES, LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, runAsFunction } from '../../local/function-context';
-import { createTenant, startLocalStack, type LocalStack } from '../support/local-stack';
+import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../../local/origin-secret';
+import { createTenant, type LocalStack, startLocalStack } from '../support/local-stack';
 import { post, signedBytes, validEvent } from './ingest-support';
 
 /**
@@ -27,8 +27,8 @@ afterAll(async () => {
 const specs = Object.entries(functions) as [string, FunctionSpec][];
 const local = new Set<string>([...LAMBDA_PLATFORM_VARIABLES, ...LOCAL_EMULATOR_VARIABLES, ...LOCAL_SETTINGS]);
 
-describe('a function\'s environment', () => {
-  it.each(specs)('%s sees its template variables and the platform\'s, and no other function\'s', (name, spec) => {
+describe("a function's environment", () => {
+  it.each(specs)("%s sees its template variables and the platform's, and no other function's", (name, spec) => {
     const seen = runAsFunction(name, () => Object.keys(process.env));
     const template = Object.keys(environmentOf(spec));
     expect(seen).toEqual(expect.arrayContaining(template));
@@ -60,44 +60,80 @@ describe('a function\'s environment', () => {
 
 describe('the IAM check on every AWS call', () => {
   const refusal = async (promise: Promise<unknown>) => {
-    const error = (await promise.then(() => undefined, (caught: unknown) => caught)) as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+    const error = (await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )) as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } } | undefined;
     return error && { name: error.name, status: error.$metadata?.httpStatusCode, message: error.message };
   };
 
-  it('refuses a write to a table the function may only read, with DynamoDB\'s AccessDeniedException', async () => {
+  it("refuses a write to a table the function may only read, with DynamoDB's AccessDeniedException", async () => {
     const tenants = stack.endpoints.tables.tenants;
-    const refused = await refusal(runAsFunction('health', () => dynamoClient().send(new PutCommand({ TableName: tenants, Item: { pk: 'health#probe' } }))));
+    const refused = await refusal(
+      runAsFunction('health', () => dynamoClient().send(new PutCommand({ TableName: tenants, Item: { pk: 'health#probe' } }))),
+    );
     expect(refused).toEqual({
       name: 'AccessDeniedException',
       status: 400,
-      message: expect.stringContaining(`is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table/${tenants}`),
+      message: expect.stringContaining(
+        `is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table/${tenants}`,
+      ),
     });
     // Reading it is granted, and answers.
-    await expect(runAsFunction('health', () => dynamoClient().send(new GetCommand({ TableName: tenants, Key: { pk: 'health#probe' } })))).resolves.toBeDefined();
+    await expect(
+      runAsFunction('health', () => dynamoClient().send(new GetCommand({ TableName: tenants, Key: { pk: 'health#probe' } }))),
+    ).resolves.toBeDefined();
   });
 
-  it.each(['health', 'health-check'])('keeps %s to its probes: the probe key, HeadBucket, and no tenant item, counter or audit object', async (name) => {
-    const tenant = await createTenant();
-    const { tables, bucket: Bucket } = stack.endpoints;
-    const read = (command: GetCommand | ScanCommand | QueryCommand | BatchGetCommand) => runAsFunction(name, () => dynamoClient().send(command as GetCommand));
-    const denied = { name: 'AccessDeniedException', message: expect.stringContaining(`table/${tables.tenants}`) };
-    await expect(read(new GetCommand({ TableName: tables.tenants, Key: { pk: 'health#probe' } }))).resolves.toBeDefined();
-    await expect(read(new GetCommand({ TableName: tables.counters, Key: { pk: 'health#probe' } }))).resolves.toBeDefined();
-    expect(await refusal(read(new GetCommand({ TableName: tables.tenants, Key: { pk: `app#${tenant.app.app_key}` } })))).toMatchObject(denied);
-    expect(await refusal(read(new ScanCommand({ TableName: tables.tenants })))).toMatchObject(denied);
-    expect(await refusal(read(new BatchGetCommand({ RequestItems: { [tables.tenants]: { Keys: [{ pk: 'health#probe' }, { pk: `app#${tenant.app.app_key}` }] } } })))).toMatchObject(denied);
-    const byId = new QueryCommand({ TableName: tables.tenants, IndexName: 'by_id', KeyConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': tenant.app.app_id } });
-    expect(await refusal(read(byId))).toMatchObject({ name: 'AccessDeniedException' });
-    expect(await refusal(read(new GetCommand({ TableName: tables.counters, Key: { pk: `cap#${tenant.company.company_id}#2026-01` } })))).toMatchObject({ name: 'AccessDeniedException' });
+  it.each(['health', 'health-check'])(
+    'keeps %s to its probes: the probe key, HeadBucket, and no tenant item, counter or audit object',
+    async (name) => {
+      const tenant = await createTenant();
+      const { tables, bucket: Bucket } = stack.endpoints;
+      const read = (command: GetCommand | ScanCommand | QueryCommand | BatchGetCommand) =>
+        runAsFunction(name, () => dynamoClient().send(command as GetCommand));
+      const denied = { name: 'AccessDeniedException', message: expect.stringContaining(`table/${tables.tenants}`) };
+      await expect(read(new GetCommand({ TableName: tables.tenants, Key: { pk: 'health#probe' } }))).resolves.toBeDefined();
+      await expect(read(new GetCommand({ TableName: tables.counters, Key: { pk: 'health#probe' } }))).resolves.toBeDefined();
+      expect(await refusal(read(new GetCommand({ TableName: tables.tenants, Key: { pk: `app#${tenant.app.app_key}` } })))).toMatchObject(
+        denied,
+      );
+      expect(await refusal(read(new ScanCommand({ TableName: tables.tenants })))).toMatchObject(denied);
+      expect(
+        await refusal(
+          read(
+            new BatchGetCommand({
+              RequestItems: { [tables.tenants]: { Keys: [{ pk: 'health#probe' }, { pk: `app#${tenant.app.app_key}` }] } },
+            }),
+          ),
+        ),
+      ).toMatchObject(denied);
+      const byId = new QueryCommand({
+        TableName: tables.tenants,
+        IndexName: 'by_id',
+        KeyConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':id': tenant.app.app_id },
+      });
+      expect(await refusal(read(byId))).toMatchObject({ name: 'AccessDeniedException' });
+      expect(
+        await refusal(read(new GetCommand({ TableName: tables.counters, Key: { pk: `cap#${tenant.company.company_id}#2026-01` } }))),
+      ).toMatchObject({ name: 'AccessDeniedException' });
 
-    await expect(runAsFunction(name, () => s3Client().send(new HeadBucketCommand({ Bucket })))).resolves.toBeDefined();
-    await s3Client().send(new PutObjectCommand({ Bucket, Key: 'audit/health-test', Body: 'x' }));
-    expect(await refusal(runAsFunction(name, () => s3Client().send(new GetObjectCommand({ Bucket, Key: 'audit/health-test' }))))).toMatchObject({ name: 'AccessDenied', status: 403 });
-  });
+      await expect(runAsFunction(name, () => s3Client().send(new HeadBucketCommand({ Bucket })))).resolves.toBeDefined();
+      await s3Client().send(new PutObjectCommand({ Bucket, Key: 'audit/health-test', Body: 'x' }));
+      expect(
+        await refusal(runAsFunction(name, () => s3Client().send(new GetObjectCommand({ Bucket, Key: 'audit/health-test' })))),
+      ).toMatchObject({ name: 'AccessDenied', status: 403 });
+    },
+  );
 
   it('refuses a table the function has no grant on at all, and an index of it', async () => {
     const clicks = stack.endpoints.tables.clicks;
-    expect(await refusal(runAsFunction('report-events', () => dynamoClient().send(new GetCommand({ TableName: clicks, Key: { click_id: 'x' } }))))).toMatchObject({ name: 'AccessDeniedException' });
+    expect(
+      await refusal(
+        runAsFunction('report-events', () => dynamoClient().send(new GetCommand({ TableName: clicks, Key: { click_id: 'x' } }))),
+      ),
+    ).toMatchObject({ name: 'AccessDeniedException' });
     const query = new QueryCommand({
       TableName: clicks,
       IndexName: 'by_app_ip_platform',
@@ -111,7 +147,7 @@ describe('the IAM check on every AWS call', () => {
     await expect(runAsFunction('aggregator', () => dynamoClient().send(query))).resolves.toBeDefined();
   });
 
-  it('refuses reading audit objects to a function that may only put them, with S3\'s 403 AccessDenied', async () => {
+  it("refuses reading audit objects to a function that may only put them, with S3's 403 AccessDenied", async () => {
     const Bucket = stack.endpoints.bucket;
     await runAsFunction('ingest', () => s3Client().send(new PutObjectCommand({ Bucket, Key: 'audit/iam-test', Body: 'x' })));
     expect(await refusal(runAsFunction('ingest', () => s3Client().send(new GetObjectCommand({ Bucket, Key: 'audit/iam-test' }))))).toEqual({
@@ -123,13 +159,15 @@ describe('the IAM check on every AWS call', () => {
 
   it('refuses receiving from a queue the function may only send to', async () => {
     const QueueUrl = stack.endpoints.queues.aggregation;
-    expect(await refusal(runAsFunction('ingest', () => sqsClient().send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }))))).toMatchObject({
+    expect(
+      await refusal(runAsFunction('ingest', () => sqsClient().send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 })))),
+    ).toMatchObject({
       name: 'AccessDeniedException',
       message: expect.stringContaining('sqs:ReceiveMessage'),
     });
   });
 
-  it('lets the routed functions alone read the origin secret, whose value no function\'s environment holds', async () => {
+  it("lets the routed functions alone read the origin secret, whose value no function's environment holds", async () => {
     // Read here, as the operator: inside a function without the grant, the variable is not there either.
     const arn = process.env.ORIGIN_VERIFY_SECRET_ARN;
     const value = process.env[LOCAL_ORIGIN_SECRET_VARIABLE];
@@ -151,7 +189,9 @@ describe('the IAM check on every AWS call', () => {
   });
 
   it('lets the operator (code outside any function) do anything, as the admin CLI does', async () => {
-    await expect(dynamoClient().send(new PutCommand({ TableName: stack.endpoints.tables.tenants, Item: { pk: 'operator#write' } }))).resolves.toBeDefined();
+    await expect(
+      dynamoClient().send(new PutCommand({ TableName: stack.endpoints.tables.tenants, Item: { pk: 'operator#write' } })),
+    ).resolves.toBeDefined();
   });
 });
 
@@ -169,12 +209,18 @@ describe('a grant taken away', () => {
     await stack.stop();
 
     const withoutCounters = policyOf(functions.ingest)
-      .map((statement) => ({ ...statement, resources: statement.resources.filter((resource) => resourceKey(resource) !== 'table:counters') }))
+      .map((statement) => ({
+        ...statement,
+        resources: statement.resources.filter((resource) => resourceKey(resource) !== 'table:counters'),
+      }))
       .filter((statement) => statement.resources.length > 0);
     narrowed = await startLocalStack({ policies: { ingest: withoutCounters } });
     const tenant = await createTenant();
     // The cap read is refused (AccessDeniedException), so the batch is neither stored nor counted:
     // the interface's answer for a batch that cannot be taken (docs/ingestion.md).
-    expect(await post(narrowed.baseUrl, '/event', signedBytes(tenant, batch()))).toEqual({ status: 503, body: { error: 'audit_write_failed' } });
+    expect(await post(narrowed.baseUrl, '/event', signedBytes(tenant, batch()))).toEqual({
+      status: 503,
+      body: { error: 'audit_write_failed' },
+    });
   });
 });

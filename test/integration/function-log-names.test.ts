@@ -8,8 +8,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { eventBatchRequest, type SdkEvent } from '../../client/event-client';
 import { dynamoClient } from '../../functions/shared/clients';
 import { currentFunction } from '../../local/function-context';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { captureLogs, type LogCapture } from '../support/log-capture';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
 import { credentialsOf, post } from './ingest-support';
 
 // Every line the handlers can write, metrics included: they read these when they first load, after this.
@@ -61,7 +61,9 @@ interface Written {
 }
 
 it('names in each log line the function that wrote it, while an aggregator and a report query overlap', async () => {
-  const events: SdkEvent[] = [{ event_id: 'install', event_name: 'install', install_uuid: randomUUID(), ts_ms: Date.now(), platform: 'ios' }];
+  const events: SdkEvent[] = [
+    { event_id: 'install', event_name: 'install', install_uuid: randomUUID(), ts_ms: Date.now(), platform: 'ios' },
+  ];
   const request = eventBatchRequest(credentialsOf(tenant), { events, sent_at_ms: Date.now() });
   expect((await post(stack.baseUrl, '/event', request)).status).toBe(200);
   await stack.pollers.drain();
@@ -91,13 +93,22 @@ it('names in each log line the function that wrote it, while an aggregator and a
   });
   const logLines = written.filter(({ line }) => typeof line.level === 'string');
   // The run logged what this test is about: the aggregator's line.
-  expect(logLines.filter(({ line }) => line.message === 'audit object already aggregated').map(({ line }) => line.function_name)).toEqual(['aggregator']);
-  expect(logLines.filter(({ writer, line }) => line.function_name !== writer).map(({ writer, line }) => `${writer} wrote: ${JSON.stringify(line)}`)).toEqual([]);
+  expect(logLines.filter(({ line }) => line.message === 'audit object already aggregated').map(({ line }) => line.function_name)).toEqual([
+    'aggregator',
+  ]);
+  expect(
+    logLines
+      .filter(({ writer, line }) => line.function_name !== writer)
+      .map(({ writer, line }) => `${writer} wrote: ${JSON.stringify(line)}`),
+  ).toEqual([]);
 
   // Each invocation publishes its own metrics, not another function's.
-  const metricNames = (line: Record<string, any>) => (line._aws?.CloudWatchMetrics ?? []).flatMap((set: { Metrics: { Name: string }[] }) => set.Metrics.map((metric) => metric.Name));
+  const metricNames = (line: Record<string, any>) =>
+    (line._aws?.CloudWatchMetrics ?? []).flatMap((set: { Metrics: { Name: string }[] }) => set.Metrics.map((metric) => metric.Name));
   const metricsBy = (writer: string) => written.filter((entry) => entry.writer === writer).flatMap(({ line }) => metricNames(line));
   expect(metricsBy('ingest')).toContain('EventsAccepted');
   expect(metricsBy('aggregator')).toContain('DuplicateDeliveries');
-  expect(written.filter(({ writer }) => writer !== 'aggregator').flatMap(({ line }) => metricNames(line))).not.toContain('DuplicateDeliveries');
+  expect(written.filter(({ writer }) => writer !== 'aggregator').flatMap(({ line }) => metricNames(line))).not.toContain(
+    'DuplicateDeliveries',
+  );
 });

@@ -5,13 +5,13 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { eventClientFrom } from '../support/event-client';
-import { MOBILE } from '../unit/links/user-agents';
-import { LinkStore } from '../../functions/adapters/link-store';
-import { resourceName } from '../../functions/shared/config';
 import { runCommand } from '../../admin/commands';
 import type { SdkEvent } from '../../client/event-client';
+import { LinkStore } from '../../functions/adapters/link-store';
+import { resourceName } from '../../functions/shared/config';
+import { eventClientFrom } from '../support/event-client';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { MOBILE } from '../unit/links/user-agents';
 
 // Read by the runtime at start and by the sender at its cold start: a local receiver on 127.0.0.1.
 process.env.POSTBACK_ALLOW_LOOPBACK = '1';
@@ -40,7 +40,10 @@ afterAll(async () => {
 });
 
 async function click(linkId: string, ip: string) {
-  const response = await fetch(`${stack.baseUrl}/l/${linkId}`, { redirect: 'manual', headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip } });
+  const response = await fetch(`${stack.baseUrl}/l/${linkId}`, {
+    redirect: 'manual',
+    headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip },
+  });
   const location = response.headers.get('location');
   return { status: response.status, clickId: location ? new URL(location).searchParams.get('click_id') : null };
 }
@@ -63,9 +66,19 @@ interface ShownInstall {
   installs: { partner: string; attribution_type: string; fraud_reasons: string[] }[];
 }
 const show = async (tenant: Tenant, installUuid: string) =>
-  ((await runCommand('install show', { 'app-key': tenant.app.app_key, 'install-uuid': installUuid }, { baseUrl: stack.baseUrl })) as ShownInstall).installs[0];
+  (
+    (await runCommand(
+      'install show',
+      { 'app-key': tenant.app.app_key, 'install-uuid': installUuid },
+      { baseUrl: stack.baseUrl },
+    )) as ShownInstall
+  ).installs[0];
 const postbackLog = async (tenant: Tenant) =>
-  ((await runCommand('postback log', { 'app-key': tenant.app.app_key }, { baseUrl: stack.baseUrl })) as { attempts: { outcome: string; error?: string }[] }).attempts;
+  (
+    (await runCommand('postback log', { 'app-key': tenant.app.app_key }, { baseUrl: stack.baseUrl })) as {
+      attempts: { outcome: string; error?: string }[];
+    }
+  ).attempts;
 
 async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -76,8 +89,8 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Pr
   }
 }
 
-describe('a honeypot hit on one tenant\'s link', () => {
-  it('leaves another tenant\'s links, installs and postbacks from that address untouched, and keeps its own company\'s blocked', async () => {
+describe("a honeypot hit on one tenant's link", () => {
+  it("leaves another tenant's links, installs and postbacks from that address untouched, and keeps its own company's blocked", async () => {
     const links = new LinkStore(resourceName.table('links'));
     const a = await createTenant();
     const b = await createTenant();
@@ -86,8 +99,16 @@ describe('a honeypot hit on one tenant\'s link', () => {
     const bLink = await links.create(b.app, { partner: 'beta' });
     const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     // Configurations first: the aggregator keeps an app's configurations for up to a minute.
-    await runCommand('postback set', { 'app-key': a.app.app_key, partner: 'alpha', url: `${base}/alpha?fraud={fraud_reasons}` }, { baseUrl: stack.baseUrl });
-    await runCommand('postback set', { 'app-key': b.app.app_key, partner: 'beta', url: `${base}/beta?fraud={fraud_reasons}` }, { baseUrl: stack.baseUrl });
+    await runCommand(
+      'postback set',
+      { 'app-key': a.app.app_key, partner: 'alpha', url: `${base}/alpha?fraud={fraud_reasons}` },
+      { baseUrl: stack.baseUrl },
+    );
+    await runCommand(
+      'postback set',
+      { 'app-key': b.app.app_key, partner: 'beta', url: `${base}/beta?fraud={fraud_reasons}` },
+      { baseUrl: stack.baseUrl },
+    );
 
     expect((await click(trap.link_id, SHARED_IP)).status).toBe(404);
 
@@ -101,7 +122,12 @@ describe('a honeypot hit on one tenant\'s link', () => {
     // Installs from the address 40 s after the clicks (no fast-CTIT flag): one attributed, one organic per tenant.
     const aClick = await click(aLink.link_id, OTHER_IP);
     const installTs = Date.now() + 40_000;
-    const uuid = { aAttributed: 'a1000000-0000-4000-8000-000000000001', aOrganic: 'a1000000-0000-4000-8000-000000000002', bAttributed: 'b1000000-0000-4000-8000-000000000001', bOrganic: 'b1000000-0000-4000-8000-000000000002' };
+    const uuid = {
+      aAttributed: 'a1000000-0000-4000-8000-000000000001',
+      aOrganic: 'a1000000-0000-4000-8000-000000000002',
+      bAttributed: 'b1000000-0000-4000-8000-000000000001',
+      bOrganic: 'b1000000-0000-4000-8000-000000000002',
+    };
     await send(a, SHARED_IP, [install(uuid.aAttributed, installTs, aClick.clickId!), install(uuid.aOrganic, installTs)]);
     await send(b, SHARED_IP, [install(uuid.bAttributed, installTs, bClick.clickId!), install(uuid.bOrganic, installTs)]);
     await waitFor(async () => received.some((url) => url.pathname === '/beta') && (await postbackLog(a)).length > 0, 20_000);

@@ -3,10 +3,10 @@
 // 8 MiB cap of inflated bytes. Kept in its own file so other tests do not disturb the measurement.
 
 import { gzipSync } from 'node:zlib';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
-import { MAX_DECOMPRESSED_BYTES, MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
 import { signedRequest } from '../../client/event-client';
+import { MAX_DECOMPRESSED_BYTES, MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
 import { signBody } from '../../functions/domain/ingest/signature';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { credentialsOf, post, validEvent } from './ingest-support';
 
 const MiB = 1024 * 1024;
@@ -35,7 +35,9 @@ it('refuses a gzip bomb with 413 decompressed_too_large fast and without inflati
   const request = { headers: { ...headers, 'x-service-signature': signBody(tenant.app.signing_secret, body) }, body };
 
   // Warm up: load the handler and fill the key cache, so the measurement is of the bomb alone.
-  expect((await post(stack.baseUrl, '/event', signedRequest(credentialsOf(tenant), { events: [validEvent()], sent_at_ms: Date.now() }))).status).toBe(200);
+  expect(
+    (await post(stack.baseUrl, '/event', signedRequest(credentialsOf(tenant), { events: [validEvent()], sent_at_ms: Date.now() }))).status,
+  ).toBe(200);
 
   const before = process.memoryUsage();
   let peakRss = before.rss;

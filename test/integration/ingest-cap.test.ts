@@ -3,16 +3,16 @@
 // write its first attempt died after (issue 19, items 4 and 5).
 
 import { randomUUID } from 'node:crypto';
-import fc from 'fast-check';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
-import { MemoryCapStore } from '../support/memory-cap-store';
-import { countingWrites } from '../support/write-faults';
+import fc from 'fast-check';
+import { eventBatchRequest, type SignedRequest } from '../../client/event-client';
 import { CapCounter } from '../../functions/adapters/cap-counter';
 import { capCounterKeys } from '../../functions/domain/ingest/cap';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
-import { eventBatchRequest, type SignedRequest } from '../../client/event-client';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { MemoryCapStore } from '../support/memory-cap-store';
+import { countingWrites } from '../support/write-faults';
 import { credentialsOf, post, validEvent } from './ingest-support';
 
 let stack: LocalStack;
@@ -79,33 +79,56 @@ describe('metering after a crash', () => {
   it.each([
     ['a capped company', { plan: 'free' as const, monthlyCap: 10_000 }],
     ['a company without a cap', { plan: 'paid' as const }],
-  ])('meters the batch of %s once when its first attempt dies after any of its writes and the same bytes are sent again', async (_name, plan) => {
-    for (let k = 0; ; k++) {
-      const tenant = await createTenant(plan);
-      const request = batchOf(tenant, 20);
-      const fault = countingWrites(dynamoClient(), k);
-      const first = await send(request);
-      const writes = fault.writes();
-      fault.stop();
+  ])(
+    'meters the batch of %s once when its first attempt dies after any of its writes and the same bytes are sent again',
+    async (_name, plan) => {
+      for (let k = 0; ; k++) {
+        const tenant = await createTenant(plan);
+        const request = batchOf(tenant, 20);
+        const fault = countingWrites(dynamoClient(), k);
+        const first = await send(request);
+        const writes = fault.writes();
+        fault.stop();
 
-      const retried = await send(request);
-      expect({ k, status: retried.status, accepted: retried.body.accepted }).toEqual({ k, status: 200, accepted: 20 });
-      expect({ k, metered: await metered(tenant) }).toEqual({ k, metered: 20 });
-      expect({ k, holds: await holdsLeft(tenant) }).toEqual({ k, holds: 0 });
-      // A retry after the answer was lost is not metered again either.
-      expect((await send(request)).status).toBe(200);
-      expect({ k, metered: await metered(tenant), holds: await holdsLeft(tenant) }).toEqual({ k, metered: 20, holds: 0 });
-      if (first.status === 200 && writes < k) break;
-      expect(k).toBeLessThan(10);
-    }
-  }, 120_000);
+        const retried = await send(request);
+        expect({ k, status: retried.status, accepted: retried.body.accepted }).toEqual({ k, status: 200, accepted: 20 });
+        expect({ k, metered: await metered(tenant) }).toEqual({ k, metered: 20 });
+        expect({ k, holds: await holdsLeft(tenant) }).toEqual({ k, holds: 0 });
+        // A retry after the answer was lost is not metered again either.
+        expect((await send(request)).status).toBe(200);
+        expect({ k, metered: await metered(tenant), holds: await holdsLeft(tenant) }).toEqual({ k, metered: 20, holds: 0 });
+        if (first.status === 200 && writes < k) break;
+        expect(k).toBeLessThan(10);
+      }
+    },
+    120_000,
+  );
 });
 
 describe('the in-memory counters the unit tests use', () => {
   const op = fc.oneof(
-    fc.record({ op: fc.constant('hold' as const), key: fc.nat(1), hold: fc.nat(1), token: fc.nat(1), accepted: fc.integer({ min: 1, max: 5 }), below: fc.option(fc.integer({ min: 1, max: 12 }), { nil: null }) }),
-    fc.record({ op: fc.constantFrom('join' as const, 'leave' as const, 'unhold' as const), key: fc.nat(1), hold: fc.nat(1), token: fc.nat(1) }),
-    fc.record({ op: fc.constant('release' as const), key: fc.nat(1), hold: fc.nat(1), token: fc.nat(1), accepted: fc.integer({ min: 1, max: 5 }), lastOnly: fc.boolean() }),
+    fc.record({
+      op: fc.constant('hold' as const),
+      key: fc.nat(1),
+      hold: fc.nat(1),
+      token: fc.nat(1),
+      accepted: fc.integer({ min: 1, max: 5 }),
+      below: fc.option(fc.integer({ min: 1, max: 12 }), { nil: null }),
+    }),
+    fc.record({
+      op: fc.constantFrom('join' as const, 'leave' as const, 'unhold' as const),
+      key: fc.nat(1),
+      hold: fc.nat(1),
+      token: fc.nat(1),
+    }),
+    fc.record({
+      op: fc.constant('release' as const),
+      key: fc.nat(1),
+      hold: fc.nat(1),
+      token: fc.nat(1),
+      accepted: fc.integer({ min: 1, max: 5 }),
+      lastOnly: fc.boolean(),
+    }),
     fc.record({ op: fc.constant('mark' as const), hold: fc.nat(1), token: fc.nat(1) }),
   );
 

@@ -4,19 +4,19 @@
 
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import fc from 'fast-check';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import fc from 'fast-check';
 import { TenantStore } from '../../functions/adapters/tenant-store';
-import { dynamoClient } from '../../functions/shared/clients';
-import type { HttpEvent, HttpResult } from '../../functions/shared/http';
 import { capCounterKeys } from '../../functions/domain/ingest/cap';
 import { BATCH_FIELDS, EVENT_API_ERRORS } from '../../functions/domain/ingest/event-api';
 import { EVENT_FAULT_FIELDS, EVENT_RULES } from '../../functions/domain/ingest/event-validation';
 import { signBody } from '../../functions/domain/ingest/signature';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
+import { dynamoClient } from '../../functions/shared/clients';
+import type { HttpEvent, HttpResult } from '../../functions/shared/http';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { apiEvent, lambdaContext, validEvent } from './ingest-support';
 
 type Handler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
@@ -32,7 +32,9 @@ beforeAll(async () => {
   stack = await startLocalStack();
   sqs = new SQSClient({});
   // A queue of this test's own, so no consumer of the runtime takes the hand-off messages first.
-  ({ QueueUrl: aggregationUrl } = (await sqs.send(new CreateQueueCommand({ QueueName: `ingest-handler-${Date.now()}` }))) as { QueueUrl: string });
+  ({ QueueUrl: aggregationUrl } = (await sqs.send(new CreateQueueCommand({ QueueName: `ingest-handler-${Date.now()}` }))) as {
+    QueueUrl: string;
+  });
   process.env.QUEUE_AGGREGATION_URL = aggregationUrl;
   // Loaded only now, after the runtime has set the environment the handler reads at cold start
   // (resource names, and Powertools' level and metrics switches).
@@ -52,13 +54,17 @@ afterAll(async () => {
 });
 
 function signedEvent(tenant: Tenant, body: Buffer, headers: Record<string, string> = {}): HttpEvent {
-  return apiEvent('/event', {
-    'content-type': 'application/json',
-    'x-service-company-key': tenant.company.company_key,
-    'x-service-app-key': tenant.app.app_key,
-    'x-service-signature': signBody(tenant.app.signing_secret, body),
-    ...headers,
-  }, body);
+  return apiEvent(
+    '/event',
+    {
+      'content-type': 'application/json',
+      'x-service-company-key': tenant.company.company_key,
+      'x-service-app-key': tenant.app.app_key,
+      'x-service-signature': signBody(tenant.app.signing_secret, body),
+      ...headers,
+    },
+    body,
+  );
 }
 
 const call = (event: HttpEvent) => handler(event, lambdaContext('ingest'));
@@ -97,11 +103,18 @@ describe('the hand-off', () => {
     process.env.QUEUE_AGGREGATION_URL = saved;
     process.env.POWERTOOLS_LOG_LEVEL = savedLevel;
 
-    const result = await broken!(signedEvent(tenant, Buffer.from(JSON.stringify({ events: [validEvent()], sent_at_ms: Date.now() }))), lambdaContext('ingest'));
+    const result = await broken!(
+      signedEvent(tenant, Buffer.from(JSON.stringify({ events: [validEvent()], sent_at_ms: Date.now() }))),
+      lambdaContext('ingest'),
+    );
     expect(result.statusCode).toBe(503);
     expect(bodyOf(result)).toEqual({ error: 'audit_write_failed' });
     const { Responses } = await dynamoClient().send(
-      new BatchGetCommand({ RequestItems: { [stack.endpoints.tables.counters]: { Keys: capCounterKeys(tenant.company.company_id, Date.now()).map((pk) => ({ pk })) } } }),
+      new BatchGetCommand({
+        RequestItems: {
+          [stack.endpoints.tables.counters]: { Keys: capCounterKeys(tenant.company.company_id, Date.now()).map((pk) => ({ pk })) },
+        },
+      }),
     );
     // Counted before the audit write and taken off again: the shard is there, at 0, with no hold.
     expect(Responses?.[stack.endpoints.tables.counters]).toEqual([{ pk: expect.any(String), n: 0 }]);
@@ -121,26 +134,59 @@ describe('any input', () => {
     ts_ms: fc.integer({ min: now - 100 * 86_400_000, max: now + 2 * 3_600_000 }),
     platform: fc.constantFrom('ios', 'android', undefined),
     revenue_usd: fc.option(fc.double({ min: -10, max: 2_000_000, noNaN: true }), { nil: undefined }),
-    properties: fc.option(fc.dictionary(fc.string({ maxLength: 10 }), fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.boolean())), { nil: undefined }),
+    properties: fc.option(fc.dictionary(fc.string({ maxLength: 10 }), fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.boolean())), {
+      nil: undefined,
+    }),
   });
   const mutatedEvent = fc
-    .tuple(goodEvent, fc.constantFrom('event_id', 'event_name', 'install_uuid', 'ts_ms', 'revenue_usd', 'platform', 'device_id', 'attribution', 'properties'), field)
+    .tuple(
+      goodEvent,
+      fc.constantFrom(
+        'event_id',
+        'event_name',
+        'install_uuid',
+        'ts_ms',
+        'revenue_usd',
+        'platform',
+        'device_id',
+        'attribution',
+        'properties',
+      ),
+      field,
+    )
     .map(([event, name, value]) => ({ ...event, [name]: value }));
-  const entry = fc.oneof({ weight: 4, arbitrary: goodEvent }, { weight: 4, arbitrary: mutatedEvent }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) });
+  const entry = fc.oneof(
+    { weight: 4, arbitrary: goodEvent },
+    { weight: 4, arbitrary: mutatedEvent },
+    { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+  );
   const batch = fc.record({
     events: fc.oneof({ weight: 8, arbitrary: fc.array(entry, { minLength: 1, maxLength: 30 }) }, { weight: 1, arbitrary: field }),
-    sent_at_ms: fc.oneof({ weight: 6, arbitrary: fc.constant(now) }, { weight: 1, arbitrary: fc.integer() }, { weight: 1, arbitrary: field }),
+    sent_at_ms: fc.oneof(
+      { weight: 6, arbitrary: fc.constant(now) },
+      { weight: 1, arbitrary: fc.integer() },
+      { weight: 1, arbitrary: field },
+    ),
   });
-  const json = fc.oneof({ weight: 6, arbitrary: batch.map((b) => JSON.stringify(b)) }, { weight: 1, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v) ?? '') });
+  const json = fc.oneof(
+    { weight: 6, arbitrary: batch.map((b) => JSON.stringify(b)) },
+    { weight: 1, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v) ?? '') },
+  );
   const bytes = fc.oneof(
     { weight: 6, arbitrary: json.map((text) => Buffer.from(text, 'utf8')) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)) },
     { weight: 1, arbitrary: fc.tuple(json, fc.nat(), fc.nat()).map(([text, cut, at]) => mutateBytes(Buffer.from(text), cut, at)) },
   );
   /** Mostly the well-formed choice, so most cases get deep into the pipeline; every other choice now and then. */
-  const mostly = <T,>(usual: T, ...others: T[]) =>
-    fc.oneof({ weight: 6 * others.length, arbitrary: fc.constant(usual) }, ...others.map((other) => ({ weight: 1, arbitrary: fc.constant(other) })));
-  const encoding = fc.oneof(mostly<string | undefined>(undefined, 'identity', 'br', 'deflate', 'gzip, br'), mostly('gzip', 'GZIP', 'x-gzip'));
+  const mostly = <T>(usual: T, ...others: T[]) =>
+    fc.oneof(
+      { weight: 6 * others.length, arbitrary: fc.constant(usual) },
+      ...others.map((other) => ({ weight: 1, arbitrary: fc.constant(other) })),
+    );
+  const encoding = fc.oneof(
+    mostly<string | undefined>(undefined, 'identity', 'br', 'deflate', 'gzip, br'),
+    mostly('gzip', 'GZIP', 'x-gzip'),
+  );
   const compression = mostly('as-declared', 'never', 'always', 'corrupt');
   const tenant = mostly('valid', 'capped', 'suspended', 'mismatch', 'unknown-app', 'unknown-company', 'garbage-keys');
   const signature = mostly('correct', 'wrong-secret', 'over-decompressed', 'malformed', 'missing');
@@ -172,11 +218,12 @@ describe('any input', () => {
     if (input.compression === 'corrupt' && body.length > 12) body = mutateBytes(body, 0, 11);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
-      'x-service-company-key': {
-        mismatch: tenants.other.company.company_key,
-        'unknown-company': newCompanyKey(),
-        'garbage-keys': 'co_live_<script>',
-      }[input.tenant as string] ?? who.company.company_key,
+      'x-service-company-key':
+        {
+          mismatch: tenants.other.company.company_key,
+          'unknown-company': newCompanyKey(),
+          'garbage-keys': 'co_live_<script>',
+        }[input.tenant as string] ?? who.company.company_key,
       'x-service-app-key': { 'unknown-app': newAppKey(), 'garbage-keys': randomUUID() }[input.tenant as string] ?? who.app.app_key,
     };
     if (input.encoding !== undefined) headers['content-encoding'] = input.encoding;
@@ -236,7 +283,20 @@ describe('any input', () => {
       { numRuns: 2000, seed: Number(process.env.FC_SEED ?? Date.now() % 2 ** 31) },
     );
     // The generators reach every stage of the pipeline, not just the first check.
-    for (const code of ['200', 'missing_auth_headers', 'unknown_app_key', 'unknown_company_key', 'app_company_mismatch', 'company_suspended', 'bad_signature', 'unsupported_content_encoding', 'bad_gzip', 'bad_json', 'bad_batch_shape', 'cap_exceeded']) {
+    for (const code of [
+      '200',
+      'missing_auth_headers',
+      'unknown_app_key',
+      'unknown_company_key',
+      'app_company_mismatch',
+      'company_suspended',
+      'bad_signature',
+      'unsupported_content_encoding',
+      'bad_gzip',
+      'bad_json',
+      'bad_batch_shape',
+      'cap_exceeded',
+    ]) {
       expect(seenCodes).toContain(code);
     }
   }, 60_000);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import type { HttpEvent } from '../../functions/shared/http';
+import { type AppCredentials, type SignedRequest, signedRequest } from '../../client/event-client';
 import type { SdkEvent } from '../../functions/domain/ingest/event-validation';
-import { signedRequest, type AppCredentials, type SignedRequest } from '../../client/event-client';
 import { signBody } from '../../functions/domain/ingest/signature';
-import type { Tenant } from '../support/local-stack';
+import type { HttpEvent } from '../../functions/shared/http';
 import { fromCloudFront } from '../support/edge';
+import type { Tenant } from '../support/local-stack';
 
 /** Helpers shared by the ingestion tests (unit and integration). */
 
@@ -52,7 +52,12 @@ export async function post(baseUrl: string, path: string, request: SignedRequest
 }
 
 /** An API Gateway v2 event as the edge would build it (CloudFront's origin secret included), for calling a handler directly. */
-export function apiEvent(path: string, headers: Record<string, string>, body: Buffer, options: { base64?: boolean; sourceIp?: string } = {}): HttpEvent {
+export function apiEvent(
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  options: { base64?: boolean; sourceIp?: string } = {},
+): HttpEvent {
   const base64 = options.base64 ?? true;
   return {
     version: '2.0',

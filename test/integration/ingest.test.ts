@@ -3,17 +3,17 @@
 // the cap and the behaviour while the object store is down.
 
 import { gunzipSync, gzipSync } from 'node:zlib';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import { EventClient, eventBatchRequest, type SignedRequest, signedRequest } from '../../client/event-client';
 import { TenantStore } from '../../functions/adapters/tenant-store';
-import { dynamoClient } from '../../functions/shared/clients';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import { capCounterKeys } from '../../functions/domain/ingest/cap';
 import { MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
 import { signBody } from '../../functions/domain/ingest/signature';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
-import { EventClient, eventBatchRequest, signedRequest, type SignedRequest } from '../../client/event-client';
+import { dynamoClient } from '../../functions/shared/clients';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { credentialsOf, post, signedBytes, validEvent } from './ingest-support';
 
 let stack: LocalStack;
@@ -50,7 +50,10 @@ const without = (request: SignedRequest, name: string): SignedRequest => {
 async function auditObject(key: string): Promise<Record<string, any>[]> {
   const object = await s3.send(new GetObjectCommand({ Bucket: stack.endpoints.bucket, Key: key }));
   const text = gunzipSync(await object.Body!.transformToByteArray()).toString('utf8');
-  return text.trimEnd().split('\n').map((line) => JSON.parse(line));
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line));
 }
 
 /** Holds back what the handlers log at ERROR (the runtime runs them in this process) so a test can read it. */
@@ -64,7 +67,9 @@ function captureErrors(): { lines: string[]; restore(): void } {
 async function monthCount(companyId: string): Promise<number | undefined> {
   const table = stack.endpoints.tables.counters;
   const { Responses } = await dynamoClient().send(
-    new BatchGetCommand({ RequestItems: { [table]: { Keys: capCounterKeys(companyId, Date.now()).map((pk) => ({ pk })), ConsistentRead: true } } }),
+    new BatchGetCommand({
+      RequestItems: { [table]: { Keys: capCounterKeys(companyId, Date.now()).map((pk) => ({ pk })), ConsistentRead: true } },
+    }),
   );
   const items = Responses?.[table] ?? [];
   return items.length === 0 ? undefined : items.reduce((sum, item) => sum + Number(item.n), 0);
@@ -110,7 +115,10 @@ describe('POST /event answers', () => {
 
   it('400 empty_body, before the keys are looked up', async () => {
     expect(await send(rawRequest(Buffer.alloc(0)))).toEqual({ status: 400, body: { error: 'empty_body' } });
-    expect(await send(rawRequest(Buffer.alloc(0), { 'x-service-app-key': newAppKey() }))).toEqual({ status: 400, body: { error: 'empty_body' } });
+    expect(await send(rawRequest(Buffer.alloc(0), { 'x-service-app-key': newAppKey() }))).toEqual({
+      status: 400,
+      body: { error: 'empty_body' },
+    });
   });
 
   it('401 unknown_app_key for a well-formed and for a malformed app key', async () => {
@@ -165,7 +173,10 @@ describe('POST /event answers', () => {
   it('401 bad_signature for a gzip batch signed over its decompressed bytes; 200 when signed over the compressed bytes', async () => {
     const json = Buffer.from(JSON.stringify(batchOf(Array.from({ length: 12 }, () => validEvent()))));
     const gz = gzipSync(json);
-    const overDecompressed = rawRequest(gz, { 'content-encoding': 'gzip', 'x-service-signature': signBody(tenant.app.signing_secret, json) });
+    const overDecompressed = rawRequest(gz, {
+      'content-encoding': 'gzip',
+      'x-service-signature': signBody(tenant.app.signing_secret, json),
+    });
     expect(await send(overDecompressed)).toEqual({ status: 401, body: { error: 'bad_signature' } });
     const overCompressed = rawRequest(gz, { 'content-encoding': 'gzip' });
     expect((await send(overCompressed)).body).toMatchObject({ accepted: 12, rejected: 0 });
@@ -173,7 +184,10 @@ describe('POST /event answers', () => {
 
   it('415 unsupported_content_encoding for br, after the signature', async () => {
     const body = Buffer.from(JSON.stringify(batchOf([validEvent()])));
-    expect(await send(rawRequest(body, { 'content-encoding': 'br' }))).toEqual({ status: 415, body: { error: 'unsupported_content_encoding' } });
+    expect(await send(rawRequest(body, { 'content-encoding': 'br' }))).toEqual({
+      status: 415,
+      body: { error: 'unsupported_content_encoding' },
+    });
     expect(await send(rawRequest(body, { 'content-encoding': 'br', 'x-service-signature': '0'.repeat(64) }))).toEqual({
       status: 401,
       body: { error: 'bad_signature' },
@@ -193,7 +207,10 @@ describe('POST /event answers', () => {
   it('400 bad_gzip for a gzip batch followed by a zero byte and garbage, zero padding or garbage; 200 for two members', async () => {
     const member = gzipSync(Buffer.from(JSON.stringify(batchOf([validEvent()]))));
     for (const trailing of [Buffer.from('\0garbage'), Buffer.alloc(4), Buffer.from('garbage')]) {
-      expect(await send(rawRequest(Buffer.concat([member, trailing]), { 'content-encoding': 'gzip' }))).toEqual({ status: 400, body: { error: 'bad_gzip' } });
+      expect(await send(rawRequest(Buffer.concat([member, trailing]), { 'content-encoding': 'gzip' }))).toEqual({
+        status: 400,
+        body: { error: 'bad_gzip' },
+      });
     }
     // One JSON batch cut in two members inflates as one stream.
     const json = Buffer.from(JSON.stringify(batchOf([validEvent()])));
@@ -209,13 +226,26 @@ describe('POST /event answers', () => {
   it('400 bad_json for unparseable JSON and for invalid UTF-8', async () => {
     const invalidJson = Buffer.from('{"events": [');
     expect(await send(rawRequest(invalidJson))).toEqual({ status: 400, body: { error: 'bad_json' } });
-    expect(await send(rawRequest(gzipSync(invalidJson), { 'content-encoding': 'gzip' }))).toEqual({ status: 400, body: { error: 'bad_json' } });
+    expect(await send(rawRequest(gzipSync(invalidJson), { 'content-encoding': 'gzip' }))).toEqual({
+      status: 400,
+      body: { error: 'bad_json' },
+    });
 
     // Invalid UTF-8 reaches the function intact only inside a body API Gateway passes as base64
     // (compressed or of a binary type); in a text body it would be replaced before the handler.
-    const invalidUtf8 = Buffer.concat([Buffer.from('{"events":[{"event_id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}],"sent_at_ms":1}')]);
-    expect(await send(rawRequest(gzipSync(invalidUtf8), { 'content-encoding': 'gzip' }))).toEqual({ status: 400, body: { error: 'bad_json' } });
-    expect(await send(rawRequest(invalidUtf8, { 'content-type': 'application/octet-stream' }))).toEqual({ status: 400, body: { error: 'bad_json' } });
+    const invalidUtf8 = Buffer.concat([
+      Buffer.from('{"events":[{"event_id":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}],"sent_at_ms":1}'),
+    ]);
+    expect(await send(rawRequest(gzipSync(invalidUtf8), { 'content-encoding': 'gzip' }))).toEqual({
+      status: 400,
+      body: { error: 'bad_json' },
+    });
+    expect(await send(rawRequest(invalidUtf8, { 'content-type': 'application/octet-stream' }))).toEqual({
+      status: 400,
+      body: { error: 'bad_json' },
+    });
   });
 
   it.each([
@@ -347,7 +377,12 @@ describe('with the object store down', () => {
       'batch not taken',
       { step: 'audit_write', company_id: capped.company.company_id, app_id: capped.app.app_id, error: expect.any(Object) },
     ]);
-    for (const secret of [capped.app.signing_secret, capped.company.company_key, capped.app.app_key, request.headers['x-service-signature']]) {
+    for (const secret of [
+      capped.app.signing_secret,
+      capped.company.company_key,
+      capped.app.app_key,
+      request.headers['x-service-signature'],
+    ]) {
       expect(logged.lines.join('\n')).not.toContain(secret);
     }
 
@@ -363,7 +398,11 @@ describe('with the object store down', () => {
   });
 
   it('lets the typed client ride out the outage with its retries', async () => {
-    const client = new EventClient({ ...credentialsOf(tenant), baseUrl: stack.baseUrl, retry: { maxAttempts: 8, baseDelayMs: 100, maxDelayMs: 400 } });
+    const client = new EventClient({
+      ...credentialsOf(tenant),
+      baseUrl: stack.baseUrl,
+      retry: { maxAttempts: 8, baseDelayMs: 100, maxDelayMs: 400 },
+    });
     const logged = captureErrors();
     await stack.emulators.stopS3();
     const restart = new Promise((resolve) => setTimeout(resolve, 500)).then(() => stack.emulators.startS3());

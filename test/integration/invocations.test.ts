@@ -41,7 +41,9 @@ afterAll(async () => {
 });
 
 const attributes = (queue: string) =>
-  sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: `${process.env.AWS_ENDPOINT_URL_SQS}/000000000000/${queue}`, AttributeNames: ['All'] }));
+  sqsClient().send(
+    new GetQueueAttributesCommand({ QueueUrl: `${process.env.AWS_ENDPOINT_URL_SQS}/000000000000/${queue}`, AttributeNames: ['All'] }),
+  );
 const until = async (condition: () => boolean) => {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 };
@@ -73,7 +75,17 @@ describe('abandoning invocations at shutdown', () => {
     expect(seen).toEqual([]);
     expect(arrived).toEqual(['first']);
     // Neither settles: an abandoned invocation stops where it was.
-    const settled = await Promise.race([invocation.then(() => 'settled', () => 'settled'), later.then(() => 'settled', () => 'settled'), new Promise((resolve) => setTimeout(() => resolve('pending'), 100))]);
+    const settled = await Promise.race([
+      invocation.then(
+        () => 'settled',
+        () => 'settled',
+      ),
+      later.then(
+        () => 'settled',
+        () => 'settled',
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('pending'), 100)),
+    ]);
     expect(settled).toBe('pending');
   });
 

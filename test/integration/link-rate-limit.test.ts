@@ -1,11 +1,11 @@
 // The per-block click rate limit: over HTTP with the default 120 clicks per 60 s, and the
 // DynamoDB counter itself driven with an injected clock across a window boundary.
 
-import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { RateLimitStore } from '../../functions/adapters/rate-limit-store';
-import { admit, slidingWindow, type Admission } from '../../functions/domain/links/sliding-window';
+import { type Admission, admit, slidingWindow } from '../../functions/domain/links/sliding-window';
 import { resourceName } from '../../functions/shared/config';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { MOBILE } from '../unit/links/user-agents';
 
 let stack: LocalStack;
@@ -25,7 +25,12 @@ async function click(linkId: string, ip: string) {
     redirect: 'manual',
     headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip },
   });
-  return { status: response.status, location: response.headers.get('location'), retryAfter: response.headers.get('retry-after'), body: await response.text() };
+  return {
+    status: response.status,
+    location: response.headers.get('location'),
+    retryAfter: response.headers.get('retry-after'),
+    body: await response.text(),
+  };
 }
 
 /** Sends the clicks in parallel batches: fast on two cores without opening hundreds of sockets at once. */
@@ -40,7 +45,10 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 describe('the click rate limit over HTTP', () => {
   it('answers the 121st click within a minute from one /24 with 429 and Retry-After, and leaves other blocks alone', async () => {
     const link = await new LinkStore(resourceName.table('links')).create(tenant.app, { partner: 'acme' });
-    const first = await clickAll(link.link_id, range(120).map((i) => `198.51.100.${i + 1}`));
+    const first = await clickAll(
+      link.link_id,
+      range(120).map((i) => `198.51.100.${i + 1}`),
+    );
     expect(first.map((r) => r.status)).toEqual(range(120).map(() => 302));
     expect(first.every((r) => r.location?.includes('click_id='))).toBe(true);
 
@@ -57,7 +65,10 @@ describe('the click rate limit over HTTP', () => {
 
   it('keys IPv6 clicks on the /48', async () => {
     const link = await new LinkStore(resourceName.table('links')).create(tenant.app, { partner: 'acme' });
-    const results = await clickAll(link.link_id, range(121).map((i) => `2001:db8:42:${i.toString(16)}::1`));
+    const results = await clickAll(
+      link.link_id,
+      range(121).map((i) => `2001:db8:42:${i.toString(16)}::1`),
+    );
     expect(results.filter((r) => r.status === 302)).toHaveLength(120);
     expect(results.filter((r) => r.status === 429)).toHaveLength(1);
     expect((await click(link.link_id, '2001:db8:43::1')).status).toBe(302);

@@ -3,15 +3,15 @@
 // CloudFront viewer country and ASN, as CloudFront would.
 
 import { GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { LinkStore } from '../../functions/adapters/link-store';
-import { LinkConfigError, type NewLink } from '../../functions/domain/links/link-config';
 import { runAdmin } from '../../bin/admin';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { IpBlockStore } from '../../functions/adapters/ip-block-store';
+import { LinkStore } from '../../functions/adapters/link-store';
 import type { ClickRecord } from '../../functions/domain/links/click';
+import { LinkConfigError, type NewLink } from '../../functions/domain/links/link-config';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { CRAWLERS, DESKTOP, IPADOS_SAFARI, MOBILE } from '../unit/links/user-agents';
 
 let stack: LocalStack;
@@ -100,7 +100,12 @@ describe('GET /l/{link_id}', () => {
     if (platform === 'android') {
       expect(`${location.origin}${location.pathname}?id=${location.searchParams.get('id')}`).toBe(PLAY);
       const referrer = new URLSearchParams(location.searchParams.get('referrer')!);
-      expect(Object.fromEntries(referrer)).toEqual({ click_id: record.click_id, link_id: link.link_id, utm_source: 'acme_ads', utm_campaign: 'spring' });
+      expect(Object.fromEntries(referrer)).toEqual({
+        click_id: record.click_id,
+        link_id: link.link_id,
+        utm_source: 'acme_ads',
+        utm_campaign: 'spring',
+      });
     } else {
       expect(response.location).toBe(`${APP_STORE}?click_id=${record.click_id}&link_id=${link.link_id}`);
     }
@@ -135,7 +140,9 @@ describe('GET /l/{link_id}', () => {
     // The aggregator's two look-ups: by id, and the latest of (app, IP, platform) on the index.
     const clicks = new ClickStore(resourceName.table('clicks'));
     expect(await clicks.byId(record.click_id)).toEqual(record);
-    expect(await clicks.latest({ appId: tenant.app.app_id, ip, platform: record.platform, fromMs: now - 86_400_000, toMs: now + 60_000 })).toEqual(record);
+    expect(
+      await clicks.latest({ appId: tenant.app.app_id, ip, platform: record.platform, fromMs: now - 86_400_000, toMs: now + 60_000 }),
+    ).toEqual(record);
     const { Items } = await dynamoClient().send(
       new QueryCommand({
         TableName: resourceName.table('clicks'),
@@ -187,8 +194,16 @@ describe('GET /l/{link_id}', () => {
         expect(response.location).not.toMatch(/evil/i);
       }
     }
-    for (const path of [`${link.link_id}/..%2F..%2Fevil.example`, `${link.link_id}%2F%2Fevil.example`, `%2F%2Fevil.example`, `${link.link_id}@evil.example`]) {
-      const response = await fetch(`${stack.baseUrl}/l/${path}`, { redirect: 'manual', headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip } });
+    for (const path of [
+      `${link.link_id}/..%2F..%2Fevil.example`,
+      `${link.link_id}%2F%2Fevil.example`,
+      `%2F%2Fevil.example`,
+      `${link.link_id}@evil.example`,
+    ]) {
+      const response = await fetch(`${stack.baseUrl}/l/${path}`, {
+        redirect: 'manual',
+        headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip },
+      });
       expect(response.status).toBe(404);
       expect(response.headers.get('location')).toBeNull();
     }
@@ -209,8 +224,16 @@ describe('GET /l/{link_id}', () => {
       expect(trapped.headers.get('cache-control')).toBe(unknown.headers.get('cache-control'));
 
       const company = tenant.company.company_id;
-      const { Item } = await dynamoClient().send(new GetCommand({ TableName: resourceName.table('ip_blocks'), Key: { ip: `${company}#${ip}` } }));
-      expect(Item).toMatchObject({ ip: `${company}#${ip}`, address: ip, link_id: honeypot.link_id, app_id: tenant.app.app_id, company_id: company });
+      const { Item } = await dynamoClient().send(
+        new GetCommand({ TableName: resourceName.table('ip_blocks'), Key: { ip: `${company}#${ip}` } }),
+      );
+      expect(Item).toMatchObject({
+        ip: `${company}#${ip}`,
+        address: ip,
+        link_id: honeypot.link_id,
+        app_id: tenant.app.app_id,
+        company_id: company,
+      });
       expect(Item!.expires_at - Math.floor(Item!.blocked_ms / 1000)).toBe(7 * 86_400);
       const { address: _address, ...entry } = Item!;
       expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(company, ip)).toEqual({ ...entry, ip });
@@ -231,7 +254,15 @@ describe('GET /l/{link_id}', () => {
       await dynamoClient().send(
         new PutCommand({
           TableName: resourceName.table('ip_blocks'),
-          Item: { ip, ip_block: 'legacy', link_id: 'lnk_legacy01', app_id: tenant.app.app_id, company_id: tenant.company.company_id, blocked_ms: nowS * 1000, expires_at: nowS + 86_400 },
+          Item: {
+            ip,
+            ip_block: 'legacy',
+            link_id: 'lnk_legacy01',
+            app_id: tenant.app.app_id,
+            company_id: tenant.company.company_id,
+            blocked_ms: nowS * 1000,
+            expires_at: nowS + 86_400,
+          },
         }),
       );
       expect((await click(regular.link_id, { ip })).location).toContain('click_id=');
@@ -261,7 +292,9 @@ describe('GET /l/{link_id}', () => {
       const v4 = `${freshNetwork()}.9`;
       expect((await click(honeypot.link_id, { ip: `::ffff:${v4}` })).status).toBe(404);
       expectBareRedirect(await click(regular.link_id, { ip: v4 }), APP_STORE);
-      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(tenant.company.company_id, `::ffff:${v4}`)).toMatchObject({ ip: v4 });
+      expect(await new IpBlockStore(resourceName.table('ip_blocks')).activeBlock(tenant.company.company_id, `::ffff:${v4}`)).toMatchObject({
+        ip: v4,
+      });
     });
   });
 
@@ -374,15 +407,29 @@ describe('GET /l/{link_id}', () => {
     const { Item } = await dynamoClient().send(
       new GetCommand({ TableName: resourceName.table('rate_limits'), Key: { pk: 'block#2001:db8:77::/48' } }),
     );
-    const counted = Object.entries(Item!).filter(([name]) => /^s\d+$/.test(name)).reduce((sum, [, n]) => sum + Number(n), 0);
+    const counted = Object.entries(Item!)
+      .filter(([name]) => /^s\d+$/.test(name))
+      .reduce((sum, [, n]) => sum + Number(n), 0);
     expect(counted).toBe(2);
   });
 
   describe('admin link create', () => {
     it('makes a link that carries the app destinations and its own overrides', async () => {
       const made = await runAdmin([
-        'link', 'create', '--app-key', tenant.app.app_key, '--partner', 'cli_partner', '--campaign', 'c1',
-        '--web-url', 'https://landing.example.com/x?ref=cli', '--countries-allow', 'us,ca', '--lookback-days', '3',
+        'link',
+        'create',
+        '--app-key',
+        tenant.app.app_key,
+        '--partner',
+        'cli_partner',
+        '--campaign',
+        'c1',
+        '--web-url',
+        'https://landing.example.com/x?ref=cli',
+        '--countries-allow',
+        'us,ca',
+        '--lookback-days',
+        '3',
       ]);
       expect(made.url).toBe(`${stack.baseUrl}/l/${made.link_id}`);
       const link = await new LinkStore(resourceName.table('links')).byId(String(made.link_id));

@@ -1,7 +1,7 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { Agent, request as httpRequest } from 'node:http';
-import { startLocalStack, createTenant, type LocalStack } from '../support/local-stack';
+import { createTenant, type LocalStack, startLocalStack } from '../support/local-stack';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
@@ -62,7 +62,7 @@ describe('the local edge with TRUST_PROXY=1', () => {
   });
 });
 
-describe('the local edge with a body over API Gateway\'s limit', () => {
+describe("the local edge with a body over API Gateway's limit", () => {
   let stack: LocalStack;
   beforeAll(async () => {
     stack = await startLocalStack({ trustProxy: false });
@@ -73,12 +73,16 @@ describe('the local edge with a body over API Gateway\'s limit', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const send = (path: string, body?: Buffer) =>
       new Promise<{ status?: number; text: string; reusedSocket: boolean }>((resolve, reject) => {
-        const request = httpRequest(`${stack.baseUrl}${path}`, { method: body ? 'POST' : 'GET', agent, headers: { 'content-type': 'application/json' } }, (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () => resolve({ status: response.statusCode, text, reusedSocket: request.reusedSocket }));
-        });
+        const request = httpRequest(
+          `${stack.baseUrl}${path}`,
+          { method: body ? 'POST' : 'GET', agent, headers: { 'content-type': 'application/json' } },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () => resolve({ status: response.statusCode, text, reusedSocket: request.reusedSocket }));
+          },
+        );
         request.on('error', reject);
         request.end(body);
       });

@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { tables } from '../../lib/manifest';
 import { createTable, localCredentials } from '../../local/provision';
@@ -52,7 +59,12 @@ describe('local tables of an earlier data directory', () => {
       await dynamo.send(
         new PutItemCommand({
           TableName: 'postbacks',
-          Item: { pk: { S: `app-${n % 3}` }, sk: { S: `pb#${n}` }, ...(n % 2 ? { [index.partitionKey.name]: { S: `app-${n % 3}#install-${n % 5}` } } : {}), n: { N: String(n) } },
+          Item: {
+            pk: { S: `app-${n % 3}` },
+            sk: { S: `pb#${n}` },
+            ...(n % 2 ? { [index.partitionKey.name]: { S: `app-${n % 3}#install-${n % 5}` } } : {}),
+            n: { N: String(n) },
+          },
         }),
       );
     }

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { makeS3PutsAtomic } from '../../local/s3-atomic-puts';
 import { localCredentials } from '../../local/provision';
+import { makeS3PutsAtomic } from '../../local/s3-atomic-puts';
 
 const BUCKET = 'conditional-puts';
 let directory: string;
@@ -79,7 +79,9 @@ describe('the local S3 on a conditional PUT', () => {
 
     const winners = outcomes.flatMap((outcome, n) => (outcome === 'stored' ? [n] : []));
     expect(winners).toHaveLength(1);
-    expect(outcomes.filter((outcome) => outcome !== 'stored')).toEqual(Array.from({ length: 7 }, () => ({ status: 412, code: 'PreconditionFailed' })));
+    expect(outcomes.filter((outcome) => outcome !== 'stored')).toEqual(
+      Array.from({ length: 7 }, () => ({ status: 412, code: 'PreconditionFailed' })),
+    );
     expect(await stored('audit/raced.jsonl.gz')).toBe(bodies[winners[0]]);
   });
 });

@@ -1,15 +1,15 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createServer } from 'node:net';
-import { randomUUID } from 'node:crypto';
-import { Agent, request as httpRequest } from 'node:http';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { signBody } from '../../functions/domain/ingest/signature';
-import { startSqsEmulator } from '../../local/sqs';
 import type { EndpointsFile } from '../../local/environment';
+import { startSqsEmulator } from '../../local/sqs';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -83,7 +83,10 @@ describe('npm start', () => {
       const second = await start(env);
       try {
         expect(second.output()).toContain('Demo tenant (from demo.json)');
-        const suspended = await run('npm', ['run', '--silent', 'admin', '--', 'company', 'suspend', '--company-key', company_key], { cwd: root, env });
+        const suspended = await run('npm', ['run', '--silent', 'admin', '--', 'company', 'suspend', '--company-key', company_key], {
+          cwd: root,
+          env,
+        });
         expect(JSON.parse(suspended.stdout)).toEqual({ ok: true });
       } finally {
         expect(await stop(second.child, dataDir)).toBe(true);
@@ -126,7 +129,9 @@ function signedBatch(demo: DemoKeys, count: number): { headers: Record<string, s
 
 /** Sum of `events` over the events report's rows. */
 async function countedEvents(port: number, serverKey: string): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${port}/api/v1/reports/events?limit=1000`, { headers: { authorization: `Bearer ${serverKey}` } });
+  const response = await fetch(`http://127.0.0.1:${port}/api/v1/reports/events?limit=1000`, {
+    headers: { authorization: `Bearer ${serverKey}` },
+  });
   expect(response.status).toBe(200);
   const { rows } = (await response.json()) as { rows: Array<{ events: number }> };
   return rows.reduce((sum, row) => sum + row.events, 0);
@@ -152,7 +157,10 @@ async function aggregationQueue(endpoints: EndpointsFile): Promise<{ waiting: nu
   });
   try {
     const { Attributes = {} } = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: endpoints.queues.aggregation, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: endpoints.queues.aggregation,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
     );
     return { waiting: Number(Attributes.ApproximateNumberOfMessages), inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible) };
   } finally {
@@ -196,7 +204,11 @@ describe('npm start while starting', () => {
       while (polling) {
         try {
           const response = await fetch(`http://127.0.0.1:${port}/health`);
-          return { status: response.status, endpoints: existsSync(join(dataDir, 'endpoints.json')), demo: existsSync(join(dataDir, 'demo.json')) };
+          return {
+            status: response.status,
+            endpoints: existsSync(join(dataDir, 'endpoints.json')),
+            demo: existsSync(join(dataDir, 'demo.json')),
+          };
         } catch {
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
@@ -306,7 +318,8 @@ describe('npm start under a kill', () => {
       let queue = await aggregationQueue(endpoints);
       const deadline = Date.now() + 60_000;
       for (;;) {
-        while (!(queue.inFlight >= 50 && queue.waiting > 0 && queue.waiting < backlog) && Date.now() < deadline) queue = await aggregationQueue(endpoints);
+        while (!(queue.inFlight >= 50 && queue.waiting > 0 && queue.waiting < backlog) && Date.now() < deadline)
+          queue = await aggregationQueue(endpoints);
         await new Promise((resolve) => setTimeout(resolve, 300));
         const again = await aggregationQueue(endpoints);
         if (Date.now() > deadline || (again.inFlight === queue.inFlight && again.waiting === queue.waiting)) break;
@@ -375,7 +388,8 @@ describe('npm start under a kill', () => {
       const gone = exited(first.child);
       process.kill(-(first.child.pid as number), 'SIGINT');
       // npm dies of the signal at once; the runtime is gone when its clean shutdown removed endpoints.json.
-      while (existsSync(join(dataDir, 'endpoints.json')) && Date.now() - signalled < 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (existsSync(join(dataDir, 'endpoints.json')) && Date.now() - signalled < 10_000)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       await gone;
       const stoppedMs = Date.now() - signalled;
       sending = false;

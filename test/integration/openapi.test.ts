@@ -5,36 +5,36 @@
 // documented response for their status). What the document marks `x-implemented: false` is
 // listed as todo and checked to be really absent from the code.
 
-import { problemsOf as documentedProblems } from '../support/documented-answers';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { functions, type FunctionSpec } from '../../lib/manifest';
+import { EventClient, type SignedRequest, signedRequest } from '../../client/event-client';
+import { LinkStore } from '../../functions/adapters/link-store';
+import { TenantStore } from '../../functions/adapters/tenant-store';
+import { DAY_MS } from '../../functions/domain/common/days';
+import { BINDINGS } from '../../functions/domain/health/health';
 import {
   BATCH_FIELDS,
   EVENT_API_ERRORS,
+  type EventApiErrorCode,
   MAX_DECOMPRESSED_BYTES,
   MAX_EVENTS_PER_BATCH,
   MAX_RAW_BODY_BYTES,
-  type EventApiErrorCode,
 } from '../../functions/domain/ingest/event-api';
 import { EVENT_FAULT_FIELDS, EVENT_RULES } from '../../functions/domain/ingest/event-validation';
-import { BINDINGS } from '../../functions/domain/health/health';
 import { DEFAULT_LIMIT, MAX_LIMIT, REPORT_ERRORS } from '../../functions/domain/reports/report-query';
-import { DAY_MS } from '../../functions/domain/common/days';
 import { REPORT_NAMES, REPORTS_PREFIX } from '../../functions/domain/reports/reports';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
-import { TenantStore } from '../../functions/adapters/tenant-store';
-import { LinkStore } from '../../functions/adapters/link-store';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
-import { EventClient, signedRequest, type SignedRequest } from '../../client/event-client';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
-import { OpenApi, pointerOf, type DocumentedResponse, type Operation } from '../support/openapi';
+import { type FunctionSpec, functions } from '../../lib/manifest';
+import { problemsOf as documentedProblems } from '../support/documented-answers';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { type DocumentedResponse, OpenApi, type Operation, pointerOf } from '../support/openapi';
 import { countingWrites } from '../support/write-faults';
-import { credentialsOf, signedBytes, validEvent } from './ingest-support';
 import { MOBILE } from '../unit/links/user-agents';
+import { credentialsOf, signedBytes, validEvent } from './ingest-support';
 
 const ROOT = join(__dirname, '..', '..');
 const api = new OpenApi();
@@ -185,10 +185,14 @@ describe('docs/openapi.yaml', () => {
       .flatMap((response) => {
         const examples = (response.spec.content['application/json'].examples ?? {}) as Record<string, { value?: { error?: string } }>;
         const names = unique(Object.keys(examples));
-        const wrong = Object.entries(examples).filter(([name, example]) => example.value?.error !== name).map(([name]) => name);
+        const wrong = Object.entries(examples)
+          .filter(([name, example]) => example.value?.error !== name)
+          .map(([name]) => name);
         return names.join() === unique(response.codes).join() && wrong.length === 0
           ? []
-          : [`${response.pointer}: codes ${unique(response.codes).join()}, examples ${names.join()}${wrong.length ? `, misnamed ${wrong.join()}` : ''}`];
+          : [
+              `${response.pointer}: codes ${unique(response.codes).join()}, examples ${names.join()}${wrong.length ? `, misnamed ${wrong.join()}` : ''}`,
+            ];
       });
     expect(mismatches).toEqual([]);
   });
@@ -239,18 +243,23 @@ describe('docs/openapi.yaml', () => {
         const schema = `${response.pointer}${pointerOf('content', 'application/json', 'schema')}`;
         for (const code of response.codes) {
           problems.push(...api.validate(schema, { error: code }).map((problem) => `${op.key} ${response.status} ${code}: ${problem}`));
-          if (BATCH_FIELDS.some((field) => api.validate(schema, { error: code, field }).length === 0)) withField.push(`${op.key} ${response.status} ${code}`);
+          if (BATCH_FIELDS.some((field) => api.validate(schema, { error: code, field }).length === 0))
+            withField.push(`${op.key} ${response.status} ${code}`);
         }
       }
     }
     expect(problems).toEqual([]);
     expect(withField).toEqual(['POST /event 400 bad_batch_shape']);
-    expect(api.validate(`${pointerOf('components', 'schemas', 'EventRequestError')}`, { error: 'bad_batch_shape', field: 'ts_ms' })).not.toEqual([]);
+    expect(
+      api.validate(`${pointerOf('components', 'schemas', 'EventRequestError')}`, { error: 'bad_batch_shape', field: 'ts_ms' }),
+    ).not.toEqual([]);
   });
 
   it('marks as not implemented only what the code does not serve yet', () => {
     for (const op of pendingOperations) expect(MANIFEST_ROUTES).not.toContain(op.route);
-    const served = pendingResponses.flatMap((response) => response.codes).filter((code) => CODE_ERRORS.some((error) => codeOf(error) === code));
+    const served = pendingResponses
+      .flatMap((response) => response.codes)
+      .filter((code) => CODE_ERRORS.some((error) => codeOf(error) === code));
     expect(served).toEqual([]);
   });
 
@@ -300,7 +309,11 @@ describe('the local stack answers as docs/openapi.yaml says', () => {
     await stack?.stop();
   });
 
-  async function call(method: string, target: string, init: { headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<Answer> {
+  async function call(
+    method: string,
+    target: string,
+    init: { headers?: Record<string, string>; body?: Buffer | string } = {},
+  ): Promise<Answer> {
     const url = new URL(target, stack.baseUrl);
     const response = await fetch(url, { method, headers: init.headers, body: init.body, redirect: 'manual' });
     return { method, path: url.pathname, status: response.status, headers: response.headers, text: await response.text() };
@@ -309,7 +322,10 @@ describe('the local stack answers as docs/openapi.yaml says', () => {
   const send = (path: string, request: SignedRequest) => call('POST', path, { headers: request.headers, body: request.body });
   const signed = (payload: unknown, as: Tenant = tenant) => signedRequest(credentialsOf(as), payload);
   const batchOf = (events: unknown[]) => ({ events, sent_at_ms: Date.now() });
-  const withHeaders = (request: SignedRequest, headers: Record<string, string>): SignedRequest => ({ ...request, headers: { ...request.headers, ...headers } });
+  const withHeaders = (request: SignedRequest, headers: Record<string, string>): SignedRequest => ({
+    ...request,
+    headers: { ...request.headers, ...headers },
+  });
   const withoutSignature = (request: SignedRequest): SignedRequest => {
     const { 'x-service-signature': _dropped, ...headers } = request.headers;
     return { ...request, headers };
@@ -357,7 +373,10 @@ describe('the local stack answers as docs/openapi.yaml says', () => {
       ],
       ['bad_signature', async (path) => withHeaders(signed(validBody[path]()), { 'x-service-signature': 'f'.repeat(64) })],
       ['body_too_large', async () => signedBytes(tenant, Buffer.alloc(MAX_RAW_BODY_BYTES + 1, 0x20))],
-      ['decompressed_too_large', async () => signedBytes(tenant, gzipSync(Buffer.alloc(MAX_DECOMPRESSED_BYTES + 1, 0x20)), { 'content-encoding': 'gzip' })],
+      [
+        'decompressed_too_large',
+        async () => signedBytes(tenant, gzipSync(Buffer.alloc(MAX_DECOMPRESSED_BYTES + 1, 0x20)), { 'content-encoding': 'gzip' }),
+      ],
       ['unsupported_content_encoding', async (path) => withHeaders(signed(validBody[path]()), { 'content-encoding': 'br' })],
     ];
 
@@ -377,7 +396,10 @@ describe('the local stack answers as docs/openapi.yaml says', () => {
 
     it('POST /event: 200 with the field at fault on each rejected result', async () => {
       // Stamped in seconds: every event's corrected time is out of range, and the hint says why.
-      const answer = await send('/event', signed({ events: [validEvent(), validEvent({ platform: 'web' })], sent_at_ms: Math.floor(Date.now() / 1000) }));
+      const answer = await send(
+        '/event',
+        signed({ events: [validEvent(), validEvent({ platform: 'web' })], sent_at_ms: Math.floor(Date.now() / 1000) }),
+      );
       expectDocumented(answer, 200);
       expect(JSON.parse(answer.text).results.map((result: { field?: string }) => result.field)).toEqual(['sent_at_ms', 'sent_at_ms']);
       const mixed = await send('/event', signed(batchOf([validEvent(), validEvent({ platform: 'web' }), 'not an event'])));
@@ -416,7 +438,8 @@ describe('the local stack answers as docs/openapi.yaml says', () => {
     beforeAll(async () => {
       ({ link_id: linkId } = await new LinkStore(resourceName.table('links')).create(tenant.app, { partner: 'acme_ads' }));
     });
-    const click = (id: string, ip: string) => call('GET', `/l/${id}?click_id=abc123&sub1=creative_a`, { headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip } });
+    const click = (id: string, ip: string) =>
+      call('GET', `/l/${id}?click_id=abc123&sub1=creative_a`, { headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip } });
 
     it('GET /l/{link_id}: 302 to the store, then 429 rate_limited with Retry-After for the same /24', async () => {
       expectDocumented(await click(linkId, '198.51.100.7'), 302);

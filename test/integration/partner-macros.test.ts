@@ -4,9 +4,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runAdmin } from '../../bin/admin';
-import { startConsole, TOKEN_HEADER, type ConsoleServer } from '../../console/server';
+import { type ConsoleServer, startConsole, TOKEN_HEADER } from '../../console/server';
 import { eventClientFrom } from '../support/event-client';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { MOBILE } from '../unit/links/user-agents';
 
 // Read by the runtime at start and by the sender at its cold start: a receiver on 127.0.0.1.
@@ -61,15 +61,34 @@ describe('partner macros in the tracking-link URL', () => {
   it('hands the partner {click_id} literally, and the id the partner puts there reaches install show and the postback', async () => {
     const port = (receiver.address() as AddressInfo).port;
     // Configurations first: the aggregator keeps an app's configurations for up to a minute.
-    await runAdmin(['postback', 'set', '--app-key', tenant.app.app_key, '--partner', 'acme', '--url', `http://127.0.0.1:${port}/pb?click={click_id}&s1={sub1}&s2={sub2}`, '--events', 'install']);
+    await runAdmin([
+      'postback',
+      'set',
+      '--app-key',
+      tenant.app.app_key,
+      '--partner',
+      'acme',
+      '--url',
+      `http://127.0.0.1:${port}/pb?click={click_id}&s1={sub1}&s2={sub2}`,
+      '--events',
+      'install',
+    ]);
     const { link_id } = (await runAdmin(['link', 'create', '--app-key', tenant.app.app_key, '--partner', 'acme'])) as { link_id: string };
 
     // sub1 carries a macro inside other text (its text still encoded); sub2 has no macro at all,
     // only characters that must be encoded, braces that name no macro among them.
     const clickParams = { 'click-id': '{click_id}', sub1: 'creative a/{ad.id}', sub2: '{not a macro}&x=ü' };
-    const viaCli = (await runAdmin(['link', 'try', '--link-id', link_id, ...Object.entries(clickParams).flatMap(([flag, value]) => [`--${flag}`, value])])) as { url: string };
+    const viaCli = (await runAdmin([
+      'link',
+      'try',
+      '--link-id',
+      link_id,
+      ...Object.entries(clickParams).flatMap(([flag, value]) => [`--${flag}`, value]),
+    ])) as { url: string };
     const viaConsole = (await consoleCommand('link try', { ...clickParams, 'link-id': link_id })) as { url: string };
-    expect(viaCli.url).toBe(`${stack.baseUrl}/l/${link_id}?click_id={click_id}&sub1=creative%20a%2F{ad.id}&sub2=%7Bnot%20a%20macro%7D%26x%3D%C3%BC`);
+    expect(viaCli.url).toBe(
+      `${stack.baseUrl}/l/${link_id}?click_id={click_id}&sub1=creative%20a%2F{ad.id}&sub2=%7Bnot%20a%20macro%7D%26x%3D%C3%BC`,
+    );
     expect(viaConsole.url).toBe(viaCli.url);
 
     // The partner's ad server fills its macros in, then a person taps the ad.
@@ -82,7 +101,14 @@ describe('partner macros in the tracking-link URL', () => {
 
     const installUuid = '7a0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f';
     const sent = await eventClientFrom(stack.baseUrl, tenant, ip).sendEvents([
-      { event_id: 'install-1', event_name: 'install', install_uuid: installUuid, ts_ms: Date.now() + 40_000, platform: 'ios', attribution: { click_id: clickId } },
+      {
+        event_id: 'install-1',
+        event_name: 'install',
+        install_uuid: installUuid,
+        ts_ms: Date.now() + 40_000,
+        platform: 'ios',
+        attribution: { click_id: clickId },
+      },
     ]);
     expect(sent.results.map((r) => r.status)).toEqual(['accepted']);
     await waitFor(() => postbacks.length >= 1, 15_000);
@@ -90,7 +116,15 @@ describe('partner macros in the tracking-link URL', () => {
     const shown = (await runAdmin(['install', 'show', '--app-key', tenant.app.app_key, '--install-uuid', installUuid])) as {
       installs: { click_id: string; partner: string; ext_click_id?: string; sub1?: string; sub2?: string }[];
     };
-    expect(shown.installs).toEqual([expect.objectContaining({ click_id: clickId, partner: 'acme', ext_click_id: 'abc123', sub1: 'creative a/42', sub2: '{not a macro}&x=ü' })]);
+    expect(shown.installs).toEqual([
+      expect.objectContaining({
+        click_id: clickId,
+        partner: 'acme',
+        ext_click_id: 'abc123',
+        sub1: 'creative a/42',
+        sub2: '{not a macro}&x=ü',
+      }),
+    ]);
     expect(postbacks).toHaveLength(1);
     expect(postbacks[0].search).toContain('click=abc123&');
     expect(Object.fromEntries(postbacks[0].searchParams)).toEqual({ click: 'abc123', s1: 'creative a/42', s2: '{not a macro}&x=ü' });

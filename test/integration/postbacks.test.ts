@@ -1,15 +1,15 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { eventClientFrom } from '../support/event-client';
-import { MOBILE } from '../unit/links/user-agents';
-import { LinkStore } from '../../functions/adapters/link-store';
-import { resourceName } from '../../functions/shared/config';
-import { s3Client, sqsClient } from '../../functions/shared/clients';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { runCommand } from '../../admin/commands';
+import { LinkStore } from '../../functions/adapters/link-store';
 import { sendPostback } from '../../functions/adapters/postback-http';
+import { s3Client, sqsClient } from '../../functions/shared/clients';
+import { resourceName } from '../../functions/shared/config';
+import { eventClientFrom } from '../support/event-client';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { MOBILE } from '../unit/links/user-agents';
 
 // Read by the runtime at start and by the sender at its cold start: a local receiver on
 // 127.0.0.1, and retries after a second rather than minutes.
@@ -38,7 +38,14 @@ async function startReceiver(): Promise<Server> {
     request.on('data', (chunk) => (body += chunk));
     request.on('end', () => {
       const url = new URL(request.url ?? '/', 'http://receiver');
-      received.push({ path: url.pathname, query: url.searchParams, raw: request.url ?? '', method: request.method ?? '', host: request.headers.host ?? '', body });
+      received.push({
+        path: url.pathname,
+        query: url.searchParams,
+        raw: request.url ?? '',
+        method: request.method ?? '',
+        host: request.headers.host ?? '',
+        body,
+      });
       const id = url.searchParams.get('id') ?? '';
       const seen = (hits.get(id) ?? 0) + 1;
       hits.set(id, seen);
@@ -80,13 +87,33 @@ async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: n
 }
 
 /** An attributed install of a fresh user, 40 s after its click (no fast-CTIT flag), with the events after it. */
-async function attributedInstall(tenant: Tenant, linkId: string, query: string, installUuid: string, events: { name: string; revenue?: number }[] = []) {
+async function attributedInstall(
+  tenant: Tenant,
+  linkId: string,
+  query: string,
+  installUuid: string,
+  events: { name: string; revenue?: number }[] = [],
+) {
   const ip = freshIp();
   const clickId = await click(linkId, ip, query);
   const installTs = Date.now() + 40_000;
   const batch = [
-    { event_id: 'install-1', event_name: 'install', install_uuid: installUuid, ts_ms: installTs, platform: 'ios', device_id: `device-${installUuid}`, attribution: { click_id: clickId } },
-    ...events.map((e, n) => ({ event_id: `ev-${n}`, event_name: e.name, install_uuid: installUuid, ts_ms: installTs + (n + 1) * 1000, ...(e.revenue ? { revenue_usd: e.revenue } : {}) })),
+    {
+      event_id: 'install-1',
+      event_name: 'install',
+      install_uuid: installUuid,
+      ts_ms: installTs,
+      platform: 'ios',
+      device_id: `device-${installUuid}`,
+      attribution: { click_id: clickId },
+    },
+    ...events.map((e, n) => ({
+      event_id: `ev-${n}`,
+      event_name: e.name,
+      install_uuid: installUuid,
+      ts_ms: installTs + (n + 1) * 1000,
+      ...(e.revenue ? { revenue_usd: e.revenue } : {}),
+    })),
   ];
   const result = await eventClientFrom(stack.baseUrl, tenant, ip).sendEvents(batch as never);
   expect(result.results.every((r) => r.status === 'accepted')).toBe(true);
@@ -112,7 +139,11 @@ describe('partner postbacks through the local runtime', () => {
   it('sends one install postback with every macro filled and encoded, and one for a configured event', async () => {
     tenant = await createTenant();
     const link = await new LinkStore(resourceName.table('links')).create(tenant.app, { partner: 'acme', campaign: 'spring sale' });
-    await runCommand('postback set', { 'app-key': tenant.app.app_key, partner: 'acme', url: `${base}/ok?${MACROS}`, events: 'install,purchase' }, target());
+    await runCommand(
+      'postback set',
+      { 'app-key': tenant.app.app_key, partner: 'acme', url: `${base}/ok?${MACROS}`, events: 'install,purchase' },
+      target(),
+    );
 
     installUuid = '5f0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f';
     const { ip, installTs } = await attributedInstall(
@@ -124,7 +155,13 @@ describe('partner postbacks through the local runtime', () => {
     );
     // An organic install with a purchase: no partner to tell.
     await eventClientFrom(stack.baseUrl, tenant, freshIp()).sendEvents([
-      { event_id: 'i', event_name: 'install', install_uuid: '6f0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f', ts_ms: Date.now(), platform: 'android' },
+      {
+        event_id: 'i',
+        event_name: 'install',
+        install_uuid: '6f0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f',
+        ts_ms: Date.now(),
+        platform: 'android',
+      },
       { event_id: 'p', event_name: 'purchase', install_uuid: '6f0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f', ts_ms: Date.now(), revenue_usd: 1 },
     ] as never);
     await stack.pollers.drain();
@@ -168,7 +205,9 @@ describe('partner postbacks through the local runtime', () => {
       expect(request.raw).not.toContain(ip);
     }
 
-    const log = (await runCommand('postback log', { 'app-key': tenant.app.app_key }, target())) as { attempts: { outcome: string; response_code: number; event_name: string }[] };
+    const log = (await runCommand('postback log', { 'app-key': tenant.app.app_key }, target())) as {
+      attempts: { outcome: string; response_code: number; event_name: string }[];
+    };
     expect(log.attempts.map((a) => [a.event_name, a.outcome, a.response_code]).sort()).toEqual([
       ['install', 'delivered', 200],
       ['purchase', 'delivered', 200],
@@ -181,8 +220,19 @@ describe('partner postbacks through the local runtime', () => {
     const objects = Contents.filter((object) => object.Key?.includes(tenant.app.app_id));
     expect(objects.length).toBeGreaterThan(0);
     for (const object of objects) {
-      const message = { version: 1, bucket: resourceName.bucket(), audit_key: object.Key, company_id: tenant.company.company_id, app_id: tenant.app.app_id, accepted: 3, rejected: 0, received_ms: Date.now() };
-      await sqsClient().send(new SendMessageCommand({ QueueUrl: resourceName.queueUrl('aggregation'), MessageBody: JSON.stringify(message) }));
+      const message = {
+        version: 1,
+        bucket: resourceName.bucket(),
+        audit_key: object.Key,
+        company_id: tenant.company.company_id,
+        app_id: tenant.app.app_id,
+        accepted: 3,
+        rejected: 0,
+        received_ms: Date.now(),
+      };
+      await sqsClient().send(
+        new SendMessageCommand({ QueueUrl: resourceName.queueUrl('aggregation'), MessageBody: JSON.stringify(message) }),
+      );
     }
     const rebuilt = (await runCommand('rebuild', { 'app-key': tenant.app.app_key, apply: true }, target())) as { differences: unknown[] };
     expect(rebuilt.differences).toEqual([]);
@@ -195,7 +245,11 @@ describe('partner postbacks through the local runtime', () => {
   it('retries a receiver that fails, once it answers; does not retry a 400; gives a silent one to the DLQ after the fifth attempt', async () => {
     const app = await createTenant();
     const links = new LinkStore(resourceName.table('links'));
-    const uuids: Record<string, string> = { flaky: 'a0000000-0000-4000-8000-000000000001', strict: 'a0000000-0000-4000-8000-000000000002', silent: 'a0000000-0000-4000-8000-000000000003' };
+    const uuids: Record<string, string> = {
+      flaky: 'a0000000-0000-4000-8000-000000000001',
+      strict: 'a0000000-0000-4000-8000-000000000002',
+      silent: 'a0000000-0000-4000-8000-000000000003',
+    };
     // Configurations first: the aggregator keeps an app's configurations for up to a minute.
     for (const partner of ['flaky', 'strict', 'silent']) {
       await runCommand('postback set', { 'app-key': app.app.app_key, partner, url: `${base}/${partner}?id={postback_id}` }, target());
@@ -206,7 +260,9 @@ describe('partner postbacks through the local runtime', () => {
     }
     const dlq = stack.endpoints.dead_letter_queues.postbacks;
     const inDlq = async () => {
-      const { Attributes } = await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      const { Attributes } = await sqsClient().send(
+        new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['ApproximateNumberOfMessages'] }),
+      );
       return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
     };
     // Five attempts of 5 s each with a second between them, plus the move to the DLQ.
@@ -219,7 +275,11 @@ describe('partner postbacks through the local runtime', () => {
     expect(byPath('/silent')).toHaveLength(5);
 
     const log = async (partner: string) =>
-      ((await runCommand('postback log', { 'app-key': app.app.app_key, partner }, target())) as { attempts: { attempt: number; outcome: string; response_code?: number; error?: string }[] }).attempts
+      (
+        (await runCommand('postback log', { 'app-key': app.app.app_key, partner }, target())) as {
+          attempts: { attempt: number; outcome: string; response_code?: number; error?: string }[];
+        }
+      ).attempts
         .map(({ attempt, outcome, response_code, error }) => ({ attempt, outcome, response_code, error }))
         .sort((a, b) => a.attempt - b.attempt);
     expect(await log('flaky')).toEqual([
@@ -240,7 +300,8 @@ describe('partner postbacks through the local runtime', () => {
 
   it('refuses templates that point inside the network, or http:// in AWS', async () => {
     const aws = { baseUrl: stack.baseUrl, stack: 'a-deployed-stack' };
-    const set = (url: string, where: { baseUrl: string; stack?: string } = aws) => runCommand('postback set', { 'app-key': tenant.app.app_key, partner: 'evil', url }, where);
+    const set = (url: string, where: { baseUrl: string; stack?: string } = aws) =>
+      runCommand('postback set', { 'app-key': tenant.app.app_key, partner: 'evil', url }, where);
     await expect(set('https://10.0.0.1/cb?id={postback_id}')).rejects.toThrow(/10\.0\.0\.1, a private address/);
     await expect(set('https://169.254.169.254/latest/meta-data/')).rejects.toThrow(/metadata/);
     await expect(set('https://[::1]/cb')).rejects.toThrow(/loopback/);
@@ -255,7 +316,12 @@ describe('partner postbacks through the local runtime', () => {
 
   it('connects to the address that was checked, whatever the name resolves to', async () => {
     const port = (receiver.address() as AddressInfo).port;
-    const result = await sendPostback({ url: new URL(`http://rebinding.test:${port}/ok?id=pinned`), address: { address: '127.0.0.1', family: 4 }, method: 'GET', timeoutMs: 5000 });
+    const result = await sendPostback({
+      url: new URL(`http://rebinding.test:${port}/ok?id=pinned`),
+      address: { address: '127.0.0.1', family: 4 },
+      method: 'GET',
+      timeoutMs: 5000,
+    });
     expect(result.status).toBe(200);
     expect(received.at(-1)).toMatchObject({ path: '/ok', host: `rebinding.test:${port}` });
   });

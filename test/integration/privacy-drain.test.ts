@@ -8,18 +8,18 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
-import { eventClientFrom } from '../support/event-client';
-import { LinkStore } from '../../functions/adapters/link-store';
-import { AuditReader } from '../../functions/adapters/audit-reader';
+import { runCommand } from '../../admin/commands';
 import { runAdmin } from '../../bin/admin';
-import { dynamoClient, s3Client } from '../../functions/shared/clients';
-import { resourceName } from '../../functions/shared/config';
+import { AuditReader } from '../../functions/adapters/audit-reader';
+import { LinkStore } from '../../functions/adapters/link-store';
+import { sha256Hex } from '../../functions/domain/common/hashing';
 import type { DrainReport } from '../../functions/domain/privacy/drain';
 import { installHash } from '../../functions/domain/privacy/privacy';
-import { sha256Hex } from '../../functions/domain/common/hashing';
-import { tables, type TableName } from '../../lib/manifest';
-import { runCommand } from '../../admin/commands';
+import { dynamoClient, s3Client } from '../../functions/shared/clients';
+import { resourceName } from '../../functions/shared/config';
+import { type TableName, tables } from '../../lib/manifest';
+import { eventClientFrom } from '../support/event-client';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { MOBILE } from '../unit/links/user-agents';
 
 // Read by the runtime at start: postbacks may go to the partner receiver below, on 127.0.0.1.
@@ -82,7 +82,10 @@ async function traces(needles: readonly string[]): Promise<string[]> {
   for (const { Key } of Contents) {
     const object = await s3Client().send(new GetObjectCommand({ Bucket: resourceName.bucket(), Key: Key! }));
     const bytes = Buffer.from(await object.Body!.transformToByteArray());
-    look(`object ${Key}`, `${Key} ${JSON.stringify(object.Metadata)} ${(Key!.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')}`);
+    look(
+      `object ${Key}`,
+      `${Key} ${JSON.stringify(object.Metadata)} ${(Key!.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')}`,
+    );
   }
   return found;
 }
@@ -100,7 +103,10 @@ describe('the privacy drain', () => {
   it('removes every row, click and audit line of the install and touches nothing else', async () => {
     const link = await new LinkStore(resourceName.table('links')).create(tenant.app, { partner: 'meta' });
     const clickOf = async (ip: string) => {
-      const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { redirect: 'manual', headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip } });
+      const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, {
+        redirect: 'manual',
+        headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip },
+      });
       return new URL(response.headers.get('location')!).searchParams.get('click_id')!;
     };
     const matched = await clickOf('203.0.113.1');
@@ -109,7 +115,15 @@ describe('the privacy drain', () => {
     const now = Date.now();
     // An object of the deleted install only, one shared with another install, one with a rejected line of it.
     const alone = await client().sendEvents([
-      { event_id: 'i', event_name: 'install', install_uuid: gone, ts_ms: now, platform: 'ios', device_id: 'idfv-gone', attribution: { click_id: matched } },
+      {
+        event_id: 'i',
+        event_name: 'install',
+        install_uuid: gone,
+        ts_ms: now,
+        platform: 'ios',
+        device_id: 'idfv-gone',
+        attribution: { click_id: matched },
+      },
       { event_id: 'p', event_name: 'purchase', install_uuid: gone, ts_ms: now + 1000, revenue_usd: 9.99 },
     ]);
     const shared = await client().sendEvents([
@@ -142,7 +156,10 @@ describe('the privacy drain', () => {
     const texts = await auditTexts();
     expect([...texts.values()].filter((text) => text.includes(gone))).toEqual([]);
     expect(texts.has(alone.audit_key)).toBe(false);
-    expect(JSON.parse(texts.get(shared.audit_key)!).map((line: { event: { event_id: string } }) => line.event.event_id)).toEqual(['i', 's2']);
+    expect(JSON.parse(texts.get(shared.audit_key)!).map((line: { event: { event_id: string } }) => line.event.event_id)).toEqual([
+      'i',
+      's2',
+    ]);
     expect(JSON.parse(texts.get(rejected.audit_key)!).map((line: { event: { event_id: string } }) => line.event.event_id)).toEqual(['s3']);
 
     // The other install and the anonymous counts are as they were.
@@ -172,12 +189,16 @@ describe('the privacy drain', () => {
     const idfa = '6D92078A-8246-4BA4-AE5B-76104861E7DC';
     const from = (ip: string) => eventClientFrom(stack.baseUrl, app, ip);
 
-    await runCommand('postback set', {
-      'app-key': app.app.app_key,
-      partner: 'acme',
-      url: `http://127.0.0.1:${(partner.address() as AddressInfo).port}/pb?c={click_id}&s={sub1}&id={postback_id}`,
-      events: 'install,purchase',
-    }, { baseUrl: stack.baseUrl });
+    await runCommand(
+      'postback set',
+      {
+        'app-key': app.app.app_key,
+        partner: 'acme',
+        url: `http://127.0.0.1:${(partner.address() as AddressInfo).port}/pb?c={click_id}&s={sub1}&id={postback_id}`,
+        events: 'install,purchase',
+      },
+      { baseUrl: stack.baseUrl },
+    );
     const link = await new LinkStore(resourceName.table('links')).create(app.app, { partner: 'acme' });
     const clicked = await fetch(`${stack.baseUrl}/l/${link.link_id}?click_id=PARTNER-CLICK-4711&sub1=SUB-VALUE-4711`, {
       redirect: 'manual',
@@ -187,7 +208,15 @@ describe('the privacy drain', () => {
     const now = Date.now();
     // The install, attributed to acme, and a purchase: two postbacks, each with its attempt.
     await from(installIp).sendEvents([
-      { event_id: 'i', event_name: 'install', install_uuid: gone, ts_ms: now + 40_000, platform: 'ios', device_id: 'idfv-gone-4711', attribution: { click_id: clickId } },
+      {
+        event_id: 'i',
+        event_name: 'install',
+        install_uuid: gone,
+        ts_ms: now + 40_000,
+        platform: 'ios',
+        device_id: 'idfv-gone-4711',
+        attribution: { click_id: clickId },
+      },
       { event_id: 'p', event_name: 'purchase', install_uuid: gone, ts_ms: now + 41_000, revenue_usd: 4.99 },
     ]);
     // Rejected lines only, none with a well-formed install_uuid: the UUID padded, braced, in an
@@ -204,7 +233,9 @@ describe('the privacy drain', () => {
       { event_id: 'j4', event_name: 'session', install_uuid: `urn:uuid:${gone}`, ts_ms: now, device_id: { idfa } },
     ] as never)) as { audit_key: string };
     // An event of it with a device id that is no string, under its well-formed install_uuid.
-    await from(installIp).sendEvents([{ event_id: 'j5', event_name: 'session', install_uuid: gone, ts_ms: now, device_id: { idfa } }] as never);
+    await from(installIp).sendEvents([
+      { event_id: 'j5', event_name: 'session', install_uuid: gone, ts_ms: now, device_id: { idfa } },
+    ] as never);
     await stack.pollers.drain();
     for (let wait = 0; postbacksReceived.length < 2 && wait < 50; wait++) await new Promise((resolve) => setTimeout(resolve, 200));
     await stack.pollers.drain();
@@ -213,10 +244,24 @@ describe('the privacy drain', () => {
     expect(postbacksReceived.every((url) => url.includes('PARTNER-CLICK-4711') && url.includes('SUB-VALUE-4711'))).toBe(true);
 
     const deviceHash = sha256Hex(`${app.app.app_id}:idfv-gone-4711`);
-    const needles = [gone, 'idfv-gone-4711', deviceHash, idfa, '4815162342', installIp, junkIp, clickIp, clickId, 'PARTNER-CLICK-4711', 'SUB-VALUE-4711', ...postbackIds];
+    const needles = [
+      gone,
+      'idfv-gone-4711',
+      deviceHash,
+      idfa,
+      '4815162342',
+      installIp,
+      junkIp,
+      clickIp,
+      clickId,
+      'PARTNER-CLICK-4711',
+      'SUB-VALUE-4711',
+      ...postbackIds,
+    ];
     // Before the drain the install is all over the stores (its postback records and attempts too).
     const before = await traces(needles);
-    for (const where of [`table postbacks: ${postbackIds[0]}`, 'table postbacks: partner-click-4711', `object ${junk.audit_key}: ${gone}`]) expect(before).toContain(where);
+    for (const where of [`table postbacks: ${postbackIds[0]}`, 'table postbacks: partner-click-4711', `object ${junk.audit_key}: ${gone}`])
+      expect(before).toContain(where);
     const reportsBefore = await reports(app);
 
     await from(installIp).deleteInstall(gone);
@@ -245,7 +290,13 @@ describe('the privacy drain', () => {
   it('deletes at most 1,000 rows of a table per request and run, and finishes the rest on the next run', async () => {
     const big = uuid(7);
     const now = Date.now();
-    const events = (from: number) => Array.from({ length: 600 }, (_, i) => ({ event_id: `e${from + i}`, event_name: 'level_up', install_uuid: big, ts_ms: now + from + i }));
+    const events = (from: number) =>
+      Array.from({ length: 600 }, (_, i) => ({
+        event_id: `e${from + i}`,
+        event_name: 'level_up',
+        install_uuid: big,
+        ts_ms: now + from + i,
+      }));
     await client().sendEvents([{ event_id: 'i', event_name: 'install', install_uuid: big, ts_ms: now, platform: 'ios' }]);
     await client().sendEvents(events(0));
     await client().sendEvents(events(600));
@@ -259,7 +310,10 @@ describe('the privacy drain', () => {
     const left = await rowsOf();
     expect(left).toBeGreaterThan(200);
     expect(left).toBeLessThan(1000);
-    const receipt = async () => ((await runAdmin(['privacy', 'show', '--app-key', tenant.app.app_key, '--install-uuid', big])).receipts as Record<string, unknown>[])[0];
+    const receipt = async () =>
+      (
+        (await runAdmin(['privacy', 'show', '--app-key', tenant.app.app_key, '--install-uuid', big])).receipts as Record<string, unknown>[]
+      )[0];
     expect(await receipt()).toMatchObject({ state: 'in_progress', deleted_install_items: 1000 });
 
     const second = await drain();

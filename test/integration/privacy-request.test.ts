@@ -3,19 +3,19 @@
 
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import fc from 'fast-check';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import fc from 'fast-check';
+import { EventClient, type SignedRequest, signedRequest } from '../../client/event-client';
 import { TenantStore } from '../../functions/adapters/tenant-store';
+import { EVENT_API_ERRORS, MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
+import { signBody } from '../../functions/domain/ingest/signature';
+import { installHash } from '../../functions/domain/privacy/privacy';
+import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { dynamoClient } from '../../functions/shared/clients';
 import type { HttpEvent, HttpResult } from '../../functions/shared/http';
-import { EVENT_API_ERRORS, MAX_RAW_BODY_BYTES } from '../../functions/domain/ingest/event-api';
-import { installHash } from '../../functions/domain/privacy/privacy';
-import { signBody } from '../../functions/domain/ingest/signature';
-import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
-import { EventClient, signedRequest, type SignedRequest } from '../../client/event-client';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { apiEvent, credentialsOf, lambdaContext, post, signedBytes } from './ingest-support';
 
 type Handler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
@@ -45,7 +45,12 @@ const rawRequest = (body: Buffer, headers: Record<string, string> = {}) => signe
 async function queuedFor(installUuid: string): Promise<Record<string, unknown> | undefined> {
   for (let poll = 0; poll < 5; poll++) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: stack.endpoints.queues.privacy, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 0 }),
+      new ReceiveMessageCommand({
+        QueueUrl: stack.endpoints.queues.privacy,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+        VisibilityTimeout: 0,
+      }),
     );
     const found = Messages.find((message: Message) => JSON.parse(message.Body!).install_uuid === installUuid);
     if (found) {
@@ -58,7 +63,11 @@ async function queuedFor(installUuid: string): Promise<Record<string, unknown> |
 
 async function receiptsOf(appId: string): Promise<Record<string, unknown>[]> {
   const { Items = [] } = await dynamoClient().send(
-    new ScanCommand({ TableName: stack.endpoints.tables.privacy_requests, FilterExpression: 'app_id = :app', ExpressionAttributeValues: { ':app': appId } }),
+    new ScanCommand({
+      TableName: stack.endpoints.tables.privacy_requests,
+      FilterExpression: 'app_id = :app',
+      ExpressionAttributeValues: { ':app': appId },
+    }),
   );
   return Items;
 }
@@ -78,7 +87,11 @@ describe('POST /privacy/delete', () => {
       install_uuid: installUuid.toLowerCase(),
     });
     const { Item } = await dynamoClient().send(
-      new GetCommand({ TableName: stack.endpoints.tables.privacy_requests, Key: { request_id: message!.request_id }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: stack.endpoints.tables.privacy_requests,
+        Key: { request_id: message!.request_id },
+        ConsistentRead: true,
+      }),
     );
     expect(Item).toEqual({
       request_id: message!.request_id,
@@ -110,7 +123,10 @@ describe('POST /privacy/delete', () => {
     expect(await send(signed([randomUUID()]))).toEqual({ status: 400, body: { error: 'bad_json' } });
     expect(await send(signed('text'))).toEqual({ status: 400, body: { error: 'bad_json' } });
     const invalidUtf8 = Buffer.concat([Buffer.from('{"install_uuid":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
-    expect(await send(rawRequest(gzipSync(invalidUtf8), { 'content-encoding': 'gzip' }))).toEqual({ status: 400, body: { error: 'bad_json' } });
+    expect(await send(rawRequest(gzipSync(invalidUtf8), { 'content-encoding': 'gzip' }))).toEqual({
+      status: 400,
+      body: { error: 'bad_json' },
+    });
   });
 
   it('refuses what the event API refuses, with the same codes and in the same order', async () => {
@@ -124,18 +140,36 @@ describe('POST /privacy/delete', () => {
     expect(await send(with_({}, Buffer.alloc(MAX_RAW_BODY_BYTES + 1, 0x20)))).toEqual({ status: 413, body: { error: 'body_too_large' } });
     expect(await send(with_({}, Buffer.alloc(0)))).toEqual({ status: 400, body: { error: 'empty_body' } });
     expect(await send(with_({ 'x-service-app-key': newAppKey() }))).toEqual({ status: 401, body: { error: 'unknown_app_key' } });
-    expect(await send(with_({ 'x-service-company-key': newCompanyKey() }))).toEqual({ status: 401, body: { error: 'unknown_company_key' } });
-    expect(await send(with_({ 'x-service-company-key': other.company.company_key }))).toEqual({ status: 401, body: { error: 'app_company_mismatch' } });
-    expect(await send(with_({ 'x-service-signature': signBody('wrong', body) }))).toEqual({ status: 401, body: { error: 'bad_signature' } });
-    expect(await send(with_({ 'x-service-signature': ok.headers['x-service-signature'].toUpperCase() }))).toEqual({ status: 401, body: { error: 'bad_signature' } });
+    expect(await send(with_({ 'x-service-company-key': newCompanyKey() }))).toEqual({
+      status: 401,
+      body: { error: 'unknown_company_key' },
+    });
+    expect(await send(with_({ 'x-service-company-key': other.company.company_key }))).toEqual({
+      status: 401,
+      body: { error: 'app_company_mismatch' },
+    });
+    expect(await send(with_({ 'x-service-signature': signBody('wrong', body) }))).toEqual({
+      status: 401,
+      body: { error: 'bad_signature' },
+    });
+    expect(await send(with_({ 'x-service-signature': ok.headers['x-service-signature'].toUpperCase() }))).toEqual({
+      status: 401,
+      body: { error: 'bad_signature' },
+    });
     expect(await send(with_({ 'content-encoding': 'br' }))).toEqual({ status: 415, body: { error: 'unsupported_content_encoding' } });
     const corrupt = gzipSync(body).subarray(0, 20);
     expect(await send(with_({ 'content-encoding': 'gzip' }, corrupt))).toEqual({ status: 400, body: { error: 'bad_gzip' } });
     const inflating = gzipSync(Buffer.alloc(9 * 1024 * 1024, 0x20));
-    expect(await send(with_({ 'content-encoding': 'gzip' }, inflating))).toEqual({ status: 413, body: { error: 'decompressed_too_large' } });
+    expect(await send(with_({ 'content-encoding': 'gzip' }, inflating))).toEqual({
+      status: 413,
+      body: { error: 'decompressed_too_large' },
+    });
 
     await new TenantStore(stack.endpoints.tables.tenants).setCompanySuspended(other.company.company_key, true);
-    expect(await send(signed({ install_uuid: randomUUID() }, { as: other }))).toEqual({ status: 401, body: { error: 'company_suspended' } });
+    expect(await send(signed({ install_uuid: randomUUID() }, { as: other }))).toEqual({
+      status: 401,
+      body: { error: 'company_suspended' },
+    });
   });
 
   it('answers 503 queue_write_failed and keeps no receipt when the queue cannot take the request', async () => {
@@ -167,7 +201,10 @@ describe('POST /privacy/delete', () => {
     await fc.assert(
       fc.asyncProperty(body, fc.boolean(), async (raw, gzip) => {
         const bytes = gzip ? gzipSync(raw) : raw;
-        const headers: Record<string, string> = { ...signed({}).headers, 'x-service-signature': signBody(tenant.app.signing_secret, bytes) };
+        const headers: Record<string, string> = {
+          ...signed({}).headers,
+          'x-service-signature': signBody(tenant.app.signing_secret, bytes),
+        };
         if (gzip) headers['content-encoding'] = 'gzip';
         const result = await handler(apiEvent('/privacy/delete', headers, bytes), lambdaContext('privacy-request'));
         const answer = JSON.parse(result.body!);

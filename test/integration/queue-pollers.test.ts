@@ -1,11 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { startSqsEmulator, type SqsEmulator } from '../../local/sqs';
-import { startQueuePollers } from '../../local/queue-pollers';
 import type { QueueSpec } from '../../lib/manifest';
+import { startQueuePollers } from '../../local/queue-pollers';
+import { type SqsEmulator, startSqsEmulator } from '../../local/sqs';
 
 describe('the local queue pollers', () => {
   let emulator: SqsEmulator;
@@ -39,7 +46,13 @@ describe('the local queue pollers', () => {
   });
 
   const specs: Record<string, QueueSpec> = {
-    work: { purpose: 'test', visibilityTimeoutSeconds: 1, maxReceiveCount: 2, retentionDays: 1, consumer: { function: 'consumer', batchSize: 10 } },
+    work: {
+      purpose: 'test',
+      visibilityTimeoutSeconds: 1,
+      maxReceiveCount: 2,
+      retentionDays: 1,
+      consumer: { function: 'consumer', batchSize: 10 },
+    },
   };
 
   it('delivers real SQS events, deletes successes and moves a message that keeps failing to the DLQ', async () => {
@@ -75,7 +88,10 @@ describe('the local queue pollers', () => {
       expect(records[0].eventSourceARN).toMatch(/:work$/);
 
       const { Attributes } = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       );
       expect(Attributes).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
     } finally {
@@ -85,7 +101,9 @@ describe('the local queue pollers', () => {
 
   it('gathers batches above 10 messages as the batching window does, and deletes every handled one', async () => {
     const sizes: number[] = [];
-    const big: Record<string, QueueSpec> = { work: { ...specs.work, consumer: { function: 'consumer', batchSize: 25, maxBatchingWindowSeconds: 1 } } };
+    const big: Record<string, QueueSpec> = {
+      work: { ...specs.work, consumer: { function: 'consumer', batchSize: 25, maxBatchingWindowSeconds: 1 } },
+    };
     for (let i = 0; i < 30; i++) await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: `m${i}` }));
     const pollers = startQueuePollers({
       sqs,
@@ -105,7 +123,10 @@ describe('the local queue pollers', () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(30);
     expect(Math.max(...sizes)).toBe(25);
     const { Attributes } = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
     );
     expect(Attributes).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
@@ -116,12 +137,16 @@ describe('the local queue pollers', () => {
     let slowUrl: string;
     const counts = async () => {
       const { Attributes } = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: slowUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+        new GetQueueAttributesCommand({
+          QueueUrl: slowUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       );
       return { visible: Number(Attributes?.ApproximateNumberOfMessages), held: Number(Attributes?.ApproximateNumberOfMessagesNotVisible) };
     };
     beforeEach(async () => {
-      slowUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `slow-${Date.now()}`, Attributes: { VisibilityTimeout: '60' } }))).QueueUrl as string;
+      slowUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `slow-${Date.now()}`, Attributes: { VisibilityTimeout: '60' } })))
+        .QueueUrl as string;
     });
     afterEach(async () => {
       await sqs.send(new DeleteQueueCommand({ QueueUrl: slowUrl }));
@@ -185,7 +210,10 @@ describe('the local queue pollers', () => {
       await pollers.stop();
     }
     const { Attributes } = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
     );
     expect(Number(Attributes?.ApproximateNumberOfMessages) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible)).toBe(1);
   });

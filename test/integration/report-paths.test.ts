@@ -5,8 +5,8 @@
 // When the gap is closed these fail, and the finding in the doc is to be updated with them.
 
 import { matchRoute, routesFromManifest } from '../../local/api-gateway';
-import { httpCall, errorOf, verdictOf, type HttpAnswer } from '../support/documented-answers';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import { errorOf, type HttpAnswer, httpCall, verdictOf } from '../support/documented-answers';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { OpenApi } from '../support/openapi';
 
 const api = new OpenApi();
@@ -22,19 +22,32 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const call = (method: string, target: string) => httpCall(stack.baseUrl, { method, target, headers: { authorization: `Bearer ${tenant.serverKey}` } });
-const outcome = (answer: HttpAnswer) => ({ status: answer.status, error: errorOf(answer), allow: answer.headers.allow, problems: verdictOf(api, answer).problems });
+const call = (method: string, target: string) =>
+  httpCall(stack.baseUrl, { method, target, headers: { authorization: `Bearer ${tenant.serverKey}` } });
+const outcome = (answer: HttpAnswer) => ({
+  status: answer.status,
+  error: errorOf(answer),
+  allow: answer.headers.allow,
+  problems: verdictOf(api, answer).problems,
+});
 
 describe('HEAD and OPTIONS on the reports (finding 2, fixed)', () => {
   it.each(['HEAD', 'OPTIONS'])('answers %s on every report 405 method_not_allowed with Allow: GET, as documented', async (method) => {
     const answers = await Promise.all(REPORTS.map(async (name) => [name, outcome(await call(method, `/api/v1/reports/${name}`))] as const));
     // A HEAD answer has no body to carry the code; its status and Allow header say it.
     const error = method === 'HEAD' ? undefined : 'method_not_allowed';
-    expect(Object.fromEntries(answers)).toEqual(Object.fromEntries(REPORTS.map((name) => [name, { status: 405, error, allow: 'GET', problems: [] }])));
+    expect(Object.fromEntries(answers)).toEqual(
+      Object.fromEntries(REPORTS.map((name) => [name, { status: 405, error, allow: 'GET', problems: [] }])),
+    );
   });
 
   it('answers OPTIONS on /api/v1/reports 404 unknown_report, as documented', async () => {
-    expect(outcome(await call('OPTIONS', '/api/v1/reports'))).toEqual({ status: 404, error: 'unknown_report', allow: undefined, problems: [] });
+    expect(outcome(await call('OPTIONS', '/api/v1/reports'))).toEqual({
+      status: 404,
+      error: 'unknown_report',
+      allow: undefined,
+      problems: [],
+    });
   });
 });
 
@@ -55,6 +68,11 @@ describe('doubled and trailing slashes under the reports prefix (finding 3, open
     // API Gateway would send it to the {proxy+} fallback; the local edge drops the empty segment.
     expect(matchRoute(routesFromManifest(), 'GET', '/api/v1/reports/events/')?.route.routeKey).toBe('GET /api/v1/reports/events');
     // 200 with the report's body: the reports' fallback answers nothing but 404 and 405.
-    expect(outcome(await call('GET', '/api/v1/reports/events/'))).toEqual({ status: 200, error: undefined, allow: undefined, problems: [] });
+    expect(outcome(await call('GET', '/api/v1/reports/events/'))).toEqual({
+      status: 200,
+      error: undefined,
+      allow: undefined,
+      problems: [],
+    });
   });
 });

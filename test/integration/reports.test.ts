@@ -3,13 +3,13 @@
 // the rows the aggregator made from events sent through POST /event.
 
 import fc from 'fast-check';
-import { startLocalStack, createTenant, type LocalStack, type Tenant } from '../support/local-stack';
 import { EventClient } from '../../client/event-client';
 import { AggregateStore } from '../../functions/adapters/aggregate-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
-import { resourceName } from '../../functions/shared/config';
 import { sortKeyOf } from '../../functions/domain/aggregation/rows';
 import { REPORT_ERRORS } from '../../functions/domain/reports/report-query';
+import { resourceName } from '../../functions/shared/config';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 
 const DAY = 86_400_000;
 let stack: LocalStack;
@@ -40,15 +40,43 @@ describe('the Reporting API errors', () => {
     ['an exponent until_ms', '/api/v1/reports/revenue?until_ms=1e12', {}, 'auth', 400, 'invalid_since_until'],
     ['an empty since_ms', '/api/v1/reports/cohorts?since_ms=', {}, 'auth', 400, 'invalid_since_until'],
     ['a reversed window', '/api/v1/reports/events?since_ms=2000&until_ms=1000', {}, 'auth', 400, 'since_ms_must_be_less_than_until_ms'],
-    ['a since_ms after the last date JavaScript has', '/api/v1/reports/events?since_ms=8640000000000001', {}, 'auth', 400, 'invalid_since_until'],
-    ['an until_ms after the last date JavaScript has', '/api/v1/reports/revenue?since_ms=8639999999999000&until_ms=8640000000000001', {}, 'auth', 400, 'invalid_since_until'],
-    ['a since_ms before the first date JavaScript has', '/api/v1/reports/attribution?since_ms=-8640000000000001&until_ms=-8639999999999000', {}, 'auth', 400, 'invalid_since_until'],
+    [
+      'a since_ms after the last date JavaScript has',
+      '/api/v1/reports/events?since_ms=8640000000000001',
+      {},
+      'auth',
+      400,
+      'invalid_since_until',
+    ],
+    [
+      'an until_ms after the last date JavaScript has',
+      '/api/v1/reports/revenue?since_ms=8639999999999000&until_ms=8640000000000001',
+      {},
+      'auth',
+      400,
+      'invalid_since_until',
+    ],
+    [
+      'a since_ms before the first date JavaScript has',
+      '/api/v1/reports/attribution?since_ms=-8640000000000001&until_ms=-8639999999999000',
+      {},
+      'auth',
+      400,
+      'invalid_since_until',
+    ],
     ['a window over 365 days', `/api/v1/reports/cohorts?since_ms=0&until_ms=${365 * DAY + 1}`, {}, 'auth', 400, 'window_too_large'],
     ['a limit of 1001', '/api/v1/reports/attribution?limit=1001', {}, 'auth', 400, 'invalid_limit'],
     ['a negative offset', '/api/v1/reports/attribution?offset=-1', {}, 'auth', 400, 'invalid_offset'],
     ['no Authorization header', '/api/v1/reports/attribution', {}, 'none', 401, 'missing_bearer_token'],
     ['another scheme', '/api/v1/reports/attribution', { authorization: 'Basic dXNlcjpwYXNz' }, 'none', 401, 'missing_bearer_token'],
-    ['an unknown key', '/api/v1/reports/attribution', { authorization: `Bearer srv_${'0'.repeat(48)}` }, 'none', 401, 'invalid_or_revoked_key'],
+    [
+      'an unknown key',
+      '/api/v1/reports/attribution',
+      { authorization: `Bearer srv_${'0'.repeat(48)}` },
+      'none',
+      401,
+      'invalid_or_revoked_key',
+    ],
     ['a malformed key', '/api/v1/reports/attribution', { authorization: 'Bearer srv_short' }, 'none', 401, 'invalid_or_revoked_key'],
     ['an unknown report, without a key', '/api/v1/reports/installs', {}, 'none', 404, 'unknown_report'],
     ['an unknown report, with a bad key', '/api/v1/reports/installs', { authorization: 'Bearer nope' }, 'none', 404, 'unknown_report'],
@@ -101,13 +129,26 @@ describe('the report rows', () => {
 
   beforeAll(async () => {
     // Rows written directly through the aggregator's own adapter: a year of two apps.
-    for (const [tenant, partners] of [[a, ['meta', 'google', 'tiktok']], [b, ['meta', 'snap']]] as const) {
+    for (const [tenant, partners] of [
+      [a, ['meta', 'google', 'tiktok']],
+      [b, ['meta', 'snap']],
+    ] as const) {
       const mine = new Map<string, { sk: string; day: string; partner: string; installs: number }>();
       for (let n = 0; n < 365; n += 3) {
         for (const partner of partners.slice(0, 1 + ((n / 3) % partners.length))) {
           const installs = 1 + ((n * 7 + partner.length) % 13);
-          await rows().add(tenant.app.app_id, { family: 'attribution', day: day(n), group: [partner, 'deterministic'], add: { installs } }, [], []);
-          mine.set(sortKeyOf({ day: day(n), group: [partner, 'deterministic'] }), { sk: sortKeyOf({ day: day(n), group: [partner, 'deterministic'] }), day: day(n), partner, installs });
+          await rows().add(
+            tenant.app.app_id,
+            { family: 'attribution', day: day(n), group: [partner, 'deterministic'], add: { installs } },
+            [],
+            [],
+          );
+          mine.set(sortKeyOf({ day: day(n), group: [partner, 'deterministic'] }), {
+            sk: sortKeyOf({ day: day(n), group: [partner, 'deterministic'] }),
+            day: day(n),
+            partner,
+            installs,
+          });
         }
       }
       written.set(tenant.app.app_id, mine);
@@ -119,7 +160,9 @@ describe('the report rows', () => {
   const expected = (tenant: Tenant, sinceMs: number, untilMs: number) => {
     const first = new Date(sinceMs).toISOString().slice(0, 10);
     const last = new Date(untilMs - 1).toISOString().slice(0, 10);
-    return [...written.get(tenant.app.app_id)!.values()].filter((r) => r.day >= first && r.day <= last).sort((x, y) => (x.sk < y.sk ? -1 : 1));
+    return [...written.get(tenant.app.app_id)!.values()]
+      .filter((r) => r.day >= first && r.day <= last)
+      .sort((x, y) => (x.sk < y.sk ? -1 : 1));
   };
 
   it('never returns a row of another app, whatever the window, limit, offset or extra parameters', async () => {
@@ -130,15 +173,26 @@ describe('the report rows', () => {
         fc.integer({ min: 1, max: 365 * DAY }),
         fc.integer({ min: 1, max: 1000 }),
         fc.integer({ min: 0, max: 400 }),
-        fc.dictionary(fc.constantFrom('app_id', 'app', 'pk', 'appKey', 'partner', 'x'), fc.constantFrom(b.app.app_id, b.app.app_key, `${b.app.app_id}#attribution`, '*')),
+        fc.dictionary(
+          fc.constantFrom('app_id', 'app', 'pk', 'appKey', 'partner', 'x'),
+          fc.constantFrom(b.app.app_id, b.app.app_key, `${b.app.app_id}#attribution`, '*'),
+        ),
         async (startDay, span, limit, offset, extra) => {
           const sinceMs = start + startDay * DAY + 3_600_000;
           const untilMs = sinceMs + span;
-          const query = new URLSearchParams({ ...extra, since_ms: String(sinceMs), until_ms: String(untilMs), limit: String(limit), offset: String(offset) });
+          const query = new URLSearchParams({
+            ...extra,
+            since_ms: String(sinceMs),
+            until_ms: String(untilMs),
+            limit: String(limit),
+            offset: String(offset),
+          });
           const response = await get(`/api/v1/reports/attribution?${query}`, bearer(a));
           expect(response.status).toBe(200);
           const want = expected(a, sinceMs, untilMs).slice(offset, offset + limit);
-          expect((response.body!.rows as { day: string; partner: string; installs: number }[]).map((r) => [r.day, r.partner, r.installs])).toEqual(want.map((r) => [r.day, r.partner, r.installs]));
+          expect(
+            (response.body!.rows as { day: string; partner: string; installs: number }[]).map((r) => [r.day, r.partner, r.installs]),
+          ).toEqual(want.map((r) => [r.day, r.partner, r.installs]));
           expect(response.body!.meta).toEqual({ since_ms: sinceMs, until_ms: untilMs, limit, offset, elapsed_ms: expect.any(Number) });
           expect(Number.isInteger((response.body!.meta as { elapsed_ms: number }).elapsed_ms)).toBe(true);
         },
@@ -171,7 +225,12 @@ describe('the report rows', () => {
     expect(again.status).toBe(304);
     expect(again.body).toBeUndefined();
     expect(again.headers.get('etag')).toBe(etag);
-    await rows().add(a.app.app_id, { family: 'attribution', day: '2026-01-10', group: ['meta', 'deterministic'], add: { installs: 1 } }, [], []);
+    await rows().add(
+      a.app.app_id,
+      { family: 'attribution', day: '2026-01-10', group: ['meta', 'deterministic'], add: { installs: 1 } },
+      [],
+      [],
+    );
     await rows().refreshPages(a.app.app_id, 'attribution', ['2026-01-10']);
     const changed = await get(path, { ...bearer(a), 'if-none-match': etag });
     expect(changed.status).toBe(200);
@@ -183,9 +242,19 @@ describe('the report rows', () => {
 describe('the reports of aggregated traffic', () => {
   it('serve, through every report, the rows the aggregator made from events sent to POST /event', async () => {
     const tenant = await createTenant();
-    const client = new EventClient({ baseUrl: stack.baseUrl, companyKey: tenant.company.company_key, appKey: tenant.app.app_key, signingSecret: tenant.app.signing_secret });
+    const client = new EventClient({
+      baseUrl: stack.baseUrl,
+      companyKey: tenant.company.company_key,
+      appKey: tenant.app.app_key,
+      signingSecret: tenant.app.signing_secret,
+    });
     const now = Date.now();
-    const installAt = Date.UTC(new Date(now - 3 * DAY).getUTCFullYear(), new Date(now - 3 * DAY).getUTCMonth(), new Date(now - 3 * DAY).getUTCDate(), 12);
+    const installAt = Date.UTC(
+      new Date(now - 3 * DAY).getUTCFullYear(),
+      new Date(now - 3 * DAY).getUTCMonth(),
+      new Date(now - 3 * DAY).getUTCDate(),
+      12,
+    );
     const uuid = (n: number) => `0000000${n}-1111-4222-8333-444444444444`;
     await client.sendEvents([
       { event_id: 'i1', event_name: 'install', install_uuid: uuid(1), ts_ms: installAt, platform: 'ios' },
@@ -198,7 +267,9 @@ describe('the reports of aggregated traffic', () => {
     const installDay = new Date(installAt).toISOString().slice(0, 10);
     const nextDay = new Date(installAt + DAY).toISOString().slice(0, 10);
     const report = async (name: string) => (await get(`/api/v1/reports/${name}`, bearer(tenant))).body!.rows;
-    expect(await report('attribution')).toEqual([{ day: installDay, partner: 'organic', attribution_type: 'organic', installs: 2, organic: 2, reinstalls: 0, fraud_flagged: 0 }]);
+    expect(await report('attribution')).toEqual([
+      { day: installDay, partner: 'organic', attribution_type: 'organic', installs: 2, organic: 2, reinstalls: 0, fraud_flagged: 0 },
+    ]);
     expect(await report('cohorts')).toEqual([{ day: installDay, installs: 2, d1: 2, d7: 0, d30: 0, d1_rate: 1, d7_rate: 0, d30_rate: 0 }]);
     expect(await report('revenue')).toEqual([{ day: nextDay, partner: 'organic', purchases: 2, revenue_usd: 10, arppu_usd: 10 }]);
     expect(await report('events')).toEqual([
@@ -208,4 +279,3 @@ describe('the reports of aggregated traffic', () => {
     ]);
   });
 });
-

@@ -5,12 +5,12 @@
 
 import { randomUUID } from 'node:crypto';
 import { runAdmin } from '../../bin/admin';
-import { EventClient, eventBatchRequest, type EventBatchResult, type SdkEvent } from '../../client/event-client';
+import { type EventBatchResult, EventClient, eventBatchRequest, type SdkEvent } from '../../client/event-client';
 import { AuditReader } from '../../functions/adapters/audit-reader';
 import { MessageQueue } from '../../functions/adapters/message-queue';
 import { DAY_MS } from '../../functions/domain/common/days';
 import { resourceName } from '../../functions/shared/config';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { credentialsOf, post } from './ingest-support';
 
 const HOUR = 3_600_000;
@@ -27,7 +27,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const rebuild = (owner: Tenant) => runAdmin(['rebuild', '--app-key', owner.app.app_key]) as Promise<{ objects: number; events: number; differences: unknown[] }>;
+const rebuild = (owner: Tenant) =>
+  runAdmin(['rebuild', '--app-key', owner.app.app_key]) as Promise<{ objects: number; events: number; differences: unknown[] }>;
 const storedLines = (auditKey: string) => new AuditReader(resourceName.bucket()).lines(auditKey);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -71,7 +72,9 @@ describe('a batch retried with the same bytes', () => {
       events: [{ event_id: 'install', event_name: 'install', install_uuid: installUuid, ts_ms: Date.now() - 60_000, platform: 'ios' }],
       sent_at_ms: Date.now(),
     });
-    const queue = jest.spyOn(MessageQueue.prototype, 'send').mockRejectedValueOnce(Object.assign(new Error('queue is down'), { name: 'ServiceUnavailable' }));
+    const queue = jest
+      .spyOn(MessageQueue.prototype, 'send')
+      .mockRejectedValueOnce(Object.assign(new Error('queue is down'), { name: 'ServiceUnavailable' }));
     try {
       expect(await post(stack.baseUrl, '/event', request)).toEqual({ status: 503, body: { error: 'audit_write_failed' } });
     } finally {
@@ -82,7 +85,9 @@ describe('a batch retried with the same bytes', () => {
     await stack.pollers.drain();
 
     expect(await rebuild(other)).toMatchObject({ objects: 1, events: 1, differences: [] });
-    const installs = (await runAdmin(['install', 'show', '--app-key', other.app.app_key, '--install-uuid', installUuid])) as { installs: unknown[] };
+    const installs = (await runAdmin(['install', 'show', '--app-key', other.app.app_key, '--install-uuid', installUuid])) as {
+      installs: unknown[];
+    };
     expect(installs.installs).toHaveLength(1);
   }, 60_000);
 });

@@ -1,9 +1,9 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { runAdmin } from '../../bin/admin';
-import { dynamoClient } from '../../functions/shared/clients';
 import { newAppId, newAppKey, newSigningSecret } from '../../functions/domain/tenants/keys';
+import { dynamoClient } from '../../functions/shared/clients';
 import { runAsFunction } from '../../local/function-context';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../support/local-stack';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { post, signedBytes, validEvent } from './ingest-support';
 
 /**
@@ -32,13 +32,16 @@ async function legacyApp(owner: Tenant): Promise<Tenant> {
   const app = { ...owner.app, app_id: newAppId(), app_key: newAppKey(), name: 'Legacy App', created_ms: Date.now() };
   const signingSecret = newSigningSecret();
   await dynamoClient().send(
-    new PutCommand({ TableName: stack.endpoints.tables.tenants, Item: { ...app, signing_secret: signingSecret, pk: `app#${app.app_key}`, id: app.app_id, kind: 'app' } }),
+    new PutCommand({
+      TableName: stack.endpoints.tables.tenants,
+      Item: { ...app, signing_secret: signingSecret, pk: `app#${app.app_key}`, id: app.app_id, kind: 'app' },
+    }),
   );
   return { ...owner, app: { ...app, signing_secret: signingSecret } };
 }
 
 describe('signing secrets', () => {
-  it('are kept in the signing_secrets table by app id, never in the app\'s tenants item', async () => {
+  it("are kept in the signing_secrets table by app id, never in the app's tenants item", async () => {
     const tenant = await createTenant();
     expect(await tenantsItem(tenant.app.app_key)).not.toHaveProperty('signing_secret');
     expect(await secretItem(tenant.app.app_id)).toMatchObject({ app_id: tenant.app.app_id, signing_secret: tenant.app.signing_secret });
@@ -47,22 +50,47 @@ describe('signing secrets', () => {
 
   it('are printed by app create and app show, and by no listing', async () => {
     const tenant = await createTenant();
-    const created = (await runAdmin(['app', 'create', '--company-key', tenant.company.company_key, '--name', 'Shown'])) as { app_key: string; app_id: string; signing_secret: string };
+    const created = (await runAdmin(['app', 'create', '--company-key', tenant.company.company_key, '--name', 'Shown'])) as {
+      app_key: string;
+      app_id: string;
+      signing_secret: string;
+    };
     expect(created.signing_secret).toMatch(/^[0-9a-f]{64}$/);
-    expect(await runAdmin(['app', 'show', '--app-key', created.app_key])).toMatchObject({ app_id: created.app_id, signing_secret: created.signing_secret });
-    expect(JSON.stringify(await runAdmin(['app', 'list', '--company-key', tenant.company.company_key]))).not.toContain(created.signing_secret);
+    expect(await runAdmin(['app', 'show', '--app-key', created.app_key])).toMatchObject({
+      app_id: created.app_id,
+      signing_secret: created.signing_secret,
+    });
+    expect(JSON.stringify(await runAdmin(['app', 'list', '--company-key', tenant.company.company_key]))).not.toContain(
+      created.signing_secret,
+    );
   });
 
-  const otherReaders = ['health', 'health-check', 'report-attribution', 'report-revenue', 'report-cohorts', 'report-events', 'aggregator', 'link-redirect'];
+  const otherReaders = [
+    'health',
+    'health-check',
+    'report-attribution',
+    'report-revenue',
+    'report-cohorts',
+    'report-events',
+    'aggregator',
+    'link-redirect',
+  ];
   it.each(otherReaders)('cannot be read by %s', async (name) => {
     const tenant = await createTenant();
-    const read = runAsFunction(name, () => dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.signing_secrets, Key: { app_id: tenant.app.app_id } })));
-    await expect(read).rejects.toMatchObject({ name: 'AccessDeniedException', message: expect.stringContaining(`table/${stack.endpoints.tables.signing_secrets}`) });
+    const read = runAsFunction(name, () =>
+      dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.signing_secrets, Key: { app_id: tenant.app.app_id } })),
+    );
+    await expect(read).rejects.toMatchObject({
+      name: 'AccessDeniedException',
+      message: expect.stringContaining(`table/${stack.endpoints.tables.signing_secrets}`),
+    });
   });
 
   it.each(['ingest', 'privacy-request'])('are read by %s, which verifies signatures', async (name) => {
     const tenant = await createTenant();
-    const read = runAsFunction(name, () => dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.signing_secrets, Key: { app_id: tenant.app.app_id } })));
+    const read = runAsFunction(name, () =>
+      dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.signing_secrets, Key: { app_id: tenant.app.app_id } })),
+    );
     await expect(read).resolves.toMatchObject({ Item: { signing_secret: tenant.app.signing_secret } });
   });
 
@@ -79,7 +107,7 @@ describe('signing secrets', () => {
 });
 
 describe('npm start over a data directory made before the signing_secrets table', () => {
-  it('moves every app\'s signing secret out of the tenants table before serving', async () => {
+  it("moves every app's signing secret out of the tenants table before serving", async () => {
     const legacy = await legacyApp(await createTenant());
     await stack.close();
     stack = await startLocalStack({ dataDir: stack.dataDir });

@@ -1,10 +1,11 @@
 // The traffic simulator end to end: a local stack that takes client addresses from
 // X-Forwarded-For (TRUST_PROXY=1), the simulator run in-process at a small scale with --check,
 // no difference between the four reports and what it sent, and reports with something in them.
-import { startLocalStack, type LocalStack } from '../support/local-stack';
-import { simulate, type SimulationResult } from '../../sim/run';
+
 import { fetchReports, type Reports } from '../../sim/check';
+import { type SimulationResult, simulate } from '../../sim/run';
 import { failed, summaryJson, summaryText } from '../../sim/summary';
+import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 let stack: LocalStack;
 let result: SimulationResult;

@@ -6,14 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalStack, type LocalStack } from '../support/local-stack';
-import { OpenApi, pointerOf } from '../support/openapi';
-import { countingWrites } from '../support/write-faults';
-import { dynamoClient } from '../../functions/shared/clients';
+import { SkanStore } from '../../functions/adapters/skan-store';
 import { MAX_POSTBACK_BYTES, type PostbackRecord } from '../../functions/domain/skan/postback-record';
 import { CLAIM_LAPSE_MS, mayTakeOver, type PostbackClaim, type PostbackHolder } from '../../functions/domain/skan/take-postback';
-import { SkanStore } from '../../functions/adapters/skan-store';
-import { AAK_EXAMPLE, aakPayload, aakPostback, changed, p256, signJws, SKADNETWORK_EXAMPLES, type Postback } from '../unit/skan/postbacks';
+import { dynamoClient } from '../../functions/shared/clients';
+import { type LocalStack, startLocalStack } from '../support/local-stack';
+import { OpenApi, pointerOf } from '../support/openapi';
+import { countingWrites } from '../support/write-faults';
+import { AAK_EXAMPLE, aakPayload, aakPostback, changed, type Postback, p256, SKADNETWORK_EXAMPLES, signJws } from '../unit/skan/postbacks';
 
 let stack: LocalStack;
 let s3: S3Client;
@@ -30,7 +30,9 @@ afterAll(async () => {
 });
 
 const example = (version: string, didWin?: boolean) =>
-  SKADNETWORK_EXAMPLES.find((e) => String(e.postback.version ?? '1.0') === version && (didWin === undefined || e.postback['did-win'] === didWin))!.postback;
+  SKADNETWORK_EXAMPLES.find(
+    (e) => String(e.postback.version ?? '1.0') === version && (didWin === undefined || e.postback['did-win'] === didWin),
+  )!.postback;
 const [FINE, COARSE] = SKADNETWORK_EXAMPLES.map((e) => e.postback);
 
 interface Answer {
@@ -78,16 +80,19 @@ describe('POST /skan-postback', () => {
     ['SKAdNetwork 3.0, nonwinning', example('3.0', false)],
     ['SKAdNetwork 2.0 (P-192)', example('2.0')],
     ['AdAttributionKit', AAK_EXAMPLE.postback],
-  ])("answers 200 to Apple's %s postback and files it verified under audit/skan/<yyyy>/<mm>/<dd>/<transaction-id>.json", async (_name, postback) => {
-    const dayBefore = today();
-    expect(await post(postback)).toEqual(OK);
-    const id = String(postback['transaction-id'] ?? '85546EB7-FD39-44BC-8990-C98A4AC36A49');
-    const records = await filedUnder(id);
-    // The day the postback arrived: the one before it was sent, or the next if midnight passed meanwhile.
-    expect(records).toHaveLength(1);
-    expect([dayBefore, today()].map((day) => `audit/skan/${day}/${id}.json`)).toContain(records[0][0]);
-    expect(records[0][1]).toMatchObject({ transaction_id: id, verified: true });
-  });
+  ])(
+    "answers 200 to Apple's %s postback and files it verified under audit/skan/<yyyy>/<mm>/<dd>/<transaction-id>.json",
+    async (_name, postback) => {
+      const dayBefore = today();
+      expect(await post(postback)).toEqual(OK);
+      const id = String(postback['transaction-id'] ?? '85546EB7-FD39-44BC-8990-C98A4AC36A49');
+      const records = await filedUnder(id);
+      // The day the postback arrived: the one before it was sent, or the next if midnight passed meanwhile.
+      expect(records).toHaveLength(1);
+      expect([dayBefore, today()].map((day) => `audit/skan/${day}/${id}.json`)).toContain(records[0][0]);
+      expect(records[0][1]).toMatchObject({ transaction_id: id, verified: true });
+    },
+  );
 
   it('answers 200 to a tampered postback and files it as invalid', async () => {
     const id = randomUUID();
@@ -96,7 +101,7 @@ describe('POST /skan-postback', () => {
     expect(record).toMatchObject({ kind: 'skadnetwork', verified: false, reason: 'bad_signature', signed: { 'transaction-id': id } });
   });
 
-  it('files a repeated transaction-id once, keeping the first: Apple\'s 2.2, 3.0 and 2.1 examples share one', async () => {
+  it("files a repeated transaction-id once, keeping the first: Apple's 2.2, 3.0 and 2.1 examples share one", async () => {
     const first = example('2.2');
     const id = String(first['transaction-id']);
     for (const postback of [first, example('3.0', true), example('2.1'), changed(first, { 'conversion-value': 63 })]) {
@@ -114,12 +119,21 @@ describe('POST /skan-postback', () => {
     expect(await post(COARSE)).toEqual(OK);
     expect(await post(changed(COARSE, { 'did-win': false }))).toEqual(OK);
     const records = new Map(await filedUnder(id));
-    const [genuine, forged] = [[...records.keys()].find((key) => !key.includes('/invalid/'))!, [...records.keys()].find((key) => key.includes('/invalid/'))!];
+    const [genuine, forged] = [
+      [...records.keys()].find((key) => !key.includes('/invalid/'))!,
+      [...records.keys()].find((key) => key.includes('/invalid/'))!,
+    ];
     expect(records.size).toBe(2);
     expect(records.get(genuine)).toMatchObject({ verified: true, unverified: { 'coarse-conversion-value': 'high' } });
     expect(records.get(genuine)).not.toHaveProperty('expires_at');
-    expect(records.get(forged)).toMatchObject({ verified: false, unverified: { 'coarse-conversion-value': 'low' }, expires_at: expect.any(Number) });
-    const { Item } = await dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: id } }));
+    expect(records.get(forged)).toMatchObject({
+      verified: false,
+      unverified: { 'coarse-conversion-value': 'low' },
+      expires_at: expect.any(Number),
+    });
+    const { Item } = await dynamoClient().send(
+      new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: id } }),
+    );
     expect(Item).toMatchObject({ verified: true, object_key: genuine, invalid_object_key: forged, stored_ms: expect.any(Number) });
     expect(Item).not.toHaveProperty('expires_at');
   });
@@ -167,7 +181,12 @@ describe('POST /skan-postback', () => {
 
 describe('the skan_postbacks claim', () => {
   const T0 = Date.UTC(2025, 0, 1);
-  const claimOf = (transactionId: string, verified: boolean, nowMs: number, objectKey = `audit/skan/x/${transactionId}-${nowMs}.json`): PostbackClaim => ({
+  const claimOf = (
+    transactionId: string,
+    verified: boolean,
+    nowMs: number,
+    objectKey = `audit/skan/x/${transactionId}-${nowMs}.json`,
+  ): PostbackClaim => ({
     transactionId,
     kind: 'skadnetwork',
     verified,
@@ -185,7 +204,11 @@ describe('the skan_postbacks claim', () => {
     ]),
   ];
 
-  it.each(holders.flatMap(([name, holder]) => [true, false].map((verified) => [name, verified ? 'a verified' : 'an invalid', holder, verified] as const)))(
+  it.each(
+    holders.flatMap(([name, holder]) =>
+      [true, false].map((verified) => [name, verified ? 'a verified' : 'an invalid', holder, verified] as const),
+    ),
+  )(
     'held by %s, is taken by %s postback exactly when mayTakeOver says so, keeping the object key of the same standing',
     async (_name, _kind, holder, verified) => {
       const store = new SkanStore(stack.endpoints.tables.skan_postbacks, stack.endpoints.bucket);
@@ -197,7 +220,8 @@ describe('the skan_postbacks claim', () => {
       }
       const second = claimOf(id, verified, T0 + 1);
       const result = await store.claim(second);
-      const read = async () => (await dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: id } }))).Item;
+      const read = async () =>
+        (await dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: id } }))).Item;
       if (mayTakeOver(holder, { verified }, T0 + 1)) {
         const objectKey = holder?.verified === verified ? first.objectKey : second.objectKey;
         expect(result).toEqual({ kind: 'claimed', objectKey, ...(holder ? { replaced: holder } : {}) });
@@ -218,7 +242,10 @@ describe('the skan_postbacks claim', () => {
     const second = claimOf(id, true, T0 + 1);
     expect(await store.claim(second)).toMatchObject({ kind: 'claimed', objectKey: first.objectKey });
     await store.markStored(first);
-    expect(await store.claim(claimOf(id, true, T0 + 2))).toEqual({ kind: 'held', holder: { verified: true, stored: false, claimedMs: T0 + 1 } });
+    expect(await store.claim(claimOf(id, true, T0 + 2))).toEqual({
+      kind: 'held',
+      holder: { verified: true, stored: false, claimedMs: T0 + 1 },
+    });
     await store.markStored(second);
     expect(await store.claim(claimOf(id, true, T0 + CLAIM_LAPSE_MS * 2))).toMatchObject({ kind: 'held', holder: { stored: true } });
   });
@@ -230,19 +257,61 @@ describe('a flood of junk postbacks', () => {
   // install-validation postbacks" (SKAdNetwork, every version) and "Identifying the parameters in
   // a postback" (AdAttributionKit: the body beside jws-string, and the JWS payload).
   const SKADNETWORK_FIELDS = [
-    'version', 'ad-network-id', 'source-identifier', 'campaign-id', 'app-id', 'transaction-id', 'redownload', 'source-app-id',
-    'source-domain', 'fidelity-type', 'did-win', 'postback-sequence-index', 'conversion-value', 'coarse-conversion-value',
+    'version',
+    'ad-network-id',
+    'source-identifier',
+    'campaign-id',
+    'app-id',
+    'transaction-id',
+    'redownload',
+    'source-app-id',
+    'source-domain',
+    'fidelity-type',
+    'did-win',
+    'postback-sequence-index',
+    'conversion-value',
+    'coarse-conversion-value',
   ];
   const AAK_BODY_FIELDS = ['conversion-value', 'coarse-conversion-value', 'ad-interaction-type', 'country-code'];
   const AAK_PAYLOAD_FIELDS = [
-    'postback-identifier', 'ad-network-identifier', 'source-identifier', 'advertised-item-identifier', 'publisher-item-identifier',
-    'marketplace-identifier', 'impression-type', 'conversion-type', 'did-win', 'postback-sequence-index',
+    'postback-identifier',
+    'ad-network-identifier',
+    'source-identifier',
+    'advertised-item-identifier',
+    'publisher-item-identifier',
+    'marketplace-identifier',
+    'impression-type',
+    'conversion-type',
+    'did-win',
+    'postback-sequence-index',
   ];
   const RECORD_FIELDS = [
-    'record_version', 'kind', 'transaction_id', 'received_ms', 'verified', 'reason', 'reason_field', 'key_id', 'key_environment',
-    'version', 'signed', 'unverified', 'signature', 'trimmed', 'expires_at',
+    'record_version',
+    'kind',
+    'transaction_id',
+    'received_ms',
+    'verified',
+    'reason',
+    'reason_field',
+    'key_id',
+    'key_environment',
+    'version',
+    'signed',
+    'unverified',
+    'signature',
+    'trimmed',
+    'expires_at',
   ];
-  const ITEM_FIELDS = ['transaction_id', 'postback_kind', 'verified', 'claim_id', 'claimed_ms', 'invalid_object_key', 'stored_ms', 'expires_at'];
+  const ITEM_FIELDS = [
+    'transaction_id',
+    'postback_kind',
+    'verified',
+    'claim_id',
+    'claimed_ms',
+    'invalid_object_key',
+    'stored_ms',
+    'expires_at',
+  ];
   const DAY_S = 86_400;
 
   /** The body padded with a junk field to exactly MAX_POSTBACK_BYTES, the most the route takes. */
@@ -257,12 +326,21 @@ describe('a flood of junk postbacks', () => {
       case 0: // Apple's postback under another transaction-id, plus one big unknown field
         return padded(changed(FINE, { 'transaction-id': id }));
       case 1: // oversized values in Apple's own fields, and a nested one
-        return padded(changed(FINE, { 'transaction-id': id, 'source-domain': 'd'.repeat(20_000), 'source-identifier': 's'.repeat(5_000), 'conversion-value': { deep: ['junk'] } }));
-      case 2: { // a thousand unknown fields
+        return padded(
+          changed(FINE, {
+            'transaction-id': id,
+            'source-domain': 'd'.repeat(20_000),
+            'source-identifier': 's'.repeat(5_000),
+            'conversion-value': { deep: ['junk'] },
+          }),
+        );
+      case 2: {
+        // a thousand unknown fields
         const fields = Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`junk-${i}`, 'j'.repeat(40)]));
         return padded(changed(COARSE, { 'transaction-id': id, ...fields }));
       }
-      default: { // AdAttributionKit under Apple's production kid, signed by another key, junk inside the JWS too
+      default: {
+        // AdAttributionKit under Apple's production kid, signed by another key, junk inside the JWS too
         const payload = aakPayload(id, { 'source-identifier': 's'.repeat(3_000), junk: 'x'.repeat(20_000) });
         return padded(aakPostback(signJws({ kid: 'apple-cas-identifier/0', alg: 'ES256' }, payload, p256().privateKey)));
       }
@@ -317,7 +395,9 @@ describe('a flood of junk postbacks', () => {
       expect(expiresAt).toBeGreaterThanOrEqual(sentS + 30 * DAY_S);
       expect(expiresAt).toBeLessThanOrEqual(doneS + 30 * DAY_S);
 
-      const { Item } = await dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: record.transaction_id } }));
+      const { Item } = await dynamoClient().send(
+        new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: record.transaction_id } }),
+      );
       expect(Object.keys(Item!).filter((name) => !ITEM_FIELDS.includes(name))).toEqual([]);
       expect(Item).toMatchObject({ verified: false, invalid_object_key: key, expires_at: expiresAt, stored_ms: expect.any(Number) });
     }

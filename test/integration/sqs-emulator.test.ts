@@ -21,7 +21,7 @@ import {
   SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startSqsEmulator, type SqsEmulator } from '../../local/sqs';
+import { type SqsEmulator, startSqsEmulator } from '../../local/sqs';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -112,7 +112,9 @@ describe('queues', () => {
   it('rejects invalid attribute values and names', async () => {
     const value = await errorOf(sqs.send(new CreateQueueCommand({ QueueName: 'bad-attrs', Attributes: { VisibilityTimeout: '99999' } })));
     expect(value.name).toBe('InvalidAttributeValue');
-    const name = await errorOf(sqs.send(new CreateQueueCommand({ QueueName: 'bad-attrs', Attributes: { Colour: 'blue' } as Record<string, string> })));
+    const name = await errorOf(
+      sqs.send(new CreateQueueCommand({ QueueName: 'bad-attrs', Attributes: { Colour: 'blue' } as Record<string, string> })),
+    );
     expect(name.name).toBe('InvalidAttributeName');
   });
 
@@ -165,7 +167,11 @@ describe('messages', () => {
   it('computes MD5OfMessageAttributes as in the SQS documentation example', async () => {
     const { url } = await createQueue();
     const sent = await sqs.send(
-      new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', MessageAttributes: { SellerName: { DataType: 'String', StringValue: 'Example Store' } } }),
+      new SendMessageCommand({
+        QueueUrl: url,
+        MessageBody: 'x',
+        MessageAttributes: { SellerName: { DataType: 'String', StringValue: 'Example Store' } },
+      }),
     );
     expect(sent.MD5OfMessageAttributes).toBe('cd28f3b68aeee4b2eac9c66f2f694b58');
   });
@@ -206,11 +212,21 @@ describe('messages', () => {
     const empty = await errorOf(sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [] })));
     expect(empty.name).toBe('EmptyBatchRequest');
     const tooMany = await errorOf(
-      sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: Array.from({ length: 11 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x' })) })),
+      sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: url, Entries: Array.from({ length: 11 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x' })) }),
+      ),
     );
     expect(tooMany.name).toBe('TooManyEntriesInBatchRequest');
     const duplicate = await errorOf(
-      sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: 'same', MessageBody: 'x' }, { Id: 'same', MessageBody: 'y' }] })),
+      sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: [
+            { Id: 'same', MessageBody: 'x' },
+            { Id: 'same', MessageBody: 'y' },
+          ],
+        }),
+      ),
     );
     expect(duplicate.name).toBe('BatchEntryIdsNotDistinct');
   });
@@ -267,7 +283,9 @@ describe('messages', () => {
     const third = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, VisibilityTimeout: 0 }));
     expect(third.Messages).toBeUndefined();
 
-    const dead = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq.url, MessageSystemAttributeNames: ['DeadLetterQueueSourceArn'] }));
+    const dead = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlq.url, MessageSystemAttributeNames: ['DeadLetterQueueSourceArn'] }),
+    );
     expect(dead.Messages?.[0]?.MessageId).toBe(sent.MessageId);
     expect(dead.Messages?.[0]?.Body).toBe('poison');
     expect(dead.Messages?.[0]?.Attributes?.DeadLetterQueueSourceArn).toBe(emulator.queueArn(url.split('/').pop()!));
@@ -347,7 +365,15 @@ describe('messages', () => {
 
   it('purges every message in a queue', async () => {
     const { url } = await createQueue();
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: 'a', MessageBody: 'a' }, { Id: 'b', MessageBody: 'b' }] }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: [
+          { Id: 'a', MessageBody: 'a' },
+          { Id: 'b', MessageBody: 'b' },
+        ],
+      }),
+    );
     await sqs.send(new ReceiveMessageCommand({ QueueUrl: url }));
 
     await sqs.send(new PurgeQueueCommand({ QueueUrl: url }));
@@ -404,7 +430,9 @@ describe('persistence', () => {
       const { QueueUrl } = await firstClient.send(new CreateQueueCommand({ QueueName: 'retries' }));
       await firstClient.send(new SendMessageCommand({ QueueUrl, MessageBody: 'retry in an hour' }));
       const { Messages = [] } = await firstClient.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 60 }));
-      await firstClient.send(new ChangeMessageVisibilityCommand({ QueueUrl, ReceiptHandle: Messages[0]!.ReceiptHandle, VisibilityTimeout: 3600 }));
+      await firstClient.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl, ReceiptHandle: Messages[0]!.ReceiptHandle, VisibilityTimeout: 3600 }),
+      );
       firstClient.destroy();
       await first.close();
 
@@ -414,7 +442,9 @@ describe('persistence', () => {
         const { QueueUrl: url } = await secondClient.send(new GetQueueUrlCommand({ QueueName: 'retries' }));
         const received = await secondClient.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 }));
         expect(received.Messages).toBeUndefined();
-        const { Attributes } = await secondClient.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessagesNotVisible'] }));
+        const { Attributes } = await secondClient.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessagesNotVisible'] }),
+        );
         expect(Attributes?.ApproximateNumberOfMessagesNotVisible).toBe('1');
       } finally {
         secondClient.destroy();

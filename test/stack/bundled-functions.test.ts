@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createApp } from '../../bin/app';
 import { envName, functions, originVerifyHeader } from '../../lib/manifest';
-import { startSecretsManagerEmulator, type SecretsManagerEmulator } from '../../local/secrets-manager-emulator';
+import { type SecretsManagerEmulator, startSecretsManagerEmulator } from '../../local/secrets-manager-emulator';
 import { cdkJsonContext } from './synthesize';
 
 /**
@@ -44,7 +44,9 @@ afterAll(async () => {
 /** The Lambda resource of a manifest function: its description is the manifest's. */
 function lambdaOf(name: string): Resource {
   const description = (functions as Record<string, { description: string }>)[name].description;
-  const found = Object.values(resources).filter((resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Description === description);
+  const found = Object.values(resources).filter(
+    (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Description === description,
+  );
   if (found.length !== 1) throw new Error(`expected one Lambda function described as ${name}'s, found ${found.length}`);
   return found[0];
 }
@@ -66,7 +68,10 @@ function resolved(variable: string, value: unknown): string {
 function lambdaEnvironment(name: string, secretsManagerUrl: string): Record<string, string> {
   const resource = lambdaOf(name);
   const template = Object.fromEntries(
-    Object.entries(resource.Properties.Environment.Variables as Record<string, unknown>).map(([variable, value]) => [variable, resolved(variable, value)]),
+    Object.entries(resource.Properties.Environment.Variables as Record<string, unknown>).map(([variable, value]) => [
+      variable,
+      resolved(variable, value),
+    ]),
   );
   return {
     ...template,
@@ -113,7 +118,12 @@ async function coldStart(
   // The code's S3 key is the asset's hash, and the cloud assembly keeps the asset as asset.<hash>.
   const key: unknown = lambdaOf(name).Properties.Code?.S3Key;
   if (typeof key !== 'string' || !key.endsWith('.zip')) throw new Error(`${name} has no bundled asset`);
-  const args = ['-e', probe, join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.js'), ...(request ? [request.path, JSON.stringify(request.headers ?? {})] : [])];
+  const args = [
+    '-e',
+    probe,
+    join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.js'),
+    ...(request ? [request.path, JSON.stringify(request.headers ?? {})] : []),
+  ];
   const env = lambdaEnvironment(name, request?.secretsManagerUrl ?? secretsManager.url);
   const { stdout } = await run(process.execPath, args, { env, cwd: outdir, timeout: 30_000 });
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
@@ -129,8 +139,16 @@ describe('each bundled function started with only its template environment', () 
   });
 
   it('reads the origin secret from Secrets Manager by its ARN: a request carrying it is served, one with another value is 403', async () => {
-    expect(await coldStart('fallback', { path: '/nowhere', headers: { [originVerifyHeader]: ORIGIN_SECRET } })).toEqual({ started: true, status: 404, body: { error: 'not_found' } });
-    expect(await coldStart('fallback', { path: '/nowhere', headers: { [originVerifyHeader]: 'guess' } })).toEqual({ started: true, status: 403, body: { error: 'forbidden' } });
+    expect(await coldStart('fallback', { path: '/nowhere', headers: { [originVerifyHeader]: ORIGIN_SECRET } })).toEqual({
+      started: true,
+      status: 404,
+      body: { error: 'not_found' },
+    });
+    expect(await coldStart('fallback', { path: '/nowhere', headers: { [originVerifyHeader]: 'guess' } })).toEqual({
+      started: true,
+      status: 403,
+      body: { error: 'forbidden' },
+    });
   });
 
   it('fails closed, a 500, when it cannot read the origin secret', async () => {

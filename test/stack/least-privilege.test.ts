@@ -1,5 +1,5 @@
-import { deletesWith, functions, readsWith, writesWith, type Access, type FunctionSpec, type TableName } from '../../lib/manifest';
-import { logicalId, synthesizeService, type SynthesizedService } from './synthesize';
+import { type Access, deletesWith, type FunctionSpec, functions, readsWith, type TableName, writesWith } from '../../lib/manifest';
+import { logicalId, type SynthesizedService, synthesizeService } from './synthesize';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -45,23 +45,29 @@ const roleOf = (name: string) => logicalId(service.stack.functions.get(name)!.ro
 const healthFunctions = ['health', 'health-check'];
 const reportFunctions = functionEntries.map(([name]) => name).filter((name) => name.startsWith('report-'));
 /** A role's statements but those on its own log group. */
-const nonLogStatements = (name: string) => statementsByRole().get(roleOf(name))!.filter((s) => ![s.Action].flat().every((action) => action.startsWith('logs:')));
+const nonLogStatements = (name: string) =>
+  statementsByRole()
+    .get(roleOf(name))!
+    .filter((s) => ![s.Action].flat().every((action) => action.startsWith('logs:')));
 const noAuditObjectRead = (name: string) => {
   const onBucket = actionsOn(statementsByRole().get(roleOf(name))!, logicalId(service.stack.stores.bucket));
-  for (const action of ['s3:GetObject', 's3:GetObjectVersion', 's3:ListBucketVersions']) expect({ name, action, granted: can(onBucket, action) }).toEqual({ name, action, granted: false });
+  for (const action of ['s3:GetObject', 's3:GetObjectVersion', 's3:ListBucketVersions'])
+    expect({ name, action, granted: can(onBucket, action) }).toEqual({ name, action, granted: false });
 };
 
 describe('least privilege', () => {
   const bucketDeletes = ['s3:DeleteObject', 's3:DeleteObjectVersion'];
   const itemDeletes = ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
-  it('lets no role but the privacy drain\'s delete audit objects, install rows or clicks', () => {
+  it("lets no role but the privacy drain's delete audit objects, install rows or clicks", () => {
     const drain = roleOf('privacy-drain');
     const bucket = logicalId(service.stack.stores.bucket);
     const installs = logicalId(service.stack.stores.tables.installs);
     const clicks = logicalId(service.stack.stores.tables.clicks);
     const deleters = (resourceId: string, deletes: readonly string[]) =>
-      [...statementsByRole()].filter(([, statements]) => deletes.some((action) => can(actionsOn(statements, resourceId), action))).map(([role]) => role);
+      [...statementsByRole()]
+        .filter(([, statements]) => deletes.some((action) => can(actionsOn(statements, resourceId), action)))
+        .map(([role]) => role);
 
     expect(deleters(bucket, bucketDeletes)).toEqual([drain]);
     expect(deleters(installs, itemDeletes)).toEqual([drain]);
@@ -71,10 +77,12 @@ describe('least privilege', () => {
   it('gives the privacy drain what erasing an install takes: object versions listed and deleted, rows deleted in batches', () => {
     const statements = statementsByRole().get(roleOf('privacy-drain'))!;
     const onBucket = actionsOn(statements, logicalId(service.stack.stores.bucket));
-    for (const action of [...bucketDeletes, 's3:ListBucketVersions', 's3:GetObject', 's3:PutObject']) expect({ action, granted: can(onBucket, action) }).toEqual({ action, granted: true });
+    for (const action of [...bucketDeletes, 's3:ListBucketVersions', 's3:GetObject', 's3:PutObject'])
+      expect({ action, granted: can(onBucket, action) }).toEqual({ action, granted: true });
     for (const table of ['installs', 'clicks'] as const) {
       const onTable = actionsOn(statements, logicalId(service.stack.stores.tables[table]));
-      for (const action of [...itemDeletes, 'dynamodb:Query']) expect({ table, action, granted: can(onTable, action) }).toEqual({ table, action, granted: true });
+      for (const action of [...itemDeletes, 'dynamodb:Query'])
+        expect({ table, action, granted: can(onTable, action) }).toEqual({ table, action, granted: true });
     }
   });
 
@@ -102,7 +110,10 @@ describe('least privilege', () => {
         });
       }
       const onBucket = actionsOn(statements, logicalId(service.stack.stores.bucket));
-      expect({ name, bucket: level(onBucket, 's3:GetObject', 's3:PutObject', bucketDeletes) }).toEqual({ name, bucket: expected(spec.bucket) });
+      expect({ name, bucket: level(onBucket, 's3:GetObject', 's3:PutObject', bucketDeletes) }).toEqual({
+        name,
+        bucket: expected(spec.bucket),
+      });
     }
   });
 });
@@ -110,27 +121,36 @@ describe('least privilege', () => {
 describe('the health functions', () => {
   it.each(healthFunctions)('gives %s no read of an audit object', noAuditObjectRead);
 
-  it.each(healthFunctions)('gives %s exactly its probes: GetItem of the probe key, HeadBucket, queue attributes, the data key through DynamoDB only', (name) => {
-    const { stores } = service.stack;
-    const arn = (construct: Parameters<typeof logicalId>[0]) => ({ 'Fn::GetAtt': [logicalId(construct), 'Arn'] });
-    const probeKey = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['health#probe'] } };
-    const throughDynamoDb = { StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] } } };
-    // One (action, resource, condition) per grant, whichever statements CDK merged them into.
-    const granted = nonLogStatements(name).flatMap(({ Action, Resource, Condition }) =>
-      [Action].flat().flatMap((action) => [Resource].flat().map((resource) => JSON.stringify({ action, resource, condition: Condition }))),
-    );
-    const expected = [
-      { action: 'dynamodb:GetItem', resource: arn(stores.tables.tenants), condition: probeKey },
-      { action: 'dynamodb:GetItem', resource: arn(stores.tables.counters), condition: probeKey },
-      { action: 's3:ListBucket', resource: arn(stores.bucket) },
-      ...Object.values(stores.queues).map((queue) => ({ action: 'sqs:GetQueueAttributes', resource: arn(queue) })),
-      { action: 'kms:Decrypt', resource: arn(stores.key), condition: throughDynamoDb },
-      { action: 'kms:DescribeKey', resource: arn(stores.key), condition: throughDynamoDb },
-      // GET /health is routed: it checks the origin header like every routed function.
-      ...((functions as Record<string, FunctionSpec>)[name].routes ? [{ action: 'secretsmanager:GetSecretValue', resource: { Ref: logicalId(service.stack.edge.originSecret) } }] : []),
-    ].map((grant) => JSON.stringify(grant));
-    expect(granted.sort()).toEqual(expected.sort());
-  });
+  it.each(healthFunctions)(
+    'gives %s exactly its probes: GetItem of the probe key, HeadBucket, queue attributes, the data key through DynamoDB only',
+    (name) => {
+      const { stores } = service.stack;
+      const arn = (construct: Parameters<typeof logicalId>[0]) => ({ 'Fn::GetAtt': [logicalId(construct), 'Arn'] });
+      const probeKey = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['health#probe'] } };
+      const throughDynamoDb = {
+        StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] } },
+      };
+      // One (action, resource, condition) per grant, whichever statements CDK merged them into.
+      const granted = nonLogStatements(name).flatMap(({ Action, Resource, Condition }) =>
+        [Action]
+          .flat()
+          .flatMap((action) => [Resource].flat().map((resource) => JSON.stringify({ action, resource, condition: Condition }))),
+      );
+      const expected = [
+        { action: 'dynamodb:GetItem', resource: arn(stores.tables.tenants), condition: probeKey },
+        { action: 'dynamodb:GetItem', resource: arn(stores.tables.counters), condition: probeKey },
+        { action: 's3:ListBucket', resource: arn(stores.bucket) },
+        ...Object.values(stores.queues).map((queue) => ({ action: 'sqs:GetQueueAttributes', resource: arn(queue) })),
+        { action: 'kms:Decrypt', resource: arn(stores.key), condition: throughDynamoDb },
+        { action: 'kms:DescribeKey', resource: arn(stores.key), condition: throughDynamoDb },
+        // GET /health is routed: it checks the origin header like every routed function.
+        ...((functions as Record<string, FunctionSpec>)[name].routes
+          ? [{ action: 'secretsmanager:GetSecretValue', resource: { Ref: logicalId(service.stack.edge.originSecret) } }]
+          : []),
+      ].map((grant) => JSON.stringify(grant));
+      expect(granted.sort()).toEqual(expected.sort());
+    },
+  );
 });
 
 describe('signing secrets, audit objects and the origin secret', () => {
@@ -138,7 +158,9 @@ describe('signing secrets, audit objects and the origin secret', () => {
 
   it('lets only the functions that verify signatures read signing secrets, which no tenant item holds any more', () => {
     const secretsTable = logicalId(service.stack.stores.tables.signing_secrets);
-    const readers = [...statementsByRole()].filter(([, statements]) => can(actionsOn(statements, secretsTable), 'dynamodb:GetItem')).map(([role]) => role);
+    const readers = [...statementsByRole()]
+      .filter(([, statements]) => can(actionsOn(statements, secretsTable), 'dynamodb:GetItem'))
+      .map(([role]) => role);
     expect(readers.sort()).toEqual(signatureVerifiers.map(roleOf).sort());
   });
 
@@ -149,18 +171,24 @@ describe('signing secrets, audit objects and the origin secret', () => {
 
   it.each(reportFunctions)('gives %s no read of an audit object', noAuditObjectRead);
 
-  it('holds the origin secret in no function\'s environment: routed functions get its ARN and may read that one secret', () => {
+  it("holds the origin secret in no function's environment: routed functions get its ARN and may read that one secret", () => {
     const secrets = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::SecretsManager::Secret');
     expect(secrets).toHaveLength(1);
     const [[secretId]] = secrets;
     for (const [name, spec] of functionEntries) {
       const lambda = resources[logicalId(service.stack.functions.get(name)!)];
       const variables = lambda.Properties.Environment.Variables as Record<string, unknown>;
-      expect({ name, resolved: JSON.stringify(variables).includes('resolve:secretsmanager'), plain: 'ORIGIN_VERIFY_SECRET' in variables }).toEqual({ name, resolved: false, plain: false });
+      expect({
+        name,
+        resolved: JSON.stringify(variables).includes('resolve:secretsmanager'),
+        plain: 'ORIGIN_VERIFY_SECRET' in variables,
+      }).toEqual({ name, resolved: false, plain: false });
       const onSecrets = nonLogStatements(name).filter((s) => [s.Action].flat().some((action) => action.startsWith('secretsmanager:')));
       if (spec.routes?.length) {
         expect({ name, arn: variables.ORIGIN_VERIFY_SECRET_ARN }).toEqual({ name, arn: { Ref: secretId } });
-        expect(onSecrets.map(({ Action, Resource }) => ({ Action, Resource }))).toEqual([{ Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId } }]);
+        expect(onSecrets.map(({ Action, Resource }) => ({ Action, Resource }))).toEqual([
+          { Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId } },
+        ]);
       } else {
         expect({ name, arn: variables.ORIGIN_VERIFY_SECRET_ARN, onSecrets }).toEqual({ name, arn: undefined, onSecrets: [] });
       }

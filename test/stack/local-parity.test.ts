@@ -1,8 +1,8 @@
 import { environmentOf } from '../../lib/function-environment';
-import { functions, tables, type FunctionSpec, type QueueName, type TableName } from '../../lib/manifest';
-import { iamConditionOf, policyOf, resourceKey, type PolicyResource, type PolicyStatement } from '../../lib/permissions';
+import { type FunctionSpec, functions, type QueueName, type TableName, tables } from '../../lib/manifest';
+import { iamConditionOf, type PolicyResource, type PolicyStatement, policyOf, resourceKey } from '../../lib/permissions';
 import { LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, templateEnvironment } from '../../local/function-context';
-import { logicalId, synthesizeService, type SynthesizedService } from './synthesize';
+import { logicalId, type SynthesizedService, synthesizeService } from './synthesize';
 
 /**
  * The local runtime gives each handler exactly what the stack gives its function: the same
@@ -25,7 +25,9 @@ const specs = Object.entries(functions) as [string, FunctionSpec][];
 
 function lambdaOf(name: string): Resource {
   const role = logicalId(service.stack.functions.get(name)!.role!);
-  const found = Object.values(resources).find((resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Role?.['Fn::GetAtt']?.[0] === role);
+  const found = Object.values(resources).find(
+    (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Role?.['Fn::GetAtt']?.[0] === role,
+  );
   if (!found) throw new Error(`no Lambda function with the role of ${name}`);
   return found;
 }
@@ -33,7 +35,10 @@ function lambdaOf(name: string): Resource {
 function statementsOf(name: string): Statement[] {
   const role = logicalId(service.stack.functions.get(name)!.role!);
   return Object.values(resources)
-    .filter((resource) => resource.Type === 'AWS::IAM::Policy' && (resource.Properties.Roles as { Ref: string }[]).some((ref) => ref.Ref === role))
+    .filter(
+      (resource) =>
+        resource.Type === 'AWS::IAM::Policy' && (resource.Properties.Roles as { Ref: string }[]).some((ref) => ref.Ref === role),
+    )
     .flatMap((resource) => resource.Properties.PolicyDocument.Statement as Statement[]);
 }
 
@@ -57,7 +62,10 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
 
 /** A grant as compared: its actions and resources, and its IAM condition as the template writes it. */
 type Grant = { actions: readonly string[]; resources: readonly PolicyResource[]; condition?: unknown };
-const grantOf = (statement: PolicyStatement): Grant => ({ ...statement, condition: statement.condition && iamConditionOf(statement.condition) });
+const grantOf = (statement: PolicyStatement): Grant => ({
+  ...statement,
+  condition: statement.condition && iamConditionOf(statement.condition),
+});
 
 /** "action on resource [when condition]" pairs, one per action and resource, sorted. */
 const pairs = (statements: readonly Grant[]) =>
@@ -65,7 +73,10 @@ const pairs = (statements: readonly Grant[]) =>
     ...new Set(
       statements.flatMap((statement) =>
         statement.actions.flatMap((action) =>
-          statement.resources.map((resource) => `${action} on ${resourceKey(resource)}${statement.condition ? ` when ${JSON.stringify(statement.condition)}` : ''}`),
+          statement.resources.map(
+            (resource) =>
+              `${action} on ${resourceKey(resource)}${statement.condition ? ` when ${JSON.stringify(statement.condition)}` : ''}`,
+          ),
         ),
       ),
     ),
@@ -79,7 +90,9 @@ describe('the local runtime and the stack', () => {
     const local = templateEnvironment(name, spec, {
       tables: Object.fromEntries(Object.keys(tables).map((table) => [table, table])),
       bucket: 'attribution-audit',
-      queues: Object.fromEntries(Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}`])),
+      queues: Object.fromEntries(
+        Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}`]),
+      ),
       originSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:origin-verify-a1b2c3',
     });
     expect(Object.keys(local).sort()).toEqual(variables);
@@ -87,7 +100,11 @@ describe('the local runtime and the stack', () => {
 
   it('set none of the local-only variables in any function', () => {
     const localOnly = new Set<string>([...LOCAL_SETTINGS.filter((name) => name !== 'POWERTOOLS_LOG_LEVEL'), ...LOCAL_EMULATOR_VARIABLES]);
-    const found = specs.flatMap(([name]) => Object.keys(lambdaOf(name).Properties.Environment.Variables).filter((variable) => localOnly.has(variable)).map((variable) => `${name}: ${variable}`));
+    const found = specs.flatMap(([name]) =>
+      Object.keys(lambdaOf(name).Properties.Environment.Variables)
+        .filter((variable) => localOnly.has(variable))
+        .map((variable) => `${name}: ${variable}`),
+    );
     expect(found).toEqual([]);
   });
 
@@ -108,12 +125,21 @@ describe('the local runtime and the stack', () => {
   it('finds the pairs the local check enforces for a function with every kind of grant', () => {
     // A guard against comparing two empty lists: the drain reads, writes and deletes.
     expect(pairs(policyOf(functions['privacy-drain']).map(grantOf))).toEqual(
-      expect.arrayContaining(['dynamodb:DeleteItem on table:installs', 's3:DeleteObjectVersion on objects', 's3:List* on bucket', 'sqs:SendMessage on queue:privacy']),
+      expect.arrayContaining([
+        'dynamodb:DeleteItem on table:installs',
+        's3:DeleteObjectVersion on objects',
+        's3:List* on bucket',
+        'sqs:SendMessage on queue:privacy',
+      ]),
     );
-    expect(pairs(policyOf(functions.ingest).map(grantOf))).toEqual(expect.arrayContaining(['secretsmanager:GetSecretValue on origin-secret']));
+    expect(pairs(policyOf(functions.ingest).map(grantOf))).toEqual(
+      expect.arrayContaining(['secretsmanager:GetSecretValue on origin-secret']),
+    );
     // And the one conditioned grant: the health probe's item read.
     expect(pairs(policyOf(functions.health).map(grantOf))).toEqual(
-      expect.arrayContaining(['dynamodb:GetItem on table:tenants when {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["health#probe"]}}']),
+      expect.arrayContaining([
+        'dynamodb:GetItem on table:tenants when {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["health#probe"]}}',
+      ]),
     );
   });
 });

@@ -1,8 +1,8 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { leaseMsFor } from '../../functions/domain/aggregation/lease';
-import { queues, type QueueName, type QueueSpec } from '../../lib/manifest';
-import { logicalId, serviceApp } from './synthesize';
+import { type QueueName, type QueueSpec, queues } from '../../lib/manifest';
 import type { AttributionServiceStack } from '../../lib/stack';
+import { logicalId, serviceApp } from './synthesize';
 
 /**
  * A queue's visibility timeout against its consumer, as deployed: a message must not come back
@@ -48,7 +48,11 @@ function consumedQueues(): Consumed[] {
 describe('the queues and their consumers', () => {
   it('feeds every queue that names a consumer, and only those', () => {
     const named = (Object.entries(queues) as [QueueName, QueueSpec][]).filter(([, spec]) => spec.consumer).map(([name]) => name);
-    expect(consumedQueues().map((consumed) => consumed.queue).sort()).toEqual(named.sort());
+    expect(
+      consumedQueues()
+        .map((consumed) => consumed.queue)
+        .sort(),
+    ).toEqual(named.sort());
   });
 
   it("keeps every consumer's timeout under its queue's visibility timeout", () => {

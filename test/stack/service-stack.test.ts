@@ -8,19 +8,19 @@ import { routeKeyOf } from '../../lib/constructs/endpoint';
 import {
   bucket as bucketSpec,
   envName,
+  type FunctionSpec,
   functions,
   outputKey,
-  queues,
-  schedules,
-  tables,
-  type FunctionSpec,
   type QueueName,
   type QueueSpec,
+  queues,
   type ScheduleSpec,
+  schedules,
   type TableName,
   type TableSpec,
+  tables,
 } from '../../lib/manifest';
-import { cdkJsonContext, logicalId, synthesizeService, type SynthesizedService } from './synthesize';
+import { cdkJsonContext, logicalId, type SynthesizedService, synthesizeService } from './synthesize';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; Metadata?: Record<string, any> };
 
@@ -80,7 +80,9 @@ describe('the service stack', () => {
 
   it('gives each routed function one Lambda integration (payload 2.0) that every route key of its manifest entry targets', () => {
     const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
-    const routeTargets = new Map(ofType('AWS::ApiGatewayV2::Route').map(([, route]) => [route.Properties.RouteKey, route.Properties.Target]));
+    const routeTargets = new Map(
+      ofType('AWS::ApiGatewayV2::Route').map(([, route]) => [route.Properties.RouteKey, route.Properties.Target]),
+    );
     expect(Object.keys(integrations)).toHaveLength(routedFunctions.length);
     expect(routeTargets.size).toBe(routedFunctions.flatMap(([, spec]) => spec.routes ?? []).length);
 
@@ -97,7 +99,7 @@ describe('the service stack', () => {
     }
   });
 
-  it('sets the environment variable of every table, bucket and queue a function is granted, and the origin secret\'s ARN on HTTP functions', () => {
+  it("sets the environment variable of every table, bucket and queue a function is granted, and the origin secret's ARN on HTTP functions", () => {
     for (const [name, spec] of functionEntries) {
       const variables = resources[functionId(name)].Properties.Environment.Variables;
       for (const table of Object.keys(spec.tables ?? {}) as TableName[]) {
@@ -114,11 +116,17 @@ describe('the service stack', () => {
 
   it('grants the health function its probes only: HeadBucket is s3:ListBucket, queues give their attributes and nothing else', () => {
     const roleId = logicalId(service.stack.functions.get('health')!.role!);
-    const [, policy] = ofType('AWS::IAM::Policy').find(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))!;
+    const [, policy] = ofType('AWS::IAM::Policy').find(
+      ([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }]),
+    )!;
     const actions = (policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action);
     expect(actions).toEqual(expect.arrayContaining(['s3:ListBucket', 'sqs:GetQueueAttributes', 'dynamodb:GetItem']));
     expect(actions.filter((action) => /^(s3:Get|dynamodb:(Query|Scan|BatchGet))/.test(action))).toEqual([]);
-    expect(actions.filter((action) => /^(sqs:(Send|Receive|Delete|Change)|s3:(Put|Delete|Abort)|dynamodb:(Put|Update|Delete|BatchWrite))/.test(action))).toEqual([]);
+    expect(
+      actions.filter((action) =>
+        /^(sqs:(Send|Receive|Delete|Change)|s3:(Put|Delete|Abort)|dynamodb:(Put|Update|Delete|BatchWrite))/.test(action),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps every table on demand, point-in-time recoverable, encrypted with the rotated data key, retained, with its TTL and indexes', () => {
@@ -148,11 +156,22 @@ describe('the service stack', () => {
     expect(resources[bucketId]).toMatchObject({
       DeletionPolicy: 'Retain',
       Properties: {
-        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
         VersioningConfiguration: { Status: 'Enabled' },
         BucketEncryption: {
           ServerSideEncryptionConfiguration: [
-            { BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: getAtt(logicalId(service.stack.stores.key), 'Arn') } },
+            {
+              BucketKeyEnabled: true,
+              ServerSideEncryptionByDefault: {
+                SSEAlgorithm: 'aws:kms',
+                KMSMasterKeyID: getAtt(logicalId(service.stack.stores.key), 'Arn'),
+              },
+            },
           ],
         },
         LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(service.stack.stores.accessLogs) } },
@@ -188,7 +207,10 @@ describe('the service stack', () => {
         MessageRetentionPeriod: spec.retentionDays * 86_400,
         KmsMasterKeyId: getAtt(logicalId(service.stack.stores.key), 'Arn'),
       });
-      expect(resources[deadLetterQueueId].Properties).toMatchObject({ MessageRetentionPeriod: 14 * 86_400, KmsMasterKeyId: expect.anything() });
+      expect(resources[deadLetterQueueId].Properties).toMatchObject({
+        MessageRetentionPeriod: 14 * 86_400,
+        KmsMasterKeyId: expect.anything(),
+      });
       for (const id of [queueId, deadLetterQueueId]) {
         service.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
           Queues: [{ Ref: id }],
@@ -233,7 +255,10 @@ describe('the service stack', () => {
     });
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
     const onQueue = (queue: 'aggregation', metric: string) =>
-      alarms.filter((alarm) => alarm.MetricName === metric && JSON.stringify(alarm.Dimensions ?? []).includes(queue === 'aggregation' ? 'Aggregation' : queue));
+      alarms.filter(
+        (alarm) =>
+          alarm.MetricName === metric && JSON.stringify(alarm.Dimensions ?? []).includes(queue === 'aggregation' ? 'Aggregation' : queue),
+      );
     expect(onQueue('aggregation', 'ApproximateAgeOfOldestMessage')).toEqual([expect.objectContaining({ Threshold: 15 * 60 })]);
     expect(onQueue('aggregation', 'ApproximateNumberOfMessagesVisible').length).toBeGreaterThanOrEqual(1);
   });
@@ -247,21 +272,36 @@ describe('the service stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-    expect(alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(alarm.Dimensions ?? []).includes('PostbacksDeadLetterQueue')).length).toBe(1);
+    expect(
+      alarms.filter(
+        (alarm) =>
+          alarm.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          JSON.stringify(alarm.Dimensions ?? []).includes('PostbacksDeadLetterQueue'),
+      ).length,
+    ).toBe(1);
     // Loopback destinations and second-long retries are for the local runtime and tests only.
     for (const [, fn] of ofType('AWS::Lambda::Function')) {
       expect(Object.keys(fn.Properties.Environment?.Variables ?? {})).not.toEqual(expect.arrayContaining(['POSTBACK_ALLOW_LOOPBACK']));
-      expect(Object.keys(fn.Properties.Environment?.Variables ?? {})).not.toEqual(expect.arrayContaining(['POSTBACK_RETRY_DELAYS_SECONDS']));
+      expect(Object.keys(fn.Properties.Environment?.Variables ?? {})).not.toEqual(
+        expect.arrayContaining(['POSTBACK_RETRY_DELAYS_SECONDS']),
+      );
     }
     const body = JSON.stringify(ofType('AWS::CloudWatch::Dashboard')[0][1].Properties.DashboardBody);
     expect(body).toContain('Partner postbacks by outcome');
   });
 
-  it('puts the aggregation counts and each report\'s latency on the dashboard', () => {
+  it("puts the aggregation counts and each report's latency on the dashboard", () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
-    for (const metric of ['EventsAggregated', 'PoisonMessages', 'AggregationFailed', 'InstallsAttributed', 'PrivacyRequestsDrained']) expect(body).toContain(metric);
-    for (const title of ['Aggregation lag (s): oldest message waiting', 'Installs by attribution type', 'Privacy requests drained', 'SKAN postbacks by verification result', 'Report latency p95 (ms)']) {
+    for (const metric of ['EventsAggregated', 'PoisonMessages', 'AggregationFailed', 'InstallsAttributed', 'PrivacyRequestsDrained'])
+      expect(body).toContain(metric);
+    for (const title of [
+      'Aggregation lag (s): oldest message waiting',
+      'Installs by attribution type',
+      'Privacy requests drained',
+      'SKAN postbacks by verification result',
+      'Report latency p95 (ms)',
+    ]) {
       expect(body).toContain(title);
     }
     for (const type of ['deterministic', 'probabilistic', 'organic']) expect(body).toContain(`\\"attribution_type\\",\\"${type}\\"`);
@@ -277,7 +317,9 @@ describe('the service stack', () => {
     });
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
     for (const metric of ['Errors', 'Throttles']) {
-      expect(alarms.filter((alarm) => alarm.MetricName === metric && JSON.stringify(alarm.Dimensions).includes(logicalId(drain!)))).toHaveLength(1);
+      expect(
+        alarms.filter((alarm) => alarm.MetricName === metric && JSON.stringify(alarm.Dimensions).includes(logicalId(drain!))),
+      ).toHaveLength(1);
     }
   });
 
@@ -350,7 +392,10 @@ describe('the service stack', () => {
     });
 
     it('fire when privacy requests wait over 36 hours and aggregation lags over 15 minutes', () => {
-      for (const [name, seconds] of [['privacy', 129_600], ['aggregation', 900]] as const) {
+      for (const [name, seconds] of [
+        ['privacy', 129_600],
+        ['aggregation', 900],
+      ] as const) {
         expect(alarms()).toContainEqual(
           expect.objectContaining({
             MetricName: 'ApproximateAgeOfOldestMessage',
@@ -393,7 +438,12 @@ describe('the service stack', () => {
         }),
         Origins: [
           Match.objectLike({
-            DomainName: { 'Fn::Join': ['', [{ Ref: logicalId(service.stack.edge.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] },
+            DomainName: {
+              'Fn::Join': [
+                '',
+                [{ Ref: logicalId(service.stack.edge.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }],
+              ],
+            },
             CustomOriginConfig: Match.objectLike({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] }),
             OriginCustomHeaders: [{ HeaderName: 'x-origin-verify', HeaderValue: secretReference() }],
           }),
@@ -419,7 +469,9 @@ describe('the service stack', () => {
     Template.fromStack(stack).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 120 }),
     });
-    expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], apiRateLimit: 'lots' } })).toThrow(/apiRateLimit/);
+    expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], apiRateLimit: 'lots' } })).toThrow(
+      /apiRateLimit/,
+    );
   });
 
   it('makes CloudFront send the version of the origin secret the originSecretVersion context names, the last step of a rotation', () => {
@@ -431,12 +483,19 @@ describe('the service stack', () => {
       DistributionConfig: Match.objectLike({
         Origins: [
           Match.objectLike({
-            OriginCustomHeaders: [{ HeaderName: 'x-origin-verify', HeaderValue: { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, `:SecretString:::${version}}}`]] } }],
+            OriginCustomHeaders: [
+              {
+                HeaderName: 'x-origin-verify',
+                HeaderValue: { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, `:SecretString:::${version}}}`]] },
+              },
+            ],
           }),
         ],
       }),
     });
-    expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], originSecretVersion: 'latest' } })).toThrow(/originSecretVersion/);
+    expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], originSecretVersion: 'latest' } })).toThrow(
+      /originSecretVersion/,
+    );
   });
 
   describe('unauthenticated storage (issue 19)', () => {
@@ -450,7 +509,7 @@ describe('the service stack', () => {
       'GET /api/v1/reports/cohorts': [50, 100],
       'GET /api/v1/reports/events': [50, 100],
       'ANY /api/v1/reports/{proxy+}': [10, 20],
-      '$default': [10, 20],
+      $default: [10, 20],
       'GET /health': [10, 20],
     };
     const stageOf = (template: Template) => {
@@ -460,7 +519,10 @@ describe('the service stack', () => {
     };
     const limitsOf = (stage: Resource) =>
       Object.fromEntries(
-        Object.entries(stage.Properties.RouteSettings ?? {}).map(([route, settings]: [string, any]) => [route, [settings.ThrottlingRateLimit, settings.ThrottlingBurstLimit]]),
+        Object.entries(stage.Properties.RouteSettings ?? {}).map(([route, settings]: [string, any]) => [
+          route,
+          [settings.ThrottlingRateLimit, settings.ThrottlingBurstLimit],
+        ]),
       );
 
     it('gives POST /skan-postback its own throttle, 100 requests/s with bursts of 200, apart from the stage default POST /event has', () => {
@@ -476,7 +538,10 @@ describe('the service stack', () => {
       expect(limits).toEqual(ROUTE_LIMITS);
       const routes = routedFunctions.flatMap(([, spec]) => spec.routes ?? []);
       expect(routes.filter((route) => !(route in limits)).sort()).toEqual(['POST /event']);
-      const all = [...Object.values(limits), [stage.Properties.DefaultRouteSettings.ThrottlingRateLimit, stage.Properties.DefaultRouteSettings.ThrottlingBurstLimit]];
+      const all = [
+        ...Object.values(limits),
+        [stage.Properties.DefaultRouteSettings.ThrottlingRateLimit, stage.Properties.DefaultRouteSettings.ThrottlingBurstLimit],
+      ];
       expect(all.reduce((sum, [rate]) => sum + rate, 0)).toBeLessThanOrEqual(10_000);
       expect(all.reduce((sum, [, burst]) => sum + burst, 0)).toBeLessThanOrEqual(5_000);
     });
@@ -484,7 +549,8 @@ describe('the service stack', () => {
     it('deploys the stage after every route it throttles: API Gateway refuses route settings for a route it does not have yet', () => {
       const [, stage] = stageOf(service.template);
       const routeIds = new Map(ofType('AWS::ApiGatewayV2::Route').map(([id, route]) => [route.Properties.RouteKey as string, id]));
-      for (const route of Object.keys(stage.Properties.RouteSettings)) expect([route, stage.DependsOn]).toEqual([route, expect.arrayContaining([routeIds.get(route)])]);
+      for (const route of Object.keys(stage.Properties.RouteSettings))
+        expect([route, stage.DependsOn]).toEqual([route, expect.arrayContaining([routeIds.get(route)])]);
     });
 
     it("holds every route's own throttle to the stage's when a deployer sets the stage lower", () => {
@@ -506,19 +572,27 @@ describe('the service stack', () => {
         ExpirationInDays: 30,
         NoncurrentVersionExpiration: { NoncurrentDays: 1 },
       });
-      expect(resources[logicalId(service.stack.stores.tables.skan_postbacks)].Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+      expect(resources[logicalId(service.stack.stores.tables.skan_postbacks)].Properties.TimeToLiveSpecification).toEqual({
+        AttributeName: 'expires_at',
+        Enabled: true,
+      });
     });
 
     it("lists every route's limits in docs/route-limits.md as the stack sets them", () => {
       const [, stage] = stageOf(service.template);
       const documented = Object.fromEntries(
-        [...readFileSync(join(__dirname, '..', '..', 'docs', 'route-limits.md'), 'utf8').matchAll(/^\| `([^`]+)` \| ([\d,]+) \| ([\d,]+) \|/gm)].map(
-          ([, route, rate, burst]) => [route, [Number(rate.replace(/,/g, '')), Number(burst.replace(/,/g, ''))]],
-        ),
+        [
+          ...readFileSync(join(__dirname, '..', '..', 'docs', 'route-limits.md'), 'utf8').matchAll(
+            /^\| `([^`]+)` \| ([\d,]+) \| ([\d,]+) \|/gm,
+          ),
+        ].map(([, route, rate, burst]) => [route, [Number(rate.replace(/,/g, '')), Number(burst.replace(/,/g, ''))]]),
       );
       expect(documented).toEqual({
         ...limitsOf(stage),
-        'POST /event': [stage.Properties.DefaultRouteSettings.ThrottlingRateLimit, stage.Properties.DefaultRouteSettings.ThrottlingBurstLimit],
+        'POST /event': [
+          stage.Properties.DefaultRouteSettings.ThrottlingRateLimit,
+          stage.Properties.DefaultRouteSettings.ThrottlingBurstLimit,
+        ],
       });
     });
   });

@@ -2,4 +2,4 @@
  * The independent oracle of the report rows now lives in sim/oracle.ts, where the traffic
  * simulator's --check uses it too; the property tests keep importing it from here.
  */
-export { dropZeros, oracleRows, type OracleAttribution, type OracleEvent, type OracleRows } from '../../sim/oracle';
+export { dropZeros, type OracleAttribution, type OracleEvent, type OracleRows, oracleRows } from '../../sim/oracle';

@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import { OpenApi, pointerOf, type Operation } from './openapi';
+import { OpenApi, type Operation, pointerOf } from './openapi';
 
 /**
  * Real HTTP answers held against docs/openapi.yaml: the oracle of the reliability suite. An
@@ -37,27 +37,24 @@ export function httpCall(baseUrl: string, call: HttpCall): Promise<HttpAnswer> {
   const headers: Record<string, string> = { ...call.headers };
   if (call.body !== undefined) headers['content-length'] = String(call.body.length);
   return new Promise((resolve, reject) => {
-    const outgoing = request(
-      { host: url.hostname, port: url.port, method: call.method, path: call.target, headers, agent },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () => {
-          const flat: Record<string, string> = {};
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
-          resolve({
-            method: call.method,
-            path: call.target.split('?')[0],
-            status: response.statusCode ?? 0,
-            headers: flat,
-            text: Buffer.concat(chunks).toString('utf8'),
-          });
+    const outgoing = request({ host: url.hostname, port: url.port, method: call.method, path: call.target, headers, agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        resolve({
+          method: call.method,
+          path: call.target.split('?')[0],
+          status: response.statusCode ?? 0,
+          headers: flat,
+          text: Buffer.concat(chunks).toString('utf8'),
         });
-      },
-    );
+      });
+    });
     outgoing.on('error', reject);
     outgoing.end(call.body);
   });
@@ -93,7 +90,8 @@ export function problemsOf(api: OpenApi, answer: HttpAnswer): string[] {
   const op = operationOf(api, answer.method, answer.path);
   const status = String(answer.status);
   const raw = op?.spec.responses?.[status];
-  if (!op || !raw) return [`${status} ${errorOf(answer) ?? ''} is not documented for ${op?.key ?? `${answer.method} ${answer.path}`}`.trim()];
+  if (!op || !raw)
+    return [`${status} ${errorOf(answer) ?? ''} is not documented for ${op?.key ?? `${answer.method} ${answer.path}`}`.trim()];
   const response = api.response(raw, `${op.pointer}${pointerOf('responses', status)}`, status);
   const problems = response.implemented ? [] : [`${op.key} ${status} is marked x-implemented: false`];
   // A HEAD answer carries the headers of its body but never the body.
@@ -106,7 +104,9 @@ export function problemsOf(api: OpenApi, answer: HttpAnswer): string[] {
     } catch {
       return [...problems, `body is not JSON: ${answer.text.slice(0, 80)}`];
     }
-    problems.push(...api.validate(`${response.pointer}${pointerOf('content', 'application/json', 'schema')}`, body).map((p) => `body ${p}`));
+    problems.push(
+      ...api.validate(`${response.pointer}${pointerOf('content', 'application/json', 'schema')}`, body).map((p) => `body ${p}`),
+    );
   } else if (answer.text !== '') {
     problems.push(`a body where none is documented: ${answer.text.slice(0, 80)}`);
   }

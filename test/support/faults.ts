@@ -1,8 +1,8 @@
-import { Server } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
-import * as sqsEmulatorModule from '../../local/sqs';
+import type { AddressInfo } from 'node:net';
+import { Server } from 'node:net';
 import type { SqsEmulator, SqsEmulatorOptions } from '../../local/sqs';
+import * as sqsEmulatorModule from '../../local/sqs';
 import type { LocalStack } from './local-stack';
 
 /**
@@ -110,7 +110,9 @@ export function watchEmulators(): { faultsOf(stack: LocalStack): EmulatorFaults 
 /** The server listening on a port of this process (dynalite does not hand its server out). */
 function listeningServer(port: number): HttpServer {
   const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
-  const server = handles.find((handle): handle is HttpServer => handle instanceof Server && (handle.address() as AddressInfo | null)?.port === port);
+  const server = handles.find(
+    (handle): handle is HttpServer => handle instanceof Server && (handle.address() as AddressInfo | null)?.port === port,
+  );
   if (!server) throw new Error(`no server of this process listens on port ${port}`);
   return server;
 }

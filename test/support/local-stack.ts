@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRuntime, type Runtime, type RuntimeOptions } from '../../local/runtime';
 import { SigningSecretStore } from '../../functions/adapters/signing-secret-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import type { AppWithSecret, Company } from '../../functions/domain/tenants/tenant';
 import { resourceName } from '../../functions/shared/config';
+import { type Runtime, type RuntimeOptions, startRuntime } from '../../local/runtime';
 
 /**
  * The whole local service for an integration test: emulators on free ports in a fresh temporary

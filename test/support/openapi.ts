@@ -104,7 +104,15 @@ export class OpenApi {
     );
     const fallback = this.doc['x-default-route'] as Node | undefined;
     if (!fallback) return paths;
-    const defaultRoute: Operation = { key: '$default', method: '*', path: '*', route: '$default', implemented: true, pointer: pointerOf('x-default-route'), spec: fallback };
+    const defaultRoute: Operation = {
+      key: '$default',
+      method: '*',
+      path: '*',
+      route: '$default',
+      implemented: true,
+      pointer: pointerOf('x-default-route'),
+      spec: fallback,
+    };
     return [...paths, defaultRoute];
   }
 

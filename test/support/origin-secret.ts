@@ -10,8 +10,11 @@ import { TEST_ORIGIN_SECRET, TEST_ORIGIN_SECRET_ARN } from './edge';
  */
 export function mockOriginSecret() {
   const secrets = mockClient(SecretsManagerClient);
-  const notFound = () => new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret value for staging label", $metadata: {} });
+  const notFound = () =>
+    new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret value for staging label", $metadata: {} });
   secrets.on(GetSecretValueCommand).rejects(notFound());
-  secrets.on(GetSecretValueCommand, { SecretId: TEST_ORIGIN_SECRET_ARN, VersionStage: 'AWSCURRENT' }).resolves({ SecretString: TEST_ORIGIN_SECRET });
+  secrets
+    .on(GetSecretValueCommand, { SecretId: TEST_ORIGIN_SECRET_ARN, VersionStage: 'AWSCURRENT' })
+    .resolves({ SecretString: TEST_ORIGIN_SECRET });
   return secrets;
 }

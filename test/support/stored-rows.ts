@@ -19,7 +19,8 @@ export async function storedRows(appId: string): Promise<OracleRows> {
       for (const [name, value] of Object.entries(row)) {
         if (typeof value === 'number' && value !== 0 && !name.startsWith('t_')) counters[name] = value;
       }
-      if (Object.keys(counters).length > 0) out[family][[row.day, ...ROW_GROUPS[family].map((column) => String(row[column]))].join('|')] = counters;
+      if (Object.keys(counters).length > 0)
+        out[family][[row.day, ...ROW_GROUPS[family].map((column) => String(row[column]))].join('|')] = counters;
     }
   }
   await expectPagesMatchRows(appId, out.attribution);
@@ -34,8 +35,11 @@ export async function attributionFromPages(appId: string): Promise<OracleRows['a
   const store = new AggregateStore(resourceName.table('aggregates'));
   const out: OracleRows['attribution'] = {};
   for (const row of await store.page(appId, 'attribution', { firstDay: '0000-00-00', lastDay: '9999-12-31' }, Number.MAX_SAFE_INTEGER)) {
-    const counters = Object.fromEntries(ROW_COUNTERS.attribution.map((name) => [name, Number(row[name] ?? 0)]).filter(([, value]) => value !== 0));
-    if (Object.keys(counters).length > 0) out[[row.day, ...ROW_GROUPS.attribution.map((column) => String(row[column]))].join('|')] = counters;
+    const counters = Object.fromEntries(
+      ROW_COUNTERS.attribution.map((name) => [name, Number(row[name] ?? 0)]).filter(([, value]) => value !== 0),
+    );
+    if (Object.keys(counters).length > 0)
+      out[[row.day, ...ROW_GROUPS.attribution.map((column) => String(row[column]))].join('|')] = counters;
   }
   return out;
 }
@@ -44,6 +48,8 @@ export async function attributionFromPages(appId: string): Promise<OracleRows['a
 export async function expectPagesMatchRows(appId: string, fromRows: OracleRows['attribution']): Promise<void> {
   const fromPages = await attributionFromPages(appId);
   if (!isDeepStrictEqual(fromPages, fromRows)) {
-    throw new Error(`the attribution day pages differ from the rows:\n  pages ${JSON.stringify(fromPages)}\n  rows  ${JSON.stringify(fromRows)}`);
+    throw new Error(
+      `the attribution day pages differ from the rows:\n  pages ${JSON.stringify(fromPages)}\n  rows  ${JSON.stringify(fromRows)}`,
+    );
   }
 }

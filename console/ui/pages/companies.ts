@@ -1,6 +1,6 @@
 import { command } from '../api';
 import { actionButton, actionForm, code, copyable, dateTime, flash, h, notice, replace, table } from '../dom';
-import { selection, type AppSummary, type Company } from '../state';
+import { type AppSummary, type Company, selection } from '../state';
 
 /** `app show`: the app with its signing secret. */
 interface AppDetail extends AppSummary {
@@ -18,24 +18,45 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
   replace(
     companies,
     h('h2', { id: 'companies-h' }, 'Companies'),
-    table<Company>('Companies', [
-      { label: 'Name', cell: (c) => (c.company_key === selection.companyKey ? h('strong', null, c.name, ' (selected)') : c.name) },
-      { label: 'Company key', cell: (c) => code(c.company_key) },
-      { label: 'Plan', cell: (c) => c.plan },
-      { label: 'Monthly cap', cell: (c) => (c.monthly_cap === null ? 'none' : c.monthly_cap.toLocaleString('en-US')), numeric: true },
-      { label: 'State', cell: (c) => (c.suspended ? h('span', { class: 'badge warn' }, 'suspended') : h('span', { class: 'badge ok' }, 'active')) },
-      {
-        label: 'Actions',
-        cell: (c) => [
-          c.company_key === selection.companyKey ? null : actionButton('Select', () => selection.selectCompany(c.company_key), { class: 'secondary', 'aria-label': `Select ${c.name}` }),
-          actionButton(c.suspended ? 'Resume' : 'Suspend', async () => {
-            await command(c.suspended ? 'company resume' : 'company suspend', { 'company-key': c.company_key });
-            await selection.refresh();
-          }, { class: c.suspended ? 'secondary' : 'danger', 'aria-label': `${c.suspended ? 'Resume' : 'Suspend'} ${c.name}` }),
-        ],
-      },
-    ], selection.companies, 'No company yet: create one below.'),
-    h('p', { class: 'hint' }, 'A suspended company\'s apps have their events refused (401 company_suspended) within a minute; its reports stay readable.'),
+    table<Company>(
+      'Companies',
+      [
+        { label: 'Name', cell: (c) => (c.company_key === selection.companyKey ? h('strong', null, c.name, ' (selected)') : c.name) },
+        { label: 'Company key', cell: (c) => code(c.company_key) },
+        { label: 'Plan', cell: (c) => c.plan },
+        { label: 'Monthly cap', cell: (c) => (c.monthly_cap === null ? 'none' : c.monthly_cap.toLocaleString('en-US')), numeric: true },
+        {
+          label: 'State',
+          cell: (c) => (c.suspended ? h('span', { class: 'badge warn' }, 'suspended') : h('span', { class: 'badge ok' }, 'active')),
+        },
+        {
+          label: 'Actions',
+          cell: (c) => [
+            c.company_key === selection.companyKey
+              ? null
+              : actionButton('Select', () => selection.selectCompany(c.company_key), {
+                  class: 'secondary',
+                  'aria-label': `Select ${c.name}`,
+                }),
+            actionButton(
+              c.suspended ? 'Resume' : 'Suspend',
+              async () => {
+                await command(c.suspended ? 'company resume' : 'company suspend', { 'company-key': c.company_key });
+                await selection.refresh();
+              },
+              { class: c.suspended ? 'secondary' : 'danger', 'aria-label': `${c.suspended ? 'Resume' : 'Suspend'} ${c.name}` },
+            ),
+          ],
+        },
+      ],
+      selection.companies,
+      'No company yet: create one below.',
+    ),
+    h(
+      'p',
+      { class: 'hint' },
+      "A suspended company's apps have their events refused (401 company_suspended) within a minute; its reports stay readable.",
+    ),
     h('h3', null, 'New company'),
     actionForm({
       label: 'New company',
@@ -61,14 +82,28 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
     h('h2', { id: 'apps-h' }, company ? `Apps of ${company.name}` : 'Apps'),
     company
       ? [
-          table<AppSummary>(`Apps of ${company.name}`, [
-            { label: 'Name', cell: (a) => (a.app_key === selection.appKey ? h('strong', null, a.name, ' (selected)') : a.name) },
-            { label: 'App key', cell: (a) => code(a.app_key) },
-            { label: 'Store URLs', cell: (a) => storeUrls(a) },
-            { label: 'Probabilistic', cell: (a) => (a.probabilistic ? 'yes' : 'no') },
-            { label: 'Created', cell: (a) => dateTime(a.created_ms) },
-            { label: '', cell: (a) => (a.app_key === selection.appKey ? null : actionButton('Select', () => selection.selectApp(a.app_key), { class: 'secondary', 'aria-label': `Select app ${a.name}` })) },
-          ], selection.apps, 'No app yet: create one below.'),
+          table<AppSummary>(
+            `Apps of ${company.name}`,
+            [
+              { label: 'Name', cell: (a) => (a.app_key === selection.appKey ? h('strong', null, a.name, ' (selected)') : a.name) },
+              { label: 'App key', cell: (a) => code(a.app_key) },
+              { label: 'Store URLs', cell: (a) => storeUrls(a) },
+              { label: 'Probabilistic', cell: (a) => (a.probabilistic ? 'yes' : 'no') },
+              { label: 'Created', cell: (a) => dateTime(a.created_ms) },
+              {
+                label: '',
+                cell: (a) =>
+                  a.app_key === selection.appKey
+                    ? null
+                    : actionButton('Select', () => selection.selectApp(a.app_key), {
+                        class: 'secondary',
+                        'aria-label': `Select app ${a.name}`,
+                      }),
+              },
+            ],
+            selection.apps,
+            'No app yet: create one below.',
+          ),
           h('h3', null, 'New app'),
           actionForm({
             label: 'New app',
@@ -77,7 +112,12 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
             fields: [
               { flag: 'name', label: 'Name', required: true },
               { flag: 'ios-url', label: 'App Store URL', type: 'url', placeholder: 'https://apps.apple.com/app/id…' },
-              { flag: 'android-url', label: 'Google Play URL', type: 'url', placeholder: 'https://play.google.com/store/apps/details?id=…' },
+              {
+                flag: 'android-url',
+                label: 'Google Play URL',
+                type: 'url',
+                placeholder: 'https://play.google.com/store/apps/details?id=…',
+              },
               { flag: 'web-url', label: 'Web URL', type: 'url', placeholder: 'https://…' },
               { flag: 'probabilistic', label: 'Probabilistic matching (same address and platform)', type: 'checkbox' },
             ],
@@ -96,7 +136,11 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
   if (!app) return;
   const shown = await command<AppDetail>('app show', { 'app-key': app.app_key });
   const secret = h('span');
-  secret.append(actionButton('Reveal signing secret', async () => replace(secret, copyable('Signing secret', shown.signing_secret, 'signing-secret')), { class: 'secondary' }));
+  secret.append(
+    actionButton('Reveal signing secret', async () => replace(secret, copyable('Signing secret', shown.signing_secret, 'signing-secret')), {
+      class: 'secondary',
+    }),
+  );
   replace(
     detail,
     h('h2', { id: 'app-h' }, `App: ${shown.name}`),
@@ -114,7 +158,13 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
       fact('Probabilistic matching', shown.probabilistic ? 'on' : 'off'),
       fact('Created', dateTime(shown.created_ms)),
     ),
-    h('p', { class: 'hint' }, 'The app SDK sends X-Service-Company-Key, X-Service-App-Key and an HMAC-SHA256 signature made with the signing secret. Reports need a server key: ', h('a', { href: '#/settings' }, 'Settings, Server Keys'), '.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'The app SDK sends X-Service-Company-Key, X-Service-App-Key and an HMAC-SHA256 signature made with the signing secret. Reports need a server key: ',
+      h('a', { href: '#/settings' }, 'Settings, Server Keys'),
+      '.',
+    ),
   );
 }
 
@@ -123,6 +173,14 @@ function fact(term: string, value: Node | string): HTMLElement[] {
 }
 
 function storeUrls(app: AppSummary): HTMLElement {
-  const entries = [['iOS', app.ios_url], ['Android', app.android_url], ['Web', app.web_url]].filter(([, url]) => url);
-  return h('ul', { class: 'plain' }, entries.map(([label, url]) => h('li', null, `${label}: `, h('span', { class: 'mono small' }, url!))));
+  const entries = [
+    ['iOS', app.ios_url],
+    ['Android', app.android_url],
+    ['Web', app.web_url],
+  ].filter(([, url]) => url);
+  return h(
+    'ul',
+    { class: 'plain' },
+    entries.map(([label, url]) => h('li', null, `${label}: `, h('span', { class: 'mono small' }, url!))),
+  );
 }

@@ -38,7 +38,9 @@ export async function installPage(root: HTMLElement): Promise<void> {
       label: 'Install look-up',
       testId: 'install-lookup',
       submit: 'Look up',
-      fields: [{ flag: 'install-uuid', label: 'install_uuid', required: true, wide: true, placeholder: '3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f' }],
+      fields: [
+        { flag: 'install-uuid', label: 'install_uuid', required: true, wide: true, placeholder: '3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f' },
+      ],
       run: async (flags) => render(await command<InstallReport>('install show', { ...flags, 'app-key': app.app_key })),
     }),
   );
@@ -51,7 +53,13 @@ function render(report: InstallReport): HTMLElement {
     'div',
     { class: 'install-report', 'data-testid': 'install-report' },
     current
-      ? h('p', { class: 'verdict' }, 'Attributed to ', h('strong', null, current.partner), ` (${current.attribution_type}), installed ${dateTime(current.ts_ms)} on ${current.platform ?? 'an unknown platform'}.`)
+      ? h(
+          'p',
+          { class: 'verdict' },
+          'Attributed to ',
+          h('strong', null, current.partner),
+          ` (${current.attribution_type}), installed ${dateTime(current.ts_ms)} on ${current.platform ?? 'an unknown platform'}.`,
+        )
       : notice('info', 'Events arrived, but no install yet.'),
     h('p', null, `Other events: ${report.events.counted} counted, ${report.events.waiting_for_install} waiting for their install.`),
     h('h2', null, 'Install events and their decisions'),
@@ -63,7 +71,13 @@ function render(report: InstallReport): HTMLElement {
           'li',
           null,
           h('p', null, h('strong', null, install.explanation)),
-          h('p', { class: 'small' }, `event ${install.event_id}, ${dateTime(install.ts_ms)}, rule ${install.rule}`, install.reinstall ? ', reinstall' : '', install.fraud_reasons?.length ? `, fraud: ${install.fraud_reasons.join(', ')}` : ''),
+          h(
+            'p',
+            { class: 'small' },
+            `event ${install.event_id}, ${dateTime(install.ts_ms)}, rule ${install.rule}`,
+            install.reinstall ? ', reinstall' : '',
+            install.fraud_reasons?.length ? `, fraud: ${install.fraud_reasons.join(', ')}` : '',
+          ),
           h('p', { class: 'small' }, `Retention counted: ${(report.retention[install.event_id] ?? []).join(', ') || 'none yet'}`),
         ),
       ),

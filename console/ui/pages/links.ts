@@ -39,10 +39,20 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     null,
     h('legend', null, 'Click parameters (added to the URL you give the partner)'),
     h('div', { class: 'fields' }, [
-      field({ flag: 'click-id', label: 'click_id', placeholder: '{click_id}', hint: "The partner's macro for its own click id (kept as ext_click_id); macros stay literal in the URL for the partner to fill in." }),
+      field({
+        flag: 'click-id',
+        label: 'click_id',
+        placeholder: '{click_id}',
+        hint: "The partner's macro for its own click id (kept as ext_click_id); macros stay literal in the URL for the partner to fill in.",
+      }),
       ...SUBS.map((sub) => field({ flag: sub, label: sub })),
       field({ flag: 'mobile-only', label: 'mobile_only=1 (desktop visitors are dropped)', type: 'checkbox' }),
-      field({ flag: 'country', label: 'Test click from country', placeholder: 'US', hint: 'Only for the test click below (the visitor\'s country, as CloudFront would tell it).' }),
+      field({
+        flag: 'country',
+        label: 'Test click from country',
+        placeholder: 'US',
+        hint: "Only for the test click below (the visitor's country, as CloudFront would tell it).",
+      }),
     ]),
   );
   let current: string | undefined;
@@ -54,7 +64,12 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     fields: [
       { flag: 'partner', label: 'Partner', required: true, placeholder: 'meta' },
       { flag: 'campaign', label: 'Campaign', placeholder: 'spring_sale' },
-      { flag: 'countries-allow', label: 'Countries allowed', placeholder: 'US,CA', hint: 'Two-letter codes, comma separated; other countries are dropped.' },
+      {
+        flag: 'countries-allow',
+        label: 'Countries allowed',
+        placeholder: 'US,CA',
+        hint: 'Two-letter codes, comma separated; other countries are dropped.',
+      },
       { flag: 'countries-block', label: 'Countries blocked', placeholder: 'XX' },
       { flag: 'lookback-days', label: 'Lookback days', type: 'number', hint: `1 to 30; the app's is ${app.lookback_days}.` },
       { flag: 'honeypot', label: 'Honeypot (a trap link never shown to people: whoever follows it is blocked)', type: 'checkbox' },
@@ -90,12 +105,24 @@ export async function linksPage(root: HTMLElement): Promise<void> {
       copyable('Final tracking URL', trial.url, 'final-url'),
       h('h3', null, 'A test click from each platform'),
       h('p', { class: 'hint' }, "The redirect's own rules run on the stored link; the test click is not recorded, counted or blocked."),
-      table('Test clicks', [
-        { label: 'Platform', cell: (c) => c.platform },
-        { label: 'Answer', cell: (c) => String(c.status), numeric: true },
-        { label: 'Redirect (Location)', cell: (c) => (c.location ? h('span', { class: 'mono small break' }, c.location) : c.status === 404 ? '404 (honeypot or no destination)' : '') },
-        { label: 'Dropped', cell: (c) => c.dropped ?? '' },
-      ], trial.clicks),
+      table(
+        'Test clicks',
+        [
+          { label: 'Platform', cell: (c) => c.platform },
+          { label: 'Answer', cell: (c) => String(c.status), numeric: true },
+          {
+            label: 'Redirect (Location)',
+            cell: (c) =>
+              c.location
+                ? h('span', { class: 'mono small break' }, c.location)
+                : c.status === 404
+                  ? '404 (honeypot or no destination)'
+                  : '',
+          },
+          { label: 'Dropped', cell: (c) => c.dropped ?? '' },
+        ],
+        trial.clicks,
+      ),
       h('div', { class: 'actions' }, actionButton('Update test clicks', tryLink, { class: 'secondary' })),
     );
   }
@@ -105,25 +132,42 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     replace(
       list,
       h('h2', { id: 'links-h' }, `Links of ${app!.name}`),
-      table<LinkRow>('Tracking links', [
-        { label: 'Link', cell: (l) => code(l.link_id) },
-        { label: 'Partner', cell: (l) => l.partner },
-        { label: 'Campaign', cell: (l) => l.campaign ?? '' },
-        { label: 'Honeypot', cell: (l) => (l.honeypot ? h('span', { class: 'badge warn' }, 'honeypot') : 'no') },
-        { label: 'Countries', cell: (l) => [l.countries_allow ? `allow ${l.countries_allow.join(',')}` : '', l.countries_block ? ` block ${l.countries_block.join(',')}` : ''].join('') },
-        { label: 'Lookback', cell: (l) => `${l.lookback_days} d`, numeric: true },
-        { label: 'URL', cell: (l) => h('span', { class: 'mono small break' }, l.url) },
-        { label: 'Created', cell: (l) => dateTime(l.created_ms) },
-        {
-          label: '',
-          cell: (l) => actionButton('Try', async () => {
-            current = l.link_id;
-            await tryLink();
-            preview.scrollIntoView();
-            preview.querySelector('input')?.focus();
-          }, { class: 'secondary', 'aria-label': `Try link ${l.link_id}` }),
-        },
-      ], links, 'No link yet.'),
+      table<LinkRow>(
+        'Tracking links',
+        [
+          { label: 'Link', cell: (l) => code(l.link_id) },
+          { label: 'Partner', cell: (l) => l.partner },
+          { label: 'Campaign', cell: (l) => l.campaign ?? '' },
+          { label: 'Honeypot', cell: (l) => (l.honeypot ? h('span', { class: 'badge warn' }, 'honeypot') : 'no') },
+          {
+            label: 'Countries',
+            cell: (l) =>
+              [
+                l.countries_allow ? `allow ${l.countries_allow.join(',')}` : '',
+                l.countries_block ? ` block ${l.countries_block.join(',')}` : '',
+              ].join(''),
+          },
+          { label: 'Lookback', cell: (l) => `${l.lookback_days} d`, numeric: true },
+          { label: 'URL', cell: (l) => h('span', { class: 'mono small break' }, l.url) },
+          { label: 'Created', cell: (l) => dateTime(l.created_ms) },
+          {
+            label: '',
+            cell: (l) =>
+              actionButton(
+                'Try',
+                async () => {
+                  current = l.link_id;
+                  await tryLink();
+                  preview.scrollIntoView();
+                  preview.querySelector('input')?.focus();
+                },
+                { class: 'secondary', 'aria-label': `Try link ${l.link_id}` },
+              ),
+          },
+        ],
+        links,
+        'No link yet.',
+      ),
     );
   }
 

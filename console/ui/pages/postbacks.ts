@@ -32,12 +32,21 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
   const app = selection.app;
   if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Postbacks'), notice('info', 'Select an app first (Companies and apps).'));
   if (!selection.meta.commands.includes('postback list')) {
-    return replace(root, h('h1', { tabindex: -1 }, 'Postbacks'), notice('info', 'This version of the service has no partner postbacks (the admin CLI has no postback commands).'));
+    return replace(
+      root,
+      h('h1', { tabindex: -1 }, 'Postbacks'),
+      notice('info', 'This version of the service has no partner postbacks (the admin CLI has no postback commands).'),
+    );
   }
 
   const templates = h('div');
   const log = h('div');
-  const logFilter = h('form', { class: 'inline-form', 'aria-label': 'Delivery log filter' }, field({ flag: 'partner', label: 'Partner', placeholder: 'all partners' }), h('button', { type: 'submit', class: 'secondary' }, 'Show log'));
+  const logFilter = h(
+    'form',
+    { class: 'inline-form', 'aria-label': 'Delivery log filter' },
+    field({ flag: 'partner', label: 'Partner', placeholder: 'all partners' }),
+    h('button', { type: 'submit', class: 'secondary' }, 'Show log'),
+  );
   logFilter.addEventListener('submit', (event) => {
     event.preventDefault();
     void refreshLog().catch((error: Error) => replace(log, notice('error', error.message)));
@@ -46,20 +55,35 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
   replace(
     root,
     h('h1', { tabindex: -1 }, 'Postbacks'),
-    h('p', null, `Postbacks tell a partner about the installs it brought to ${app.name} (never organic ones) and about chosen in-app events within a window.`),
+    h(
+      'p',
+      null,
+      `Postbacks tell a partner about the installs it brought to ${app.name} (never organic ones) and about chosen in-app events within a window.`,
+    ),
     h('section', { 'aria-labelledby': 'templates-h' }, h('h2', { id: 'templates-h' }, 'Templates per partner'), templates),
     h(
       'section',
       { 'aria-labelledby': 'set-h' },
-      h('h2', { id: 'set-h' }, 'Set a partner\'s postback'),
+      h('h2', { id: 'set-h' }, "Set a partner's postback"),
       actionForm({
         label: 'Set postback',
         testId: 'set-postback',
         submit: 'Save postback',
         fields: [
           { flag: 'partner', label: 'Partner', required: true, placeholder: 'meta' },
-          { flag: 'url', label: 'URL template', required: true, wide: true, placeholder: 'https://partner.example/pb?click={click_id}&ev={event_name}' },
-          { flag: 'events', label: 'Events', placeholder: 'install,purchase or *', hint: 'Comma separated event names, or * for every event.' },
+          {
+            flag: 'url',
+            label: 'URL template',
+            required: true,
+            wide: true,
+            placeholder: 'https://partner.example/pb?click={click_id}&ev={event_name}',
+          },
+          {
+            flag: 'events',
+            label: 'Events',
+            placeholder: 'install,purchase or *',
+            hint: 'Comma separated event names, or * for every event.',
+          },
           { flag: 'event-window-days', label: 'Event window (days)', type: 'number' },
           { flag: 'method', label: 'Method', type: 'select', options: ['', 'GET', 'POST'] },
           { flag: 'send-fraud', label: 'Also for installs flagged as fraud', type: 'checkbox' },
@@ -71,7 +95,14 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
         },
       }),
       h('h3', null, 'Macros'),
-      h('dl', { class: 'macros' }, selection.meta.postback_macros.map((macro) => [h('dt', null, h('code', null, `{${macro.name}}`)), h('dd', null, macro.description)])),
+      h(
+        'dl',
+        { class: 'macros' },
+        selection.meta.postback_macros.map((macro) => [
+          h('dt', null, h('code', null, `{${macro.name}}`)),
+          h('dd', null, macro.description),
+        ]),
+      ),
     ),
     h('section', { 'aria-labelledby': 'log-h' }, h('h2', { id: 'log-h' }, 'Delivery log'), logFilter, log),
   );
@@ -80,40 +111,58 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
     const { postbacks } = await command<{ postbacks: Postback[] }>('postback list', { 'app-key': app!.app_key });
     replace(
       templates,
-      table<Postback>('Postback templates', [
-        { label: 'Partner', cell: (p) => p.partner },
-        { label: 'URL template', cell: (p) => h('span', { class: 'mono small break' }, p.url) },
-        { label: 'Events', cell: (p) => (p.events === '*' ? 'every event' : p.events.join(', ')) },
-        { label: 'Window', cell: (p) => `${p.event_window_days} d`, numeric: true },
-        { label: 'Method', cell: (p) => p.method },
-        { label: 'Fraud-flagged installs', cell: (p) => (p.send_fraud ? 'sent' : 'not sent') },
-        { label: 'Updated', cell: (p) => dateTime(p.updated_ms) },
-        {
-          label: '',
-          cell: (p) => actionButton('Delete', async () => {
-            if (!window.confirm(`Delete the postback of ${p.partner}?`)) return;
-            await command('postback delete', { 'app-key': app!.app_key, partner: p.partner });
-            await refreshTemplates();
-          }, { class: 'danger', 'aria-label': `Delete the postback of ${p.partner}` }),
-        },
-      ], postbacks, 'No postback yet: installs and events are not sent to any partner.'),
+      table<Postback>(
+        'Postback templates',
+        [
+          { label: 'Partner', cell: (p) => p.partner },
+          { label: 'URL template', cell: (p) => h('span', { class: 'mono small break' }, p.url) },
+          { label: 'Events', cell: (p) => (p.events === '*' ? 'every event' : p.events.join(', ')) },
+          { label: 'Window', cell: (p) => `${p.event_window_days} d`, numeric: true },
+          { label: 'Method', cell: (p) => p.method },
+          { label: 'Fraud-flagged installs', cell: (p) => (p.send_fraud ? 'sent' : 'not sent') },
+          { label: 'Updated', cell: (p) => dateTime(p.updated_ms) },
+          {
+            label: '',
+            cell: (p) =>
+              actionButton(
+                'Delete',
+                async () => {
+                  if (!window.confirm(`Delete the postback of ${p.partner}?`)) return;
+                  await command('postback delete', { 'app-key': app!.app_key, partner: p.partner });
+                  await refreshTemplates();
+                },
+                { class: 'danger', 'aria-label': `Delete the postback of ${p.partner}` },
+              ),
+          },
+        ],
+        postbacks,
+        'No postback yet: installs and events are not sent to any partner.',
+      ),
     );
   }
 
   async function refreshLog(): Promise<void> {
-    const { attempts } = await command<{ attempts: Attempt[] }>('postback log', { 'app-key': app!.app_key, partner: formFlags(logFilter).partner as string | undefined });
+    const { attempts } = await command<{ attempts: Attempt[] }>('postback log', {
+      'app-key': app!.app_key,
+      partner: formFlags(logFilter).partner as string | undefined,
+    });
     replace(
       log,
-      table<Attempt>('Delivery log', [
-        { label: 'When', cell: (a) => dateTime(a.at_ms) },
-        { label: 'Partner', cell: (a) => a.partner },
-        { label: 'For', cell: (a) => (a.kind === 'install' ? 'install' : `event ${a.event_name ?? ''}`) },
-        { label: 'Attempt', cell: (a) => String(a.attempt), numeric: true },
-        { label: 'Outcome', cell: (a) => h('span', { class: `badge ${OUTCOME_BADGE[a.outcome] ?? ''}` }, a.outcome) },
-        { label: 'Response', cell: (a) => (a.response_code ? String(a.response_code) : ''), numeric: true },
-        { label: 'Error', cell: (a) => a.error ?? '' },
-        { label: 'Postback id', cell: (a) => h('code', { class: 'small' }, a.postback_id) },
-      ], attempts, 'No delivery yet.'),
+      table<Attempt>(
+        'Delivery log',
+        [
+          { label: 'When', cell: (a) => dateTime(a.at_ms) },
+          { label: 'Partner', cell: (a) => a.partner },
+          { label: 'For', cell: (a) => (a.kind === 'install' ? 'install' : `event ${a.event_name ?? ''}`) },
+          { label: 'Attempt', cell: (a) => String(a.attempt), numeric: true },
+          { label: 'Outcome', cell: (a) => h('span', { class: `badge ${OUTCOME_BADGE[a.outcome] ?? ''}` }, a.outcome) },
+          { label: 'Response', cell: (a) => (a.response_code ? String(a.response_code) : ''), numeric: true },
+          { label: 'Error', cell: (a) => a.error ?? '' },
+          { label: 'Postback id', cell: (a) => h('code', { class: 'small' }, a.postback_id) },
+        ],
+        attempts,
+        'No delivery yet.',
+      ),
     );
   }
 

@@ -1,5 +1,5 @@
 import { command } from '../api';
-import { draw, eventsChart, installsChart, retentionChart, revenueChart, type ChartSpec } from '../charts';
+import { type ChartSpec, draw, eventsChart, installsChart, retentionChart, revenueChart } from '../charts';
 import { download, toCsv } from '../csv';
 import { field, formFlags, h, notice, replace, table } from '../dom';
 import { selection } from '../state';
@@ -42,7 +42,13 @@ export async function reportsPage(root: HTMLElement): Promise<void> {
     h('button', { type: 'submit' }, 'Show reports'),
   );
   const sections = REPORTS.map((report) => reportSection(report));
-  replace(root, h('h1', { tabindex: -1 }, `Reports: ${app.name}`), windowForm, status, sections.map((s) => s.element));
+  replace(
+    root,
+    h('h1', { tabindex: -1 }, `Reports: ${app.name}`),
+    windowForm,
+    status,
+    sections.map((s) => s.element),
+  );
 
   windowForm.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -74,10 +80,17 @@ export async function reportsPage(root: HTMLElement): Promise<void> {
     let limit = 25;
 
     const read = (offset: number, pageLimit: number) =>
-      command<Page>('report show', { 'app-key': app!.app_key, report: report.name, ...span, limit: String(pageLimit), offset: String(offset) });
+      command<Page>('report show', {
+        'app-key': app!.app_key,
+        report: report.name,
+        ...span,
+        limit: String(pageLimit),
+        offset: String(offset),
+      });
 
     /** A pager button's page: its failure is shown where the table was. */
-    const turnTo = (offset: number) => () => void showPage(offset).catch((error: Error) => replace(tableArea, notice('error', error.message)));
+    const turnTo = (offset: number) => () =>
+      void showPage(offset).catch((error: Error) => replace(tableArea, notice('error', error.message)));
 
     async function showPage(offset: number): Promise<void> {
       const page = await read(offset, limit);
@@ -86,16 +99,28 @@ export async function reportsPage(root: HTMLElement): Promise<void> {
       const first = rows.length ? offset + 1 : offset;
       replace(
         pager,
-        h('button', { type: 'button', class: 'secondary', disabled: offset === 0, onclick: turnTo(Math.max(0, offset - limit)) }, 'Previous page'),
+        h(
+          'button',
+          { type: 'button', class: 'secondary', disabled: offset === 0, onclick: turnTo(Math.max(0, offset - limit)) },
+          'Previous page',
+        ),
         h('span', { class: 'range' }, rows.length ? `Rows ${first}–${offset + rows.length}` : `No rows from ${offset + 1}`),
         // The API gives no total: a full page may have more after it.
         h('button', { type: 'button', class: 'secondary', disabled: rows.length < limit, onclick: turnTo(offset + limit) }, 'Next page'),
-        h('button', {
-          type: 'button',
-          class: 'secondary',
-          disabled: rows.length === 0,
-          onclick: () => download(`${report.name}_${dayString(Number(span['since-ms']))}_${dayString(Number(span['until-ms']) - 1)}_rows-${first}-${offset + rows.length}.csv`, toCsv(rows)),
-        }, 'Download CSV'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            disabled: rows.length === 0,
+            onclick: () =>
+              download(
+                `${report.name}_${dayString(Number(span['since-ms']))}_${dayString(Number(span['until-ms']) - 1)}_rows-${first}-${offset + rows.length}.csv`,
+                toCsv(rows),
+              ),
+          },
+          'Download CSV',
+        ),
       );
     }
 

@@ -20,20 +20,29 @@ export async function settingsPage(root: HTMLElement): Promise<void> {
     h('h1', { tabindex: -1 }, 'Settings'),
     h('h2', null, `Server Keys of ${app.name}`),
     h('p', null, 'A server key reads every report of this app through the Reporting API (Authorization: Bearer srv_…).'),
-    h('div', { class: 'actions' }, actionButton('New Key', async () => {
-      const { server_key } = await command<{ server_key: string }>('server-key create', { 'app-key': app.app_key });
-      replace(
-        created,
-        h(
-          'div',
-          { class: 'key-once', role: 'region', 'aria-label': 'New server key' },
-          h('p', { class: 'warning' }, h('strong', null, 'Keep this key on the server side, never in browser or mobile client code.'), ' It reads every event of this app.'),
-          h('p', null, 'This is the only time it is shown: only its SHA-256 is stored. Copy it now.'),
-          copyable('New server key', server_key, 'new-server-key'),
-        ),
-      );
-      await refresh();
-    })),
+    h(
+      'div',
+      { class: 'actions' },
+      actionButton('New Key', async () => {
+        const { server_key } = await command<{ server_key: string }>('server-key create', { 'app-key': app.app_key });
+        replace(
+          created,
+          h(
+            'div',
+            { class: 'key-once', role: 'region', 'aria-label': 'New server key' },
+            h(
+              'p',
+              { class: 'warning' },
+              h('strong', null, 'Keep this key on the server side, never in browser or mobile client code.'),
+              ' It reads every event of this app.',
+            ),
+            h('p', null, 'This is the only time it is shown: only its SHA-256 is stored. Copy it now.'),
+            copyable('New server key', server_key, 'new-server-key'),
+          ),
+        );
+        await refresh();
+      }),
+    ),
     created,
     list,
   );
@@ -42,22 +51,34 @@ export async function settingsPage(root: HTMLElement): Promise<void> {
     const { server_keys } = await command<{ server_keys: ServerKeyRow[] }>('server-key list', { 'app-key': app!.app_key });
     replace(
       list,
-      table<ServerKeyRow>('Server keys', [
-        { label: 'Key id (SHA-256 of the key)', cell: (k) => h('code', { title: k.key_id }, `${k.key_id.slice(0, 16)}…`) },
-        { label: 'Created', cell: (k) => dateTime(k.created_ms) },
-        { label: 'State', cell: (k) => (k.revoked ? h('span', { class: 'badge warn' }, 'revoked') : h('span', { class: 'badge ok' }, 'active')) },
-        {
-          label: 'Actions',
-          cell: (k) =>
-            k.revoked
-              ? null
-              : actionButton('Revoke', async () => {
-                  if (!window.confirm(`Revoke key ${k.key_id.slice(0, 16)}…? Requests with it are refused within 60 s.`)) return;
-                  await command('server-key revoke', { 'key-id': k.key_id });
-                  await refresh();
-                }, { class: 'danger', 'aria-label': `Revoke key ${k.key_id.slice(0, 16)}` }),
-        },
-      ], server_keys, 'No server key yet.'),
+      table<ServerKeyRow>(
+        'Server keys',
+        [
+          { label: 'Key id (SHA-256 of the key)', cell: (k) => h('code', { title: k.key_id }, `${k.key_id.slice(0, 16)}…`) },
+          { label: 'Created', cell: (k) => dateTime(k.created_ms) },
+          {
+            label: 'State',
+            cell: (k) => (k.revoked ? h('span', { class: 'badge warn' }, 'revoked') : h('span', { class: 'badge ok' }, 'active')),
+          },
+          {
+            label: 'Actions',
+            cell: (k) =>
+              k.revoked
+                ? null
+                : actionButton(
+                    'Revoke',
+                    async () => {
+                      if (!window.confirm(`Revoke key ${k.key_id.slice(0, 16)}…? Requests with it are refused within 60 s.`)) return;
+                      await command('server-key revoke', { 'key-id': k.key_id });
+                      await refresh();
+                    },
+                    { class: 'danger', 'aria-label': `Revoke key ${k.key_id.slice(0, 16)}` },
+                  ),
+          },
+        ],
+        server_keys,
+        'No server key yet.',
+      ),
     );
   }
   await refresh();

@@ -1,11 +1,11 @@
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
-import { installsOfLine, type AggregationMessage, type AuditLine } from '../ingest/audit-record';
-import { acceptedEvents, contributionsOf, UnreadableAuditError, type ContributionPorts } from './contributions';
-import { RowDeltas, rowKeyOf, type Counters, type RowDelta, type RowFamily } from './rows';
-import { PAGED_FAMILIES } from './day-pages';
+import { type AggregationMessage, type AuditLine, installsOfLine } from '../ingest/audit-record';
 import type { PostbackIntent } from '../postbacks/trigger';
+import { acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
+import { PAGED_FAMILIES } from './day-pages';
 import { secondsUntilLeaseEnds } from './lease';
+import { type Counters, type RowDelta, RowDeltas, type RowFamily, rowKeyOf } from './rows';
 
 /**
  * The aggregator's use case: a batch of deliveries from the aggregation queue (one message per
@@ -54,7 +54,13 @@ export function parseMessage(body: string): AggregationMessage {
   if (!isPlainObject(message)) throw new PoisonMessageError('bad_message', 'the body is not an object');
   if (message.version !== MESSAGE_VERSION) throw new PoisonMessageError('unknown_version', `version ${JSON.stringify(message.version)}`);
   const { bucket, audit_key, app_id, company_id, received_ms } = message;
-  if (typeof bucket !== 'string' || typeof audit_key !== 'string' || typeof app_id !== 'string' || typeof company_id !== 'string' || typeof received_ms !== 'number') {
+  if (
+    typeof bucket !== 'string' ||
+    typeof audit_key !== 'string' ||
+    typeof app_id !== 'string' ||
+    typeof company_id !== 'string' ||
+    typeof received_ms !== 'number'
+  ) {
     throw new PoisonMessageError('bad_message', 'bucket, audit_key, app_id, company_id or received_ms missing');
   }
   return message as unknown as AggregationMessage;
@@ -89,7 +95,12 @@ export interface RowStore {
    * (applied: false, nothing written) when any of the tokens is already on the row. The `sweep`
    * tokens, of finished objects, are removed in the same write. Returns the tokens on the row after.
    */
-  add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }>;
+  add(
+    appId: string,
+    row: RowDelta,
+    tokens: readonly string[],
+    sweep: readonly string[],
+  ): Promise<{ applied: boolean; tokensOnRow: string[] }>;
   /**
    * Brings the day pages of these days up to date with their rows (day-pages.ts); nothing for a
    * family that is not paged. Safe to run again and at the same time as another refresh.
@@ -133,7 +144,8 @@ export type DeliveryOutcome =
   | { readonly id: string; readonly kind: 'failed'; readonly step: string; readonly auditKey: string; readonly error: Error };
 
 /** Outcomes that leave the message on the queue to come back. */
-export const isRetried = (outcome: DeliveryOutcome): boolean => outcome.kind === 'busy' || outcome.kind === 'poison' || outcome.kind === 'failed';
+export const isRetried = (outcome: DeliveryOutcome): boolean =>
+  outcome.kind === 'busy' || outcome.kind === 'poison' || outcome.kind === 'failed';
 
 /**
  * Tokens of finished objects, per row, remembered by this execution environment so that its next
@@ -181,7 +193,11 @@ interface Taken {
   failed?: { step: string; error: Error };
 }
 
-export async function aggregateDeliveries(ports: AggregationPorts, deliveries: readonly Delivery[], options: AggregateOptions): Promise<DeliveryOutcome[]> {
+export async function aggregateDeliveries(
+  ports: AggregationPorts,
+  deliveries: readonly Delivery[],
+  options: AggregateOptions,
+): Promise<DeliveryOutcome[]> {
   const outcomes = new Map<string, DeliveryOutcome>();
   const taken: Taken[] = [];
   // The same object announced twice in one batch (a client retry) is processed once, and the
@@ -224,7 +240,14 @@ export async function aggregateDeliveries(ports: AggregationPorts, deliveries: r
         id,
         failed
           ? { id, kind: 'failed', step: failed.step, auditKey: message.audit_key, error: failed.error }
-          : { id, kind: 'counted', auditKey: message.audit_key, events: object.events, rows: Object.keys(object.journal).length, installs: installsByType(object.journal) },
+          : {
+              id,
+              kind: 'counted',
+              auditKey: message.audit_key,
+              events: object.events,
+              rows: Object.keys(object.journal).length,
+              installs: installsByType(object.journal),
+            },
       );
     }),
   );
@@ -267,7 +290,12 @@ interface Opened {
 }
 
 /** Step 1 for one delivery: the lease, and the audit object unless a journal is already there. */
-async function open(ports: AggregationPorts, delivery: Delivery, options: AggregateOptions, leases: Map<string, string>): Promise<Opened | Taken | DeliveryOutcome> {
+async function open(
+  ports: AggregationPorts,
+  delivery: Delivery,
+  options: AggregateOptions,
+  leases: Map<string, string>,
+): Promise<Opened | Taken | DeliveryOutcome> {
   const { id } = delivery;
   let message: AggregationMessage;
   try {
@@ -282,7 +310,8 @@ async function open(ports: AggregationPorts, delivery: Delivery, options: Aggreg
   try {
     const lease = await ports.ledger.lease(token, options.nowMs(), options.leaseMs);
     if (lease.state === 'done') return { id, kind: 'already_counted', auditKey };
-    if (lease.state === 'busy') return { id, kind: 'busy', auditKey, retryInSeconds: secondsUntilLeaseEnds(lease.leaseUntilMs, options.nowMs()) };
+    if (lease.state === 'busy')
+      return { id, kind: 'busy', auditKey, retryInSeconds: secondsUntilLeaseEnds(lease.leaseUntilMs, options.nowMs()) };
     leases.set(id, token);
     if (lease.journal) return { id, token, message, journal: lease.journal, events: message.accepted };
     step = 'read_audit';
@@ -311,7 +340,16 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
     // A rejected line whose install_uuid is malformed but holds a UUID is that install's data too.
     const installUuids = [...new Set(opened.lines.flatMap(installsOfLine))];
     const intents: PostbackIntent[] = [];
-    const deltas = await contributionsOf(ports, { appId: message.app_id, companyId: message.company_id, probabilistic: opened.probabilistic, token, auditKey: message.audit_key, installUuids, events, postbacks: intents });
+    const deltas = await contributionsOf(ports, {
+      appId: message.app_id,
+      companyId: message.company_id,
+      probabilistic: opened.probabilistic,
+      token,
+      auditKey: message.audit_key,
+      installUuids,
+      events,
+      postbacks: intents,
+    });
     if (ports.postbacks && intents.length > 0) {
       step = 'postbacks';
       await ports.postbacks(message.app_id, intents);
@@ -411,4 +449,3 @@ async function sweep(ports: AggregationPorts, appId: string, row: RowDelta, toke
 }
 
 const sweepKey = (appId: string, id: string) => `${appId}\u0000${id}`;
-

@@ -25,7 +25,9 @@ export const MIN_CTIT_SECONDS = 10;
 const DEFAULT_LOOKBACK_DAYS = 7;
 
 /** The matched click's pass-through fields, as its record keeps them. */
-type ClickFields = Partial<Pick<ClickRecord, 'click_id' | 'link_id' | 'campaign' | 'ext_click_id' | 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5' | 'country'>>;
+type ClickFields = Partial<
+  Pick<ClickRecord, 'click_id' | 'link_id' | 'campaign' | 'ext_click_id' | 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5' | 'country'>
+>;
 
 export interface AttributionDecision extends ClickFields {
   partner: string;
@@ -75,7 +77,10 @@ export interface AttributionLookups {
 }
 
 export async function decideAttribution(facts: InstallFacts, lookups: AttributionLookups): Promise<AttributionDecision> {
-  const [reinstall, honeypot] = await Promise.all([reinstallOf(facts, lookups), lookups.honeypotBlocked(facts.companyId, facts.clientIp, facts.tsMs)]);
+  const [reinstall, honeypot] = await Promise.all([
+    reinstallOf(facts, lookups),
+    lookups.honeypotBlocked(facts.companyId, facts.clientIp, facts.tsMs),
+  ]);
   const named = namedClickId(facts.attribution);
   let matched: { click: ClickRecord; rule: AttributionRule; type: AttributionType; window: AttributionDecision['window'] } | undefined;
   let refused: AttributionDecision['refused_click'];
@@ -94,7 +99,12 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
             ? 'outside_lookback'
             : undefined;
     if (click && !reason) {
-      matched = { click, rule: named.rule, type: 'deterministic', window: { from_ms: fromMs, to_ms: facts.tsMs, lookback_days: lookbackDays } };
+      matched = {
+        click,
+        rule: named.rule,
+        type: 'deterministic',
+        window: { from_ms: fromMs, to_ms: facts.tsMs, lookback_days: lookbackDays },
+      };
     } else {
       refused = { click_id: named.clickId, reason: reason ?? 'unknown_or_expired' };
     }
@@ -128,7 +138,10 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
   return decision;
 }
 
-async function reinstallOf(facts: InstallFacts, lookups: AttributionLookups): Promise<Pick<AttributionDecision, 'reinstall' | 'reinstall_reason'>> {
+async function reinstallOf(
+  facts: InstallFacts,
+  lookups: AttributionLookups,
+): Promise<Pick<AttributionDecision, 'reinstall' | 'reinstall_reason'>> {
   if (facts.seenInstallUuid) return { reinstall: true, reinstall_reason: 'same_install_uuid' };
   if (facts.deviceHash && (await lookups.deviceSeenElsewhere(facts.appId, facts.deviceHash, facts.installUuid))) {
     return { reinstall: true, reinstall_reason: 'device_seen_under_other_install' };
@@ -164,7 +177,19 @@ function lookbackFromExpiry(click: ClickRecord | undefined): number | undefined 
 
 function clickFields(click: ClickRecord): Partial<AttributionDecision> {
   const { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, country, ts_ms } = click;
-  const fields: Partial<AttributionDecision> = { click_id, link_id, campaign, ext_click_id, sub1, sub2, sub3, sub4, sub5, country, click_ms: ts_ms };
+  const fields: Partial<AttributionDecision> = {
+    click_id,
+    link_id,
+    campaign,
+    ext_click_id,
+    sub1,
+    sub2,
+    sub3,
+    sub4,
+    sub5,
+    country,
+    click_ms: ts_ms,
+  };
   for (const key of Object.keys(fields) as (keyof AttributionDecision)[]) if (fields[key] === undefined) delete fields[key];
   return fields;
 }

@@ -1,24 +1,24 @@
+import { DAY_MS, dayOf } from '../common/days';
 import { isPlainObject } from '../common/json';
 import type { AuditLine } from '../ingest/audit-record';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
-import { ORGANIC, type AttributionDecision, type InstallFacts } from './attribution';
+import type { PostbackIntent } from '../postbacks/trigger';
+import { type AttributionDecision, type InstallFacts, ORGANIC } from './attribution';
 import {
-  appDevice,
-  installPk,
-  ownerOf,
-  SK,
   type AuditReference,
+  appDevice,
   type DeviceItem,
   type EventClaim,
   type FirstInstallMark,
   type InstallHead,
   type InstallStore,
+  installPk,
   type MemberRef,
+  ownerOf,
+  SK,
 } from './install-state';
-import { DAY_MS, dayOf } from '../common/days';
 import { RowDeltas, toMicros } from './rows';
-import type { PostbackIntent } from '../postbacks/trigger';
 
 /**
  * What one audit object adds to the report rows. Every contribution is first claimed in the
@@ -134,7 +134,17 @@ export async function contributionsOf(ports: ContributionPorts, context: AuditOb
   const deviceChain = async () => {
     for (const [installUuid, events] of withDevice) await run(installUuid, events);
   };
-  await inBatches([deviceChain, ...rest.map(([installUuid, events]) => () => run(installUuid, events))], INSTALL_CONCURRENCY);
+  await inBatches(
+    [
+      deviceChain,
+      ...rest.map(
+        ([installUuid, events]) =>
+          () =>
+            run(installUuid, events),
+      ),
+    ],
+    INSTALL_CONCURRENCY,
+  );
   return deltas;
 }
 
@@ -234,21 +244,27 @@ class InstallRun {
       ? await this.ports.installs.get<FirstInstallMark>(this.pk, SK.first)
       : await this.ports.installs.claimItem<FirstInstallMark>({ pk: this.pk, sk: SK.first, owner: token, member: event.eventId });
     const decision = await this.ports.decide({
-        appId,
-        companyId,
-        probabilistic,
-        installUuid: this.installUuid,
-        eventId: event.eventId,
-        tsMs: event.tsMs,
-        skewMs: event.skewMs,
-        platform: event.platform ?? 'android',
-        clientIp: event.clientIp,
-        deviceHash: event.deviceHash,
-        attribution: event.attribution,
+      appId,
+      companyId,
+      probabilistic,
+      installUuid: this.installUuid,
+      eventId: event.eventId,
+      tsMs: event.tsMs,
+      skewMs: event.skewMs,
+      platform: event.platform ?? 'android',
+      clientIp: event.clientIp,
+      deviceHash: event.deviceHash,
+      attribution: event.attribution,
       seenInstallUuid: first?.member !== event.eventId,
     });
     const member: MemberRef = { id: event.eventId, ts_ms: event.tsMs, day: event.day, partner: decision.partner };
-    const claim = await this.claim(event, { held: false, member, decision, previous_member: previous?.member ?? null, platform: event.platform });
+    const claim = await this.claim(event, {
+      held: false,
+      member,
+      decision,
+      previous_member: previous?.member ?? null,
+      platform: event.platform,
+    });
     if (claim.owner !== token) return;
     // A redelivery decided this before: the stored decision stands, whatever the clicks say now.
     const stored = claim.decision ?? decision;
@@ -265,7 +281,12 @@ class InstallRun {
     });
 
     if (claim.previous_member === null && event.deviceHash) {
-      await this.ports.installs.claimItem<DeviceItem>({ pk: this.pk, sk: SK.device, owner: token, app_device: appDevice(appId, event.deviceHash) });
+      await this.ports.installs.claimItem<DeviceItem>({
+        pk: this.pk,
+        sk: SK.device,
+        owner: token,
+        app_device: appDevice(appId, event.deviceHash),
+      });
     }
     await this.moveHead(
       {
@@ -368,7 +389,10 @@ class InstallRun {
       });
     }
     if (event.revenueMicros > 0) {
-      this.deltas.add({ family: 'revenue', day: event.day, group: [member.partner] }, { purchases: 1, revenue_micros: event.revenueMicros });
+      this.deltas.add(
+        { family: 'revenue', day: event.day, group: [member.partner] },
+        { purchases: 1, revenue_micros: event.revenueMicros },
+      );
       this.flag(this.dayFlags, event.day, `p:${member.partner}`);
     }
     const offset = event.tsMs - member.ts_ms;

@@ -1,5 +1,5 @@
 import type { StoredCounters } from '../reports/report-rows';
-import { ROW_COUNTERS, ROW_GROUPS, sortKeyOf, type RowFamily } from './rows';
+import { ROW_COUNTERS, ROW_GROUPS, type RowFamily, sortKeyOf } from './rows';
 
 /**
  * Day pages: for the families in PAGED_FAMILIES, every app-day's rows are also kept as one item,

@@ -1,8 +1,8 @@
-import type { Platform } from '../links/platform';
-import { MIN_CTIT_SECONDS, PROBABILISTIC_WINDOW_MS, type AttributionDecision, type FraudReason } from './attribution';
 import { INSTALL_EVENT } from '../ingest/event-validation';
+import type { Platform } from '../links/platform';
+import { type AttributionDecision, type FraudReason, MIN_CTIT_SECONDS, PROBABILISTIC_WINDOW_MS } from './attribution';
 import { RETENTION_DAYS } from './contributions';
-import { SK, type EventClaim, type InstallHead } from './install-state';
+import { type EventClaim, type InstallHead, SK } from './install-state';
 
 /**
  * `admin install show`: one install's partition (install-state.ts) read back as the answer to a
@@ -26,7 +26,9 @@ export type InstallReport = {
   retention: Record<string, string[]>;
 };
 
-export type ExplainedInstall = { event_id: string; ts_ms: number; day: string; platform: Platform | null } & AttributionDecision & { explanation: string };
+export type ExplainedInstall = { event_id: string; ts_ms: number; day: string; platform: Platform | null } & AttributionDecision & {
+    explanation: string;
+  };
 
 export function installReport(appId: string, installUuid: string, items: readonly Record<string, unknown>[]): InstallReport {
   const head = items.find((item) => item.sk === SK.head) as InstallHead | undefined;
@@ -37,21 +39,36 @@ export function installReport(appId: string, installUuid: string, items: readonl
     .sort((a, b) => a.claim.ts_ms - b.claim.ts_ms || (a.eventId < b.eventId ? -1 : 1))
     .map(({ claim, eventId }): ExplainedInstall => {
       const decision = claim.decision as AttributionDecision;
-      return { event_id: eventId, ts_ms: claim.ts_ms, day: claim.day, platform: claim.platform ?? null, ...decision, explanation: explain(decision) };
+      return {
+        event_id: eventId,
+        ts_ms: claim.ts_ms,
+        day: claim.day,
+        platform: claim.platform ?? null,
+        ...decision,
+        explanation: explain(decision),
+      };
     });
   const others = claims.filter((claim) => claim.event_name !== INSTALL_EVENT);
   const retention: Record<string, string[]> = {};
   const retentionPrefix = SK.retention('');
   for (const item of items) {
     const sk = String(item.sk);
-    if (sk.startsWith(retentionPrefix)) retention[sk.slice(retentionPrefix.length)] = RETENTION_DAYS.map((n) => `d${n}`).filter((flag) => flag in item);
+    if (sk.startsWith(retentionPrefix))
+      retention[sk.slice(retentionPrefix.length)] = RETENTION_DAYS.map((n) => `d${n}`).filter((flag) => flag in item);
   }
   return {
     app_id: appId,
     install_uuid: installUuid,
     found: items.length > 0,
     current: head
-      ? { member: head.member, partner: head.partner, attribution_type: head.attribution_type, ts_ms: head.ts_ms, day: head.day, platform: head.platform }
+      ? {
+          member: head.member,
+          partner: head.partner,
+          attribution_type: head.attribution_type,
+          ts_ms: head.ts_ms,
+          day: head.day,
+          platform: head.platform,
+        }
       : null,
     installs,
     events: { counted: others.length, waiting_for_install: others.filter((claim) => claim.held && !claim.applied).length },
@@ -78,7 +95,8 @@ export function explain(decision: AttributionDecision): string {
         : 'a reinstall: this install_uuid was installed before',
     );
   }
-  if (decision.fraud_reasons.length > 0) parts.push(`flagged as fraud: ${decision.fraud_reasons.map((reason) => FRAUD_TEXT[reason](decision)).join(', ')}`);
+  if (decision.fraud_reasons.length > 0)
+    parts.push(`flagged as fraud: ${decision.fraud_reasons.map((reason) => FRAUD_TEXT[reason](decision)).join(', ')}`);
   return parts.join('; ');
 }
 
@@ -87,7 +105,9 @@ function matched(decision: AttributionDecision): string {
   const click = `click ${decision.click_id} on link ${decision.link_id} (partner ${decision.partner}${decision.campaign ? `, campaign ${decision.campaign}` : ''})`;
   const ctit = decision.ctit_seconds;
   if (decision.attribution_type === 'probabilistic') {
-    const hours = decision.window ? Math.round((decision.window.to_ms - decision.window.from_ms) / 3_600_000) : PROBABILISTIC_WINDOW_MS / 3_600_000;
+    const hours = decision.window
+      ? Math.round((decision.window.to_ms - decision.window.from_ms) / 3_600_000)
+      : PROBABILISTIC_WINDOW_MS / 3_600_000;
     return `probabilistic: latest ${click} from the same address and platform in the ${hours} h before the install${ctit === undefined ? '' : `, ${ctit} s before it`}`;
   }
   const lookback = decision.window?.lookback_days === undefined ? 'the lookback' : `the ${decision.window.lookback_days}-day lookback`;

@@ -13,4 +13,5 @@ export const leaseMsFor = (timeoutSeconds: number): number => (timeoutSeconds + 
  * as soon as it may be. Whole seconds, as SQS counts them, and one more for the clocks of
  * different hosts: a delivery that comes back a moment early is only deferred again.
  */
-export const secondsUntilLeaseEnds = (leaseUntilMs: number, nowMs: number): number => Math.max(0, Math.ceil((leaseUntilMs - nowMs) / 1000)) + 1;
+export const secondsUntilLeaseEnds = (leaseUntilMs: number, nowMs: number): number =>
+  Math.max(0, Math.ceil((leaseUntilMs - nowMs) / 1000)) + 1;

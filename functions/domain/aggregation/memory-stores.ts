@@ -1,7 +1,7 @@
 import type { AggregationLedger, Journal, LeaseResult, RowStore } from './aggregate';
+import { type DayPage, mergePage, PAGED_FAMILIES } from './day-pages';
 import type { InstallHead, InstallStore } from './install-state';
-import { ROW_FAMILIES, sortKeyOf, type RowDelta, type RowFamily } from './rows';
-import { mergePage, PAGED_FAMILIES, type DayPage } from './day-pages';
+import { ROW_FAMILIES, type RowDelta, type RowFamily, sortKeyOf } from './rows';
 
 /**
  * The aggregation ports in memory, with the same conditional semantics as the DynamoDB adapters.
@@ -73,12 +73,22 @@ export class MemoryRowStore implements RowStore {
   /** `<app_id>#<family>` to day to page. */
   readonly pages = new Map<string, Map<string, DayPage>>();
 
-  async add(appId: string, row: RowDelta, tokens: readonly string[], sweep: readonly string[]): Promise<{ applied: boolean; tokensOnRow: string[] }> {
+  async add(
+    appId: string,
+    row: RowDelta,
+    tokens: readonly string[],
+    sweep: readonly string[],
+  ): Promise<{ applied: boolean; tokensOnRow: string[] }> {
     const pk = `${appId}#${row.family}`;
     let partition = this.partitions.get(pk);
     if (!partition) this.partitions.set(pk, (partition = new Map()));
     const sk = sortKeyOf(row);
-    const stored = partition.get(sk) ?? { counters: {}, tokens: new Set<string>(), key: { family: row.family, day: row.day, group: [...row.group], add: {} }, v: 0 };
+    const stored = partition.get(sk) ?? {
+      counters: {},
+      tokens: new Set<string>(),
+      key: { family: row.family, day: row.day, group: [...row.group], add: {} },
+      v: 0,
+    };
     if (tokens.some((token) => stored.tokens.has(token))) return { applied: false, tokensOnRow: [...stored.tokens] };
     for (const [name, value] of Object.entries(row.add)) stored.counters[name] = (stored.counters[name] ?? 0) + value;
     if (Object.keys(row.add).length > 0) stored.v += 1;
@@ -95,7 +105,9 @@ export class MemoryRowStore implements RowStore {
     this.pages.set(pk, pages);
     const rows = [...(this.partitions.get(pk)?.values() ?? [])];
     for (const day of days) {
-      const snapshot = rows.filter((row) => row.key.day === day).map((row) => ({ group: row.key.group, counters: { ...row.counters }, v: row.v }));
+      const snapshot = rows
+        .filter((row) => row.key.day === day)
+        .map((row) => ({ group: row.key.group, counters: { ...row.counters }, v: row.v }));
       const merged = mergePage(family, day, pages.get(day), snapshot);
       if (merged) pages.set(day, copy(merged));
     }
@@ -110,7 +122,10 @@ export class MemoryRowStore implements RowStore {
   }
 
   families(appId: string) {
-    return Object.fromEntries(ROW_FAMILIES.map((family) => [family, this.rowsOf(appId, family)])) as Record<RowFamily, ReturnType<MemoryRowStore['rowsOf']>>;
+    return Object.fromEntries(ROW_FAMILIES.map((family) => [family, this.rowsOf(appId, family)])) as Record<
+      RowFamily,
+      ReturnType<MemoryRowStore['rowsOf']>
+    >;
   }
 }
 

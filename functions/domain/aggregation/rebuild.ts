@@ -74,7 +74,16 @@ export async function rebuildRows(source: RebuildSource, fromDay: string, toDay:
     }
     batch.sort((a, b) => a.receivedMs - b.receivedMs || (a.key < b.key ? -1 : 1));
     for (const { key, receivedMs } of batch) {
-      const body = JSON.stringify({ version: 1, bucket: 'rebuild', audit_key: key, company_id: source.companyId, app_id: source.appId, accepted: 0, rejected: 0, received_ms: receivedMs });
+      const body = JSON.stringify({
+        version: 1,
+        bucket: 'rebuild',
+        audit_key: key,
+        company_id: source.companyId,
+        app_id: source.appId,
+        accepted: 0,
+        rejected: 0,
+        received_ms: receivedMs,
+      });
       const [outcome] = await aggregateDeliveries(ports, [{ id: key, body }], { nowMs: () => receivedMs, leaseMs: 1, sweeper });
       if (outcome.kind === 'counted') events += outcome.events;
       else if (outcome.kind === 'poison') unreadable.push(key);

@@ -56,7 +56,6 @@ export function rowKeyOf(id: string): RowKey {
   return { family: family as RowFamily, day, group };
 }
 
-
 /** Revenue is summed in integer micro-dollars so that no sum ever drifts (docs/architecture.md section 7). */
 export const toMicros = (usd: number): number => Math.round(usd * 1_000_000);
 

@@ -2,8 +2,8 @@ import { gzip, gzipSync } from 'node:zlib';
 import { DAY_MS, dayOf } from '../common/days';
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
-import { EVENT_RULES, isStorable, isUuid, type EventVerdict } from './event-validation';
-import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID, type EventTexts } from './event-text';
+import { ESCAPED_KEY, type EventTexts, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from './event-text';
+import { EVENT_RULES, type EventVerdict, isStorable, isUuid } from './event-validation';
 
 /**
  * The audit record of a batch (docs/ingestion.md): one gzip JSONL object per batch, one line per
@@ -73,7 +73,12 @@ function dayPath(ms: number): string {
  * JSON.stringify, which was a fifth of the handler's CPU (docs/ingestion.md, "The audit object").
  * The stored event is then the client's own JSON for it, which parses to the same value.
  */
-export function auditLines(events: readonly unknown[], verdicts: readonly EventVerdict[], batch: AuditBatch, source?: Uint8Array | EventTexts): AuditLine[] {
+export function auditLines(
+  events: readonly unknown[],
+  verdicts: readonly EventVerdict[],
+  batch: AuditBatch,
+  source?: Uint8Array | EventTexts,
+): AuditLine[] {
   const sdkVersion = batch.sdkVersion ? batch.sdkVersion.slice(0, MAX_SDK_VERSION_CHARS) : null;
   const texts = source instanceof Uint8Array ? eventTexts(source, events.length) : source;
   const count = verdicts.length;
@@ -249,7 +254,8 @@ export function toJsonLines(lines: readonly AuditLine[]): string {
 }
 
 const json = (value: string) => JSON.stringify(value);
-const sharedFields = (clientIp: string, sdkVersion: string | null) => `,"client_ip":${json(clientIp)},"sdk_version":${sdkVersion === null ? 'null' : json(sdkVersion)}`;
+const sharedFields = (clientIp: string, sdkVersion: string | null) =>
+  `,"client_ip":${json(clientIp)},"sdk_version":${sdkVersion === null ? 'null' : json(sdkVersion)}`;
 
 /**
  * JSON's spelling of a number: what JSON.stringify writes, null for NaN and the infinities. An
@@ -319,7 +325,8 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
       (written ??= new Array(count))[position] = event;
       room += 3 * (event?.length ?? 0);
     } else room += spans[4 * line.index + 1] - spans[4 * line.index];
-    room += 6 * (line.status.length + (line.reason?.length ?? 0)) + 3 * ((line.install_uuid?.length ?? 0) + (line.device_hash?.length ?? 0));
+    room +=
+      6 * (line.status.length + (line.reason?.length ?? 0)) + 3 * ((line.install_uuid?.length ?? 0) + (line.device_hash?.length ?? 0));
   }
   const out = bufferOf(room + text.length);
   out.set(text, room);
@@ -434,7 +441,23 @@ function putNumber(out: Buffer, at: number, value: number): number {
 }
 
 const digitsOf = (value: number) =>
-  value < 1e4 ? (value < 10 ? 1 : value < 100 ? 2 : value < 1e3 ? 3 : 4) : value < 1e6 ? (value < 1e5 ? 5 : 6) : value < 1e7 ? 7 : value < 1e8 ? 8 : 9;
+  value < 1e4
+    ? value < 10
+      ? 1
+      : value < 100
+        ? 2
+        : value < 1e3
+          ? 3
+          : 4
+    : value < 1e6
+      ? value < 1e5
+        ? 5
+        : 6
+      : value < 1e7
+        ? 7
+        : value < 1e8
+          ? 8
+          : 9;
 
 /** "00" to "99": two digits per division. */
 const DIGIT_PAIRS = utf8(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).join(''));
@@ -453,7 +476,12 @@ function putDigits(out: Buffer, at: number, value: number, digits: number): numb
   return at + digits;
 }
 
-export function aggregationMessage(bucket: string, key: string, batch: AuditBatch, counts: { accepted: number; rejected: number }): AggregationMessage {
+export function aggregationMessage(
+  bucket: string,
+  key: string,
+  batch: AuditBatch,
+  counts: { accepted: number; rejected: number },
+): AggregationMessage {
   return {
     version: 1,
     bucket,
@@ -465,4 +493,3 @@ export function aggregationMessage(bucket: string, key: string, batch: AuditBatc
     received_ms: batch.receivedMs,
   };
 }
-

@@ -1,4 +1,4 @@
-import { constants as zlibConstants, gunzip, gunzipSync, type InputType, type ZlibOptions } from 'node:zlib';
+import { gunzip, gunzipSync, type InputType, type ZlibOptions, constants as zlibConstants } from 'node:zlib';
 import { isPlainObject, parseStrictJson } from '../common/json';
 import { EventApiError, MAX_DECOMPRESSED_BYTES, MAX_EVENTS_PER_BATCH } from './event-api';
 
@@ -107,7 +107,8 @@ export interface EventBatch {
 export function parseBatch(value: unknown): EventBatch {
   if (!isPlainObject(value)) throw new EventApiError('bad_batch_shape');
   const { events, sent_at_ms } = value;
-  if (!Array.isArray(events) || events.length < 1 || events.length > MAX_EVENTS_PER_BATCH) throw new EventApiError('bad_batch_shape', 'events');
+  if (!Array.isArray(events) || events.length < 1 || events.length > MAX_EVENTS_PER_BATCH)
+    throw new EventApiError('bad_batch_shape', 'events');
   if (!Number.isSafeInteger(sent_at_ms)) throw new EventApiError('bad_batch_shape', 'sent_at_ms');
   return { events, sent_at_ms: sent_at_ms as number };
 }

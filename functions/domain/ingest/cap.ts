@@ -22,7 +22,8 @@ export const CAP_SHARDS = 8;
 export const capCounterKeys = (companyId: string, ms: number): string[] =>
   Array.from({ length: CAP_SHARDS }, (_, shard) => capShardKey(companyId, ms, shard));
 
-const capShardKey = (companyId: string, ms: number, shard: number): string => (shard === 0 ? capCounterKey(companyId, ms) : `${capCounterKey(companyId, ms)}#${shard}`);
+const capShardKey = (companyId: string, ms: number, shard: number): string =>
+  shard === 0 ? capCounterKey(companyId, ms) : `${capCounterKey(companyId, ms)}#${shard}`;
 
 /** The shard a batch of a company without a cap adds to: from its body hash, so the spread is even and needs no randomness. */
 export const capShardOf = (companyId: string, ms: number, bodySha256: string): string =>

@@ -80,7 +80,11 @@ export const EVENT_RULES: readonly EventRule[] = [
     rule: 'string of 1–128 characters from `[A-Za-z0-9._:-]`, unique within the batch (a later duplicate is rejected)',
     reason: 'bad_event_id',
   },
-  { field: 'event_name', rule: 'string of 1–64 characters from `[A-Za-z0-9_.:-]`; `install` marks the first launch', reason: 'bad_event_name' },
+  {
+    field: 'event_name',
+    rule: 'string of 1–64 characters from `[A-Za-z0-9_.:-]`; `install` marks the first launch',
+    reason: 'bad_event_name',
+  },
   { field: 'install_uuid', rule: 'a UUID of any version, any case (stored lower-case)', reason: 'bad_install_uuid' },
   {
     field: 'ts_ms',
@@ -203,7 +207,8 @@ function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow
 }
 
 /** At most 1 hour ahead of and at most 90 days behind the batch's arrival. */
-const inWindow = (ms: number, batch: BatchContext) => ms <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ms >= batch.receivedMs - MAX_PAST_AGE_MS;
+const inWindow = (ms: number, batch: BatchContext) =>
+  ms <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ms >= batch.receivedMs - MAX_PAST_AGE_MS;
 
 /** Optional fields may be absent or null (many SDK encoders write null for a missing value). */
 const absent = (value: unknown): value is undefined | null => value === undefined || value === null;
@@ -334,7 +339,12 @@ class JudgedBatch implements BatchContext {
  * `textDepths`, when given, are the levels each entry's JSON text nests (eventTexts): an entry
  * whose text is within the limit passes the depth rule without its parsed value being walked.
  */
-export function judgeEvents(events: readonly unknown[], sentAtMs: number, receivedMs: number, textDepths?: readonly number[]): BatchVerdict {
+export function judgeEvents(
+  events: readonly unknown[],
+  sentAtMs: number,
+  receivedMs: number,
+  textDepths?: readonly number[],
+): BatchVerdict {
   const batch = new JudgedBatch(receivedMs, sentAtMs);
   let accepted = 0;
   const verdicts: EventVerdict[] = new Array(events.length);

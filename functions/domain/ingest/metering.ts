@@ -111,7 +111,13 @@ const ROUNDS = 4;
  * hold is refused once the company's count has reached it: cap_exceeded, and nothing was written.
  * `month` is the read the cap check made (none without a cap).
  */
-export async function reserve(store: CapStore, batch: MeteredBatch, accepted: number, monthlyCap: number | null, month?: MonthCount): Promise<BatchHold | 'cap_exceeded'> {
+export async function reserve(
+  store: CapStore,
+  batch: MeteredBatch,
+  accepted: number,
+  monthlyCap: number | null,
+  month?: MonthCount,
+): Promise<BatchHold | 'cap_exceeded'> {
   const mine: BatchHold = {
     key: meteredOn(batch, monthlyCap !== null),
     holdId: holdIdOf(batch.appId, batch.bodySha256),
@@ -140,7 +146,7 @@ export async function reserve(store: CapStore, batch: MeteredBatch, accepted: nu
     await giveBack(store, mine).catch(() => undefined);
     throw error;
   }
-  throw new Error('cap count: the batch\'s hold kept changing');
+  throw new Error("cap count: the batch's hold kept changing");
 }
 
 /**
@@ -160,5 +166,6 @@ export async function settle(store: CapStore, hold: BatchHold): Promise<void> {
  * copy of the same bytes settles it.
  */
 export async function giveBack(store: CapStore, hold: BatchHold): Promise<void> {
-  if ((await store.leave(hold.key, hold.holdId, hold.token)) === 0) await store.release(hold.key, hold.holdId, hold.token, hold.accepted, true);
+  if ((await store.leave(hold.key, hold.holdId, hold.token)) === 0)
+    await store.release(hold.key, hold.holdId, hold.token, hold.accepted, true);
 }

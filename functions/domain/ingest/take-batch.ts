@@ -1,11 +1,11 @@
 import { sha256Hex } from '../common/hashing';
-import { aggregationMessage, auditKey, auditLines, type AggregationMessage, type AuditBatch, type AuditLine } from './audit-record';
+import { type AggregationMessage, type AuditBatch, type AuditLine, aggregationMessage, auditKey, auditLines } from './audit-record';
 import { parseBatch } from './batch-body';
 import { capReached } from './cap';
 import { EventApiError } from './event-api';
 import { eventTexts } from './event-text';
-import { judgeEvents, type EventVerdict } from './event-validation';
-import { giveBack, readMonth, reserve, settle, type BatchHold, type CapStore, type MonthCount } from './metering';
+import { type EventVerdict, judgeEvents } from './event-validation';
+import { type BatchHold, type CapStore, giveBack, type MonthCount, readMonth, reserve, settle } from './metering';
 
 /**
  * The steps that touch a store, in the order they run; a failure names its step. cap_count is the

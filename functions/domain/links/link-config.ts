@@ -1,5 +1,5 @@
 import type { App } from '../tenants/tenant';
-import { hasDestination, type Destinations } from './redirect-url';
+import { type Destinations, hasDestination } from './redirect-url';
 import type { LinkConfig } from './tracking-link';
 
 /** What `admin link create` asks for; anything left out comes from the app. */

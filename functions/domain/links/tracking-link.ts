@@ -1,8 +1,8 @@
 import { buildClick, type ClickRecord } from './click';
 import { clientAddress } from './ip-block';
-import { edgeFilter, type CountryRules, type DropReason } from './link-filter';
+import { type CountryRules, type DropReason, edgeFilter } from './link-filter';
 import { platformOf } from './platform';
-import { destinationFor, redirectLocation, type Destination, type Destinations } from './redirect-url';
+import { type Destination, type Destinations, destinationFor, redirectLocation } from './redirect-url';
 import { admit, type SlidingWindow, type SlotCounter } from './sliding-window';
 
 /** A tracking link: the app and partner a click belongs to, and where each platform goes. */
@@ -98,15 +98,17 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
     // are not recorded as fraud.
     if (filtered) return { kind: 'unknown_link' };
     // A failed block write still answers 404: the trap must look the same whatever happens.
-    const failure = await settle(ports.block({
-      ip: address.ip,
-      ip_block: address.block,
-      link_id: link.link_id,
-      app_id: link.app_id,
-      company_id: link.company_id,
-      blocked_ms: request.nowMs,
-      expires_at: Math.floor(request.nowMs / 1000) + HONEYPOT_BLOCK_DAYS * 86_400,
-    }));
+    const failure = await settle(
+      ports.block({
+        ip: address.ip,
+        ip_block: address.block,
+        link_id: link.link_id,
+        app_id: link.app_id,
+        company_id: link.company_id,
+        blocked_ms: request.nowMs,
+        expires_at: Math.floor(request.nowMs / 1000) + HONEYPOT_BLOCK_DAYS * 86_400,
+      }),
+    );
     return failure === undefined ? { kind: 'unknown_link', honeypotHit: true } : { kind: 'unknown_link', honeypotHit: true, failure };
   }
 
@@ -158,7 +160,12 @@ async function admitAndRecord(
   await ports.recordClick(click);
   return {
     kind: 'redirect',
-    location: redirectLocation(destination, { click_id: click.click_id, link_id: link.link_id, partner: link.partner, campaign: link.campaign }),
+    location: redirectLocation(destination, {
+      click_id: click.click_id,
+      link_id: link.link_id,
+      partner: link.partner,
+      campaign: link.campaign,
+    }),
     click,
   };
 }

@@ -61,13 +61,29 @@ export function postbackConfig(appId: string, input: PostbackConfigInput, nowMs:
   }
   const method = (input.method ?? 'GET').toUpperCase();
   if (method !== 'GET' && method !== 'POST') throw new PostbackConfigError('--method is GET or POST');
-  return { app_id: appId, partner, url: input.url, events, event_window_days: window, method, send_fraud: input.sendFraud ?? false, updated_ms: nowMs };
+  return {
+    app_id: appId,
+    partner,
+    url: input.url,
+    events,
+    event_window_days: window,
+    method,
+    send_fraud: input.sendFraud ?? false,
+    updated_ms: nowMs,
+  };
 }
 
 function parseEvents(events: string | undefined): PostbackConfig['events'] {
   if (events === undefined) return [...DEFAULT_EVENTS];
   if (events.trim() === '*') return '*';
-  const names = [...new Set(events.split(',').map((name) => name.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      events
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (names.length === 0) throw new PostbackConfigError('--events lists event names (install, purchase, ...) or is *');
   const bad = names.find((name) => !EVENT_NAME.test(name));
   if (bad !== undefined) throw new PostbackConfigError(`--events: "${bad}" is not an event name`);
@@ -75,4 +91,5 @@ function parseEvents(events: string | undefined): PostbackConfig['events'] {
 }
 
 /** Whether the configuration asks for a postback of this event ("install" for the install). */
-export const wantsEvent = (config: PostbackConfig, eventName: string): boolean => config.events === '*' || config.events.includes(eventName);
+export const wantsEvent = (config: PostbackConfig, eventName: string): boolean =>
+  config.events === '*' || config.events.includes(eventName);

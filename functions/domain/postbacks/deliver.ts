@@ -1,5 +1,5 @@
 import { isPlainObject } from '../common/json';
-import { checkDestination, DestinationRefused, type DestinationPolicy, type ResolvedAddress, type Resolve } from './destination';
+import { checkDestination, type DestinationPolicy, DestinationRefused, type Resolve, type ResolvedAddress } from './destination';
 import type { PostbackMessage, PostbackRecord, PostbackState } from './trigger';
 
 /**
@@ -101,7 +101,12 @@ export function retryDelaysFromEnv(value: string | undefined): readonly number[]
 }
 
 /** `receiveCount` is the queue's count of this message's receives: attempt n is the n-th. */
-export async function deliverPostback(ports: DeliveryPorts, message: PostbackMessage, receiveCount: number, options: DeliveryOptions): Promise<DeliveryResult> {
+export async function deliverPostback(
+  ports: DeliveryPorts,
+  message: PostbackMessage,
+  receiveCount: number,
+  options: DeliveryOptions,
+): Promise<DeliveryResult> {
   const record = await ports.get(message.app_id, message.postback_id);
   if (!record) return { kind: 'done', outcome: 'unknown' };
   // A dead postback's message keeps failing until SQS moves it to the DLQ.
@@ -145,7 +150,13 @@ export async function deliverPostback(ports: DeliveryPorts, message: PostbackMes
 
   let status: number;
   try {
-    ({ status } = await ports.send({ url: target.url, address: target.address, method: record.method, body: record.body, timeoutMs: SEND_TIMEOUT_MS }));
+    ({ status } = await ports.send({
+      url: target.url,
+      address: target.address,
+      method: record.method,
+      body: record.body,
+      timeoutMs: SEND_TIMEOUT_MS,
+    }));
   } catch (error) {
     return retryOrDie(ports, record, last, attempt, options, () => log(last ? 'dead' : 'retry', { error: networkError(error) }));
   }
@@ -155,7 +166,9 @@ export async function deliverPostback(ports: DeliveryPorts, message: PostbackMes
     return { kind: 'done', outcome: 'delivered' };
   }
   if (status === 429 || status >= 500) {
-    return retryOrDie(ports, record, last, attempt, options, () => log(last ? 'dead' : 'retry', { response_code: status, error: `HTTP ${status}` }));
+    return retryOrDie(ports, record, last, attempt, options, () =>
+      log(last ? 'dead' : 'retry', { response_code: status, error: `HTTP ${status}` }),
+    );
   }
   const why = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}: not retried`;
   await log('failed', { response_code: status, error: why });

@@ -47,7 +47,9 @@ export class DestinationRefused extends Error {
 /** Addresses of cloud metadata services that are not in a refused range already. */
 const METADATA = new Set(['168.63.129.16']);
 
-export const policyFromEnv = (env: NodeJS.ProcessEnv = process.env): DestinationPolicy => ({ allowLoopback: env.POSTBACK_ALLOW_LOOPBACK === '1' });
+export const policyFromEnv = (env: NodeJS.ProcessEnv = process.env): DestinationPolicy => ({
+  allowLoopback: env.POSTBACK_ALLOW_LOOPBACK === '1',
+});
 
 /** Why an address may not be called, or undefined when it may. */
 export function refusedAddress(address: string, policy: DestinationPolicy): string | undefined {
@@ -67,7 +69,11 @@ export function refusedAddress(address: string, policy: DestinationPolicy): stri
  * The address to connect to for a postback URL: the first one the host resolves to, once every
  * one of them has passed. Throws DestinationRefused otherwise.
  */
-export async function checkDestination(url: string, policy: DestinationPolicy, resolve: Resolve): Promise<{ url: URL; address: ResolvedAddress }> {
+export async function checkDestination(
+  url: string,
+  policy: DestinationPolicy,
+  resolve: Resolve,
+): Promise<{ url: URL; address: ResolvedAddress }> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -75,7 +81,10 @@ export async function checkDestination(url: string, policy: DestinationPolicy, r
     throw new DestinationRefused('scheme', 'not a URL');
   }
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && policy.allowLoopback)) {
-    throw new DestinationRefused('scheme', policy.allowLoopback ? 'only https://, or http:// to a loopback address' : 'only https:// destinations are allowed');
+    throw new DestinationRefused(
+      'scheme',
+      policy.allowLoopback ? 'only https://, or http:// to a loopback address' : 'only https:// destinations are allowed',
+    );
   }
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: readonly ResolvedAddress[];
@@ -85,7 +94,10 @@ export async function checkDestination(url: string, policy: DestinationPolicy, r
     try {
       addresses = await resolve(host);
     } catch (error) {
-      throw new DestinationRefused('unresolvable', `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new DestinationRefused(
+        'unresolvable',
+        `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
     if (addresses.length === 0) throw new DestinationRefused('unresolvable', `${host} does not resolve`);
   }

@@ -63,7 +63,8 @@ export function checkTemplate(template: string): string[] {
   } catch {
     throw new TemplateError('not a URL');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new TemplateError('the URL must be https:// (or http:// to a local receiver)');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new TemplateError('the URL must be https:// (or http:// to a local receiver)');
   const authority = template.slice(template.indexOf('//') + 2).split(/[/?#]/, 1)[0];
   if (authority.includes('{')) throw new TemplateError('macros may be used in the path and query only, not in the host');
   if (parsed.username || parsed.password) throw new TemplateError('credentials in the URL are not allowed');

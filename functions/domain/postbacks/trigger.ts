@@ -1,11 +1,11 @@
-import { sha256Hex } from '../common/hashing';
-import { DAY_MS } from '../common/days';
 import type { AttributionDecision } from '../aggregation/attribution';
 import { ORGANIC } from '../aggregation/attribution';
+import { DAY_MS } from '../common/days';
+import { sha256Hex } from '../common/hashing';
 import type { Platform } from '../links/platform';
 import { installKey } from '../privacy/privacy';
-import { wantsEvent, type PostbackConfig } from './config';
-import { renderTemplate, type MacroValues } from './template';
+import { type PostbackConfig, wantsEvent } from './config';
+import { type MacroValues, renderTemplate } from './template';
 
 /**
  * Which postbacks an audit object's decisions send (docs/postbacks.md). The aggregator collects
@@ -88,8 +88,15 @@ export interface TriggerPorts {
 }
 
 /** The postbacks the intents send, configuration by configuration; empty when none is configured. */
-export async function postbacksOf(ports: TriggerPorts, appId: string, intents: readonly PostbackIntent[], nowMs: number): Promise<PostbackRecord[]> {
-  const attributed = intents.filter((intent) => (intent.kind === 'install' ? intent.decision.attribution_type !== 'organic' : intent.member.partner !== ORGANIC));
+export async function postbacksOf(
+  ports: TriggerPorts,
+  appId: string,
+  intents: readonly PostbackIntent[],
+  nowMs: number,
+): Promise<PostbackRecord[]> {
+  const attributed = intents.filter((intent) =>
+    intent.kind === 'install' ? intent.decision.attribution_type !== 'organic' : intent.member.partner !== ORGANIC,
+  );
   if (attributed.length === 0) return [];
   const configs = new Map((await ports.configs(appId)).map((config) => [config.partner, config]));
   const records: PostbackRecord[] = [];
@@ -147,7 +154,8 @@ function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent,
     event_name: String(values.event_name),
     url: renderTemplate(config.url, values),
     method: config.method,
-    body: config.method === 'POST' ? JSON.stringify(Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))) : undefined,
+    body:
+      config.method === 'POST' ? JSON.stringify(Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))) : undefined,
     created_ms: nowMs,
     state: fraud ? 'withheld' : 'new',
     withheld_reason: fraud ? `fraud: ${decision.fraud_reasons.join(',')}` : undefined,
@@ -157,6 +165,8 @@ function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent,
 /** Micro-dollars as USD with up to 6 decimals and no trailing zeros ("4.99", "0.000001"). */
 export function usd(micros: number): string {
   const whole = Math.trunc(micros / 1e6);
-  const fraction = String(Math.abs(micros % 1e6)).padStart(6, '0').replace(/0+$/, '');
+  const fraction = String(Math.abs(micros % 1e6))
+    .padStart(6, '0')
+    .replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : String(whole);
 }

@@ -1,5 +1,5 @@
-import { SK, type AuditReference, type EventClaim } from '../aggregation/install-state';
-import { lineOfInstall, type AuditLine } from '../ingest/audit-record';
+import { type AuditReference, type EventClaim, SK } from '../aggregation/install-state';
+import { type AuditLine, lineOfInstall } from '../ingest/audit-record';
 import { installKey, type PrivacyMessage } from './privacy';
 
 /**
@@ -123,12 +123,21 @@ export async function drainPrivacyRequests(ports: DrainPorts): Promise<DrainRepo
 
 /** One run's worth of one request: at most MAX_ROWS_PER_TABLE rows of each table. */
 export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): Promise<'done' | 'more'> {
-  const counts: DeletionCounts = { install_items: 0, clicks: 0, audit_objects_deleted: 0, audit_objects_rewritten: 0, audit_lines: 0, postbacks: 0 };
+  const counts: DeletionCounts = {
+    install_items: 0,
+    clicks: 0,
+    audit_objects_deleted: 0,
+    audit_objects_rewritten: 0,
+    audit_lines: 0,
+    postbacks: 0,
+  };
   await ports.receipt(message.request_id, { state: 'in_progress', counts, nowMs: ports.nowMs() });
   const pk = `${message.app_id}#${message.install_uuid}`;
   const { items, more } = await ports.installItems(pk, MAX_ROWS_PER_TABLE);
 
-  const auditKeys = items.filter((item) => String(item.sk).startsWith(SK.auditPrefix)).map((item) => (item as unknown as AuditReference).audit_key);
+  const auditKeys = items
+    .filter((item) => String(item.sk).startsWith(SK.auditPrefix))
+    .map((item) => (item as unknown as AuditReference).audit_key);
   for (const key of auditKeys) {
     const lines = await ports.auditLines(key);
     if (!lines) continue;
@@ -161,7 +170,10 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
   await ports.deletePostbackItems(postbacks.keys);
   counts.postbacks = postbacks.keys.length;
 
-  await ports.deleteInstallItems(pk, items.map((item) => String(item.sk)));
+  await ports.deleteInstallItems(
+    pk,
+    items.map((item) => String(item.sk)),
+  );
   counts.install_items = items.length;
   const left = more || postbacks.more;
   await ports.receipt(message.request_id, { state: left ? 'in_progress' : 'done', counts, nowMs: ports.nowMs() });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RowFamily } from '../aggregation/rows';
-import { bearerKey, parseReportQuery, reportError, windowDays, type ReportQuery } from './report-query';
+import { bearerKey, parseReportQuery, type ReportQuery, reportError, windowDays } from './report-query';
 import { REPORT_FAMILY, renderRow, type StoredCounters } from './report-rows';
 import type { ReportName } from './reports';
 
@@ -59,7 +59,13 @@ export async function answerAppReport(
   const rows = stored.slice(query.offset, query.offset + query.limit).map(renderRow[request.report]);
   const etag = etagOf(request.report, rows, query, days);
   if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };
-  const meta = { since_ms: query.sinceMs, until_ms: query.untilMs, limit: query.limit, offset: query.offset, elapsed_ms: Math.round(ports.nowMs() - startedMs) };
+  const meta = {
+    since_ms: query.sinceMs,
+    until_ms: query.untilMs,
+    limit: query.limit,
+    offset: query.offset,
+    elapsed_ms: Math.round(ports.nowMs() - startedMs),
+  };
   return { kind: 'page', body: { rows, meta }, etag, appId };
 }
 

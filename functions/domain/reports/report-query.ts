@@ -22,7 +22,8 @@ export const REPORT_ERRORS = {
 
 export type ReportErrorCode = keyof typeof REPORT_ERRORS;
 
-export const reportError = (code: ReportErrorCode, headers: Record<string, string> = {}) => new ServiceError(REPORT_ERRORS[code], code, headers);
+export const reportError = (code: ReportErrorCode, headers: Record<string, string> = {}) =>
+  new ServiceError(REPORT_ERRORS[code], code, headers);
 
 export const DEFAULT_WINDOW_MS = 30 * DAY_MS;
 export const MAX_WINDOW_MS = 365 * DAY_MS;

@@ -55,7 +55,16 @@ export const renderRow: Record<ReportName, (row: StoredCounters) => Record<strin
   cohorts: (row) => {
     const installs = int(row, 'installs');
     const [d1, d7, d30] = [int(row, 'd1'), int(row, 'd7'), int(row, 'd30')];
-    return { day: text(row, 'day'), installs, d1, d7, d30, d1_rate: rate(d1, installs), d7_rate: rate(d7, installs), d30_rate: rate(d30, installs) };
+    return {
+      day: text(row, 'day'),
+      installs,
+      d1,
+      d7,
+      d30,
+      d1_rate: rate(d1, installs),
+      d7_rate: rate(d7, installs),
+      d30_rate: rate(d30, installs),
+    };
   },
   events: (row) => ({
     day: text(row, 'day'),

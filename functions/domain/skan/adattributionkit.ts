@@ -17,7 +17,12 @@ export const JWS_FIELD = 'jws-string';
  * The fields Apple defines for an AdAttributionKit postback ("Identifying the parameters in a
  * postback"): beside jws-string in the body, and in the JWS payload. All an invalid postback keeps.
  */
-export const ADATTRIBUTIONKIT_BODY_FIELDS: readonly string[] = ['conversion-value', 'coarse-conversion-value', 'ad-interaction-type', 'country-code'];
+export const ADATTRIBUTIONKIT_BODY_FIELDS: readonly string[] = [
+  'conversion-value',
+  'coarse-conversion-value',
+  'ad-interaction-type',
+  'country-code',
+];
 export const ADATTRIBUTIONKIT_PAYLOAD_FIELDS: readonly string[] = [
   'postback-identifier',
   'ad-network-identifier',

@@ -32,7 +32,11 @@ export function scalarOf(value: unknown, maxChars: number): { value?: unknown; t
 }
 
 /** The named fields of a postback, each kept small by scalarOf; `trimmed` when any other field, or part of one, was dropped. */
-export function keepNamed(fields: Record<string, unknown>, names: readonly string[], maxChars: number): { kept: Record<string, unknown>; trimmed: boolean } {
+export function keepNamed(
+  fields: Record<string, unknown>,
+  names: readonly string[],
+  maxChars: number,
+): { kept: Record<string, unknown>; trimmed: boolean } {
   const kept: Record<string, unknown> = {};
   let trimmed = false;
   for (const [name, value] of Object.entries(fields)) {

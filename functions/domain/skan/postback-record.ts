@@ -3,13 +3,13 @@ import { dayOf } from '../common/days';
 import {
   ADATTRIBUTIONKIT_BODY_FIELDS,
   ADATTRIBUTIONKIT_PAYLOAD_FIELDS,
+  type AdAttributionKitFailure,
   JWS_FIELD,
   verifyAdAttributionKit,
-  type AdAttributionKitFailure,
 } from './adattributionkit';
 import { cut, jsonObjectOf, keepNamed, scalarOf } from './fields';
 import type { KeyEnvironment, PostbackKeys } from './postback-keys';
-import { SIGNATURE_FIELD, SKADNETWORK_FIELDS, verifySkadnetwork, type SkadnetworkFailure } from './skadnetwork';
+import { SIGNATURE_FIELD, SKADNETWORK_FIELDS, type SkadnetworkFailure, verifySkadnetwork } from './skadnetwork';
 
 /**
  * What POST /skan-postback stores: one JSON audit record per postback, with the result of
@@ -182,7 +182,11 @@ function recordOf(body: Record<string, unknown>, keys: PostbackKeys, receivedMs:
 function invalidRecord(record: PostbackRecord): PostbackRecord {
   const adAttributionKit = record.kind === 'adattributionkit';
   const signed = keepNamed(record.signed, adAttributionKit ? ADATTRIBUTIONKIT_PAYLOAD_FIELDS : SKADNETWORK_FIELDS, MAX_INVALID_FIELD_CHARS);
-  const unverified = keepNamed(record.unverified, adAttributionKit ? ADATTRIBUTIONKIT_BODY_FIELDS : SKADNETWORK_FIELDS, MAX_INVALID_FIELD_CHARS);
+  const unverified = keepNamed(
+    record.unverified,
+    adAttributionKit ? ADATTRIBUTIONKIT_BODY_FIELDS : SKADNETWORK_FIELDS,
+    MAX_INVALID_FIELD_CHARS,
+  );
   const signature = scalarOf(record.signature, MAX_INVALID_SIGNATURE_CHARS);
   const version = record.version === undefined ? undefined : cut(record.version, MAX_INVALID_FIELD_CHARS);
   const keyId = record.key_id === undefined ? undefined : cut(record.key_id, MAX_INVALID_FIELD_CHARS);

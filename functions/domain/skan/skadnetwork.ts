@@ -131,7 +131,11 @@ export function versionOf(postback: Record<string, unknown>): string | undefined
 
 export type SignedMessage =
   | { readonly ok: true; readonly rule: VersionRule; readonly names: readonly string[]; readonly message: string }
-  | { readonly ok: false; readonly reason: 'unknown_version' | 'missing_field' | 'bad_field' | 'separator_in_field'; readonly field?: string };
+  | {
+      readonly ok: false;
+      readonly reason: 'unknown_version' | 'missing_field' | 'bad_field' | 'separator_in_field';
+      readonly field?: string;
+    };
 
 /**
  * The string Apple signed for this postback: its version's fields in order, each rendered as
@@ -171,7 +175,8 @@ export function verifySkadnetwork(postback: Record<string, unknown>, keys: Postb
   if (!built.ok) return check({ verified: false, reason: built.reason, field: built.field });
   const keyId = built.rule.key;
   const signature = postback[SIGNATURE_FIELD];
-  if (signature === undefined || signature === null || signature === '') return check({ verified: false, reason: 'missing_signature', keyId });
+  if (signature === undefined || signature === null || signature === '')
+    return check({ verified: false, reason: 'missing_signature', keyId });
   if (typeof signature !== 'string' || !BASE64.test(signature)) return check({ verified: false, reason: 'malformed_signature', keyId });
   const valid = ecdsaSha256(Buffer.from(built.message, 'utf8'), keys.skadnetwork[keyId], Buffer.from(signature, 'base64'));
   return check(valid ? { verified: true, keyId } : { verified: false, reason: 'bad_signature', keyId });

@@ -1,11 +1,11 @@
 import type { PostbackKeys } from './postback-keys';
 import {
   judgePostback,
-  postbackObjectKey,
-  readPostback,
   type PostbackKind,
   type PostbackRecord,
   type PostbackRefusal,
+  postbackObjectKey,
+  readPostback,
 } from './postback-record';
 
 /**

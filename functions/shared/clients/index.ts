@@ -4,5 +4,5 @@
  */
 export { dynamoClient } from './dynamo';
 export { s3Client } from './s3';
-export { sqsClient } from './sqs';
 export { secretsManagerClient } from './secrets-manager';
+export { sqsClient } from './sqs';

@@ -33,7 +33,11 @@ export function addClientHook(hook: ClientHook): void {
 }
 
 /** AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsmanager, as IAM names the service. */
-const serviceOf = (endpointVariable: string) => endpointVariable.replace(/^AWS_ENDPOINT_URL_/, '').replace(/_/g, '').toLowerCase() as ClientService;
+const serviceOf = (endpointVariable: string) =>
+  endpointVariable
+    .replace(/^AWS_ENDPOINT_URL_/, '')
+    .replace(/_/g, '')
+    .toLowerCase() as ClientService;
 
 export function reusable<T extends { destroy(): void }>(endpointVariable: string, build: () => T): () => T {
   const service = serviceOf(endpointVariable);

@@ -8,18 +8,18 @@
 
 import { randomUUID } from 'node:crypto';
 import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { functions } from '../../../lib/manifest';
 import { LinkStore } from '../../../functions/adapters/link-store';
 import { BINDINGS, type Binding } from '../../../functions/domain/health/health';
 import { sqsClient } from '../../../functions/shared/clients';
 import { resourceName } from '../../../functions/shared/config';
-import { httpCall, errorOf, verdictOf, type HttpAnswer } from '../../support/documented-answers';
-import { EMULATORS, watchEmulators, type Emulator, type EmulatorFaults } from '../../support/faults';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../../support/local-stack';
+import { functions } from '../../../lib/manifest';
+import { errorOf, type HttpAnswer, httpCall, verdictOf } from '../../support/documented-answers';
+import { EMULATORS, type Emulator, type EmulatorFaults, watchEmulators } from '../../support/faults';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../../support/local-stack';
 import { OpenApi } from '../../support/openapi';
 import { MOBILE } from '../../unit/links/user-agents';
 import { changed, SKADNETWORK_EXAMPLES } from '../../unit/skan/postbacks';
-import { aggregationSettled, capCount, queueDepth, storedRows, Traffic, type Batch } from './traffic';
+import { aggregationSettled, type Batch, capCount, queueDepth, storedRows, Traffic } from './traffic';
 
 const api = new OpenApi();
 const BINDINGS_OF: Record<Emulator, readonly Binding[]> = {
@@ -49,7 +49,12 @@ beforeAll(async () => {
   faults = watch.faultsOf(stack);
   tenant = await createTenant({ plan: 'paid' });
   linkId = (await new LinkStore(resourceName.table('links')).create(tenant.app, { partner: 'meta' })).link_id;
-  await sqsClient().send(new SetQueueAttributesCommand({ QueueUrl: stack.endpoints.queues.aggregation, Attributes: { VisibilityTimeout: String(VISIBILITY_SECONDS) } }));
+  await sqsClient().send(
+    new SetQueueAttributesCommand({
+      QueueUrl: stack.endpoints.queues.aggregation,
+      Attributes: { VisibilityTimeout: String(VISIBILITY_SECONDS) },
+    }),
+  );
   await stack.pollers.drain();
 });
 afterAll(async () => {
@@ -92,7 +97,8 @@ it('answers only documented codes while each emulator is down, names it on /heal
       }
     }
   };
-  const get = (target: string, headers: Record<string, string> = {}) => httpCall(stack.baseUrl, { method: 'GET', target, headers }).then(note, () => undefined);
+  const get = (target: string, headers: Record<string, string> = {}) =>
+    httpCall(stack.baseUrl, { method: 'GET', target, headers }).then(note, () => undefined);
   const otherRoutes = async () => {
     for (let i = 0; running; i++) {
       await Promise.all([
@@ -141,7 +147,8 @@ it('answers only documented codes while each emulator is down, names it on /heal
     // Traffic goes on after the restart: the event clients get 200s again (within 10 s: a client
     // may be waiting out its backoff, up to 5 s, when the emulator comes back).
     const answeredAfter = () => seen.some((s) => s.at > restartedAt + 500 && s.answer.path === '/event' && s.answer.status === 200);
-    for (const deadline = Date.now() + 10_000; !answeredAfter() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const deadline = Date.now() + 10_000; !answeredAfter() && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 100));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const during = seen.filter((s) => s.at >= stoppedAt && s.at < restartedAt && s.answer.path === '/event');
     const after = seen.filter((s) => s.at > restartedAt + 500 && s.answer.path === '/event');
@@ -171,7 +178,13 @@ it('answers only documented codes while each emulator is down, names it on /heal
   // Only documented answers, on every route, throughout; never a 500.
   expect(problems).toEqual([]);
   const statuses = new Set(seen.map((s) => `${s.answer.path.split('/')[1]} ${s.answer.status} ${errorOf(s.answer) ?? ''}`.trim()));
-  for (const expected of ['event 503 audit_write_failed', 'privacy 503 queue_write_failed', 'api 503 store_unavailable', 'health 503', 'skan-postback 503 store_unavailable']) {
+  for (const expected of [
+    'event 503 audit_write_failed',
+    'privacy 503 queue_write_failed',
+    'api 503 store_unavailable',
+    'health 503',
+    'skan-postback 503 store_unavailable',
+  ]) {
     expect(statuses).toContain(expected);
   }
 

@@ -12,11 +12,11 @@ import { LinkStore } from '../../../functions/adapters/link-store';
 import { TenantStore } from '../../../functions/adapters/tenant-store';
 import { signBody } from '../../../functions/domain/ingest/signature';
 import { resourceName } from '../../../functions/shared/config';
-import { httpCall, errorOf, verdictOf, type HttpCall } from '../../support/documented-answers';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../../support/local-stack';
+import { errorOf, type HttpCall, httpCall, verdictOf } from '../../support/documented-answers';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../../support/local-stack';
 import { OpenApi } from '../../support/openapi';
-import { AAK_EXAMPLE, SKADNETWORK_EXAMPLES } from '../../unit/skan/postbacks';
 import { MOBILE } from '../../unit/links/user-agents';
+import { AAK_EXAMPLE, SKADNETWORK_EXAMPLES } from '../../unit/skan/postbacks';
 
 const api = new OpenApi();
 const REPORTS = ['attribution', 'revenue', 'cohorts', 'events'];
@@ -46,11 +46,36 @@ afterAll(async () => {
 
 const now = Date.now();
 /** Numbers as JSON text that JavaScript reads oddly: beyond 2^53, overflowing, negative zero, exponents. */
-const oddNumber = fc.constantFrom('9007199254740993', '1e400', '-1e400', '-0', '1E3', '0.0000001', '123456789012345678901234567890', '-9223372036854775809', '1.5', '0x10', 'NaN', 'Infinity');
+const oddNumber = fc.constantFrom(
+  '9007199254740993',
+  '1e400',
+  '-1e400',
+  '-0',
+  '1E3',
+  '0.0000001',
+  '123456789012345678901234567890',
+  '-9223372036854775809',
+  '1.5',
+  '0x10',
+  'NaN',
+  'Infinity',
+);
 const oddString = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('\u0000', '\ud800', '\udfff', '\u2028\u2029', '\ufeff', 'é'.normalize('NFD'), '🦄'.repeat(50), 'a'.repeat(300), '<script>', "' OR 1=1 --", '../../etc/passwd'),
+  fc.constantFrom(
+    '\u0000',
+    '\ud800',
+    '\udfff',
+    '\u2028\u2029',
+    '\ufeff',
+    'é'.normalize('NFD'),
+    '🦄'.repeat(50),
+    'a'.repeat(300),
+    '<script>',
+    "' OR 1=1 --",
+    '../../etc/passwd',
+  ),
 );
 const goodEvent = fc.record({
   event_id: fc.stringMatching(/^[A-Za-z0-9._:-]{1,24}$/),
@@ -62,21 +87,62 @@ const goodEvent = fc.record({
 });
 /** A valid event with one field replaced by something else, kept as JSON text so odd numbers survive. */
 const nearMissEvent = fc
-  .tuple(goodEvent, fc.constantFrom('event_id', 'event_name', 'install_uuid', 'ts_ms', 'revenue_usd', 'platform', 'device_id', 'attribution', 'properties', 'extra'), fc.oneof(oddNumber, oddString.map((s) => JSON.stringify(s)), fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? 'null')))
+  .tuple(
+    goodEvent,
+    fc.constantFrom(
+      'event_id',
+      'event_name',
+      'install_uuid',
+      'ts_ms',
+      'revenue_usd',
+      'platform',
+      'device_id',
+      'attribution',
+      'properties',
+      'extra',
+    ),
+    fc.oneof(
+      oddNumber,
+      oddString.map((s) => JSON.stringify(s)),
+      fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? 'null'),
+    ),
+  )
   .map(([event, field, valueText]) => {
     const text = JSON.stringify({ ...event, [field]: '__VALUE__' });
     return text.replace('"__VALUE__"', valueText);
   });
-const eventText = fc.oneof({ weight: 3, arbitrary: goodEvent.map((e) => JSON.stringify(e)) }, { weight: 3, arbitrary: nearMissEvent }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v) ?? 'null') });
+const eventText = fc.oneof(
+  { weight: 3, arbitrary: goodEvent.map((e) => JSON.stringify(e)) },
+  { weight: 3, arbitrary: nearMissEvent },
+  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v) ?? 'null') },
+);
 const batchText = fc
-  .tuple(fc.array(eventText, { minLength: 1, maxLength: 12 }), fc.oneof({ weight: 5, arbitrary: fc.constant(String(now)) }, { weight: 1, arbitrary: oddNumber }, { weight: 1, arbitrary: fc.constant('"soon"') }))
+  .tuple(
+    fc.array(eventText, { minLength: 1, maxLength: 12 }),
+    fc.oneof(
+      { weight: 5, arbitrary: fc.constant(String(now)) },
+      { weight: 1, arbitrary: oddNumber },
+      { weight: 1, arbitrary: fc.constant('"soon"') },
+    ),
+  )
   .map(([events, sentAt]) => `{"events":[${events.join(',')}],"sent_at_ms":${sentAt}}`);
 const batchNearMiss = fc.oneof(
   { weight: 6, arbitrary: batchText },
   { weight: 1, arbitrary: batchText.map((text) => text.slice(0, -1)) },
   { weight: 1, arbitrary: batchText.map((text) => text.replace('"events"', '"events":[],"events"')) },
   { weight: 1, arbitrary: batchText.map((text) => `\ufeff${text}`) },
-  { weight: 1, arbitrary: fc.constantFrom('[]', '{}', 'null', '"events"', '{"events":{}}', `{"events":[],"sent_at_ms":${now}}`, '['.repeat(5_000) + ']'.repeat(5_000)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '[]',
+      '{}',
+      'null',
+      '"events"',
+      '{"events":{}}',
+      `{"events":[],"sent_at_ms":${now}}`,
+      '['.repeat(5_000) + ']'.repeat(5_000),
+    ),
+  },
 );
 const privacyText = fc.oneof(
   { weight: 4, arbitrary: fc.uuid().map((uuid) => JSON.stringify({ install_uuid: uuid })) },
@@ -84,7 +150,10 @@ const privacyText = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('[]', '{}', 'null', '{"install_uuid":null}', '"install_uuid"') },
 );
 const skanBody = fc
-  .tuple(fc.constantFrom(...SKADNETWORK_EXAMPLES.map((e) => e.postback), AAK_EXAMPLE.postback), fc.option(fc.tuple(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 2 })), { nil: undefined }))
+  .tuple(
+    fc.constantFrom(...SKADNETWORK_EXAMPLES.map((e) => e.postback), AAK_EXAMPLE.postback),
+    fc.option(fc.tuple(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
+  )
   .map(([postback, change]) => JSON.stringify(change ? { ...postback, [change[0]]: change[1] } : postback));
 
 type BodyKind = 'none' | 'json' | 'gzip' | 'truncated-gzip' | 'concatenated-gzip' | 'gzip-of-garbage' | 'bytes';
@@ -94,10 +163,26 @@ const bodyText = fc.record({
   event: batchNearMiss,
   privacy: privacyText,
   skan: skanBody,
-  other: fc.oneof(oddString, fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? '')),
+  other: fc.oneof(
+    oddString,
+    fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? ''),
+  ),
 });
 const body = fc.record({
-  kind: fc.constantFrom<BodyKind>('none', 'json', 'json', 'json', 'json', 'gzip', 'gzip', 'gzip', 'truncated-gzip', 'concatenated-gzip', 'gzip-of-garbage', 'bytes'),
+  kind: fc.constantFrom<BodyKind>(
+    'none',
+    'json',
+    'json',
+    'json',
+    'json',
+    'gzip',
+    'gzip',
+    'gzip',
+    'truncated-gzip',
+    'concatenated-gzip',
+    'gzip-of-garbage',
+    'bytes',
+  ),
   text: bodyText,
   bytes: fc.uint8Array({ maxLength: 400 }),
   cut: fc.nat(),
@@ -105,7 +190,8 @@ const body = fc.record({
 type Body = typeof body extends fc.Arbitrary<infer T> ? T : never;
 
 function bodyBytes({ kind, text, bytes, cut }: Body, path: string): Buffer | undefined {
-  const own = path === '/event' ? text.event : path === '/privacy/delete' ? text.privacy : path === '/skan-postback' ? text.skan : text.other;
+  const own =
+    path === '/event' ? text.event : path === '/privacy/delete' ? text.privacy : path === '/skan-postback' ? text.skan : text.other;
   const json = Buffer.from(text.own ? own : [text.event, text.privacy, text.skan, text.other][cut % 4], 'utf8');
   switch (kind) {
     case 'none':
@@ -130,7 +216,12 @@ function bodyBytes({ kind, text, bytes, cut }: Body, path: string): Buffer | und
 // ---- Requests -----------------------------------------------------------------------------------
 
 /** Percent-encodes the UTF-8 bytes of any string, lone surrogates included (encodeURIComponent throws on them). */
-const pct = (text: string) => [...Buffer.from(text, 'utf8')].map((b) => (/[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+const pct = (text: string) =>
+  [...Buffer.from(text, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 
 const segment = fc.oneof(
   fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }).map(pct),
@@ -153,7 +244,10 @@ const path = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('/L/x', '/Event', '/api/v1/Reports/events', '/api/v1/reports/events/x') },
 );
 /** The methods the document describes; HEAD and OPTIONS have a test of their own below. */
-const method = fc.oneof({ weight: 12, arbitrary: fc.constant('usual') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE') });
+const method = fc.oneof(
+  { weight: 12, arbitrary: fc.constant('usual') },
+  { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE') },
+);
 const queryValue = fc.oneof(
   fc.integer({ min: now - 400 * DAY, max: now + DAY }).map(String),
   fc.integer({ min: -5, max: 1_500 }).map(String),
@@ -162,23 +256,66 @@ const queryValue = fc.oneof(
   oddString,
 );
 const query = fc
-  .array(fc.tuple(fc.oneof(fc.constantFrom('since_ms', 'until_ms', 'limit', 'offset', 'click_id', 'sub1', 'sub5', 'mobile_only', 'app_id', 'url', 'redirect'), fc.string({ maxLength: 8 })), queryValue), { maxLength: 5 })
+  .array(
+    fc.tuple(
+      fc.oneof(
+        fc.constantFrom('since_ms', 'until_ms', 'limit', 'offset', 'click_id', 'sub1', 'sub5', 'mobile_only', 'app_id', 'url', 'redirect'),
+        fc.string({ maxLength: 8 }),
+      ),
+      queryValue,
+    ),
+    { maxLength: 5 },
+  )
   .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${pct(k)}=${pct(v)}`).join('&')}` : ''));
 
 /** Header values Node will put on the wire (it refuses control characters and anything past Latin-1). */
-const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 80 });
+const headerText = fc.string({
+  unit: fc
+    .integer({ min: 0x20, max: 0xff })
+    .filter((c) => c !== 0x7f)
+    .map((c) => String.fromCharCode(c)),
+  maxLength: 80,
+});
 type Keys = 'a' | 'b' | 'suspended' | 'capped' | 'mismatch' | 'unknown' | 'garbage' | 'empty' | 'none';
 const request = fc.record({
   path,
   method,
   query,
   body,
-  keys: fc.oneof({ weight: 5, arbitrary: fc.constant<Keys>('a') }, { weight: 1, arbitrary: fc.constantFrom<Keys>('b', 'suspended', 'capped', 'mismatch', 'unknown', 'garbage', 'empty', 'none') }),
-  signature: fc.oneof({ weight: 8, arbitrary: fc.constant('correct') }, { weight: 1, arbitrary: fc.constantFrom('other-secret', 'uppercase', 'prefixed', 'random-hex', 'none', 'text') }),
-  bearer: fc.oneof({ weight: 6, arbitrary: fc.constant('a') }, { weight: 1, arbitrary: fc.constantFrom('b', 'lowercase-scheme', 'revoked-format', 'basic', 'empty', 'none', 'text') }),
-  contentType: fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/octet-stream', 'multipart/form-data; boundary=x', 'application/json; charset=latin1') }, { weight: 1, arbitrary: headerText }),
-  contentEncoding: fc.oneof({ weight: 4, arbitrary: fc.constant('auto') }, { weight: 1, arbitrary: fc.constantFrom(undefined, 'gzip', 'GZIP', 'x-gzip', 'identity', 'br', 'deflate', 'gzip, gzip', '') }, { weight: 1, arbitrary: headerText }),
-  userAgent: fc.option(fc.oneof(fc.constantFrom(MOBILE.iosSafari, MOBILE.chromeAndroid, 'Googlebot/2.1', 'curl/8.0', ''), headerText), { nil: undefined }),
+  keys: fc.oneof(
+    { weight: 5, arbitrary: fc.constant<Keys>('a') },
+    { weight: 1, arbitrary: fc.constantFrom<Keys>('b', 'suspended', 'capped', 'mismatch', 'unknown', 'garbage', 'empty', 'none') },
+  ),
+  signature: fc.oneof(
+    { weight: 8, arbitrary: fc.constant('correct') },
+    { weight: 1, arbitrary: fc.constantFrom('other-secret', 'uppercase', 'prefixed', 'random-hex', 'none', 'text') },
+  ),
+  bearer: fc.oneof(
+    { weight: 6, arbitrary: fc.constant('a') },
+    { weight: 1, arbitrary: fc.constantFrom('b', 'lowercase-scheme', 'revoked-format', 'basic', 'empty', 'none', 'text') },
+  ),
+  contentType: fc.oneof(
+    { weight: 6, arbitrary: fc.constant('application/json') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        undefined,
+        'text/plain',
+        'application/octet-stream',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+      ),
+    },
+    { weight: 1, arbitrary: headerText },
+  ),
+  contentEncoding: fc.oneof(
+    { weight: 4, arbitrary: fc.constant('auto') },
+    { weight: 1, arbitrary: fc.constantFrom(undefined, 'gzip', 'GZIP', 'x-gzip', 'identity', 'br', 'deflate', 'gzip, gzip', '') },
+    { weight: 1, arbitrary: headerText },
+  ),
+  userAgent: fc.option(fc.oneof(fc.constantFrom(MOBILE.iosSafari, MOBILE.chromeAndroid, 'Googlebot/2.1', 'curl/8.0', ''), headerText), {
+    nil: undefined,
+  }),
   ip: fc.oneof(fc.ipV4(), fc.ipV6(), headerText),
   country: fc.option(fc.oneof(fc.constantFrom('US', 'DE', 'KP'), headerText), { nil: undefined }),
   asn: fc.option(fc.oneof(fc.constantFrom('16509', '7922'), headerText), { nil: undefined }),
@@ -196,7 +333,9 @@ function build(input: Request): HttpCall {
   const verb = input.method === 'usual' ? usualMethod(input.path) : input.method;
   const bytes = verb === 'HEAD' ? undefined : bodyBytes(input.body, input.path);
   const headers: Record<string, string> = {};
-  const tenant = ({ a: who.a, b: who.b, suspended: who.suspended, capped: who.capped, mismatch: who.b } as Partial<Record<Keys, Tenant>>)[input.keys];
+  const tenant = ({ a: who.a, b: who.b, suspended: who.suspended, capped: who.capped, mismatch: who.b } as Partial<Record<Keys, Tenant>>)[
+    input.keys
+  ];
   if (tenant) {
     headers['x-service-company-key'] = input.keys === 'mismatch' ? who.a.company.company_key : tenant.company.company_key;
     headers['x-service-app-key'] = tenant.app.app_key;
@@ -252,7 +391,9 @@ it('answers any request to any endpoint with a documented status, code and body:
       const verdict = verdictOf(api, answer);
       if (answer.status === 503) verdict.problems.push('a 503 with every store up');
       expect(verdict).toEqual({ answer: verdict.answer, problems: [] });
-      seen.add(`${call.method} ${call.target.split('?')[0].split('/').slice(0, 2).join('/')} ${answer.status} ${errorOf(answer) ?? ''}`.trim());
+      seen.add(
+        `${call.method} ${call.target.split('?')[0].split('/').slice(0, 2).join('/')} ${answer.status} ${errorOf(answer) ?? ''}`.trim(),
+      );
     }),
     // A fixed seed by default, so the coverage check below cannot fail by the luck of a draw in CI;
     // FC_SEED=<n> (and FUZZ_RUNS) explore other draws.
@@ -291,7 +432,16 @@ it('answers any request to any endpoint with a documented status, code and body:
 // method_not_allowed, as the interface says of any method but GET, and docs/openapi.yaml
 // documented the 405 for POST, PUT, PATCH and DELETE only; it now lists HEAD and OPTIONS too.
 it.each(['HEAD', 'OPTIONS'])('answers %s on every route with a status documented for it', async (verb) => {
-  const paths = ['/event', '/privacy/delete', '/skan-postback', '/health', `/l/${linkId}`, '/api/v1/reports', '/api/v1/reports/retention', ...REPORTS.map((name) => `/api/v1/reports/${name}`)];
+  const paths = [
+    '/event',
+    '/privacy/delete',
+    '/skan-postback',
+    '/health',
+    `/l/${linkId}`,
+    '/api/v1/reports',
+    '/api/v1/reports/retention',
+    ...REPORTS.map((name) => `/api/v1/reports/${name}`),
+  ];
   const verdicts = [];
   for (const target of paths) {
     const answer = await httpCall(stack.baseUrl, { method: verb, target, headers: { authorization: `Bearer ${who.a.serverKey}` } });

@@ -7,9 +7,9 @@
 import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../../functions/shared/clients';
 import { resourceName } from '../../../functions/shared/config';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../../support/local-stack';
 import { captureLogs, type LogCapture } from '../../support/log-capture';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../../support/local-stack';
-import { aggregationSettled, capCount, eventsReport, queueDepth, storedRows, Traffic, type Batch } from './traffic';
+import { aggregationSettled, type Batch, capCount, eventsReport, queueDepth, storedRows, Traffic } from './traffic';
 
 const CLIENTS = 24;
 const LOAD_MS = 10_000;
@@ -30,7 +30,9 @@ beforeAll(async () => {
   // A delivery that failed comes back after the queue's visibility timeout: 10 s here rather
   // than 120 (and one that keeps failing reaches the DLQ within a minute), so the test sees the
   // outcome within its time; failed deliveries are asserted on separately.
-  await sqsClient().send(new SetQueueAttributesCommand({ QueueUrl: stack.endpoints.queues.aggregation, Attributes: { VisibilityTimeout: '10' } }));
+  await sqsClient().send(
+    new SetQueueAttributesCommand({ QueueUrl: stack.endpoints.queues.aggregation, Attributes: { VisibilityTimeout: '10' } }),
+  );
   await stack.pollers.drain();
   logs = captureLogs();
 });
@@ -41,7 +43,7 @@ afterAll(async () => {
   if (process.env.RELIABILITY_VERBOSE) process.stderr.write(`${notes.join('\n')}\n`);
 });
 
-it('counts every accepted event exactly once after a burst at the runtime\'s limit with retries and re-sent copies', async () => {
+it("counts every accepted event exactly once after a burst at the runtime's limit with retries and re-sent copies", async () => {
   const traffic = new Traffic(stack.baseUrl, tenant, { installs: 80 });
   const later: Batch[] = [];
   const began = Date.now();
@@ -107,7 +109,10 @@ it('counts every accepted event exactly once after a burst at the runtime\'s lim
   // No delivery failed on the way: a failed one is only counted a visibility timeout (2 minutes
   // in the manifest) later, and one judged poison raises the DLQ path's metric for nothing.
   // A corrupted object would be judged poison here ("unreadable_object ... is not gzip").
-  const failures = logs.lines().filter((line) => /"level":"ERROR"/.test(line)).map((line) => JSON.parse(line) as { message: string; reason?: string });
+  const failures = logs
+    .lines()
+    .filter((line) => /"level":"ERROR"/.test(line))
+    .map((line) => JSON.parse(line) as { message: string; reason?: string });
   expect(failures.map((failure) => `${failure.message} ${failure.reason ?? ''}`.trim())).toEqual([]);
 }, 240_000);
 

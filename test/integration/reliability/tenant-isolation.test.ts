@@ -3,14 +3,14 @@
 // carries. Property-based over the mixes and over the report parameters.
 
 import { randomUUID } from 'node:crypto';
-import fc from 'fast-check';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
 import { signedRequest } from '../../../client/event-client';
 import { LinkStore } from '../../../functions/adapters/link-store';
 import { dynamoClient } from '../../../functions/shared/clients';
 import { resourceName } from '../../../functions/shared/config';
-import { httpCall, errorOf } from '../../support/documented-answers';
-import { createTenant, startLocalStack, type LocalStack, type Tenant } from '../../support/local-stack';
+import { errorOf, httpCall } from '../../support/documented-answers';
+import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../../support/local-stack';
 import { MOBILE } from '../../unit/links/user-agents';
 import { aggregationSettled, storedRows } from './traffic';
 
@@ -28,8 +28,10 @@ afterAll(async () => {
 });
 
 const credentials = (t: Tenant) => ({ companyKey: t.company.company_key, appKey: t.app.app_key, signingSecret: t.app.signing_secret });
-const post = (target: string, headers: Record<string, string>, body: Buffer) => httpCall(stack.baseUrl, { method: 'POST', target, headers, body });
-const report = (name: string, key: string, query = '') => httpCall(stack.baseUrl, { method: 'GET', target: `/api/v1/reports/${name}${query}`, headers: { authorization: `Bearer ${key}` } });
+const post = (target: string, headers: Record<string, string>, body: Buffer) =>
+  httpCall(stack.baseUrl, { method: 'POST', target, headers, body });
+const report = (name: string, key: string, query = '') =>
+  httpCall(stack.baseUrl, { method: 'GET', target: `/api/v1/reports/${name}${query}`, headers: { authorization: `Bearer ${key}` } });
 
 /** An install of a tenant with a purchase, sent with its own keys (the baseline each test compares with). */
 async function installOf(t: Tenant, extra: Record<string, unknown> = {}, ip = '198.51.100.44', uuid: string = randomUUID()) {
@@ -47,10 +49,17 @@ async function installOf(t: Tenant, extra: Record<string, unknown> = {}, ip = '1
 }
 
 type Part = 'company' | 'app' | 'secret';
-const mixes = fc.record({ company: fc.constantFrom('a', 'b'), app: fc.constantFrom('a', 'b'), secret: fc.constantFrom('a', 'b') }) as fc.Arbitrary<Record<Part, 'a' | 'b'>>;
+const mixes = fc.record({
+  company: fc.constantFrom('a', 'b'),
+  app: fc.constantFrom('a', 'b'),
+  secret: fc.constantFrom('a', 'b'),
+}) as fc.Arbitrary<Record<Part, 'a' | 'b'>>;
 const headersOf = (mix: Record<Part, 'a' | 'b'>, body: unknown) => {
   const t = (which: 'a' | 'b') => (which === 'a' ? a : b);
-  const request = signedRequest({ companyKey: t(mix.company).company.company_key, appKey: t(mix.app).app.app_key, signingSecret: t(mix.secret).app.signing_secret }, body);
+  const request = signedRequest(
+    { companyKey: t(mix.company).company.company_key, appKey: t(mix.app).app.app_key, signingSecret: t(mix.secret).app.signing_secret },
+    body,
+  );
   return request;
 };
 
@@ -58,7 +67,10 @@ describe('ingestion and privacy', () => {
   it("takes a batch or a deletion only when company key, app key and signing secret are all one tenant's", async () => {
     await fc.assert(
       fc.asyncProperty(mixes, fc.constantFrom('/event', '/privacy/delete'), async (mix, path) => {
-        const body = path === '/event' ? { sent_at_ms: Date.now(), events: [{ event_id: 'x', event_name: 'session', install_uuid: randomUUID(), ts_ms: Date.now() }] } : { install_uuid: randomUUID() };
+        const body =
+          path === '/event'
+            ? { sent_at_ms: Date.now(), events: [{ event_id: 'x', event_name: 'session', install_uuid: randomUUID(), ts_ms: Date.now() }] }
+            : { install_uuid: randomUUID() };
         const request = headersOf(mix, body);
         const answer = await post(path, request.headers, request.body);
         const own = mix.company === mix.app && mix.app === mix.secret;
@@ -99,13 +111,17 @@ describe('ingestion and privacy', () => {
 describe('tracking links', () => {
   it("never attributes B's install to A's link, even when B's install names the click A's link made", async () => {
     const link = await new LinkStore(resourceName.table('links')).create(a.app, { partner: 'a_partner' });
-    const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { redirect: 'manual', headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': '198.51.100.61' } });
+    const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, {
+      redirect: 'manual',
+      headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': '198.51.100.61' },
+    });
     const clickId = new URL(response.headers.get('location')!).searchParams.get('click_id')!;
     expect(clickId).toBeTruthy();
     await installOf(b, { attribution: { click_id: clickId } }, '198.51.100.61');
     await installOf(a, { attribution: { click_id: clickId } }, '198.51.100.61');
     await aggregationSettled(stack, 30_000);
-    const partners = async (t: Tenant) => Object.keys((await storedRows(t.app.app_id)).attribution).map((key) => key.split('|').slice(1).join('|'));
+    const partners = async (t: Tenant) =>
+      Object.keys((await storedRows(t.app.app_id)).attribution).map((key) => key.split('|').slice(1).join('|'));
     expect(await partners(b)).not.toContain('a_partner|deterministic');
     expect(await partners(b)).toContain('organic|organic');
     // The same click does attribute A's own install: the test would see a leak.
@@ -118,7 +134,10 @@ describe('reports', () => {
     // B's rows are told apart in every family: a partner, a day and an event name only B has.
     const now = Date.now();
     const link = await new LinkStore(resourceName.table('links')).create(b.app, { partner: 'only_b_partner' });
-    const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { redirect: 'manual', headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': '198.51.100.62' } });
+    const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, {
+      redirect: 'manual',
+      headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': '198.51.100.62' },
+    });
     const clickId = new URL(response.headers.get('location')!).searchParams.get('click_id')!;
     await installOf(b, { attribution: { click_id: clickId } }, '198.51.100.62');
     const onlyBDay = new Date(now - 10 * DAY).toISOString().slice(0, 10);
@@ -126,11 +145,14 @@ describe('reports', () => {
     const uuid = randomUUID();
     for (const [t, events] of [
       [a, [{ event_id: 'only_a', event_name: 'only_a', install_uuid: randomUUID(), ts_ms: now - 1000 }]],
-      [b, [
-        { event_id: 'only_b', event_name: 'only_b', install_uuid: uuid, ts_ms: now - 1000 },
-        { event_id: 'old', event_name: 'install', install_uuid: uuid, ts_ms: backdated, platform: 'android' },
-        { event_id: 'old-buy', event_name: 'purchase', install_uuid: uuid, ts_ms: backdated + 60_000, revenue_usd: 9 },
-      ]],
+      [
+        b,
+        [
+          { event_id: 'only_b', event_name: 'only_b', install_uuid: uuid, ts_ms: now - 1000 },
+          { event_id: 'old', event_name: 'install', install_uuid: uuid, ts_ms: backdated, platform: 'android' },
+          { event_id: 'old-buy', event_name: 'purchase', install_uuid: uuid, ts_ms: backdated + 60_000, revenue_usd: 9 },
+        ],
+      ],
     ] as const) {
       const request = signedRequest(credentials(t), { sent_at_ms: now, events });
       expect((await post('/event', request.headers, request.body)).status).toBe(200);
@@ -138,14 +160,23 @@ describe('reports', () => {
     await aggregationSettled(stack, 30_000);
     const leaks = (text: string) => ['only_b', onlyBDay, b.app.app_id].filter((marker) => text.includes(marker));
     // B's own key sees every marker, so their absence from A's answers means something.
-    const bSees = await Promise.all(['attribution', 'revenue', 'cohorts', 'events'].map(async (name) => leaks((await report(name, b.serverKey, `?since_ms=${now - 20 * DAY}`)).text)));
+    const bSees = await Promise.all(
+      ['attribution', 'revenue', 'cohorts', 'events'].map(async (name) =>
+        leaks((await report(name, b.serverKey, `?since_ms=${now - 20 * DAY}`)).text),
+      ),
+    );
     expect(bSees).toEqual([['only_b', onlyBDay], ['only_b', onlyBDay], [onlyBDay], ['only_b', onlyBDay]]);
 
-    const param = fc.oneof(fc.integer({ min: now - 400 * DAY, max: now + DAY }).map(String), fc.constantFrom('0', '1', '1000', String(now - 20 * DAY), b.app.app_id, b.app.app_key, b.serverKey));
+    const param = fc.oneof(
+      fc.integer({ min: now - 400 * DAY, max: now + DAY }).map(String),
+      fc.constantFrom('0', '1', '1000', String(now - 20 * DAY), b.app.app_id, b.app.app_key, b.serverKey),
+    );
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('attribution', 'revenue', 'cohorts', 'events'),
-        fc.dictionary(fc.constantFrom('since_ms', 'until_ms', 'limit', 'offset', 'app_id', 'app_key', 'company_id', 'server_key'), param, { maxKeys: 4 }),
+        fc.dictionary(fc.constantFrom('since_ms', 'until_ms', 'limit', 'offset', 'app_id', 'app_key', 'company_id', 'server_key'), param, {
+          maxKeys: 4,
+        }),
         async (name, params) => {
           const query = Object.keys(params).length ? `?${new URLSearchParams(params)}` : '';
           const answer = await report(name, a.serverKey, query);

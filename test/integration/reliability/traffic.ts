@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { eventBatchRequest, signedRequest, type SignedRequest } from '../../../client/event-client';
+import { eventBatchRequest, type SignedRequest, signedRequest } from '../../../client/event-client';
 import { CapCounter } from '../../../functions/adapters/cap-counter';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { sqsClient } from '../../../functions/shared/clients';
 import { resourceName } from '../../../functions/shared/config';
-import { dropZeros, oracleRows, type OracleEvent, type OracleRows } from '../../support/aggregation-oracle';
-import { httpCall, errorOf, type HttpAnswer } from '../../support/documented-answers';
+import { dropZeros, type OracleEvent, type OracleRows, oracleRows } from '../../support/aggregation-oracle';
+import { errorOf, type HttpAnswer, httpCall } from '../../support/documented-answers';
 import type { LocalStack, Tenant } from '../../support/local-stack';
 
 /**
@@ -107,7 +107,13 @@ export class Traffic {
         ...(name === 'purchase' ? { revenue_usd: (1 + Math.floor(this.random() * 9_999)) / 100 } : {}),
       });
     }
-    if (options.withRejected) events.push({ event_id: `bad-${++this.sequence}`, event_name: 'not a name!', install_uuid: this.pick(this.installs).uuid, ts_ms: now });
+    if (options.withRejected)
+      events.push({
+        event_id: `bad-${++this.sequence}`,
+        event_name: 'not a name!',
+        install_uuid: this.pick(this.installs).uuid,
+        ts_ms: now,
+      });
     return this.record(events, options.gzip);
   }
 
@@ -131,7 +137,12 @@ export class Traffic {
   async send(batch: Batch, ip = '198.51.100.77'): Promise<HttpAnswer | undefined> {
     let answer: HttpAnswer;
     try {
-      answer = await httpCall(this.baseUrl, { method: 'POST', target: '/event', headers: { ...batch.request.headers, 'x-forwarded-for': ip }, body: batch.request.body });
+      answer = await httpCall(this.baseUrl, {
+        method: 'POST',
+        target: '/event',
+        headers: { ...batch.request.headers, 'x-forwarded-for': ip },
+        body: batch.request.body,
+      });
     } catch (error) {
       batch.answers.push({ status: 0, code: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
       return undefined;
@@ -154,7 +165,12 @@ export class Traffic {
       { companyKey: this.tenant.company.company_key, appKey: this.tenant.app.app_key, signingSecret: this.tenant.app.signing_secret },
       { install_uuid: randomUUID() },
     );
-    return httpCall(this.baseUrl, { method: 'POST', target: '/privacy/delete', headers: { ...request.headers, 'x-forwarded-for': `198.18.0.${n % 250}` }, body: request.body });
+    return httpCall(this.baseUrl, {
+      method: 'POST',
+      target: '/privacy/delete',
+      headers: { ...request.headers, 'x-forwarded-for': `198.18.0.${n % 250}` },
+      body: request.body,
+    });
   }
 
   /** Re-sends the same bytes on 503 (and on a dropped connection) until a 200 or another refusal, or the deadline. */
@@ -174,7 +190,13 @@ export class Traffic {
       batch.taken?.results.forEach((result, i) => {
         if (result.status !== 'accepted') return;
         const event = batch.events[i] as TrafficEvent;
-        out.push({ installUuid: event.install_uuid, eventId: event.event_id, name: event.event_name, tsMs: event.ts_ms, revenueUsd: event.revenue_usd });
+        out.push({
+          installUuid: event.install_uuid,
+          eventId: event.event_id,
+          name: event.event_name,
+          tsMs: event.ts_ms,
+          revenueUsd: event.revenue_usd,
+        });
       });
     }
     return out;
@@ -193,7 +215,6 @@ export class Traffic {
   }
 }
 
-
 export { storedRows } from '../../support/stored-rows';
 
 /** The events report as served over HTTP, keyed as the oracle keys its events family. */
@@ -205,18 +226,25 @@ export async function eventsReport(baseUrl: string, serverKey: string): Promise<
     headers: { authorization: `Bearer ${serverKey}` },
   });
   if (answer.status !== 200) throw new Error(`events report answered ${answer.status} ${answer.text}`);
-  const rows = (JSON.parse(answer.text) as { rows: { day: string; event_name: string; events: number; unique_installs: number; revenue_usd: number }[] }).rows;
+  const rows = (
+    JSON.parse(answer.text) as { rows: { day: string; event_name: string; events: number; unique_installs: number; revenue_usd: number }[] }
+  ).rows;
   return Object.fromEntries(
     rows.map((row) => [
       `${row.day}|${row.event_name}`,
       Object.fromEntries(
-        Object.entries({ events: row.events, unique_installs: row.unique_installs, revenue_micros: Math.round(row.revenue_usd * 1_000_000) }).filter(([, v]) => v !== 0),
+        Object.entries({
+          events: row.events,
+          unique_installs: row.unique_installs,
+          revenue_micros: Math.round(row.revenue_usd * 1_000_000),
+        }).filter(([, v]) => v !== 0),
       ),
     ]),
   );
 }
 
-export const capCount = (companyId: string) => new CapCounter(resourceName.table('counters'), resourceName.table('ledger')).acceptedThisMonth(companyId, Date.now());
+export const capCount = (companyId: string) =>
+  new CapCounter(resourceName.table('counters'), resourceName.table('ledger')).acceptedThisMonth(companyId, Date.now());
 
 /** Messages on a queue, visible, in flight or delayed. */
 export async function queueDepth(queueUrl: string): Promise<number> {
@@ -242,7 +270,8 @@ export async function aggregationSettled(stack: LocalStack, timeoutMs: number): 
       await stack.pollers.drain();
       if ((await queueDepth(queueUrl)) === 0) return;
     }
-    if (Date.now() > deadline) throw new Error(`the aggregation queue still holds ${await queueDepth(queueUrl)} message(s) after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`the aggregation queue still holds ${await queueDepth(queueUrl)} message(s) after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

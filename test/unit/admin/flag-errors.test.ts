@@ -27,10 +27,25 @@ describe('a refused flag, in plain words', () => {
     ['an empty value', 'link create', { ...link, partner: '' }, '--partner must not be empty'],
     ['a value too long', 'link create', { ...link, campaign: 'x'.repeat(201) }, '--campaign must be at most 200 characters'],
     ['a value not among the choices', 'company create', { name: 'x', plan: 'gold' }, '--plan must be free or paid'],
-    ['a value not among several choices', 'report show', { 'app-key': 'app_live_x', report: 'sales' }, '--report must be attribution, revenue, cohorts or events'],
-    ['a URL of another scheme', 'app create', { 'company-key': 'co_live_x', name: 'x', 'ios-url': 'javascript:alert(1)' }, '--ios-url must be an http or https URL'],
+    [
+      'a value not among several choices',
+      'report show',
+      { 'app-key': 'app_live_x', report: 'sales' },
+      '--report must be attribution, revenue, cohorts or events',
+    ],
+    [
+      'a URL of another scheme',
+      'app create',
+      { 'company-key': 'co_live_x', name: 'x', 'ios-url': 'javascript:alert(1)' },
+      '--ios-url must be an http or https URL',
+    ],
     ['a malformed uuid', 'install show', { 'app-key': 'app_live_x', 'install-uuid': 'device-1' }, '--install-uuid must be a UUID'],
-    ['a country of three letters', 'link try', { 'link-id': 'l', country: 'USA' }, '--country must be a two-letter country code (ISO 3166-1 alpha-2)'],
+    [
+      'a country of three letters',
+      'link try',
+      { 'link-id': 'l', country: 'USA' },
+      '--country must be a two-letter country code (ISO 3166-1 alpha-2)',
+    ],
     ['a list with no country', 'link create', { ...link, 'countries-allow': ',' }, '--countries-allow must not be empty'],
     ['a flag of another command', 'company create', { name: 'x', 'app-key': 'app_live_x' }, 'company create takes no --app-key flag'],
   ])('names %s and what it must be', (_case, name, flags, message) => {

@@ -1,22 +1,38 @@
 import fc from 'fast-check';
 import { TokenSweeper } from '../../../functions/domain/aggregation/aggregate';
+import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
 import { differences, rebuildRows, rowOf } from '../../../functions/domain/aggregation/rebuild';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
-import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
-import { oracleRows, type OracleAttribution, type OracleEvent } from '../../support/aggregation-oracle';
+import { type OracleAttribution, type OracleEvent, oracleRows } from '../../support/aggregation-oracle';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-const install = (n: number, tsMs: number, extra: object = {}) => ({ event_id: `i-${n}`, event_name: 'install', install_uuid: uuid(n), ts_ms: tsMs, platform: 'ios', ...extra });
-const event = (n: number, id: string, name: string, tsMs: number, extra: object = {}) => ({ event_id: id, event_name: name, install_uuid: uuid(n), ts_ms: tsMs, ...extra });
+const install = (n: number, tsMs: number, extra: object = {}) => ({
+  event_id: `i-${n}`,
+  event_name: 'install',
+  install_uuid: uuid(n),
+  ts_ms: tsMs,
+  platform: 'ios',
+  ...extra,
+});
+const event = (n: number, id: string, name: string, tsMs: number, extra: object = {}) => ({
+  event_id: id,
+  event_name: name,
+  install_uuid: uuid(n),
+  ts_ms: tsMs,
+  ...extra,
+});
 
 describe('aggregation on in-memory stores', () => {
   it('counts an attributed install, its events and a purchase into all four families', async () => {
     const w = world();
     w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta', campaign: 'spring', sub1: 'creative_a' }));
-    const body = w.upload([install(1, T0, { attribution: { click_id: 'c1' } }), event(1, 'e-1', 'purchase', T0 + 1000, { revenue_usd: 4.99 })]);
+    const body = w.upload([
+      install(1, T0, { attribution: { click_id: 'c1' } }),
+      event(1, 'e-1', 'purchase', T0 + 1000, { revenue_usd: 4.99 }),
+    ]);
     const [outcome] = await w.deliver([body]);
     expect(outcome).toMatchObject({ kind: 'counted', events: 2, installs: { deterministic: 1 } });
     expect(w.table()).toEqual({
@@ -29,7 +45,14 @@ describe('aggregation on in-memory stores', () => {
       },
     });
     const record = await w.installs.get<{ decision: Record<string, unknown> }>(`${APP}#${uuid(1)}`, 'e#i-1');
-    expect(record?.decision).toMatchObject({ partner: 'meta', rule: 'click_id', campaign: 'spring', sub1: 'creative_a', ctit_seconds: 3600, fraud_reasons: [] });
+    expect(record?.decision).toMatchObject({
+      partner: 'meta',
+      rule: 'click_id',
+      campaign: 'spring',
+      sub1: 'creative_a',
+      ctit_seconds: 3600,
+      fraud_reasons: [],
+    });
   });
 
   it('counts an event sent again in other bytes, and an object announced twice, once', async () => {
@@ -38,7 +61,10 @@ describe('aggregation on in-memory stores', () => {
     const again = w.upload([event(1, 'e-1', 'level', T0 + 1), install(1, T0)], { body: 'other bytes' });
     await w.deliver([first]);
     await w.deliver([again, first]);
-    expect(w.table().events).toEqual({ '2026-06-01|install': { events: 1, unique_installs: 1 }, '2026-06-01|level': { events: 1, unique_installs: 1 } });
+    expect(w.table().events).toEqual({
+      '2026-06-01|install': { events: 1, unique_installs: 1 },
+      '2026-06-01|level': { events: 1, unique_installs: 1 },
+    });
     expect(w.table().attribution).toEqual({ '2026-06-01|organic|organic': { installs: 1, organic: 1 } });
   });
 
@@ -46,7 +72,12 @@ describe('aggregation on in-memory stores', () => {
     const w = world();
     const body = w.upload([install(1, T0), event(1, 'e-1', 'purchase', T0 + 1, { revenue_usd: 1 })]);
     const outcomes = await Promise.all([w.deliver([body]), w.deliver([body])]);
-    expect(outcomes.flat().map((o) => o.kind).sort()).toEqual(['busy', 'counted']);
+    expect(
+      outcomes
+        .flat()
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(['busy', 'counted']);
     const [retry] = await w.deliver([body]);
     expect(retry.kind).toBe('already_counted');
     // Twice in one batch: counted once, the twin acknowledged at once rather than sent back.
@@ -91,20 +122,22 @@ describe('aggregation on in-memory stores', () => {
       '2026-06-01|meta|deterministic': { installs: 2, fraud_flagged: 2 },
       '2026-06-01|organic|organic': { installs: 1, organic: 1, fraud_flagged: 1 },
     });
-    const reasons = async (n: number) => (await w.installs.get<{ decision: { fraud_reasons: string[] } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.fraud_reasons;
+    const reasons = async (n: number) =>
+      (await w.installs.get<{ decision: { fraud_reasons: string[] } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.fraud_reasons;
     expect(await reasons(1)).toEqual(['ctit_under_10s']);
     expect(await reasons(2)).toEqual(['click_injection']);
     expect(await reasons(3)).toEqual(['honeypot_ip']);
   });
 
-  it('flags honeypot_ip only for a block by a honeypot of the install\'s own company', async () => {
+  it("flags honeypot_ip only for a block by a honeypot of the install's own company", async () => {
     const w = world();
     w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR }));
     // Another tenant's honeypot blocked this address (a shared CGNAT address, say): not ours to act on.
     w.block('100.64.0.1', 'com_other_tenant');
     await w.deliver([w.upload([install(1, T0, { attribution: { click_id: 'c1' } })], { ip: '100.64.0.1' })]);
     await w.deliver([w.upload([install(2, T0)], { ip: '100.64.0.1' })]);
-    const reasons = async (n: number) => (await w.installs.get<{ decision: { fraud_reasons: string[] } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.fraud_reasons;
+    const reasons = async (n: number) =>
+      (await w.installs.get<{ decision: { fraud_reasons: string[] } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.fraud_reasons;
     expect(await reasons(1)).toEqual([]);
     expect(await reasons(2)).toEqual([]);
     w.block('100.64.0.1');
@@ -118,8 +151,14 @@ describe('aggregation on in-memory stores', () => {
     w.clicks.set('after', click({ click_id: 'after', ts_ms: T0 + 1000 }));
     w.clicks.set('old', click({ click_id: 'old', ts_ms: T0 - 8 * DAY, lookback_days: 7, expires_at: Math.floor(T0 / 1000) + DAY / 1000 }));
     w.clock.now = T0 + 2000;
-    for (const [n, id] of [[1, 'other'], [2, 'after'], [3, 'old']] as const) await w.deliver([w.upload([install(n, T0, { attribution: { click_id: id } })])]);
-    const refused = async (n: number) => (await w.installs.get<{ decision: { refused_click: unknown } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.refused_click;
+    for (const [n, id] of [
+      [1, 'other'],
+      [2, 'after'],
+      [3, 'old'],
+    ] as const)
+      await w.deliver([w.upload([install(n, T0, { attribution: { click_id: id } })])]);
+    const refused = async (n: number) =>
+      (await w.installs.get<{ decision: { refused_click: unknown } }>(`${APP}#${uuid(n)}`, `e#i-${n}`))?.decision.refused_click;
     expect(await refused(1)).toEqual({ click_id: 'other', reason: 'other_app' });
     expect(await refused(2)).toEqual({ click_id: 'after', reason: 'after_install' });
     expect(await refused(3)).toEqual({ click_id: 'old', reason: 'outside_lookback' });
@@ -133,7 +172,9 @@ describe('aggregation on in-memory stores', () => {
       w.clicks.set('b', click({ click_id: 'b', ts_ms: T0 - HOUR, partner: 'google' }));
       w.clicks.set('c', click({ click_id: 'c', ts_ms: T0 - HOUR, partner: 'android', platform: 'android' }));
       await w.deliver([w.upload([install(1, T0)])]);
-      expect(Object.keys(w.table().attribution)).toEqual([probabilistic ? '2026-06-01|google|probabilistic' : '2026-06-01|organic|organic']);
+      expect(Object.keys(w.table().attribution)).toEqual([
+        probabilistic ? '2026-06-01|google|probabilistic' : '2026-06-01|organic|organic',
+      ]);
     }
   });
 
@@ -151,16 +192,25 @@ describe('aggregation on in-memory stores', () => {
     const missing = JSON.stringify({ ...JSON.parse(good), audit_key: 'audit/2026/06/01/x/y/gone.jsonl.gz' });
     const future = JSON.stringify({ ...JSON.parse(good), version: 2 });
     const outcomes = await w.deliver([missing, good, future, 'not json']);
-    expect(outcomes.map((o) => (o.kind === 'poison' ? o.reason : o.kind))).toEqual(['missing_object', 'counted', 'unknown_version', 'bad_message']);
+    expect(outcomes.map((o) => (o.kind === 'poison' ? o.reason : o.kind))).toEqual([
+      'missing_object',
+      'counted',
+      'unknown_version',
+      'bad_message',
+    ]);
     expect(outcomes[0]).toMatchObject({ auditKey: 'audit/2026/06/01/x/y/gone.jsonl.gz' });
     expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1 } });
   });
 
-  it('gives a failed delivery\'s lease back, so the next delivery need not wait for it to run out', async () => {
+  it("gives a failed delivery's lease back, so the next delivery need not wait for it to run out", async () => {
     const w = world();
     const body = w.upload([install(1, T0)]);
     let reads = 0;
-    const flaky = { ...w.ports, readAudit: async (message: Parameters<typeof w.ports.readAudit>[0]) => (++reads === 1 ? Promise.reject(new Error('timeout')) : w.ports.readAudit(message)) };
+    const flaky = {
+      ...w.ports,
+      readAudit: async (message: Parameters<typeof w.ports.readAudit>[0]) =>
+        ++reads === 1 ? Promise.reject(new Error('timeout')) : w.ports.readAudit(message),
+    };
     expect((await w.deliver([body], flaky)).map((o) => o.kind)).toEqual(['failed']);
     expect((await w.deliver([body], flaky)).map((o) => o.kind)).toEqual(['counted']);
     expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1 } });
@@ -171,9 +221,18 @@ describe('aggregation on in-memory stores', () => {
       w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta' }));
       w.clock.now = T0 + 2 * DAY;
       const early = w.upload([event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }), event(2, 'h-2', 'session', T0 + DAY + 1)]);
-      const a = w.upload([install(1, T0, { attribution: { click_id: 'c1' }, device_id: 'd1' }), event(1, 'e-1', 'session', T0 + DAY + 5), event(1, 'e-2', 'purchase', T0 + DAY + 6, { revenue_usd: 1.5 })]);
-      const b = w.upload([install(2, T0 + 10), event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }), event(1, 'e-1', 'session', T0 + DAY + 5)], { body: 'b' });
-      const c = w.upload([install(3, T0 + 20, { device_id: 'd1' }), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 })], { body: 'c' });
+      const a = w.upload([
+        install(1, T0, { attribution: { click_id: 'c1' }, device_id: 'd1' }),
+        event(1, 'e-1', 'session', T0 + DAY + 5),
+        event(1, 'e-2', 'purchase', T0 + DAY + 6, { revenue_usd: 1.5 }),
+      ]);
+      const b = w.upload(
+        [install(2, T0 + 10), event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }), event(1, 'e-1', 'session', T0 + DAY + 5)],
+        { body: 'b' },
+      );
+      const c = w.upload([install(3, T0 + 20, { device_id: 'd1' }), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 })], {
+        body: 'c',
+      });
       return { first: [early], then: [a, b, c] };
     };
     const clean = world();
@@ -232,59 +291,76 @@ describe('aggregation on in-memory stores', () => {
   });
 
   it('counts exactly one install of each install_uuid as its first whatever deliveries die and whatever comes before their redelivery', async () => {
-    const objectArb = fc.array(fc.record({ install: fc.integer({ min: 1, max: 2 }), id: fc.integer({ min: 1, max: 3 }), install_event: fc.boolean() }), { minLength: 1, maxLength: 3 });
+    const objectArb = fc.array(
+      fc.record({ install: fc.integer({ min: 1, max: 2 }), id: fc.integer({ min: 1, max: 3 }), install_event: fc.boolean() }),
+      { minLength: 1, maxLength: 3 },
+    );
     // Per object: no fault, or the store dying after that many writes (mostly among the claims, where
     // the window between the `first` mark and the install's own claim is) and the redelivery coming
     // after that many later objects.
-    const afterWrites = fc.oneof({ arbitrary: fc.integer({ min: 2, max: 6 }), weight: 3 }, { arbitrary: fc.integer({ min: 0, max: 24 }), weight: 1 });
+    const afterWrites = fc.oneof(
+      { arbitrary: fc.integer({ min: 2, max: 6 }), weight: 3 },
+      { arbitrary: fc.integer({ min: 0, max: 24 }), weight: 1 },
+    );
     const faultArb = fc.option(fc.record({ afterWrites, redeliverAfter: fc.integer({ min: 0, max: 4 }) }), { nil: undefined, freq: 2 });
     await fc.assert(
       // One time per event identity: a copy sent again is the same event (whichever copy counts first is counted).
-      fc.asyncProperty(fc.array(fc.tuple(objectArb, faultArb), { minLength: 2, maxLength: 5 }), fc.array(fc.integer({ min: 0, max: 60 * 30 }), { minLength: 12, maxLength: 12 }), async (objects, minutes) => {
-        const w = world();
-        w.clock.now = T0 + 3 * DAY;
-        const taken: OracleEvent[] = [];
-        const bodies = objects.map(([events], n) => {
-          const sent = events
-            .map((e) => {
-              const ts = T0 + minutes[(e.install - 1) * 6 + (e.install_event ? 0 : 3) + e.id - 1] * 60_000;
-              return e.install_event ? { ...install(e.install, ts), event_id: `i-${e.install}-${e.id}` } : event(e.install, `e-${e.install}-${e.id}`, 'session', ts);
-            })
-            .filter((e, i, all) => all.findIndex((o) => o.event_id === e.event_id) === i); // unique within a batch, or rejected
-          for (const e of sent) taken.push({ installUuid: e.install_uuid, eventId: e.event_id, name: e.event_name, tsMs: e.ts_ms });
-          return w.upload(sent, { body: `object ${n}` });
-        });
-        const redeliveries = new Map<number, number[]>();
-        for (const [n, [, fault]] of objects.entries()) {
-          await w.deliver([bodies[n]], fault ? failingAfter(w.ports, fault.afterWrites).ports : w.ports);
-          if (fault) redeliveries.set(n + fault.redeliverAfter, [...(redeliveries.get(n + fault.redeliverAfter) ?? []), n]);
-          for (const dead of redeliveries.get(n) ?? []) {
-            w.clock.now += LEASE_MS + 1;
-            await w.deliver([bodies[dead]]);
+      fc.asyncProperty(
+        fc.array(fc.tuple(objectArb, faultArb), { minLength: 2, maxLength: 5 }),
+        fc.array(fc.integer({ min: 0, max: 60 * 30 }), { minLength: 12, maxLength: 12 }),
+        async (objects, minutes) => {
+          const w = world();
+          w.clock.now = T0 + 3 * DAY;
+          const taken: OracleEvent[] = [];
+          const bodies = objects.map(([events], n) => {
+            const sent = events
+              .map((e) => {
+                const ts = T0 + minutes[(e.install - 1) * 6 + (e.install_event ? 0 : 3) + e.id - 1] * 60_000;
+                return e.install_event
+                  ? { ...install(e.install, ts), event_id: `i-${e.install}-${e.id}` }
+                  : event(e.install, `e-${e.install}-${e.id}`, 'session', ts);
+              })
+              .filter((e, i, all) => all.findIndex((o) => o.event_id === e.event_id) === i); // unique within a batch, or rejected
+            for (const e of sent) taken.push({ installUuid: e.install_uuid, eventId: e.event_id, name: e.event_name, tsMs: e.ts_ms });
+            return w.upload(sent, { body: `object ${n}` });
+          });
+          const redeliveries = new Map<number, number[]>();
+          for (const [n, [, fault]] of objects.entries()) {
+            await w.deliver([bodies[n]], fault ? failingAfter(w.ports, fault.afterWrites).ports : w.ports);
+            if (fault) redeliveries.set(n + fault.redeliverAfter, [...(redeliveries.get(n + fault.redeliverAfter) ?? []), n]);
+            for (const dead of redeliveries.get(n) ?? []) {
+              w.clock.now += LEASE_MS + 1;
+              await w.deliver([bodies[dead]]);
+            }
           }
-        }
-        for (const [at, dead] of redeliveries) {
-          if (at < objects.length) continue;
-          w.clock.now += LEASE_MS + 1;
-          for (const n of dead) await w.deliver([bodies[n]]);
-        }
+          for (const [at, dead] of redeliveries) {
+            if (at < objects.length) continue;
+            w.clock.now += LEASE_MS + 1;
+            for (const n of dead) await w.deliver([bodies[n]]);
+          }
 
-        // Independent of the order: every distinct install event is an install, all but one per install_uuid a reinstall.
-        const installs = new Map<string, Set<string>>();
-        for (const e of taken) if (e.name === 'install') installs.set(e.installUuid, (installs.get(e.installUuid) ?? new Set()).add(e.eventId));
-        const distinct = [...installs.values()].reduce((sum, ids) => sum + ids.size, 0);
-        const rows = Object.values(w.table().attribution);
-        expect(rows.reduce((sum, row) => sum + (row.installs ?? 0), 0)).toBe(distinct);
-        expect(rows.reduce((sum, row) => sum + (row.reinstalls ?? 0), 0)).toBe(distinct - installs.size);
-        // The events family does not depend on the order the objects were counted in.
-        expect(w.table().events).toEqual(dropZeros(oracleRows(taken, () => ({ partner: 'organic', type: 'organic', fraud: false }))).events);
-        for (const installUuid of installs.keys()) {
-          const pk = `${APP}#${installUuid}`;
-          const mark = await w.installs.get<{ member: string }>(pk, 'first');
-          const claims = await w.installs.query<{ sk: string; decision?: AttributionDecision }>(pk, 'e#');
-          expect(claims.filter((claim) => claim.decision && !claim.decision.reinstall).map((claim) => claim.sk)).toEqual([`e#${mark?.member}`]);
-        }
-      }),
+          // Independent of the order: every distinct install event is an install, all but one per install_uuid a reinstall.
+          const installs = new Map<string, Set<string>>();
+          for (const e of taken)
+            if (e.name === 'install') installs.set(e.installUuid, (installs.get(e.installUuid) ?? new Set()).add(e.eventId));
+          const distinct = [...installs.values()].reduce((sum, ids) => sum + ids.size, 0);
+          const rows = Object.values(w.table().attribution);
+          expect(rows.reduce((sum, row) => sum + (row.installs ?? 0), 0)).toBe(distinct);
+          expect(rows.reduce((sum, row) => sum + (row.reinstalls ?? 0), 0)).toBe(distinct - installs.size);
+          // The events family does not depend on the order the objects were counted in.
+          expect(w.table().events).toEqual(
+            dropZeros(oracleRows(taken, () => ({ partner: 'organic', type: 'organic', fraud: false }))).events,
+          );
+          for (const installUuid of installs.keys()) {
+            const pk = `${APP}#${installUuid}`;
+            const mark = await w.installs.get<{ member: string }>(pk, 'first');
+            const claims = await w.installs.query<{ sk: string; decision?: AttributionDecision }>(pk, 'e#');
+            expect(claims.filter((claim) => claim.decision && !claim.decision.reinstall).map((claim) => claim.sk)).toEqual([
+              `e#${mark?.member}`,
+            ]);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -295,65 +371,81 @@ describe('aggregation on in-memory stores', () => {
       kind: fc.constantFrom('install', 'session', 'purchase', 'level'),
       id: fc.integer({ min: 1, max: 12 }),
       offsetHours: fc.integer({ min: -30, max: 24 * 33 }),
-      revenue: fc.option(fc.integer({ min: 0, max: 5_000_000 }).map((c) => c / 100), { nil: undefined }),
+      revenue: fc.option(
+        fc.integer({ min: 0, max: 5_000_000 }).map((c) => c / 100),
+        { nil: undefined },
+      ),
       device: fc.option(fc.constantFrom('d1', 'd2'), { nil: undefined }),
       click: fc.option(fc.constantFrom('c-meta', 'c-google', 'c-fast', 'c-none'), { nil: undefined }),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(eventArb, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 4 }), async (batches, per) => {
-        const w = world();
-        w.clicks.set('c-meta', click({ click_id: 'c-meta', ts_ms: T0 - 4 * DAY, partner: 'meta' }));
-        w.clicks.set('c-google', click({ click_id: 'c-google', ts_ms: T0 - 31 * HOUR, partner: 'google' }));
-        w.clicks.set('c-fast', click({ click_id: 'c-fast', ts_ms: T0 - 30 * HOUR - 5000, partner: 'fast' }));
-        w.clock.now = T0 + 34 * DAY;
-        const sentClicks = new Map<string, string | undefined>();
-        const taken: OracleEvent[] = [];
-        const bodies: string[] = [];
-        for (const batch of batches) {
-          const ids = new Set<string>();
-          const events = batch
-            .map((e) => {
-              const ts = T0 + e.offsetHours * HOUR;
-              const eventId = e.kind === 'install' ? `i-${e.id}` : `e-${e.id}`;
-              return {
-                event_id: eventId,
-                event_name: e.kind,
-                install_uuid: uuid(e.install),
-                ts_ms: ts,
-                ...(e.kind === 'install' ? { platform: 'android', attribution: e.click ? { click_id: e.click } : undefined, device_id: e.device } : {}),
-                ...(e.revenue !== undefined ? { revenue_usd: e.revenue } : {}),
-              };
-            })
-            .filter((e) => !ids.has(e.event_id) && ids.add(e.event_id) !== undefined); // unique within a batch, or rejected
-          const body = w.upload(events);
-          bodies.push(body);
-          for (const e of events) {
-            taken.push({ installUuid: e.install_uuid, eventId: e.event_id, name: e.event_name, tsMs: e.ts_ms, revenueUsd: e.revenue_usd, deviceHash: e.device_id });
-            // The click the install event as first sent names (a later copy counts nothing).
-            const identity = `${e.install_uuid}|${e.event_id}`;
-            if (e.event_name === 'install' && !sentClicks.has(identity)) sentClicks.set(identity, e.attribution?.click_id);
+      fc.asyncProperty(
+        fc.array(fc.array(eventArb, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (batches, per) => {
+          const w = world();
+          w.clicks.set('c-meta', click({ click_id: 'c-meta', ts_ms: T0 - 4 * DAY, partner: 'meta' }));
+          w.clicks.set('c-google', click({ click_id: 'c-google', ts_ms: T0 - 31 * HOUR, partner: 'google' }));
+          w.clicks.set('c-fast', click({ click_id: 'c-fast', ts_ms: T0 - 30 * HOUR - 5000, partner: 'fast' }));
+          w.clock.now = T0 + 34 * DAY;
+          const sentClicks = new Map<string, string | undefined>();
+          const taken: OracleEvent[] = [];
+          const bodies: string[] = [];
+          for (const batch of batches) {
+            const ids = new Set<string>();
+            const events = batch
+              .map((e) => {
+                const ts = T0 + e.offsetHours * HOUR;
+                const eventId = e.kind === 'install' ? `i-${e.id}` : `e-${e.id}`;
+                return {
+                  event_id: eventId,
+                  event_name: e.kind,
+                  install_uuid: uuid(e.install),
+                  ts_ms: ts,
+                  ...(e.kind === 'install'
+                    ? { platform: 'android', attribution: e.click ? { click_id: e.click } : undefined, device_id: e.device }
+                    : {}),
+                  ...(e.revenue !== undefined ? { revenue_usd: e.revenue } : {}),
+                };
+              })
+              .filter((e) => !ids.has(e.event_id) && ids.add(e.event_id) !== undefined); // unique within a batch, or rejected
+            const body = w.upload(events);
+            bodies.push(body);
+            for (const e of events) {
+              taken.push({
+                installUuid: e.install_uuid,
+                eventId: e.event_id,
+                name: e.event_name,
+                tsMs: e.ts_ms,
+                revenueUsd: e.revenue_usd,
+                deviceHash: e.device_id,
+              });
+              // The click the install event as first sent names (a later copy counts nothing).
+              const identity = `${e.install_uuid}|${e.event_id}`;
+              if (e.event_name === 'install' && !sentClicks.has(identity)) sentClicks.set(identity, e.attribution?.click_id);
+            }
           }
-        }
-        // In order, `per` objects a delivery, each delivered twice.
-        for (let i = 0; i < bodies.length; i += per) {
-          const slice = bodies.slice(i, i + per);
-          await w.deliver(slice);
-          await w.deliver(slice);
-        }
-        const partners: Record<string, OracleAttribution> = {};
-        const attribute = (e: OracleEvent): OracleAttribution => {
-          const clickId = sentClicks.get(`${e.installUuid}|${e.eventId}`);
-          const clickRecord = clickId ? w.clicks.get(clickId) : undefined;
-          const ok = clickRecord && clickRecord.ts_ms <= e.tsMs && e.tsMs - clickRecord.ts_ms <= 7 * DAY;
-          const result: OracleAttribution = ok
-            ? { partner: clickRecord.partner, type: 'deterministic', fraud: e.tsMs - clickRecord.ts_ms < 10_000 }
-            : { partner: 'organic', type: 'organic', fraud: false };
-          partners[e.eventId] = result;
-          return result;
-        };
-        expect(w.table()).toEqual(dropZeros(oracleRows(taken, attribute)));
-        expect(w.attributionPages()).toEqual(w.table().attribution);
-      }),
+          // In order, `per` objects a delivery, each delivered twice.
+          for (let i = 0; i < bodies.length; i += per) {
+            const slice = bodies.slice(i, i + per);
+            await w.deliver(slice);
+            await w.deliver(slice);
+          }
+          const partners: Record<string, OracleAttribution> = {};
+          const attribute = (e: OracleEvent): OracleAttribution => {
+            const clickId = sentClicks.get(`${e.installUuid}|${e.eventId}`);
+            const clickRecord = clickId ? w.clicks.get(clickId) : undefined;
+            const ok = clickRecord && clickRecord.ts_ms <= e.tsMs && e.tsMs - clickRecord.ts_ms <= 7 * DAY;
+            const result: OracleAttribution = ok
+              ? { partner: clickRecord.partner, type: 'deterministic', fraud: e.tsMs - clickRecord.ts_ms < 10_000 }
+              : { partner: 'organic', type: 'organic', fraud: false };
+            partners[e.eventId] = result;
+            return result;
+          };
+          expect(w.table()).toEqual(dropZeros(oracleRows(taken, attribute)));
+          expect(w.attributionPages()).toEqual(w.table().attribution);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -376,7 +468,9 @@ describe('rebuild from the audit store', () => {
     w.clock.now = T0 + 2 * DAY;
     const bodies = [
       w.upload([event(1, 'e-0', 'purchase', T0 + DAY, { revenue_usd: 7 })], { receivedMs: T0 + DAY + 10 }),
-      w.upload([install(1, T0, { attribution: { click_id: 'c1' } }), event(1, 'e-1', 'session', T0 + DAY + 1)], { receivedMs: T0 + DAY + 20 }),
+      w.upload([install(1, T0, { attribution: { click_id: 'c1' } }), event(1, 'e-1', 'session', T0 + DAY + 1)], {
+        receivedMs: T0 + DAY + 20,
+      }),
       w.upload([install(2, T0 + 5), event(2, 'e-1', 'purchase', T0 + 6, { revenue_usd: 1.25 })], { receivedMs: T0 + DAY + 30 }),
     ];
     for (const body of bodies) await w.deliver([body]);
@@ -397,16 +491,29 @@ describe('rebuild from the audit store', () => {
       '2026-06-01',
       '2026-06-03',
     );
-    const live = ROW_FAMILIES.flatMap((family) => w.rows.rowsOf(APP, family).map((row) => rowOf(family, row.key.day, row.key.group, row.counters)));
+    const live = ROW_FAMILIES.flatMap((family) =>
+      w.rows.rowsOf(APP, family).map((row) => rowOf(family, row.key.day, row.key.group, row.counters)),
+    );
     expect(rebuilt.objects).toBe(3);
     expect(rebuilt.rows.length).toBeGreaterThan(5);
     expect(differences(live, rebuilt.rows)).toEqual([]);
-    expect(rebuilt.rows).toContainEqual({ family: 'revenue', day: '2026-06-02', group: { partner: 'meta' }, counters: { purchases: 1, revenue_micros: 7_000_000, payers: 1 } });
+    expect(rebuilt.rows).toContainEqual({
+      family: 'revenue',
+      day: '2026-06-02',
+      group: { partner: 'meta' },
+      counters: { purchases: 1, revenue_micros: 7_000_000, payers: 1 },
+    });
 
     // A row the live path lost shows as a difference.
     const lost = live.filter((row) => !(row.family === 'revenue' && row.group.partner === 'meta'));
     expect(differences(lost, rebuilt.rows)).toEqual([
-      { family: 'revenue', day: '2026-06-02', group: { partner: 'meta' }, live: null, rebuilt: { purchases: 1, revenue_micros: 7_000_000, payers: 1 } },
+      {
+        family: 'revenue',
+        day: '2026-06-02',
+        group: { partner: 'meta' },
+        live: null,
+        rebuilt: { purchases: 1, revenue_micros: 7_000_000, payers: 1 },
+      },
     ]);
   });
 });

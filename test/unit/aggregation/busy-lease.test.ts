@@ -1,9 +1,9 @@
-import { mockClient } from 'aws-sdk-client-mock';
 import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { envName, queues, tables } from '../../../lib/manifest';
+import { mockClient } from 'aws-sdk-client-mock';
 import { tokenOf } from '../../../functions/domain/aggregation/aggregate';
+import { envName, queues, tables } from '../../../lib/manifest';
 import { LEASE_MS, T0, world } from './world';
 
 // The aggregator reads its resource names at cold start.
@@ -11,7 +11,13 @@ for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
 for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `https://sqs.local/${name}`;
 process.env[envName.bucket()] = 'audit';
 
-const install = { event_id: 'i-1', event_name: 'install', install_uuid: '00000000-0000-4000-8000-000000000001', ts_ms: T0, platform: 'ios' };
+const install = {
+  event_id: 'i-1',
+  event_name: 'install',
+  install_uuid: '00000000-0000-4000-8000-000000000001',
+  ts_ms: T0,
+  platform: 'ios',
+};
 
 describe('a delivery that finds its audit object leased by another', () => {
   it('is sent back for what is left of the lease, not for the whole visibility timeout', async () => {
@@ -33,8 +39,19 @@ describe('the aggregator handler on a busy audit object', () => {
   const db = mockClient(DynamoDBDocumentClient);
   const sqs = mockClient(SQSClient);
   const context = { functionName: 'aggregator', awsRequestId: 'r' } as Context;
-  const message = JSON.stringify({ version: 1, bucket: 'audit', audit_key: 'audit/app_1/2026/06/01/x.jsonl.gz', app_id: 'app_1', company_id: 'com_1', received_ms: T0, accepted: 1, rejected: 0 });
-  const event: SQSEvent = { Records: [{ messageId: 'm1', receiptHandle: 'h1', body: message, attributes: { ApproximateReceiveCount: '1' } }] } as unknown as SQSEvent;
+  const message = JSON.stringify({
+    version: 1,
+    bucket: 'audit',
+    audit_key: 'audit/app_1/2026/06/01/x.jsonl.gz',
+    app_id: 'app_1',
+    company_id: 'com_1',
+    received_ms: T0,
+    accepted: 1,
+    rejected: 0,
+  });
+  const event: SQSEvent = {
+    Records: [{ messageId: 'm1', receiptHandle: 'h1', body: message, attributes: { ApproximateReceiveCount: '1' } }],
+  } as unknown as SQSEvent;
   const leasedFor = (ms: number) => {
     db.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
     db.on(GetCommand).resolves({ Item: { pk: 'agg#x', state: 'running', lease_until: Date.now() + ms } });

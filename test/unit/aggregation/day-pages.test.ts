@@ -1,9 +1,25 @@
 import fc from 'fast-check';
-import { decodePageRows, encodePageRows, MAX_PAGE_ROWS_BYTES, mergePage, pageReportRows, type DayPage, type PageRow } from '../../../functions/domain/aggregation/day-pages';
+import {
+  type DayPage,
+  decodePageRows,
+  encodePageRows,
+  MAX_PAGE_ROWS_BYTES,
+  mergePage,
+  type PageRow,
+  pageReportRows,
+} from '../../../functions/domain/aggregation/day-pages';
 import { sortKeyOf } from '../../../functions/domain/aggregation/rows';
 
 const DAY = '2026-11-20';
-const GROUPS = [['meta', 'deterministic'], ['meta', 'probabilistic'], ['google', 'deterministic'], ['organic', 'organic'], ['tiktök', 'deterministic'], ['𝔵', 'deterministic'], ['\uffff', 'deterministic']];
+const GROUPS = [
+  ['meta', 'deterministic'],
+  ['meta', 'probabilistic'],
+  ['google', 'deterministic'],
+  ['organic', 'organic'],
+  ['tiktök', 'deterministic'],
+  ['𝔵', 'deterministic'],
+  ['\uffff', 'deterministic'],
+];
 const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 type Step = { kind: 'write'; group: number; installs: number } | { kind: 'snapshot' | 'read' | 'put'; refresher: number };
@@ -18,7 +34,11 @@ function simulate(steps: readonly Step[]) {
   /** Each row's counters at each version: what a page row at version v must say. */
   const history = new Map<string, number>();
   let page: { ver: number; page: DayPage } | undefined;
-  const refreshers = Array.from({ length: 3 }, () => ({ snapshot: undefined as PageRow[] | undefined, read: undefined as { ver: number; page?: DayPage } | undefined, saw: [] as PageRow[][] }));
+  const refreshers = Array.from({ length: 3 }, () => ({
+    snapshot: undefined as PageRow[] | undefined,
+    read: undefined as { ver: number; page?: DayPage } | undefined,
+    saw: [] as PageRow[][],
+  }));
   const snapshotOf = (): PageRow[] => [...rows].map(([g, row]) => ({ group: GROUPS[g], counters: { installs: row.installs }, v: row.v }));
   const put = (r: (typeof refreshers)[number]) => {
     if (!r.snapshot || !r.read) return;
@@ -58,9 +78,13 @@ function simulate(steps: readonly Step[]) {
 }
 
 describe('day pages', () => {
-  it('converge: every row a finished refresh saw is on the page at that version or newer, with that version\'s counters', () => {
+  it("converge: every row a finished refresh saw is on the page at that version or newer, with that version's counters", () => {
     const step = fc.oneof(
-      fc.record({ kind: fc.constant('write' as const), group: fc.integer({ min: 0, max: GROUPS.length - 1 }), installs: fc.integer({ min: 1, max: 5 }) }),
+      fc.record({
+        kind: fc.constant('write' as const),
+        group: fc.integer({ min: 0, max: GROUPS.length - 1 }),
+        installs: fc.integer({ min: 1, max: 5 }),
+      }),
       fc.record({ kind: fc.constantFrom('snapshot' as const, 'read' as const, 'put' as const), refresher: fc.integer({ min: 0, max: 2 }) }),
     );
     fc.assert(
@@ -79,11 +103,20 @@ describe('day pages', () => {
           expect(row.counters.installs).toBe(history.get(`${GROUPS.findIndex((g) => g.join() === row.group.join())}@${row.v}`));
         }
         // A refresh after the last write brings the page to the rows exactly, in the rows' key order.
-        const last = mergePage('attribution', DAY, page, [...rows].map(([g, row]) => ({ group: GROUPS[g], counters: { installs: row.installs }, v: row.v }))) ?? page;
+        const last =
+          mergePage(
+            'attribution',
+            DAY,
+            page,
+            [...rows].map(([g, row]) => ({ group: GROUPS[g], counters: { installs: row.installs }, v: row.v })),
+          ) ?? page;
         const expected = [...rows]
           .map(([g, row]) => ({ sk: sortKeyOf({ day: DAY, group: GROUPS[g] }), installs: row.installs }))
           .sort((a, b) => byUtf8(a.sk, b.sk));
-        const got = last && !last.overflow ? last.rows.map((row) => ({ sk: sortKeyOf({ day: DAY, group: row.group }), installs: row.counters.installs })) : [];
+        const got =
+          last && !last.overflow
+            ? last.rows.map((row) => ({ sk: sortKeyOf({ day: DAY, group: row.group }), installs: row.counters.installs }))
+            : [];
         expect(got).toEqual(expected);
       }),
       { numRuns: 500 },
@@ -101,16 +134,24 @@ describe('day pages', () => {
   });
 
   it('encodes compactly and decodes to the same rows, and renders them as a report row', () => {
-    const rows: PageRow[] = [{ group: ['meta', 'deterministic'], counters: { installs: 3, organic: 0, reinstalls: 1, fraud_flagged: 2 }, v: 7 }];
+    const rows: PageRow[] = [
+      { group: ['meta', 'deterministic'], counters: { installs: 3, organic: 0, reinstalls: 1, fraud_flagged: 2 }, v: 7 },
+    ];
     const text = encodePageRows('attribution', rows);
     expect(text).toBe('[["meta","deterministic",3,0,1,2,7]]');
     expect(decodePageRows('attribution', text)).toEqual(rows);
-    expect(pageReportRows('attribution', DAY, text, 10)).toEqual([{ day: DAY, partner: 'meta', attribution_type: 'deterministic', installs: 3, organic: 0, reinstalls: 1, fraud_flagged: 2 }]);
+    expect(pageReportRows('attribution', DAY, text, 10)).toEqual([
+      { day: DAY, partner: 'meta', attribution_type: 'deterministic', installs: 3, organic: 0, reinstalls: 1, fraud_flagged: 2 },
+    ]);
     expect(pageReportRows('attribution', DAY, encodePageRows('attribution', [...rows, ...rows]), 1)).toHaveLength(1);
   });
 
   it('turns a day too big for one item into an overflow marker, which stays one', () => {
-    const many: PageRow[] = Array.from({ length: 6000 }, (_, i) => ({ group: [`partner_with_a_long_name_${i}`, 'deterministic'], counters: { installs: 1 }, v: 1 }));
+    const many: PageRow[] = Array.from({ length: 6000 }, (_, i) => ({
+      group: [`partner_with_a_long_name_${i}`, 'deterministic'],
+      counters: { installs: 1 },
+      v: 1,
+    }));
     expect(Buffer.byteLength(encodePageRows('attribution', many))).toBeGreaterThan(MAX_PAGE_ROWS_BYTES);
     const page = mergePage('attribution', DAY, undefined, many);
     expect(page).toEqual({ overflow: true });

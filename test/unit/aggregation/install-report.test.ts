@@ -1,12 +1,24 @@
-import { explain, installReport } from '../../../functions/domain/aggregation/install-report';
 import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
+import { explain, installReport } from '../../../functions/domain/aggregation/install-report';
 import { APP, click, T0, world } from './world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-const install = (n: number, id: string, tsMs: number, extra: object = {}) => ({ event_id: id, event_name: 'install', install_uuid: uuid(n), ts_ms: tsMs, platform: 'ios', ...extra });
-const event = (n: number, id: string, name: string, tsMs: number) => ({ event_id: id, event_name: name, install_uuid: uuid(n), ts_ms: tsMs });
+const install = (n: number, id: string, tsMs: number, extra: object = {}) => ({
+  event_id: id,
+  event_name: 'install',
+  install_uuid: uuid(n),
+  ts_ms: tsMs,
+  platform: 'ios',
+  ...extra,
+});
+const event = (n: number, id: string, name: string, tsMs: number) => ({
+  event_id: id,
+  event_name: name,
+  install_uuid: uuid(n),
+  ts_ms: tsMs,
+});
 
 /** The report of an install after the aggregator (on in-memory stores) has counted what it was sent. */
 async function reportOf(w: ReturnType<typeof world>, n: number) {
@@ -16,7 +28,18 @@ async function reportOf(w: ReturnType<typeof world>, n: number) {
 describe('install report', () => {
   it('explains a deterministic install with the click, link, partner, time to install and lookback, keeping the decision as recorded', async () => {
     const w = world();
-    w.clicks.set('c1', click({ click_id: 'c1', link_id: 'lnk1', ts_ms: T0 - HOUR, partner: 'meta', campaign: 'spring', sub1: 'creative_a', lookback_days: 7 }));
+    w.clicks.set(
+      'c1',
+      click({
+        click_id: 'c1',
+        link_id: 'lnk1',
+        ts_ms: T0 - HOUR,
+        partner: 'meta',
+        campaign: 'spring',
+        sub1: 'creative_a',
+        lookback_days: 7,
+      }),
+    );
     await w.deliver([w.upload([install(1, 'i-1', T0, { attribution: { click_id: 'c1' } }), event(1, 'e-1', 'purchase', T0 + 1000)])]);
 
     const report = await reportOf(w, 1);
@@ -57,8 +80,16 @@ describe('install report', () => {
     w.clicks.set('c2', click({ click_id: 'c2', link_id: 'lnk2', ts_ms: T0 - 2 * HOUR, partner: 'google' }));
     await w.deliver([w.upload([install(2, 'i-2', T0)])]);
     const [only] = (await reportOf(w, 2)).installs;
-    expect(only).toMatchObject({ partner: 'google', attribution_type: 'probabilistic', rule: 'same_ip_platform_24h', click_id: 'c2', ctit_seconds: 7200 });
-    expect(only.explanation).toBe('probabilistic: latest click c2 on link lnk2 (partner google) from the same address and platform in the 24 h before the install, 7200 s before it');
+    expect(only).toMatchObject({
+      partner: 'google',
+      attribution_type: 'probabilistic',
+      rule: 'same_ip_platform_24h',
+      click_id: 'c2',
+      ctit_seconds: 7200,
+    });
+    expect(only.explanation).toBe(
+      'probabilistic: latest click c2 on link lnk2 (partner google) from the same address and platform in the 24 h before the install, 7200 s before it',
+    );
   });
 
   it('explains an organic install and names the click it refused and why', async () => {
@@ -66,7 +97,12 @@ describe('install report', () => {
     w.clicks.set('old', click({ click_id: 'old', ts_ms: T0 - 8 * DAY, lookback_days: 7, expires_at: Math.floor(T0 / 1000) + DAY / 1000 }));
     await w.deliver([w.upload([install(3, 'i-3', T0, { attribution: { click_id: 'old' } })])]);
     const [only] = (await reportOf(w, 3)).installs;
-    expect(only).toMatchObject({ partner: 'organic', attribution_type: 'organic', rule: 'no_match', refused_click: { click_id: 'old', reason: 'outside_lookback' } });
+    expect(only).toMatchObject({
+      partner: 'organic',
+      attribution_type: 'organic',
+      rule: 'no_match',
+      refused_click: { click_id: 'old', reason: 'outside_lookback' },
+    });
     expect(only.explanation).toBe('organic: no click matched (click old refused: outside_lookback)');
   });
 
@@ -113,7 +149,15 @@ describe('install report', () => {
   });
 
   it('reports an install_uuid the aggregator has never seen as not found', () => {
-    expect(installReport(APP, uuid(7), [])).toEqual({ app_id: APP, install_uuid: uuid(7), found: false, current: null, installs: [], events: { counted: 0, waiting_for_install: 0 }, retention: {} });
+    expect(installReport(APP, uuid(7), [])).toEqual({
+      app_id: APP,
+      install_uuid: uuid(7),
+      found: false,
+      current: null,
+      installs: [],
+      events: { counted: 0, waiting_for_install: 0 },
+      retention: {},
+    });
   });
 
   it('names the Play install referrer and a device seen under another install_uuid', () => {

@@ -1,17 +1,17 @@
-import { aggregationMessage, auditKey, auditLines, type AuditLine } from '../../../functions/domain/ingest/audit-record';
-import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
-import { sha256Hex } from '../../../functions/domain/common/hashing';
 import {
+  type AggregationPorts,
   aggregateDeliveries,
+  type DeliveryOutcome,
   PoisonMessageError,
   TokenSweeper,
-  type AggregationPorts,
-  type DeliveryOutcome,
 } from '../../../functions/domain/aggregation/aggregate';
-import { decideAttribution, type AttributionLookups } from '../../../functions/domain/aggregation/attribution';
+import { type AttributionLookups, decideAttribution } from '../../../functions/domain/aggregation/attribution';
+import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { MemoryInstallStore, MemoryLedger, MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
-import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
+import { sha256Hex } from '../../../functions/domain/common/hashing';
+import { type AuditLine, aggregationMessage, auditKey, auditLines } from '../../../functions/domain/ingest/audit-record';
+import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import type { OracleRows } from '../../support/aggregation-oracle';
 
@@ -40,11 +40,20 @@ export function world(options: { probabilistic?: boolean } = {}) {
     clickById: async (clickId) => clicks.get(clickId),
     latestClick: async (query) =>
       [...clicks.values()]
-        .filter((c) => c.app_id === query.appId && c.ip === query.ip && c.platform === query.platform && c.ts_ms >= query.fromMs && c.ts_ms <= query.toMs)
+        .filter(
+          (c) =>
+            c.app_id === query.appId &&
+            c.ip === query.ip &&
+            c.platform === query.platform &&
+            c.ts_ms >= query.fromMs &&
+            c.ts_ms <= query.toMs,
+        )
         .sort((a, b) => b.ts_ms - a.ts_ms)[0],
     honeypotBlocked: async (companyId, ip) => blocked.has(`${companyId}#${ip}`),
     deviceSeenElsewhere: async (appId, deviceHash, installUuid) =>
-      [...installs.items.entries()].some(([pk, items]) => pk !== `${appId}#${installUuid}` && items.get('device')?.app_device === `${appId}#${deviceHash}`),
+      [...installs.items.entries()].some(
+        ([pk, items]) => pk !== `${appId}#${installUuid}` && items.get('device')?.app_device === `${appId}#${deviceHash}`,
+      ),
   };
 
   const ports: AggregationPorts = {
@@ -78,8 +87,16 @@ export function world(options: { probabilistic?: boolean } = {}) {
     return JSON.stringify(aggregationMessage('audit-bucket', key, audit, { accepted, rejected }));
   }
 
-  async function deliver(bodies: readonly string[], using: AggregationPorts = ports, sweeper = new TokenSweeper()): Promise<DeliveryOutcome[]> {
-    return aggregateDeliveries(using, bodies.map((body, i) => ({ id: `m${i}`, body })), { nowMs: () => clock.now, leaseMs: LEASE_MS, sweeper });
+  async function deliver(
+    bodies: readonly string[],
+    using: AggregationPorts = ports,
+    sweeper = new TokenSweeper(),
+  ): Promise<DeliveryOutcome[]> {
+    return aggregateDeliveries(
+      using,
+      bodies.map((body, i) => ({ id: `m${i}`, body })),
+      { nowMs: () => clock.now, leaseMs: LEASE_MS, sweeper },
+    );
   }
 
   /** The rows as the oracle writes them: family to "day|group..." to non-zero counters. */
@@ -98,7 +115,9 @@ export function world(options: { probabilistic?: boolean } = {}) {
   /** The attribution family as its day pages hold it, in table()'s form: it must equal the rows'. */
   function attributionPages(): OracleRows['attribution'] {
     const out: OracleRows['attribution'] = {};
-    for (const [day, page] of [...(rows.pages.get(`${APP}#attribution`) ?? new Map<string, DayPage>())].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [day, page] of [...(rows.pages.get(`${APP}#attribution`) ?? new Map<string, DayPage>())].sort(([a], [b]) =>
+      a < b ? -1 : 1,
+    )) {
       if (page.overflow) throw new Error(`the page of ${day} overflowed`);
       for (const row of page.rows) {
         const counters = Object.fromEntries(Object.entries(row.counters).filter(([, v]) => v !== 0));
@@ -134,15 +153,19 @@ export function click(overrides: Partial<ClickRecord> & { click_id: string; ts_m
 export function failingAfter(ports: AggregationPorts, limit: number) {
   let writes = 0;
   const dead = () => writes >= limit;
-  const write = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    if (dead()) throw new Error('store unavailable');
-    writes++;
-    return fn(...args);
-  };
-  const read = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    if (dead()) throw new Error('store unavailable');
-    return fn(...args);
-  };
+  const write =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (dead()) throw new Error('store unavailable');
+      writes++;
+      return fn(...args);
+    };
+  const read =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (dead()) throw new Error('store unavailable');
+      return fn(...args);
+    };
   const { installs, ledger, rows } = ports;
   const wrapped: AggregationPorts = {
     ...ports,

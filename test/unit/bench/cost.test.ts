@@ -1,5 +1,5 @@
 import { clickCost, costFigures, eventCost, lambdaInvocationUsd, memoryOf, PRICES } from '../../../bench/cost';
-import { contractViolations, REQUIRED_FIGURES, type ClickTraffic, type EventTraffic, type Figure } from '../../../bench/support';
+import { type ClickTraffic, contractViolations, type EventTraffic, type Figure, REQUIRED_FIGURES } from '../../../bench/support';
 
 // The bench's arithmetic and its --json contract, without timing anything: every expected figure
 // below was worked out by hand from the price table, not by the code under test.
@@ -17,7 +17,13 @@ const traffic: EventTraffic = {
   response_bytes: 70,
   audit_bytes: 67,
 };
-const clicks: ClickTraffic = { http_requests: 1, dynamodb_write_units: 3, dynamodb_read_units: 1.5, request_bytes: 500, response_bytes: 700 };
+const clicks: ClickTraffic = {
+  http_requests: 1,
+  dynamodb_write_units: 3,
+  dynamodb_read_units: 1.5,
+  request_bytes: 500,
+  response_bytes: 700,
+};
 
 describe('the AWS cost of the measured traffic', () => {
   it('prices a million events service by service at the list prices', () => {
@@ -90,7 +96,12 @@ describe('the bench --json contract', () => {
   it('gets its cost keys from the cost phase', () => {
     const figures: Record<string, Figure> = complete();
     delete figures.cost_per_million_events_usd;
-    costFigures((_name, _figure, values) => Object.assign(figures, values), { trafficPerEvent: traffic, trafficPerClick: clicks, ingestMs: 61.2, redirectMs: 8.1 });
+    costFigures((_name, _figure, values) => Object.assign(figures, values), {
+      trafficPerEvent: traffic,
+      trafficPerClick: clicks,
+      ingestMs: 61.2,
+      redirectMs: 8.1,
+    });
     expect(contractViolations(figures)).toEqual([]);
     expect(figures.cost_per_million_events_usd).toBeCloseTo(1.037, 3);
     expect(figures.cost_per_million_clicks_usd).toBeCloseTo(4.387, 3);

@@ -90,9 +90,13 @@ function titlesIn(file: string): Piece[][] {
       if (ts.isCallExpression(callee)) [table, callee] = [callee.arguments[0], callee.expression];
       else if (ts.isTaggedTemplateExpression(callee)) [table, callee] = ['tagged', callee.tag];
       const chain = chainOf(callee);
-      const runs = chain !== undefined && (chain[0] === 'it' || chain[0] === 'test') && chain.slice(1).every((part) => ['concurrent', 'only', 'each'].includes(part));
+      const runs =
+        chain !== undefined &&
+        (chain[0] === 'it' || chain[0] === 'test') &&
+        chain.slice(1).every((part) => ['concurrent', 'only', 'each'].includes(part));
       const each = chain?.includes('each') ?? false;
-      if (runs && title && each === (table !== undefined)) titles.push(...(each ? expandEach(title, table === 'tagged' ? undefined : table) : [title]));
+      if (runs && title && each === (table !== undefined))
+        titles.push(...(each ? expandEach(title, table === 'tagged' ? undefined : table) : [title]));
     }
     ts.forEachChild(node, visit);
   };
@@ -181,12 +185,16 @@ describe(DOC, () => {
   it('names a test file in every row of both halves, and a test in every row of the reliability suite', () => {
     expect(rows.filter((row) => row.half === 'suite').length).toBeGreaterThanOrEqual(5);
     expect(rows.filter((row) => row.half === 'elsewhere').length).toBeGreaterThanOrEqual(20);
-    expect(rows.filter((row) => row.files.length === 0 || (row.half === 'suite' && row.tests.length === 0)).map((row) => row.text)).toEqual([]);
+    expect(rows.filter((row) => row.files.length === 0 || (row.half === 'suite' && row.tests.length === 0)).map((row) => row.text)).toEqual(
+      [],
+    );
     expect(tests.filter((test) => !isTestFile(test.file)).map((test) => `${test.title} in ${test.row}`)).toEqual([]);
   });
 
   it('names only files and directories that exist', () => {
-    const paths = [...new Set([...backticked(doc), ...rows.flatMap((row) => row.files)])].filter((span) => /^(test|local|lib|functions|docs|admin|bin)\/[\w./-]+$/.test(span));
+    const paths = [...new Set([...backticked(doc), ...rows.flatMap((row) => row.files)])].filter((span) =>
+      /^(test|local|lib|functions|docs|admin|bin)\/[\w./-]+$/.test(span),
+    );
     expect(paths.length).toBeGreaterThan(20);
     expect(paths.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
   });
@@ -216,17 +224,29 @@ describe(`the numbers ${DOC} quotes`, () => {
   });
 
   it("are the reliability tests': the load test's visibility timeout, and the fault test's timeout, lease and visibility timeout, the lease the shorter", () => {
-    expect(quoted(doc, /visibility timeout is set to (\d+) s in this test/)).toEqual(quoted(source('load.test.ts'), /VisibilityTimeout: '(\d+)'/));
-    const [timeout, lease, visibility] = quoted(doc, /\((\d+) s timeout, so a (\d+) s lease, under a (\d+) s visibility timeout\)/) as [number, number, number];
+    expect(quoted(doc, /visibility timeout is set to (\d+) s in this test/)).toEqual(
+      quoted(source('load.test.ts'), /VisibilityTimeout: '(\d+)'/),
+    );
+    const [timeout, lease, visibility] = quoted(doc, /\((\d+) s timeout, so a (\d+) s lease, under a (\d+) s visibility timeout\)/) as [
+      number,
+      number,
+      number,
+    ];
     const faults = source('faults.test.ts');
-    expect([timeout, visibility]).toEqual([...quoted(faults, /\.timeoutSeconds = (\d+);/), ...quoted(faults, /VISIBILITY_SECONDS = (\d+);/)]);
+    expect([timeout, visibility]).toEqual([
+      ...quoted(faults, /\.timeoutSeconds = (\d+);/),
+      ...quoted(faults, /VISIBILITY_SECONDS = (\d+);/),
+    ]);
     expect(leaseMsFor(timeout)).toBe(lease * 1000);
     expect(lease).toBeLessThan(visibility);
   });
 });
 
 describe('the title matching the doc test relies on', () => {
-  const HEAD_OPTIONS = expandEach(['answers %s on every route'], ts.factory.createArrayLiteralExpression([ts.factory.createStringLiteral('HEAD'), ts.factory.createStringLiteral('OPTIONS')]));
+  const HEAD_OPTIONS = expandEach(
+    ['answers %s on every route'],
+    ts.factory.createArrayLiteralExpression([ts.factory.createStringLiteral('HEAD'), ts.factory.createStringLiteral('OPTIONS')]),
+  );
 
   it('matches a title exactly, or by its start when abbreviated, and no other', () => {
     expect(matches(['stops within 2 s of Ctrl-C'], 'stops within 2 s of Ctrl-C', false)).toBe(true);
@@ -237,7 +257,10 @@ describe('the title matching the doc test relies on', () => {
   });
 
   it('puts the literal rows of it.each into its title, and leaves a hole for anything else', () => {
-    expect(HEAD_OPTIONS).toEqual([['answers ', 'HEAD', ' on every route'], ['answers ', 'OPTIONS', ' on every route']]);
+    expect(HEAD_OPTIONS).toEqual([
+      ['answers ', 'HEAD', ' on every route'],
+      ['answers ', 'OPTIONS', ' on every route'],
+    ]);
     expect(HEAD_OPTIONS.some((title) => matches(title, 'answers OPTIONS', true))).toBe(true);
     expect(HEAD_OPTIONS.some((title) => matches(title, 'answers PUT on every route', false))).toBe(false);
     const unknown = expandEach(['%s sees its own variables'], ts.factory.createIdentifier('specs'));

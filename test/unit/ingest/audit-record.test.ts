@@ -1,8 +1,13 @@
 import { gunzipSync } from 'node:zlib';
-import { mockClient } from 'aws-sdk-client-mock';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { AuditStore } from '../../../functions/adapters/audit-store';
+import { MessageQueue } from '../../../functions/adapters/message-queue';
+import { sha256Hex } from '../../../functions/domain/common/hashing';
 import {
+  type AuditBatch,
+  type AuditLine,
   aggregationMessage,
   auditKey,
   auditLines,
@@ -12,13 +17,8 @@ import {
   MAX_INSTALLS_PER_LINE,
   SYNC_AUDIT_GZIP_MAX_BYTES,
   toJsonLines,
-  type AuditBatch,
-  type AuditLine,
 } from '../../../functions/domain/ingest/audit-record';
-import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
-import { AuditStore } from '../../../functions/adapters/audit-store';
-import { MessageQueue } from '../../../functions/adapters/message-queue';
 import { validEvent } from '../../integration/ingest-support';
 
 const NOW = Date.UTC(2025, 2, 9, 23, 30);
@@ -90,7 +90,16 @@ describe('audit record', () => {
       expect(toJsonLines(lines)).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     }
     const odd: AuditLine[] = [
-      { index: 0, status: 'rejected', reason: 'bad_event', received_ms: 1.25, corrected_ts: NaN, client_ip: '', sdk_version: null, event: undefined },
+      {
+        index: 0,
+        status: 'rejected',
+        reason: 'bad_event',
+        received_ms: 1.25,
+        corrected_ts: NaN,
+        client_ip: '',
+        sdk_version: null,
+        event: undefined,
+      },
       { index: 1, status: 'accepted', received_ms: -1e21, corrected_ts: Infinity, client_ip: 'x', sdk_version: 's', event: { a: [] } },
     ];
     expect(toJsonLines(odd)).toBe(odd.map((line) => `${JSON.stringify(line)}\n`).join(''));
@@ -98,7 +107,9 @@ describe('audit record', () => {
 
   it('writes the lines it made from the body byte for byte as toJsonLines does, whatever the numbers, reasons and fields', async () => {
     const sentAtMs = NOW - 1000;
-    const odd = [1.5, -7, -5000, -1000, 0, 999_998_999, 999_999_000, 1_000_000_007, Number.MAX_SAFE_INTEGER - 1000, 2 ** 53 + 2, 1e21].map((ts_ms) => validEvent({ ts_ms }, NOW));
+    const odd = [1.5, -7, -5000, -1000, 0, 999_998_999, 999_999_000, 1_000_000_007, Number.MAX_SAFE_INTEGER - 1000, 2 ** 53 + 2, 1e21].map(
+      (ts_ms) => validEvent({ ts_ms }, NOW),
+    );
     const broken = [
       validEvent({ deep: JSON.parse('['.repeat(40) + ']'.repeat(40)) }, NOW),
       validEvent({ event_id: 'a b' }, NOW),
@@ -113,7 +124,10 @@ describe('audit record', () => {
       'junk',
       null,
     ];
-    const devices = [validEvent({ device_id: 'd-1', install_uuid: '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B' }, NOW), validEvent({ device_id: 'd-2' }, NOW)];
+    const devices = [
+      validEvent({ device_id: 'd-1', install_uuid: '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B' }, NOW),
+      validEvent({ device_id: 'd-2' }, NOW),
+    ];
     const events: unknown[] = [...odd, ...broken, ...devices];
     while (events.length < 101) events.push(validEvent({ device_id: `d-${events.length % 3}` }, NOW - events.length));
     const body = Buffer.from(JSON.stringify({ events, sent_at_ms: sentAtMs }));
@@ -153,10 +167,15 @@ describe('audit record', () => {
       expect(lines.map((line) => line.device_hash)).toEqual(hashes);
       const text = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
       expect(text).toBe(toJsonLines(lines));
-      for (const clear of ['"device_id"', idfa, '4815162342', 'xxxxxxxx']) expect({ clear, found: text.includes(clear) }).toEqual({ clear, found: false });
+      for (const clear of ['"device_id"', idfa, '4815162342', 'xxxxxxxx'])
+        expect({ clear, found: text.includes(clear) }).toEqual({ clear, found: false });
     }
     // null is no device id: an accepted event may send it, and it stays as sent.
-    const [withNull] = auditLines([validEvent({ device_id: null }, NOW)], judgeEvents([validEvent({ device_id: null }, NOW)], NOW, NOW).verdicts, batch);
+    const [withNull] = auditLines(
+      [validEvent({ device_id: null }, NOW)],
+      judgeEvents([validEvent({ device_id: null }, NOW)], NOW, NOW).verdicts,
+      batch,
+    );
     expect(withNull).toMatchObject({ status: 'accepted', device_hash: undefined, event: expect.objectContaining({ device_id: null }) });
   });
 
@@ -179,7 +198,11 @@ describe('audit record', () => {
     expect(lines.map((line) => lineOfInstall(line, other))).toEqual([false, false, false, false, true, false, false, false]);
     // A value packed with UUIDs indexes its first few; the drain still matches every one it holds.
     const packed = Array.from({ length: 10 }, (_, n) => `${String(n).padStart(8, '0')}-aaaa-4bbb-8ccc-dddddddddddd`);
-    const [line] = auditLines([validEvent({ install_uuid: packed.join(' ') }, NOW)], judgeEvents([validEvent({ install_uuid: packed.join(' ') }, NOW)], NOW, NOW).verdicts, batch);
+    const [line] = auditLines(
+      [validEvent({ install_uuid: packed.join(' ') }, NOW)],
+      judgeEvents([validEvent({ install_uuid: packed.join(' ') }, NOW)], NOW, NOW).verdicts,
+      batch,
+    );
     expect(installsOfLine(line)).toEqual(packed.slice(0, MAX_INSTALLS_PER_LINE));
     expect(packed.every((uuid) => lineOfInstall(line, uuid))).toBe(true);
   });
@@ -223,7 +246,12 @@ describe('audit store and hand-off', () => {
       },
     });
     const text = gunzipSync(input.Body as Buffer).toString('utf8');
-    expect(text.trimEnd().split('\n').map((line) => JSON.parse(line).event)).toEqual(events);
+    expect(
+      text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).event),
+    ).toEqual(events);
   });
 
   it('sends the hand-off as one JSON message naming the audit object', async () => {

@@ -1,8 +1,8 @@
-import { mockClient } from 'aws-sdk-client-mock';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { auditLines, type AuditBatch } from '../../../functions/domain/ingest/audit-record';
-import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
+import { mockClient } from 'aws-sdk-client-mock';
 import { AuditStore } from '../../../functions/adapters/audit-store';
+import { type AuditBatch, auditLines } from '../../../functions/domain/ingest/audit-record';
+import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
 
 const NOW = Date.UTC(2025, 2, 9, 23, 30);

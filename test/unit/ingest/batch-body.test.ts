@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { decodeBody, parseBatch, parseJson, SYNC_INFLATE_MAX_OUTPUT_BYTES, SYNC_INFLATE_MAX_RAW_BYTES } from '../../../functions/domain/ingest/batch-body';
-import { EventApiError, MAX_DECOMPRESSED_BYTES, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
+import {
+  decodeBody,
+  parseBatch,
+  parseJson,
+  SYNC_INFLATE_MAX_OUTPUT_BYTES,
+  SYNC_INFLATE_MAX_RAW_BYTES,
+} from '../../../functions/domain/ingest/batch-body';
+import { EventApiError, type EventApiErrorCode, MAX_DECOMPRESSED_BYTES } from '../../../functions/domain/ingest/event-api';
 
 async function codeOf(work: () => unknown): Promise<EventApiErrorCode | undefined> {
   try {
@@ -27,9 +33,12 @@ describe('body decoding', () => {
     expect((await decodeBody(gzipSync(json), 'x-gzip')).equals(json)).toBe(true);
   });
 
-  it.each(['br', 'deflate', 'compress', 'gzip, br', 'zstd'])('refuses Content-Encoding %s with unsupported_content_encoding', async (encoding) => {
-    expect(await codeOf(() => decodeBody(gzipSync(json), encoding))).toBe('unsupported_content_encoding');
-  });
+  it.each(['br', 'deflate', 'compress', 'gzip, br', 'zstd'])(
+    'refuses Content-Encoding %s with unsupported_content_encoding',
+    async (encoding) => {
+      expect(await codeOf(() => decodeBody(gzipSync(json), encoding))).toBe('unsupported_content_encoding');
+    },
+  );
 
   it('reports corrupt, truncated and non-gzip data as bad_gzip', async () => {
     const gz = gzipSync(Buffer.alloc(10_000, 'a'));
@@ -168,6 +177,8 @@ describe('batch shape', () => {
     }
     expect(refusal).toBeInstanceOf(EventApiError);
     expect(refusal).toMatchObject({ code: 'bad_batch_shape', field });
-    expect((refusal as EventApiError).body()).toEqual(field === undefined ? { error: 'bad_batch_shape' } : { error: 'bad_batch_shape', field });
+    expect((refusal as EventApiError).body()).toEqual(
+      field === undefined ? { error: 'bad_batch_shape' } : { error: 'bad_batch_shape', field },
+    );
   });
 });

@@ -1,5 +1,5 @@
-import { mockClient } from 'aws-sdk-client-mock';
 import { BatchGetCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import { CapCounter } from '../../../functions/adapters/cap-counter';
 import { CAP_SHARDS, capCounterKey, capCounterKeys, capMonth, capReached, capShardOf } from '../../../functions/domain/ingest/cap';
 
@@ -32,7 +32,7 @@ describe('cap rules', () => {
 });
 
 describe('cap counter', () => {
-  it('spreads a month over shards, the plain key being shard 0, and picks a batch\'s shard from its hash', () => {
+  it("spreads a month over shards, the plain key being shard 0, and picks a batch's shard from its hash", () => {
     const keys = capCounterKeys('com_1', received);
     expect(keys).toHaveLength(CAP_SHARDS);
     expect(keys[0]).toBe('cap#com_1#2025-01');
@@ -44,7 +44,14 @@ describe('cap counter', () => {
 
   it('reads the month count consistently as the sum of its shards, zero when there is none', async () => {
     db.on(BatchGetCommand)
-      .resolvesOnce({ Responses: { counters: [{ pk: 'cap#com_1#2025-01', n: 40 }, { pk: 'cap#com_1#2025-01#5', n: 2 }] } })
+      .resolvesOnce({
+        Responses: {
+          counters: [
+            { pk: 'cap#com_1#2025-01', n: 40 },
+            { pk: 'cap#com_1#2025-01#5', n: 2 },
+          ],
+        },
+      })
       .resolvesOnce({ Responses: { counters: [] } });
     expect(await counter().acceptedThisMonth('com_1', received)).toBe(42);
     expect(await counter().acceptedThisMonth('com_1', received)).toBe(0);
@@ -64,7 +71,7 @@ describe('cap counter', () => {
     await expect(counter().acceptedThisMonth('com_1', received)).rejects.toThrow('unread');
   });
 
-  it('reads each item\'s holds beside its count, and an item never written as 0 without holds', async () => {
+  it("reads each item's holds beside its count, and an item never written as 0 without holds", async () => {
     const [first, second] = capCounterKeys('com_1', received);
     db.on(BatchGetCommand).resolves({
       Responses: { counters: [{ pk: second, n: 12, h_00ff: { t: 'tok', a: 7, r: 2 }, expires: 'not a hold' }] },
@@ -75,7 +82,7 @@ describe('cap counter', () => {
     ]);
   });
 
-  it('adds a capped batch\'s events with its hold only while the batch holds none there and the count is below the cap', async () => {
+  it("adds a capped batch's events with its hold only while the batch holds none there and the count is below the cap", async () => {
     db.on(UpdateCommand).resolves({});
     expect(await counter().hold('cap#com_1#2025-01', 'h_ab', 'tok', 7, 5)).toBe(true);
     expect(db.commandCalls(UpdateCommand)[0]!.args[0].input).toEqual({
@@ -97,17 +104,28 @@ describe('cap counter', () => {
     });
   });
 
-  it('joins and leaves a hold only while it is the token\'s, and tells the attempts left', async () => {
-    db.on(UpdateCommand).resolvesOnce({}).resolvesOnce({ Attributes: { h_ab: { r: 0 } } }).rejects(failure('ConditionalCheckFailedException'));
+  it("joins and leaves a hold only while it is the token's, and tells the attempts left", async () => {
+    db.on(UpdateCommand)
+      .resolvesOnce({})
+      .resolvesOnce({ Attributes: { h_ab: { r: 0 } } })
+      .rejects(failure('ConditionalCheckFailedException'));
     expect(await counter().join('cap#com_1#2025-01', 'h_ab', 'tok')).toBe(true);
     expect(await counter().leave('cap#com_1#2025-01', 'h_ab', 'tok')).toBe(0);
     expect(await counter().leave('cap#com_1#2025-01', 'h_ab', 'tok')).toBeUndefined();
     const [join, leave] = db.commandCalls(UpdateCommand).map((call) => call.args[0].input);
-    expect(join).toMatchObject({ UpdateExpression: 'SET #hold.r = #hold.r + :one', ConditionExpression: '#hold.t = :token', ExpressionAttributeNames: { '#hold': 'h_ab' } });
-    expect(leave).toMatchObject({ UpdateExpression: 'SET #hold.r = #hold.r - :one', ConditionExpression: '#hold.t = :token', ReturnValues: 'UPDATED_NEW' });
+    expect(join).toMatchObject({
+      UpdateExpression: 'SET #hold.r = #hold.r + :one',
+      ConditionExpression: '#hold.t = :token',
+      ExpressionAttributeNames: { '#hold': 'h_ab' },
+    });
+    expect(leave).toMatchObject({
+      UpdateExpression: 'SET #hold.r = #hold.r - :one',
+      ConditionExpression: '#hold.t = :token',
+      ReturnValues: 'UPDATED_NEW',
+    });
   });
 
-  it('takes a hold\'s events off with the hold: the last attempt\'s only with none left on it, a second count\'s whoever is on it', async () => {
+  it("takes a hold's events off with the hold: the last attempt's only with none left on it, a second count's whoever is on it", async () => {
     db.on(UpdateCommand).resolves({});
     await counter().release('cap#com_1#2025-01', 'h_ab', 'tok', 7, true);
     await counter().release('cap#com_1#2025-01', 'h_ab', 'tok', 7, false);
@@ -120,7 +138,7 @@ describe('cap counter', () => {
     expect(second).toMatchObject({ UpdateExpression: 'ADD n :taken REMOVE #hold', ConditionExpression: '#hold.t = :token' });
   });
 
-  it('writes the mark for a token, again for the same token, and refuses another token\'s', async () => {
+  it("writes the mark for a token, again for the same token, and refuses another token's", async () => {
     db.on(PutCommand).resolvesOnce({}).rejects(failure('ConditionalCheckFailedException'));
     expect(await counter().mark(`ingest#batch#app_1#${batch.bodySha256}`, 'tok', 7, 1_700_000_000)).toBe(true);
     expect(await counter().mark(`ingest#batch#app_1#${batch.bodySha256}`, 'other', 7, 1_700_000_000)).toBe(false);
@@ -132,11 +150,14 @@ describe('cap counter', () => {
     });
   });
 
-  it('takes a settled hold away, and leaves another token\'s', async () => {
+  it("takes a settled hold away, and leaves another token's", async () => {
     db.on(UpdateCommand).resolvesOnce({}).rejects(failure('ConditionalCheckFailedException'));
     await counter().unhold('cap#com_1#2025-01', 'h_ab', 'tok');
     await counter().unhold('cap#com_1#2025-01', 'h_ab', 'tok');
-    expect(db.commandCalls(UpdateCommand)[0]!.args[0].input).toMatchObject({ UpdateExpression: 'REMOVE #hold', ConditionExpression: '#hold.t = :token' });
+    expect(db.commandCalls(UpdateCommand)[0]!.args[0].input).toMatchObject({
+      UpdateExpression: 'REMOVE #hold',
+      ConditionExpression: '#hold.t = :token',
+    });
   });
 
   it('fails on any other error than a refused condition', async () => {

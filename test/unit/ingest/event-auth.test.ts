@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { EventApiError, type EventApiErrorCode, MAX_RAW_BODY_BYTES } from '../../../functions/domain/ingest/event-api';
 import { authenticate, type TenantLookup } from '../../../functions/domain/ingest/event-auth';
-import { EventApiError, MAX_RAW_BODY_BYTES, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
 import { isValidSignature, signBody } from '../../../functions/domain/ingest/signature';
 import { newAppKey, newCompanyKey, newSigningSecret } from '../../../functions/domain/tenants/keys';
 
@@ -95,7 +95,12 @@ describe('authentication', () => {
   });
 
   it('reads the signing secret only for a request whose app, company and ownership passed, never for one refused before', async () => {
-    for (const refused of [{ appKey: newAppKey() }, { companyKey: newCompanyKey() }, { companyKey: keys.other }, { companyKey: keys.suspended }]) {
+    for (const refused of [
+      { appKey: newAppKey() },
+      { companyKey: newCompanyKey() },
+      { companyKey: keys.other },
+      { companyKey: keys.suspended },
+    ]) {
       await codeOf({ ...valid, ...refused });
     }
     expect(lookups.filter((lookup) => lookup.startsWith('secret of'))).toEqual([]);
@@ -105,7 +110,10 @@ describe('authentication', () => {
 
   it('fails as a store does, not with a 401, for an app whose signing secret cannot be found', async () => {
     const without: typeof tenants = { ...tenants, signingSecret: async () => undefined };
-    const refusal = await authenticate(valid, body, without).then(() => undefined, (error: unknown) => error);
+    const refusal = await authenticate(valid, body, without).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(refusal).toBeInstanceOf(Error);
     expect(refusal).not.toBeInstanceOf(EventApiError);
   });

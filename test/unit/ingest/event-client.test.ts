@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { EventApiRequestError, EventClient, eventBatchRequest, signedRequest, type AppCredentials } from '../../../client/event-client';
+import { type AppCredentials, EventApiRequestError, EventClient, eventBatchRequest, signedRequest } from '../../../client/event-client';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { isValidSignature } from '../../../functions/domain/ingest/signature';
 import { newAppKey, newCompanyKey, newSigningSecret } from '../../../functions/domain/tenants/keys';
@@ -30,7 +30,8 @@ function scriptedFetch(answers: Answer[]) {
   return { fetchFn, sent };
 }
 
-const reply = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const reply = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const ok = { accepted: 1, rejected: 0, results: [{ event_id: 'e', status: 'accepted' }], audit_key: 'audit/x.jsonl.gz' };
 
 const T0 = Date.UTC(2025, 5, 1, 8, 0);
@@ -79,7 +80,12 @@ describe('event client', () => {
   });
 
   it('retries 503 and 429 with growing, jittered waits, stamping sent_at_ms and signing the body again at each attempt', async () => {
-    const { instance, sent, waits } = client([reply(503, { error: 'audit_write_failed' }), reply(429, { error: 'cap_exceeded' }), new TypeError('fetch failed'), reply(200, ok)]);
+    const { instance, sent, waits } = client([
+      reply(503, { error: 'audit_write_failed' }),
+      reply(429, { error: 'cap_exceeded' }),
+      new TypeError('fetch failed'),
+      reply(200, ok),
+    ]);
     const events = [validEvent({}, T0), validEvent({}, T0)];
     await expect(instance.sendEvents(events)).resolves.toEqual(ok);
     expect(sent).toHaveLength(4);
@@ -116,7 +122,10 @@ describe('event client', () => {
   });
 
   it('caps the wait and stops after the last attempt with the last answer', async () => {
-    const { instance, sent, waits } = client(Array.from({ length: 6 }, () => reply(503, { error: 'audit_write_failed' })), 6);
+    const { instance, sent, waits } = client(
+      Array.from({ length: 6 }, () => reply(503, { error: 'audit_write_failed' })),
+      6,
+    );
     const error = await instance.sendEvents([validEvent()]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EventApiRequestError);
     expect(error).toMatchObject({ status: 503, code: 'audit_write_failed', attempts: 6 });
@@ -137,7 +146,11 @@ describe('event client', () => {
     expect(shape).toMatchObject({ status: 400, code: 'bad_batch_shape', field: 'sent_at_ms', attempts: 1 });
     expect((shape as Error).message).toBe('event API answered 400 bad_batch_shape (field sent_at_ms) after 1 attempt(s)');
     const signature = (await instance.sendEvents([validEvent()]).catch((e: unknown) => e)) as EventApiRequestError;
-    expect([signature.code, signature.field, signature.message]).toEqual(['bad_signature', undefined, 'event API answered 401 bad_signature after 1 attempt(s)']);
+    expect([signature.code, signature.field, signature.message]).toEqual([
+      'bad_signature',
+      undefined,
+      'event API answered 401 bad_signature after 1 attempt(s)',
+    ]);
   });
 
   it('throws the network error when the last attempt cannot connect', async () => {

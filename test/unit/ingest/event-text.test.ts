@@ -1,12 +1,19 @@
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { auditLines, encodeAuditObject, type AuditBatch } from '../../../functions/domain/ingest/audit-record';
+import { type AuditBatch, auditLines, encodeAuditObject } from '../../../functions/domain/ingest/audit-record';
 import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from '../../../functions/domain/ingest/event-text';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
 
 const NOW = Date.UTC(2025, 2, 9, 12, 0);
-const batch: AuditBatch = { companyId: 'com_1', appId: 'app_1', receivedMs: NOW, bodySha256: 'x', clientIp: '198.51.100.7', sdkVersion: 'ios/2.1.0' };
+const batch: AuditBatch = {
+  companyId: 'com_1',
+  appId: 'app_1',
+  receivedMs: NOW,
+  bodySha256: 'x',
+  clientIp: '198.51.100.7',
+  sdkVersion: 'ios/2.1.0',
+};
 
 /** The entries' texts as eventTexts finds them, each without its device_id member where it found one. */
 function textsOf(body: string, count: number) {
@@ -43,14 +50,16 @@ describe('event texts in the body', () => {
   });
 
   it('cuts a device_id member wherever it stands, with its comma', () => {
-    const body = '{"events":[{"device_id":"d","a":1},{"a":1, "device_id":"d" ,"b":2},{"a":1,"device_id":{"x":[1]}},{"device_id":"d"},{"a":{"device_id":1}}]}';
+    const body =
+      '{"events":[{"device_id":"d","a":1},{"a":1, "device_id":"d" ,"b":2},{"a":1,"device_id":{"x":[1]}},{"device_id":"d"},{"a":{"device_id":1}}]}';
     expect(textsOf(body, 5)?.map((entry) => entry.withoutDeviceId)).toEqual(['{"a":1}', '{"a":1,"b":2}', '{"a":1}', '{}', undefined]);
   });
 
   it('skips strings four bytes at a time yet stops at every quote and backslash, wherever it falls', () => {
     const strings: string[] = [];
     for (let before = 0; before < 9; before++) {
-      for (const special of ['"', '\\', '\\"', '\u0000', 'é"', '🚀\\']) strings.push(`${'x'.repeat(before)}${special}${'y'.repeat(before % 5)}`);
+      for (const special of ['"', '\\', '\\"', '\u0000', 'é"', '🚀\\'])
+        strings.push(`${'x'.repeat(before)}${special}${'y'.repeat(before % 5)}`);
     }
     for (let pad = 0; pad < 4; pad++) {
       const events = strings.map((text, i) => ({ [`k${'_'.repeat((i + pad) % 4)}`]: text, n: i }));
@@ -108,7 +117,16 @@ function spell(value: unknown, random: (n: number) => number): string {
 
 const jsonValue = fc.jsonValue({ maxDepth: 3 });
 const entry = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ overrides: fc.dictionary(fc.constantFrom('device_id', 'platform', 'revenue_usd', 'properties', 'note', '"q"', 'ü'), jsonValue, { maxKeys: 3 }) }).map(({ overrides }) => validEvent(overrides, NOW) as unknown) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .record({
+        overrides: fc.dictionary(fc.constantFrom('device_id', 'platform', 'revenue_usd', 'properties', 'note', '"q"', 'ü'), jsonValue, {
+          maxKeys: 3,
+        }),
+      })
+      .map(({ overrides }) => validEvent(overrides, NOW) as unknown),
+  },
   { weight: 3, arbitrary: fc.string().map((device_id) => validEvent({ device_id }, NOW) as unknown) },
   { weight: 1, arbitrary: jsonValue },
 );
@@ -126,7 +144,12 @@ describe('audit lines copied from the body', () => {
         const copied = gunzipSync(await encodeAuditObject(auditLines(parsed, verdicts, batch, bytes))).toString('utf8');
         const written = auditLines(parsed, verdicts, batch).map((line) => JSON.stringify(line));
         expect(copied.endsWith('\n')).toBe(true);
-        expect(copied.slice(0, -1).split('\n').map((line) => JSON.parse(line))).toEqual(written.map((line) => JSON.parse(line)));
+        expect(
+          copied
+            .slice(0, -1)
+            .split('\n')
+            .map((line) => JSON.parse(line)),
+        ).toEqual(written.map((line) => JSON.parse(line)));
       }),
       { numRuns: 300 },
     );
@@ -137,7 +160,11 @@ describe('audit lines copied from the body', () => {
     const bytes = Buffer.from(JSON.stringify({ events, sent_at_ms: NOW }));
     const lines = auditLines(events, judgeEvents(events, NOW, NOW).verdicts, batch, bytes);
     lines[0].event = { replaced: true };
-    const stored = gunzipSync(await encodeAuditObject(lines)).toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const stored = gunzipSync(await encodeAuditObject(lines))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(stored.map((line) => line.event)).toEqual([{ replaced: true }, (({ device_id: _, ...rest }) => rest)(events[1])]);
   });
 });

@@ -3,23 +3,23 @@ import { isPlainObject } from '../../../functions/domain/common/json';
 import { UUID_PATTERN } from '../../../functions/domain/common/uuid';
 import { eventTexts } from '../../../functions/domain/ingest/event-text';
 import {
+  type BatchContext,
+  EVENT_FAULT_FIELDS,
   EVENT_ID_PATTERN,
   EVENT_NAME_PATTERN,
-  EVENT_FAULT_FIELDS,
   EVENT_RULES,
   INSTALL_EVENT,
+  isIdText,
+  isUuid,
+  judgeEvents,
   MAX_EVENT_DEPTH,
   MAX_FUTURE_SKEW_MS,
   MAX_PAST_AGE_MS,
   MAX_PROPERTIES,
   MAX_PROPERTIES_JSON_BYTES,
   MAX_REVENUE_USD,
-  isIdText,
-  isUuid,
-  judgeEvents,
-  validateEvent,
-  type BatchContext,
   type RejectionReason,
+  validateEvent,
 } from '../../../functions/domain/ingest/event-validation';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
@@ -37,7 +37,8 @@ const levels = (value: unknown): number =>
 
 const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: BatchContext) => boolean> = {
   bad_event: (event) => levels(event) <= MAX_EVENT_DEPTH,
-  bad_event_id: (event, batch) => typeof event.event_id === 'string' && EVENT_ID_PATTERN.test(event.event_id) && batch.claimEventId(event.event_id),
+  bad_event_id: (event, batch) =>
+    typeof event.event_id === 'string' && EVENT_ID_PATTERN.test(event.event_id) && batch.claimEventId(event.event_id),
   bad_event_name: (event) => typeof event.event_name === 'string' && EVENT_NAME_PATTERN.test(event.event_name),
   bad_install_uuid: (event) => typeof event.install_uuid === 'string' && UUID_PATTERN.test(event.install_uuid),
   bad_timestamp: (event, batch) => {
@@ -46,7 +47,8 @@ const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: Ba
     return corrected <= batch.receivedMs + MAX_FUTURE_SKEW_MS && corrected >= batch.receivedMs - MAX_PAST_AGE_MS;
   },
   bad_revenue: (event) => optional((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_REVENUE_USD)(event.revenue_usd),
-  bad_platform: (event) => (absent(event.platform) ? event.event_name !== INSTALL_EVENT : ['ios', 'android'].includes(event.platform as string)),
+  bad_platform: (event) =>
+    absent(event.platform) ? event.event_name !== INSTALL_EVENT : ['ios', 'android'].includes(event.platform as string),
   bad_device_id: (event) => optional(stringOf(1, 128))(event.device_id),
   bad_attribution: (event) => {
     const attribution = event.attribution;
@@ -64,7 +66,9 @@ const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: Ba
     if (absent(properties)) return true;
     if (!isPlainObject(properties)) return false;
     const values = Object.values(properties);
-    const flat = values.every((v) => v === null || ['string', 'boolean'].includes(typeof v) || (typeof v === 'number' && Number.isFinite(v)));
+    const flat = values.every(
+      (v) => v === null || ['string', 'boolean'].includes(typeof v) || (typeof v === 'number' && Number.isFinite(v)),
+    );
     return flat && values.length <= MAX_PROPERTIES && Buffer.byteLength(JSON.stringify(properties)) <= MAX_PROPERTIES_JSON_BYTES;
   },
 };
@@ -74,7 +78,8 @@ function oracleReason(entry: unknown, batch: BatchContext): RejectionReason | un
   return EVENT_RULES.find((rule) => !ORACLE[rule.reason](entry, batch))?.reason;
 }
 
-const inWindow = (ms: number, batch: BatchContext) => ms <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ms >= batch.receivedMs - MAX_PAST_AGE_MS;
+const inWindow = (ms: number, batch: BatchContext) =>
+  ms <= batch.receivedMs + MAX_FUTURE_SKEW_MS && ms >= batch.receivedMs - MAX_PAST_AGE_MS;
 const ATTRIBUTION_MEMBERS: [string, (value: unknown) => boolean][] = [
   ['click_id', stringOf(1, 256)],
   ['referrer', stringOf(0, 2048)],
@@ -91,7 +96,8 @@ const ATTRIBUTION_MEMBERS: [string, (value: unknown) => boolean][] = [
 function oracleField(reason: RejectionReason | undefined, entry: unknown, batch: BatchContext): string | undefined {
   if (reason === undefined || reason === 'bad_event') return undefined;
   const event = entry as Record<string, unknown>;
-  if (reason === 'bad_timestamp') return Number.isSafeInteger(event.ts_ms) && inWindow(event.ts_ms as number, batch) ? 'sent_at_ms' : 'ts_ms';
+  if (reason === 'bad_timestamp')
+    return Number.isSafeInteger(event.ts_ms) && inWindow(event.ts_ms as number, batch) ? 'sent_at_ms' : 'ts_ms';
   if (reason === 'bad_attribution' && event.event_name === INSTALL_EVENT && isPlainObject(event.attribution)) {
     const attribution = event.attribution;
     const member = ATTRIBUTION_MEMBERS.find(([name, check]) => !optional(check)(attribution[name]));
@@ -113,11 +119,22 @@ function nested(depth: number): unknown {
 
 const idCharacters = [...'AZaz09._:-', ' ', '/', 'é', '０', '\n'];
 const idText = (maxLength: number) => fc.array(fc.constantFrom(...idCharacters), { maxLength }).map((chars) => chars.join(''));
-const anything = fc.oneof(fc.constant(undefined), fc.constant(null), fc.integer(), fc.double(), fc.boolean(), fc.string({ maxLength: 8 }), fc.constant([]), fc.constant({}));
+const anything = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.string({ maxLength: 8 }),
+  fc.constant([]),
+  fc.constant({}),
+);
 const uuidLike = fc.oneof(
   fc.uuid(),
   fc.uuid().map((uuid) => uuid.toUpperCase()),
-  fc.tuple(fc.uuid(), fc.nat(35), fc.constantFrom('g', 'G', '-', 'é', '０', 'İ', 'ſ', ' ', 'a', 'F')).map(([uuid, at, c]) => uuid.slice(0, at) + c + uuid.slice(at + 1)),
+  fc
+    .tuple(fc.uuid(), fc.nat(35), fc.constantFrom('g', 'G', '-', 'é', '０', 'İ', 'ſ', ' ', 'a', 'F'))
+    .map(([uuid, at, c]) => uuid.slice(0, at) + c + uuid.slice(at + 1)),
   fc.tuple(fc.uuid(), fc.nat(36)).map(([uuid, at]) => uuid.slice(0, at) + uuid.slice(at + 1)),
   fc.uuid().map((uuid) => uuid.replaceAll('-', '')),
 );
@@ -146,18 +163,36 @@ const laterFields = {
   ),
   properties: optionalOf(
     fc.oneof(
-      fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.double())),
+      fc.dictionary(
+        fc.string({ maxLength: 3 }),
+        fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.double()),
+      ),
       fc.constant(Object.fromEntries(Array.from({ length: MAX_PROPERTIES + 1 }, (_, i) => [`k${i}`, i]))),
       fc.constant({ blob: '\u0000'.repeat(700) }),
       fc.constant({ blob: 'x'.repeat(4100) }),
     ),
   ),
-  extra: fc.option(fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))), { nil: undefined }),
+  extra: fc.option(
+    fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))),
+    { nil: undefined },
+  ),
 };
 const event = fc.record(
   {
-    event_id: fc.oneof(fc.constantFrom('e-1', 'e-2', 'e-3'), idText(4), fc.constant('i'.repeat(128)), fc.constant('i'.repeat(129)), anything),
-    event_name: fc.oneof(fc.constantFrom(INSTALL_EVENT, 'purchase'), idText(3), fc.constant('n'.repeat(64)), fc.constant('n'.repeat(65)), anything),
+    event_id: fc.oneof(
+      fc.constantFrom('e-1', 'e-2', 'e-3'),
+      idText(4),
+      fc.constant('i'.repeat(128)),
+      fc.constant('i'.repeat(129)),
+      anything,
+    ),
+    event_name: fc.oneof(
+      fc.constantFrom(INSTALL_EVENT, 'purchase'),
+      idText(3),
+      fc.constant('n'.repeat(64)),
+      fc.constant('n'.repeat(65)),
+      anything,
+    ),
     install_uuid: fc.oneof(uuidLike, anything),
     ts_ms: tsMs,
     ...laterFields,
@@ -168,7 +203,10 @@ const entry = fc.oneof({ weight: 9, arbitrary: event as fc.Arbitrary<unknown> },
 
 /** A good attribution but for one member (laterFields' has several broken at once as often as not). */
 const oneMemberBroken = fc
-  .tuple(fc.constantFrom('click_id', 'referrer', 'referrer_click_ms', 'install_begin_ms'), fc.constantFrom(5, -5, 1.5, 'c'.repeat(2049), '', {}))
+  .tuple(
+    fc.constantFrom('click_id', 'referrer', 'referrer_click_ms', 'install_begin_ms'),
+    fc.constantFrom(5, -5, 1.5, 'c'.repeat(2049), '', {}),
+  )
   .map(([member, value]) => ({ click_id: 'clk', referrer: 'r', referrer_click_ms: NOW, install_begin_ms: NOW, [member]: value }));
 
 /**
@@ -202,13 +240,17 @@ const stampedBatch = fc
 describe('the straight-line validator', () => {
   it('gives the reason the rules as first written give, in their order, for any batch', () => {
     fc.assert(
-      fc.property(fc.array(entry, { maxLength: 12 }), fc.integer({ min: -3 * MAX_FUTURE_SKEW_MS, max: 3 * MAX_FUTURE_SKEW_MS }), (entries, skewMs) => {
-        const oracle = context(skewMs);
-        const expected = entries.map((e) => oracleReason(e, oracle));
-        const fast = context(skewMs);
-        expect(entries.map((e) => validateEvent(e, fast))).toEqual(expected);
-        expect(judgeEvents(entries, NOW - skewMs, NOW).verdicts.map((verdict) => verdict.reason)).toEqual(expected);
-      }),
+      fc.property(
+        fc.array(entry, { maxLength: 12 }),
+        fc.integer({ min: -3 * MAX_FUTURE_SKEW_MS, max: 3 * MAX_FUTURE_SKEW_MS }),
+        (entries, skewMs) => {
+          const oracle = context(skewMs);
+          const expected = entries.map((e) => oracleReason(e, oracle));
+          const fast = context(skewMs);
+          expect(entries.map((e) => validateEvent(e, fast))).toEqual(expected);
+          expect(judgeEvents(entries, NOW - skewMs, NOW).verdicts.map((verdict) => verdict.reason)).toEqual(expected);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -257,10 +299,13 @@ describe('the straight-line validator', () => {
 
   it('checks event ids and names exactly as their patterns do', () => {
     fc.assert(
-      fc.property(fc.oneof(idText(8), fc.string({ maxLength: 8 }), fc.constantFrom('a'.repeat(64), 'a'.repeat(65), 'a'.repeat(128), 'a'.repeat(129))), (text) => {
-        expect(isIdText(text, 128)).toBe(EVENT_ID_PATTERN.test(text));
-        expect(isIdText(text, 64)).toBe(EVENT_NAME_PATTERN.test(text));
-      }),
+      fc.property(
+        fc.oneof(idText(8), fc.string({ maxLength: 8 }), fc.constantFrom('a'.repeat(64), 'a'.repeat(65), 'a'.repeat(128), 'a'.repeat(129))),
+        (text) => {
+          expect(isIdText(text, 128)).toBe(EVENT_ID_PATTERN.test(text));
+          expect(isIdText(text, 64)).toBe(EVENT_NAME_PATTERN.test(text));
+        },
+      ),
       { numRuns: 5000 },
     );
   });

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  type BatchContext,
   EVENT_RULES,
+  judgeEvents,
   MAX_FUTURE_SKEW_MS,
   MAX_PAST_AGE_MS,
-  judgeEvents,
-  validateEvent,
-  type BatchContext,
   type RejectionReason,
+  validateEvent,
 } from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
 
@@ -21,7 +21,17 @@ function context(skewMs = 0): BatchContext {
 const reasonOf = (event: unknown, skewMs = 0) => validateEvent(event, context(skewMs));
 const event = (overrides: Record<string, unknown> = {}) => validEvent(overrides, NOW);
 const install = (overrides: Record<string, unknown> = {}) =>
-  event({ event_name: 'install', revenue_usd: undefined, attribution: { click_id: 'clk_1', referrer: 'click_id=clk_1&utm_source=x', referrer_click_ms: NOW - 60_000, install_begin_ms: NOW - 30_000 }, ...overrides });
+  event({
+    event_name: 'install',
+    revenue_usd: undefined,
+    attribution: {
+      click_id: 'clk_1',
+      referrer: 'click_id=clk_1&utm_source=x',
+      referrer_click_ms: NOW - 60_000,
+      install_begin_ms: NOW - 30_000,
+    },
+    ...overrides,
+  });
 
 function nested(depth: number): unknown {
   let value: unknown = 'leaf';
@@ -76,7 +86,11 @@ describe('event validation', () => {
     ['an attribution install_begin_ms that is negative', install({ attribution: { install_begin_ms: -5 } }), 'bad_attribution'],
     ['properties that are an array', event({ properties: ['a'] }), 'bad_properties'],
     ['properties with a nested object', event({ properties: { a: { b: 1 } } }), 'bad_properties'],
-    ['properties with 51 keys', event({ properties: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }), 'bad_properties'],
+    [
+      'properties with 51 keys',
+      event({ properties: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }),
+      'bad_properties',
+    ],
     ['properties over 4 KiB as JSON', event({ properties: { blob: 'x'.repeat(4100) } }), 'bad_properties'],
   ];
 
@@ -122,8 +136,14 @@ describe('event validation', () => {
 
     // A device clock 2 hours fast without correction would put the event in the future.
     const fast = 2 * 60 * 60 * 1000;
-    expect(judgeEvents([event({ ts_ms: NOW + fast })], NOW + fast, NOW).verdicts[0]).toMatchObject({ status: 'accepted', corrected_ts: NOW });
-    expect(judgeEvents([event({ ts_ms: NOW + fast })], NOW, NOW).verdicts[0]).toMatchObject({ status: 'rejected', reason: 'bad_timestamp' });
+    expect(judgeEvents([event({ ts_ms: NOW + fast })], NOW + fast, NOW).verdicts[0]).toMatchObject({
+      status: 'accepted',
+      corrected_ts: NOW,
+    });
+    expect(judgeEvents([event({ ts_ms: NOW + fast })], NOW, NOW).verdicts[0]).toMatchObject({
+      status: 'rejected',
+      reason: 'bad_timestamp',
+    });
   });
 
   it('rejects a later duplicate event_id within the batch and keeps the first', () => {
@@ -189,14 +209,23 @@ describe('the field a rejection names', () => {
     expect(faultOf(event({ attribution: { click_id: 'clk_1' } }))).toEqual({ reason: 'bad_attribution', field: 'attribution' });
     expect(faultOf(install({ attribution: 'clk_1' }))).toEqual({ reason: 'bad_attribution', field: 'attribution' });
     expect(faultOf(install({ attribution: { click_id: 5 } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.click_id' });
-    expect(faultOf(install({ attribution: { referrer: 'r'.repeat(2049) } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.referrer' });
-    expect(faultOf(install({ attribution: { referrer_click_ms: 1.5 } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.referrer_click_ms' });
+    expect(faultOf(install({ attribution: { referrer: 'r'.repeat(2049) } }))).toEqual({
+      reason: 'bad_attribution',
+      field: 'attribution.referrer',
+    });
+    expect(faultOf(install({ attribution: { referrer_click_ms: 1.5 } }))).toEqual({
+      reason: 'bad_attribution',
+      field: 'attribution.referrer_click_ms',
+    });
     expect(faultOf(install({ attribution: { click_id: 'c', install_begin_ms: -5 } }))).toEqual({
       reason: 'bad_attribution',
       field: 'attribution.install_begin_ms',
     });
     // Two members at fault: the first in the rule's order.
-    expect(faultOf(install({ attribution: { install_begin_ms: -5, click_id: '' } }))).toEqual({ reason: 'bad_attribution', field: 'attribution.click_id' });
+    expect(faultOf(install({ attribution: { install_begin_ms: -5, click_id: '' } }))).toEqual({
+      reason: 'bad_attribution',
+      field: 'attribution.click_id',
+    });
   });
 
   it('names ts_ms for a time that is out of range as sent, and for one that is not an integer', () => {

@@ -1,6 +1,6 @@
-import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
 import { envName, queues, tables } from '../../../lib/manifest';
 import { fromCloudFront } from '../../support/edge';
 import { mockOriginSecret } from '../../support/origin-secret';

@@ -4,9 +4,9 @@ import type { AggregationMessage, AuditBatch, AuditLine } from '../../../functio
 import { capCounterKey } from '../../../functions/domain/ingest/cap';
 import { EventApiError, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
 import type { CapStore } from '../../../functions/domain/ingest/metering';
-import { takeBatch, type BatchRequest, type BatchStep, type TakeBatchPorts } from '../../../functions/domain/ingest/take-batch';
-import { MemoryCapStore } from '../../support/memory-cap-store';
+import { type BatchRequest, type BatchStep, type TakeBatchPorts, takeBatch } from '../../../functions/domain/ingest/take-batch';
 import { validEvent } from '../../integration/ingest-support';
+import { MemoryCapStore } from '../../support/memory-cap-store';
 
 const NOW = Date.UTC(2025, 2, 9, 12, 0);
 const raw = Buffer.from('the body as sent');
@@ -90,7 +90,10 @@ async function refusalOf(work: Promise<unknown>): Promise<EventApiErrorCode | 't
 }
 
 const eventsOf = (accepted: number, rejected = 0) => ({
-  events: [...Array.from({ length: accepted }, () => validEvent({}, NOW)), ...Array.from({ length: rejected }, (_, i) => ({ event_id: `bad-${i}` }))],
+  events: [
+    ...Array.from({ length: accepted }, () => validEvent({}, NOW)),
+    ...Array.from({ length: rejected }, (_, i) => ({ event_id: `bad-${i}` })),
+  ],
   sent_at_ms: NOW,
 });
 
@@ -194,7 +197,9 @@ describe('takeBatch', () => {
     expect(writes).toEqual(written);
     expect(caps.total()).toBe(0);
     expect(caps.holdsLeft()).toBe(0);
-    expect(failures).toEqual([{ step, companyId: 'com_1', appId: 'app_1', error: expect.objectContaining({ name: 'ServiceUnavailable' }) }]);
+    expect(failures).toEqual([
+      { step, companyId: 'com_1', appId: 'app_1', error: expect.objectContaining({ name: 'ServiceUnavailable' }) },
+    ]);
   });
 
   it('takes the count back when the write that made it answers with an error, so a retry in new bytes counts once', async () => {
@@ -234,7 +239,9 @@ describe('the cap under concurrency', () => {
   it('takes one of 30 concurrent 1,000-event batches under a cap of 5 and refuses the others, storing nothing for them', async () => {
     const { take, caps, audits } = world();
     const body = eventsOf(1_000);
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => refusalOf(take({ monthlyCap: 5, raw: Buffer.from(`batch ${i}`), body }))));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => refusalOf(take({ monthlyCap: 5, raw: Buffer.from(`batch ${i}`), body }))),
+    );
     expect(answers.filter((answer) => answer === 'taken')).toHaveLength(1);
     expect(answers.filter((answer) => answer === 'cap_exceeded')).toHaveLength(29);
     expect(caps.total()).toBe(1_000);
@@ -262,7 +269,11 @@ interface Attempt {
  */
 type Turn = <T>(call: () => Promise<T>) => Promise<T>;
 
-function attemptPorts(shared: { caps: MemoryCapStore; audits: Set<string>; handedOff: Set<string> }, plan: Attempt, turn: Turn): TakeBatchPorts & { died(): boolean; stored(): boolean } {
+function attemptPorts(
+  shared: { caps: MemoryCapStore; audits: Set<string>; handedOff: Set<string> },
+  plan: Attempt,
+  turn: Turn,
+): TakeBatchPorts & { died(): boolean; stored(): boolean } {
   let calls = 0;
   let dead = false;
   const names = new Set<string>();
@@ -301,26 +312,43 @@ function attemptPorts(shared: { caps: MemoryCapStore; audits: Set<string>; hande
 
 describe('metering after a crash', () => {
   const now: Turn = (work) => work();
-  const request = (monthlyCap: number | null): BatchRequest => ({ companyId: 'com_1', appId: 'app_1', monthlyCap, raw, body: eventsOf(3, 1), clientIp: '198.51.100.7', receivedMs: NOW });
+  const request = (monthlyCap: number | null): BatchRequest => ({
+    companyId: 'com_1',
+    appId: 'app_1',
+    monthlyCap,
+    raw,
+    body: eventsOf(3, 1),
+    clientIp: '198.51.100.7',
+    receivedMs: NOW,
+  });
 
   it.each([
     ['a capped company', 10_000],
     ['a company without a cap', null],
-  ])('meters the batch of %s once when its first attempt is killed at any call, before or after the call took effect, and the same bytes are sent again', async (_name, monthlyCap) => {
-    // Calls of a first attempt that lives: read (capped only), hold, putAudit, handOff, mark, unhold.
-    const calls = monthlyCap === null ? 5 : 6;
-    for (let dieAt = 0; dieAt < calls; dieAt++) {
-      for (const applied of [false, true]) {
-        const shared = { caps: new MemoryCapStore(), audits: new Set<string>(), handedOff: new Set<string>() };
-        const first = attemptPorts(shared, { dieAt, applied }, now);
-        await refusalOf(takeBatch(first, request(monthlyCap)));
-        expect(first.died()).toBe(true);
+  ])(
+    'meters the batch of %s once when its first attempt is killed at any call, before or after the call took effect, and the same bytes are sent again',
+    async (_name, monthlyCap) => {
+      // Calls of a first attempt that lives: read (capped only), hold, putAudit, handOff, mark, unhold.
+      const calls = monthlyCap === null ? 5 : 6;
+      for (let dieAt = 0; dieAt < calls; dieAt++) {
+        for (const applied of [false, true]) {
+          const shared = { caps: new MemoryCapStore(), audits: new Set<string>(), handedOff: new Set<string>() };
+          const first = attemptPorts(shared, { dieAt, applied }, now);
+          await refusalOf(takeBatch(first, request(monthlyCap)));
+          expect(first.died()).toBe(true);
 
-        expect(await takeBatch(attemptPorts(shared, { applied: false }, now), request(monthlyCap))).toMatchObject({ accepted: 3 });
-        expect({ dieAt, applied, metered: shared.caps.total(), holds: shared.caps.holdsLeft(), handedOff: shared.handedOff.size }).toEqual({ dieAt, applied, metered: 3, holds: 0, handedOff: 1 });
+          expect(await takeBatch(attemptPorts(shared, { applied: false }, now), request(monthlyCap))).toMatchObject({ accepted: 3 });
+          expect({
+            dieAt,
+            applied,
+            metered: shared.caps.total(),
+            holds: shared.caps.holdsLeft(),
+            handedOff: shared.handedOff.size,
+          }).toEqual({ dieAt, applied, metered: 3, holds: 0, handedOff: 1 });
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('metering, property', () => {
@@ -332,14 +360,16 @@ describe('metering, property', () => {
   const scenario = fc.record({
     monthlyCap: fc.option(fc.integer({ min: 1, max: 40 }), { nil: null, freq: 4 }),
     batches: fc.array(
-      fc.record({
-        accepted: fc.integer({ min: 0, max: 12 }),
-        rejected: fc.integer({ min: 0, max: 2 }),
-        // Copies of the same bytes sent at once: a client whose first attempt timed out on its side.
-        copies: fc.array(attempt, { minLength: 1, maxLength: 3 }),
-        // Sent again once everything is answered: the client lost its 200.
-        lostAnswer: fc.boolean(),
-      }).filter((batch) => batch.accepted + batch.rejected > 0),
+      fc
+        .record({
+          accepted: fc.integer({ min: 0, max: 12 }),
+          rejected: fc.integer({ min: 0, max: 2 }),
+          // Copies of the same bytes sent at once: a client whose first attempt timed out on its side.
+          copies: fc.array(attempt, { minLength: 1, maxLength: 3 }),
+          // Sent again once everything is answered: the client lost its 200.
+          lostAnswer: fc.boolean(),
+        })
+        .filter((batch) => batch.accepted + batch.rejected > 0),
       { minLength: 1, maxLength: 6 },
     ),
   });
@@ -371,13 +401,16 @@ describe('metering, property', () => {
         };
 
         // Every copy of every batch at once, in an order the scheduler picks, each dying where its plan says.
-        const first = batches.flatMap((batch, i) => batch.copies.map((plan) => send(i, attemptPorts(shared, plan, turn)).then((result) => ({ i, result }))));
+        const first = batches.flatMap((batch, i) =>
+          batch.copies.map((plan) => send(i, attemptPorts(shared, plan, turn)).then((result) => ({ i, result }))),
+        );
         const results = await s.waitFor(Promise.all(first));
 
         // Then every copy that got no answer (it died, or got 503) is sent again until it does, and
         // batches whose 200 was lost once more; nothing fails any more.
         const untilAnswered = async (i: number) => {
-          for (let tries = 0; tries < 5; tries++) if ((await send(i, attemptPorts(shared, { applied: false }, healthy))) === 'answered') return;
+          for (let tries = 0; tries < 5; tries++)
+            if ((await send(i, attemptPorts(shared, { applied: false }, healthy))) === 'answered') return;
         };
         for (const { i, result } of results) if (result === 'unanswered') await untilAnswered(i);
         for (const [i, batch] of batches.entries()) if (batch.lostAnswer) await untilAnswered(i);
@@ -391,7 +424,8 @@ describe('metering, property', () => {
         for (const i of answered) expect(shared.handedOff.has(keyOf(i))).toBe(true);
         expect(refusedAfterStoring).toBe(0);
         // The bound: a capped count stops under the cap plus the largest batch.
-        if (monthlyCap !== null) expect(shared.caps.total()).toBeLessThan(monthlyCap + Math.max(1, ...batches.map((batch) => batch.accepted)));
+        if (monthlyCap !== null)
+          expect(shared.caps.total()).toBeLessThan(monthlyCap + Math.max(1, ...batches.map((batch) => batch.accepted)));
       }),
       { numRuns: 300 },
     );

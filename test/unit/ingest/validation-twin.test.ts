@@ -1,5 +1,5 @@
-import { validateEvent } from '../../../functions/domain/ingest/event-validation';
 import { batchContext, sampleBatch, validateWithZod } from '../../../bench/event-validation';
+import { validateEvent } from '../../../functions/domain/ingest/event-validation';
 
 // The benchmark compares the hand-written validator with a zod schema; the comparison means
 // something only while both give the same answers.

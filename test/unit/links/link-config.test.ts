@@ -1,4 +1,4 @@
-import { LinkConfigError, newLinkConfig, type LinkApp } from '../../../functions/domain/links/link-config';
+import { type LinkApp, LinkConfigError, newLinkConfig } from '../../../functions/domain/links/link-config';
 
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 const made = { linkId: 'lnk_new', nowMs: NOW };

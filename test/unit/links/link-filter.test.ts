@@ -1,5 +1,5 @@
-import { DEFAULT_BLOCKED_ASNS, edgeFilter } from '../../../functions/domain/links/link-filter';
 import asnList from '../../../functions/domain/links/data/blocked-asns.json';
+import { DEFAULT_BLOCKED_ASNS, edgeFilter } from '../../../functions/domain/links/link-filter';
 import { ANDROID, CRAWLERS, DESKTOP, IOS } from './user-agents';
 
 const person = { userAgent: IOS[0], country: 'US', asn: 7922 };

@@ -18,8 +18,12 @@ describe('partnerUrl', () => {
   });
 
   it('encodes every other character that is not safe in a query value, around the macros too', () => {
-    expect(partnerUrl(BASE, 'L1', { sub1: 'a b&c=d#e%f+g/ü' })).toBe('https://track.example.com/l/L1?sub1=a%20b%26c%3Dd%23e%25f%2Bg%2F%C3%BC');
-    expect(partnerUrl(BASE, 'L1', { sub1: 'spring sale/{ad.id}&x' })).toBe('https://track.example.com/l/L1?sub1=spring%20sale%2F{ad.id}%26x');
+    expect(partnerUrl(BASE, 'L1', { sub1: 'a b&c=d#e%f+g/ü' })).toBe(
+      'https://track.example.com/l/L1?sub1=a%20b%26c%3Dd%23e%25f%2Bg%2F%C3%BC',
+    );
+    expect(partnerUrl(BASE, 'L1', { sub1: 'spring sale/{ad.id}&x' })).toBe(
+      'https://track.example.com/l/L1?sub1=spring%20sale%2F{ad.id}%26x',
+    );
   });
 
   it('encodes braces that name no macro', () => {
@@ -29,7 +33,9 @@ describe('partnerUrl', () => {
   });
 
   it('writes the click parameters in the interface order and leaves out absent ones', () => {
-    expect(partnerUrl(BASE, 'L1', { mobile_only: '1', sub2: 'b', click_id: 'c' })).toBe('https://track.example.com/l/L1?click_id=c&sub2=b&mobile_only=1');
+    expect(partnerUrl(BASE, 'L1', { mobile_only: '1', sub2: 'b', click_id: 'c' })).toBe(
+      'https://track.example.com/l/L1?click_id=c&sub2=b&mobile_only=1',
+    );
     expect(partnerUrl(BASE, 'L1', {})).toBe('https://track.example.com/l/L1');
   });
 

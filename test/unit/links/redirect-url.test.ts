@@ -50,13 +50,18 @@ describe('redirectLocation', () => {
 
   it('adds click_id and link_id to the App Store and web URLs, keeping their query and fragment as they were', () => {
     const ios = redirectLocation(destinationFor(destinations, 'ios')!, attribution);
-    expect(ios).toBe(`https://apps.apple.com/us/app/example/id1234567890?pt=42&ct=spring%20sale&click_id=${attribution.click_id}&link_id=${attribution.link_id}`);
+    expect(ios).toBe(
+      `https://apps.apple.com/us/app/example/id1234567890?pt=42&ct=spring%20sale&click_id=${attribution.click_id}&link_id=${attribution.link_id}`,
+    );
     const web = redirectLocation(destinationFor(destinations, 'desktop')!, attribution);
     expect(web).toBe(`https://example.com/get-the-app?click_id=${attribution.click_id}&link_id=${attribution.link_id}#top`);
   });
 
   it('replaces parameters of the configuration that carry our names', () => {
-    const stale = { web_url: 'https://example.com/?click_id=old&x=1&link_id=old', android_url: 'https://play.google.com/store/apps/details?id=a&referrer=old' };
+    const stale = {
+      web_url: 'https://example.com/?click_id=old&x=1&link_id=old',
+      android_url: 'https://play.google.com/store/apps/details?id=a&referrer=old',
+    };
     expect(redirectLocation(destinationFor(stale, 'desktop')!, attribution)).toBe(
       `https://example.com/?x=1&click_id=${attribution.click_id}&link_id=${attribution.link_id}`,
     );
@@ -71,19 +76,25 @@ describe('redirectLocation', () => {
 
   it('never lets attribution values change the host, path or the configured parameters', () => {
     fc.assert(
-      fc.property(fc.string(), fc.string(), fc.string(), fc.constantFrom('ios', 'android', 'desktop'), (clickId, partner, campaign, platform) => {
-        const destination = destinationFor(destinations, platform as 'ios' | 'android' | 'desktop')!;
-        const location = new URL(redirectLocation(destination, { click_id: clickId, link_id: 'L', partner, campaign }));
-        expect(location.host).toBe(destination.url.host);
-        expect(location.pathname).toBe(destination.url.pathname);
-        expect(location.protocol).toBe('https:');
-        for (const [name, value] of destination.url.searchParams) expect(location.searchParams.get(name)).toBe(value);
-        if (destination.field === 'android_url') {
-          expect(new URLSearchParams(location.searchParams.get('referrer')!).get('click_id')).toBe(clickId);
-        } else {
-          expect(location.searchParams.get('click_id')).toBe(clickId);
-        }
-      }),
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.string(),
+        fc.constantFrom('ios', 'android', 'desktop'),
+        (clickId, partner, campaign, platform) => {
+          const destination = destinationFor(destinations, platform as 'ios' | 'android' | 'desktop')!;
+          const location = new URL(redirectLocation(destination, { click_id: clickId, link_id: 'L', partner, campaign }));
+          expect(location.host).toBe(destination.url.host);
+          expect(location.pathname).toBe(destination.url.pathname);
+          expect(location.protocol).toBe('https:');
+          for (const [name, value] of destination.url.searchParams) expect(location.searchParams.get(name)).toBe(value);
+          if (destination.field === 'android_url') {
+            expect(new URLSearchParams(location.searchParams.get('referrer')!).get('click_id')).toBe(clickId);
+          } else {
+            expect(location.searchParams.get('click_id')).toBe(clickId);
+          }
+        },
+      ),
     );
   });
 });

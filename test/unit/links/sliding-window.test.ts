@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { admit, SLOTS_PER_WINDOW, slidingWindow, type Admission } from '../../../functions/domain/links/sliding-window';
+import { type Admission, admit, SLOTS_PER_WINDOW, slidingWindow } from '../../../functions/domain/links/sliding-window';
 import { MemorySlotCounter } from './memory-slot-counter';
 
 const KEY = 'block#198.51.100.0/24';

@@ -1,5 +1,5 @@
 import type { ClickRecord } from '../../../functions/domain/links/click';
-import { FIELD_CAPS, cap } from '../../../functions/domain/links/click';
+import { cap, FIELD_CAPS } from '../../../functions/domain/links/click';
 import { slidingWindow } from '../../../functions/domain/links/sliding-window';
 import {
   followLink,
@@ -130,7 +130,10 @@ describe('followLink', () => {
   it('answers a honeypot 404 and blocks the address of a visitor that passed the edge filter', async () => {
     const honeypot = { ...baseLink, link_id: 'lnk_honeypot', honeypot: true };
     const { click, blocks, clicks } = world([baseLink, honeypot]);
-    expect(await click({ linkId: honeypot.link_id, viewer: { ip: '::ffff:203.0.113.9' } })).toEqual({ kind: 'unknown_link', honeypotHit: true });
+    expect(await click({ linkId: honeypot.link_id, viewer: { ip: '::ffff:203.0.113.9' } })).toEqual({
+      kind: 'unknown_link',
+      honeypotHit: true,
+    });
     expect(blocks.get(blockKey('com_1', '203.0.113.9'))).toEqual({
       ip: '203.0.113.9',
       ip_block: '203.0.113.0/24',
@@ -141,11 +144,14 @@ describe('followLink', () => {
       expires_at: NOW / 1000 + HONEYPOT_BLOCK_DAYS * 86_400,
     });
     expect(await click({ viewer: { ip: '203.0.113.9' } })).toMatchObject({ kind: 'redirect', dropped: 'blocked_ip' });
-    expect(await click({ viewer: { ip: '203.0.113.9' }, nowMs: NOW + HONEYPOT_BLOCK_DAYS * 86_400_000 })).toMatchObject({ kind: 'redirect', click: {} });
+    expect(await click({ viewer: { ip: '203.0.113.9' }, nowMs: NOW + HONEYPOT_BLOCK_DAYS * 86_400_000 })).toMatchObject({
+      kind: 'redirect',
+      click: {},
+    });
     expect(clicks).toHaveLength(1);
   });
 
-  it('blocks the address on the links of the honeypot\'s company only, so another tenant\'s links still record its clicks', async () => {
+  it("blocks the address on the links of the honeypot's company only, so another tenant's links still record its clicks", async () => {
     const honeypot = { ...baseLink, link_id: 'lnk_honeypot', honeypot: true };
     const sameCompany = { ...baseLink, link_id: 'lnk_sibling1', app_id: 'app_2' };
     const otherTenant = { ...baseLink, link_id: 'lnk_othercom', app_id: 'app_9', company_id: 'com_9' };
@@ -154,7 +160,10 @@ describe('followLink', () => {
     expect(await click({ linkId: honeypot.link_id, viewer })).toEqual({ kind: 'unknown_link', honeypotHit: true });
     expect(await click({ linkId: baseLink.link_id, viewer })).toMatchObject({ kind: 'redirect', dropped: 'blocked_ip' });
     expect(await click({ linkId: sameCompany.link_id, viewer })).toMatchObject({ kind: 'redirect', dropped: 'blocked_ip' });
-    expect(await click({ linkId: otherTenant.link_id, viewer })).toMatchObject({ kind: 'redirect', click: { company_id: 'com_9', ip: '100.64.0.1' } });
+    expect(await click({ linkId: otherTenant.link_id, viewer })).toMatchObject({
+      kind: 'redirect',
+      click: { company_id: 'com_9', ip: '100.64.0.1' },
+    });
     expect(clicks.map((c) => c.link_id)).toEqual(['lnk_othercom']);
   });
 
@@ -235,4 +244,3 @@ describe('followLink', () => {
     expect(clicks).toEqual([]);
   });
 });
-

@@ -1,5 +1,5 @@
-import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { buildEvent, matchRoute, routesFromManifest } from '../../../local/api-gateway';
 
 const routes = routesFromManifest();
@@ -10,7 +10,10 @@ describe('local API Gateway routing', () => {
   it('routes each manifest route to its function', () => {
     expect(matchRoute(routes, 'GET', '/health')?.route.functionName).toBe('health');
     expect(matchRoute(routes, 'POST', '/event')?.route.functionName).toBe('ingest');
-    expect(matchRoute(routes, 'GET', '/l/abc123')).toMatchObject({ route: { functionName: 'link-redirect' }, pathParameters: { link_id: 'abc123' } });
+    expect(matchRoute(routes, 'GET', '/l/abc123')).toMatchObject({
+      route: { functionName: 'link-redirect' },
+      pathParameters: { link_id: 'abc123' },
+    });
   });
 
   it('prefers a literal route over the greedy reports fallback and the fallback over $default', () => {
@@ -34,14 +37,26 @@ describe('local API Gateway events', () => {
   const match = matchRoute(routes, 'POST', '/event')!;
 
   it('passes a JSON body as text', () => {
-    const event = buildEvent(request('POST', '/event', { 'content-type': 'application/json' }), Buffer.from('{"a":1}'), match, '10.0.0.1', {});
+    const event = buildEvent(
+      request('POST', '/event', { 'content-type': 'application/json' }),
+      Buffer.from('{"a":1}'),
+      match,
+      '10.0.0.1',
+      {},
+    );
     expect(event).toMatchObject({ version: '2.0', routeKey: 'POST /event', body: '{"a":1}', isBase64Encoded: false });
     expect(event.requestContext.http).toMatchObject({ method: 'POST', path: '/event', sourceIp: '10.0.0.1' });
   });
 
   it('base64-encodes a gzip body, as API Gateway does for binary content', () => {
     const body = Buffer.from([0x1f, 0x8b, 0x08, 0x00]);
-    const event = buildEvent(request('POST', '/event', { 'content-type': 'application/json', 'content-encoding': 'gzip' }), body, match, '10.0.0.1', {});
+    const event = buildEvent(
+      request('POST', '/event', { 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+      body,
+      match,
+      '10.0.0.1',
+      {},
+    );
     expect(event.isBase64Encoded).toBe(true);
     expect(Buffer.from(event.body as string, 'base64')).toEqual(body);
   });

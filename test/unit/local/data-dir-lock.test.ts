@@ -14,7 +14,9 @@ const lockFile = () => join(dataDir, 'runtime.lock');
  */
 async function zombie(): Promise<{ pid: number; done: () => void }> {
   const shell = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 3'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const pid = await new Promise<number>((resolve) => shell.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
+  const pid = await new Promise<number>((resolve) =>
+    shell.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
+  );
   const state = () => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);

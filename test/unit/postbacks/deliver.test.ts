@@ -1,4 +1,10 @@
-import { deliverPostback, retryDelaysFromEnv, type AttemptRecord, type DeliveryPorts, type HttpResult } from '../../../functions/domain/postbacks/deliver';
+import {
+  type AttemptRecord,
+  type DeliveryPorts,
+  deliverPostback,
+  type HttpResult,
+  retryDelaysFromEnv,
+} from '../../../functions/domain/postbacks/deliver';
 import type { PostbackRecord } from '../../../functions/domain/postbacks/trigger';
 
 const DELAYS = [300, 3600, 21_600, 43_200];
@@ -42,7 +48,11 @@ function world(options: { answers?: (HttpResult | Error)[]; resolves?: string[][
   };
   let now = 1_000_000;
   const deliver = (receiveCount: number) =>
-    deliverPostback(ports, { version: 1, app_id: 'app_1', postback_id: 'pb1' }, receiveCount, { policy: { allowLoopback: false }, retryDelaysSeconds: DELAYS, nowMs: () => (now += 10) });
+    deliverPostback(ports, { version: 1, app_id: 'app_1', postback_id: 'pb1' }, receiveCount, {
+      policy: { allowLoopback: false },
+      retryDelaysSeconds: DELAYS,
+      nowMs: () => (now += 10),
+    });
   return { record, sent, attempts, deliver, ports, hold: () => (leaseUntil = Number.MAX_SAFE_INTEGER) };
 }
 
@@ -122,7 +132,10 @@ describe('delivering a postback', () => {
     const w = world({ resolves: [['10.0.0.7']] });
     await expect(w.deliver(1)).resolves.toEqual({ kind: 'done', outcome: 'refused' });
     expect(w.sent).toHaveLength(0);
-    expect(w.attempts[0]).toMatchObject({ outcome: 'refused', error: expect.stringMatching(/partner\.example resolves to 10\.0\.0\.7, a private address/) });
+    expect(w.attempts[0]).toMatchObject({
+      outcome: 'refused',
+      error: expect.stringMatching(/partner\.example resolves to 10\.0\.0\.7, a private address/),
+    });
   });
 
   it('reads the retry schedule from POSTBACK_RETRY_DELAYS_SECONDS', () => {

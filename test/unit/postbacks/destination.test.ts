@@ -1,4 +1,4 @@
-import { checkDestination, DestinationRefused, refusedAddress, type Resolve } from '../../../functions/domain/postbacks/destination';
+import { checkDestination, DestinationRefused, type Resolve, refusedAddress } from '../../../functions/domain/postbacks/destination';
 
 const strict = { allowLoopback: false };
 const local = { allowLoopback: true };
@@ -14,7 +14,7 @@ const dns = resolving({
   'internal.example': ['10.1.2.3'],
   'mixed.example': ['93.184.215.14', '192.168.1.10'],
   'v6.example': ['2606:4700:4700::1111'],
-  'localhost': ['127.0.0.1', '::1'],
+  localhost: ['127.0.0.1', '::1'],
 });
 
 describe('postback destinations (server-side request forgery)', () => {
@@ -67,7 +67,9 @@ describe('postback destinations (server-side request forgery)', () => {
   });
 
   it('gives the checked address to connect to', async () => {
-    await expect(checkDestination('https://partner.example/cb?x=1', strict, dns)).resolves.toMatchObject({ address: { address: '93.184.215.14', family: 4 } });
+    await expect(checkDestination('https://partner.example/cb?x=1', strict, dns)).resolves.toMatchObject({
+      address: { address: '93.184.215.14', family: 4 },
+    });
     await expect(checkDestination('https://v6.example/', strict, dns)).resolves.toMatchObject({ address: { family: 6 } });
   });
 

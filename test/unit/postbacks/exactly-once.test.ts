@@ -1,12 +1,25 @@
-import { TokenSweeper, type AggregationPorts } from '../../../functions/domain/aggregation/aggregate';
-import { postbackIdOf, type PostbackIntent } from '../../../functions/domain/postbacks/trigger';
+import { type AggregationPorts, TokenSweeper } from '../../../functions/domain/aggregation/aggregate';
+import { type PostbackIntent, postbackIdOf } from '../../../functions/domain/postbacks/trigger';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from '../aggregation/world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-const install = (n: number, tsMs: number, extra: object = {}) => ({ event_id: `i-${n}`, event_name: 'install', install_uuid: uuid(n), ts_ms: tsMs, platform: 'ios', ...extra });
-const event = (n: number, id: string, name: string, tsMs: number, extra: object = {}) => ({ event_id: id, event_name: name, install_uuid: uuid(n), ts_ms: tsMs, ...extra });
+const install = (n: number, tsMs: number, extra: object = {}) => ({
+  event_id: `i-${n}`,
+  event_name: 'install',
+  install_uuid: uuid(n),
+  ts_ms: tsMs,
+  platform: 'ios',
+  ...extra,
+});
+const event = (n: number, id: string, name: string, tsMs: number, extra: object = {}) => ({
+  event_id: id,
+  event_name: name,
+  install_uuid: uuid(n),
+  ts_ms: tsMs,
+  ...extra,
+});
 
 const idOf = (intent: PostbackIntent) =>
   postbackIdOf(APP, intent.installUuid, intent.eventId, intent.kind === 'install' ? intent.decision.partner : intent.member.partner);
@@ -36,9 +49,19 @@ describe('postbacks of an aggregation, under faults', () => {
       w.clock.now = T0 + 2 * DAY;
       // Events of install 2 arrive before it; install 3 is organic; install 1 comes twice (a reinstall).
       const early = w.upload([event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }), event(2, 'h-2', 'session', T0 + DAY + 1)]);
-      const a = w.upload([install(1, T0, { attribution: { click_id: 'c1' }, device_id: 'd1' }), event(1, 'e-1', 'session', T0 + DAY + 5), event(1, 'e-2', 'purchase', T0 + DAY + 6, { revenue_usd: 1.5 })]);
-      const b = w.upload([install(2, T0 + 10, { attribution: { click_id: 'c2' } }), event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 })], { body: 'b' });
-      const c = w.upload([install(3, T0 + 20), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 }), { ...install(1, T0 + HOUR), event_id: 'i-1b' }], { body: 'c' });
+      const a = w.upload([
+        install(1, T0, { attribution: { click_id: 'c1' }, device_id: 'd1' }),
+        event(1, 'e-1', 'session', T0 + DAY + 5),
+        event(1, 'e-2', 'purchase', T0 + DAY + 6, { revenue_usd: 1.5 }),
+      ]);
+      const b = w.upload(
+        [install(2, T0 + 10, { attribution: { click_id: 'c2' } }), event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 })],
+        { body: 'b' },
+      );
+      const c = w.upload(
+        [install(3, T0 + 20), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 }), { ...install(1, T0 + HOUR), event_id: 'i-1b' }],
+        { body: 'c' },
+      );
       return { first: [early], then: [a, b, c] };
     };
 

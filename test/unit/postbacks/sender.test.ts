@@ -1,7 +1,7 @@
-import { mockClient } from 'aws-sdk-client-mock';
 import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
 import { envName, queues, tables } from '../../../lib/manifest';
 
 // The sender reads its resource names and retry schedule at cold start.
@@ -15,10 +15,27 @@ const outage = Object.assign(new Error('Service unavailable'), { name: 'Internal
 const context = { functionName: 'postback-sender', awsRequestId: 'r' } as Context;
 
 const record = (receiveCount: number, body = JSON.stringify({ version: 1, app_id: 'app_1', postback_id: 'pb1' })): SQSRecord =>
-  ({ messageId: `m${receiveCount}`, receiptHandle: `h${receiveCount}`, body, attributes: { ApproximateReceiveCount: String(receiveCount) } }) as unknown as SQSRecord;
+  ({
+    messageId: `m${receiveCount}`,
+    receiptHandle: `h${receiveCount}`,
+    body,
+    attributes: { ApproximateReceiveCount: String(receiveCount) },
+  }) as unknown as SQSRecord;
 const sqsEvent = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
 /** A postback to a destination that is refused before any connection: nothing leaves the test. */
-const refusedPostback = { pk: 'app_1', sk: 'pb#pb1', app_id: 'app_1', postback_id: 'pb1', partner: 'acme', kind: 'install', event_name: 'install', url: 'https://10.0.0.1/cb', method: 'GET', created_ms: 0, state: 'queued' };
+const refusedPostback = {
+  pk: 'app_1',
+  sk: 'pb#pb1',
+  app_id: 'app_1',
+  postback_id: 'pb1',
+  partner: 'acme',
+  kind: 'install',
+  event_name: 'install',
+  url: 'https://10.0.0.1/cb',
+  method: 'GET',
+  created_ms: 0,
+  state: 'queued',
+};
 
 async function sender() {
   return (await import('../../../functions/postback-sender')).handler;
@@ -53,7 +70,11 @@ describe('the postback sender when a store fails or a message is bad', () => {
     await expect(handler(sqsEvent(record(1)), context)).resolves.toEqual({ batchItemFailures: [] });
     const settled = db.commandCalls(UpdateCommand).map((call) => call.args[0].input.ExpressionAttributeValues);
     expect(settled).toContainEqual({ ':state': 'refused' });
-    expect(db.commandCalls(PutCommand)[0].args[0].input.Item).toMatchObject({ outcome: 'refused', attempt: 1, error: expect.stringMatching(/private/) });
+    expect(db.commandCalls(PutCommand)[0].args[0].input.Item).toMatchObject({
+      outcome: 'refused',
+      attempt: 1,
+      error: expect.stringMatching(/private/),
+    });
   });
 
   it('leaves a message whose attempt cannot be settled to come back, rather than losing it', async () => {
@@ -71,7 +92,7 @@ describe('the postback sender when a store fails or a message is bad', () => {
     expect(db.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it('keeps a dead postback\'s message failing, visible at once, so SQS moves it to the DLQ', async () => {
+  it("keeps a dead postback's message failing, visible at once, so SQS moves it to the DLQ", async () => {
     db.on(GetCommand).resolves({ Item: { ...refusedPostback, state: 'dead' } });
     sqs.on(ChangeMessageVisibilityCommand).resolves({});
     const handler = await sender();

@@ -1,6 +1,6 @@
 import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
 import { postbackConfig } from '../../../functions/domain/postbacks/config';
-import { postbacksOf, usd, type PostbackIntent, type TriggerPorts } from '../../../functions/domain/postbacks/trigger';
+import { type PostbackIntent, postbacksOf, type TriggerPorts, usd } from '../../../functions/domain/postbacks/trigger';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 1, 12);
@@ -16,7 +16,14 @@ const decision = (extra: Partial<AttributionDecision> = {}): AttributionDecision
   ctit_seconds: 40,
   ...extra,
 });
-const installIntent = (extra: Partial<AttributionDecision> = {}): PostbackIntent => ({ kind: 'install', installUuid: 'u1', eventId: 'i-1', tsMs: T0, platform: 'android', decision: decision(extra) });
+const installIntent = (extra: Partial<AttributionDecision> = {}): PostbackIntent => ({
+  kind: 'install',
+  installUuid: 'u1',
+  eventId: 'i-1',
+  tsMs: T0,
+  platform: 'android',
+  decision: decision(extra),
+});
 const eventIntent = (name: string, offsetMs: number, partner = 'acme'): PostbackIntent => ({
   kind: 'event',
   installUuid: 'u1',
@@ -31,11 +38,24 @@ function ports(configs: ReturnType<typeof postbackConfig>[], install: Attributio
   return { configs: async () => configs, installOf: async () => ({ decision: install, platform: 'android' }) };
 }
 const acme = (extra: Parameters<typeof postbackConfig>[1] extends infer I ? Partial<I> : never = {}) =>
-  postbackConfig('app_1', { partner: 'acme', url: 'https://acme.example/pb?c={click_id}&e={event_name}&r={revenue_usd}&f={fraud_reasons}&id={postback_id}', ...extra }, T0);
+  postbackConfig(
+    'app_1',
+    {
+      partner: 'acme',
+      url: 'https://acme.example/pb?c={click_id}&e={event_name}&r={revenue_usd}&f={fraud_reasons}&id={postback_id}',
+      ...extra,
+    },
+    T0,
+  );
 
 describe('which postbacks a decision sends', () => {
   it('sends the install postback to the partner of the decision, and nothing for an organic install or an unconfigured partner', async () => {
-    const records = await postbacksOf(ports([acme()]), 'app_1', [installIntent(), installIntent({ partner: 'organic', attribution_type: 'organic' }), installIntent({ partner: 'other' })], T0);
+    const records = await postbacksOf(
+      ports([acme()]),
+      'app_1',
+      [installIntent(), installIntent({ partner: 'organic', attribution_type: 'organic' }), installIntent({ partner: 'other' })],
+      T0,
+    );
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ partner: 'acme', kind: 'install', event_name: 'install', state: 'new', method: 'GET' });
     expect(records[0].url).toBe(`https://acme.example/pb?c=ext-1&e=install&r=0&f=&id=${records[0].postback_id}`);
@@ -43,7 +63,12 @@ describe('which postbacks a decision sends', () => {
 
   it('sends configured events within the event window only', async () => {
     const configs = [acme({ events: 'install,purchase', eventWindowDays: 7 })];
-    const records = await postbacksOf(ports(configs), 'app_1', [eventIntent('purchase', DAY), eventIntent('purchase', 7 * DAY), eventIntent('purchase', 7 * DAY + 1), eventIntent('level_up', DAY)], T0);
+    const records = await postbacksOf(
+      ports(configs),
+      'app_1',
+      [eventIntent('purchase', DAY), eventIntent('purchase', 7 * DAY), eventIntent('purchase', 7 * DAY + 1), eventIntent('level_up', DAY)],
+      T0,
+    );
     expect(records.map((r) => [r.event_name, r.url.includes('r=4.99')])).toEqual([
       ['purchase', true],
       ['purchase', true],
@@ -71,7 +96,13 @@ describe('which postbacks a decision sends', () => {
     const [b] = await postbacksOf(ports(post), 'app_1', [installIntent()], T0 + 5000);
     expect(a.postback_id).toBe(b.postback_id);
     expect(a.method).toBe('POST');
-    expect(JSON.parse(a.body ?? '')).toMatchObject({ click_id: 'ext-1', event_name: 'install', campaign: 'spring', sub1: 'a', postback_id: a.postback_id });
+    expect(JSON.parse(a.body ?? '')).toMatchObject({
+      click_id: 'ext-1',
+      event_name: 'install',
+      campaign: 'spring',
+      sub1: 'a',
+      postback_id: a.postback_id,
+    });
     expect(a.body).not.toContain('u1');
   });
 
@@ -83,6 +114,8 @@ describe('which postbacks a decision sends', () => {
     expect(() => acme({ events: 'install,bad name' })).toThrow(/"bad name" is not an event name/);
     expect(() => acme({ eventWindowDays: 91 })).toThrow(/0 to 90/);
     expect(() => acme({ method: 'PUT' })).toThrow(/GET or POST/);
-    expect(() => postbackConfig('app_1', { partner: 'acme', url: 'https://acme.example/?x={ip}' }, T0)).toThrow(/--url: unknown macro \{ip\}/);
+    expect(() => postbackConfig('app_1', { partner: 'acme', url: 'https://acme.example/?x={ip}' }, T0)).toThrow(
+      /--url: unknown macro \{ip\}/,
+    );
   });
 });

@@ -1,6 +1,6 @@
-import { eraseInstall, MAX_ROWS_PER_TABLE, type DrainPorts, type PostbackItemKey } from '../../../functions/domain/privacy/drain';
-import { installKey, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
 import type { AuditLine } from '../../../functions/domain/ingest/audit-record';
+import { type DrainPorts, eraseInstall, MAX_ROWS_PER_TABLE, type PostbackItemKey } from '../../../functions/domain/privacy/drain';
+import { installKey, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
 
 const GONE = '0b9f8c6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b';
 const KEPT = '7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6';
@@ -57,13 +57,13 @@ function world(postbackCount: number) {
 }
 
 describe('erasing an install', () => {
-  it('erases the lines whose install_uuid, whatever its form, contains the install\'s UUID', async () => {
+  it("erases the lines whose install_uuid, whatever its form, contains the install's UUID", async () => {
     const { ports, objects } = world(0);
     expect(await eraseInstall(ports, message)).toBe('done');
     expect(objects.get('audit/o')!.map((kept) => kept.index)).toEqual([3, 4]);
   });
 
-  it('deletes the install\'s postbacks and attempts, found by its hashed key, 1,000 a run', async () => {
+  it("deletes the install's postbacks and attempts, found by its hashed key, 1,000 a run", async () => {
     const { ports, postbacks, asked } = world(MAX_ROWS_PER_TABLE + 5);
     expect(await eraseInstall(ports, message)).toBe('more');
     expect(asked).toEqual([installKey('app_1', GONE)]);

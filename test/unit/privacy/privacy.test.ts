@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mockClient } from 'aws-sdk-client-mock';
-import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { installHash, parseDeletionRequest, privacyRequest, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
-import { EventApiError } from '../../../functions/domain/ingest/event-api';
-import { PrivacyRequests } from '../../../functions/adapters/privacy-store';
+import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import { MessageQueue } from '../../../functions/adapters/message-queue';
+import { PrivacyRequests } from '../../../functions/adapters/privacy-store';
+import { EventApiError } from '../../../functions/domain/ingest/event-api';
+import { installHash, type PrivacyMessage, parseDeletionRequest, privacyRequest } from '../../../functions/domain/privacy/privacy';
 
 const UUID = '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B';
 
@@ -38,7 +38,15 @@ describe('privacy request', () => {
     const { receipt, message } = privacyRequest({ requestId: 'r-1', appId: 'app_1', companyId: 'com_1', installUuid: UUID, receivedMs: 5 });
     const hash = createHash('sha256').update(UUID.toLowerCase()).digest('hex');
     expect(installHash(UUID)).toBe(hash);
-    expect(receipt).toEqual({ request_id: 'r-1', app_id: 'app_1', company_id: 'com_1', install_hash: hash, app_install: `app_1#${hash}`, received_ms: 5, state: 'queued' });
+    expect(receipt).toEqual({
+      request_id: 'r-1',
+      app_id: 'app_1',
+      company_id: 'com_1',
+      install_hash: hash,
+      app_install: `app_1#${hash}`,
+      received_ms: 5,
+      state: 'queued',
+    });
     expect(message).toEqual({ version: 1, request_id: 'r-1', app_id: 'app_1', company_id: 'com_1', install_uuid: UUID.toLowerCase() });
     expect(JSON.stringify(receipt)).not.toContain(UUID.toLowerCase());
   });
@@ -48,8 +56,7 @@ describe('privacy requests store', () => {
   const db = mockClient(DynamoDBDocumentClient);
   const sqs = mockClient(SQSClient);
   const { receipt, message } = privacyRequest({ requestId: 'r-1', appId: 'app_1', companyId: 'com_1', installUuid: UUID, receivedMs: 5 });
-  const store = () =>
-    new PrivacyRequests('receipts', new MessageQueue<PrivacyMessage>('https://sqs.local/privacy'));
+  const store = () => new PrivacyRequests('receipts', new MessageQueue<PrivacyMessage>('https://sqs.local/privacy'));
 
   beforeEach(() => {
     db.reset();

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { answerReport, type ReportPorts } from '../../../functions/domain/reports/answer-report';
-import { DAY_MS } from '../../../functions/domain/common/days';
-import { renderRow } from '../../../functions/domain/reports/report-rows';
 import { MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
-import { sortKeyOf, type RowFamily } from '../../../functions/domain/aggregation/rows';
+import { type RowFamily, sortKeyOf } from '../../../functions/domain/aggregation/rows';
+import { DAY_MS } from '../../../functions/domain/common/days';
+import { answerReport, type ReportPorts } from '../../../functions/domain/reports/answer-report';
+import { renderRow } from '../../../functions/domain/reports/report-rows';
 
 const KEY_A = `srv_${'a'.repeat(48)}`;
 const KEY_B = `srv_${'b'.repeat(48)}`;
@@ -15,24 +15,40 @@ function world() {
   const store = new MemoryRowStore();
   let reads = 0;
   const ports: ReportPorts = {
-    serverKey: async (key) => ({ [KEY_A]: { app_id: 'app_a', revoked: false }, [KEY_B]: { app_id: 'app_b', revoked: false }, [REVOKED]: { app_id: 'app_a', revoked: true } })[key],
+    serverKey: async (key) =>
+      ({
+        [KEY_A]: { app_id: 'app_a', revoked: false },
+        [KEY_B]: { app_id: 'app_b', revoked: false },
+        [REVOKED]: { app_id: 'app_a', revoked: true },
+      })[key],
     rows: async (appId, family, window, count) => {
       const rows = store
         .rowsOf(appId, family)
         .filter((row) => row.key.day >= window.firstDay && row.key.day <= window.lastDay)
         .slice(0, count)
-        .map((row) => ({ day: row.key.day, partner: row.key.group[0], attribution_type: row.key.group[1], event_name: row.key.group[0], ...row.counters }));
+        .map((row) => ({
+          day: row.key.day,
+          partner: row.key.group[0],
+          attribution_type: row.key.group[1],
+          event_name: row.key.group[0],
+          ...row.counters,
+        }));
       reads += rows.length;
       return rows;
     },
     nowMs: () => NOW,
   };
-  const add = (appId: string, family: RowFamily, day: string, group: string[], add: Record<string, number>) => store.add(appId, { family, day, group, add }, [], []);
+  const add = (appId: string, family: RowFamily, day: string, group: string[], add: Record<string, number>) =>
+    store.add(appId, { family, day, group, add }, [], []);
   return { ports, add, reads: () => reads };
 }
 
-const ask = (ports: ReportPorts, params: Record<string, string> = {}, key = KEY_A, report: 'attribution' | 'revenue' | 'cohorts' | 'events' = 'attribution') =>
-  answerReport(ports, { report, authorization: `Bearer ${key}`, params });
+const ask = (
+  ports: ReportPorts,
+  params: Record<string, string> = {},
+  key = KEY_A,
+  report: 'attribution' | 'revenue' | 'cohorts' | 'events' = 'attribution',
+) => answerReport(ports, { report, authorization: `Bearer ${key}`, params });
 
 describe('answering a report', () => {
   it('refuses a revoked or unknown key before reading any row', async () => {
@@ -44,7 +60,7 @@ describe('answering a report', () => {
     expect(w.reads()).toBe(0);
   });
 
-  it('renders the rows of the key\'s app only, whatever the query names', async () => {
+  it("renders the rows of the key's app only, whatever the query names", async () => {
     const w = world();
     await w.add('app_a', 'attribution', '2026-11-20', ['meta', 'deterministic'], { installs: 3, fraud_flagged: 1 });
     await w.add('app_b', 'attribution', '2026-11-20', ['google', 'organic'], { installs: 9, organic: 9 });
@@ -68,44 +84,87 @@ describe('answering a report', () => {
     const w = world();
     await w.add('app_a', 'events', '2026-11-20', ['session'], { events: 2, unique_installs: 1 });
     const first = await ask(w.ports, {}, KEY_A, 'events');
-    const again = await answerReport(w.ports, { report: 'events', authorization: `Bearer ${KEY_A}`, params: {}, ifNoneMatch: `"x", ${first.etag}` });
+    const again = await answerReport(w.ports, {
+      report: 'events',
+      authorization: `Bearer ${KEY_A}`,
+      params: {},
+      ifNoneMatch: `"x", ${first.etag}`,
+    });
     expect(again).toEqual({ kind: 'not_modified', etag: first.etag, appId: 'app_a' });
     await w.add('app_a', 'events', '2026-11-20', ['session'], { events: 1 });
-    const changed = await answerReport(w.ports, { report: 'events', authorization: `Bearer ${KEY_A}`, params: {}, ifNoneMatch: first.etag });
+    const changed = await answerReport(w.ports, {
+      report: 'events',
+      authorization: `Bearer ${KEY_A}`,
+      params: {},
+      ifNoneMatch: first.etag,
+    });
     expect(changed.kind).toBe('page');
     expect(changed.etag).not.toBe(first.etag);
   });
 
   it('pages through a window with limit 7, every row once and in order', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: 28 }), fc.constantFrom('a', 'b', 'a b', 'B', 'z')), { maxLength: 60 }), async (cells) => {
-        const w = world();
-        for (const [d, partner] of cells) await w.add('app_a', 'revenue', `2026-11-${String(d).padStart(2, '0')}`, [partner], { purchases: 1 });
-        const seen: string[] = [];
-        for (let offset = 0; ; offset += 7) {
-          const month = { since_ms: String(Date.UTC(2026, 10, 1)), until_ms: String(Date.UTC(2026, 11, 1)) };
-          const page = await ask(w.ports, { ...month, limit: '7', offset: String(offset) }, KEY_A, 'revenue');
-          if (page.kind !== 'page') throw new Error('expected a page');
-          seen.push(...page.body.rows.map((r) => sortKeyOf({ day: String(r.day), group: [String(r.partner)] })));
-          if (page.body.rows.length < 7) break;
-        }
-        expect(seen).toEqual([...new Set(cells.map(([d, p]) => sortKeyOf({ day: `2026-11-${String(d).padStart(2, '0')}`, group: [p] })))].sort());
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: 28 }), fc.constantFrom('a', 'b', 'a b', 'B', 'z')), { maxLength: 60 }),
+        async (cells) => {
+          const w = world();
+          for (const [d, partner] of cells)
+            await w.add('app_a', 'revenue', `2026-11-${String(d).padStart(2, '0')}`, [partner], { purchases: 1 });
+          const seen: string[] = [];
+          for (let offset = 0; ; offset += 7) {
+            const month = { since_ms: String(Date.UTC(2026, 10, 1)), until_ms: String(Date.UTC(2026, 11, 1)) };
+            const page = await ask(w.ports, { ...month, limit: '7', offset: String(offset) }, KEY_A, 'revenue');
+            if (page.kind !== 'page') throw new Error('expected a page');
+            seen.push(...page.body.rows.map((r) => sortKeyOf({ day: String(r.day), group: [String(r.partner)] })));
+            if (page.body.rows.length < 7) break;
+          }
+          expect(seen).toEqual(
+            [...new Set(cells.map(([d, p]) => sortKeyOf({ day: `2026-11-${String(d).padStart(2, '0')}`, group: [p] })))].sort(),
+          );
+        },
+      ),
     );
   });
 });
 
 describe('rendering the rows', () => {
   it('renders revenue and ARPPU from micro-dollars to 6 decimals, rates to 4, zero without installs or payers', () => {
-    expect(renderRow.revenue({ day: 'd', partner: 'p', purchases: 3, revenue_micros: 10_000_000, payers: 3 })).toEqual({ day: 'd', partner: 'p', purchases: 3, revenue_usd: 10, arppu_usd: 3.333333 });
-    expect(renderRow.revenue({ day: 'd', partner: 'p', purchases: 0, revenue_micros: 0, payers: 0 })).toMatchObject({ revenue_usd: 0, arppu_usd: 0 });
-    expect(renderRow.revenue({ day: 'd', partner: 'p', purchases: 1, revenue_micros: 1, payers: 1 })).toMatchObject({ revenue_usd: 0.000001, arppu_usd: 0.000001 });
-    expect(renderRow.cohorts({ day: 'd', installs: 3, d1: 2, d7: 1, d30: 0 })).toEqual({ day: 'd', installs: 3, d1: 2, d7: 1, d30: 0, d1_rate: 0.6667, d7_rate: 0.3333, d30_rate: 0 });
+    expect(renderRow.revenue({ day: 'd', partner: 'p', purchases: 3, revenue_micros: 10_000_000, payers: 3 })).toEqual({
+      day: 'd',
+      partner: 'p',
+      purchases: 3,
+      revenue_usd: 10,
+      arppu_usd: 3.333333,
+    });
+    expect(renderRow.revenue({ day: 'd', partner: 'p', purchases: 0, revenue_micros: 0, payers: 0 })).toMatchObject({
+      revenue_usd: 0,
+      arppu_usd: 0,
+    });
+    expect(renderRow.revenue({ day: 'd', partner: 'p', purchases: 1, revenue_micros: 1, payers: 1 })).toMatchObject({
+      revenue_usd: 0.000001,
+      arppu_usd: 0.000001,
+    });
+    expect(renderRow.cohorts({ day: 'd', installs: 3, d1: 2, d7: 1, d30: 0 })).toEqual({
+      day: 'd',
+      installs: 3,
+      d1: 2,
+      d7: 1,
+      d30: 0,
+      d1_rate: 0.6667,
+      d7_rate: 0.3333,
+      d30_rate: 0,
+    });
     expect(renderRow.cohorts({ day: 'd', installs: 0, d1: 0, d7: 0, d30: 0 })).toMatchObject({ d1_rate: 0, d7_rate: 0, d30_rate: 0 });
     // A retention day that reached the row before its install's increment (retried after an outage).
     expect(renderRow.cohorts({ day: 'd', installs: 1, d1: 2, d7: 1, d30: 0 })).toMatchObject({ d1: 2, d1_rate: 1, d7_rate: 1 });
     expect(renderRow.cohorts({ day: 'd', installs: 0, d1: 1, d7: 0, d30: 0 })).toMatchObject({ d1_rate: 0 });
-    expect(renderRow.events({ day: 'd', event_name: 'purchase', events: 2, unique_installs: 1, revenue_micros: 4_990_000 })).toEqual({ day: 'd', event_name: 'purchase', events: 2, unique_installs: 1, revenue_usd: 4.99 });
+    expect(renderRow.events({ day: 'd', event_name: 'purchase', events: 2, unique_installs: 1, revenue_micros: 4_990_000 })).toEqual({
+      day: 'd',
+      event_name: 'purchase',
+      events: 2,
+      unique_installs: 1,
+      revenue_usd: 4.99,
+    });
   });
 
   it('keeps every rendered dollar figure within half a micro-dollar of the exact value', () => {
@@ -119,4 +178,3 @@ describe('rendering the rows', () => {
     );
   });
 });
-

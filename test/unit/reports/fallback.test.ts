@@ -1,6 +1,5 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { handler } from '../../../functions/fallback';
-import type { Context } from 'aws-lambda';
 import { fromCloudFront } from '../../support/edge';
 import { mockOriginSecret } from '../../support/origin-secret';
 
@@ -8,7 +7,11 @@ import { mockOriginSecret } from '../../support/origin-secret';
 mockOriginSecret();
 
 const call = async (method: string, path: string) => {
-  const event = { rawPath: path, headers: fromCloudFront(), requestContext: { http: { method, path } } } as unknown as APIGatewayProxyEventV2;
+  const event = {
+    rawPath: path,
+    headers: fromCloudFront(),
+    requestContext: { http: { method, path } },
+  } as unknown as APIGatewayProxyEventV2;
   const result = (await handler(event, { functionName: 'fallback', awsRequestId: 'r' } as Context)) as { statusCode: number; body: string };
   return { status: result.statusCode, body: JSON.parse(result.body) as unknown };
 };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
+import { DAY_MS } from '../../../functions/domain/common/days';
 import { ServiceError } from '../../../functions/domain/common/errors';
 import { bearerKey, parseReportQuery, REPORT_ERRORS, windowDays } from '../../../functions/domain/reports/report-query';
-import { DAY_MS } from '../../../functions/domain/common/days';
 
 const NOW = Date.UTC(2026, 10, 21, 10, 30);
 const KEY = `srv_${'a1'.repeat(24)}`;
@@ -27,12 +27,16 @@ describe('the bearer key', () => {
     expect(codeOf(() => bearerKey(header))).toBe('missing_bearer_token');
   });
 
-  it.each([`Bearer srv_${'A1'.repeat(24)}`, `Bearer srv_${'a'.repeat(47)}`, `Bearer srv_${'a'.repeat(49)}`, 'Bearer co_live_0123', `Bearer ${KEY}x`, `Bearer sk_${'a'.repeat(48)}`])(
-    'refuses the malformed token of %p as invalid_or_revoked_key, before any read',
-    (header) => {
-      expect(codeOf(() => bearerKey(header))).toBe('invalid_or_revoked_key');
-    },
-  );
+  it.each([
+    `Bearer srv_${'A1'.repeat(24)}`,
+    `Bearer srv_${'a'.repeat(47)}`,
+    `Bearer srv_${'a'.repeat(49)}`,
+    'Bearer co_live_0123',
+    `Bearer ${KEY}x`,
+    `Bearer sk_${'a'.repeat(48)}`,
+  ])('refuses the malformed token of %p as invalid_or_revoked_key, before any read', (header) => {
+    expect(codeOf(() => bearerKey(header))).toBe('invalid_or_revoked_key');
+  });
 });
 
 describe('the report parameters', () => {
@@ -41,15 +45,23 @@ describe('the report parameters', () => {
   });
 
   it('takes base-10 integers, a window of exactly 365 days, limits 1 and 1000 and any offset', () => {
-    expect(parseReportQuery({ since_ms: '0', until_ms: String(365 * DAY_MS), limit: '1000', offset: '12345' }, NOW)).toEqual({ sinceMs: 0, untilMs: 365 * DAY_MS, limit: 1000, offset: 12345 });
+    expect(parseReportQuery({ since_ms: '0', until_ms: String(365 * DAY_MS), limit: '1000', offset: '12345' }, NOW)).toEqual({
+      sinceMs: 0,
+      untilMs: 365 * DAY_MS,
+      limit: 1000,
+      offset: 12345,
+    });
     expect(parseReportQuery({ since_ms: '-5', until_ms: '5', limit: '1' }, NOW)).toMatchObject({ sinceMs: -5, untilMs: 5, limit: 1 });
     expect(parseReportQuery({ limit: '007' }, NOW).limit).toBe(7);
   });
 
-  it.each(['', ' ', 'abc', 'NaN', '1e3', '1E3', '1.5', '1.0', '+5', '0x10', '1,2', 'Infinity', '99999999999999999', ' 5', '5 '])('refuses since_ms or until_ms %p as invalid_since_until', (value) => {
-    expect(codeOf(() => parseReportQuery({ since_ms: value }, NOW))).toBe('invalid_since_until');
-    expect(codeOf(() => parseReportQuery({ until_ms: value }, NOW))).toBe('invalid_since_until');
-  });
+  it.each(['', ' ', 'abc', 'NaN', '1e3', '1E3', '1.5', '1.0', '+5', '0x10', '1,2', 'Infinity', '99999999999999999', ' 5', '5 '])(
+    'refuses since_ms or until_ms %p as invalid_since_until',
+    (value) => {
+      expect(codeOf(() => parseReportQuery({ since_ms: value }, NOW))).toBe('invalid_since_until');
+      expect(codeOf(() => parseReportQuery({ until_ms: value }, NOW))).toBe('invalid_since_until');
+    },
+  );
 
   it('refuses a reversed or empty window, and one longer than 365 days', () => {
     expect(codeOf(() => parseReportQuery({ since_ms: '10', until_ms: '5' }, NOW))).toBe('since_ms_must_be_less_than_until_ms');
@@ -79,10 +91,18 @@ describe('the report parameters', () => {
   it('answers any parameters with a query or a documented 400, never anything else', () => {
     const value = fc.oneof(fc.string(), fc.integer().map(String), fc.constantFrom('', '1e3', '-0', '0'));
     fc.assert(
-      fc.property(fc.record({ since_ms: fc.option(value, { nil: undefined }), until_ms: fc.option(value, { nil: undefined }), limit: fc.option(value, { nil: undefined }), offset: fc.option(value, { nil: undefined }) }), (params) => {
-        const code = codeOf(() => parseReportQuery(params, NOW));
-        if (code) expect(REPORT_ERRORS[code as keyof typeof REPORT_ERRORS]).toBe(400);
-      }),
+      fc.property(
+        fc.record({
+          since_ms: fc.option(value, { nil: undefined }),
+          until_ms: fc.option(value, { nil: undefined }),
+          limit: fc.option(value, { nil: undefined }),
+          offset: fc.option(value, { nil: undefined }),
+        }),
+        (params) => {
+          const code = codeOf(() => parseReportQuery(params, NOW));
+          if (code) expect(REPORT_ERRORS[code as keyof typeof REPORT_ERRORS]).toBe(400);
+        },
+      ),
     );
   });
 
@@ -94,7 +114,10 @@ describe('the report parameters', () => {
   });
 
   it('takes bounds to the ends of JavaScript time (±8.64e15 ms) and refuses one beyond as invalid_since_until', () => {
-    expect(parseReportQuery({ since_ms: String(8.64e15 - DAY_MS), until_ms: String(8.64e15) }, NOW)).toMatchObject({ sinceMs: 8.64e15 - DAY_MS, untilMs: 8.64e15 });
+    expect(parseReportQuery({ since_ms: String(8.64e15 - DAY_MS), until_ms: String(8.64e15) }, NOW)).toMatchObject({
+      sinceMs: 8.64e15 - DAY_MS,
+      untilMs: 8.64e15,
+    });
     expect(parseReportQuery({ since_ms: String(-8.64e15), until_ms: String(-8.64e15 + 1) }, NOW)).toMatchObject({ sinceMs: -8.64e15 });
     for (const value of ['8640000000000001', '-8640000000000001', '9007199254740991', '-9007199254740991']) {
       expect(codeOf(() => parseReportQuery({ since_ms: value }, NOW))).toBe('invalid_since_until');
@@ -115,10 +138,16 @@ describe('the report parameters', () => {
         expect(firstDay <= lastDay).toBe(true);
         // Within the keyed range, the days are the window's own.
         if (sinceMs >= first && untilMs - 1 < last + DAY_MS) {
-          expect({ firstDay, lastDay }).toEqual({ firstDay: new Date(sinceMs).toISOString().slice(0, 10), lastDay: new Date(untilMs - 1).toISOString().slice(0, 10) });
+          expect({ firstDay, lastDay }).toEqual({
+            firstDay: new Date(sinceMs).toISOString().slice(0, 10),
+            lastDay: new Date(untilMs - 1).toISOString().slice(0, 10),
+          });
         }
       }),
     );
-    expect(windowDays({ sinceMs: Date.UTC(9999, 11, 31), untilMs: Date.UTC(9999, 11, 31) + 2 * DAY_MS })).toEqual({ firstDay: '9999-12-31', lastDay: '9999-12-31' });
+    expect(windowDays({ sinceMs: Date.UTC(9999, 11, 31), untilMs: Date.UTC(9999, 11, 31) + 2 * DAY_MS })).toEqual({
+      firstDay: '9999-12-31',
+      lastDay: '9999-12-31',
+    });
   });
 });

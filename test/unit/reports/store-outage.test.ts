@@ -1,9 +1,9 @@
-import { mockClient } from 'aws-sdk-client-mock';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { envName, tables } from '../../../lib/manifest';
+import { mockClient } from 'aws-sdk-client-mock';
 import { hashServerKey } from '../../../functions/domain/tenants/keys';
+import { envName, tables } from '../../../lib/manifest';
 import { fromCloudFront } from '../../support/edge';
 import { mockOriginSecret } from '../../support/origin-secret';
 
@@ -41,13 +41,18 @@ describe('a report when a store is down', () => {
   });
 
   it('answers 503 store_unavailable when the rows cannot be read', async () => {
-    db.on(GetCommand).resolves({ Item: { pk: `server_key#${hashServerKey(KEY)}`, key_hash: hashServerKey(KEY), app_id: 'app_1', revoked: false } });
+    db.on(GetCommand).resolves({
+      Item: { pk: `server_key#${hashServerKey(KEY)}`, key_hash: hashServerKey(KEY), app_id: 'app_1', revoked: false },
+    });
     // Report pages are read with the plain DynamoDB command (functions/adapters/query-pages.ts).
     db.on(QueryCommand).rejects(outage);
     const { handler } = await import('../../../functions/report-cohorts');
     const result = (await handler(request(), context)) as APIGatewayProxyStructuredResultV2;
     expect(result.statusCode).toBe(503);
     expect(JSON.parse(result.body as string)).toEqual({ error: 'store_unavailable' });
-    expect(db.commandCalls(QueryCommand)[0].args[0].input).toMatchObject({ KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to', ExpressionAttributeValues: { ':pk': { S: 'app_1#cohorts' } } });
+    expect(db.commandCalls(QueryCommand)[0].args[0].input).toMatchObject({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': { S: 'app_1#cohorts' } },
+    });
   });
 });

@@ -1,6 +1,6 @@
-import { EVENT_API_ERRORS, EventApiError, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
-import { REPORT_ERRORS, reportError, type ReportErrorCode } from '../../../functions/domain/reports/report-query';
 import { ServiceError } from '../../../functions/domain/common/errors';
+import { EVENT_API_ERRORS, EventApiError, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
+import { REPORT_ERRORS, type ReportErrorCode, reportError } from '../../../functions/domain/reports/report-query';
 import { errorResult } from '../../../functions/shared/http';
 
 const bodyOf = (error: ServiceError) => JSON.parse(errorResult(error).body ?? 'null');

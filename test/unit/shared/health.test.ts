@@ -28,6 +28,11 @@ describe('health checks', () => {
       throw Object.assign(new Error('User arn:aws:iam::123:role/x is not authorized'), { name: 'AccessDeniedException' });
     };
     const report = await checkHealth({ relational_store: ok, object_store: refused, key_value_store: denied, queues: ok }, 100);
-    expect(report.bindings).toEqual({ relational_store: 'ok', object_store: 'unreachable', key_value_store: 'error: AccessDeniedException', queues: 'ok' });
+    expect(report.bindings).toEqual({
+      relational_store: 'ok',
+      object_store: 'unreachable',
+      key_value_store: 'error: AccessDeniedException',
+      queues: 'ok',
+    });
   });
 });

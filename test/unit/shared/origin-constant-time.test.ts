@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { originVerifyHeader } from '../../../lib/manifest';
 import { fromEdge } from '../../../functions/shared/viewer';
+import { originVerifyHeader } from '../../../lib/manifest';
 
 /**
  * The origin secret is compared in constant time: no early exit on the first differing character

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
-import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context, Handler } from 'aws-lambda';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { envName, functions, originVerifyHeader, queues, tables, type FunctionSpec } from '../../../lib/manifest';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context, Handler } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
 import { fromEdge } from '../../../functions/shared/viewer';
+import { envName, type FunctionSpec, functions, originVerifyHeader, queues, tables } from '../../../lib/manifest';
 import { fromCloudFront, TEST_ORIGIN_SECRET, TEST_ORIGIN_SECRET_ARN } from '../../support/edge';
 import { mockOriginSecret } from '../../support/origin-secret';
 
@@ -75,7 +75,7 @@ describe('the origin check of every routed function', () => {
       expect(storeCalls()).toBe(0);
     });
 
-    it('fails closed with a 500 when the function was deployed without the secret\'s ARN, touching no store', async () => {
+    it("fails closed with a 500 when the function was deployed without the secret's ARN, touching no store", async () => {
       delete process.env[envName.originVerifySecretArn()];
       expect(await call(spec.entry, request({ [originVerifyHeader]: '' }))).toEqual({ status: 500, body: { error: 'internal_error' } });
       expect(await call(spec.entry, request(fromCloudFront()))).toEqual({ status: 500, body: { error: 'internal_error' } });

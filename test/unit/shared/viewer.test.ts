@@ -6,7 +6,11 @@ const event = (headers: Record<string, string>, sourceIp = '130.176.0.1') =>
 
 describe('the viewer of a request', () => {
   it('believes CloudFront viewer headers on a request the origin check found the secret on', () => {
-    const request = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', 'cloudfront-viewer-country': 'de', 'cloudfront-viewer-asn': '3320' });
+    const request = event({
+      'cloudfront-viewer-address': '198.51.100.10:46532',
+      'cloudfront-viewer-country': 'de',
+      'cloudfront-viewer-asn': '3320',
+    });
     expect(viewerOf(request)).toEqual({ ip: '130.176.0.1' });
     markFromEdge(request);
     expect(viewerOf(request)).toEqual({ ip: '198.51.100.10', country: 'DE', asn: 3320 });

@@ -4,20 +4,49 @@ import { oracleRows } from '../../../sim/oracle';
 
 const T = Date.UTC(2026, 10, 21, 12);
 const DAY_MS = 86_400_000;
-const click = (overrides: Partial<SentClick> = {}): SentClick => ({ clickId: 'c1', partner: 'meta', ip: '81.2.69.160', platform: 'ios', sentMs: T, answeredMs: T + 20, ...overrides });
+const click = (overrides: Partial<SentClick> = {}): SentClick => ({
+  clickId: 'c1',
+  partner: 'meta',
+  ip: '81.2.69.160',
+  platform: 'ios',
+  sentMs: T,
+  answeredMs: T + 20,
+  ...overrides,
+});
 const app = (clicks: SentClick[], probabilistic = false) => ({ probabilistic, clicks: new Map(clicks.map((c) => [c.clickId, c])) });
 const never = () => undefined;
 
 describe('the attribution the simulator expects', () => {
   it('credits the named click, flags a click-to-install time under 10 s and a click after the download began', () => {
-    expect(expectedAttribution({ tsMs: T + 60_000, platform: 'ios', ip: 'x', clickId: 'c1' }, app([click()]), never)).toMatchObject({ partner: 'meta', type: 'deterministic', fraud: false });
-    expect(expectedAttribution({ tsMs: T + 3_000, platform: 'ios', ip: 'x', clickId: 'c1' }, app([click()]), never)).toMatchObject({ fraud: true, reasons: ['ctit_under_10s'] });
-    expect(expectedAttribution({ tsMs: T + 60_000, platform: 'android', ip: 'x', clickId: 'c1', installBeginMs: T - 30_000 }, app([click()]), never)).toMatchObject({ reasons: ['click_injection'] });
+    expect(expectedAttribution({ tsMs: T + 60_000, platform: 'ios', ip: 'x', clickId: 'c1' }, app([click()]), never)).toMatchObject({
+      partner: 'meta',
+      type: 'deterministic',
+      fraud: false,
+    });
+    expect(expectedAttribution({ tsMs: T + 3_000, platform: 'ios', ip: 'x', clickId: 'c1' }, app([click()]), never)).toMatchObject({
+      fraud: true,
+      reasons: ['ctit_under_10s'],
+    });
+    expect(
+      expectedAttribution(
+        { tsMs: T + 60_000, platform: 'android', ip: 'x', clickId: 'c1', installBeginMs: T - 30_000 },
+        app([click()]),
+        never,
+      ),
+    ).toMatchObject({ reasons: ['click_injection'] });
   });
 
   it('is organic for a click made after the install, and flags an address the honeypot blocked', () => {
-    expect(expectedAttribution({ tsMs: T - DAY_MS, platform: 'ios', ip: 'x', clickId: 'c1' }, app([click()]), never)).toMatchObject({ partner: 'organic', type: 'organic', fraud: false });
-    expect(expectedAttribution({ tsMs: T + 60_000, platform: 'ios', ip: 'x' }, app([]), () => T)).toMatchObject({ partner: 'organic', fraud: true, reasons: ['honeypot_ip'] });
+    expect(expectedAttribution({ tsMs: T - DAY_MS, platform: 'ios', ip: 'x', clickId: 'c1' }, app([click()]), never)).toMatchObject({
+      partner: 'organic',
+      type: 'organic',
+      fraud: false,
+    });
+    expect(expectedAttribution({ tsMs: T + 60_000, platform: 'ios', ip: 'x' }, app([]), () => T)).toMatchObject({
+      partner: 'organic',
+      fraud: true,
+      reasons: ['honeypot_ip'],
+    });
   });
 
   it('matches the latest click of the same address and platform only where the app allows it', () => {
@@ -34,7 +63,6 @@ describe('the attribution the simulator expects', () => {
   });
 });
 
-
 describe('the report check', () => {
   const rows = expectedReports(
     oracleRows(
@@ -47,7 +75,9 @@ describe('the report check', () => {
   );
 
   it('renders the oracle counters as the API renders rows', () => {
-    expect(rows.attribution).toEqual([{ day: '2026-11-21', partner: 'meta', attribution_type: 'deterministic', installs: 1, organic: 0, reinstalls: 0, fraud_flagged: 0 }]);
+    expect(rows.attribution).toEqual([
+      { day: '2026-11-21', partner: 'meta', attribution_type: 'deterministic', installs: 1, organic: 0, reinstalls: 0, fraud_flagged: 0 },
+    ]);
     expect(rows.revenue).toEqual([{ day: '2026-11-22', partner: 'meta', purchases: 1, revenue_usd: 4.99, arppu_usd: 4.99 }]);
     expect(rows.cohorts).toEqual([{ day: '2026-11-21', installs: 1, d1: 1, d7: 0, d30: 0, d1_rate: 1, d7_rate: 0, d30_rate: 0 }]);
     expect(rows.events.map((r) => r.event_name)).toEqual(['install', 'purchase']);

@@ -8,7 +8,24 @@ describe('the simulator command line', () => {
   });
 
   it('takes every flag', () => {
-    expect(parseOptions(['--apps', '3', '--installs', '50', '--days', '60', '--seed', 'x', '--check', '--json', '--stack', 'Prod', '--base-url', 'https://m.example.com'])).toMatchObject({
+    expect(
+      parseOptions([
+        '--apps',
+        '3',
+        '--installs',
+        '50',
+        '--days',
+        '60',
+        '--seed',
+        'x',
+        '--check',
+        '--json',
+        '--stack',
+        'Prod',
+        '--base-url',
+        'https://m.example.com',
+      ]),
+    ).toMatchObject({
       apps: 3,
       installs: 50,
       days: 60,

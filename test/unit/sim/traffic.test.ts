@@ -1,8 +1,17 @@
 import { DAY, HOUR, INSTALL_KINDS, planTraffic, type TrafficOptions } from '../../../sim/traffic';
 
 const NOW = Date.UTC(2026, 10, 21, 15, 30);
-const options = (overrides: Partial<TrafficOptions> = {}): TrafficOptions => ({ seed: 's1', apps: 2, days: 45, installs: 60, nowMs: NOW, addressing: 'many', ...overrides });
-const events = (plan: ReturnType<typeof planTraffic>) => plan.apps.flatMap((a) => a.people.flatMap((p) => p.batches.flatMap((b) => b.events)));
+const options = (overrides: Partial<TrafficOptions> = {}): TrafficOptions => ({
+  seed: 's1',
+  apps: 2,
+  days: 45,
+  installs: 60,
+  nowMs: NOW,
+  addressing: 'many',
+  ...overrides,
+});
+const events = (plan: ReturnType<typeof planTraffic>) =>
+  plan.apps.flatMap((a) => a.people.flatMap((p) => p.batches.flatMap((b) => b.events)));
 
 describe('the traffic plan', () => {
   it('is the same for the same seed and differs for another seed', () => {
@@ -32,18 +41,21 @@ describe('the traffic plan', () => {
     }
   });
 
-  it.each([1, 3, 45, 85])('back-dates only organic lives, within a period of %i days, and keeps click-driven ones within the hour ahead', (days) => {
-    const plan = planTraffic(options({ days }));
-    for (const e of events(plan)) {
-      if ('at' in e.time) {
-        expect(e.time.at).toBeGreaterThanOrEqual(NOW - days * DAY - 60_000);
-        expect(e.time.at).toBeLessThan(NOW);
-      } else {
-        expect(e.time.ms).toBeLessThan(40 * 60_000);
+  it.each([1, 3, 45, 85])(
+    'back-dates only organic lives, within a period of %i days, and keeps click-driven ones within the hour ahead',
+    (days) => {
+      const plan = planTraffic(options({ days }));
+      for (const e of events(plan)) {
+        if ('at' in e.time) {
+          expect(e.time.at).toBeGreaterThanOrEqual(NOW - days * DAY - 60_000);
+          expect(e.time.at).toBeLessThan(NOW);
+        } else {
+          expect(e.time.ms).toBeLessThan(40 * 60_000);
+        }
+        if (e.attribution) expect('click' in e.time).toBe(true);
       }
-      if (e.attribution) expect('click' in e.time).toBe(true);
-    }
-  });
+    },
+  );
 
   it('retains installs less and less: more D1 than D7 than D30 sessions', () => {
     const plan = planTraffic(options({ installs: 400, apps: 1 }));

@@ -1,6 +1,6 @@
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { verifyAdAttributionKit } from '../../../functions/domain/skan/adattributionkit';
-import { adAttributionKitKeys, APPLE_KEYS } from '../../../functions/domain/skan/postback-keys';
+import { APPLE_KEYS, adAttributionKitKeys } from '../../../functions/domain/skan/postback-keys';
 import { AAK_EXAMPLE, aakPayload, aakPostback, changed, keysWith, p256, signJws } from './postbacks';
 
 const TEST_KID = 'test-suite/0';
@@ -40,9 +40,13 @@ describe('AdAttributionKit JWS', () => {
   it('does not verify a kid the key set does not hold, whatever the signature', () => {
     const jws = signJws({ kid: 'test-suite/9', alg: 'ES256' }, payload, testKey.privateKey);
     expect(verify(aakPostback(jws)).verification).toEqual({ verified: false, reason: 'unknown_kid', keyId: 'test-suite/9' });
-    expect(verify(aakPostback(signJws({ alg: 'ES256' }, payload, testKey.privateKey))).verification).toMatchObject({ reason: 'unknown_kid' });
+    expect(verify(aakPostback(signJws({ alg: 'ES256' }, payload, testKey.privateKey))).verification).toMatchObject({
+      reason: 'unknown_kid',
+    });
     // Apple's production keys know nothing of the test's key.
-    expect(verify(aakPostback(signJws(header, payload, testKey.privateKey)), APPLE_KEYS).verification).toMatchObject({ reason: 'unknown_kid' });
+    expect(verify(aakPostback(signJws(header, payload, testKey.privateKey)), APPLE_KEYS).verification).toMatchObject({
+      reason: 'unknown_kid',
+    });
   });
 
   it.each(['HS256', 'none', 'ES384', 'RS256', 'es256', undefined])('refuses alg %s, even over a valid ES256 signature', (alg) => {
@@ -54,7 +58,9 @@ describe('AdAttributionKit JWS', () => {
   it('refuses an HMAC "signed" with the public key, the classic algorithm confusion', () => {
     const forgedHeader = encode({ kid: TEST_KID, alg: 'HS256' });
     const input = `${forgedHeader}.${encode(payload)}`;
-    const mac = createHmac('sha256', testKey.publicKey.export({ format: 'der', type: 'spki' })).update(input).digest('base64url');
+    const mac = createHmac('sha256', testKey.publicKey.export({ format: 'der', type: 'spki' }))
+      .update(input)
+      .digest('base64url');
     expect(verify(aakPostback(`${input}.${mac}`)).verification).toMatchObject({ verified: false, reason: 'unsupported_alg' });
   });
 
@@ -71,7 +77,10 @@ describe('AdAttributionKit JWS', () => {
     for (const [field, value] of Object.entries(decoded)) {
       const changedValue = typeof value === 'boolean' ? !value : typeof value === 'number' ? value + 1 : `${String(value)}0`;
       const jws = `${appleHead}.${encode({ ...decoded, [field]: changedValue })}.${appleSignature}`;
-      expect({ field, verified: verify(changed(AAK_EXAMPLE.postback, { 'jws-string': jws }), APPLE_KEYS).verification.verified }).toEqual({ field, verified: false });
+      expect({ field, verified: verify(changed(AAK_EXAMPLE.postback, { 'jws-string': jws }), APPLE_KEYS).verification.verified }).toEqual({
+        field,
+        verified: false,
+      });
     }
   });
 

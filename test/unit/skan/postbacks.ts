@@ -1,12 +1,12 @@
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import fixtures from './fixtures/apple-postbacks.json';
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import {
-  adAttributionKitKeys,
   APPLE_ADATTRIBUTIONKIT_KEYS,
   APPLE_KEYS,
+  adAttributionKitKeys,
   type KeyEnvironment,
   type PostbackKeys,
 } from '../../../functions/domain/skan/postback-keys';
+import fixtures from './fixtures/apple-postbacks.json';
 
 /** Postbacks Apple signed (fixtures/README.md says where each was published), and signing helpers for the tests. */
 
@@ -62,7 +62,10 @@ export function signJws(header: Postback, payload: Postback, privateKey: KeyObje
 }
 
 /** An AdAttributionKit body as Apple sends it: the JWS and the unsigned fields beside it. */
-export function aakPostback(jws: string, unsigned: Postback = { 'conversion-value': 24, 'ad-interaction-type': 'click', 'country-code': 'US' }): Postback {
+export function aakPostback(
+  jws: string,
+  unsigned: Postback = { 'conversion-value': 24, 'ad-interaction-type': 'click', 'country-code': 'US' },
+): Postback {
   return { 'jws-string': jws, ...unsigned };
 }
 

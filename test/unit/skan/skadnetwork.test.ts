@@ -1,13 +1,7 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { APPLE_KEYS } from '../../../functions/domain/skan/postback-keys';
-import {
-  SEPARATOR,
-  SKADNETWORK_VERSIONS,
-  signedMessage,
-  signedValue,
-  verifySkadnetwork,
-} from '../../../functions/domain/skan/skadnetwork';
-import { changed, SKADNETWORK_ERRATUM, SKADNETWORK_EXAMPLES, tamperedValue, type Postback } from './postbacks';
+import { SEPARATOR, SKADNETWORK_VERSIONS, signedMessage, signedValue, verifySkadnetwork } from '../../../functions/domain/skan/skadnetwork';
+import { changed, type Postback, SKADNETWORK_ERRATUM, SKADNETWORK_EXAMPLES, tamperedValue } from './postbacks';
 
 const verify = (postback: Postback) => verifySkadnetwork(postback, APPLE_KEYS);
 const examples = SKADNETWORK_EXAMPLES.map((example) => [example.name, example] as const);
@@ -16,7 +10,10 @@ describe('SKAdNetwork attribution-signature', () => {
   it.each(examples)("verifies Apple's postback: %s", (_name, example) => {
     const version = String(example.postback.version ?? '1.0');
     const check = verify(example.postback);
-    expect(check.verification).toEqual({ verified: true, keyId: ['1.0', '2.0'].includes(version) ? 'skadnetwork/p-192' : 'skadnetwork/p-256' });
+    expect(check.verification).toEqual({
+      verified: true,
+      keyId: ['1.0', '2.0'].includes(version) ? 'skadnetwork/p-192' : 'skadnetwork/p-256',
+    });
     expect(check.version).toBe(version);
   });
 
@@ -44,7 +41,10 @@ describe('SKAdNetwork attribution-signature', () => {
 
   it('fails when a field the version does not sign is added in a signed place (source-app-id on a nonwinning postback)', () => {
     const nonwinning = SKADNETWORK_EXAMPLES.find((example) => example.postback['did-win'] === false)!;
-    expect(verify(changed(nonwinning.postback, { 'source-app-id': 1234567891 })).verification).toMatchObject({ verified: false, reason: 'bad_signature' });
+    expect(verify(changed(nonwinning.postback, { 'source-app-id': 1234567891 })).verification).toMatchObject({
+      verified: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('keeps verifying when an unsigned field changes, and files conversion values as unverified', () => {
@@ -58,7 +58,13 @@ describe('SKAdNetwork attribution-signature', () => {
 
   it('renders booleans as "true"/"false" and integers in decimal, and takes numbers sent as strings for the same value', () => {
     expect([true, false, 0, 525463029, '4.0'].map(signedValue)).toEqual(['true', 'false', '0', '525463029', '4.0']);
-    expect([1.5, null, {}, [], Number.MAX_SAFE_INTEGER + 2].map(signedValue)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect([1.5, null, {}, [], Number.MAX_SAFE_INTEGER + 2].map(signedValue)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     const [fine] = SKADNETWORK_EXAMPLES;
     expect(verify(changed(fine.postback, { 'app-id': '525463029', 'fidelity-type': '1' })).verification.verified).toBe(true);
   });
@@ -71,8 +77,16 @@ describe('SKAdNetwork attribution-signature', () => {
 
   it('refuses a signed field of the wrong type, naming it', () => {
     const [fine] = SKADNETWORK_EXAMPLES;
-    expect(verify(changed(fine.postback, { redownload: { value: false } })).verification).toEqual({ verified: false, reason: 'bad_field', field: 'redownload' });
-    expect(verify(changed(fine.postback, { 'app-id': null })).verification).toEqual({ verified: false, reason: 'missing_field', field: 'app-id' });
+    expect(verify(changed(fine.postback, { redownload: { value: false } })).verification).toEqual({
+      verified: false,
+      reason: 'bad_field',
+      field: 'redownload',
+    });
+    expect(verify(changed(fine.postback, { 'app-id': null })).verification).toEqual({
+      verified: false,
+      reason: 'missing_field',
+      field: 'app-id',
+    });
   });
 
   it('refuses a version Apple has not documented rather than guessing its order', () => {
@@ -84,17 +98,23 @@ describe('SKAdNetwork attribution-signature', () => {
     }
   });
 
-  it('refuses a missing or malformed signature, and one made by any key but Apple\'s', () => {
+  it("refuses a missing or malformed signature, and one made by any key but Apple's", () => {
     const [fine] = SKADNETWORK_EXAMPLES;
-    expect(verify(changed(fine.postback, { 'attribution-signature': undefined })).verification).toMatchObject({ reason: 'missing_signature' });
-    expect(verify(changed(fine.postback, { 'attribution-signature': 'not base64!' })).verification).toMatchObject({ reason: 'malformed_signature' });
+    expect(verify(changed(fine.postback, { 'attribution-signature': undefined })).verification).toMatchObject({
+      reason: 'missing_signature',
+    });
+    expect(verify(changed(fine.postback, { 'attribution-signature': 'not base64!' })).verification).toMatchObject({
+      reason: 'malformed_signature',
+    });
     expect(verify(changed(fine.postback, { 'attribution-signature': 42 })).verification).toMatchObject({ reason: 'malformed_signature' });
     expect(verify(changed(fine.postback, { 'attribution-signature': 'AAAA' })).verification).toMatchObject({ reason: 'bad_signature' });
 
     const forger = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const built = signedMessage(fine.postback);
     if (!built.ok) throw new Error('the example must build');
-    const forged = changed(fine.postback, { 'attribution-signature': sign('sha256', Buffer.from(built.message), forger.privateKey).toString('base64') });
+    const forged = changed(fine.postback, {
+      'attribution-signature': sign('sha256', Buffer.from(built.message), forger.privateKey).toString('base64'),
+    });
     expect(verify(forged).verification).toEqual({ verified: false, reason: 'bad_signature', keyId: 'skadnetwork/p-256' });
   });
 

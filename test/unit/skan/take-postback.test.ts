@@ -4,12 +4,12 @@ import { MAX_POSTBACK_BYTES, type PostbackRecord } from '../../../functions/doma
 import {
   CLAIM_LAPSE_MS,
   mayTakeOver,
-  takePostback,
   type PostbackClaim,
   type PostbackHolder,
   type SkanPostbackPorts,
+  takePostback,
 } from '../../../functions/domain/skan/take-postback';
-import { AAK_EXAMPLE, aakPayload, aakPostback, changed, keysWith, p256, SKADNETWORK_EXAMPLES, signJws, type Postback } from './postbacks';
+import { AAK_EXAMPLE, aakPayload, aakPostback, changed, keysWith, type Postback, p256, SKADNETWORK_EXAMPLES, signJws } from './postbacks';
 
 const NOW = Date.UTC(2025, 2, 9, 23, 59, 30);
 const [FINE, COARSE] = SKADNETWORK_EXAMPLES;
@@ -40,12 +40,24 @@ function world(keys: PostbackKeys = APPLE_KEYS) {
     claim: async (claim) => {
       fail('claim');
       const holder = ledger.get(claim.transactionId);
-      if (!mayTakeOver(holder, claim, claim.nowMs)) return { kind: 'held', holder: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs } };
+      if (!mayTakeOver(holder, claim, claim.nowMs))
+        return { kind: 'held', holder: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs } };
       const standing = claim.verified ? 'verified' : 'invalid';
       const objectKey = holder?.objectKeys[standing] ?? claim.objectKey;
       const objectKeys = { ...holder?.objectKeys, [standing]: objectKey };
-      ledger.set(claim.transactionId, { verified: claim.verified, stored: false, claimedMs: claim.nowMs, claimId: claim.claimId, objectKeys, expiresAt: claim.expiresAt });
-      return { kind: 'claimed', objectKey, replaced: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs } };
+      ledger.set(claim.transactionId, {
+        verified: claim.verified,
+        stored: false,
+        claimedMs: claim.nowMs,
+        claimId: claim.claimId,
+        objectKeys,
+        expiresAt: claim.expiresAt,
+      });
+      return {
+        kind: 'claimed',
+        objectKey,
+        replaced: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs },
+      };
     },
     putRecord: async (key, record) => {
       fail('putRecord');
@@ -92,7 +104,9 @@ describe('takePostback', () => {
     const { post, objects } = world();
     const outcome = await post(changed(COARSE.postback, { 'source-identifier': '40' }));
     expect(outcome).toMatchObject({ kind: 'stored', record: { verified: false, reason: 'bad_signature', key_id: 'skadnetwork/p-256' } });
-    expect([...objects.values()]).toMatchObject([{ transaction_id: COARSE.postback['transaction-id'], verified: false, signed: { 'source-identifier': '40' } }]);
+    expect([...objects.values()]).toMatchObject([
+      { transaction_id: COARSE.postback['transaction-id'], verified: false, signed: { 'source-identifier': '40' } },
+    ]);
   });
 
   it('files a repeated transaction-id once: the copy, even with another conversion value, writes nothing', async () => {
@@ -109,7 +123,11 @@ describe('takePostback', () => {
     const forged = await post(changed(FINE.postback, { 'conversion-value': 0, 'source-domain': 'evil.example' }));
     expect(forged).toMatchObject({ kind: 'stored', objectKey: `audit/skan/invalid/2025/03/09/${id}.json`, record: { verified: false } });
     const genuine = await post(FINE.postback, NOW + DAY_MS);
-    expect(genuine).toMatchObject({ kind: 'stored', objectKey: `audit/skan/2025/03/10/${id}.json`, replaced: { verified: false, stored: true } });
+    expect(genuine).toMatchObject({
+      kind: 'stored',
+      objectKey: `audit/skan/2025/03/10/${id}.json`,
+      replaced: { verified: false, stored: true },
+    });
     expect(Object.fromEntries(objects)).toMatchObject({
       [`audit/skan/invalid/2025/03/09/${id}.json`]: { verified: false, expires_at: Math.floor(NOW / 1000) + 30 * 86_400 },
       [`audit/skan/2025/03/10/${id}.json`]: { verified: true, received_ms: NOW + DAY_MS },
@@ -123,7 +141,11 @@ describe('takePostback', () => {
 
   it('keeps of an invalid postback only the fields Apple defines, each value at most 256 characters, under audit/skan/invalid/, expiring after 30 days', async () => {
     const { post, objects, ledger } = world();
-    const junk = changed(FINE.postback, { 'source-domain': 'd'.repeat(300), 'conversion-value': { deep: ['junk'] }, junk: 'x'.repeat(1000) });
+    const junk = changed(FINE.postback, {
+      'source-domain': 'd'.repeat(300),
+      'conversion-value': { deep: ['junk'] },
+      junk: 'x'.repeat(1000),
+    });
     const outcome = await post(junk);
     const id = String(FINE.postback['transaction-id']);
     const key = `audit/skan/invalid/2025/03/09/${id}.json`;
@@ -147,7 +169,7 @@ describe('takePostback', () => {
     expect(ledger.get(id)).toMatchObject({ verified: false, stored: true, expiresAt: Math.floor(NOW / 1000) + 30 * 86_400 });
   });
 
-  it('cuts a version that is not Apple\'s to 256 characters, and marks nothing trimmed when nothing was', async () => {
+  it("cuts a version that is not Apple's to 256 characters, and marks nothing trimmed when nothing was", async () => {
     const { post, objects } = world();
     await post(changed(FINE.postback, { version: 'v'.repeat(1000) }));
     await post(changed(COARSE.postback, { 'did-win': false }));
@@ -195,7 +217,9 @@ describe('takePostback', () => {
         kind: 'stored',
         record: { verified: true, key_id: kid, key_environment: 'production' },
       });
-      expect(await post(aakPostback(signJws({ kid, alg: 'ES256' }, payload, key.privateKey), { 'conversion-value': 1 }))).toMatchObject({ kind: 'duplicate' });
+      expect(await post(aakPostback(signJws({ kid, alg: 'ES256' }, payload, key.privateKey), { 'conversion-value': 1 }))).toMatchObject({
+        kind: 'duplicate',
+      });
 
       const other = aakPayload('0A1B2C3D-0000-4000-8000-000000000002');
       expect(await post(aakPostback(signJws({ kid, alg: 'ES256' }, other, p256().privateKey)))).toMatchObject({
@@ -231,7 +255,10 @@ describe('takePostback', () => {
     it('tells the two kinds apart by shape: a body with jws-string is AdAttributionKit whatever else it carries', async () => {
       const { post } = world();
       const outcome = await post({ ...AAK_EXAMPLE.postback, 'transaction-id': 'something-else' });
-      expect(outcome).toMatchObject({ kind: 'stored', record: { kind: 'adattributionkit', transaction_id: '85546EB7-FD39-44BC-8990-C98A4AC36A49' } });
+      expect(outcome).toMatchObject({
+        kind: 'stored',
+        record: { kind: 'adattributionkit', transaction_id: '85546EB7-FD39-44BC-8990-C98A4AC36A49' },
+      });
     });
   });
 
@@ -245,7 +272,10 @@ describe('takePostback', () => {
       ['null', 'null'],
     ])('bad_json: %s', async (_name, body) => {
       const { ports } = world();
-      expect(await takePostback(ports, { body: typeof body === 'string' ? bytes(body) : body, receivedMs: NOW })).toEqual({ kind: 'refused', refusal: 'bad_json' });
+      expect(await takePostback(ports, { body: typeof body === 'string' ? bytes(body) : body, receivedMs: NOW })).toEqual({
+        kind: 'refused',
+        refusal: 'bad_json',
+      });
     });
 
     it(`body_too_large above ${MAX_POSTBACK_BYTES} bytes, and takes a postback padded to exactly that`, async () => {
@@ -266,7 +296,10 @@ describe('takePostback', () => {
       ['a transaction-id of a dot', changed(FINE.postback, { 'transaction-id': '.' })],
       ['an empty object', {}],
       ['a JWS whose payload cannot be read', aakPostback('eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.c2ln')],
-      ['a JWS payload without postback-identifier', aakPostback(signJws({ alg: 'ES256', kid: 'k' }, { 'did-win': true }, p256().privateKey))],
+      [
+        'a JWS payload without postback-identifier',
+        aakPostback(signJws({ alg: 'ES256', kid: 'k' }, { 'did-win': true }, p256().privateKey)),
+      ],
       ['nesting deeper than any postback', { ...FINE.postback, deep: JSON.parse('['.repeat(40) + ']'.repeat(40)) }],
     ])('bad_postback: %s, and files nothing', async (_name, body) => {
       const { post, objects, ledger } = world();
