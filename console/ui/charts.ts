@@ -102,7 +102,10 @@ export function revenueChart(rows: readonly Row[]): ChartSpec {
     if (num(row.arppu_usd) > 0) payers.set(partner, (payers.get(partner) ?? 0) + Math.round(num(row.revenue_usd) / num(row.arppu_usd)));
   }
   const revenueOf = (p: string) => Math.round((revenue.get(p) ?? 0) * 100) / 100;
-  const arppuOf = (p: string) => (payers.get(p) ? Math.round(((revenue.get(p) ?? 0) / payers.get(p)!) * 100) / 100 : 0);
+  const arppuOf = (p: string) => {
+    const count = payers.get(p);
+    return count ? Math.round(((revenue.get(p) ?? 0) / count) * 100) / 100 : 0;
+  };
   return {
     summary: `Revenue and ARPPU in USD by partner: ${partners.map((p) => `${p} revenue ${revenueOf(p)}, ARPPU ${arppuOf(p)}`).join('; ') || 'none'}.`,
     config: {

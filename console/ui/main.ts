@@ -19,7 +19,7 @@ const PAGES: { route: string; label: string; render: (root: HTMLElement) => Prom
   { route: 'install', label: 'Install look-up', render: installPage },
 ];
 
-const root = document.getElementById('console')!;
+const root = consoleRoot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const nav = h('nav', { 'aria-label': 'Pages' });
 const picker = h('div', { class: 'picker' });
@@ -108,3 +108,9 @@ async function start(): Promise<void> {
 }
 
 start().catch((error: Error) => replace(root, notice('error', `The console could not start: ${error.message}`)));
+
+function consoleRoot(): HTMLElement {
+  const element = document.getElementById('console');
+  if (!element) throw new Error('the page has no #console element to render into');
+  return element;
+}

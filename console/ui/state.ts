@@ -58,7 +58,7 @@ class Selection {
     const appKey = prefer.appKey ?? this.appKey;
     this.appKey = this.apps.some((a) => a.app_key === appKey) ? appKey : this.apps[0]?.app_key;
     this.save();
-    this.listeners.forEach((listener) => listener());
+    for (const listener of this.listeners) listener();
   }
 
   selectCompany(companyKey: string): Promise<void> {

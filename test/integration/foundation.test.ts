@@ -77,7 +77,7 @@ describe('a restart over the same data directory', () => {
   it('keeps tenants and queued messages, and seeds the demo only once', async () => {
     const first = await startLocalStack({ seed: true });
     const { dataDir } = first;
-    let company;
+    let company: Awaited<ReturnType<TenantStore['createCompany']>>;
     try {
       expect(first.demoCreated).toBe(true);
       company = await new TenantStore(first.endpoints.tables.tenants).createCompany({ name: 'Persisted' });

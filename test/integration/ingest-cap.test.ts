@@ -158,6 +158,8 @@ describe('the in-memory counters the unit tests use', () => {
                   return store.release(keys[step.key]!, holds[step.hold]!, token, step.accepted, step.lastOnly);
                 case 'mark':
                   return store.mark(`ingest#batch#${run}#${step.hold}`, token, 1, 1);
+                default:
+                  throw new Error(`no such step: ${JSON.stringify(step)}`);
               }
             }),
           );

@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import { OpenApi, type Operation, pointerOf } from './openapi';
+import { type OpenApi, type Operation, pointerOf } from './openapi';
 
 /**
  * Real HTTP answers held against docs/openapi.yaml: the oracle of the reliability suite. An

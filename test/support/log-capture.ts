@@ -71,8 +71,8 @@ export function captureLogs(options: CaptureOptions = {}): LogCapture {
     lines: () => attributed().map(({ line }) => line),
     attributed,
     restore: () => {
-      streams.forEach((stream, i) => (stream.write = writes[i]));
-      CONSOLE_METHODS.forEach((name, i) => (console[name] = consoleMethods[i]));
+      for (const [i, stream] of streams.entries()) stream.write = writes[i];
+      for (const [i, name] of CONSOLE_METHODS.entries()) console[name] = consoleMethods[i];
     },
   };
 }

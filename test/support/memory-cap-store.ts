@@ -84,8 +84,10 @@ export class MemoryCapStore implements CapStore {
   }
 
   private item(key: string) {
-    let item = this.items.get(key);
-    if (item === undefined) this.items.set(key, (item = { n: 0, holds: new Map() }));
+    const found = this.items.get(key);
+    if (found !== undefined) return found;
+    const item = { n: 0, holds: new Map() };
+    this.items.set(key, item);
     return item;
   }
 

@@ -152,7 +152,7 @@ export class OpenApi {
         if (errorSchema.const !== undefined) codes.add(errorSchema.const);
       }
       for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
-        (node[keyword] as Node[] | undefined)?.forEach((sub, i) => visit(sub, `${here}/${keyword}/${i}`));
+        for (const [i, sub] of ((node[keyword] as Node[] | undefined) ?? []).entries()) visit(sub, `${here}/${keyword}/${i}`);
       }
     };
     visit(schema, `${pointer}${pointerOf('content', 'application/json', 'schema')}`);

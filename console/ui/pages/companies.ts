@@ -177,10 +177,10 @@ function storeUrls(app: AppSummary): HTMLElement {
     ['iOS', app.ios_url],
     ['Android', app.android_url],
     ['Web', app.web_url],
-  ].filter(([, url]) => url);
+  ].filter((entry): entry is [string, string] => Boolean(entry[1]));
   return h(
     'ul',
     { class: 'plain' },
-    entries.map(([label, url]) => h('li', null, `${label}: `, h('span', { class: 'mono small' }, url!))),
+    entries.map(([label, url]) => h('li', null, `${label}: `, h('span', { class: 'mono small' }, url))),
   );
 }

@@ -1,6 +1,6 @@
 import { command } from '../api';
 import { actionButton, actionForm, code, copyable, dateTime, field, formFlags, h, notice, replace, table } from '../dom';
-import { selection } from '../state';
+import { type AppSummary, selection } from '../state';
 
 interface LinkRow {
   link_id: string;
@@ -30,6 +30,8 @@ const SUBS = ['sub1', 'sub2', 'sub3', 'sub4', 'sub5'] as const;
 export async function linksPage(root: HTMLElement): Promise<void> {
   const app = selection.app;
   if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Tracking links'), notice('info', 'Select an app first (Companies and apps).'));
+  // The inner functions are hoisted, so they do not see the guard above: they use this one.
+  const selected: AppSummary = app;
 
   const preview = h('section', { 'aria-labelledby': 'preview-h', class: 'preview', 'data-testid': 'link-preview' });
   const list = h('section', { 'aria-labelledby': 'links-h' });
@@ -128,10 +130,10 @@ export async function linksPage(root: HTMLElement): Promise<void> {
   }
 
   async function refreshList(): Promise<void> {
-    const { links } = await command<{ links: LinkRow[] }>('link list', { 'app-key': app!.app_key });
+    const { links } = await command<{ links: LinkRow[] }>('link list', { 'app-key': selected.app_key });
     replace(
       list,
-      h('h2', { id: 'links-h' }, `Links of ${app!.name}`),
+      h('h2', { id: 'links-h' }, `Links of ${selected.name}`),
       table<LinkRow>(
         'Tracking links',
         [

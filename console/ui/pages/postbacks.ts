@@ -1,6 +1,6 @@
 import { command } from '../api';
 import { actionButton, actionForm, dateTime, field, formFlags, h, notice, replace, table } from '../dom';
-import { selection } from '../state';
+import { type AppSummary, selection } from '../state';
 
 interface Postback {
   app_id: string;
@@ -31,6 +31,8 @@ const OUTCOME_BADGE: Record<Attempt['outcome'], string> = { delivered: 'ok', ret
 export async function postbacksPage(root: HTMLElement): Promise<void> {
   const app = selection.app;
   if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Postbacks'), notice('info', 'Select an app first (Companies and apps).'));
+  // The inner functions are hoisted, so they do not see the guard above: they use this one.
+  const selected: AppSummary = app;
   if (!selection.meta.commands.includes('postback list')) {
     return replace(
       root,
@@ -108,7 +110,7 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
   );
 
   async function refreshTemplates(): Promise<void> {
-    const { postbacks } = await command<{ postbacks: Postback[] }>('postback list', { 'app-key': app!.app_key });
+    const { postbacks } = await command<{ postbacks: Postback[] }>('postback list', { 'app-key': selected.app_key });
     replace(
       templates,
       table<Postback>(
@@ -128,7 +130,7 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
                 'Delete',
                 async () => {
                   if (!window.confirm(`Delete the postback of ${p.partner}?`)) return;
-                  await command('postback delete', { 'app-key': app!.app_key, partner: p.partner });
+                  await command('postback delete', { 'app-key': selected.app_key, partner: p.partner });
                   await refreshTemplates();
                 },
                 { class: 'danger', 'aria-label': `Delete the postback of ${p.partner}` },
@@ -143,7 +145,7 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
 
   async function refreshLog(): Promise<void> {
     const { attempts } = await command<{ attempts: Attempt[] }>('postback log', {
-      'app-key': app!.app_key,
+      'app-key': selected.app_key,
       partner: formFlags(logFilter).partner as string | undefined,
     });
     replace(

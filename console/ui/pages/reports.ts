@@ -2,7 +2,7 @@ import { command } from '../api';
 import { type ChartSpec, draw, eventsChart, installsChart, retentionChart, revenueChart } from '../charts';
 import { download, toCsv } from '../csv';
 import { field, formFlags, h, notice, replace, table } from '../dom';
-import { selection } from '../state';
+import { type AppSummary, selection } from '../state';
 
 type Row = Record<string, string | number>;
 interface Page {
@@ -30,6 +30,8 @@ const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`);
 export async function reportsPage(root: HTMLElement): Promise<void> {
   const app = selection.app;
   if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Reports'), notice('info', 'Select an app first (Companies and apps).'));
+  // The inner functions are hoisted, so they do not see the guard above: they use this one.
+  const selected: AppSummary = app;
 
   const today = dayString(Date.now());
   const status = h('div', { 'aria-live': 'polite' });
@@ -81,7 +83,7 @@ export async function reportsPage(root: HTMLElement): Promise<void> {
 
     const read = (offset: number, pageLimit: number) =>
       command<Page>('report show', {
-        'app-key': app!.app_key,
+        'app-key': selected.app_key,
         report: report.name,
         ...span,
         limit: String(pageLimit),

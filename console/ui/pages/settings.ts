@@ -1,6 +1,6 @@
 import { command } from '../api';
 import { actionButton, copyable, dateTime, h, notice, replace, table } from '../dom';
-import { selection } from '../state';
+import { type AppSummary, selection } from '../state';
 
 interface ServerKeyRow {
   key_id: string;
@@ -12,6 +12,8 @@ interface ServerKeyRow {
 export async function settingsPage(root: HTMLElement): Promise<void> {
   const app = selection.app;
   if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Settings'), notice('info', 'Select an app first (Companies and apps).'));
+  // The inner functions are hoisted, so they do not see the guard above: they use this one.
+  const selected: AppSummary = app;
 
   const created = h('div', { 'aria-live': 'polite' });
   const list = h('div');
@@ -48,7 +50,7 @@ export async function settingsPage(root: HTMLElement): Promise<void> {
   );
 
   async function refresh(): Promise<void> {
-    const { server_keys } = await command<{ server_keys: ServerKeyRow[] }>('server-key list', { 'app-key': app!.app_key });
+    const { server_keys } = await command<{ server_keys: ServerKeyRow[] }>('server-key list', { 'app-key': selected.app_key });
     replace(
       list,
       table<ServerKeyRow>(

@@ -59,8 +59,10 @@ function rowsOf(doc: string): Row[] {
       const row: Row = { half, text: line, files: [], tests: [] };
       let file: string | undefined;
       for (const span of backticked(last)) {
-        if (isTestFile(span)) row.files.push((file = span));
-        else row.tests.push(named(file ?? '(no file before this name)', span, line));
+        if (isTestFile(span)) {
+          file = span;
+          row.files.push(span);
+        } else row.tests.push(named(file ?? '(no file before this name)', span, line));
       }
       rows.push(row);
     }

@@ -44,7 +44,10 @@ describe('authentication', () => {
   const body = Buffer.from('{"events":[{}],"sent_at_ms":1}');
   const lookups: string[] = [];
   const tenants: TenantLookup<typeof app, typeof company> = {
-    appByKey: async (key) => (lookups.push(key), key === keys.app ? app : undefined),
+    appByKey: async (key) => {
+      lookups.push(key);
+      return key === keys.app ? app : undefined;
+    },
     companyByKey: async (key) => {
       lookups.push(key);
       if (key === keys.company) return company;
@@ -53,7 +56,10 @@ describe('authentication', () => {
       return undefined;
     },
     // The secret is kept apart from the app (the signing_secrets table), read by app id.
-    signingSecret: async (of) => (lookups.push(`secret of ${of.app_id}`), of.app_id === app.app_id ? secret : undefined),
+    signingSecret: async (of) => {
+      lookups.push(`secret of ${of.app_id}`);
+      return of.app_id === app.app_id ? secret : undefined;
+    },
   };
   const valid = { companyKey: keys.company, appKey: keys.app, signature: signBody(secret, body) };
 

@@ -11,7 +11,12 @@ describe('health checks', () => {
   it('names a binding whose probe hangs as timeout, and aborts it', async () => {
     let aborted = false;
     const hang: Probe = (signal) =>
-      new Promise((_resolve, reject) => signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted')))));
+      new Promise((_resolve, reject) =>
+        signal.addEventListener('abort', () => {
+          aborted = true;
+          reject(new Error('aborted'));
+        }),
+      );
     const started = Date.now();
     const report = await checkHealth({ relational_store: ok, object_store: hang, key_value_store: ok, queues: ok }, 50);
     expect(Date.now() - started).toBeLessThan(1000);

@@ -54,7 +54,7 @@ async function call(entry: string, event: APIGatewayProxyEventV2) {
 
 describe('the origin check of every routed function', () => {
   beforeEach(() => {
-    stores.forEach((store) => store.reset());
+    for (const store of stores) store.reset();
     secrets.resetHistory();
   });
   afterEach(() => {

@@ -17,7 +17,10 @@ describe('the look-up cache', () => {
     let now = 0;
     const cache = new TtlCache<number | undefined>(1000, 10, () => now);
     let loads = 0;
-    const miss = async () => (loads++, undefined);
+    const miss = async () => {
+      loads++;
+      return undefined;
+    };
     await cache.getOrLoad('k', miss, (v) => (v === undefined ? 10 : 1000));
     now = 11;
     await cache.getOrLoad('k', miss, (v) => (v === undefined ? 10 : 1000));
@@ -27,7 +30,10 @@ describe('the look-up cache', () => {
   it('holds at most maxEntries, dropping the oldest', async () => {
     const cache = new TtlCache<string>(60_000, 2);
     let loads = 0;
-    const load = (v: string) => async () => (loads++, v);
+    const load = (v: string) => async () => {
+      loads++;
+      return v;
+    };
     await cache.getOrLoad('a', load('a'));
     await cache.getOrLoad('b', load('b'));
     await cache.getOrLoad('c', load('c'));
