@@ -27,7 +27,7 @@ export function functionSpec(name: string): FunctionSpec {
 function handlerOf(name: string): Handler {
   let handler = loaded.get(name);
   if (!handler) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // require, not import: each function's module is loaded by its entry path at its first invocation.
     const module = require(join(root, functionSpec(name).entry)) as { handler?: Handler };
     if (typeof module.handler !== 'function') throw new Error(`${functionSpec(name).entry} exports no handler`);
     handler = module.handler;

@@ -91,7 +91,7 @@ async function putAtomically(
 let patched = false;
 export function makeS3PutsAtomic(): void {
   if (patched) return;
-  /* eslint-disable @typescript-eslint/no-require-imports */
+  // require, not import: these are s3rver's internal modules, patched in place; they have no types.
   S3Error = require('s3rver/lib/models/error') as S3ErrorClass;
   const store = require('s3rver/lib/stores/filesystem') as { prototype: { putObject: unknown } };
   store.prototype.putObject = putAtomically;
