@@ -32,8 +32,9 @@ function wholeBody(raw: Buffer, inflated: Inflated): Buffer {
 
 /**
  * A small body (up to 16 KiB as sent, a batch of a hundred-odd events) is first inflated
- * synchronously with its output held to 128 KiB: that blocks the event loop for well under a
- * millisecond, and skips the thread-pool round trip, which costs more than inflating the batch.
+ * synchronously with its output held to 128 KiB: that blocks the event loop only briefly, and
+ * skips the thread-pool round trip, which costs more than inflating the batch (docs/ingestion.md,
+ * "Inflating", has the figures).
  * A body that inflates past that goes the way of a large one.
  */
 export const SYNC_INFLATE_MAX_RAW_BYTES = 16 * 1024;
@@ -69,7 +70,7 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
 /**
  * The output chunk for a small body: what its gzip trailer says it inflates to, plus one byte, so
  * that a batch inflates into one buffer in one call (in the default 16 KiB chunks a 100-event
- * batch took a second call and a Buffer.concat, a fifth of the inflate). The trailer is the
+ * batch takes a second call and a Buffer.concat; docs/ingestion.md measures it). The trailer is the
  * client's word and only sizes the chunk, between the default and the cap: a body that inflates
  * to more than it says gets more chunks (never smaller ones than before), and maxOutputLength
  * still caps the whole.

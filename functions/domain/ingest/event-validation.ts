@@ -10,7 +10,7 @@ import { isPlainObject } from '../common/json';
  * This runs once per event on the hot path, so it is one straight function of plain comparisons
  * and character loops: a closure per rule, each reading its fields again from event objects of
  * many shapes, and three anchored regular expressions (the case-insensitive UUID one above all)
- * cost 1.7 times as much (docs/ingestion.md, "The CPU of one batch against its ceiling").
+ * cost markedly more (measured in docs/ingestion.md, "The CPU of one batch against its ceiling").
  */
 export type RejectionReason =
   | 'bad_event'
