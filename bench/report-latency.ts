@@ -5,6 +5,7 @@ import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
 import { ROW_GROUPS, type RowDelta, sortKeyOf } from '../functions/domain/aggregation/rows';
 import { DAY_MS, dayOf } from '../functions/domain/common/days';
+import { pool } from '../functions/domain/common/pool';
 import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/reports';
 import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
@@ -14,7 +15,7 @@ import { normalizeResult } from '../local/api-gateway';
 import { invoke } from '../local/lambda';
 import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
-import { pool, type Report } from './support';
+import type { Report } from './support';
 
 /**
  * What a report costs its reader on a busy app: a year of prebuilt rows (365 days ending today:

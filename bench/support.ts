@@ -1,4 +1,4 @@
-/** What the bench's phases share: how a figure is reported, the --json contract, and a small worker pool. */
+/** What the bench's phases share: how a figure is reported, and the --json contract. */
 
 export type Figure =
   | number
@@ -8,15 +8,6 @@ export type Figure =
   | readonly Readonly<Record<string, number | string>>[];
 /** One line of the bench table, and the figures it stands for in --json output. */
 export type Report = (name: string, figure: string, figures: Readonly<Record<string, Figure>>) => void;
-
-/** Runs `work` on every item, at most `limit` at a time. */
-export async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
 
 /** Nearest rank: the smallest sample with at least p of the samples at or below it. */
 export function percentile(sorted: readonly number[], p: number): number {

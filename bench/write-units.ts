@@ -7,6 +7,7 @@ import { buildBatch, type EventBatchResult, EventClient, eventBatchRequest, type
 import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { isConditionFailure } from '../functions/adapters/install-store';
 import { LinkStore } from '../functions/adapters/link-store';
+import { pool } from '../functions/domain/common/pool';
 import { dynamoClient, s3Client, sqsClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
 import { type TableName, type TableSpec, tables } from '../lib/manifest';
@@ -14,7 +15,7 @@ import { invoke } from '../local/lambda';
 import { startQueuePollers } from '../local/queue-pollers';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { MOBILE } from '../test/unit/links/user-agents';
-import { type ClickTraffic, type EventTraffic, pool, type Report } from './support';
+import type { ClickTraffic, EventTraffic, Report } from './support';
 
 /**
  * What the service costs in DynamoDB writes, measured on the real protocol: the whole local

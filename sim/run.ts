@@ -1,5 +1,6 @@
 import { runAdmin } from '../bin/admin';
 import { type AppCredentials, buildBatch, type EventBatchResult, EventClient, eventBatchRequest } from '../client/event-client';
+import { pool } from '../functions/domain/common/pool';
 import {
   compareReports,
   countedEvents,
@@ -605,12 +606,3 @@ function clearOfMidnight(ms: number): number {
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function pool<T>(items: readonly T[], size: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(size, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]);
-    }),
-  );
-}

@@ -1,5 +1,6 @@
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
+import { pool } from '../common/pool';
 import { type AggregationMessage, type AuditLine, installsOfLine } from '../ingest/audit-record';
 import type { PostbackIntent } from '../postbacks/trigger';
 import { acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
@@ -400,7 +401,7 @@ async function applyRows(ports: AggregationPorts, taken: readonly Taken[], sweep
       for (const [object] of parts) object.failed ??= { step: 'rows', error: error as Error };
     }
   });
-  await inPool(writes, ROW_CONCURRENCY, (write) => write());
+  await pool(writes, ROW_CONCURRENCY, (write) => write());
 }
 
 /**
@@ -419,23 +420,13 @@ async function refreshPages(ports: AggregationPorts, taken: readonly Taken[]): P
       days.set(key, entry);
     }
   }
-  await inPool([...days.values()], ROW_CONCURRENCY, async ({ appId, family, day, objects }) => {
+  await pool([...days.values()], ROW_CONCURRENCY, async ({ appId, family, day, objects }) => {
     try {
       await ports.rows.refreshPages(appId, family, [day]);
     } catch (error) {
       for (const object of objects) object.failed ??= { step: 'pages', error: error as Error };
     }
   });
-}
-
-/** Runs the work over the items, at most `concurrency` at a time. */
-async function inPool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]);
-    }),
-  );
 }
 
 /** Removes the tokens of finished objects from a row that gathered many; best effort. */

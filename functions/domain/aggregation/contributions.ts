@@ -1,5 +1,6 @@
 import { DAY_MS, dayOf } from '../common/days';
 import { isPlainObject } from '../common/json';
+import { pool } from '../common/pool';
 import type { AuditLine } from '../ingest/audit-record';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
@@ -134,39 +135,18 @@ export async function contributionsOf(ports: ContributionPorts, context: AuditOb
   const deviceChain = async () => {
     for (const [installUuid, events] of withDevice) await run(installUuid, events);
   };
-  await inBatches(
-    [
-      deviceChain,
-      ...rest.map(
-        ([installUuid, events]) =>
-          () =>
-            run(installUuid, events),
-      ),
-    ],
-    INSTALL_CONCURRENCY,
-  );
+  // After a failure no new install starts, and the failure is thrown once the running ones have
+  // settled: nothing of a failed delivery still writes when its lease is given back.
+  const tasks = [
+    deviceChain,
+    ...rest.map(
+      ([installUuid, events]) =>
+        () =>
+          run(installUuid, events),
+    ),
+  ];
+  await pool(tasks, INSTALL_CONCURRENCY, (task) => task());
   return deltas;
-}
-
-/**
- * Runs the tasks, `limit` at a time. After a failure no new task starts, and the failure is
- * thrown only once the running ones have settled: nothing of a failed delivery still writes when
- * its lease is given back.
- */
-async function inBatches(tasks: readonly (() => Promise<void>)[], limit: number): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async () => {
-    while (next < tasks.length && !failure) {
-      try {
-        await tasks[next++]();
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  if (failure) throw failure.error;
 }
 
 /** One install's events of one audit object, in the object's order. */
