@@ -1,7 +1,7 @@
 import { NotFoundError } from '../functions/adapters/tenant-store';
 import { ServiceError } from '../functions/domain/common/errors';
 import { LinkConfigError } from '../functions/domain/links/link-config';
-import { PostbackConfigError } from '../functions/domain/postbacks/config';
+import { PostbackConfigError } from '../functions/domain/partner-postbacks/config';
 import { TargetError, UsageError } from './command';
 
 export interface ErrorAnswer {

@@ -6,7 +6,7 @@ import { ADMIN_COMMANDS, runCommand, type Target, TargetError, UsageError } from
 import { errorAnswer } from '../admin/errors';
 import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
-import { POSTBACK_MACROS } from '../functions/domain/postbacks/template';
+import { POSTBACK_MACROS } from '../functions/domain/partner-postbacks/template';
 import { bundleConsole, type ConsoleBundle } from './bundle';
 
 /**

@@ -14,8 +14,8 @@ import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRet
 import { decideAttribution } from './domain/aggregation/attribution';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
 import { leaseMsFor } from './domain/aggregation/lease';
-import type { PostbackConfig } from './domain/postbacks/config';
-import { postbacksOf, type TriggerPorts } from './domain/postbacks/trigger';
+import type { PostbackConfig } from './domain/partner-postbacks/config';
+import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
 import { resourceName } from './shared/config';
 import { logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';

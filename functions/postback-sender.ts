@@ -9,8 +9,8 @@ import {
   deliverPostback,
   parsePostbackMessage,
   retryDelaysFromEnv,
-} from './domain/postbacks/deliver';
-import { policyFromEnv } from './domain/postbacks/destination';
+} from './domain/partner-postbacks/deliver';
+import { policyFromEnv } from './domain/partner-postbacks/destination';
 import { resourceName } from './shared/config';
 import { logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
@@ -33,7 +33,7 @@ const options = {
 };
 
 /**
- * The postback queue's consumer (functions/domain/postbacks/deliver.ts has the rules). Each
+ * The postback queue's consumer (functions/domain/partner-postbacks/deliver.ts has the rules). Each
  * message is one attempt; the batch's postbacks go out side by side. A retry leaves its message
  * invisible for its delay and reports it as a batch item failure; the last failed attempt makes
  * it visible at once, so SQS moves it to the DLQ on its next receive.

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
-import { policyFromEnv } from '../functions/domain/postbacks/destination';
+import { policyFromEnv } from '../functions/domain/partner-postbacks/destination';
 import { envName } from '../lib/manifest';
 import { type Emulators, startEmulators } from './emulators';
 import { applyLocalEnvironment, type EndpointsFile, endpointsPath } from './environment';

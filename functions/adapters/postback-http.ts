@@ -2,8 +2,8 @@ import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { DeliveryPorts } from '../domain/postbacks/deliver';
-import type { Resolve } from '../domain/postbacks/destination';
+import type { DeliveryPorts } from '../domain/partner-postbacks/deliver';
+import type { Resolve } from '../domain/partner-postbacks/destination';
 
 /** Every address of a name, as the operating system's resolver gives them. */
 export const resolveHost: Resolve = async (hostname) =>

@@ -1,9 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { PostbackConfig } from '../domain/postbacks/config';
-import type { AttemptRecord, DeliveryPorts } from '../domain/postbacks/deliver';
-import type { PostbackMessage, PostbackRecord, PostbackState } from '../domain/postbacks/trigger';
+import type { PostbackConfig } from '../domain/partner-postbacks/config';
+import type { AttemptRecord, DeliveryPorts } from '../domain/partner-postbacks/deliver';
+import type { PostbackMessage, PostbackRecord, PostbackState } from '../domain/partner-postbacks/trigger';
 import type { PostbackItemKey } from '../domain/privacy/drain';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { sqsClient } from '../shared/clients/sqs';

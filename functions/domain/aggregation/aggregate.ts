@@ -1,8 +1,9 @@
+import { installsOfLine } from '../audit/lines';
+import type { AggregationMessage, AuditLine } from '../audit/types';
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
-import { type AggregationMessage, type AuditLine, installsOfLine } from '../ingest/audit-record';
-import type { PostbackIntent } from '../postbacks/trigger';
+import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
 import { PAGED_FAMILIES } from './day-pages';
 import { secondsUntilLeaseEnds } from './lease';
@@ -116,7 +117,7 @@ export interface AggregationPorts extends ContributionPorts {
   readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
   app(appId: string): Promise<{ readonly probabilistic: boolean } | undefined>;
   /**
-   * Makes and queues the partner postbacks the object's decisions owe (functions/domain/postbacks),
+   * Makes and queues the partner postbacks the object's decisions owe (functions/domain/partner-postbacks),
    * before its journal is saved: a crash in between gives the same intents again on redelivery,
    * and each postback is made once whatever the number of tries.
    */

@@ -1,10 +1,10 @@
+import type { AuditLine } from '../audit/types';
 import { DAY_MS, dayOf } from '../common/days';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
-import type { AuditLine } from '../ingest/audit-record';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
-import type { PostbackIntent } from '../postbacks/trigger';
+import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type AttributionDecision, type InstallFacts, ORGANIC } from './attribution';
 import {
   type AuditReference,

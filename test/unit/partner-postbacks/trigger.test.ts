@@ -1,6 +1,6 @@
 import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
-import { postbackConfig } from '../../../functions/domain/postbacks/config';
-import { type PostbackIntent, postbacksOf, type TriggerPorts, usd } from '../../../functions/domain/postbacks/trigger';
+import { postbackConfig } from '../../../functions/domain/partner-postbacks/config';
+import { type PostbackIntent, postbacksOf, type TriggerPorts, usd } from '../../../functions/domain/partner-postbacks/trigger';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 1, 12);

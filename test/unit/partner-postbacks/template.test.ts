@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { checkTemplate, POSTBACK_MACROS, renderTemplate, TemplateError } from '../../../functions/domain/postbacks/template';
+import { checkTemplate, POSTBACK_MACROS, renderTemplate, TemplateError } from '../../../functions/domain/partner-postbacks/template';
 
 describe('postback templates', () => {
   it('accepts every documented macro in the path and query', () => {

@@ -1,4 +1,9 @@
-import { checkDestination, DestinationRefused, type Resolve, refusedAddress } from '../../../functions/domain/postbacks/destination';
+import {
+  checkDestination,
+  DestinationRefused,
+  type Resolve,
+  refusedAddress,
+} from '../../../functions/domain/partner-postbacks/destination';
 
 const strict = { allowLoopback: false };
 const local = { allowLoopback: true };

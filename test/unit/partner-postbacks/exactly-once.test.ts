@@ -1,5 +1,5 @@
 import { type AggregationPorts, TokenSweeper } from '../../../functions/domain/aggregation/aggregate';
-import { type PostbackIntent, postbackIdOf } from '../../../functions/domain/postbacks/trigger';
+import { type PostbackIntent, postbackIdOf } from '../../../functions/domain/partner-postbacks/trigger';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from '../aggregation/world';
 
 const HOUR = 3_600_000;

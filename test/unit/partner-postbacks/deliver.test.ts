@@ -4,8 +4,8 @@ import {
   deliverPostback,
   type HttpResult,
   retryDelaysFromEnv,
-} from '../../../functions/domain/postbacks/deliver';
-import type { PostbackRecord } from '../../../functions/domain/postbacks/trigger';
+} from '../../../functions/domain/partner-postbacks/deliver';
+import type { PostbackRecord } from '../../../functions/domain/partner-postbacks/trigger';
 
 const DELAYS = [300, 3600, 21_600, 43_200];
 

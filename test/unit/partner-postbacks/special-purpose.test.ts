@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
-import { checkDestination, DestinationRefused, refusedAddress } from '../../../functions/domain/postbacks/destination';
+import { checkDestination, DestinationRefused, refusedAddress } from '../../../functions/domain/partner-postbacks/destination';
 
 /**
  * The oracle: every entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries as IANA
