@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { type AuditBatch, auditLines, encodeAuditObject, toJsonLines } from '../functions/domain/ingest/audit-record';
+import { encodeAuditObject, toJsonLines } from '../functions/domain/audit/encode';
+import { auditLines } from '../functions/domain/audit/lines';
+import type { AuditBatch } from '../functions/domain/audit/types';
 import { decodeBody, parseJson } from '../functions/domain/ingest/batch-body';
 import { judgeEvents } from '../functions/domain/ingest/event-validation';
 import type { CapStore } from '../functions/domain/ingest/metering';

@@ -15,8 +15,10 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { encodeAuditObject, toJsonLines } from '../functions/domain/audit/encode';
+import { auditKey } from '../functions/domain/audit/keys';
+import { auditLines } from '../functions/domain/audit/lines';
 import { sha256Hex } from '../functions/domain/common/hashing';
-import { auditKey, auditLines, encodeAuditObject, toJsonLines } from '../functions/domain/ingest/audit-record';
 import { decodeBody, parseBatch, parseJson } from '../functions/domain/ingest/batch-body';
 import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
 import { judgeEvents, validateEvent } from '../functions/domain/ingest/event-validation';

@@ -10,10 +10,18 @@ import { IpBlockStore } from './adapters/ip-block-store';
 import { delayMessage } from './adapters/message-queue';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
 import { TenantStore } from './adapters/tenant-store';
-import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried, TokenSweeper } from './domain/aggregation/aggregate';
+import {
+  type AggregationPorts,
+  aggregateDeliveries,
+  type DeliveryOutcome,
+  isRetried,
+  PoisonMessageError,
+  TokenSweeper,
+} from './domain/aggregation/aggregate';
 import { decideAttribution } from './domain/aggregation/attribution';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
 import { leaseMsFor } from './domain/aggregation/lease';
+import { AuditObjectError } from './domain/audit/decode';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
 import { resourceName } from './shared/config';
@@ -49,7 +57,11 @@ export const ports: AggregationPorts = {
   // LOCAL_RUN_ID: set by the local runtime alone, never in AWS (AggregationLedgerStore says why).
   ledger: new AggregationLedgerStore(resourceName.table('ledger'), { run: process.env.LOCAL_RUN_ID || undefined }),
   rows: new AggregateStore(resourceName.table('aggregates')),
-  readAudit: (message) => audit.lines(message.audit_key),
+  // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
+  readAudit: (message) =>
+    audit.lines(message.audit_key).catch((error: unknown) => {
+      throw error instanceof AuditObjectError ? new PoisonMessageError(error.reason, error.detail) : error;
+    }),
   app: (appId) =>
     apps.getOrLoad(appId, async () => {
       const app = await tenants.appById(appId);

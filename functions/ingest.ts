@@ -4,7 +4,7 @@ import { CapCounter } from './adapters/cap-counter';
 import { MessageQueue } from './adapters/message-queue';
 import { SigningSecretStore } from './adapters/signing-secret-store';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
-import type { AggregationMessage } from './domain/ingest/audit-record';
+import type { AggregationMessage } from './domain/audit/types';
 import { type TakeBatchPorts, takeBatch } from './domain/ingest/take-batch';
 import { resourceName } from './shared/config';
 import { eventApi, readEventRequest, SDK_VERSION_HEADER } from './shared/event-request';

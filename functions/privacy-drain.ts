@@ -10,7 +10,7 @@ import { DynamoInstallStore } from './adapters/install-store';
 import { PostbackRecords } from './adapters/postback-store';
 import { PrivacyQueue } from './adapters/privacy-queue';
 import { PrivacyReceipts } from './adapters/privacy-store';
-import { PoisonMessageError } from './domain/aggregation/aggregate';
+import { AuditObjectError } from './domain/audit/decode';
 import { type DrainPorts, type DrainReport, drainPrivacyRequests } from './domain/privacy/drain';
 import { resourceName } from './shared/config';
 import { logger, metrics } from './shared/observability';
@@ -43,7 +43,7 @@ export async function privacyDrain(_event: unknown, context: Context): Promise<D
         return await reader.lines(key);
       } catch (error) {
         // Deleted by an earlier run of this request (or never written): nothing left to erase.
-        if (error instanceof PoisonMessageError && error.reason === 'missing_object') return undefined;
+        if (error instanceof AuditObjectError && error.reason === 'missing_object') return undefined;
         throw error;
       }
     },

@@ -1,5 +1,7 @@
 import { DeleteObjectCommand, ListObjectVersionsCommand } from '@aws-sdk/client-s3';
-import type { AuditLine } from '../domain/ingest/audit-record';
+import { batchOfKey } from '../domain/audit/keys';
+import type { AuditErasure } from '../domain/audit/ports';
+import type { AuditLine } from '../domain/audit/types';
 import { s3Client } from '../shared/clients/s3';
 import { AuditStore } from './audit-store';
 
@@ -10,7 +12,7 @@ const UNVERSIONED = new Set(['MethodNotAllowed', 'NotImplemented']);
  * install's lines. The bucket is versioned in AWS, so the older versions that still hold the lines
  * go too; the local emulator keeps no versions and lists none.
  */
-export class AuditEraser {
+export class AuditEraser implements AuditErasure {
   private readonly store: AuditStore;
 
   constructor(private readonly bucket: string) {
@@ -24,18 +26,9 @@ export class AuditEraser {
   }
 
   async rewrite(key: string, lines: readonly AuditLine[]): Promise<void> {
-    const [, , , , companyId, appId, name] = key.split('/');
-    await this.store.replace(
-      key,
-      {
-        companyId,
-        appId,
-        receivedMs: lines[0]?.received_ms ?? 0,
-        bodySha256: name.replace(/\.jsonl\.gz$/, ''),
-        clientIp: lines[0]?.client_ip ?? '',
-      },
-      lines,
-    );
+    const named = batchOfKey(key);
+    if (named === undefined) throw new Error(`${key} is not an audit object key`);
+    await this.store.replace(key, { ...named, receivedMs: lines[0]?.received_ms ?? 0, clientIp: lines[0]?.client_ip ?? '' }, lines);
     await this.removeVersions(key, { keepLatest: true });
   }
 

@@ -1,20 +1,15 @@
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { PoisonMessageError } from '../domain/aggregation/aggregate';
-import type { AuditLine } from '../domain/ingest/audit-record';
+import { AuditObjectError, decodeAuditObject } from '../domain/audit/decode';
+import type { AuditObjects } from '../domain/audit/ports';
+import type { AuditLine } from '../domain/audit/types';
 import { s3Client } from '../shared/clients/s3';
 
-const gunzipAsync = promisify(gunzip);
-
-/** Audit objects hold at most 8 MiB of JSON (the decompressed batch limit) plus their line envelopes. */
-const MAX_AUDIT_JSON_BYTES = 32 * 1024 * 1024;
-
 /**
- * Reads audit objects back (the aggregator, `admin rebuild`). An object that is missing or is not
- * gzip JSON Lines will never become readable: PoisonMessageError, so its message goes to the DLQ.
+ * Reads audit objects back (the aggregator, `admin rebuild`, the privacy drain). An object that is
+ * missing or is not gzip JSON Lines will never become readable: AuditObjectError, which each reader
+ * takes in its own way (the aggregator sends its message to the DLQ).
  */
-export class AuditReader {
+export class AuditReader implements AuditObjects {
   constructor(private readonly bucket: string) {}
 
   /**
@@ -41,23 +36,10 @@ export class AuditReader {
       bytes = await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
     } catch (error) {
       const name = (error as Error).name;
-      if (name === 'NoSuchKey' || name === 'NotFound') throw new PoisonMessageError('missing_object', key);
+      if (name === 'NoSuchKey' || name === 'NotFound') throw new AuditObjectError('missing_object', key);
       throw error;
     }
-    let text: string;
-    try {
-      text = (await gunzipAsync(bytes, { maxOutputLength: MAX_AUDIT_JSON_BYTES })).toString('utf8');
-    } catch {
-      throw new PoisonMessageError('unreadable_object', `${key} is not gzip within ${MAX_AUDIT_JSON_BYTES} bytes`);
-    }
-    try {
-      return text
-        .split('\n')
-        .filter((line) => line.length > 0)
-        .map((line) => JSON.parse(line) as AuditLine);
-    } catch {
-      throw new PoisonMessageError('unreadable_object', `${key} is not JSON Lines`);
-    }
+    return decodeAuditObject(key, bytes);
   }
 
   /** Every key under a prefix, in key order. */

@@ -1,9 +1,8 @@
 import { PutObjectCommand, type PutObjectCommandInput } from '@aws-sdk/client-s3';
-import { type AuditBatch, type AuditLine, encodeAuditObject } from '../domain/ingest/audit-record';
+import { encodeAuditObject } from '../domain/audit/encode';
+import type { AuditWrite, AuditWriter } from '../domain/audit/ports';
+import type { AuditBatch, AuditLine } from '../domain/audit/types';
 import { s3Client } from '../shared/clients/s3';
-
-/** What putBatch did: wrote the object, or found it written by an earlier attempt of the batch. */
-export type AuditWrite = 'stored' | 'already_stored';
 
 /** S3 answers 409 to a conditional write while another write of the key is in flight; it asks for a retry. */
 const CONFLICT_ATTEMPTS = 3;
@@ -14,7 +13,7 @@ const CONFLICT_WAIT_MS = 50;
  * file it is (no Content-Encoding), so anything that downloads it gets the .jsonl.gz bytes and
  * not a transparently inflated copy under a .gz name.
  */
-export class AuditStore {
+export class AuditStore implements AuditWriter {
   constructor(readonly bucket: string) {}
 
   /**

@@ -1,10 +1,13 @@
+import { PoisonMessageError } from '../domain/aggregation/aggregate';
 import { type AttributionLookups, decideAttribution } from '../domain/aggregation/attribution';
 import { type EventClaim, installPk, SK } from '../domain/aggregation/install-state';
 import { type RebuildSource, type RebuiltRow, rowOf } from '../domain/aggregation/rebuild';
 import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
+import { AuditObjectError } from '../domain/audit/decode';
+import { auditDayPrefix } from '../domain/audit/keys';
+import type { AuditObjects } from '../domain/audit/ports';
 import type { App } from '../domain/tenants/tenant';
 import type { AggregateStore } from './aggregate-store';
-import type { AuditReader } from './audit-reader';
 import type { DynamoInstallStore } from './install-store';
 
 /**
@@ -13,17 +16,21 @@ import type { DynamoInstallStore } from './install-store';
  */
 export function rebuildSource(
   app: Pick<App, 'app_id' | 'company_id' | 'probabilistic'>,
-  stores: { audit: AuditReader; installs: DynamoInstallStore; lookups: AttributionLookups },
+  stores: { audit: AuditObjects; installs: DynamoInstallStore; lookups: AttributionLookups },
 ): RebuildSource {
   const { audit, installs, lookups } = stores;
   return {
     appId: app.app_id,
     companyId: app.company_id,
     probabilistic: app.probabilistic,
-    // Audit objects are named by UTC receive day, then company and app (auditKey in
-    // functions/domain/ingest/audit-record.ts), so one listing finds an app's objects of a day.
-    keysOfDay: (day) => audit.keys(`audit/${day.split('-').join('/')}/${app.company_id}/${app.app_id}/`),
-    lines: (key) => audit.lines(key),
+    // Audit objects are named by UTC receive day, then company and app (functions/domain/audit/keys.ts),
+    // so one listing finds an app's objects of a day.
+    keysOfDay: (day) => audit.keys(auditDayPrefix(day, app.company_id, app.app_id)),
+    // An object missing or unreadable is one the rebuild lists as unreadable, as the aggregator does.
+    lines: (key) =>
+      audit.lines(key).catch((error: unknown) => {
+        throw error instanceof AuditObjectError ? new PoisonMessageError(error.reason, error.detail) : error;
+      }),
     recordedDecision: async (installUuid, eventId) =>
       (await installs.get<EventClaim>(installPk(app.app_id, installUuid), SK.event(eventId)))?.decision,
     decideAfresh: (facts) => decideAttribution(facts, lookups),

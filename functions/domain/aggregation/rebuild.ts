@@ -1,5 +1,5 @@
+import type { AuditLine } from '../audit/types';
 import { DAY_MS, dayOf } from '../common/days';
-import type { AuditLine } from '../ingest/audit-record';
 import { aggregateDeliveries, PoisonMessageError, TokenSweeper } from './aggregate';
 import type { AttributionDecision, InstallFacts } from './attribution';
 import { MemoryInstallStore, MemoryLedger, MemoryRowStore } from './memory-stores';

@@ -1,9 +1,12 @@
+import { eventTexts } from '../audit/event-text';
+import { auditKey } from '../audit/keys';
+import { auditLines } from '../audit/lines';
+import { aggregationMessage } from '../audit/message';
+import type { AggregationMessage, AuditBatch, AuditLine } from '../audit/types';
 import { sha256Hex } from '../common/hashing';
-import { type AggregationMessage, type AuditBatch, type AuditLine, aggregationMessage, auditKey, auditLines } from './audit-record';
 import { parseBatch } from './batch-body';
 import { capReached } from './cap';
 import { EventApiError } from './event-api';
-import { eventTexts } from './event-text';
 import { type EventVerdict, judgeEvents } from './event-validation';
 import { type BatchHold, type CapStore, giveBack, type MonthCount, readMonth, reserve, settle } from './metering';
 

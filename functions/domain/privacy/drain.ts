@@ -1,5 +1,6 @@
 import { type AuditReference, type EventClaim, SK } from '../aggregation/install-state';
-import { type AuditLine, lineOfInstall } from '../ingest/audit-record';
+import { lineOfInstall } from '../audit/lines';
+import type { AuditLine } from '../audit/types';
 import { installKey, type PrivacyMessage } from './privacy';
 
 /**

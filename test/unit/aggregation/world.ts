@@ -9,8 +9,11 @@ import { type AttributionLookups, decideAttribution } from '../../../functions/d
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { MemoryInstallStore, MemoryLedger, MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
+import { auditKey } from '../../../functions/domain/audit/keys';
+import { auditLines } from '../../../functions/domain/audit/lines';
+import { aggregationMessage } from '../../../functions/domain/audit/message';
+import type { AuditLine } from '../../../functions/domain/audit/types';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
-import { type AuditLine, aggregationMessage, auditKey, auditLines } from '../../../functions/domain/ingest/audit-record';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import type { OracleRows } from '../../support/aggregation-oracle';

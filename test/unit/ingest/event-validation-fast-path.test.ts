@@ -1,7 +1,7 @@
 import fc from 'fast-check';
+import { eventTexts } from '../../../functions/domain/audit/event-text';
 import { isPlainObject } from '../../../functions/domain/common/json';
 import { UUID_PATTERN } from '../../../functions/domain/common/uuid';
-import { eventTexts } from '../../../functions/domain/ingest/event-text';
 import {
   type BatchContext,
   EVENT_FAULT_FIELDS,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
+import type { AggregationMessage, AuditBatch, AuditLine } from '../../../functions/domain/audit/types';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
-import type { AggregationMessage, AuditBatch, AuditLine } from '../../../functions/domain/ingest/audit-record';
 import { capCounterKey } from '../../../functions/domain/ingest/cap';
 import { EventApiError, type EventApiErrorCode } from '../../../functions/domain/ingest/event-api';
 import type { CapStore } from '../../../functions/domain/ingest/metering';

@@ -1,4 +1,4 @@
-import type { AuditLine } from '../../../functions/domain/ingest/audit-record';
+import type { AuditLine } from '../../../functions/domain/audit/types';
 import { type DrainPorts, eraseInstall, MAX_ROWS_PER_TABLE, type PostbackItemKey } from '../../../functions/domain/privacy/drain';
 import { installKey, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
 

@@ -1,7 +1,8 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { AuditStore } from '../../../functions/adapters/audit-store';
-import { type AuditBatch, auditLines } from '../../../functions/domain/ingest/audit-record';
+import { auditLines } from '../../../functions/domain/audit/lines';
+import type { AuditBatch } from '../../../functions/domain/audit/types';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
 

@@ -4,20 +4,12 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { AuditStore } from '../../../functions/adapters/audit-store';
 import { MessageQueue } from '../../../functions/adapters/message-queue';
+import { encodeAuditObject, SYNC_AUDIT_GZIP_MAX_BYTES, toJsonLines } from '../../../functions/domain/audit/encode';
+import { auditKey } from '../../../functions/domain/audit/keys';
+import { auditLines, installsOfLine, lineOfInstall, MAX_INSTALLS_PER_LINE } from '../../../functions/domain/audit/lines';
+import { aggregationMessage } from '../../../functions/domain/audit/message';
+import type { AuditBatch, AuditLine } from '../../../functions/domain/audit/types';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
-import {
-  type AuditBatch,
-  type AuditLine,
-  aggregationMessage,
-  auditKey,
-  auditLines,
-  encodeAuditObject,
-  installsOfLine,
-  lineOfInstall,
-  MAX_INSTALLS_PER_LINE,
-  SYNC_AUDIT_GZIP_MAX_BYTES,
-  toJsonLines,
-} from '../../../functions/domain/ingest/audit-record';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
 

@@ -1,7 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { type AuditBatch, auditLines, encodeAuditObject } from '../../../functions/domain/ingest/audit-record';
-import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from '../../../functions/domain/ingest/event-text';
+import { encodeAuditObject } from '../../../functions/domain/audit/encode';
+import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from '../../../functions/domain/audit/event-text';
+import { auditLines } from '../../../functions/domain/audit/lines';
+import type { AuditBatch } from '../../../functions/domain/audit/types';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
 

@@ -1,0 +1,48 @@
+/**
+ * The audit record (docs/ingestion.md, "The audit object"): one gzip JSON Lines object per batch,
+ * one line per event, accepted and rejected, in input order, and one message per object on the
+ * aggregation queue. Ingest writes them (encode.ts), the aggregator, `admin rebuild` and the
+ * privacy drain read them back (decode.ts).
+ */
+
+/** The batch an audit object records: what names the object and what every line shares. */
+export interface AuditBatch {
+  readonly companyId: string;
+  readonly appId: string;
+  readonly receivedMs: number;
+  /** SHA-256 of the raw body as sent: the object's name, so a retried batch lands on the same key. */
+  readonly bodySha256: string;
+  readonly clientIp: string;
+  readonly sdkVersion?: string;
+}
+
+export interface AuditLine {
+  index: number;
+  status: 'accepted' | 'rejected';
+  reason?: string;
+  received_ms: number;
+  corrected_ts?: number;
+  client_ip: string;
+  sdk_version: string | null;
+  /** Lower-cased, whenever the event carries a well-formed one. */
+  install_uuid?: string;
+  /**
+   * SHA-256 of "<app_id>:<device_id>", or of "<app_id>:<its JSON text>" for a device_id that is no
+   * string (a rejected event's number, array or object): the device id itself is never stored.
+   */
+  device_hash?: string;
+  /** The event as sent, minus device_id (unless null); null for an entry too deeply nested to store. */
+  event: unknown;
+}
+
+/** The message on the aggregation queue, one per audit object. */
+export interface AggregationMessage {
+  version: 1;
+  bucket: string;
+  audit_key: string;
+  company_id: string;
+  app_id: string;
+  accepted: number;
+  rejected: number;
+  received_ms: number;
+}
