@@ -10,17 +10,12 @@ import { IpBlockStore } from './adapters/ip-block-store';
 import { delayMessage } from './adapters/message-queue';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
 import { TenantStore } from './adapters/tenant-store';
-import {
-  type AggregationPorts,
-  aggregateDeliveries,
-  type DeliveryOutcome,
-  isRetried,
-  PoisonMessageError,
-  TokenSweeper,
-} from './domain/aggregation/aggregate';
-import { decideAttribution } from './domain/aggregation/attribution';
+import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried } from './domain/aggregation/aggregate';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
 import { leaseMsFor } from './domain/aggregation/lease';
+import { PoisonMessageError } from './domain/aggregation/message';
+import { TokenSweeper } from './domain/aggregation/token-sweeper';
+import { decideAttribution } from './domain/attribution/decision';
 import { AuditObjectError } from './domain/audit/decode';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';

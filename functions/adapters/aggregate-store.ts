@@ -1,5 +1,4 @@
 import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AggregationLedger, Journal, LeaseResult, RowStore } from '../domain/aggregation/aggregate';
 import {
   type DayPage,
   decodePageRows,
@@ -9,7 +8,8 @@ import {
   type PageRow,
   pageReportRows,
 } from '../domain/aggregation/day-pages';
-import { ROW_COUNTERS, ROW_GROUPS, type RowDelta, type RowFamily, sortKeyOf } from '../domain/aggregation/rows';
+import type { AggregationLedger, Journal, LeaseResult } from '../domain/aggregation/lease';
+import { ROW_COUNTERS, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore, sortKeyOf } from '../domain/aggregation/rows';
 import type { StoredCounters } from '../domain/reports/report-rows';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './install-store';

@@ -1,4 +1,4 @@
-import type { AttributionLookups } from '../domain/aggregation/attribution';
+import type { AttributionLookups } from '../domain/attribution/decision';
 import type { ClickStore } from './click-store';
 import type { DynamoInstallStore } from './install-store';
 import type { IpBlockStore } from './ip-block-store';

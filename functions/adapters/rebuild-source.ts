@@ -1,8 +1,8 @@
-import { PoisonMessageError } from '../domain/aggregation/aggregate';
-import { type AttributionLookups, decideAttribution } from '../domain/aggregation/attribution';
 import { type EventClaim, installPk, SK } from '../domain/aggregation/install-state';
+import { PoisonMessageError } from '../domain/aggregation/message';
 import { type RebuildSource, type RebuiltRow, rowOf } from '../domain/aggregation/rebuild';
 import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
+import { type AttributionLookups, decideAttribution } from '../domain/attribution/decision';
 import { AuditObjectError } from '../domain/audit/decode';
 import { auditDayPrefix } from '../domain/audit/keys';
 import type { AuditObjects } from '../domain/audit/ports';

@@ -7,7 +7,7 @@ import { type FunctionSpec, functions as functionSpecs } from '../manifest';
 import { serviceMetric } from './alarms';
 import { SERVICE_NAME } from './service-function';
 
-/** The attribution types the aggregator counts installs under (functions/domain/aggregation/attribution.ts). */
+/** The attribution types the aggregator counts installs under (functions/domain/attribution/decision.ts). */
 const ATTRIBUTION_TYPES = ['deterministic', 'probabilistic', 'organic'];
 
 /** The reports, from their routes in the manifest (each emits ReportLatency with its name as `report`). */

@@ -10,7 +10,7 @@ import { AuditStore } from '../../functions/adapters/audit-store';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { DynamoInstallStore } from '../../functions/adapters/install-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { tokenOf } from '../../functions/domain/aggregation/aggregate';
+import { tokenOf } from '../../functions/domain/aggregation/lease';
 import { auditKey } from '../../functions/domain/audit/keys';
 import { auditLines } from '../../functions/domain/audit/lines';
 import { aggregationMessage } from '../../functions/domain/audit/message';

@@ -1,20 +1,20 @@
 import { installsOfLine } from '../audit/lines';
 import type { AggregationMessage, AuditLine } from '../audit/types';
-import { sha256Hex } from '../common/hashing';
-import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
 import { PAGED_FAMILIES } from './day-pages';
-import { secondsUntilLeaseEnds } from './lease';
-import { type Counters, type RowDelta, RowDeltas, type RowFamily, rowKeyOf } from './rows';
+import { type AggregationLedger, type Journal, secondsUntilLeaseEnds, tokenOf } from './lease';
+import { auditKeyOf, PoisonMessageError, type PoisonReason, parseMessage } from './message';
+import { type Counters, RowDeltas, type RowFamily, type RowStore, rowKeyOf } from './rows';
+import { SWEEP_AT, sweep, sweepKey, type TokenSweeper } from './token-sweeper';
 
 /**
  * The aggregator's use case: a batch of deliveries from the aggregation queue (one message per
- * audit object, docs/ingestion.md) becomes increments of the report rows, each accepted event
+ * audit object, docs/ingestion.md; message.ts reads it) becomes increments of the report rows, each accepted event
  * counted exactly once whatever the queue does. Per audit object:
  *
- *   1. lease: a ledger mark that only one delivery at a time holds (a second, concurrent delivery
+ *   1. lease: a ledger mark (lease.ts) that only one delivery at a time holds (a second, concurrent delivery
  *      of the same object is told to come back later; a finished object is acknowledged at once);
  *   2. claims and journal: the object's events are claimed in their installs' partitions and what
  *      it adds to each row is written to the lease mark before any row is touched, so a
@@ -23,92 +23,13 @@ import { type Counters, type RowDelta, RowDeltas, type RowFamily, rowKeyOf } fro
  *      which records the objects' tokens on the row and is refused if one is already there;
  *   4. pages: the day pages of the days written (day-pages.ts) are brought up to date with
  *      their rows, so no page is behind an object marked done;
- *   5. finish: the mark says done, and later writes sweep the tokens off the rows.
+ *   5. finish: the mark says done, and later writes sweep the tokens off the rows (token-sweeper.ts).
  *
  * A crash after any single write leaves either no journal (claims are found again, owned by this
  * object, and give the same journal) or a journal whose rows carry the token where they were
  * already added. Conditional single-item writes only: the local DynamoDB emulator has no
  * transactions, and none are needed.
  */
-
-export type PoisonReason = 'bad_message' | 'unknown_version' | 'missing_object' | 'unreadable_object' | 'unknown_app';
-
-/** A message that can never be processed: it goes back until SQS moves it to the DLQ. */
-export class PoisonMessageError extends Error {
-  constructor(
-    readonly reason: PoisonReason,
-    detail: string,
-  ) {
-    super(`${reason}: ${detail}`);
-    this.name = 'PoisonMessageError';
-  }
-}
-
-export const MESSAGE_VERSION = 1;
-
-export function parseMessage(body: string): AggregationMessage {
-  let message: unknown;
-  try {
-    message = JSON.parse(body);
-  } catch {
-    throw new PoisonMessageError('bad_message', 'the body is not JSON');
-  }
-  if (!isPlainObject(message)) throw new PoisonMessageError('bad_message', 'the body is not an object');
-  if (message.version !== MESSAGE_VERSION) throw new PoisonMessageError('unknown_version', `version ${JSON.stringify(message.version)}`);
-  const { bucket, audit_key, app_id, company_id, received_ms } = message;
-  if (
-    typeof bucket !== 'string' ||
-    typeof audit_key !== 'string' ||
-    typeof app_id !== 'string' ||
-    typeof company_id !== 'string' ||
-    typeof received_ms !== 'number'
-  ) {
-    throw new PoisonMessageError('bad_message', 'bucket, audit_key, app_id, company_id or received_ms missing');
-  }
-  return message as unknown as AggregationMessage;
-}
-
-/** Short owner token of an audit object: what its claims, its ledger mark and its row tokens carry. */
-export const tokenOf = (auditKey: string): string => sha256Hex(auditKey).slice(0, 24);
-
-export type Journal = Record<string, Record<string, number>>;
-
-export type LeaseResult =
-  | { readonly state: 'acquired'; readonly journal?: Journal }
-  | { readonly state: 'done' }
-  /** Another delivery holds the lease, until then. */
-  | { readonly state: 'busy'; readonly leaseUntilMs: number };
-
-export interface AggregationLedger {
-  /** Takes the object's lease unless another delivery holds an unexpired one or it is finished. */
-  lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult>;
-  /** Keeps the first journal written for the object and returns the one that stands. */
-  saveJournal(token: string, journal: Journal): Promise<Journal>;
-  finish(token: string, nowMs: number): Promise<void>;
-  /** Gives up a lease after a failed delivery, so the next one need not wait for it to run out. */
-  release(token: string): Promise<void>;
-  /** Of these tokens, those whose object is finished (or whose mark has expired long after). */
-  finished(tokens: readonly string[]): Promise<Set<string>>;
-}
-
-export interface RowStore {
-  /**
-   * Adds the counters to the row and records the tokens on it in one conditional write, refused
-   * (applied: false, nothing written) when any of the tokens is already on the row. The `sweep`
-   * tokens, of finished objects, are removed in the same write. Returns the tokens on the row after.
-   */
-  add(
-    appId: string,
-    row: RowDelta,
-    tokens: readonly string[],
-    sweep: readonly string[],
-  ): Promise<{ applied: boolean; tokensOnRow: string[] }>;
-  /**
-   * Brings the day pages of these days up to date with their rows (day-pages.ts); nothing for a
-   * family that is not paged. Safe to run again and at the same time as another refresh.
-   */
-  refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void>;
-}
 
 export interface AggregationPorts extends ContributionPorts {
   readonly ledger: AggregationLedger;
@@ -149,34 +70,7 @@ export type DeliveryOutcome =
 export const isRetried = (outcome: DeliveryOutcome): boolean =>
   outcome.kind === 'busy' || outcome.kind === 'poison' || outcome.kind === 'failed';
 
-/**
- * Tokens of finished objects, per row, remembered by this execution environment so that its next
- * write to the row removes them for free. Rows it does not write again are swept when they carry
- * more than SWEEP_AT foreign tokens, which bounds every row at a few hundred bytes (one write unit).
- */
-export class TokenSweeper {
-  private readonly removable = new Map<string, Set<string>>();
-
-  constructor(private readonly maxRows = 50_000) {}
-
-  take(row: string, except: readonly string[]): string[] {
-    const tokens = this.removable.get(row);
-    if (!tokens) return [];
-    this.removable.delete(row);
-    return [...tokens].filter((token) => !except.includes(token)).slice(0, MAX_SWEEP);
-  }
-
-  remember(row: string, tokens: Iterable<string>): void {
-    if (this.removable.size >= this.maxRows) this.removable.clear();
-    const set = this.removable.get(row) ?? new Set<string>();
-    for (const token of tokens) set.add(token);
-    if (set.size > 0) this.removable.set(row, set);
-  }
-}
-
-/** Foreign tokens a row may carry before this delivery checks and removes the finished ones. */
-export const SWEEP_AT = 6;
-const MAX_SWEEP = 40;
+/** Rows written, and day pages refreshed, at the same time. */
 const ROW_CONCURRENCY = 16;
 
 export interface AggregateOptions {
@@ -273,14 +167,6 @@ function installsByType(journal: Journal): Record<string, number> {
     if (row.family === 'attribution' && add.installs) installs[row.group[1]] = (installs[row.group[1]] ?? 0) + add.installs;
   }
   return installs;
-}
-
-function auditKeyOf(body: string): string | undefined {
-  try {
-    return parseMessage(body).audit_key;
-  } catch {
-    return undefined;
-  }
 }
 
 interface Opened {
@@ -429,15 +315,3 @@ async function refreshPages(ports: AggregationPorts, taken: readonly Taken[]): P
     }
   });
 }
-
-/** Removes the tokens of finished objects from a row that gathered many; best effort. */
-async function sweep(ports: AggregationPorts, appId: string, row: RowDelta, tokens: readonly string[]): Promise<void> {
-  try {
-    const finished = await ports.ledger.finished(tokens);
-    if (finished.size > 0) await ports.rows.add(appId, { ...row, add: {} }, [], [...finished].slice(0, MAX_SWEEP));
-  } catch {
-    // A sweep that fails leaves tokens for the next one; the counters are already right.
-  }
-}
-
-const sweepKey = (appId: string, id: string) => `${appId}\u0000${id}`;

@@ -1,3 +1,4 @@
+import { type AttributionDecision, type InstallFacts, ORGANIC } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, dayOf } from '../common/days';
 import { isPlainObject } from '../common/json';
@@ -5,7 +6,6 @@ import { pool } from '../common/pool';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
-import { type AttributionDecision, type InstallFacts, ORGANIC } from './attribution';
 import {
   type AuditReference,
   appDevice,

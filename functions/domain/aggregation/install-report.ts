@@ -1,13 +1,15 @@
+import type { AttributionDecision } from '../attribution/decision';
+import { explain } from '../attribution/explanation';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
-import { type AttributionDecision, type FraudReason, MIN_CTIT_SECONDS, PROBABILISTIC_WINDOW_MS } from './attribution';
 import { RETENTION_DAYS } from './contributions';
 import { type EventClaim, type InstallHead, SK } from './install-state';
 
 /**
  * `admin install show`: one install's partition (install-state.ts) read back as the answer to a
  * customer's "why was this install given to partner X". Each install event keeps the decision
- * exactly as the aggregator recorded it, plus one sentence that says it in words.
+ * exactly as the aggregator recorded it, plus one sentence that says it in words
+ * (functions/domain/attribution/explanation.ts).
  */
 
 /** A type rather than an interface, so that it is a plain JSON object (Record<string, unknown>) to the admin CLI. */
@@ -74,43 +76,4 @@ export function installReport(appId: string, installUuid: string, items: readonl
     events: { counted: others.length, waiting_for_install: others.filter((claim) => claim.held && !claim.applied).length },
     retention,
   };
-}
-
-const RULE_SOURCE = { click_id: "the install's attribution.click_id", referrer_click_id: 'the Play install referrer' } as const;
-
-const FRAUD_TEXT: Record<FraudReason, (decision: AttributionDecision) => string> = {
-  ctit_under_10s: (d) => `ctit_under_10s (${d.ctit_seconds} s from click to install, under ${MIN_CTIT_SECONDS} s)`,
-  click_injection: () => 'click_injection (the click came after the install had begun)',
-  honeypot_ip: () => 'honeypot_ip (the install came from an address a honeypot link blocked)',
-};
-
-/** One line a customer can read: which rule gave the install to whom, and anything flagged on the way. */
-export function explain(decision: AttributionDecision): string {
-  const refused = decision.refused_click ? ` (click ${decision.refused_click.click_id} refused: ${decision.refused_click.reason})` : '';
-  const parts = [`${matched(decision)}${refused}`];
-  if (decision.reinstall) {
-    parts.push(
-      decision.reinstall_reason === 'device_seen_under_other_install'
-        ? 'a reinstall: the device was installed before under another install_uuid'
-        : 'a reinstall: this install_uuid was installed before',
-    );
-  }
-  if (decision.fraud_reasons.length > 0)
-    parts.push(`flagged as fraud: ${decision.fraud_reasons.map((reason) => FRAUD_TEXT[reason](decision)).join(', ')}`);
-  return parts.join('; ');
-}
-
-function matched(decision: AttributionDecision): string {
-  if (decision.attribution_type === 'organic') return 'organic: no click matched';
-  const click = `click ${decision.click_id} on link ${decision.link_id} (partner ${decision.partner}${decision.campaign ? `, campaign ${decision.campaign}` : ''})`;
-  const ctit = decision.ctit_seconds;
-  if (decision.attribution_type === 'probabilistic') {
-    const hours = decision.window
-      ? Math.round((decision.window.to_ms - decision.window.from_ms) / 3_600_000)
-      : PROBABILISTIC_WINDOW_MS / 3_600_000;
-    return `probabilistic: latest ${click} from the same address and platform in the ${hours} h before the install${ctit === undefined ? '' : `, ${ctit} s before it`}`;
-  }
-  const lookback = decision.window?.lookback_days === undefined ? 'the lookback' : `the ${decision.window.lookback_days}-day lookback`;
-  const source = decision.rule === 'click_id' || decision.rule === 'referrer_click_id' ? `, named by ${RULE_SOURCE[decision.rule]}` : '';
-  return `deterministic: ${click}${ctit === undefined ? '' : ` ${ctit} s before the install`}, within ${lookback}${source}`;
 }

@@ -1,5 +1,5 @@
+import type { AttributionDecision, AttributionType } from '../attribution/decision';
 import type { Platform } from '../links/platform';
-import type { AttributionDecision, AttributionType } from './attribution';
 
 /**
  * Everything the aggregator keeps about one install lives under one partition key,

@@ -1,9 +1,12 @@
+import { MemoryLedger, MemoryRowStore } from '../../adapters/memory/aggregate-store';
+import { MemoryInstallStore } from '../../adapters/memory/install-store';
+import type { AttributionDecision, InstallFacts } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, dayOf } from '../common/days';
-import { aggregateDeliveries, PoisonMessageError, TokenSweeper } from './aggregate';
-import type { AttributionDecision, InstallFacts } from './attribution';
-import { MemoryInstallStore, MemoryLedger, MemoryRowStore } from './memory-stores';
+import { aggregateDeliveries } from './aggregate';
+import { PoisonMessageError } from './message';
 import { ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS, type RowFamily } from './rows';
+import { TokenSweeper } from './token-sweeper';
 
 /**
  * `admin rebuild`: the app's rows computed again from the audit store alone, by the very use case

@@ -99,3 +99,23 @@ export class RowDeltas {
     return deltas;
   }
 }
+
+/** The report rows as the aggregator writes them (functions/adapters/aggregate-store.ts). */
+export interface RowStore {
+  /**
+   * Adds the counters to the row and records the tokens on it in one conditional write, refused
+   * (applied: false, nothing written) when any of the tokens is already on the row. The `sweep`
+   * tokens, of finished objects, are removed in the same write. Returns the tokens on the row after.
+   */
+  add(
+    appId: string,
+    row: RowDelta,
+    tokens: readonly string[],
+    sweep: readonly string[],
+  ): Promise<{ applied: boolean; tokensOnRow: string[] }>;
+  /**
+   * Brings the day pages of these days up to date with their rows (day-pages.ts); nothing for a
+   * family that is not paged. Safe to run again and at the same time as another refresh.
+   */
+  refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void>;
+}

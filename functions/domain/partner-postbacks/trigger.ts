@@ -1,5 +1,4 @@
-import type { AttributionDecision } from '../aggregation/attribution';
-import { ORGANIC } from '../aggregation/attribution';
+import { type AttributionDecision, ORGANIC } from '../attribution/decision';
 import { DAY_MS } from '../common/days';
 import { sha256Hex } from '../common/hashing';
 import type { Platform } from '../links/platform';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { TokenSweeper } from '../../../functions/domain/aggregation/aggregate';
-import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
 import { differences, rebuildRows, rowOf } from '../../../functions/domain/aggregation/rebuild';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
+import { TokenSweeper } from '../../../functions/domain/aggregation/token-sweeper';
+import type { AttributionDecision } from '../../../functions/domain/attribution/decision';
 import { type OracleAttribution, type OracleEvent, oracleRows } from '../../support/aggregation-oracle';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
 

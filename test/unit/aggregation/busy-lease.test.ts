@@ -2,7 +2,7 @@ import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { tokenOf } from '../../../functions/domain/aggregation/aggregate';
+import { tokenOf } from '../../../functions/domain/aggregation/lease';
 import { envName, queues, tables } from '../../../lib/manifest';
 import { LEASE_MS, T0, world } from './world';
 

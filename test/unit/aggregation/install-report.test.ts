@@ -1,5 +1,6 @@
-import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
-import { explain, installReport } from '../../../functions/domain/aggregation/install-report';
+import { installReport } from '../../../functions/domain/aggregation/install-report';
+import type { AttributionDecision } from '../../../functions/domain/attribution/decision';
+import { explain } from '../../../functions/domain/attribution/explanation';
 import { APP, click, T0, world } from './world';
 
 const HOUR = 3_600_000;

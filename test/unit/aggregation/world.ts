@@ -1,14 +1,11 @@
-import {
-  type AggregationPorts,
-  aggregateDeliveries,
-  type DeliveryOutcome,
-  PoisonMessageError,
-  TokenSweeper,
-} from '../../../functions/domain/aggregation/aggregate';
-import { type AttributionLookups, decideAttribution } from '../../../functions/domain/aggregation/attribution';
+import { MemoryLedger, MemoryRowStore } from '../../../functions/adapters/memory/aggregate-store';
+import { MemoryInstallStore } from '../../../functions/adapters/memory/install-store';
+import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome } from '../../../functions/domain/aggregation/aggregate';
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
-import { MemoryInstallStore, MemoryLedger, MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
+import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
+import { TokenSweeper } from '../../../functions/domain/aggregation/token-sweeper';
+import { type AttributionLookups, decideAttribution } from '../../../functions/domain/attribution/decision';
 import { auditKey } from '../../../functions/domain/audit/keys';
 import { auditLines } from '../../../functions/domain/audit/lines';
 import { aggregationMessage } from '../../../functions/domain/audit/message';

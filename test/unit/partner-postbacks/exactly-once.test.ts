@@ -1,4 +1,5 @@
-import { type AggregationPorts, TokenSweeper } from '../../../functions/domain/aggregation/aggregate';
+import type { AggregationPorts } from '../../../functions/domain/aggregation/aggregate';
+import { TokenSweeper } from '../../../functions/domain/aggregation/token-sweeper';
 import { type PostbackIntent, postbackIdOf } from '../../../functions/domain/partner-postbacks/trigger';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from '../aggregation/world';
 

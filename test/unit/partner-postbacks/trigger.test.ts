@@ -1,4 +1,4 @@
-import type { AttributionDecision } from '../../../functions/domain/aggregation/attribution';
+import type { AttributionDecision } from '../../../functions/domain/attribution/decision';
 import { postbackConfig } from '../../../functions/domain/partner-postbacks/config';
 import { type PostbackIntent, postbacksOf, type TriggerPorts, usd } from '../../../functions/domain/partner-postbacks/trigger';
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { MemoryRowStore } from '../../../functions/domain/aggregation/memory-stores';
+import { MemoryRowStore } from '../../../functions/adapters/memory/aggregate-store';
 import { type RowFamily, sortKeyOf } from '../../../functions/domain/aggregation/rows';
 import { DAY_MS } from '../../../functions/domain/common/days';
 import { answerReport, type ReportPorts } from '../../../functions/domain/reports/answer-report';

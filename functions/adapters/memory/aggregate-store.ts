@@ -1,63 +1,13 @@
-import type { AggregationLedger, Journal, LeaseResult, RowStore } from './aggregate';
-import { type DayPage, mergePage, PAGED_FAMILIES } from './day-pages';
-import type { InstallHead, InstallStore } from './install-state';
-import { ROW_FAMILIES, type RowDelta, type RowFamily, sortKeyOf } from './rows';
+import { type DayPage, mergePage, PAGED_FAMILIES } from '../../domain/aggregation/day-pages';
+import type { AggregationLedger, Journal, LeaseResult } from '../../domain/aggregation/lease';
+import { ROW_FAMILIES, type RowDelta, type RowFamily, type RowStore, sortKeyOf } from '../../domain/aggregation/rows';
 
 /**
- * The aggregation ports in memory, with the same conditional semantics as the DynamoDB adapters.
- * `admin rebuild` replays the audit store through them, and the unit tests (fault injection
- * included) run the whole use case on them. Items are copied in and out, as a store would.
+ * The report rows and the aggregation ledger in memory, standing in for functions/adapters/aggregate-store.ts
+ * with the same conditional semantics. `admin rebuild` replays the audit store through them, and
+ * the unit tests (fault injection included) run the whole use case on them. Items are copied in
+ * and out, as a store would.
  */
-
-const copy = <T>(value: T): T => structuredClone(value);
-
-export class MemoryInstallStore implements InstallStore {
-  readonly items = new Map<string, Map<string, Record<string, unknown>>>();
-
-  private partition(pk: string): Map<string, Record<string, unknown>> {
-    let partition = this.items.get(pk);
-    if (!partition) this.items.set(pk, (partition = new Map()));
-    return partition;
-  }
-
-  async get<T extends object>(pk: string, sk: string): Promise<T | undefined> {
-    const item = this.items.get(pk)?.get(sk);
-    return item && (copy(item) as T);
-  }
-
-  async query<T extends object>(pk: string, skPrefix: string): Promise<T[]> {
-    const partition = this.items.get(pk);
-    if (!partition) return [];
-    return [...partition.keys()]
-      .filter((sk) => sk.startsWith(skPrefix))
-      .sort()
-      .map((sk) => copy(partition.get(sk)) as T);
-  }
-
-  async claimItem<T extends { pk: string; sk: string }>(item: T): Promise<T> {
-    const partition = this.partition(item.pk);
-    const existing = partition.get(item.sk);
-    if (existing) return copy(existing) as T;
-    partition.set(item.sk, copy(item) as Record<string, unknown>);
-    return copy(item);
-  }
-
-  async claimAttributes(pk: string, sk: string, attributes: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>> {
-    const partition = this.partition(pk);
-    const item = partition.get(sk) ?? { pk, sk };
-    for (const [name, value] of Object.entries(attributes)) if (!(name in item)) item[name] = copy(value);
-    partition.set(sk, item);
-    return Object.fromEntries(Object.keys(attributes).map((name) => [name, copy(item[name])]));
-  }
-
-  async replaceHead(head: InstallHead, expectedMember: string | undefined): Promise<boolean> {
-    const partition = this.partition(head.pk);
-    const current = partition.get(head.sk) as InstallHead | undefined;
-    if (current?.member !== expectedMember) return false;
-    partition.set(head.sk, copy(head) as unknown as Record<string, unknown>);
-    return true;
-  }
-}
 
 export interface MemoryRow {
   counters: Record<string, number>;
@@ -109,7 +59,7 @@ export class MemoryRowStore implements RowStore {
         .filter((row) => row.key.day === day)
         .map((row) => ({ group: row.key.group, counters: { ...row.counters }, v: row.v }));
       const merged = mergePage(family, day, pages.get(day), snapshot);
-      if (merged) pages.set(day, copy(merged));
+      if (merged) pages.set(day, structuredClone(merged));
     }
   }
 
@@ -144,13 +94,13 @@ export class MemoryLedger implements AggregationLedger {
     if (mark && mark.leaseUntil >= nowMs) return { state: 'busy', leaseUntilMs: mark.leaseUntil };
     const next: LedgerMark = { state: 'running', leaseUntil: nowMs + leaseMs, journal: mark?.journal };
     this.marks.set(token, next);
-    return { state: 'acquired', journal: next.journal && copy(next.journal) };
+    return { state: 'acquired', journal: next.journal && structuredClone(next.journal) };
   }
 
   async saveJournal(token: string, journal: Journal): Promise<Journal> {
     const mark = this.marks.get(token);
-    if (mark && !mark.journal) mark.journal = copy(journal);
-    return copy(mark?.journal ?? journal);
+    if (mark && !mark.journal) mark.journal = structuredClone(journal);
+    return structuredClone(mark?.journal ?? journal);
   }
 
   async finish(token: string): Promise<void> {

@@ -1,0 +1,46 @@
+import type { AttributionDecision, FraudReason } from './decision';
+import { MIN_CTIT_SECONDS, PROBABILISTIC_WINDOW_MS } from './decision';
+
+/**
+ * An attribution decision said in one sentence a customer can read, as `admin install show`
+ * (functions/domain/aggregation/install-report.ts) prints it beside the recorded decision.
+ */
+
+const RULE_SOURCE = { click_id: "the install's attribution.click_id", referrer_click_id: 'the Play install referrer' } as const;
+
+const FRAUD_TEXT: Record<FraudReason, (decision: AttributionDecision) => string> = {
+  ctit_under_10s: (d) => `ctit_under_10s (${d.ctit_seconds} s from click to install, under ${MIN_CTIT_SECONDS} s)`,
+  click_injection: () => 'click_injection (the click came after the install had begun)',
+  honeypot_ip: () => 'honeypot_ip (the install came from an address a honeypot link blocked)',
+};
+
+/** One line a customer can read: which rule gave the install to whom, and anything flagged on the way. */
+export function explain(decision: AttributionDecision): string {
+  const refused = decision.refused_click ? ` (click ${decision.refused_click.click_id} refused: ${decision.refused_click.reason})` : '';
+  const parts = [`${matched(decision)}${refused}`];
+  if (decision.reinstall) {
+    parts.push(
+      decision.reinstall_reason === 'device_seen_under_other_install'
+        ? 'a reinstall: the device was installed before under another install_uuid'
+        : 'a reinstall: this install_uuid was installed before',
+    );
+  }
+  if (decision.fraud_reasons.length > 0)
+    parts.push(`flagged as fraud: ${decision.fraud_reasons.map((reason) => FRAUD_TEXT[reason](decision)).join(', ')}`);
+  return parts.join('; ');
+}
+
+function matched(decision: AttributionDecision): string {
+  if (decision.attribution_type === 'organic') return 'organic: no click matched';
+  const click = `click ${decision.click_id} on link ${decision.link_id} (partner ${decision.partner}${decision.campaign ? `, campaign ${decision.campaign}` : ''})`;
+  const ctit = decision.ctit_seconds;
+  if (decision.attribution_type === 'probabilistic') {
+    const hours = decision.window
+      ? Math.round((decision.window.to_ms - decision.window.from_ms) / 3_600_000)
+      : PROBABILISTIC_WINDOW_MS / 3_600_000;
+    return `probabilistic: latest ${click} from the same address and platform in the ${hours} h before the install${ctit === undefined ? '' : `, ${ctit} s before it`}`;
+  }
+  const lookback = decision.window?.lookback_days === undefined ? 'the lookback' : `the ${decision.window.lookback_days}-day lookback`;
+  const source = decision.rule === 'click_id' || decision.rule === 'referrer_click_id' ? `, named by ${RULE_SOURCE[decision.rule]}` : '';
+  return `deterministic: ${click}${ctit === undefined ? '' : ` ${ctit} s before the install`}, within ${lookback}${source}`;
+}
