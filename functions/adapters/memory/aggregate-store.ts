@@ -31,7 +31,10 @@ export class MemoryRowStore implements RowStore {
   ): Promise<{ applied: boolean; tokensOnRow: string[] }> {
     const pk = `${appId}#${row.family}`;
     let partition = this.partitions.get(pk);
-    if (!partition) this.partitions.set(pk, (partition = new Map()));
+    if (!partition) {
+      partition = new Map();
+      this.partitions.set(pk, partition);
+    }
     const sk = sortKeyOf(row);
     const stored = partition.get(sk) ?? {
       counters: {},

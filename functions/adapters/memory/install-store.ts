@@ -11,7 +11,10 @@ export class MemoryInstallStore implements InstallStore {
 
   private partition(pk: string): Map<string, Record<string, unknown>> {
     let partition = this.items.get(pk);
-    if (!partition) this.items.set(pk, (partition = new Map()));
+    if (!partition) {
+      partition = new Map();
+      this.items.set(pk, partition);
+    }
     return partition;
   }
 

@@ -2,11 +2,11 @@ import { installsOfLine } from '../audit/lines';
 import type { AggregationMessage, AuditLine } from '../audit/types';
 import { pool } from '../common/pool';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
-import { acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
+import { type AcceptedEvent, acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
 import { PAGED_FAMILIES } from './day-pages';
 import { type AggregationLedger, type Journal, secondsUntilLeaseEnds, tokenOf } from './lease';
 import { auditKeyOf, PoisonMessageError, type PoisonReason, parseMessage } from './message';
-import { type Counters, RowDeltas, type RowFamily, type RowStore, rowKeyOf } from './rows';
+import { type Counters, type RowDelta, RowDeltas, type RowFamily, type RowStore, rowKeyOf } from './rows';
 import { SWEEP_AT, sweep, sweepKey, type TokenSweeper } from './token-sweeper';
 
 /**
@@ -150,8 +150,9 @@ export async function aggregateDeliveries(
   // A delivery that failed gives its lease back: its writes have all settled by now.
   await Promise.all(
     [...outcomes.values()]
-      .filter((outcome) => (outcome.kind === 'failed' || outcome.kind === 'poison') && leases.has(outcome.id))
-      .map((outcome) => ports.ledger.release(leases.get(outcome.id) as string).catch(() => undefined)),
+      .filter((outcome) => outcome.kind === 'failed' || outcome.kind === 'poison')
+      .flatMap((outcome) => leases.get(outcome.id) ?? [])
+      .map((token) => ports.ledger.release(token).catch(() => undefined)),
   );
   for (const [id, first] of twins) {
     const outcome = outcomes.get(first) as DeliveryOutcome;
@@ -164,7 +165,8 @@ function installsByType(journal: Journal): Record<string, number> {
   const installs: Record<string, number> = {};
   for (const [id, add] of Object.entries(journal)) {
     const row = rowKeyOf(id);
-    if (row.family === 'attribution' && add.installs) installs[row.group[1]] = (installs[row.group[1]] ?? 0) + add.installs;
+    const [, type] = row.group;
+    if (row.family === 'attribution' && type !== undefined && add.installs) installs[type] = (installs[type] ?? 0) + add.installs;
   }
   return installs;
 }
@@ -217,7 +219,7 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
   const { id, token, message } = opened;
   let step = 'read_audit';
   try {
-    let events;
+    let events: AcceptedEvent[];
     try {
       events = acceptedEvents(opened.lines);
     } catch (error) {
@@ -262,8 +264,7 @@ async function applyRows(ports: AggregationPorts, taken: readonly Taken[], sweep
     for (const [id, add] of Object.entries(object.journal)) {
       const key = sweepKey(object.message.app_id, id);
       const row = rows.get(key) ?? { appId: object.message.app_id, id, total: new RowDeltas(), parts: new Map() };
-      const [delta] = RowDeltas.fromJournal({ [id]: add });
-      row.total.add(delta, add);
+      row.total.add(rowKeyOf(id), add);
       row.parts.set(object, add);
       rows.set(key, row);
     }
@@ -272,13 +273,12 @@ async function applyRows(ports: AggregationPorts, taken: readonly Taken[], sweep
     const parts = [...row.parts];
     const tokens = parts.map(([object]) => object.token);
     try {
-      const [delta] = row.total;
+      const delta = onlyDelta(row.total, row.id);
       const result = await ports.rows.add(row.appId, delta, tokens, sweeper.take(key, tokens));
       if (!result.applied) {
         // Some object of the batch reached this row before a crash: add the others one by one.
         for (const [object, add] of parts) {
-          const [own] = RowDeltas.fromJournal({ [row.id]: add });
-          await ports.rows.add(row.appId, own, [object.token], []);
+          await ports.rows.add(row.appId, onlyDelta(RowDeltas.fromJournal({ [row.id]: add }), row.id), [object.token], []);
         }
         return;
       }
@@ -289,6 +289,13 @@ async function applyRows(ports: AggregationPorts, taken: readonly Taken[], sweep
     }
   });
   await pool(writes, ROW_CONCURRENCY, (write) => write());
+}
+
+/** The one combined delta of a row: a journal never names a row it adds nothing to. */
+function onlyDelta(deltas: RowDeltas, id: string): RowDelta {
+  const [delta] = deltas;
+  if (!delta) throw new Error(`the journal adds nothing to row ${id}`);
+  return delta;
 }
 
 /**

@@ -194,17 +194,16 @@ class InstallRun {
   private async events(events: readonly AcceptedEvent[]): Promise<void> {
     if (events.length === 0) return;
     const member = this.head && memberOf(this.head);
-    const claims = await Promise.all(events.map((event) => this.claim(event, { held: !member, member })));
+    const claims = await Promise.all(events.map(async (event) => [event, await this.claim(event, { held: !member, member })] as const));
     const waiting: [AcceptedEvent, EventClaim][] = [];
-    claims.forEach((claim, i) => {
-      if (claim.owner !== this.context.token) return;
-      const event = events[i];
+    for (const [event, claim] of claims) {
+      if (claim.owner !== this.context.token) continue;
       this.count(event);
       if (!claim.held) this.applyTo(event, claim.member as MemberRef);
       else if (claim.applied) {
         if (claim.applied.by === this.context.token) this.applyTo(event, claim.applied.member);
       } else waiting.push([event, claim]);
-    });
+    }
     if (waiting.length === 0) return;
     // An install of this uuid may have been counted since the head was read; if it was, it may or
     // may not have seen these claims, so whoever claims `applied` first applies them.

@@ -83,11 +83,10 @@ export function pageReportRows(family: RowFamily, day: string, text: string, cou
   const counterColumns = ROW_COUNTERS[family] as readonly string[];
   const cells = JSON.parse(text) as (string | number)[][];
   const rows: StoredCounters[] = [];
-  for (let r = 0; r < cells.length && rows.length < count; r++) {
-    const row: Record<string, string | number> = { day };
-    const line = cells[r];
-    for (let i = 0; i < groupColumns.length; i++) row[groupColumns[i]] = line[i];
-    for (let i = 0; i < counterColumns.length; i++) row[counterColumns[i]] = line[groupColumns.length + i];
+  for (const line of cells.slice(0, count)) {
+    const row: Record<string, string | number | undefined> = { day };
+    for (const [i, column] of groupColumns.entries()) row[column] = line[i];
+    for (const [i, column] of counterColumns.entries()) row[column] = line[groupColumns.length + i];
     rows.push(row);
   }
   return rows;

@@ -88,9 +88,9 @@ export async function rebuildRows(source: RebuildSource, fromDay: string, toDay:
         received_ms: receivedMs,
       });
       const [outcome] = await aggregateDeliveries(ports, [{ id: key, body }], { nowMs: () => receivedMs, leaseMs: 1, sweeper });
-      if (outcome.kind === 'counted') events += outcome.events;
-      else if (outcome.kind === 'poison') unreadable.push(key);
-      else throw new Error(`rebuild of ${key}: ${outcome.kind}`);
+      if (outcome?.kind === 'counted') events += outcome.events;
+      else if (outcome?.kind === 'poison') unreadable.push(key);
+      else throw new Error(`rebuild of ${key}: ${outcome?.kind ?? 'no outcome'}`);
       objects++;
       cache.delete(key);
     }
@@ -106,7 +106,7 @@ export function rowOf(family: RowFamily, day: string, group: readonly string[], 
   return {
     family,
     day,
-    group: Object.fromEntries(ROW_GROUPS[family].map((column, i) => [column, group[i]])),
+    group: Object.fromEntries(ROW_GROUPS[family].map((column, i) => [column, group[i] ?? ''])),
     counters: Object.fromEntries((ROW_COUNTERS[family] as readonly string[]).map((name) => [name, Number(counters[name] ?? 0)])),
   };
 }

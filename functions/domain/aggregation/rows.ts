@@ -52,7 +52,8 @@ export const rowId = (key: RowKey): string => `${key.family}${SORT_SEPARATOR}${s
 
 export function rowKeyOf(id: string): RowKey {
   const [family, day, ...group] = id.split(SORT_SEPARATOR);
-  if (!(ROW_FAMILIES as readonly string[]).includes(family) || day === undefined) throw new Error(`not a row id: ${JSON.stringify(id)}`);
+  if (family === undefined || !(ROW_FAMILIES as readonly string[]).includes(family) || day === undefined)
+    throw new Error(`not a row id: ${JSON.stringify(id)}`);
   return { family: family as RowFamily, day, group };
 }
 

@@ -134,7 +134,7 @@ export async function deliverPostback(
       ...detail,
     });
 
-  let target;
+  let target: Awaited<ReturnType<typeof checkDestination>>;
   try {
     target = await checkDestination(record.url, options.policy, ports.resolve);
   } catch (error) {
@@ -186,8 +186,10 @@ async function retryOrDie(
 ): Promise<DeliveryResult> {
   await log();
   await ports.settle(record.app_id, record.postback_id, last ? 'dead' : 'queued');
-  if (last) return { kind: 'dead' };
-  return { kind: 'retry', delaySeconds: options.retryDelaysSeconds[attempt - 1], outcome: 'retry' };
+  // Attempt n is retried after the n-th delay; the attempt after the last delay is the last one.
+  const delaySeconds = options.retryDelaysSeconds[attempt - 1];
+  if (last || delaySeconds === undefined) return { kind: 'dead' };
+  return { kind: 'retry', delaySeconds, outcome: 'retry' };
 }
 
 function networkError(error: unknown): string {

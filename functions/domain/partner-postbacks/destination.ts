@@ -99,8 +99,9 @@ export async function checkDestination(
         `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
       );
     }
-    if (addresses.length === 0) throw new DestinationRefused('unresolvable', `${host} does not resolve`);
   }
+  const [first] = addresses;
+  if (!first) throw new DestinationRefused('unresolvable', `${host} does not resolve`);
   for (const { address } of addresses) {
     const why = refusedAddress(address, policy);
     if (why) throw new DestinationRefused('address', `${host === address ? address : `${host} resolves to ${address}`}, a ${why} address`);
@@ -109,5 +110,5 @@ export async function checkDestination(
   if (parsed.protocol === 'http:' && addresses.some(({ address }) => refusedAddress(address, { allowLoopback: false }) !== 'loopback')) {
     throw new DestinationRefused('scheme', 'http:// is allowed to a loopback address only; use https://');
   }
-  return { url: parsed, address: addresses[0] };
+  return { url: parsed, address: first };
 }

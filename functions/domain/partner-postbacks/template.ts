@@ -49,7 +49,7 @@ export class TemplateError extends Error {
 export function checkTemplate(template: string): string[] {
   if (template.length > MAX_TEMPLATE_CHARS) throw new TemplateError(`a template is at most ${MAX_TEMPLATE_CHARS} characters`);
   const used: string[] = [];
-  for (const [, name] of template.matchAll(MACRO)) {
+  for (const [, name = ''] of template.matchAll(MACRO)) {
     if (!KNOWN.has(name)) throw new TemplateError(`unknown macro {${name}}; known: ${[...KNOWN].map((m) => `{${m}}`).join(' ')}`);
     used.push(name);
   }
@@ -65,7 +65,7 @@ export function checkTemplate(template: string): string[] {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
     throw new TemplateError('the URL must be https:// (or http:// to a local receiver)');
-  const authority = template.slice(template.indexOf('//') + 2).split(/[/?#]/, 1)[0];
+  const [authority = ''] = template.slice(template.indexOf('//') + 2).split(/[/?#]/, 1);
   if (authority.includes('{')) throw new TemplateError('macros may be used in the path and query only, not in the host');
   if (parsed.username || parsed.password) throw new TemplateError('credentials in the URL are not allowed');
   return used;
