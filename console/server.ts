@@ -227,12 +227,13 @@ function page(token: string): string {
 
 async function main(): Promise<void> {
   const options = { stack: { type: 'string' }, port: { type: 'string', default: process.env.CONSOLE_PORT ?? '4000' } } as const;
-  let values;
-  try {
-    ({ values } = parseArgs({ args: process.argv.slice(2), strict: true, options }));
-  } catch (error) {
-    throw new UsageError(commandLineWording(error, options));
-  }
+  const { values } = (() => {
+    try {
+      return parseArgs({ args: process.argv.slice(2), strict: true, options });
+    } catch (error) {
+      throw new UsageError(commandLineWording(error, options));
+    }
+  })();
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be a port number from 0 to 65535 (0 picks a free one), not ${values.port}`);

@@ -28,7 +28,9 @@ export function routesFromManifest(): Route[] {
         routes.push({ routeKey, method: 'ANY', segments: [], greedy: true, functionName });
         continue;
       }
-      const [method, path] = routeKey.split(' ');
+      const [method, path, ...rest] = routeKey.split(' ');
+      if (!method || path === undefined || rest.length > 0)
+        throw new Error(`${functionName}: route key '${routeKey}' is not 'METHOD /path'`);
       const segments = path.split('/').filter(Boolean);
       routes.push({ routeKey, method, segments, greedy: segments.at(-1)?.endsWith('+}') ?? false, functionName });
     }
@@ -58,14 +60,15 @@ function matchSegments(route: Route, parts: string[]): Record<string, string> | 
   const params: Record<string, string> = {};
   const { segments } = route;
   if (route.greedy ? parts.length < segments.length : parts.length !== segments.length) return undefined;
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i];
+  for (const [i, segment] of segments.entries()) {
     if (segment.endsWith('+}')) {
       params[segment.slice(1, -2)] = parts.slice(i).map(decodeSegment).join('/');
       return params;
     }
-    if (segment.startsWith('{')) params[segment.slice(1, -1)] = decodeSegment(parts[i]);
-    else if (segment !== parts[i]) return undefined;
+    const part = parts[i];
+    if (part === undefined) return undefined;
+    if (segment.startsWith('{')) params[segment.slice(1, -1)] = decodeSegment(part);
+    else if (segment !== part) return undefined;
   }
   return params;
 }
@@ -82,7 +85,8 @@ function decodeSegment(segment: string): string {
 function isTextual(contentType: string | undefined, contentEncoding: string | undefined): boolean {
   if (contentEncoding && contentEncoding !== 'identity') return false;
   if (!contentType) return true;
-  const type = contentType.split(';')[0].trim().toLowerCase();
+  const [mediaType = ''] = contentType.split(';');
+  const type = mediaType.trim().toLowerCase();
   return (
     type.startsWith('text/') ||
     type === 'application/json' ||

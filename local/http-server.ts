@@ -118,11 +118,11 @@ function forwardedFor(request: IncomingMessage): string | undefined {
  * address; anything else (a name, garbage) is undefined, so the socket address is used instead.
  */
 export function clientAddress(entry: string): string | undefined {
-  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(entry);
-  if (bracketed) return isIP(bracketed[1]!) === 6 ? bracketed[1] : undefined;
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(entry)?.[1];
+  if (bracketed !== undefined) return isIP(bracketed) === 6 ? bracketed : undefined;
   if (isIP(entry)) return entry;
-  const v4WithPort = /^([\d.]+):\d{1,5}$/.exec(entry);
-  return v4WithPort && isIP(v4WithPort[1]!) === 4 ? v4WithPort[1] : undefined;
+  const v4WithPort = /^([\d.]+):\d{1,5}$/.exec(entry)?.[1];
+  return v4WithPort !== undefined && isIP(v4WithPort) === 4 ? v4WithPort : undefined;
 }
 
 /**

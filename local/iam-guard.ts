@@ -76,7 +76,7 @@ export function dynamodbAuthorizations(commandName: string, input: Input, target
   const on = (physical: unknown, act: string, options: { index?: unknown; keys?: readonly unknown[] } = {}): Authorization => {
     const { table, resource, arn } = tableResource(target, text(physical), text(options.index));
     const leading = options.keys?.map((key) => partitionKeyOf(table, key));
-    const leadingKeys = leading && leading.every((key) => key !== undefined) ? (leading as string[]) : undefined;
+    const leadingKeys = leading?.every((key): key is string => key !== undefined) ? leading : undefined;
     return { action: act, resource, arn, leadingKeys };
   };
   if (action === 'dynamodb:BatchGetItem') {

@@ -59,6 +59,7 @@ export function startQueuePollers(options: PollerOptions): Pollers {
     if (!spec.consumer || (!options.specs && !(spec.consumer.function in functions))) continue;
     const consumer = spec.consumer;
     const url = queueUrls[name];
+    if (url === undefined) throw new Error(`no URL for queue ${name}: it was not provisioned`);
     idle.set(name, -1);
     loops.push(
       (async () => {
@@ -154,7 +155,8 @@ async function deleteHandled(sqs: SQSClient, queueName: string, url: string, mes
         Entries: done.slice(start, start + 10).map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
       }),
     );
-    if (Failed.length > 0) throw new Error(`could not delete ${Failed.length} handled message(s) from ${queueName}: ${Failed[0].Code}`);
+    const [first] = Failed;
+    if (first) throw new Error(`could not delete ${Failed.length} handled message(s) from ${queueName}: ${first.Code}`);
   }
 }
 

@@ -6,7 +6,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
 import { policyFromEnv } from '../functions/domain/partner-postbacks/destination';
-import { envName } from '../lib/manifest';
+import { envName, type TableName } from '../lib/manifest';
 import { type Emulators, startEmulators } from './emulators';
 import { applyLocalEnvironment, type EndpointsFile, endpointsPath } from './environment';
 import { type LocalDeployment, registerDeployment } from './function-context';
@@ -57,10 +57,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const emulators = await startEmulators(options.dataDir);
   const names = await provision(emulators);
+  const tableName = (table: TableName): string => {
+    const name = names.tables[table];
+    if (name === undefined) throw new Error(`provisioning made no ${table} table`);
+    return name;
+  };
   applyLocalEnvironment({ ...emulators, tables: names.tables, bucket: names.bucket, queues: names.queues });
   // A data directory made before the signing_secrets table holds apps' secrets in the tenants
   // table: they move before any function runs (in AWS, `admin signing-secrets migrate` does it).
-  const moved = await new TenantStore(names.tables.tenants, new SigningSecretStore(names.tables.signing_secrets)).migrateSigningSecrets();
+  const moved = await new TenantStore(tableName('tenants'), new SigningSecretStore(tableName('signing_secrets'))).migrateSigningSecrets();
   if (moved > 0) console.log(`Moved the signing secrets of ${moved} apps out of the local tenants table, into signing_secrets`);
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -91,7 +96,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const seeded = options.seed
     ? await seedDemo(
         options.dataDir,
-        { tenants: names.tables.tenants, signing_secrets: names.tables.signing_secrets, links: names.tables.links },
+        { tenants: tableName('tenants'), signing_secrets: tableName('signing_secrets'), links: tableName('links') },
         edge.url,
       )
     : undefined;
@@ -166,7 +171,7 @@ async function startControl(host: string, scheduler: Scheduler, pollers: Pollers
       response.end(JSON.stringify(body));
     };
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const schedule = /^\/schedules\/([\w-]+)$/.exec(url.pathname);
+    const schedule = /^\/schedules\/([\w-]+)$/.exec(url.pathname)?.[1];
     if (request.method === 'GET' && url.pathname === '/ping') return reply(200, { ok: true, pid: process.pid });
     if (request.method === 'POST' && url.pathname === '/drain') {
       pollers.drain().then(
@@ -176,8 +181,8 @@ async function startControl(host: string, scheduler: Scheduler, pollers: Pollers
       return;
     }
     if (request.method === 'POST' && schedule) {
-      scheduler.run(schedule[1]).then(
-        (result) => reply(200, { ok: true, schedule: schedule[1], result: result ?? null }),
+      scheduler.run(schedule).then(
+        (result) => reply(200, { ok: true, schedule, result: result ?? null }),
         (error: Error) => reply(/^no schedule named/.test(error.message) ? 404 : 500, { error: error.message }),
       );
       return;

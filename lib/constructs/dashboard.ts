@@ -136,12 +136,14 @@ export class ServiceDashboard extends Construct {
           new cloudwatch.GraphWidget({
             title: 'SKAN postbacks by verification result',
             stacked: true,
-            left: [
-              ['SkanPostbackVerified', 'verified'],
-              ['SkanPostbackInvalid', 'invalid signature'],
-              ['SkanPostbackDuplicate', 'duplicate'],
-              ['SkanPostbackRefused', 'refused (400/413)'],
-            ].map(([name, label]) => serviceMetric(name, { statistic: cloudwatch.Stats.SUM, period, label })),
+            left: (
+              [
+                ['SkanPostbackVerified', 'verified'],
+                ['SkanPostbackInvalid', 'invalid signature'],
+                ['SkanPostbackDuplicate', 'duplicate'],
+                ['SkanPostbackRefused', 'refused (400/413)'],
+              ] satisfies [name: string, label: string][]
+            ).map(([name, label]) => serviceMetric(name, { statistic: cloudwatch.Stats.SUM, period, label })),
           }),
           new cloudwatch.GraphWidget({
             title: 'Partner postbacks by outcome',

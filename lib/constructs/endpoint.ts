@@ -46,10 +46,10 @@ export class Endpoint extends ManifestFunction {
 /** A manifest route key ("GET /l/{link_id}", "ANY /api/v1/reports/{proxy+}", "$default") as API Gateway's. */
 export function routeKeyOf(route: string): apigw.HttpRouteKey {
   if (route === '$default') return apigw.HttpRouteKey.DEFAULT;
-  const match = /^([A-Z]+) (\/\S*)$/.exec(route);
-  const method = match && Object.values(apigw.HttpMethod).find((known) => known === match[1]);
-  if (!match || !method) throw new Error(`route "${route}" is neither "$default" nor "<METHOD> /path"`);
-  return apigw.HttpRouteKey.with(match[2], method);
+  const [, verb, path] = /^([A-Z]+) (\/\S*)$/.exec(route) ?? [];
+  const method = Object.values(apigw.HttpMethod).find((known) => known === verb);
+  if (!method || path === undefined) throw new Error(`route "${route}" is neither "$default" nor "<METHOD> /path"`);
+  return apigw.HttpRouteKey.with(path, method);
 }
 
 /** Construct ids cannot contain "/": "GET /l/{link_id}" becomes "Route GET l link_id". */

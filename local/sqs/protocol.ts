@@ -17,7 +17,7 @@ export const MAX_MESSAGE_ATTRIBUTES = 10;
 export const QUEUE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
 export const BATCH_ENTRY_ID_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
 // Characters SQS accepts in message bodies and string attributes (XML 1.0 character range).
-export const INVALID_MESSAGE_CHARACTER = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+export const INVALID_MESSAGE_CHARACTER = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 // Defaults of a new standard queue. MaximumMessageSize follows the 1 MiB limit SQS adopted in 2025.
 export const DEFAULT_ATTRIBUTES: Readonly<Record<string, string>> = {
@@ -215,11 +215,11 @@ function lengthPrefixed(bytes: Buffer): Buffer {
 // SQS's documented algorithm: attributes sorted by name; for each, length-prefixed name and data
 // type, one transport byte (1 = string/number, 2 = binary) and the length-prefixed value.
 export function md5OfAttributes(attributes: Record<string, MessageAttributeValue>): string | undefined {
-  const names = Object.keys(attributes).sort();
-  if (names.length === 0) return undefined;
+  // Sorted by name as Array.prototype.sort orders strings (UTF-16 code units); names are unique.
+  const sorted = Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (sorted.length === 0) return undefined;
   const parts: Buffer[] = [];
-  for (const name of names) {
-    const attribute = attributes[name]!;
+  for (const [name, attribute] of sorted) {
     parts.push(lengthPrefixed(Buffer.from(name, 'utf8')), lengthPrefixed(Buffer.from(attribute.DataType, 'utf8')));
     if (attribute.BinaryValue !== undefined) {
       parts.push(Buffer.from([2]), lengthPrefixed(Buffer.from(attribute.BinaryValue, 'base64')));
@@ -302,7 +302,8 @@ export function encodeReceiptHandle(queueName: string, messageId: string): strin
 
 export function decodeReceiptHandle(handle: string): { queueName: string; messageId: string } | undefined {
   if (!/^[A-Za-z0-9_-]+$/.test(handle)) return undefined;
-  const parts = Buffer.from(handle, 'base64url').toString('utf8').split('\n');
-  if (parts.length !== 3 || !QUEUE_NAME_PATTERN.test(parts[0]!) || parts[1]!.length === 0) return undefined;
-  return { queueName: parts[0]!, messageId: parts[1]! };
+  const [queueName, messageId, nonce, ...rest] = Buffer.from(handle, 'base64url').toString('utf8').split('\n');
+  if (queueName === undefined || messageId === undefined || nonce === undefined || rest.length > 0) return undefined;
+  if (!QUEUE_NAME_PATTERN.test(queueName) || messageId.length === 0) return undefined;
+  return { queueName, messageId };
 }

@@ -200,7 +200,8 @@ export class SqsEmulatorServer {
       this.journal?.commit();
     } catch (error) {
       this.logger?.error(`SQS emulator failed to log changes to ${this.journal?.file}: ${String(error)}`);
-      return this.sendError(res, requestId, error);
+      this.sendError(res, requestId, error);
+      return;
     }
     this.send(res, requestId, 200, output);
   }

@@ -404,7 +404,9 @@ export class SqsStore {
     const page = names.slice(0, maxResults);
     const output: Json = {};
     if (page.length > 0) output.QueueUrls = page.map((name) => this.queueUrl(name));
-    if (names.length > maxResults) output.NextToken = Buffer.from(page[page.length - 1]!, 'utf8').toString('base64url');
+    // MaxResults is at least 1, so a page short of the names has a last name to resume after.
+    const last = page.at(-1);
+    if (names.length > maxResults && last !== undefined) output.NextToken = Buffer.from(last, 'utf8').toString('base64url');
     return output;
   }
 
@@ -446,9 +448,8 @@ export class SqsStore {
     };
     const attributes: Record<string, string> = {};
     for (const name of wanted) {
-      if (name === AGE_OF_OLDEST_MESSAGE) attributes[name] = String(this.oldestAge(queue, now));
-      else if (name in computed) attributes[name] = computed[name]!;
-      else if (queue.attributes[name] !== undefined) attributes[name] = queue.attributes[name];
+      const value = name === AGE_OF_OLDEST_MESSAGE ? String(this.oldestAge(queue, now)) : (computed[name] ?? queue.attributes[name]);
+      if (value !== undefined) attributes[name] = value;
     }
     return { Attributes: attributes };
   }

@@ -354,7 +354,8 @@ export function judgeEvents(
     let eventId = '';
     let corrected_ts: number | undefined;
     if (isPlainObject(entry)) {
-      fault = brokenRule(entry, batch, textDepths !== undefined && textDepths[index] <= MAX_EVENT_DEPTH);
+      const depth = textDepths?.[index];
+      fault = brokenRule(entry, batch, depth !== undefined && depth <= MAX_EVENT_DEPTH);
       const id = entry.event_id;
       if (typeof id === 'string' && id.length <= MAX_EVENT_ID_CHARS) eventId = id;
       corrected_ts = correctedTimestamp(entry.ts_ms, batch);

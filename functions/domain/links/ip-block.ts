@@ -21,8 +21,8 @@ export function clientAddress(raw: string): ClientAddress {
     // Not an address (only possible locally, from a made-up X-Forwarded-For): it is its own block.
     return { ip: trimmed, block: trimmed };
   }
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
-  if (mapped) return clientAddress(hexPairToIPv4(mapped[1], mapped[2]));
+  const [, high, low] = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical) ?? [];
+  if (high !== undefined && low !== undefined) return clientAddress(hexPairToIPv4(high, low));
   const hextets = expandIPv6(canonical);
   return { ip: canonical, block: `${canonicalIPv6(`${hextets.slice(0, 3).join(':')}::`)}/48` };
 }

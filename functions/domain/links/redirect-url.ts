@@ -100,7 +100,8 @@ function formEncode(params: [string, string][]): string {
 }
 
 function paramName(pair: string): string {
-  const raw = pair.split('=')[0].replace(/\+/g, ' ');
+  const [name = ''] = pair.split('=');
+  const raw = name.replace(/\+/g, ' ');
   try {
     return decodeURIComponent(raw);
   } catch {

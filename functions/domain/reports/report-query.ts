@@ -35,10 +35,10 @@ export const MAX_LIMIT = 1000;
  * missing_bearer_token; a token that is not srv_ + 48 lowercase hex is refused here, without a read.
  */
 export function bearerKey(authorization: string | undefined): string {
-  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!match) throw reportError('missing_bearer_token');
-  if (!SERVER_KEY_PATTERN.test(match[1])) throw reportError('invalid_or_revoked_key');
-  return match[1];
+  const key = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  if (key === undefined) throw reportError('missing_bearer_token');
+  if (!SERVER_KEY_PATTERN.test(key)) throw reportError('invalid_or_revoked_key');
+  return key;
 }
 
 export interface ReportQuery {

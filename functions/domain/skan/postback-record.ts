@@ -110,8 +110,8 @@ export function readPostback(bytes: Uint8Array): { ok: true; body: Record<string
 function nestingOf(value: unknown): number {
   let deepest = 0;
   const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const [node, depth] = entry;
     if (node === null || typeof node !== 'object') continue;
     deepest = Math.max(deepest, depth);
     if (deepest > MAX_POSTBACK_NESTING) return deepest;

@@ -137,15 +137,19 @@ export type SignedMessage =
       readonly field?: string;
     };
 
+/** The rule of a version SKADNETWORK_VERSIONS knows (its own keys only, not the prototype's); else undefined. */
+function versionRule(version: string | undefined): VersionRule | undefined {
+  return version !== undefined && Object.hasOwn(SKADNETWORK_VERSIONS, version) ? SKADNETWORK_VERSIONS[version] : undefined;
+}
+
 /**
  * The string Apple signed for this postback: its version's fields in order, each rendered as
  * signedValue does, joined by U+2063. A value holding the separator itself is refused: it would
  * move the boundary between two fields and let one signature read two ways.
  */
 export function signedMessage(postback: Record<string, unknown>): SignedMessage {
-  const version = versionOf(postback);
-  if (version === undefined || !Object.hasOwn(SKADNETWORK_VERSIONS, version)) return { ok: false, reason: 'unknown_version' };
-  const rule = SKADNETWORK_VERSIONS[version];
+  const rule = versionRule(versionOf(postback));
+  if (rule === undefined) return { ok: false, reason: 'unknown_version' };
   const names: string[] = [];
   const values: string[] = [];
   for (const field of rule.fields) {
@@ -193,8 +197,9 @@ function ecdsaSha256(data: Buffer, key: Parameters<typeof verify>[2], signature:
 
 /** For a postback whose message cannot be built: the fields its version would sign, those it has. */
 function expectedNames(version: string | undefined, postback: Record<string, unknown>): string[] {
-  if (version === undefined || !Object.hasOwn(SKADNETWORK_VERSIONS, version)) return [];
-  return SKADNETWORK_VERSIONS[version].fields
+  const rule = versionRule(version);
+  if (rule === undefined) return [];
+  return rule.fields
     .flatMap((field) => (typeof field === 'string' ? [field] : field.firstPresentOf))
     .filter((name) => Object.hasOwn(postback, name));
 }
