@@ -1,6 +1,6 @@
-import { DeleteObjectCommand, ListObjectVersionsCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectVersionsCommand, type ListObjectVersionsCommandOutput } from '@aws-sdk/client-s3';
 import { batchOfKey } from '../domain/audit/keys';
-import type { AuditErasure } from '../domain/audit/ports';
+import type { AuditErasure, AuditWriter } from '../domain/audit/ports';
 import type { AuditLine } from '../domain/audit/types';
 import { s3Client } from '../shared/clients/s3';
 import { AuditStore } from './audit-store';
@@ -13,7 +13,7 @@ const UNVERSIONED = new Set(['MethodNotAllowed', 'NotImplemented']);
  * go too; the local emulator keeps no versions and lists none.
  */
 export class AuditEraser implements AuditErasure {
-  private readonly store: AuditStore;
+  private readonly store: AuditWriter;
 
   constructor(private readonly bucket: string) {
     this.store = new AuditStore(bucket);
@@ -36,7 +36,7 @@ export class AuditEraser implements AuditErasure {
     let KeyMarker: string | undefined;
     let VersionIdMarker: string | undefined;
     do {
-      let page;
+      let page: ListObjectVersionsCommandOutput;
       try {
         page = await s3Client().send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: key, KeyMarker, VersionIdMarker }));
       } catch (error) {

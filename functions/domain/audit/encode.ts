@@ -37,7 +37,9 @@ export function sourceLines(lines: AuditLine[], sourced: SourcedLines): void {
 
 /** Exactly one top-level device_id member, found where the scanner can be sure of its keys. */
 export function canCutDeviceId(texts: EventTexts, index: number): boolean {
-  return texts.spans[4 * index + 2] >= 0 && (texts.flags[index] & (MULTI_LINE | ESCAPED_KEY | REPEATED_DEVICE_ID)) === 0;
+  const cutFrom = texts.spans[4 * index + 2];
+  const flags = texts.flags[index];
+  return cutFrom !== undefined && cutFrom >= 0 && flags !== undefined && (flags & (MULTI_LINE | ESCAPED_KEY | REPEATED_DEVICE_ID)) === 0;
 }
 
 /**
@@ -132,8 +134,9 @@ export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> 
  */
 function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): Buffer | undefined {
   const count = lines.length;
-  if (count === 0) return undefined;
-  const { received_ms, client_ip, sdk_version } = lines[0];
+  const first = lines[0];
+  if (first === undefined) return undefined;
+  const { received_ms, client_ip, sdk_version } = first;
   const received = `,"received_ms":${number(received_ms)}`;
   const receivedPiece = utf8(received);
   const acceptedPiece = utf8(`,"status":"accepted"${received},"corrected_ts":`);
@@ -144,14 +147,21 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
   // characters to one that JSON escapes (\u0000).
   let written: (string | undefined)[] | undefined;
   let room = count * (LINE_ROOM + receivedPiece.length + acceptedPiece.length + sharedPiece.length);
-  for (let position = 0; position < count; position++) {
-    const line = lines[position];
+  let position = 0;
+  for (const line of lines) {
     if (line.received_ms !== received_ms || line.client_ip !== client_ip || line.sdk_version !== sdk_version) return undefined;
     if (howWritten(line, position, sourced) === WRITE) {
       const event = line.event === undefined ? undefined : JSON.stringify(line.event);
-      (written ??= new Array(count))[position] = event;
+      written ??= new Array(count);
+      written[position] = event;
       room += 3 * (event?.length ?? 0);
-    } else room += spans[4 * line.index + 1] - spans[4 * line.index];
+    } else {
+      const start = spans[4 * line.index];
+      const end = spans[4 * line.index + 1];
+      if (start === undefined || end === undefined) return undefined;
+      room += end - start;
+    }
+    position++;
     room +=
       6 * (line.status.length + (line.reason?.length ?? 0)) + 3 * ((line.install_uuid?.length ?? 0) + (line.device_hash?.length ?? 0));
   }
@@ -159,8 +169,8 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
   out.set(text, room);
 
   let at = 0;
-  for (let position = 0; position < count; position++) {
-    const line = lines[position];
+  position = 0;
+  for (const line of lines) {
     at = putNumber(out, putBytes(out, at, INDEX_KEY), line.index);
     if (line.status === 'accepted' && line.reason === undefined && line.corrected_ts !== undefined) {
       at = putNumber(out, putBytes(out, at, acceptedPiece), line.corrected_ts);
@@ -175,18 +185,14 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
       if (line.corrected_ts !== undefined) at = putNumber(out, putBytes(out, at, CORRECTED_TS_KEY), line.corrected_ts);
     }
     at = putBytes(out, at, sharedPiece);
-    const entry = 4 * line.index;
     const how = howWritten(line, position, sourced);
-    if (how === COPY) {
-      out.copyWithin(at, room + spans[entry], room + spans[entry + 1]);
-      at += spans[entry + 1] - spans[entry];
-    } else if (how === COPY_WITHOUT_DEVICE_ID) {
-      out.copyWithin(at, room + spans[entry], room + spans[entry + 2]);
-      at += spans[entry + 2] - spans[entry];
-      out.copyWithin(at, room + spans[entry + 3], room + spans[entry + 1]);
-      at += spans[entry + 1] - spans[entry + 3];
-    } else if (written![position] !== undefined) at = putString(out, at, written![position]!);
-    else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
+    if (how !== WRITE) at = copyEvent(out, at, room, spans, 4 * line.index, how);
+    else {
+      const event = written?.[position];
+      if (event !== undefined) at = putString(out, at, event);
+      else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
+    }
+    position++;
     if (line.install_uuid !== undefined) at = putByte(out, putString(out, putBytes(out, at, INSTALL_UUID_KEY), line.install_uuid), QUOTE);
     if (line.device_hash !== undefined) at = putByte(out, putString(out, putBytes(out, at, DEVICE_HASH_KEY), line.device_hash), QUOTE);
     at = putByte(out, putByte(out, at, CLOSE_BRACE), LINE_FEED);
@@ -196,7 +202,30 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
 
 /** COPY or COPY_WITHOUT_DEVICE_ID while the line holds the entry and event auditLines gave it; else WRITE. */
 function howWritten(line: AuditLine, position: number, sourced: SourcedLines): number {
-  return line.event === sourced.events[position] && line.index === sourced.entries[position] ? sourced.copies[position] : WRITE;
+  return line.event === sourced.events[position] && line.index === sourced.entries[position] ? (sourced.copies[position] ?? WRITE) : WRITE;
+}
+
+/**
+ * The entry's text copied from the body, which lies `room` bytes on in `out` (spans as eventTexts
+ * gives them, `entry` four times the entry's index), without its device_id member for
+ * COPY_WITHOUT_DEVICE_ID. jsonLinesFromBody made room for it, having found its span.
+ */
+function copyEvent(out: Buffer, at: number, room: number, spans: readonly number[], entry: number, how: number): number {
+  const start = spans[entry];
+  const end = spans[entry + 1];
+  if (start === undefined || end === undefined) throw new Error(`no span for the audit event at ${entry / 4}`);
+  if (how === COPY) {
+    out.copyWithin(at, room + start, room + end);
+    return at + end - start;
+  }
+  // auditLines chose COPY_WITHOUT_DEVICE_ID only where the scan found the member (canCutDeviceId).
+  const cutFrom = spans[entry + 2];
+  const cutTo = spans[entry + 3];
+  if (cutFrom === undefined || cutTo === undefined || cutFrom < 0) throw new Error(`no device_id span for the audit event at ${entry / 4}`);
+  out.copyWithin(at, room + start, room + cutFrom);
+  at += cutFrom - start;
+  out.copyWithin(at, room + cutTo, room + end);
+  return at + end - cutTo;
 }
 
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
@@ -237,7 +266,14 @@ const BYTE_BY_BYTE = 16;
 
 function putBytes(out: Buffer, at: number, bytes: Uint8Array): number {
   if (bytes.length > BYTE_BY_BYTE) out.set(bytes, at);
-  else for (let i = 0; i < bytes.length; i++) out[at + i] = bytes[i];
+  else {
+    for (let i = 0; i < bytes.length; i++) {
+      // Never undefined below bytes.length; the check costs nothing once V8 has compiled the loop.
+      const byte = bytes[i];
+      if (byte === undefined) break;
+      out[at + i] = byte;
+    }
+  }
   return at + bytes.length;
 }
 
@@ -287,7 +323,7 @@ const digitsOf = (value: number) =>
           : 9;
 
 /** "00" to "99": two digits per division. */
-const DIGIT_PAIRS = utf8(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).join(''));
+const DIGIT_PAIRS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).join('');
 
 /** A non-negative integer below 2^31 as exactly `digits` digits, zero-padded. */
 function putDigits(out: Buffer, at: number, value: number, digits: number): number {
@@ -296,8 +332,8 @@ function putDigits(out: Buffer, at: number, value: number, digits: number): numb
   while (i - at >= 2) {
     const pair = 2 * (value % 100);
     value = (value / 100) | 0;
-    out[--i] = DIGIT_PAIRS[pair + 1];
-    out[--i] = DIGIT_PAIRS[pair];
+    out[--i] = DIGIT_PAIRS.charCodeAt(pair + 1);
+    out[--i] = DIGIT_PAIRS.charCodeAt(pair);
   }
   if (i > at) out[--i] = 0x30 + (value % 10);
   return at + digits;

@@ -91,6 +91,8 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
   const lastWord = end - 4;
   for (let i = 0; i < end; i++) {
     const c = text[i];
+    // Never undefined below `end`: V8 compiles the check away.
+    if (c === undefined) break;
     // Digits, `:`, `-` and `.`: most bytes outside strings, and they matter only as an entry's first.
     if (c > COMMA && c < OPEN_BRACKET && depth !== 2) continue;
     if (c === QUOTE) {
@@ -127,9 +129,9 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
           if (escaped) return undefined;
           eventsKey = matches(text, from, i, EVENTS);
         } else if (collecting && depth === 3 && k < count) {
-          if (escaped) flags[k] |= ESCAPED_KEY;
+          if (escaped) flag(flags, k, ESCAPED_KEY);
           else if (matches(text, from, i, DEVICE_ID)) {
-            if (deviceFrom >= 0 || spans[4 * k + 2] >= 0) flags[k] |= REPEATED_DEVICE_ID;
+            if (deviceFrom >= 0 || hasCut(spans, k)) flag(flags, k, REPEATED_DEVICE_ID);
             // A member after another goes with the comma before it; the first with the comma after.
             deviceFrom = text[separator] === COMMA ? separator : from;
           }
@@ -152,7 +154,10 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
           entryStart = -1;
         }
         depth++;
-        if (collecting && depth > 2 && k < count && depth - 2 > depths[k]) depths[k] = depth - 2;
+        if (collecting && depth > 2 && k < count) {
+          const deepest = depths[k];
+          if (deepest !== undefined && depth - 2 > deepest) depths[k] = depth - 2;
+        }
         if (c === OPEN_BRACE && (depth === 1 || (collecting && depth === 3))) {
           keyNext = true;
           separator = i;
@@ -190,7 +195,7 @@ export function eventTexts(text: Uint8Array, count: number): EventTexts | undefi
         break;
       case LINE_FEED:
       case CARRIAGE_RETURN:
-        if (collecting && depth >= 3 && k < count) flags[k] |= MULTI_LINE;
+        if (collecting && depth >= 3 && k < count) flag(flags, k, MULTI_LINE);
         break;
       default:
         // The first byte of a number, true, false or null entry (whitespace is at or below space).
@@ -217,16 +222,32 @@ function begin(spans: number[], flags: number[], depths: number[], k: number, co
 
 /** The entry ends before the `,` or `]` at `at`, without the whitespace before it. */
 function finish(text: Uint8Array, spans: number[], k: number, count: number, at: number): void {
-  if (k >= count) return;
+  const start = spans[4 * k];
+  if (k >= count || start === undefined) return;
   let last = at;
-  while (last > spans[4 * k] && text[last - 1] <= SPACE) last--;
+  for (; last > start; last--) {
+    const byte = text[last - 1];
+    if (byte === undefined || byte > SPACE) break;
+  }
   spans[4 * k + 1] = last;
 }
 
 function cut(spans: number[], k: number, count: number, from: number, to: number): void {
-  if (k >= count || spans[4 * k + 2] >= 0) return;
+  if (k >= count || hasCut(spans, k)) return;
   spans[4 * k + 2] = from;
   spans[4 * k + 3] = to;
+}
+
+/** Sets a flag of entry k (begin gave it 0). */
+function flag(flags: number[], k: number, bit: number): void {
+  const now = flags[k];
+  if (now !== undefined) flags[k] = now | bit;
+}
+
+/** Entry k has a device_id member to cut already. */
+function hasCut(spans: readonly number[], k: number): boolean {
+  const from = spans[4 * k + 2];
+  return from !== undefined && from >= 0;
 }
 
 /** The string token from `from` to the closing quote at `to` is exactly `word` (quotes included). */

@@ -25,14 +25,13 @@ export function auditLines(
   const texts = source instanceof Uint8Array ? eventTexts(source, events.length) : source;
   const count = verdicts.length;
   const lines: AuditLine[] = new Array(count);
-  const copies: number[] | undefined = texts === undefined ? undefined : new Array(count);
-  const entries: number[] | undefined = texts === undefined ? undefined : new Array(count);
-  const stored: unknown[] | undefined = texts === undefined ? undefined : new Array(count);
+  const sourced: { texts: EventTexts; copies: number[]; entries: number[]; events: unknown[] } | undefined =
+    texts === undefined ? undefined : { texts, copies: new Array(count), entries: new Array(count), events: new Array(count) };
   // An SDK's batch is usually one device's events: its hash is computed once.
   let deviceId: string | undefined;
   let deviceHash = '';
-  for (let position = 0; position < count; position++) {
-    const verdict = verdicts[position];
+  let position = 0;
+  for (const verdict of verdicts) {
     const index = verdict.index;
     const entry = events[index];
     // Every line is made with every field, so that all have one shape (the writers read them
@@ -51,7 +50,8 @@ export function auditLines(
       device_hash: undefined,
     };
     lines[position] = line;
-    let copy = texts !== undefined && line.event !== null && (texts.flags[index] & MULTI_LINE) === 0 ? COPY : WRITE;
+    // An entry the scan has no flags for is written out, as one on several lines is.
+    let copy = texts !== undefined && line.event !== null && ((texts.flags[index] ?? MULTI_LINE) & MULTI_LINE) === 0 ? COPY : WRITE;
     if (isPlainObject(entry) && line.event !== null) {
       // An accepted entry passed the install_uuid rule already: the check runs once per entry.
       const install = entry.install_uuid;
@@ -70,18 +70,17 @@ export function auditLines(
           line.device_hash = deviceHash;
         }
         line.event = rest;
-        if (copy === COPY) copy = canCutDeviceId(texts!, index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
+        if (copy === COPY && texts !== undefined) copy = canCutDeviceId(texts, index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
       }
     }
-    if (texts !== undefined) {
-      copies![position] = copy;
-      entries![position] = index;
-      stored![position] = line.event;
+    if (sourced !== undefined) {
+      sourced.copies[position] = copy;
+      sourced.entries[position] = index;
+      sourced.events[position] = line.event;
     }
+    position++;
   }
-  if (texts !== undefined) {
-    sourceLines(lines, { texts, copies: copies!, entries: entries!, events: stored! });
-  }
+  if (sourced !== undefined) sourceLines(lines, sourced);
   return lines;
 }
 
@@ -116,7 +115,8 @@ export function installsOfLine(line: AuditLine): string[] {
   if (text.length < 36) return [];
   const held = new Set<string>();
   for (const match of text.matchAll(HELD_UUID)) {
-    held.add(match[1]);
+    const uuid = match[1];
+    if (uuid !== undefined) held.add(uuid);
     if (held.size === MAX_INSTALLS_PER_LINE) break;
   }
   return [...held];
