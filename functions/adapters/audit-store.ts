@@ -1,5 +1,5 @@
 import { PutObjectCommand, type PutObjectCommandInput } from '@aws-sdk/client-s3';
-import { encodeAuditObject } from '../domain/audit/encode';
+import { AUDIT_CONTENT_TYPE, auditMetadata, encodeAuditObject } from '../domain/audit/encode';
 import type { AuditWrite, AuditWriter } from '../domain/audit/ports';
 import type { AuditBatch, AuditLine } from '../domain/audit/types';
 import { s3Client } from '../shared/clients/s3';
@@ -8,11 +8,7 @@ import { s3Client } from '../shared/clients/s3';
 const CONFLICT_ATTEMPTS = 3;
 const CONFLICT_WAIT_MS = 50;
 
-/**
- * Audit objects in the bucket: gzip JSONL, one line per event. The object is typed as the gzip
- * file it is (no Content-Encoding), so anything that downloads it gets the .jsonl.gz bytes and
- * not a transparently inflated copy under a .gz name.
- */
+/** Audit objects in the bucket: the bytes, content type and metadata of functions/domain/audit/encode.ts. */
 export class AuditStore implements AuditWriter {
   constructor(readonly bucket: string) {}
 
@@ -43,22 +39,12 @@ export class AuditStore implements AuditWriter {
   }
 
   private async objectInput(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<PutObjectCommandInput> {
-    const body = await encodeAuditObject(lines);
-    const accepted = lines.filter((line) => line.status === 'accepted').length;
     return {
       Bucket: this.bucket,
       Key: key,
-      Body: body,
-      ContentType: 'application/gzip',
-      Metadata: {
-        format: 'jsonl',
-        'record-version': '1',
-        'company-id': batch.companyId,
-        'app-id': batch.appId,
-        'received-ms': String(batch.receivedMs),
-        accepted: String(accepted),
-        rejected: String(lines.length - accepted),
-      },
+      Body: await encodeAuditObject(lines),
+      ContentType: AUDIT_CONTENT_TYPE,
+      Metadata: auditMetadata(batch, lines),
     };
   }
 }

@@ -1,7 +1,7 @@
 import { gzip, gzipSync } from 'node:zlib';
 import { EVENT_RULES } from '../ingest/event-validation';
 import { ESCAPED_KEY, type EventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from './event-text';
-import type { AuditLine } from './types';
+import type { AuditBatch, AuditLine } from './types';
 
 /**
  * The audit object's bytes (docs/ingestion.md, "The audit object"): gzip JSON Lines, one line per
@@ -109,6 +109,26 @@ function number(value: number): string {
  */
 export const SYNC_AUDIT_GZIP_MAX_BYTES = 128 * 1024;
 const AUDIT_GZIP = { level: 1 };
+
+/**
+ * The object is typed as the gzip file it is (no Content-Encoding), so anything that downloads it
+ * gets the .jsonl.gz bytes and not a transparently inflated copy under a .gz name.
+ */
+export const AUDIT_CONTENT_TYPE = 'application/gzip';
+
+/** The object's metadata: its format and record version, the batch, and its counts. */
+export function auditMetadata(batch: AuditBatch, lines: readonly AuditLine[]): Record<string, string> {
+  const accepted = lines.filter((line) => line.status === 'accepted').length;
+  return {
+    format: 'jsonl',
+    'record-version': '1',
+    'company-id': batch.companyId,
+    'app-id': batch.appId,
+    'received-ms': String(batch.receivedMs),
+    accepted: String(accepted),
+    rejected: String(lines.length - accepted),
+  };
+}
 
 export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> {
   const sourced = (lines as { [SOURCED]?: SourcedLines })[SOURCED];
