@@ -233,13 +233,13 @@ describe('aggregation on in-memory stores', () => {
       const c = w.upload([install(3, T0 + 20, { device_id: 'd1' }), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 })], {
         body: 'c',
       });
-      return { first: [early], then: [a, b, c] };
+      return { first: [early], rest: [a, b, c] };
     };
     const clean = world();
     const cleanBatches = scenario(clean);
     await clean.deliver(cleanBatches.first);
     const counting = failingAfter(clean.ports, Infinity);
-    await clean.deliver(cleanBatches.then, counting.ports);
+    await clean.deliver(cleanBatches.rest, counting.ports);
     const expected = clean.table();
     const total = counting.writes();
     expect(total).toBeGreaterThan(20);
@@ -248,11 +248,11 @@ describe('aggregation on in-memory stores', () => {
       const w = world();
       const batches = scenario(w);
       await w.deliver(batches.first);
-      await w.deliver(batches.then, failingAfter(w.ports, k).ports);
+      await w.deliver(batches.rest, failingAfter(w.ports, k).ports);
       // The function died; its leases run out and SQS delivers again, to a new container.
       for (let round = 0; round < 3; round++) {
         w.clock.now += LEASE_MS + 1;
-        const outcomes = await w.deliver(batches.then, w.ports, new TokenSweeper());
+        const outcomes = await w.deliver(batches.rest, w.ports, new TokenSweeper());
         if (outcomes.every((o) => o.kind === 'counted' || o.kind === 'already_counted')) break;
       }
       expect({ k, rows: w.table() }).toEqual({ k, rows: expected });

@@ -63,7 +63,7 @@ describe('postbacks of an aggregation, under faults', () => {
         [install(3, T0 + 20), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 }), { ...install(1, T0 + HOUR), event_id: 'i-1b' }],
         { body: 'c' },
       );
-      return { first: [early], then: [a, b, c] };
+      return { first: [early], rest: [a, b, c] };
     };
 
     const clean = world();
@@ -71,7 +71,7 @@ describe('postbacks of an aggregation, under faults', () => {
     const cleanTable = postbackTable(clean.ports);
     await clean.deliver(cleanBatches.first, cleanTable.ports);
     const counting = failingAfter(cleanTable.ports, Infinity);
-    await clean.deliver(cleanBatches.then, { ...counting.ports, postbacks: cleanTable.ports.postbacks });
+    await clean.deliver(cleanBatches.rest, { ...counting.ports, postbacks: cleanTable.ports.postbacks });
     const expected = cleanTable.ids();
     // Installs 1 and 2 and their events: the organic install 3 and the reinstall (which names no click) owe none here.
     expect(expected.length).toBeGreaterThanOrEqual(4);
@@ -85,11 +85,11 @@ describe('postbacks of an aggregation, under faults', () => {
       const faulty = failingAfter(table.ports, k);
       // Making postbacks is one more write: it fails with the rest once the store is gone.
       table.failing.dead = () => faulty.writes() >= k;
-      await w.deliver(batches.then, { ...faulty.ports, postbacks: table.ports.postbacks });
+      await w.deliver(batches.rest, { ...faulty.ports, postbacks: table.ports.postbacks });
       table.failing.dead = () => false;
       for (let round = 0; round < 3; round++) {
         w.clock.now += LEASE_MS + 1;
-        const outcomes = await w.deliver(batches.then, table.ports, new TokenSweeper());
+        const outcomes = await w.deliver(batches.rest, table.ports, new TokenSweeper());
         if (outcomes.every((o) => o.kind === 'counted' || o.kind === 'already_counted')) break;
       }
       expect({ k, ids: table.ids() }).toEqual({ k, ids: expected });
