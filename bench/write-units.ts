@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildBatch, type EventBatchResult, EventClient, eventBatchRequest, type SdkEvent } from '../client/event-client';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
-import { isConditionFailure } from '../functions/adapters/install-store';
+import { isConditionFailure } from '../functions/adapters/aws-errors';
 import { LinkStore } from '../functions/adapters/link-store';
 import { pool } from '../functions/domain/common/pool';
 import { dynamoClient, s3Client, sqsClient } from '../functions/shared/clients';

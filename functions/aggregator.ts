@@ -20,7 +20,7 @@ import { AuditObjectError } from './domain/audit/decode';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
 import { resourceName } from './shared/config';
-import { logger, metrics } from './shared/observability';
+import { errorFields, logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
 import { TtlCache } from './shared/ttl-cache';
 
@@ -86,11 +86,12 @@ export async function aggregator(event: SQSEvent): Promise<SQSBatchResponse> {
   // A busy object's message comes back when the lease ends (a dead delivery's lease runs out well
   // before the visibility timeout). If the delay cannot be set, it comes back after the timeout.
   await Promise.all(
-    outcomes.map((outcome, i) =>
-      outcome.kind === 'busy'
-        ? delayMessage(queueUrl, event.Records[i].receiptHandle, outcome.retryInSeconds).catch(() => undefined)
-        : undefined,
-    ),
+    outcomes.map((outcome, i) => {
+      const receiptHandle = event.Records[i]?.receiptHandle;
+      return outcome.kind === 'busy' && receiptHandle !== undefined
+        ? delayMessage(queueUrl, receiptHandle, outcome.retryInSeconds).catch(() => undefined)
+        : undefined;
+    }),
   );
   return { batchItemFailures: outcomes.filter(isRetried).map((outcome) => ({ itemIdentifier: outcome.id })) };
 }
@@ -125,7 +126,7 @@ function report(outcome: DeliveryOutcome): void {
         reason: outcome.reason,
         audit_key: outcome.auditKey,
         message_id: outcome.id,
-        error: { name: outcome.error.name, message: outcome.error.message },
+        error: errorFields(outcome.error),
       });
       return;
     case 'failed':
@@ -133,7 +134,7 @@ function report(outcome: DeliveryOutcome): void {
       logger.error('aggregation failed; the message is retried', {
         step: outcome.step,
         audit_key: outcome.auditKey,
-        error: { name: outcome.error.name, message: outcome.error.message },
+        error: errorFields(outcome.error),
       });
   }
 }

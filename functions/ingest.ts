@@ -9,7 +9,7 @@ import { type TakeBatchPorts, takeBatch } from './domain/ingest/take-batch';
 import { resourceName } from './shared/config';
 import { eventApi, readEventRequest, SDK_VERSION_HEADER } from './shared/event-request';
 import { type HttpEvent, type HttpResult, header, httpHandler, json } from './shared/http';
-import { logger, metrics } from './shared/observability';
+import { errorFields, logger, metrics } from './shared/observability';
 import { viewerOf } from './shared/viewer';
 
 const tenants = new CachedTenants(
@@ -33,7 +33,7 @@ const ports: TakeBatchPorts = {
       step,
       company_id: batch.companyId,
       app_id: batch.appId,
-      error: { name: (error as Error).name, message: (error as Error).message },
+      error: errorFields(error),
     });
   },
 };

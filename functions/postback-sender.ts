@@ -12,7 +12,7 @@ import {
 } from './domain/partner-postbacks/deliver';
 import { policyFromEnv } from './domain/partner-postbacks/destination';
 import { resourceName } from './shared/config';
-import { logger, metrics } from './shared/observability';
+import { errorFields, logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
 
 const records = new PostbackRecords(resourceName.table('postbacks'));
@@ -54,7 +54,7 @@ async function attempt(record: SQSRecord): Promise<boolean> {
     metrics.addMetric('PostbackErrors', MetricUnit.Count, 1);
     logger.error('postback attempt failed before it could be recorded; retried', {
       message_id: record.messageId,
-      error: { name: (error as Error).name, message: (error as Error).message },
+      error: errorFields(error),
     });
     return false;
   }

@@ -9,7 +9,7 @@ import { privacyRequest as deletionRequest, type PrivacyMessage, parseDeletionRe
 import { resourceName } from './shared/config';
 import { eventApi, readEventRequest } from './shared/event-request';
 import { type HttpEvent, type HttpResult, httpHandler, json } from './shared/http';
-import { logger, metrics } from './shared/observability';
+import { errorFields, logger, metrics } from './shared/observability';
 
 const tenants = new CachedTenants(
   new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))),
@@ -41,7 +41,7 @@ export async function privacyRequest(event: HttpEvent): Promise<HttpResult> {
     logger.error('privacy request not queued', {
       request_id: receipt.request_id,
       app_id: receipt.app_id,
-      error: { name: (error as Error).name, message: (error as Error).message },
+      error: errorFields(error),
     });
     throw new EventApiError('queue_write_failed');
   }

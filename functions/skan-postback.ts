@@ -7,7 +7,7 @@ import type { PostbackRefusal } from './domain/skan/postback-record';
 import { type PostbackOutcome, type SkanPostbackPorts, takePostback } from './domain/skan/take-postback';
 import { resourceName } from './shared/config';
 import { type HttpEvent, type HttpResult, httpHandler, json, rawBody } from './shared/http';
-import { logger, metrics } from './shared/observability';
+import { errorFields, logger, metrics } from './shared/observability';
 
 const store = new SkanStore(resourceName.table('skan_postbacks'), resourceName.bucket());
 
@@ -71,7 +71,7 @@ function count(outcome: PostbackOutcome): void {
       logger.error('postback not stored: a store failed', {
         step: outcome.step,
         transaction_id: outcome.record.transaction_id,
-        error: { name: (outcome.failure as Error).name, message: (outcome.failure as Error).message },
+        error: errorFields(outcome.failure),
       });
       return;
     case 'stored': {
@@ -81,7 +81,7 @@ function count(outcome: PostbackOutcome): void {
       if (outcome.markFailure !== undefined) {
         logger.error('postback stored, but its claim was not marked stored', {
           transaction_id: record.transaction_id,
-          error: { name: (outcome.markFailure as Error).name, message: (outcome.markFailure as Error).message },
+          error: errorFields(outcome.markFailure),
         });
       }
       return;

@@ -6,6 +6,8 @@
  * Plain data only: no aws-cdk-lib import here, because handlers and the local runtime read it too.
  */
 
+import { pascalCase } from './constructs/naming';
+
 export type AttributeType = 'S' | 'N';
 export interface KeySpec {
   readonly name: string;
@@ -434,12 +436,10 @@ export const envName = {
 /** The origin header CloudFront (or the local edge) sets to that secret on every request it forwards. */
 export const originVerifyHeader = 'x-origin-verify';
 
-const pascal = (name: string) => name.replace(/(^|[_-])([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
-
 /** CloudFormation output keys of the deployed stack; `admin --stack` reads physical names from them. */
 export const outputKey = {
-  table: (name: string) => `Table${pascal(name)}`,
+  table: (name: string) => `Table${pascalCase(name)}`,
   bucket: () => 'AuditBucketName',
-  queue: (name: string) => `Queue${pascal(name)}Url`,
+  queue: (name: string) => `Queue${pascalCase(name)}Url`,
   baseUrl: () => 'BaseUrl',
 };

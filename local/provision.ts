@@ -9,11 +9,11 @@ import {
   DynamoDBClient,
   type GlobalSecondaryIndex,
   type KeySchemaElement,
-  ResourceInUseException,
-  ScanCommand,
+  paginateScan,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { hasErrorName } from '../functions/adapters/aws-errors';
 import { bucket, type IndexSpec, type KeySpec, queues, type TableSpec, tables } from '../lib/manifest';
 
 /**
@@ -51,8 +51,8 @@ export async function provision(endpoints: EmulatorEndpoints): Promise<ResourceN
       await createTable(dynamo, name, spec);
       names.tables[name] = name;
     }
-    await s3.send(new CreateBucketCommand({ Bucket: localBucketName })).catch((error: Error) => {
-      if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
+    await s3.send(new CreateBucketCommand({ Bucket: localBucketName })).catch((error: unknown) => {
+      if (!hasErrorName(error, 'BucketAlreadyOwnedByYou', 'BucketAlreadyExists')) throw error;
     });
     for (const [name, spec] of Object.entries(queues)) {
       const dlq = await sqs.send(
@@ -113,7 +113,7 @@ export async function createTable(dynamo: DynamoDBClient, name: string, spec: Ta
   try {
     await dynamo.send(new CreateTableCommand(definition));
   } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
+    if (!hasErrorName(error, 'ResourceInUseException')) throw error;
     await addMissingIndexes(dynamo, definition);
   }
 }
@@ -130,12 +130,7 @@ async function addMissingIndexes(dynamo: DynamoDBClient, definition: CreateTable
   const missing = (definition.GlobalSecondaryIndexes ?? []).filter((index) => !present.has(index.IndexName));
   if (missing.length === 0) return;
   const items: Record<string, AttributeValue>[] = [];
-  let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamo.send(new ScanCommand({ TableName: definition.TableName, ExclusiveStartKey }));
-    items.push(...(page.Items ?? []));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  for await (const page of paginateScan({ client: dynamo }, { TableName: definition.TableName })) items.push(...(page.Items ?? []));
   console.log(
     `Adding index ${missing.map((index) => index.IndexName).join(', ')} to the local table ${definition.TableName} (${items.length} items copied)`,
   );
@@ -144,8 +139,8 @@ async function addMissingIndexes(dynamo: DynamoDBClient, definition: CreateTable
   for (;;) {
     const gone = await dynamo.send(new DescribeTableCommand({ TableName: definition.TableName })).then(
       () => false,
-      (error: Error) => {
-        if (error.name === 'ResourceNotFoundException') return true;
+      (error: unknown) => {
+        if (hasErrorName(error, 'ResourceNotFoundException')) return true;
         throw error;
       },
     );

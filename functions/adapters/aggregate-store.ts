@@ -12,7 +12,7 @@ import type { AggregationLedger, Journal, LeaseResult } from '../domain/aggregat
 import { ROW_COUNTERS, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore, sortKeyOf } from '../domain/aggregation/rows';
 import type { StoredCounters } from '../domain/reports/report-rows';
 import { dynamoClient } from '../shared/clients/dynamo';
-import { isConditionFailure } from './install-store';
+import { isConditionFailure } from './aws-errors';
 import { queryAll, queryRawPages, type RawItem } from './query-pages';
 
 /**

@@ -2,6 +2,7 @@ import { BatchGetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamod
 import { capCounterKeys } from '../domain/ingest/cap';
 import type { CapStore, CounterItem, Hold } from '../domain/ingest/metering';
 import { dynamoClient } from '../shared/clients/dynamo';
+import { isConditionFailure } from './aws-errors';
 
 /**
  * The monthly accepted-event count of each company (counters table: attribute n, and a map
@@ -65,7 +66,7 @@ export class CapCounter implements CapStore {
       );
       return (Attributes?.[holdId] as { r?: number } | undefined)?.r;
     } catch (error) {
-      if (refused(error)) return undefined;
+      if (isConditionFailure(error)) return undefined;
       throw error;
     }
   }
@@ -88,7 +89,7 @@ export class CapCounter implements CapStore {
       );
       return true;
     } catch (error) {
-      if (refused(error)) return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
@@ -114,13 +115,11 @@ export class CapCounter implements CapStore {
       await dynamoClient().send(new UpdateCommand({ TableName: this.countersTable, ...update }));
       return true;
     } catch (error) {
-      if (refused(error)) return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
 }
-
-const refused = (error: unknown): boolean => (error as Error).name === 'ConditionalCheckFailedException';
 
 const HOLD = /^h_[0-9a-f]+$/;
 

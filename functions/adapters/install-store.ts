@@ -1,7 +1,8 @@
-import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { appDevice, type InstallHead, type InstallStore, SK } from '../domain/aggregation/install-state';
 import { dynamoClient } from '../shared/clients/dynamo';
-import { queryAll, queryItems } from './query-pages';
+import { isConditionFailure } from './aws-errors';
+import { queryAll, queryFirst, queryItems } from './query-pages';
 
 /**
  * The installs table: everything the aggregator keeps about one install under pk
@@ -107,25 +108,10 @@ export class DynamoInstallStore implements InstallStore {
 
   /** The first `limit` items of an install's partition, in key order, and whether more are left. */
   async firstItems(pk: string, limit: number): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
-    const items: Record<string, unknown>[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ConsistentRead: true,
-          Limit: limit - items.length,
-          ExclusiveStartKey,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey && items.length < limit);
-    // A page that ends exactly at the limit may still say there is more when there is not; one
-    // more run then finds the partition empty and finishes, which is harmless.
-    return { items, more: ExclusiveStartKey !== undefined };
+    return queryFirst(
+      { TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true },
+      limit,
+    );
   }
 
   async deleteItems(pk: string, sortKeys: readonly string[]): Promise<void> {
@@ -139,10 +125,6 @@ export class DynamoInstallStore implements InstallStore {
   async installItems(appId: string, installUuid: string): Promise<Record<string, unknown>[]> {
     return this.query(`${appId}#${installUuid}`, '');
   }
-}
-
-export function isConditionFailure(error: unknown): boolean {
-  return (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
 }
 
 /** Deletes the keys, 25 a request, sending again what DynamoDB leaves unprocessed. */

@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type LinkApp, type NewLink, newLinkConfig } from '../domain/links/link-config';
 import type { LinkConfig } from '../domain/links/tracking-link';
 import { newLinkId } from '../domain/tenants/keys';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
+import { scanItems } from './query-pages';
 
 export class LinkStore {
   constructor(private readonly tableName: string) {}
@@ -28,19 +29,12 @@ export class LinkStore {
    */
   async linksOfApp(appId: string): Promise<LinkConfig[]> {
     const links: LinkConfig[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: 'app_id = :app',
-          ExpressionAttributeValues: { ':app': appId },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      links.push(...((page.Items ?? []) as LinkConfig[]));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const items = scanItems<LinkConfig>({
+      TableName: this.tableName,
+      FilterExpression: 'app_id = :app',
+      ExpressionAttributeValues: { ':app': appId },
+    });
+    for await (const link of items) links.push(link);
     return links.sort((a, b) => a.created_ms - b.created_ms);
   }
 }

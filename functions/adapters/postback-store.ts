@@ -1,14 +1,14 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PostbackConfig } from '../domain/partner-postbacks/config';
 import type { AttemptRecord, DeliveryPorts } from '../domain/partner-postbacks/deliver';
 import type { PostbackMessage, PostbackRecord, PostbackState } from '../domain/partner-postbacks/trigger';
 import type { PostbackItemKey } from '../domain/privacy/drain';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { sqsClient } from '../shared/clients/sqs';
+import { isConditionFailure } from './aws-errors';
 import { batchDelete } from './install-store';
-import { queryItems } from './query-pages';
+import { queryFirst, queryItems } from './query-pages';
 
 /**
  * The postbacks table, one partition per app (pk = app_id):
@@ -25,9 +25,6 @@ const SK = {
   postback: (postbackId: string) => `pb#${postbackId}`,
   attempt: (a: AttemptRecord) => `log#${String(a.at_ms).padStart(13, '0')}#${a.postback_id}#${a.attempt}`,
 };
-
-const isConditionFailure = (error: unknown) =>
-  error instanceof ConditionalCheckFailedException || (error as Error).name === 'ConditionalCheckFailedException';
 
 export class PostbackConfigs {
   constructor(private readonly table: string) {}
@@ -103,7 +100,7 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
           })),
         }),
       );
-      if (Failed.length > 0) throw new Error(`the postback queue refused ${Failed.length} message(s): ${Failed[0].Code}`);
+      if (Failed.length > 0) throw new Error(`the postback queue refused ${Failed.length} message(s): ${Failed[0]?.Code}`);
       await Promise.all(chunk.map((record) => this.markQueued(record)));
     }
   }
@@ -189,24 +186,17 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> 
 
   /** Up to `limit` keys of an install's postbacks and attempts (the privacy drain). */
   async ofInstall(installKey: string, limit: number): Promise<{ keys: PostbackItemKey[]; more: boolean }> {
-    const keys: PostbackItemKey[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'by_install',
-          KeyConditionExpression: 'app_install = :install',
-          ExpressionAttributeValues: { ':install': installKey },
-          ProjectionExpression: 'pk, sk',
-          Limit: limit - keys.length,
-          ExclusiveStartKey,
-        }),
-      );
-      for (const item of page.Items ?? []) keys.push({ pk: String(item.pk), sk: String(item.sk) });
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey && keys.length < limit);
-    return { keys, more: ExclusiveStartKey !== undefined };
+    const { items, more } = await queryFirst<Record<string, unknown>>(
+      {
+        TableName: this.table,
+        IndexName: 'by_install',
+        KeyConditionExpression: 'app_install = :install',
+        ExpressionAttributeValues: { ':install': installKey },
+        ProjectionExpression: 'pk, sk',
+      },
+      limit,
+    );
+    return { keys: items.map((item) => ({ pk: String(item.pk), sk: String(item.sk) })), more };
   }
 
   async deleteItems(keys: readonly PostbackItemKey[]): Promise<void> {

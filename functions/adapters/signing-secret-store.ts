@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { newSigningSecret } from '../domain/tenants/keys';
 import { dynamoClient } from '../shared/clients/dynamo';
+import { isConditionFailure } from './aws-errors';
 
 /**
  * Each app's signing secret in the signing_secrets table, by app id: a table of its own so that
@@ -38,7 +39,7 @@ export class SigningSecretStore {
       );
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }

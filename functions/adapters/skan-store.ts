@@ -4,6 +4,7 @@ import type { PostbackRecord } from '../domain/skan/postback-record';
 import { CLAIM_LAPSE_MS, type ClaimResult, type PostbackClaim, type PostbackHolder } from '../domain/skan/take-postback';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { s3Client } from '../shared/clients/s3';
+import { isConditionFailure } from './aws-errors';
 
 /**
  * Apple's postbacks filed once per transaction-id: the skan_postbacks table holds one item per
@@ -70,7 +71,7 @@ export class SkanStore {
       if (!Attributes) return { kind: 'claimed', objectKey: claim.objectKey };
       return { kind: 'claimed', objectKey: String(Attributes[keyAttribute] ?? claim.objectKey), replaced: holderOf(Attributes) };
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
     }
     const { Item } = await dynamoClient().send(
       new GetCommand({ TableName: this.table, Key: { transaction_id: claim.transactionId }, ConsistentRead: true }),
@@ -118,7 +119,7 @@ export class SkanStore {
         }),
       );
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
     }
   }
 }

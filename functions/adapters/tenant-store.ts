@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
 import {
   type App,
@@ -12,7 +12,8 @@ import {
 } from '../domain/tenants/tenant';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
-import { isConditionFailure } from './install-store';
+import { isConditionFailure } from './aws-errors';
+import { scanItems } from './query-pages';
 import type { SigningSecretStore } from './signing-secret-store';
 
 export class NotFoundError extends Error {
@@ -253,26 +254,18 @@ export class TenantStore {
   }
 
   /** Every item of the table that passes a filter, page by page, read consistently. */
-  private async *scanPages(
+  private scanPages(
     filter: string,
     names: Record<string, string>,
     values: Record<string, unknown>,
   ): AsyncGenerator<Record<string, unknown>> {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamoClient().send(
-        new ScanCommand({
-          TableName: this.tableName,
-          ConsistentRead: true,
-          FilterExpression: filter,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      yield* page.Items ?? [];
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    return scanItems({
+      TableName: this.tableName,
+      ConsistentRead: true,
+      FilterExpression: filter,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
   }
 
   /** Every item of a kind (and, optionally, with one attribute equal to a value), oldest first. */

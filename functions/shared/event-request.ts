@@ -4,7 +4,7 @@ import { EventApiError, type EventApiErrorCode } from '../domain/ingest/event-ap
 import { authenticate, type TenantLookup } from '../domain/ingest/event-auth';
 import type { App, Company } from '../domain/tenants/tenant';
 import { type HttpEvent, type HttpHandler, header, rawBody } from './http';
-import { logger, metrics } from './observability';
+import { errorFields, logger, metrics } from './observability';
 
 /**
  * The HTTP side of the event API, shared by POST /event and POST /privacy/delete: the three
@@ -59,6 +59,6 @@ export function eventApi(handler: HttpHandler, unavailable: EventApiErrorCode): 
 }
 
 function storeFailed(error: unknown, unavailable: EventApiErrorCode): EventApiError {
-  logger.error('request not taken: a store failed', { error: { name: (error as Error).name, message: (error as Error).message } });
+  logger.error('request not taken: a store failed', { error: errorFields(error) });
   return new EventApiError(unavailable);
 }

@@ -15,3 +15,12 @@ export const metrics = new Metrics({
   serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'attribution',
   logger,
 });
+
+/**
+ * What a log line says of an error: its name and message, never the stack or the fields an SDK
+ * error carries (request ids, a request's input), which say nothing on-call needs.
+ */
+export function errorFields(error: unknown): { name?: string; message?: string } {
+  const { name, message } = (error ?? {}) as Partial<Error>;
+  return { name, message };
+}

@@ -7,7 +7,7 @@ import { reportError } from '../domain/reports/report-query';
 import type { ReportName } from '../domain/reports/reports';
 import { resourceName } from './config';
 import { type HttpEvent, type HttpResult, header, httpHandler, json } from './http';
-import { logger, metrics } from './observability';
+import { errorFields, logger, metrics } from './observability';
 
 /** The interface advises clients to cache: a minute, and never in a shared cache (the key is per app). */
 const CACHE_CONTROL = 'private, max-age=60';
@@ -42,7 +42,7 @@ export function reportEndpoint(report: ReportName) {
       if (error instanceof ServiceError) throw error;
       logger.error('report not answered: a store failed', {
         report,
-        error: { name: (error as Error).name, message: (error as Error).message },
+        error: errorFields(error),
       });
       throw reportError('store_unavailable');
     } finally {

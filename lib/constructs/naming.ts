@@ -1,4 +1,7 @@
-/** Manifest names ("ip_blocks", "health-check") as construct ids ("IpBlocks", "HealthCheck"). */
+/**
+ * Manifest names ("ip_blocks", "health-check") as construct ids and output keys ("IpBlocks",
+ * "HealthCheck"). Plain code, no aws-cdk-lib: lib/manifest.ts, which handlers read, uses it too.
+ */
 export function pascalCase(name: string): string {
   return name.replace(/(^|[_-])([a-z0-9])/g, (_match, _separator, c: string) => c.toUpperCase());
 }
