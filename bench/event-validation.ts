@@ -118,7 +118,7 @@ export function sampleBatch(size: number, now: number): unknown[] {
     if (i % 3 === 0) event.revenue_usd = 4.99;
     if (i % 3 === 1) event.properties = { screen: 'home', level: i % 50, premium: i % 2 === 0 };
     if (i % 5 === 0) event.device_id = `device-${i}`;
-    if (i % 10 === 7) breakers[Math.floor(i / 10) % breakers.length](event);
+    if (i % 10 === 7) breakers.at(Math.floor(i / 10) % breakers.length)?.(event);
     return event;
   });
 }

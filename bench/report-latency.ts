@@ -97,14 +97,16 @@ async function seed(appId: string, nowMs: number): Promise<number> {
   const store = new AggregateStore(table);
   const rows = Array.from({ length: DAYS }, (_, d) => rowsOfDay(dayOf(nowMs - (DAYS - 1 - d) * DAY_MS), d)).flat();
 
+  const [probe] = rows;
+  if (probe === undefined) throw new Error('the bench seeds no rows');
   const probeApp = `bench_layout_${randomUUID()}`;
-  await store.add(probeApp, rows[0], [], []);
+  await store.add(probeApp, probe, [], []);
   const { Item: written } = await dynamoClient().send(
-    new GetCommand({ TableName: table, Key: { pk: `${probeApp}#${rows[0].family}`, sk: sortKeyOf(rows[0]) } }),
+    new GetCommand({ TableName: table, Key: { pk: `${probeApp}#${probe.family}`, sk: sortKeyOf(probe) } }),
   );
-  if (!isDeepStrictEqual(written, itemOf(probeApp, rows[0]))) {
+  if (!isDeepStrictEqual(written, itemOf(probeApp, probe))) {
     throw new Error(
-      `the bench's row layout differs from AggregateStore.add's: ${JSON.stringify(written)} vs ${JSON.stringify(itemOf(probeApp, rows[0]))}`,
+      `the bench's row layout differs from AggregateStore.add's: ${JSON.stringify(written)} vs ${JSON.stringify(itemOf(probeApp, probe))}`,
     );
   }
 
@@ -187,7 +189,9 @@ async function timedRead(read: Read, serverKey: string): Promise<number> {
 
 /** Nearest rank: the smallest sample with at least p of the samples at or below it. */
 function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+  const sample = sorted.at(Math.max(0, Math.ceil(p * sorted.length) - 1));
+  if (sample === undefined) throw new Error('a percentile of no samples');
+  return sample;
 }
 
 const round = (n: number) => Number(n.toFixed(1));
@@ -238,17 +242,21 @@ export async function reportLatencyFigures(report: Report, stack: LocalStack): P
   // Round-robin, so whatever the machine does meanwhile (GC, the emulator's compaction of the
   // fresh rows) falls on the three reads alike and their ratios stay fair.
   for (let i = 0; i < WARMUP; i++) for (const read of reads) await timedRead(read, serverKey);
-  const samples = new Map<Read['key'], number[]>(reads.map((read) => [read.key, []]));
-  for (let i = 0; i < SAMPLES; i++) for (const read of reads) samples.get(read.key)!.push(await timedRead(read, serverKey));
+  const timed = reads.map((read) => ({ read, samples: [] as number[] }));
+  for (let i = 0; i < SAMPLES; i++) for (const { read, samples } of timed) samples.push(await timedRead(read, serverKey));
 
-  const p50: Record<string, number> = {};
-  const p95: Record<string, number> = {};
-  for (const read of reads) {
-    const sorted = [...samples.get(read.key)!].sort((a, b) => a - b);
-    p50[read.key] = round(percentile(sorted, 0.5));
-    p95[read.key] = round(percentile(sorted, 0.95));
-  }
-  const overOneDay = Object.fromEntries(reads.slice(1).map((read) => [read.key, Number((p95[read.key] / p95.one_day).toFixed(2))]));
+  const figures = timed.map(({ read, samples }) => {
+    const sorted = [...samples].sort((a, b) => a - b);
+    return { read, p50: round(percentile(sorted, 0.5)), p95: round(percentile(sorted, 0.95)) };
+  });
+  const oneDay = figures.find(({ read }) => read.key === 'one_day');
+  if (oneDay === undefined) throw new Error('the bench has no one-day read to compare with');
+  const others = figures
+    .filter((figure) => figure !== oneDay)
+    .map((figure) => ({ ...figure, ratio: Number((figure.p95 / oneDay.p95).toFixed(2)) }));
+  const p50 = Object.fromEntries(figures.map(({ read, p50 }) => [read.key, p50]));
+  const p95 = Object.fromEntries(figures.map(({ read, p95 }) => [read.key, p95]));
+  const overOneDay = Object.fromEntries(others.map(({ read, ratio }) => [read.key, ratio]));
 
   report(`report rows seeded (${DAYS} days of ${seeded / DAYS}) / seconds`, `${seeded.toLocaleString('en-US')} / ${seedS.toFixed(1)}`, {
     report_rows_seeded: seeded,
@@ -259,8 +267,9 @@ export async function reportLatencyFigures(report: Report, stack: LocalStack): P
     report_p95_ms: p95,
     report_p95_over_one_day: overOneDay,
   });
-  for (const read of reads) {
-    const ratio = read.key === 'one_day' ? '' : `  (p95 ${overOneDay[read.key].toFixed(2)}x one day's)`;
-    report(`  ${read.label}`, `${p50[read.key].toFixed(1)} / ${p95[read.key].toFixed(1)}${ratio}`, {});
+  for (const figure of figures) {
+    const ratio = others.find((other) => other.read === figure.read)?.ratio;
+    const versus = ratio === undefined ? '' : `  (p95 ${ratio.toFixed(2)}x one day's)`;
+    report(`  ${figure.read.label}`, `${figure.p50.toFixed(1)} / ${figure.p95.toFixed(1)}${versus}`, {});
   }
 }

@@ -11,7 +11,9 @@ export type Report = (name: string, figure: string, figures: Readonly<Record<str
 
 /** Nearest rank: the smallest sample with at least p of the samples at or below it. */
 export function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+  const sample = sorted.at(Math.max(0, Math.ceil(p * sorted.length) - 1));
+  if (sample === undefined) throw new Error('a percentile of no samples');
+  return sample;
 }
 
 /**

@@ -186,7 +186,10 @@ export class WriteMeter {
   }
 
   private recordDone(operation: WriteOperation, input: Item, output: Item): void {
-    if (operation === 'BatchWriteItem') return this.recordBatch(input, output);
+    if (operation === 'BatchWriteItem') {
+      this.recordBatch(input, output);
+      return;
+    }
     const physical = String(input.TableName);
     const consumed = (output.ConsumedCapacity as { CapacityUnits?: number } | undefined)?.CapacityUnits;
     const units = consumed ?? 1;
@@ -259,13 +262,14 @@ export class WriteMeter {
   private add(physical: string, operation: WriteOperation, key: Item, units: number, refused: boolean, index?: string): void {
     const table = this.logicalName.get(physical) ?? physical;
     const spec = this.spec(physical);
-    const keyName = index ? Object.keys(key)[0] : (spec?.partitionKey.name ?? Object.keys(key)[0]);
+    const [firstAttribute] = Object.keys(key);
+    const keyName = index ? firstAttribute : (spec?.partitionKey.name ?? firstAttribute);
     const name = index ? `${table}.${index}` : table;
     this.writes.push({
       writer: this.currentWriter(),
       table: name,
       operation,
-      partition: `${name}:${String(key[keyName])}`,
+      partition: `${name}:${String(keyName === undefined ? undefined : key[keyName])}`,
       units,
       refused,
     });
@@ -325,7 +329,9 @@ function requestBytes(method: string, path: string, headers: Record<string, stri
 }
 function responseBytes(response: Response, bodyBytes: number): number {
   let bytes = Buffer.byteLength(`HTTP/1.1 ${response.status} ${response.statusText}\r\n\r\n`) + bodyBytes;
-  response.headers.forEach((value, name) => (bytes += Buffer.byteLength(`${name}: ${value}\r\n`)));
+  response.headers.forEach((value, name) => {
+    bytes += Buffer.byteLength(`${name}: ${value}\r\n`);
+  });
   return bytes + RESPONSE_HEADER_BYTES;
 }
 
@@ -538,7 +544,9 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
       eventWrites.filter((write) => !isPerInstall(write)),
       (write) => write.partition,
     );
-    const [hottest, hottestUnits] = [...appWide][0];
+    const [hottestEntry] = appWide;
+    if (hottestEntry === undefined) throw new Error('the traffic made no write to an app-wide partition key');
+    const [hottest, hottestUnits] = hottestEntry;
     const hotRatio = hottestUnits / accepted;
     const perInstallUnits = unitsBy(eventWrites.filter(isPerInstall), (write) => write.partition);
     const installRatio = Math.max(

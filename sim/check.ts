@@ -33,13 +33,20 @@ export function expectedReports(rows: OracleRows): Reports {
   return out;
 }
 
+/** A field of an oracle row's key (its group, joined by '|'); a key short of it is the oracle's bug. */
+function field(group: readonly string[], index: number): string {
+  const value = group[index];
+  if (value === undefined) throw new Error(`the oracle's row key ${group.join('|')} has no field ${index}`);
+  return value;
+}
+
 function render(report: ReportName, group: string[], n: (name: string) => number): ReportRow {
   switch (report) {
     case 'attribution':
       return {
-        day: group[0],
-        partner: group[1],
-        attribution_type: group[2],
+        day: field(group, 0),
+        partner: field(group, 1),
+        attribution_type: field(group, 2),
         installs: n('installs'),
         organic: n('organic'),
         reinstalls: n('reinstalls'),
@@ -49,8 +56,8 @@ function render(report: ReportName, group: string[], n: (name: string) => number
       const micros = n('revenue_micros');
       const payers = n('payers');
       return {
-        day: group[0],
-        partner: group[1],
+        day: field(group, 0),
+        partner: field(group, 1),
         purchases: n('purchases'),
         revenue_usd: micros / 1e6,
         arppu_usd: payers === 0 ? 0 : Math.round(micros / payers) / 1e6,
@@ -60,7 +67,7 @@ function render(report: ReportName, group: string[], n: (name: string) => number
       const installs = n('installs');
       const [d1, d7, d30] = [n('d1'), n('d7'), n('d30')];
       return {
-        day: group[0],
+        day: field(group, 0),
         installs,
         d1,
         d7,
@@ -72,8 +79,8 @@ function render(report: ReportName, group: string[], n: (name: string) => number
     }
     case 'events':
       return {
-        day: group[0],
-        event_name: group[1],
+        day: field(group, 0),
+        event_name: field(group, 1),
         events: n('events'),
         unique_installs: n('unique_installs'),
         revenue_usd: n('revenue_micros') / 1e6,

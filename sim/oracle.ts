@@ -35,7 +35,8 @@ export function oracleRows(
 ): OracleRows {
   const rows: OracleRows = { attribution: {}, revenue: {}, cohorts: {}, events: {} };
   const bump = (family: keyof OracleRows, key: string, counters: Record<string, number>) => {
-    const row = (rows[family][key] ??= {});
+    const row = rows[family][key] ?? {};
+    rows[family][key] = row;
     for (const [name, value] of Object.entries(counters)) if (value !== 0) row[name] = (row[name] ?? 0) + value;
   };
   const seen = new Set<string>();

@@ -49,8 +49,11 @@ export class Random {
     return this.next() < p;
   }
 
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)];
+  /** One of the items, each as likely; items hold no undefined, so an undefined pick is an empty list. */
+  pick<T extends NonNullable<unknown>>(items: readonly T[]): T {
+    const item = items[Math.floor(this.next() * items.length)];
+    if (item === undefined) throw new Error('pick from no items');
+    return item;
   }
 
   /** One of the keys, with probability proportional to its weight. */
@@ -61,7 +64,10 @@ export class Random {
       r -= weight;
       if (r < 0) return key;
     }
-    return entries[entries.length - 1][0];
+    // Rounding can leave r a hair above 0 after the last weight: the last key takes it.
+    const last = entries.at(-1);
+    if (last === undefined) throw new Error('a weighted pick from no weights');
+    return last[0];
   }
 
   hex(length: number): string {

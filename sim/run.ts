@@ -252,21 +252,21 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     );
   }
 
-  const results: AppResult[] = [];
-  for (const state of states) {
+  const checked = states.map((state) => {
     const oracle = oracleRows(
       state.taken,
       (event) => state.decisions.get(`${event.installUuid}|${event.eventId}`) ?? { partner: 'organic', type: 'organic', fraud: false },
     );
-    results.push(appResult(state, expectedReports(oracle)));
-  }
+    return { state, result: appResult(state, expectedReports(oracle)) };
+  });
+  const results: AppResult[] = checked.map(({ result }) => result);
   notes.push(backdatingNote(plan, addressing));
 
   const differences: SimulationResult['differences'] = [];
   if (options.check) {
     log('Checking the four reports of every app against what was sent...');
-    for (const [i, state] of states.entries()) {
-      const expected = results[i].expected;
+    for (const { state, result } of checked) {
+      const { expected } = result;
       let found: Difference[] = [];
       // Reads are eventually consistent: a report may trail the aggregator by a second.
       for (let attempt = 0; attempt < 5; attempt++) {
@@ -363,11 +363,13 @@ async function sendClick(
           : response.status === 429
             ? 'rate_limited'
             : `status ${response.status}`;
-    if (got === 'recorded') {
+    if (got === 'recorded' && clickId) {
+      const link = state.plan.links.find((l) => l.key === c.link);
+      if (link === undefined) throw new Error(`the plan's click ${c.key} names no link of the plan: ${c.link}`);
       state.tally.recorded++;
-      state.recorded.set(clickId!, {
-        clickId: clickId!,
-        partner: state.plan.links.find((l) => l.key === c.link)!.partner,
+      state.recorded.set(clickId, {
+        clickId,
+        partner: link.partner,
         ip: c.viewer.ip,
         platform: c.platform,
         sentMs,

@@ -202,7 +202,7 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
       ...(partner === GEO_PARTNER ? { countriesAllow: GEO_ALLOW } : {}),
     }));
   if (many) links.push({ key: 'honeypot', partner: 'trap', honeypot: true });
-  const partnerWeights = Object.fromEntries(links.filter((l) => !l.honeypot).map((l) => [l.partner, PARTNERS[l.partner].weight]));
+  const partnerWeights = Object.fromEntries(links.filter((l) => !l.honeypot).map((l) => [l.partner, partnerOf(l.partner).weight]));
 
   const clicks: ClickPlan[] = [];
   const people: PersonPlan[] = [];
@@ -242,7 +242,7 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
       addClick(ctx, {
         purpose: 'geo_excluded',
         platform: 'ios',
-        viewer: { ip: addresses.person(), country: excluded, asn: random.pick(COUNTRIES[excluded].asns) },
+        viewer: { ip: addresses.person(), country: excluded, asn: random.pick(countryOf(excluded).asns) },
         link: GEO_PARTNER,
       });
     }
@@ -272,11 +272,23 @@ interface AppContext {
   newClick(): string;
 }
 
+function partnerOf(name: string): { weight: number; campaigns: string[] } {
+  const found = PARTNERS[name];
+  if (found === undefined) throw new Error(`no partner ${name} in the simulation's PARTNERS`);
+  return found;
+}
+
+function countryOf(code: string): { weight: number; asns: readonly number[] } {
+  const found = COUNTRIES[code];
+  if (found === undefined) throw new Error(`no country ${code} in the audience's COUNTRIES`);
+  return found;
+}
+
 function personViewer(ctx: AppContext, countries?: readonly string[]): Viewer {
   const country = countries
     ? ctx.random.pick(countries)
     : ctx.random.weighted(Object.fromEntries(Object.entries(COUNTRIES).map(([c, v]) => [c, v.weight])));
-  return { ip: ctx.addresses.person(), country, asn: ctx.random.pick(COUNTRIES[country].asns) };
+  return { ip: ctx.addresses.person(), country, asn: ctx.random.pick(countryOf(country).asns) };
 }
 
 function pickPartnerLink(ctx: AppContext, country: string | undefined): string {
@@ -474,8 +486,8 @@ function addLife(
     .filter((b) => b.length > 0)
     .map((events, i) => ({ round: round === 0 ? 0 : i === 0 ? 1 : 2, events }));
   // An SDK that was killed before its install upload finished sends the first session's events first.
-  if (round === 0 && kind === 'organic' && planned.length > 1 && random.chance(0.04)) {
-    const [installBatch, ...rest] = planned;
+  const [installBatch, ...rest] = planned;
+  if (round === 0 && kind === 'organic' && installBatch !== undefined && rest.length > 0 && random.chance(0.04)) {
     const session = installBatch.events.slice(1);
     installBatch.events = [install];
     if (session.length) planned.splice(0, 1, { round: 0, events: session }, installBatch, ...rest);
@@ -485,7 +497,9 @@ function addLife(
     if (r < 0.05) batch.retry = 'identical';
     else if (r < 0.08) batch.retry = 're-encoded';
     // An SDK bug now and then: a malformed event rides along and is rejected alone.
-    if (random.chance(0.015)) batch.events.push(malformed(random, batch.events[batch.events.length - 1]));
+    // Every batch holds an event (the empty ones were left out above), so there is a last to copy.
+    const last = batch.events.at(-1);
+    if (random.chance(0.015) && last !== undefined) batch.events.push(malformed(random, last));
   }
   person.batches.push(...planned);
 }
@@ -520,11 +534,13 @@ function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedE
     if (!trial && tutorial && random.chance(0.03)) {
       // A free trial is a revenue event of 0: counted as an event, never as a purchase.
       trial = true;
-      add('start_trial', (t += random.int(5_000, 30_000)), { revenue_usd: 0 });
+      t += random.int(5_000, 30_000);
+      add('start_trial', t, { revenue_usd: 0 });
     }
     if (random.chance(traits.purchaseChance * (firstOfLife ? 1.5 : 1))) {
       const usd = Math.round(random.pick(PRICES) * random.pick(FX) * 1e6) / 1e6;
-      add('purchase', (t += random.int(5_000, 60_000)), {
+      t += random.int(5_000, 60_000);
+      add('purchase', t, {
         revenue_usd: usd,
         properties: { sku: `gems_${random.int(1, 6)}`, currency: 'USD' },
       });
@@ -575,9 +591,13 @@ function avoidMidnight(ms: number): number {
   return Math.round(intoDay < MINUTE ? ms + MINUTE : intoDay > DAY - MINUTE ? ms - MINUTE : ms);
 }
 
-function shuffle<T>(random: Random, items: T[]): void {
+/** Fisher-Yates; items hold no undefined, so an undefined one is an index out of range. */
+function shuffle<T extends NonNullable<unknown>>(random: Random, items: T[]): void {
   for (let i = items.length - 1; i > 0; i--) {
     const j = random.int(0, i);
-    [items[i], items[j]] = [items[j], items[i]];
+    const [a, b] = [items[i], items[j]];
+    if (a === undefined || b === undefined) throw new Error(`shuffle: ${i} or ${j} is outside ${items.length} items`);
+    items[i] = b;
+    items[j] = a;
   }
 }
