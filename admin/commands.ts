@@ -10,9 +10,9 @@ export type { AdminCommand, Target } from './command';
 export { defineCommand, TargetError, UsageError } from './command';
 
 /**
- * Every admin operation, once: `bin/admin.ts` reads them from argv, `console/server.ts` from the
- * console's requests, and both run them through runCommand. A module of commands joins here
- * with one spread.
+ * Every admin operation, once: `bin/admin.ts` reads them from argv (each one a commander
+ * subcommand), `console/server.ts` from the console's requests, and both check their flags with
+ * parseCommand and run them with runParsed. A module of commands joins here with one spread.
  */
 export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...tenantCommands,
@@ -54,7 +54,8 @@ export function parseCommand(name: string, rawFlags: Readonly<Record<string, unk
   if (unknown.length) throw new UsageError(`${command.name} takes no --${unknown[0]} flag`, command.name);
   const parsed = command.flags.safeParse(rawFlags, { error: flagWording });
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const [issue] = parsed.error.issues;
+    if (issue === undefined) throw new UsageError(`${command.name}: its flags were refused`, command.name);
     throw new UsageError(issue.code === 'custom' ? issue.message : `--${String(issue.path[0])} ${issue.message}`, command.name);
   }
   return { command, flags: parsed.data };
@@ -66,18 +67,4 @@ export function runParsed({ command, flags }: ParsedCommand, target: Target): Pr
 
 export function runCommand(name: string, rawFlags: Readonly<Record<string, unknown>>, target: Target): Promise<object> {
   return runParsed(parseCommand(name, rawFlags), target);
-}
-
-/** Every flag of every command and whether it takes a value, for node:util parseArgs. */
-export function flagOptions(): Record<string, { type: 'string' | 'boolean' }> {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const command of ADMIN_COMMANDS) {
-    for (const flag of Object.keys(command.flags.shape)) {
-      const type = command.booleanFlags?.includes(flag) ? 'boolean' : 'string';
-      if (options[flag] && options[flag].type !== type)
-        throw new Error(`--${flag} is a boolean in one admin command and takes a value in another`);
-      options[flag] = { type };
-    }
-  }
-  return options;
 }

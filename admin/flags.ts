@@ -64,15 +64,17 @@ export const flagWording: z.core.$ZodErrorMap = (issue) => {
 
 /**
  * node:util parseArgs's refusal ("Option '--name <value>' argument missing"), said as a flag's
- * refusal is. `command` is the command the words on the line name, when they name one.
+ * refusal is: the console's own command line (`npm run console -- --port N`). The admin CLI reads
+ * its line with commander and says its refusals in the same words (bin/admin.ts).
  */
-export function commandLineWording(error: unknown, options: FlagOptions, command?: string): string {
+export function commandLineWording(error: unknown, options: FlagOptions): string {
   const { code, message } = error as NodeJS.ErrnoException;
   const flag = /'(--?[^' =<]+)/.exec(message)?.[1];
   if (!flag) return message;
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return command ? `${command} takes no ${flag} flag` : `unknown flag ${flag}`;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown flag ${flag}`;
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    const option = Object.hasOwn(options, flag.replace(/^--?/, '')) ? options[flag.replace(/^--?/, '')] : undefined;
+    const name = flag.replace(/^--?/, '');
+    const option = Object.hasOwn(options, name) ? options[name] : undefined;
     return option?.type === 'boolean' ? `${flag} takes no value` : `${flag} needs a value`;
   }
   return message;

@@ -72,7 +72,11 @@ export const installCommands = [
         await aggregates.setCounters(app.app_id, {
           family: row.family,
           day: row.day,
-          group: ROW_GROUPS[row.family].map((column) => row.group[column]),
+          group: ROW_GROUPS[row.family].map((column) => {
+            const value = row.group[column];
+            if (value === undefined) throw new Error(`rebuilt ${row.family} row of ${row.day} has no ${column}`);
+            return value;
+          }),
           add: row.rebuilt ?? {},
         });
       }

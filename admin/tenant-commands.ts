@@ -128,7 +128,12 @@ export const tenantCommands = [
       }),
     async execute(f) {
       const store = tenants();
-      const found = f['key-id'] ? await store.revokeServerKeyByHash(f['key-id']) : await store.revokeServerKey(f['server-key']!);
+      // The schema lets exactly one of the two through.
+      const [keyId, serverKey] = [f['key-id'], f['server-key']];
+      const found =
+        keyId !== undefined
+          ? await store.revokeServerKeyByHash(keyId)
+          : serverKey !== undefined && (await store.revokeServerKey(serverKey));
       if (!found) throw new NotFoundError('server key');
       return { ok: true };
     },

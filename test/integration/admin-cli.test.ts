@@ -167,6 +167,22 @@ describe('the admin CLI on a flag error', () => {
     expect(failure?.lines.length).toBeLessThan(8);
   }, 30_000);
 
+  it('prints the help of the program, a group or a command on stderr, and exits 0', async () => {
+    for (const [argv, shown] of [
+      [['--help'], 'company create --name N'],
+      [['company', '--help'], 'resume'],
+      [['link', 'try', '--help'], '--link-id <L>'],
+      [['help', 'rebuild'], '--apply'],
+    ] as const) {
+      const { stdout, stderr } = await run('npm', ['run', '--silent', 'admin', '--', ...argv], {
+        cwd: root,
+        env: { ...process.env, DATA_DIR: dataDir },
+      });
+      expect(stdout).toBe('');
+      expect(stderr).toContain(shown);
+    }
+  }, 60_000);
+
   it('lists every command above the error when the command is unknown', async () => {
     const failure = await cli('company', 'explode');
     expect(failure).toMatchObject({ code: 2, stdout: '' });

@@ -60,6 +60,10 @@ describe('a refused flag, in plain words', () => {
     ['a flag no command has', ['company', 'create', '--name', 'x', '--bogus', '1'], 'company create takes no --bogus flag'],
     ['a flag without its value', ['company', 'create', '--name'], '--name needs a value'],
     ['a value given to a flag that takes none', ['app', 'create', '--probabilistic=yes'], '--probabilistic takes no value'],
+    ['a flag of ours where a value goes', ['company', 'create', '--name', '--plan=paid'], '--name needs a value'],
+    ['a word after the command', ['company', 'create', 'extra', '--name', 'x'], 'unknown command: company create extra'],
+    ['a group without its command', ['company'], 'unknown command: company'],
+    ['a schedule without its name', ['schedule', 'run'], 'schedule run needs a schedule name'],
   ])('says so for %s on the command line', async (_case, argv, message) => {
     await expect(runAdmin(argv)).rejects.toThrow(new UsageError(message));
   });
