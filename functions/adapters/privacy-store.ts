@@ -1,8 +1,9 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeletionCounts } from '../domain/privacy/drain';
 import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy/privacy';
+import type { PrivacyRequestSink } from '../domain/privacy/request';
 import { dynamoClient } from '../shared/clients/dynamo';
-import { MessageQueue } from './message-queue';
+import type { MessageQueue } from './message-queue';
 import { queryAll } from './query-pages';
 
 /**
@@ -10,7 +11,7 @@ import { queryAll } from './query-pages';
  * queue. A receipt must not claim "queued" for a request that never reached the queue, so when
  * the send fails the receipt is taken back and the caller answers 503 (the client retries).
  */
-export class PrivacyRequests {
+export class PrivacyRequests implements PrivacyRequestSink {
   constructor(
     private readonly receiptsTable: string,
     private readonly queue: MessageQueue<PrivacyMessage>,
