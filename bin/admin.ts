@@ -69,7 +69,7 @@ const words = (args: readonly string[]) => {
  * an unknown command, shown with every command's usage. Help is not a refusal: its
  * CommanderError goes through, for main to exit with its code.
  */
-function refusal(error: CommanderError, at: Command, path: readonly string[], leaf?: AdminCommand): Error {
+function refusal(error: CommanderError, at: Command, path: readonly string[], line: readonly string[], leaf?: AdminCommand): Error {
   if (error.code === 'commander.helpDisplayed' || error.code === 'commander.help') return error;
   const name = path.join(' ');
   const quoted = /'([^']*)'/.exec(error.message)?.[1];
@@ -80,13 +80,20 @@ function refusal(error: CommanderError, at: Command, path: readonly string[], le
   }
   if (error.code === 'commander.optionMissingArgument') {
     const option = [at, ...ancestors(at)].flatMap((command) => command.options).find((o) => quoted === o.flags);
-    return new UsageError(`${option?.long ?? quoted} needs a value`, leaf ? name : undefined);
+    // --stack is read above the command; the words on the line still say which command it was given to.
+    return new UsageError(`${option?.long ?? quoted} needs a value`, leaf ? name : commandNamed(line));
   }
   if (error.code === 'commander.missingArgument' && name === 'schedule run')
     return new UsageError('schedule run needs a schedule name', name);
   if (error.code === 'commander.unknownOption' && path.length === 0 && quoted !== undefined)
     return new UsageError(`unknown flag ${quoted.split('=')[0] ?? quoted}`);
   return new UsageError(`unknown command: ${[...path, ...words(at.args)].join(' ') || '(none)'}`);
+}
+
+/** The command the words on the line name: `company create` in `company create --name x --stack`. */
+function commandNamed(line: readonly string[]): string | undefined {
+  const named = words(line);
+  return [named.slice(0, 2).join(' '), named[0]].find((candidate) => candidate !== undefined && USAGES.has(candidate));
 }
 
 function ancestors(command: Command): Command[] {
@@ -100,7 +107,7 @@ type Request = { kind: 'command'; parsed: ParsedCommand; stack?: string } | { ki
  * The CLI's command tree, made afresh for each line read (commander keeps what it parsed on
  * the commands). Its help goes to stderr, as every word of the CLI but the answer does.
  */
-function program(found: (request: Request) => void): Command {
+function program(line: readonly string[], found: (request: Request) => void): Command {
   const output = { writeOut: (text: string) => process.stderr.write(text), writeErr: (text: string) => process.stderr.write(text) };
   const configure = (command: Command, path: readonly string[], leaf?: AdminCommand) =>
     command
@@ -108,7 +115,7 @@ function program(found: (request: Request) => void): Command {
       .showSuggestionAfterError(false)
       .configureHelp({ showGlobalOptions: true })
       .exitOverride((error) => {
-        throw refusal(error, command, path, leaf);
+        throw refusal(error, command, path, line, leaf);
       });
 
   const root = configure(new Command(PROGRAM), [])
@@ -187,7 +194,7 @@ function program(found: (request: Request) => void): Command {
 /** The command line's answer; a UsageError when it names no command or its flags are refused. */
 export async function runAdmin(argv: string[]): Promise<Record<string, unknown>> {
   let request: Request | undefined;
-  program((found) => {
+  program(argv, (found) => {
     request = found;
   }).parse(argv, { from: 'user' });
   if (!request) throw new UsageError('unknown command: (none)');
@@ -207,7 +214,7 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.length === 0) {
     // Nothing asked: the help, and the exit of a usage error.
-    program(() => undefined).outputHelp({ error: true });
+    program(argv, () => undefined).outputHelp({ error: true });
     process.exit(2);
   }
   try {
