@@ -1,5 +1,6 @@
 import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { appDevice, type InstallHead, type InstallStore, SK } from '../domain/aggregation/install-state';
+import type { InstallPartition } from '../domain/privacy/drain';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
 import { queryAll, queryFirst, queryItems } from './query-pages';
@@ -9,7 +10,7 @@ import { queryAll, queryFirst, queryItems } from './query-pages';
  * `<app_id>#<install_uuid>` (functions/domain/aggregation/install-state.ts). Reads are consistent:
  * a claim decided on a stale read would count twice.
  */
-export class DynamoInstallStore implements InstallStore {
+export class DynamoInstallStore implements InstallStore, InstallPartition {
   constructor(private readonly tableName: string) {}
 
   async get<T extends object>(pk: string, sk: string): Promise<T | undefined> {

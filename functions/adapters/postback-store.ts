@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { PostbackConfig } from '../domain/partner-postbacks/config';
 import type { AttemptRecord, DeliveryPorts } from '../domain/partner-postbacks/deliver';
 import type { PostbackMessage, PostbackRecord, PostbackState } from '../domain/partner-postbacks/trigger';
-import type { PostbackItemKey } from '../domain/privacy/drain';
+import type { InstallPostbacks, PostbackItemKey } from '../domain/privacy/drain';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { sqsClient } from '../shared/clients/sqs';
 import { isConditionFailure } from './aws-errors';
@@ -58,7 +58,7 @@ export class PostbackConfigs {
 }
 
 /** Postbacks and their attempts: what the aggregator makes and the sender delivers. */
-export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'> {
+export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'>, InstallPostbacks {
   constructor(
     private readonly table: string,
     private readonly queueUrl?: string,

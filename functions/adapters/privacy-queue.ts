@@ -1,5 +1,5 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { QueuedRequest } from '../domain/privacy/drain';
+import type { PrivacyRequestQueue, QueuedRequest } from '../domain/privacy/drain';
 import type { PrivacyMessage } from '../domain/privacy/privacy';
 import { sqsClient } from '../shared/clients/sqs';
 
@@ -7,7 +7,7 @@ import { sqsClient } from '../shared/clients/sqs';
  * The privacy queue as the drain consumes it. A message that is not a version-1 request is
  * left where it is: after maxReceiveCount receives SQS moves it to the DLQ, whose alarm fires.
  */
-export class PrivacyQueue {
+export class PrivacyQueue implements PrivacyRequestQueue {
   constructor(
     private readonly queueUrl: string,
     private readonly onUnreadable: (body: string | undefined) => void = () => undefined,

@@ -1,5 +1,5 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DeletionCounts } from '../domain/privacy/drain';
+import type { DeletionCounts, DrainReceipts } from '../domain/privacy/drain';
 import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy/privacy';
 import type { PrivacyRequestSink } from '../domain/privacy/request';
 import { dynamoClient } from '../shared/clients/dynamo';
@@ -33,7 +33,7 @@ export class PrivacyRequests implements PrivacyRequestSink {
 }
 
 /** The receipts as the drain and `admin privacy show` use them. */
-export class PrivacyReceipts {
+export class PrivacyReceipts implements DrainReceipts {
   constructor(private readonly receiptsTable: string) {}
 
   /**

@@ -1,5 +1,7 @@
 import { type AuditReference, type EventClaim, SK } from '../aggregation/install-state';
+import { AuditObjectError } from '../audit/decode';
 import { lineOfInstall } from '../audit/lines';
+import type { AuditErasure, AuditObjects } from '../audit/ports';
 import type { AuditLine } from '../audit/types';
 import { installKey, type PrivacyMessage } from './privacy';
 
@@ -44,7 +46,8 @@ export interface DeletionCounts {
   postbacks: number;
 }
 
-export interface DrainPorts {
+/** The privacy queue (functions/adapters/privacy-queue.ts). */
+export interface PrivacyRequestQueue {
   /** Up to `max` requests off the queue (several receives if need be); [] when it has none. */
   receive(max: number): Promise<QueuedRequest[]>;
   /** The request is finished: off the queue. */
@@ -53,19 +56,43 @@ export interface DrainPorts {
   carry(request: QueuedRequest): Promise<void>;
   /** A request this run has already handled came round again: it is left for the next run. */
   release(request: QueuedRequest): Promise<void>;
-  installItems(pk: string, limit: number): Promise<{ items: Record<string, unknown>[]; more: boolean }>;
-  deleteInstallItems(pk: string, sortKeys: readonly string[]): Promise<void>;
-  deleteClicks(clickIds: readonly string[]): Promise<number>;
+}
+
+/** An install's partition of the installs table (functions/adapters/install-store.ts). */
+export interface InstallPartition {
+  /** The first `limit` items of the partition, in key order, and whether more are left. */
+  firstItems(pk: string, limit: number): Promise<{ items: Record<string, unknown>[]; more: boolean }>;
+  deleteItems(pk: string, sortKeys: readonly string[]): Promise<void>;
+}
+
+/** The clicks table (functions/adapters/click-store.ts). */
+export interface ClickEraser {
+  /** How many of these clicks were deleted. */
+  deleteMany(clickIds: readonly string[]): Promise<number>;
+}
+
+/** An install's partner postbacks and attempts (functions/adapters/postback-store.ts). */
+export interface InstallPostbacks {
   /** Up to `limit` of the install's postback items (records and attempts), by `<app_id>#<install_hash>`. */
-  postbackItems(installKey: string, limit: number): Promise<{ keys: PostbackItemKey[]; more: boolean }>;
-  deletePostbackItems(keys: readonly PostbackItemKey[]): Promise<void>;
-  /** The object's lines, or undefined when it is gone. */
-  auditLines(key: string): Promise<readonly AuditLine[] | undefined>;
-  /** Deletes the object, every version of it. */
-  deleteAudit(key: string): Promise<void>;
-  /** Replaces the object by these lines, and removes its older versions. */
-  rewriteAudit(key: string, lines: readonly AuditLine[]): Promise<void>;
-  receipt(requestId: string, update: { state: 'in_progress' | 'done'; counts: DeletionCounts; nowMs: number }): Promise<void>;
+  ofInstall(installKey: string, limit: number): Promise<{ keys: PostbackItemKey[]; more: boolean }>;
+  deleteItems(keys: readonly PostbackItemKey[]): Promise<void>;
+}
+
+/** The receipts of privacy_requests (functions/adapters/privacy-store.ts). */
+export interface DrainReceipts {
+  /** The drain's progress on a receipt, its counts added to what earlier runs deleted. */
+  record(requestId: string, update: { state: 'in_progress' | 'done'; counts: DeletionCounts; nowMs: number }): Promise<void>;
+}
+
+export interface DrainPorts {
+  readonly queue: PrivacyRequestQueue;
+  readonly installs: InstallPartition;
+  readonly clicks: ClickEraser;
+  readonly postbacks: InstallPostbacks;
+  /** Audit objects as stored: a missing one (AuditObjectError, missing_object) has nothing left to erase. */
+  readonly auditObjects: Pick<AuditObjects, 'lines'>;
+  readonly auditErasure: AuditErasure;
+  readonly receipts: DrainReceipts;
   nowMs(): number;
   /** Milliseconds before the function must stop. */
   timeLeftMs(): number;
@@ -97,9 +124,9 @@ export async function drainPrivacyRequests(ports: DrainPorts): Promise<DrainRepo
       report.stopped = 'time_budget';
       return report;
     }
-    const batch = await ports.receive(MAX_REQUESTS_PER_BATCH);
+    const batch = await ports.queue.receive(MAX_REQUESTS_PER_BATCH);
     const fresh = batch.filter((request) => !seen.has(request.message.request_id));
-    await Promise.all(batch.filter((request) => !fresh.includes(request)).map((request) => ports.release(request)));
+    await Promise.all(batch.filter((request) => !fresh.includes(request)).map((request) => ports.queue.release(request)));
     // Nothing new: the queue holds only what this run sent back (or nothing at all).
     if (fresh.length === 0) return report;
     report.batches.push(fresh.length);
@@ -108,10 +135,10 @@ export async function drainPrivacyRequests(ports: DrainPorts): Promise<DrainRepo
       try {
         const outcome = await eraseInstall(ports, request.message);
         if (outcome === 'done') {
-          await ports.remove(request);
+          await ports.queue.remove(request);
           report.done.push(request.message.request_id);
         } else {
-          await ports.carry(request);
+          await ports.queue.carry(request);
           report.carried.push(request.message.request_id);
         }
       } catch (error) {
@@ -132,24 +159,24 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
     audit_lines: 0,
     postbacks: 0,
   };
-  await ports.receipt(message.request_id, { state: 'in_progress', counts, nowMs: ports.nowMs() });
+  await ports.receipts.record(message.request_id, { state: 'in_progress', counts, nowMs: ports.nowMs() });
   const pk = `${message.app_id}#${message.install_uuid}`;
-  const { items, more } = await ports.installItems(pk, MAX_ROWS_PER_TABLE);
+  const { items, more } = await ports.installs.firstItems(pk, MAX_ROWS_PER_TABLE);
 
   const auditKeys = items
     .filter((item) => String(item.sk).startsWith(SK.auditPrefix))
     .map((item) => (item as unknown as AuditReference).audit_key);
   for (const key of auditKeys) {
-    const lines = await ports.auditLines(key);
+    const lines = await linesOrGone(ports.auditObjects, key);
     if (!lines) continue;
     const kept = lines.filter((line) => !lineOfInstall(line, message.install_uuid));
     if (kept.length === lines.length) continue;
     counts.audit_lines += lines.length - kept.length;
     if (kept.length === 0) {
-      await ports.deleteAudit(key);
+      await ports.auditErasure.delete(key);
       counts.audit_objects_deleted++;
     } else {
-      await ports.rewriteAudit(key, kept);
+      await ports.auditErasure.rewrite(key, kept);
       counts.audit_objects_rewritten++;
     }
   }
@@ -164,19 +191,29 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
         }),
     ),
   ].slice(0, MAX_ROWS_PER_TABLE);
-  counts.clicks = await ports.deleteClicks(clickIds);
+  counts.clicks = await ports.clicks.deleteMany(clickIds);
 
   // Found by their own index, not through the install's items: none of these needs to go first.
-  const postbacks = await ports.postbackItems(installKey(message.app_id, message.install_uuid), MAX_ROWS_PER_TABLE);
-  await ports.deletePostbackItems(postbacks.keys);
+  const postbacks = await ports.postbacks.ofInstall(installKey(message.app_id, message.install_uuid), MAX_ROWS_PER_TABLE);
+  await ports.postbacks.deleteItems(postbacks.keys);
   counts.postbacks = postbacks.keys.length;
 
-  await ports.deleteInstallItems(
+  await ports.installs.deleteItems(
     pk,
     items.map((item) => String(item.sk)),
   );
   counts.install_items = items.length;
   const left = more || postbacks.more;
-  await ports.receipt(message.request_id, { state: left ? 'in_progress' : 'done', counts, nowMs: ports.nowMs() });
+  await ports.receipts.record(message.request_id, { state: left ? 'in_progress' : 'done', counts, nowMs: ports.nowMs() });
   return left ? 'more' : 'done';
+}
+
+/** The object's lines, or undefined when it is gone: deleted by an earlier run of the request, or never written. */
+async function linesOrGone(objects: Pick<AuditObjects, 'lines'>, key: string): Promise<readonly AuditLine[] | undefined> {
+  try {
+    return await objects.lines(key);
+  } catch (error) {
+    if (error instanceof AuditObjectError && error.reason === 'missing_object') return undefined;
+    throw error;
+  }
 }

@@ -1,3 +1,4 @@
+import { AuditObjectError } from '../../../functions/domain/audit/decode';
 import type { AuditLine } from '../../../functions/domain/audit/types';
 import { type DrainPorts, eraseInstall, MAX_ROWS_PER_TABLE, type PostbackItemKey } from '../../../functions/domain/privacy/drain';
 import { installKey, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
@@ -34,22 +35,28 @@ function world(postbackCount: number) {
   const postbacks: PostbackItemKey[] = Array.from({ length: postbackCount }, (_, n) => ({ pk: 'app_1', sk: `log#${n}` }));
   const asked: string[] = [];
   const ports: DrainPorts = {
-    receive: async () => [],
-    remove: async () => undefined,
-    carry: async () => undefined,
-    release: async () => undefined,
-    installItems: async () => ({ items: [{ pk: `app_1#${GONE}`, sk: 'a#audit/o', audit_key: 'audit/o' }], more: false }),
-    deleteInstallItems: async () => undefined,
-    deleteClicks: async (ids) => ids.length,
-    auditLines: async (key) => objects.get(key),
-    deleteAudit: async (key) => void objects.delete(key),
-    rewriteAudit: async (key, lines) => void objects.set(key, lines),
-    postbackItems: async (key, limit) => {
-      asked.push(key);
-      return { keys: postbacks.slice(0, limit), more: postbacks.length > limit };
+    queue: { receive: async () => [], remove: async () => undefined, carry: async () => undefined, release: async () => undefined },
+    installs: {
+      firstItems: async () => ({ items: [{ pk: `app_1#${GONE}`, sk: 'a#audit/o', audit_key: 'audit/o' }], more: false }),
+      deleteItems: async () => undefined,
     },
-    deletePostbackItems: async (keys) => void postbacks.splice(0, keys.length),
-    receipt: async () => undefined,
+    clicks: { deleteMany: async (ids) => ids.length },
+    auditObjects: {
+      lines: async (key) => {
+        const lines = objects.get(key);
+        if (!lines) throw new AuditObjectError('missing_object', key);
+        return [...lines];
+      },
+    },
+    auditErasure: { delete: async (key) => void objects.delete(key), rewrite: async (key, lines) => void objects.set(key, lines) },
+    postbacks: {
+      ofInstall: async (key, limit) => {
+        asked.push(key);
+        return { keys: postbacks.slice(0, limit), more: postbacks.length > limit };
+      },
+      deleteItems: async (keys) => void postbacks.splice(0, keys.length),
+    },
+    receipts: { record: async () => undefined },
     nowMs: () => 0,
     timeLeftMs: () => 600_000,
   };
