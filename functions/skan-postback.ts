@@ -9,14 +9,9 @@ import { resourceName } from './shared/config';
 import { type HttpEvent, type HttpResult, httpHandler, json, rawBody } from './shared/http';
 import { errorFields, logger, metrics } from './shared/observability';
 
-const store = new SkanStore(resourceName.table('skan_postbacks'), resourceName.bucket());
-
 const ports: SkanPostbackPorts = {
   keys: APPLE_KEYS,
-  claim: (claim) => store.claim(claim),
-  putRecord: (objectKey, record) => store.putRecord(objectKey, record),
-  markStored: (claim) => store.markStored(claim),
-  release: (claim) => store.release(claim),
+  filing: new SkanStore(resourceName.table('skan_postbacks'), resourceName.bucket()),
   newClaimId: randomUUID,
 };
 

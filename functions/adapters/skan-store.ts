@@ -1,7 +1,13 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PostbackRecord } from '../domain/skan/postback-record';
-import { CLAIM_LAPSE_MS, type ClaimResult, type PostbackClaim, type PostbackHolder } from '../domain/skan/take-postback';
+import {
+  CLAIM_LAPSE_MS,
+  type ClaimResult,
+  type PostbackClaim,
+  type PostbackFiling,
+  type PostbackHolder,
+} from '../domain/skan/take-postback';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { s3Client } from '../shared/clients/s3';
 import { isConditionFailure } from './aws-errors';
@@ -15,7 +21,7 @@ import { isConditionFailure } from './aws-errors';
  * record is, and invalid_object_key, where an invalid one is (under the prefix that expires);
  * expires_at (the table's TTL) while the holder is invalid.
  */
-export class SkanStore {
+export class SkanStore implements PostbackFiling {
   constructor(
     private readonly table: string,
     private readonly bucket: string,

@@ -59,8 +59,8 @@ export function mayTakeOver(holder: PostbackHolder | undefined, incoming: { read
   return incoming.verified && !holder.verified;
 }
 
-export interface SkanPostbackPorts {
-  readonly keys: PostbackKeys;
+/** Where postbacks are filed, once per transaction-id (functions/adapters/skan-store.ts). */
+export interface PostbackFiling {
   /**
    * Takes the claim's transaction-id exactly when mayTakeOver allows, in one conditional write,
    * so concurrent deliveries cannot both win. The winner learns the object key to write (the one
@@ -75,6 +75,11 @@ export interface SkanPostbackPorts {
   markStored(claim: PostbackClaim): Promise<void>;
   /** Gives up a claim whose record was not written, so Apple's retry takes the id at once rather than after CLAIM_LAPSE_MS. */
   release(claim: PostbackClaim): Promise<void>;
+}
+
+export interface SkanPostbackPorts {
+  readonly keys: PostbackKeys;
+  readonly filing: PostbackFiling;
   newClaimId(): string;
 }
 
@@ -125,7 +130,7 @@ export async function takePostback(ports: SkanPostbackPorts, request: PostbackRe
   };
   let claimed: ClaimResult;
   try {
-    claimed = await ports.claim(claim);
+    claimed = await ports.filing.claim(claim);
   } catch (failure) {
     return { kind: 'store_failed', step: 'claim', record, failure };
   }
@@ -135,15 +140,15 @@ export async function takePostback(ports: SkanPostbackPorts, request: PostbackRe
   }
 
   try {
-    await ports.putRecord(claimed.objectKey, record);
+    await ports.filing.putRecord(claimed.objectKey, record);
   } catch (failure) {
     // If the release fails too, the claim lapses after CLAIM_LAPSE_MS: Apple's retry comes later still.
-    await ports.release(claim).catch(() => undefined);
+    await ports.filing.release(claim).catch(() => undefined);
     return { kind: 'store_failed', step: 'record', record, failure };
   }
   const stored = { kind: 'stored', record, objectKey: claimed.objectKey, replaced: claimed.replaced } as const;
   try {
-    await ports.markStored(claim);
+    await ports.filing.markStored(claim);
   } catch (markFailure) {
     // The record is safe in the audit store, which is what Apple's 200 promises.
     return { ...stored, markFailure };

@@ -37,40 +37,42 @@ function world(keys: PostbackKeys = APPLE_KEYS) {
   const ours = (claim: PostbackClaim) => ledger.get(claim.transactionId)?.claimId === claim.claimId;
   const ports: SkanPostbackPorts = {
     keys,
-    claim: async (claim) => {
-      fail('claim');
-      const holder = ledger.get(claim.transactionId);
-      if (!mayTakeOver(holder, claim, claim.nowMs))
-        return { kind: 'held', holder: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs } };
-      const standing = claim.verified ? 'verified' : 'invalid';
-      const objectKey = holder?.objectKeys[standing] ?? claim.objectKey;
-      const objectKeys = { ...holder?.objectKeys, [standing]: objectKey };
-      ledger.set(claim.transactionId, {
-        verified: claim.verified,
-        stored: false,
-        claimedMs: claim.nowMs,
-        claimId: claim.claimId,
-        objectKeys,
-        expiresAt: claim.expiresAt,
-      });
-      return {
-        kind: 'claimed',
-        objectKey,
-        replaced: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs },
-      };
-    },
-    putRecord: async (key, record) => {
-      fail('putRecord');
-      objects.set(key, structuredClone(record));
-    },
-    markStored: async (claim) => {
-      fail('markStored');
-      if (ours(claim)) ledger.get(claim.transactionId)!.stored = true;
-    },
-    release: async (claim) => {
-      fail('release');
-      const item = ledger.get(claim.transactionId);
-      if (item && ours(claim) && !item.stored) item.claimedMs = 0;
+    filing: {
+      claim: async (claim) => {
+        fail('claim');
+        const holder = ledger.get(claim.transactionId);
+        if (!mayTakeOver(holder, claim, claim.nowMs))
+          return { kind: 'held', holder: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs } };
+        const standing = claim.verified ? 'verified' : 'invalid';
+        const objectKey = holder?.objectKeys[standing] ?? claim.objectKey;
+        const objectKeys = { ...holder?.objectKeys, [standing]: objectKey };
+        ledger.set(claim.transactionId, {
+          verified: claim.verified,
+          stored: false,
+          claimedMs: claim.nowMs,
+          claimId: claim.claimId,
+          objectKeys,
+          expiresAt: claim.expiresAt,
+        });
+        return {
+          kind: 'claimed',
+          objectKey,
+          replaced: holder && { verified: holder.verified, stored: holder.stored, claimedMs: holder.claimedMs },
+        };
+      },
+      putRecord: async (key, record) => {
+        fail('putRecord');
+        objects.set(key, structuredClone(record));
+      },
+      markStored: async (claim) => {
+        fail('markStored');
+        if (ours(claim)) ledger.get(claim.transactionId)!.stored = true;
+      },
+      release: async (claim) => {
+        fail('release');
+        const item = ledger.get(claim.transactionId);
+        if (item && ours(claim) && !item.stored) item.claimedMs = 0;
+      },
     },
     newClaimId: () => `claim-${++next}`,
   };
