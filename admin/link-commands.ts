@@ -115,12 +115,11 @@ export const linkCommands = [
       // is never blocked (a honeypot's test click blocks no one), the rate limit always admits,
       // and the click is made but not written.
       const ports = {
-        link: async () => link,
-        isBlocked: async () => false,
-        block: async () => undefined,
+        links: { byId: async () => link },
+        ipBlocks: { isBlocked: async () => false, block: async () => undefined },
         rateCounter: { increment: async (_key: string, slot: number) => new Map([[slot, 1]]), tidy: async () => undefined },
         rateWindow: slidingWindow(1, 60_000),
-        recordClick: async () => undefined,
+        clicks: { record: async () => undefined },
         newClickId,
       };
       const clicks = [];

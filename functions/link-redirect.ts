@@ -12,18 +12,13 @@ import { type HttpEvent, type HttpResult, header, httpHandler } from './shared/h
 import { logger, metrics } from './shared/observability';
 import { viewerOf } from './shared/viewer';
 
-const links = new CachedLinks(new LinkStore(resourceName.table('links')), intEnv('LINK_CACHE_TTL_MS', 30_000));
-const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
-const clicks = new ClickStore(resourceName.table('clicks'));
-
 const ports: TrackingLinkPorts = {
-  link: (linkId) => links.byId(linkId),
-  isBlocked: (companyId, ip, nowMs) => ipBlocks.isBlocked(companyId, ip, nowMs),
-  block: (entry) => ipBlocks.block(entry),
+  links: new CachedLinks(new LinkStore(resourceName.table('links')), intEnv('LINK_CACHE_TTL_MS', 30_000)),
+  ipBlocks: new IpBlockStore(resourceName.table('ip_blocks')),
   rateCounter: new RateLimitStore(resourceName.table('rate_limits')),
   // docs/tracking-links.md: 120 clicks per 60 s per IPv4 /24 or IPv6 /48 unless configured otherwise.
   rateWindow: slidingWindow(intEnv('LINK_RATE_LIMIT', 120), intEnv('LINK_RATE_WINDOW_SECONDS', 60) * 1000),
-  recordClick: (click) => clicks.record(click),
+  clicks: new ClickStore(resourceName.table('clicks')),
   newClickId,
 };
 

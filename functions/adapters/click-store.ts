@@ -2,6 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { appIpPlatform, type ClickRecord } from '../domain/links/click';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
+import type { ClickLog } from '../domain/links/tracking-link';
 import type { ClickEraser } from '../domain/privacy/drain';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { batchDelete } from './install-store';
@@ -13,7 +14,7 @@ import { queryItems } from './query-pages';
  * (probabilistic). DynamoDB's TTL removes a click some time after expires_at and dynalite never
  * does, so the reads here skip expired clicks themselves.
  */
-export class ClickStore implements ClickEraser {
+export class ClickStore implements ClickLog, ClickEraser {
   constructor(private readonly tableName: string) {}
 
   async record(click: ClickRecord): Promise<void> {

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { clientAddress } from '../domain/links/ip-block';
-import type { IpBlockEntry } from '../domain/links/tracking-link';
+import type { IpBlockEntry, IpBlocks } from '../domain/links/tracking-link';
 import { dynamoClient } from '../shared/clients/dynamo';
 
 /**
@@ -16,7 +16,7 @@ import { dynamoClient } from '../shared/clients/dynamo';
  * DynamoDB's TTL deletes an entry some time after expires_at (and dynalite never does), so every
  * read checks expires_at itself.
  */
-export class IpBlockStore {
+export class IpBlockStore implements IpBlocks {
   constructor(private readonly tableName: string) {}
 
   /** A later hit replaces the entry, so the block runs from the latest honeypot hit. */

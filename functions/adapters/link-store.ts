@@ -1,12 +1,12 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type LinkApp, type NewLink, newLinkConfig } from '../domain/links/link-config';
-import type { LinkConfig } from '../domain/links/tracking-link';
+import type { LinkConfig, LinkSource } from '../domain/links/tracking-link';
 import { newLinkId } from '../domain/tenants/keys';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
 import { scanItems } from './query-pages';
 
-export class LinkStore {
+export class LinkStore implements LinkSource {
   constructor(private readonly tableName: string) {}
 
   /** Makes the link (the rules are newLinkConfig's) and stores it under a fresh id. */
@@ -44,7 +44,7 @@ export class LinkStore {
  * seen), and an unknown id for less, so a link made a moment ago works almost at once while a
  * flood of made-up ids still costs few reads.
  */
-export class CachedLinks {
+export class CachedLinks implements LinkSource {
   private readonly cache: TtlCache<LinkConfig | undefined>;
 
   constructor(

@@ -39,14 +39,29 @@ export interface IpBlockEntry {
 
 export const HONEYPOT_BLOCK_DAYS = 7;
 
-export interface TrackingLinkPorts {
-  link(linkId: string): Promise<LinkConfig | undefined>;
+/** The links by id (functions/adapters/link-store.ts, CachedLinks in front of LinkStore). */
+export interface LinkSource {
+  byId(linkId: string): Promise<LinkConfig | undefined>;
+}
+
+/** The addresses honeypots have blocked (functions/adapters/ip-block-store.ts). */
+export interface IpBlocks {
   /** Whether a honeypot of this company has blocked the address. */
   isBlocked(companyId: string, ip: string, nowMs: number): Promise<boolean>;
   block(entry: IpBlockEntry): Promise<void>;
+}
+
+/** Where clicks are recorded for attribution (functions/adapters/click-store.ts). */
+export interface ClickLog {
+  record(click: ClickRecord): Promise<void>;
+}
+
+export interface TrackingLinkPorts {
+  readonly links: LinkSource;
+  readonly ipBlocks: IpBlocks;
   rateCounter: SlotCounter;
   rateWindow: SlidingWindow;
-  recordClick(click: ClickRecord): Promise<void>;
+  readonly clicks: ClickLog;
   newClickId(): string;
 }
 
@@ -82,7 +97,7 @@ const LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export async function followLink(ports: TrackingLinkPorts, request: LinkRequest): Promise<LinkOutcome> {
   let link: LinkConfig | undefined;
   try {
-    link = LINK_ID.test(request.linkId) ? await ports.link(request.linkId) : undefined;
+    link = LINK_ID.test(request.linkId) ? await ports.links.byId(request.linkId) : undefined;
   } catch (failure) {
     return { kind: 'link_unavailable', failure };
   }
@@ -99,7 +114,7 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
     if (filtered) return { kind: 'unknown_link' };
     // A failed block write still answers 404: the trap must look the same whatever happens.
     const failure = await settle(
-      ports.block({
+      ports.ipBlocks.block({
         ip: address.ip,
         ip_block: address.block,
         link_id: link.link_id,
@@ -139,7 +154,7 @@ async function admitAndRecord(
   drop: (reason: DropReason) => LinkOutcome,
 ): Promise<LinkOutcome> {
   const { country, asn } = request.viewer;
-  if (await ports.isBlocked(link.company_id, address.ip, request.nowMs)) return drop('blocked_ip');
+  if (await ports.ipBlocks.isBlocked(link.company_id, address.ip, request.nowMs)) return drop('blocked_ip');
 
   const admission = await admit(ports.rateCounter, `block#${address.block}`, request.nowMs, ports.rateWindow);
   if (!admission.admitted) return { kind: 'rate_limited', retryAfterSeconds: admission.retryAfterSeconds };
@@ -157,7 +172,7 @@ async function admitAndRecord(
     query: request.query,
     nowMs: request.nowMs,
   });
-  await ports.recordClick(click);
+  await ports.clicks.record(click);
   return {
     kind: 'redirect',
     location: redirectLocation(destination, {

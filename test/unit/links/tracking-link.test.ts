@@ -37,15 +37,19 @@ function world(links: LinkConfig[], limit = 120) {
   const lookups: string[] = [];
   let next = 0;
   const ports: TrackingLinkPorts = {
-    link: async (id) => {
-      lookups.push(id);
-      return links.find((l) => l.link_id === id);
+    links: {
+      byId: async (id) => {
+        lookups.push(id);
+        return links.find((l) => l.link_id === id);
+      },
     },
-    isBlocked: async (companyId, ip, nowMs) => (blocks.get(blockKey(companyId, ip))?.expires_at ?? 0) * 1000 > nowMs,
-    block: async (entry) => void blocks.set(blockKey(entry.company_id, entry.ip), entry),
+    ipBlocks: {
+      isBlocked: async (companyId, ip, nowMs) => (blocks.get(blockKey(companyId, ip))?.expires_at ?? 0) * 1000 > nowMs,
+      block: async (entry) => void blocks.set(blockKey(entry.company_id, entry.ip), entry),
+    },
     rateCounter: new MemorySlotCounter(),
     rateWindow: slidingWindow(limit, 60_000),
-    recordClick: async (click) => void clicks.push(click),
+    clicks: { record: async (click) => void clicks.push(click) },
     newClickId: () => `click_${++next}`,
   };
   const click = (overrides: Partial<LinkRequest> = {}) =>
@@ -215,9 +219,9 @@ describe('followLink', () => {
     };
 
     it.each([
-      ['the IP block look-up', (p: TrackingLinkPorts) => (p.isBlocked = down)],
+      ['the IP block look-up', (p: TrackingLinkPorts) => (p.ipBlocks.isBlocked = down)],
       ['the rate window', (p: TrackingLinkPorts) => (p.rateCounter = { increment: down, tidy: down })],
-      ['the click write', (p: TrackingLinkPorts) => (p.recordClick = down)],
+      ['the click write', (p: TrackingLinkPorts) => (p.clicks.record = down)],
     ])('still sends the visitor to the store without a click when %s fails', async (_what, breakIt) => {
       const { ports, click, clicks } = world([baseLink]);
       breakIt(ports);
@@ -230,14 +234,14 @@ describe('followLink', () => {
     it('answers a honeypot 404 even when the block cannot be written', async () => {
       const trap = { ...baseLink, link_id: 'lnk_trap0001', honeypot: true };
       const { ports, click } = world([trap]);
-      ports.block = down;
+      ports.ipBlocks.block = down;
       expect(await click({ linkId: trap.link_id })).toMatchObject({ kind: 'unknown_link', honeypotHit: true, failure: expect.any(Error) });
     });
   });
 
   it('asks the visitor to retry, touching nothing else, when the link look-up itself fails', async () => {
     const { ports, click, clicks } = world([baseLink]);
-    ports.link = async () => {
+    ports.links.byId = async () => {
       throw new Error('ProvisionedThroughputExceededException');
     };
     expect(await click()).toEqual({ kind: 'link_unavailable', failure: expect.any(Error) });
