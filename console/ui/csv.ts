@@ -1,7 +1,8 @@
 /** RFC 4180 CSV of report rows: a header of the columns, every field quoted when it needs to be. */
 export function toCsv(rows: readonly Record<string, string | number>[]): string {
-  if (rows.length === 0) return '';
-  const columns = Object.keys(rows[0]);
+  const [first] = rows;
+  if (first === undefined) return '';
+  const columns = Object.keys(first);
   const quote = (value: unknown) => {
     const text = String(value ?? '');
     // A leading =, +, - or @ would be a formula to a spreadsheet: the text is kept as text.

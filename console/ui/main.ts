@@ -10,8 +10,16 @@ import { settingsPage } from './pages/settings';
 import { selection } from './state';
 
 /** The pages, by hash route: plain links, so the browser's history, Tab and Enter all work. */
-const PAGES: { route: string; label: string; render: (root: HTMLElement) => Promise<void> }[] = [
-  { route: 'companies', label: 'Companies and apps', render: companiesPage },
+interface Page {
+  route: string;
+  label: string;
+  render: (root: HTMLElement) => Promise<void>;
+}
+
+/** The page an unknown route shows. */
+const HOME: Page = { route: 'companies', label: 'Companies and apps', render: companiesPage };
+const PAGES: Page[] = [
+  HOME,
   { route: 'settings', label: 'Settings: Server Keys', render: settingsPage },
   { route: 'links', label: 'Tracking links', render: linksPage },
   { route: 'postbacks', label: 'Postbacks', render: postbacksPage },
@@ -27,7 +35,7 @@ let rendering = 0;
 
 function currentPage() {
   const route = location.hash.replace(/^#\/?/, '').split('/')[0];
-  return PAGES.find((page) => page.route === route) ?? PAGES[0];
+  return PAGES.find((page) => page.route === route) ?? HOME;
 }
 
 async function render(focus: boolean): Promise<void> {

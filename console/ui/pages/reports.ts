@@ -151,6 +151,11 @@ export async function reportsPage(root: HTMLElement): Promise<void> {
 }
 
 function columnsOf(rows: readonly Row[]) {
-  const names = rows.length ? Object.keys(rows[0]) : [];
-  return names.map((name) => ({ label: name, numeric: typeof rows[0][name] === 'number', cell: (row: Row) => String(row[name]) }));
+  const [first] = rows;
+  if (first === undefined) return [];
+  return Object.keys(first).map((name) => ({
+    label: name,
+    numeric: typeof first[name] === 'number',
+    cell: (row: Row) => String(row[name]),
+  }));
 }
