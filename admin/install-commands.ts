@@ -5,6 +5,7 @@ import { AuditReader } from '../functions/adapters/audit-reader';
 import { ClickStore } from '../functions/adapters/click-store';
 import { DynamoInstallStore } from '../functions/adapters/install-store';
 import { IpBlockStore } from '../functions/adapters/ip-block-store';
+import { memoryRebuildStores } from '../functions/adapters/memory/rebuild-stores';
 import { PrivacyReceipts } from '../functions/adapters/privacy-store';
 import { liveRows, rebuildSource } from '../functions/adapters/rebuild-source';
 import { installReport } from '../functions/domain/aggregation/install-report';
@@ -63,7 +64,7 @@ export const installCommands = [
         installs,
       });
       const source = rebuildSource(app, { audit: new AuditReader(resourceName.bucket()), installs, lookups });
-      const rebuilt = await rebuildRows(source, dayOf(app.created_ms), dayOf(Date.now()));
+      const rebuilt = await rebuildRows(source, dayOf(app.created_ms), dayOf(Date.now()), memoryRebuildStores());
       const aggregates = new AggregateStore(resourceName.table('aggregates'));
       const live = await liveRows(aggregates, app.app_id);
       const found = differences(live, rebuilt.rows);

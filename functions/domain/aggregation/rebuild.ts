@@ -1,11 +1,11 @@
-import { MemoryLedger, MemoryRowStore } from '../../adapters/memory/aggregate-store';
-import { MemoryInstallStore } from '../../adapters/memory/install-store';
 import type { AttributionDecision, InstallFacts } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, dayOf } from '../common/days';
 import { aggregateDeliveries } from './aggregate';
+import type { InstallStore } from './install-state';
+import type { AggregationLedger } from './lease';
 import { PoisonMessageError } from './message';
-import { ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS, type RowFamily } from './rows';
+import { ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore } from './rows';
 import { TokenSweeper } from './token-sweeper';
 
 /**
@@ -28,6 +28,16 @@ export interface RebuildSource {
   decideAfresh(facts: InstallFacts): Promise<AttributionDecision>;
 }
 
+/**
+ * Empty stores the rebuild replays into (the in-memory ones of functions/adapters/memory/, which
+ * the caller makes): the same use case as the live path, on stores nobody else reads.
+ */
+export interface RebuildStores {
+  readonly installs: InstallStore;
+  readonly rows: RowStore & { rowsOf(appId: string, family: RowFamily): readonly { key: RowDelta; counters: Record<string, number> }[] };
+  readonly ledger: AggregationLedger;
+}
+
 export interface RebuiltRow {
   family: RowFamily;
   day: string;
@@ -42,10 +52,8 @@ export interface Rebuild {
   rows: RebuiltRow[];
 }
 
-export async function rebuildRows(source: RebuildSource, fromDay: string, toDay: string): Promise<Rebuild> {
-  const installs = new MemoryInstallStore();
-  const rows = new MemoryRowStore();
-  const ledger = new MemoryLedger();
+export async function rebuildRows(source: RebuildSource, fromDay: string, toDay: string, stores: RebuildStores): Promise<Rebuild> {
+  const { installs, rows, ledger } = stores;
   const cache = new Map<string, readonly AuditLine[]>();
   const ports = {
     installs,

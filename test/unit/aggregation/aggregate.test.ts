@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { memoryRebuildStores } from '../../../functions/adapters/memory/rebuild-stores';
 import { differences, rebuildRows, rowOf } from '../../../functions/domain/aggregation/rebuild';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
 import { TokenSweeper } from '../../../functions/domain/aggregation/token-sweeper';
@@ -490,6 +491,7 @@ describe('rebuild from the audit store', () => {
       },
       '2026-06-01',
       '2026-06-03',
+      memoryRebuildStores(),
     );
     const live = ROW_FAMILIES.flatMap((family) =>
       w.rows.rowsOf(APP, family).map((row) => rowOf(family, row.key.day, row.key.group, row.counters)),
