@@ -66,11 +66,13 @@ export async function ingestCpuFigures(report: Report, best: Timer): Promise<voi
   let stored = 0;
   const ports: TakeBatchPorts = {
     caps: uncountedCaps,
-    putAudit: async (_key, _batch, lines) => {
-      stored += (await encodeAuditObject(lines)).length;
+    audit: {
+      putBatch: async (_key, _batch, lines) => {
+        stored += (await encodeAuditObject(lines)).length;
+      },
+      bucket: 'audit-bucket',
     },
-    auditBucket: 'audit-bucket',
-    handOff: async () => undefined,
+    aggregation: { send: async () => undefined },
     failed: (_step, _batch, error) => {
       throw error;
     },

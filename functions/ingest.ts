@@ -15,15 +15,10 @@ import { viewerOf } from './shared/viewer';
 const tenants = new CachedTenants(
   new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))),
 );
-const auditStore = new AuditStore(resourceName.bucket());
-const aggregation = new MessageQueue<AggregationMessage>(resourceName.queueUrl('aggregation'));
-const caps = new CapCounter(resourceName.table('counters'), resourceName.table('ledger'));
-
 const ports: TakeBatchPorts = {
-  caps,
-  putAudit: (key, batch, lines) => auditStore.putBatch(key, batch, lines),
-  auditBucket: auditStore.bucket,
-  handOff: (message) => aggregation.send(message),
+  caps: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
+  audit: new AuditStore(resourceName.bucket()),
+  aggregation: new MessageQueue<AggregationMessage>(resourceName.queueUrl('aggregation')),
   // The step failed and the client gets 503 audit_write_failed: the AuditWriteFailed metric the
   // alarm watches, and a log line naming the step, ids only, never a key, secret or signature.
   // cap_mark alone comes after the batch was taken: logged, answered 200 all the same.

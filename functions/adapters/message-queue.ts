@@ -1,8 +1,9 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { MessageSink } from '../domain/common/message-sink';
 import { sqsClient } from '../shared/clients/sqs';
 
 /** A queue that carries one kind of JSON message (the aggregation hand-off, privacy requests). */
-export class MessageQueue<T> {
+export class MessageQueue<T> implements MessageSink<T> {
   constructor(private readonly queueUrl: string) {}
 
   async send(message: T): Promise<void> {

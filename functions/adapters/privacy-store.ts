@@ -1,9 +1,9 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { MessageSink } from '../domain/common/message-sink';
 import type { DeletionCounts, DrainReceipts } from '../domain/privacy/drain';
 import type { PrivacyMessage, PrivacyReceipt } from '../domain/privacy/privacy';
 import type { PrivacyRequestSink } from '../domain/privacy/request';
 import { dynamoClient } from '../shared/clients/dynamo';
-import type { MessageQueue } from './message-queue';
 import { queryAll } from './query-pages';
 
 /**
@@ -14,7 +14,7 @@ import { queryAll } from './query-pages';
 export class PrivacyRequests implements PrivacyRequestSink {
   constructor(
     private readonly receiptsTable: string,
-    private readonly queue: MessageQueue<PrivacyMessage>,
+    private readonly queue: MessageSink<PrivacyMessage>,
   ) {}
 
   async submit(receipt: PrivacyReceipt, message: PrivacyMessage): Promise<void> {

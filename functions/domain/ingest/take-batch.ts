@@ -4,6 +4,7 @@ import { auditLines } from '../audit/lines';
 import { aggregationMessage } from '../audit/message';
 import type { AggregationMessage, AuditBatch, AuditLine } from '../audit/types';
 import { sha256Hex } from '../common/hashing';
+import type { MessageSink } from '../common/message-sink';
 import { parseBatch } from './batch-body';
 import { capReached } from './cap';
 import { EventApiError } from './event-api';
@@ -16,19 +17,24 @@ import { type BatchHold, type CapStore, giveBack, type MonthCount, readMonth, re
  */
 export type BatchStep = 'cap_read' | 'cap_count' | 'audit_write' | 'hand_off' | 'cap_mark';
 
-export interface TakeBatchPorts {
-  /** The month's counters and the batch marks. */
-  readonly caps: CapStore;
+/** Where the audit objects go (functions/adapters/audit-store.ts). */
+export interface AuditDestination {
   /**
    * Writes the audit object once: where the key is taken (the same bytes retried the same day), the
    * object stored first stays, with the received_ms and corrected times the live rows were counted
    * from, and the write resolves all the same, so the retry hands off and counts like the first.
    */
-  putAudit(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<unknown>;
-  /** Where putAudit writes: the hand-off message names it. */
-  readonly auditBucket: string;
-  /** Puts the message on the aggregation queue. */
-  handOff(message: AggregationMessage): Promise<void>;
+  putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<unknown>;
+  /** Where putBatch writes: the hand-off message names it. */
+  readonly bucket: string;
+}
+
+export interface TakeBatchPorts {
+  /** The month's counters and the batch marks. */
+  readonly caps: CapStore;
+  readonly audit: AuditDestination;
+  /** The aggregation queue, which the hand-off message goes on. */
+  readonly aggregation: MessageSink<AggregationMessage>;
   /**
    * Told of a step that failed (metric and log): before the batch is refused, or, for cap_mark,
    * after it was taken (counted, stored and handed off) with its hold left for a retry to settle.
@@ -106,8 +112,10 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
 
   const key = auditKey(audit);
   try {
-    await storing(ports, audit, 'audit_write', () => ports.putAudit(key, audit, auditLines(batch.events, verdicts, audit, texts)));
-    await storing(ports, audit, 'hand_off', () => ports.handOff(aggregationMessage(ports.auditBucket, key, audit, { accepted, rejected })));
+    await storing(ports, audit, 'audit_write', () => ports.audit.putBatch(key, audit, auditLines(batch.events, verdicts, audit, texts)));
+    await storing(ports, audit, 'hand_off', () =>
+      ports.aggregation.send(aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected })),
+    );
   } catch (error) {
     // Not stored: the count is taken back, so the client's retry (the same bytes or new ones) counts once.
     if (hold !== undefined) await giveBack(ports.caps, hold).catch(() => undefined);

@@ -51,16 +51,20 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
   }) as CapStore;
   const ports: TakeBatchPorts = {
     caps: counted,
-    putAudit: async (key, batch, lines) => {
-      fail('putAudit');
-      writes.push('audit');
-      audits.push({ key, batch, lines });
+    audit: {
+      putBatch: async (key, batch, lines) => {
+        fail('putAudit');
+        writes.push('audit');
+        audits.push({ key, batch, lines });
+      },
+      bucket: 'audit-bucket',
     },
-    auditBucket: 'audit-bucket',
-    handOff: async (message) => {
-      fail('handOff');
-      writes.push('hand_off');
-      messages.push(message);
+    aggregation: {
+      send: async (message) => {
+        fail('handOff');
+        writes.push('hand_off');
+        messages.push(message);
+      },
     },
     failed: (step, batch, error) => failures.push({ step, companyId: batch.companyId, appId: batch.appId, error }),
   };
@@ -301,9 +305,8 @@ function attemptPorts(
       mark: (...args) => call('mark', () => caps.mark(...args)),
       unhold: (...args) => call('unhold', () => caps.unhold(...args)),
     },
-    putAudit: (key) => call('putAudit', async () => void shared.audits.add(key)),
-    auditBucket: 'audit-bucket',
-    handOff: (message) => call('handOff', async () => void shared.handedOff.add(message.audit_key)),
+    audit: { putBatch: (key) => call('putAudit', async () => void shared.audits.add(key)), bucket: 'audit-bucket' },
+    aggregation: { send: (message) => call('handOff', async () => void shared.handedOff.add(message.audit_key)) },
     failed: () => undefined,
     died: () => dead,
     stored: () => names.has('putAudit') || names.has('handOff'),
