@@ -26,17 +26,12 @@ export const reportCommands = [
     async execute(f) {
       const app = await new TenantStore(resourceName.table('tenants')).appByKey(f['app-key']);
       if (!app) throw new NotFoundError('app');
-      const aggregates = new AggregateStore(resourceName.table('aggregates'));
       // The operator reaches the app through AWS access, not a server key: everything after the
       // key check (window and paging checks, the rows, their rendering) is the Reporting API's own.
-      const answer = await answerAppReport(
-        { rows: (appId, family, window, count) => aggregates.page(appId, family, window, count), nowMs: Date.now },
-        app.app_id,
-        {
-          report: f.report,
-          params: { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset },
-        },
-      );
+      const answer = await answerAppReport({ rows: new AggregateStore(resourceName.table('aggregates')), nowMs: Date.now }, app.app_id, {
+        report: f.report,
+        params: { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset },
+      });
       // Without If-None-Match the answer is always a page.
       return answer.kind === 'page' ? { app_id: app.app_id, report: f.report, ...answer.body } : { app_id: app.app_id };
     },

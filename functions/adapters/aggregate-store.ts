@@ -10,6 +10,7 @@ import {
 } from '../domain/aggregation/day-pages';
 import type { AggregationLedger, Journal, LeaseResult } from '../domain/aggregation/lease';
 import { ROW_COUNTERS, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore, sortKeyOf } from '../domain/aggregation/rows';
+import type { ReportRows } from '../domain/reports/answer-report';
 import type { StoredCounters } from '../domain/reports/report-rows';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
@@ -40,7 +41,7 @@ export interface StoredRow {
   [column: string]: string | number;
 }
 
-export class AggregateStore implements RowStore {
+export class AggregateStore implements RowStore, ReportRows {
   constructor(private readonly tableName: string) {}
 
   async add(

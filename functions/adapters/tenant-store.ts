@@ -1,4 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TenantLookup } from '../domain/ingest/event-auth';
+import type { ServerKeys } from '../domain/reports/answer-report';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
 import {
   type App,
@@ -312,7 +314,7 @@ function strip<T>(item: Record<string, unknown>): T {
  * changes (revocation, suspension) to take up to 60 s; unknown keys are cached for less so a
  * freshly created key works almost at once while a flood of made-up keys still costs few reads.
  */
-export class CachedTenants {
+export class CachedTenants implements TenantLookup<App, Company>, ServerKeys {
   private readonly cache: TtlCache<unknown>;
 
   constructor(

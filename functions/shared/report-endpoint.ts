@@ -18,11 +18,9 @@ const CACHE_CONTROL = 'private, max-age=60';
  * 503 store_unavailable, never a 500: the client's retry is safe, nothing was changed.
  */
 export function reportEndpoint(report: ReportName) {
-  const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants')));
-  const aggregates = new AggregateStore(resourceName.table('aggregates'));
   const ports: ReportPorts = {
-    serverKey: (key) => tenants.serverKey(key),
-    rows: (appId, family, window, count) => aggregates.page(appId, family, window, count),
+    keys: new CachedTenants(new TenantStore(resourceName.table('tenants'))),
+    rows: new AggregateStore(resourceName.table('aggregates')),
     nowMs: Date.now,
   };
 

@@ -11,11 +11,21 @@ import type { ReportName } from './reports';
  * one-day window costs. Every row comes from the key's app, whatever the query says.
  */
 export interface ReportPorts {
+  readonly keys: ServerKeys;
+  readonly rows: ReportRows;
+  nowMs(): number;
+}
+
+/** The server keys (CachedTenants in functions/adapters/tenant-store.ts). */
+export interface ServerKeys {
   /** The server key's record (looked up by its SHA-256, cached at most 60 s). */
   serverKey(key: string): Promise<{ readonly app_id: string; readonly revoked: boolean } | undefined>;
+}
+
+/** The prebuilt rows (functions/adapters/aggregate-store.ts). */
+export interface ReportRows {
   /** At most `count` rows of the app's family whose day is in [firstDay, lastDay], in key order. */
-  rows(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<readonly StoredCounters[]>;
-  nowMs(): number;
+  page(appId: string, family: RowFamily, window: { firstDay: string; lastDay: string }, count: number): Promise<readonly StoredCounters[]>;
 }
 
 export interface ReportRequest {
@@ -37,7 +47,7 @@ export interface ReportBody {
 export async function answerReport(ports: ReportPorts, request: ReportRequest): Promise<ReportAnswer> {
   const startedMs = ports.nowMs();
   const key = bearerKey(request.authorization);
-  const record = await ports.serverKey(key);
+  const record = await ports.keys.serverKey(key);
   if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
   return answerAppReport(ports, record.app_id, request, startedMs);
 }
@@ -55,7 +65,7 @@ export async function answerAppReport(
 ): Promise<ReportAnswer> {
   const query = parseReportQuery(request.params, startedMs);
   const days = windowDays(query);
-  const stored = await ports.rows(appId, REPORT_FAMILY[request.report], days, query.offset + query.limit);
+  const stored = await ports.rows.page(appId, REPORT_FAMILY[request.report], days, query.offset + query.limit);
   const rows = stored.slice(query.offset, query.offset + query.limit).map(renderRow[request.report]);
   const etag = etagOf(request.report, rows, query, days);
   if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };

@@ -15,26 +15,30 @@ function world() {
   const store = new MemoryRowStore();
   let reads = 0;
   const ports: ReportPorts = {
-    serverKey: async (key) =>
-      ({
-        [KEY_A]: { app_id: 'app_a', revoked: false },
-        [KEY_B]: { app_id: 'app_b', revoked: false },
-        [REVOKED]: { app_id: 'app_a', revoked: true },
-      })[key],
-    rows: async (appId, family, window, count) => {
-      const rows = store
-        .rowsOf(appId, family)
-        .filter((row) => row.key.day >= window.firstDay && row.key.day <= window.lastDay)
-        .slice(0, count)
-        .map((row) => ({
-          day: row.key.day,
-          partner: row.key.group[0],
-          attribution_type: row.key.group[1],
-          event_name: row.key.group[0],
-          ...row.counters,
-        }));
-      reads += rows.length;
-      return rows;
+    keys: {
+      serverKey: async (key) =>
+        ({
+          [KEY_A]: { app_id: 'app_a', revoked: false },
+          [KEY_B]: { app_id: 'app_b', revoked: false },
+          [REVOKED]: { app_id: 'app_a', revoked: true },
+        })[key],
+    },
+    rows: {
+      page: async (appId, family, window, count) => {
+        const rows = store
+          .rowsOf(appId, family)
+          .filter((row) => row.key.day >= window.firstDay && row.key.day <= window.lastDay)
+          .slice(0, count)
+          .map((row) => ({
+            day: row.key.day,
+            partner: row.key.group[0],
+            attribution_type: row.key.group[1],
+            event_name: row.key.group[0],
+            ...row.counters,
+          }));
+        reads += rows.length;
+        return rows;
+      },
     },
     nowMs: () => NOW,
   };
