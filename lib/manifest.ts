@@ -6,8 +6,6 @@
  * Plain data only: no aws-cdk-lib import here, because handlers and the local runtime read it too.
  */
 
-import { pascalCase } from './constructs/naming';
-
 export type AttributeType = 'S' | 'N';
 export interface KeySpec {
   readonly name: string;
@@ -435,6 +433,11 @@ export const envName = {
 
 /** The origin header CloudFront (or the local edge) sets to that secret on every request it forwards. */
 export const originVerifyHeader = 'x-origin-verify';
+
+/** Manifest names ("ip_blocks", "health-check") as construct ids and output keys ("IpBlocks", "HealthCheck"). */
+export function pascalCase(name: string): string {
+  return name.replace(/(^|[_-])([a-z0-9])/g, (_match, _separator, c: string) => c.toUpperCase());
+}
 
 /** CloudFormation output keys of the deployed stack; `admin --stack` reads physical names from them. */
 export const outputKey = {
