@@ -42,7 +42,7 @@ export class RateLimitStore implements SlotCounter {
       clauses.push('ADD #release :minusOne');
     }
     if (change.stale.length > 0) {
-      change.stale.forEach((slot, i) => (names[`#stale${i}`] = slotAttribute(slot)));
+      for (const [i, slot] of change.stale.entries()) names[`#stale${i}`] = slotAttribute(slot);
       clauses.push(`REMOVE ${change.stale.map((_, i) => `#stale${i}`).join(', ')}`);
     }
     if (clauses.length === 0) return;

@@ -4,7 +4,7 @@ import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-
 import { mockClient } from 'aws-sdk-client-mock';
 import { MessageQueue } from '../../../functions/adapters/message-queue';
 import { PrivacyRequests } from '../../../functions/adapters/privacy-store';
-import { EventApiError } from '../../../functions/domain/ingest/event-api';
+import type { EventApiError } from '../../../functions/domain/ingest/event-api';
 import { installHash, type PrivacyMessage, parseDeletionRequest, privacyRequest } from '../../../functions/domain/privacy/privacy';
 
 const UUID = '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B';
