@@ -15,16 +15,8 @@ import { resourceName } from './shared/config';
 import { errorFields, logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
 
-const records = new PostbackRecords(resourceName.table('postbacks'));
 const queueUrl = resourceName.queueUrl('postbacks');
-const ports: DeliveryPorts = {
-  get: (appId, id) => records.get(appId, id),
-  claim: (appId, id, nowMs, leaseMs) => records.claim(appId, id, nowMs, leaseMs),
-  settle: (appId, id, state) => records.settle(appId, id, state),
-  logAttempt: (attempt) => records.logAttempt(attempt),
-  resolve: resolveHost,
-  send: sendPostback,
-};
+const ports: DeliveryPorts = { records: new PostbackRecords(resourceName.table('postbacks')), resolve: resolveHost, send: sendPostback };
 // Read once at cold start: a bad value fails loudly here, not on the first postback.
 const options = {
   policy: policyFromEnv(),

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PostbackConfig } from '../domain/partner-postbacks/config';
-import type { AttemptRecord, DeliveryPorts } from '../domain/partner-postbacks/deliver';
+import { type AttemptRecord, attemptOf, type DeliveryRecords } from '../domain/partner-postbacks/deliver';
 import type { PostbackMessage, PostbackRecord, PostbackState } from '../domain/partner-postbacks/trigger';
 import type { InstallPostbacks, PostbackItemKey } from '../domain/privacy/drain';
 import { dynamoClient } from '../shared/clients/dynamo';
@@ -58,7 +58,7 @@ export class PostbackConfigs {
 }
 
 /** Postbacks and their attempts: what the aggregator makes and the sender delivers. */
-export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'>, InstallPostbacks {
+export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
   constructor(
     private readonly table: string,
     private readonly queueUrl?: string,
@@ -119,18 +119,7 @@ export class PostbackRecords implements Omit<DeliveryPorts, 'resolve' | 'send'>,
       return (await this.get(record.app_id, record.postback_id)) ?? record;
     }
     if (record.state === 'withheld') {
-      await this.logAttempt({
-        app_id: record.app_id,
-        postback_id: record.postback_id,
-        app_install: record.app_install,
-        partner: record.partner,
-        kind: record.kind,
-        event_name: record.event_name,
-        attempt: 0,
-        at_ms: nowMs,
-        outcome: 'withheld',
-        error: record.withheld_reason,
-      });
+      await this.logAttempt({ ...attemptOf(record, 0, nowMs, 'withheld'), error: record.withheld_reason });
     }
     return record;
   }

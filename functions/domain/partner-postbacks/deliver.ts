@@ -41,18 +41,38 @@ export interface AttemptRecord {
   readonly duration_ms?: number;
 }
 
+/** An attempt's log line for a postback record: who, what, which attempt, when and how it ended. */
+export function attemptOf(record: PostbackRecord, attempt: number, atMs: number, outcome: AttemptRecord['outcome']): AttemptRecord {
+  return {
+    app_id: record.app_id,
+    postback_id: record.postback_id,
+    app_install: record.app_install,
+    partner: record.partner,
+    kind: record.kind,
+    event_name: record.event_name,
+    attempt,
+    at_ms: atMs,
+    outcome,
+  };
+}
+
 export interface HttpResult {
   readonly status: number;
 }
 
-export interface DeliveryPorts {
+/** The postback records and their attempt log (functions/adapters/postback-store.ts). */
+export interface DeliveryRecords {
   get(appId: string, postbackId: string): Promise<PostbackRecord | undefined>;
   /** Takes the record for one attempt unless another holds it or it is finished; false otherwise. */
   claim(appId: string, postbackId: string, nowMs: number, leaseMs: number): Promise<boolean>;
   /** Sets the record's state and lets go of the attempt. */
   settle(appId: string, postbackId: string, state: PostbackState): Promise<void>;
   logAttempt(attempt: AttemptRecord): Promise<void>;
-  resolve: Resolve;
+}
+
+export interface DeliveryPorts {
+  readonly records: DeliveryRecords;
+  readonly resolve: Resolve;
   /** One request to the checked address, Host and TLS name from the URL; throws on network errors and timeout. */
   send(request: { url: URL; address: ResolvedAddress; method: 'GET' | 'POST'; body?: string; timeoutMs: number }): Promise<HttpResult>;
 }
@@ -107,32 +127,20 @@ export async function deliverPostback(
   receiveCount: number,
   options: DeliveryOptions,
 ): Promise<DeliveryResult> {
-  const record = await ports.get(message.app_id, message.postback_id);
+  const record = await ports.records.get(message.app_id, message.postback_id);
   if (!record) return { kind: 'done', outcome: 'unknown' };
   // A dead postback's message keeps failing until SQS moves it to the DLQ.
   if (record.state === 'dead') return { kind: 'dead' };
   if (record.state !== 'new' && record.state !== 'queued') return { kind: 'done', outcome: 'duplicate' };
   const started = options.nowMs();
-  if (!(await ports.claim(record.app_id, record.postback_id, started, ATTEMPT_LEASE_MS))) {
+  if (!(await ports.records.claim(record.app_id, record.postback_id, started, ATTEMPT_LEASE_MS))) {
     // Another copy of the message holds it: come back once its attempt is over, and find it settled.
     return { kind: 'retry', delaySeconds: Math.ceil(ATTEMPT_LEASE_MS / 1000), outcome: 'busy' };
   }
   const attempt = Math.max(1, receiveCount);
   const last = attempt >= options.retryDelaysSeconds.length + 1;
   const log = (outcome: AttemptRecord['outcome'], detail: { response_code?: number; error?: string } = {}) =>
-    ports.logAttempt({
-      app_id: record.app_id,
-      postback_id: record.postback_id,
-      app_install: record.app_install,
-      partner: record.partner,
-      kind: record.kind,
-      event_name: record.event_name,
-      attempt,
-      at_ms: started,
-      outcome,
-      duration_ms: options.nowMs() - started,
-      ...detail,
-    });
+    ports.records.logAttempt({ ...attemptOf(record, attempt, started, outcome), duration_ms: options.nowMs() - started, ...detail });
 
   let target: Awaited<ReturnType<typeof checkDestination>>;
   try {
@@ -142,7 +150,7 @@ export async function deliverPostback(
     // A name that does not resolve now may later (a DNS outage): that is a network error.
     if (error.reason !== 'unresolvable') {
       await log('refused', { error: error.message });
-      await ports.settle(record.app_id, record.postback_id, 'refused');
+      await ports.records.settle(record.app_id, record.postback_id, 'refused');
       return { kind: 'done', outcome: 'refused' };
     }
     return retryOrDie(ports, record, last, attempt, options, () => log(last ? 'dead' : 'retry', { error: error.message }));
@@ -162,7 +170,7 @@ export async function deliverPostback(
   }
   if (status >= 200 && status < 300) {
     await log('delivered', { response_code: status });
-    await ports.settle(record.app_id, record.postback_id, 'delivered');
+    await ports.records.settle(record.app_id, record.postback_id, 'delivered');
     return { kind: 'done', outcome: 'delivered' };
   }
   if (status === 429 || status >= 500) {
@@ -172,7 +180,7 @@ export async function deliverPostback(
   }
   const why = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}: not retried`;
   await log('failed', { response_code: status, error: why });
-  await ports.settle(record.app_id, record.postback_id, 'failed');
+  await ports.records.settle(record.app_id, record.postback_id, 'failed');
   return { kind: 'done', outcome: 'failed' };
 }
 
@@ -185,7 +193,7 @@ async function retryOrDie(
   log: () => Promise<void>,
 ): Promise<DeliveryResult> {
   await log();
-  await ports.settle(record.app_id, record.postback_id, last ? 'dead' : 'queued');
+  await ports.records.settle(record.app_id, record.postback_id, last ? 'dead' : 'queued');
   // Attempt n is retried after the n-th delay; the attempt after the last delay is the last one.
   const delaySeconds = options.retryDelaysSeconds[attempt - 1];
   if (last || delaySeconds === undefined) return { kind: 'dead' };

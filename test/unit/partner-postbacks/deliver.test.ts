@@ -27,17 +27,19 @@ function world(options: { answers?: (HttpResult | Error)[]; resolves?: string[][
   const answers = [...(options.answers ?? [])];
   const resolves = [...(options.resolves ?? [])];
   const ports: DeliveryPorts = {
-    get: async () => ({ ...record }),
-    claim: async (_app, _id, nowMs, leaseMs) => {
-      if (!['new', 'queued'].includes(record.state) || leaseUntil > nowMs) return false;
-      leaseUntil = nowMs + leaseMs;
-      return true;
+    records: {
+      get: async () => ({ ...record }),
+      claim: async (_app, _id, nowMs, leaseMs) => {
+        if (!['new', 'queued'].includes(record.state) || leaseUntil > nowMs) return false;
+        leaseUntil = nowMs + leaseMs;
+        return true;
+      },
+      settle: async (_app, _id, state) => {
+        record.state = state;
+        leaseUntil = 0;
+      },
+      logAttempt: async (attempt) => void attempts.push(attempt),
     },
-    settle: async (_app, _id, state) => {
-      record.state = state;
-      leaseUntil = 0;
-    },
-    logAttempt: async (attempt) => void attempts.push(attempt),
     resolve: async () => (resolves.shift() ?? ['93.184.215.14']).map((address) => ({ address, family: 4 as const })),
     send: async ({ url, address }) => {
       sent.push({ url: url.href, address: address.address });
