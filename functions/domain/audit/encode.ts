@@ -101,10 +101,10 @@ function number(value: number): string {
 }
 
 /**
- * Gzip level 1 (docs/ingestion.md has the numbers: level 6 costs about three times the CPU for
- * objects about 11% smaller). Up to 128 KiB of JSONL (a few hundred events) is compressed
- * synchronously: that blocks the event loop for a fraction of a millisecond, less than the
- * thread-pool round trip costs; a larger batch goes to zlib's thread pool so that the local
+ * Gzip level 1: level 6 costs several times the CPU for objects only a little smaller
+ * (docs/ingestion.md has the numbers). Up to 128 KiB of JSONL (a few hundred events) is compressed
+ * synchronously: that blocks the event loop only briefly, for less than the thread-pool round trip
+ * costs; a larger batch goes to zlib's thread pool so that the local
  * runtime, which serves every route from one process, is not held up.
  */
 export const SYNC_AUDIT_GZIP_MAX_BYTES = 128 * 1024;

@@ -1,7 +1,7 @@
 /**
  * Where each entry of a batch's `events` array is in the body's own JSON text, so the audit record
  * can store an event by copying the bytes the client sent instead of writing the parsed value out
- * again with JSON.stringify (which was a fifth of the handler's CPU; docs/ingestion.md).
+ * again with JSON.stringify (the cost of each is measured in docs/ingestion.md).
  *
  * The text has already been parsed by JSON.parse, so it is valid JSON, and this is a scanner of
  * structure only: strings are skipped (a backslash skips the character after it), brackets and

@@ -12,7 +12,7 @@ const MAX_SDK_VERSION_CHARS = 128;
  * The audit lines of a batch. Given `source`, the decompressed body that `events` was parsed
  * from or where eventTexts found each event in it, the lines also remember where each event is,
  * and encodeAuditObject copies those bytes instead of writing the parsed event out again with
- * JSON.stringify, which was a fifth of the handler's CPU (docs/ingestion.md, "The audit object").
+ * JSON.stringify, which cost more than the copy (docs/ingestion.md, "Copying each event from the body").
  * The stored event is then the client's own JSON for it, which parses to the same value.
  */
 export function auditLines(
