@@ -13,10 +13,9 @@ import { TenantStore } from './adapters/tenant-store';
 import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried } from './domain/aggregation/aggregate';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
 import { leaseMsFor } from './domain/aggregation/lease';
-import { PoisonMessageError } from './domain/aggregation/message';
+import { poisonIfUnreadable } from './domain/aggregation/message';
 import { TokenSweeper } from './domain/aggregation/token-sweeper';
 import { decideAttribution } from './domain/attribution/decision';
-import { AuditObjectError } from './domain/audit/decode';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
 import { resourceName } from './shared/config';
@@ -53,10 +52,7 @@ export const ports: AggregationPorts = {
   ledger: new AggregationLedgerStore(resourceName.table('ledger'), { run: process.env.LOCAL_RUN_ID || undefined }),
   rows: new AggregateStore(resourceName.table('aggregates')),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
-  readAudit: (message) =>
-    audit.lines(message.audit_key).catch((error: unknown) => {
-      throw error instanceof AuditObjectError ? new PoisonMessageError(error.reason, error.detail) : error;
-    }),
+  readAudit: (message) => audit.lines(message.audit_key).catch(poisonIfUnreadable),
   app: (appId) =>
     apps.getOrLoad(appId, async () => {
       const app = await tenants.appById(appId);

@@ -1,9 +1,8 @@
 import { type EventClaim, installPk, SK } from '../domain/aggregation/install-state';
-import { PoisonMessageError } from '../domain/aggregation/message';
+import { poisonIfUnreadable } from '../domain/aggregation/message';
 import { type RebuildSource, type RebuiltRow, rowOf } from '../domain/aggregation/rebuild';
 import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
 import { type AttributionLookups, decideAttribution } from '../domain/attribution/decision';
-import { AuditObjectError } from '../domain/audit/decode';
 import { auditDayPrefix } from '../domain/audit/keys';
 import type { AuditObjects } from '../domain/audit/ports';
 import type { App } from '../domain/tenants/tenant';
@@ -27,10 +26,7 @@ export function rebuildSource(
     // so one listing finds an app's objects of a day.
     keysOfDay: (day) => audit.keys(auditDayPrefix(day, app.company_id, app.app_id)),
     // An object missing or unreadable is one the rebuild lists as unreadable, as the aggregator does.
-    lines: (key) =>
-      audit.lines(key).catch((error: unknown) => {
-        throw error instanceof AuditObjectError ? new PoisonMessageError(error.reason, error.detail) : error;
-      }),
+    lines: (key) => audit.lines(key).catch(poisonIfUnreadable),
     recordedDecision: async (installUuid, eventId) =>
       (await installs.get<EventClaim>(installPk(app.app_id, installUuid), SK.event(eventId)))?.decision,
     decideAfresh: (facts) => decideAttribution(facts, lookups),

@@ -1,3 +1,4 @@
+import { AuditObjectError } from '../audit/decode';
 import type { AggregationMessage } from '../audit/types';
 import { isPlainObject } from '../common/json';
 
@@ -17,6 +18,15 @@ export class PoisonMessageError extends Error {
     super(`${reason}: ${detail}`);
     this.name = 'PoisonMessageError';
   }
+}
+
+/**
+ * For a read of an audit object: an object missing or unreadable (the codec's AuditObjectError)
+ * never becomes readable, so its message is poison, with the same reason and detail; any other
+ * failure (a store outage) is thrown as it is, and the message is retried.
+ */
+export function poisonIfUnreadable(error: unknown): never {
+  throw error instanceof AuditObjectError ? new PoisonMessageError(error.reason, error.detail) : error;
 }
 
 export const MESSAGE_VERSION = 1;
