@@ -127,6 +127,12 @@ export interface CostInputs {
   /** Billed duration of one POST /event and one GET /l/{link_id}: the unloaded p50 of bench/end-to-end.ts. */
   readonly ingestMs: number;
   readonly redirectMs: number;
+  /**
+   * The traffic per event at each batch size of bench/batch-sizes.ts, with its own ingest duration
+   * (the unloaded p50 of a batch of that size): each batch is one CloudFront, API Gateway and ingest
+   * Lambda request.
+   */
+  readonly byBatch?: Readonly<Record<string, { readonly traffic: EventTraffic; readonly ingestMs: number }>>;
 }
 
 const round = (n: number, digits = 4) => Number(n.toFixed(digits));
@@ -157,6 +163,25 @@ export function costFigures(report: Report, inputs: CostInputs): void {
   report('  by service', listed(clicks.breakdown), {
     cost_breakdown_usd: { events: roundAll(events.breakdown), clicks: roundAll(clicks.breakdown) },
   });
+  if (inputs.byBatch) {
+    const byBatch = Object.entries(inputs.byBatch).map(([size, { traffic, ingestMs }]) => {
+      const cost = eventCost(
+        traffic,
+        { memoryMb: memoryOf('ingest'), ms: ingestMs },
+        { memoryMb: memoryOf('aggregator'), ms: traffic.aggregator_ms_per_invocation },
+      );
+      return [size, cost] as const;
+    });
+    report(
+      `AWS cost per million events at ${byBatch.map(([size]) => size).join(' / ')} events per batch (USD)`,
+      byBatch.map(([, cost]) => cost.total.toFixed(2)).join(' / '),
+      {
+        cost_per_million_events_usd_by_batch: Object.fromEntries(byBatch.map(([size, cost]) => [size, round(cost.total, 3)])),
+        cost_breakdown_usd_by_batch: Object.fromEntries(byBatch.map(([size, cost]) => [size, roundAll(cost.breakdown)])),
+      },
+    );
+    for (const [size, cost] of byBatch) report(`  ${size}-event batches by service`, listed(cost.breakdown), {});
+  }
   report('S3 audit storage per million events, per month in S3 Standard (USD)', (auditGb * PRICES.s3.standard_per_gb_month).toFixed(4), {
     s3_storage_per_million_events_usd_month: round(auditGb * PRICES.s3.standard_per_gb_month, 5),
   });

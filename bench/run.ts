@@ -4,7 +4,9 @@
  * 100-event batch against its bare-primitive ceiling (bench/ingest-cpu.ts), each function's bundle
  * size and cold module load (bench/bundles.ts); then, on one local runtime, events and clicks under
  * load end to end (bench/end-to-end.ts), the DynamoDB write units and every other billed request
- * per click and per accepted event (bench/write-units.ts), the report handlers' p50 and p95
+ * per click and per accepted event (bench/write-units.ts), the same at 1, 10 and 50 events per
+ * batch with the hottest partition key at 10,000 events/s, and the largest report item after a
+ * backlog of one-event batches (bench/batch-sizes.ts), the report handlers' p50 and p95
  * latency on a year of rows (bench/report-latency.ts); last, what a million events and a million
  * clicks cost on AWS from those counts (bench/cost.ts). Each in-memory timing is the best of
  * several rounds, to keep a busy machine's noise out of the comparison.
@@ -24,6 +26,7 @@ import { MAX_DECOMPRESSED_BYTES } from '../functions/domain/ingest/event-api';
 import { judgeEvents, validateEvent } from '../functions/domain/ingest/event-validation';
 import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
 import { startLocalStack } from '../test/support/local-stack';
+import { type BatchSizeTraffic, batchSizeFigures } from './batch-sizes';
 import { bundleFigures } from './bundles';
 import { costFigures } from './cost';
 import { endToEndFigures } from './end-to-end';
@@ -163,14 +166,18 @@ async function main(): Promise<void> {
 
   // The whole local service, in one runtime for every phase, each with its own tenant: events
   // and clicks under load (bench/end-to-end.ts, which leaves the queue drained), the write units
-  // and billed requests of clicks and events (bench/write-units.ts), then the report latency on a
+  // and billed requests of clicks and events (bench/write-units.ts), the same by batch size and
+  // after a backlog (bench/batch-sizes.ts), then the report latency on a
   // year of rows (bench/report-latency.ts). trustProxy lets clicks come from many addresses.
   const stack = await startLocalStack({ trustProxy: true, onError: (error) => console.error(error) });
+  let byBatch: Record<string, BatchSizeTraffic> | undefined;
   try {
     if (!json) console.log('');
     await endToEndFigures(report, stack);
     if (!json) console.log('');
     await writeUnitFigures(report, stack);
+    if (!json) console.log('');
+    byBatch = await batchSizeFigures(report, stack);
     if (!json) console.log('');
     await reportLatencyFigures(report, stack);
   } finally {
@@ -184,6 +191,7 @@ async function main(): Promise<void> {
     trafficPerClick: figures.traffic_per_click as ClickTraffic,
     ingestMs: figures.e2e_event_unloaded_p50_ms as number,
     redirectMs: figures.e2e_click_unloaded_p50_ms as number,
+    byBatch,
   });
 
   const seconds = (performance.now() - started) / 1000;

@@ -4,7 +4,7 @@ export type Figure =
   | number
   | string
   | Readonly<Record<string, number>>
-  | Readonly<Record<string, Readonly<Record<string, number>>>>
+  | Readonly<Record<string, Readonly<Record<string, number | string>>>>
   | readonly Readonly<Record<string, number | string>>[];
 /** One line of the bench table, and the figures it stands for in --json output. */
 export type Report = (name: string, figure: string, figures: Readonly<Record<string, Figure>>) => void;
@@ -64,6 +64,11 @@ export const REQUIRED_FIGURES = {
   report_p95_ms: ['one_day', 'cohorts_365', 'attribution_365'],
   bundles: ['name', 'bytes', 'load_ms'],
   cost_per_million_events_usd: 'number',
+  // Issue 21: write units, the hottest key at 10,000 events/s and the cost at 1, 10 and 50 events per batch.
+  wcu_per_event_by_batch: ['1', '10', '50'],
+  hottest_key_wcu_per_s_at_10k: ['1', '10', '50'],
+  max_aggregate_item_bytes: 'number',
+  cost_per_million_events_usd_by_batch: ['1', '10', '50'],
 } as const;
 
 /** The contract's violations in a figures object: an empty list when it holds. */

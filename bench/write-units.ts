@@ -279,9 +279,9 @@ export class WriteMeter {
 // ---------------------------------------------------------------------------------------------
 // Sums
 
-const unitsOf = (writes: readonly MeteredWrite[]) => writes.reduce((sum, write) => sum + write.units, 0);
+export const unitsOf = (writes: readonly MeteredWrite[]) => writes.reduce((sum, write) => sum + write.units, 0);
 
-function unitsBy(writes: readonly MeteredWrite[], keyOf: (write: MeteredWrite) => string): Map<string, number> {
+export function unitsBy(writes: readonly MeteredWrite[], keyOf: (write: MeteredWrite) => string): Map<string, number> {
   const sums = new Map<string, number>();
   for (const write of writes) sums.set(keyOf(write), (sums.get(keyOf(write)) ?? 0) + write.units);
   return new Map([...sums].sort((a, b) => b[1] - a[1]));
@@ -296,7 +296,7 @@ const listed = (shares: Record<string, number>) =>
     .join(', ');
 
 /** The traffic's billed requests other than DynamoDB writes, summed. */
-function billedRequests(requests: readonly MeteredRequest[]) {
+export function billedRequests(requests: readonly MeteredRequest[]) {
   const sum = (keep: (request: MeteredRequest) => boolean, value: (request: MeteredRequest) => number = (request) => request.units) =>
     requests.filter(keep).reduce((total, request) => total + value(request), 0);
   return {
@@ -320,8 +320,8 @@ function billedRequests(requests: readonly MeteredRequest[]) {
  * API Gateway response headers (date, request ids, via, x-cache, x-amz-cf-*) are not on the local
  * edge's answers, so an event response counts a fixed RESPONSE_HEADER_BYTES for them.
  */
-const RESPONSE_HEADER_BYTES = 400;
-function requestBytes(method: string, path: string, headers: Record<string, string>, bodyBytes: number): number {
+export const RESPONSE_HEADER_BYTES = 400;
+export function requestBytes(method: string, path: string, headers: Record<string, string>, bodyBytes: number): number {
   const lines = Object.entries({ host: 'xxxxxxxxxxxxxx.cloudfront.net', ...headers, 'content-length': String(bodyBytes) }).map(
     ([name, value]) => `${name}: ${value}\r\n`,
   );
@@ -362,7 +362,7 @@ interface InstallPlan {
  * The installs table keeps everything of one install under `<app_id>#<install_uuid>`, and its
  * by_device index is keyed by one device (functions/domain/aggregation/install-state.ts).
  */
-const isPerInstall = (write: MeteredWrite) => write.table === 'installs' || write.table === 'installs.by_device';
+export const isPerInstall = (write: MeteredWrite) => write.table === 'installs' || write.table === 'installs.by_device';
 
 function installPlan(index: number, nowMs: number, clickId?: string): InstallPlan {
   const installUuid = randomUUID();

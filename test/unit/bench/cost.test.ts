@@ -75,6 +75,10 @@ describe('the bench --json contract', () => {
     report_p95_ms: { one_day: 8.2, cohorts_365: 11.4, attribution_365: 28.1 },
     bundles: [{ name: 'ingest', bytes: 67697, load_ms: 83.1 }],
     cost_per_million_events_usd: 1.04,
+    wcu_per_event_by_batch: { '1': 9.2, '10': 2, '50': 1.2 },
+    hottest_key_wcu_per_s_at_10k: { '1': 12500, '10': 2500, '50': 1250 },
+    max_aggregate_item_bytes: 25000,
+    cost_per_million_events_usd_by_batch: { '1': 3.3, '10': 1.3, '50': 0.97 },
   });
 
   it('holds for a figures object with every required key', () => {
@@ -96,16 +100,39 @@ describe('the bench --json contract', () => {
   it('gets its cost keys from the cost phase', () => {
     const figures: Record<string, Figure> = complete();
     delete figures.cost_per_million_events_usd;
+    delete figures.cost_per_million_events_usd_by_batch;
     costFigures((_name, _figure, values) => Object.assign(figures, values), {
       trafficPerEvent: traffic,
       trafficPerClick: clicks,
       ingestMs: 61.2,
       redirectMs: 8.1,
+      byBatch: {
+        '1': { traffic: { ...traffic, http_requests: 1 }, ingestMs: 20 },
+        '10': { traffic: { ...traffic, http_requests: 0.1 }, ingestMs: 30 },
+        '50': { traffic, ingestMs: 61.2 },
+      },
     });
     expect(contractViolations(figures)).toEqual([]);
     expect(figures.cost_per_million_events_usd).toBeCloseTo(1.037, 3);
     expect(figures.cost_per_million_clicks_usd).toBeCloseTo(4.387, 3);
     expect(Object.keys(figures.cost_breakdown_usd as object)).toEqual(['events', 'clicks']);
     expect(Object.keys(REQUIRED_FIGURES)).toContain('cost_per_million_events_usd');
+    // One request per event: a million each of CloudFront ($1), API Gateway ($1) and ingest Lambda
+    // ($0.20 + 0.5 GB x 0.020 s x $0.0000133334 = $0.333334) on top of the batched traffic's other costs.
+    const byBatch = figures.cost_per_million_events_usd_by_batch as Record<string, number>;
+    expect(byBatch['1']).toBeCloseTo(3.305, 3);
+    // A tenth of that per event at 10: 0.1 x ($0.20 + 0.5 GB x 0.030 s x $0.0000133334) + $0.10 + $0.10.
+    expect(byBatch['10']).toBeCloseTo(1.212, 3);
+    expect(byBatch['50']).toBeCloseTo(1.037, 3);
+  });
+
+  it('requires the batch-size figures of issue 21', () => {
+    const figures = complete();
+    delete figures.max_aggregate_item_bytes;
+    figures.wcu_per_event_by_batch = { '1': 9.2, '50': 1.2 };
+    expect(contractViolations(figures)).toEqual([
+      'wcu_per_event_by_batch.10 is not a finite number',
+      'max_aggregate_item_bytes is not a finite number: undefined',
+    ]);
   });
 });
