@@ -6,7 +6,6 @@ import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { pool } from '../functions/domain/common/pool';
 import { dynamoClient, s3Client, sqsClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
-import { invoke } from '../local/lambda';
 import { startQueuePollers } from '../local/queue-pollers';
 import { createTenant, type LocalStack, type Tenant } from '../test/support/local-stack';
 import { anonymousKey, backlogBatches, hottestKey, itemBytes, TARGET_EVENTS_PER_S } from './batch-figures';
@@ -15,6 +14,7 @@ import {
   billedRequests,
   isPerInstall,
   type MeteredWrite,
+  meteredConsumers,
   RESPONSE_HEADER_BYTES,
   requestBytes,
   unitsBy,
@@ -160,24 +160,7 @@ async function runBatchSize(batchSize: number, stack: LocalStack, sqs: SQSClient
   meter.meter('sqs', sqs);
   let consumers: ReturnType<typeof startQueuePollers> | undefined;
   try {
-    let aggregatorCalls = 0;
-    let aggregatorMs = 0;
-    const queueConsumers = startQueuePollers({
-      sqs,
-      queueUrls: stack.endpoints.queues,
-      onError: (error) => console.error(error),
-      invoke: async (name, event) => {
-        const started = performance.now();
-        try {
-          return await meter.writer.run(name, () => invoke(name, event));
-        } finally {
-          if (name === 'aggregator') {
-            aggregatorCalls++;
-            aggregatorMs += performance.now() - started;
-          }
-        }
-      },
-    });
+    const { consumers: queueConsumers, aggregator } = meteredConsumers(stack, sqs, meter);
     consumers = queueConsumers;
     const tenant = await createTenant({ plan: 'paid' });
     let firstBatchMs = 0;
@@ -225,8 +208,8 @@ async function runBatchSize(batchSize: number, stack: LocalStack, sqs: SQSClient
       s3_tier1_requests: perEvent(billed.s3Tier1),
       s3_tier2_requests: perEvent(billed.s3Tier2),
       sqs_requests: perEvent(billed.sqs),
-      aggregator_invocations: perEvent(aggregatorCalls),
-      aggregator_ms_per_invocation: round(aggregatorMs / Math.max(aggregatorCalls, 1), 1),
+      aggregator_invocations: perEvent(aggregator.calls),
+      aggregator_ms_per_invocation: round(aggregator.ms / Math.max(aggregator.calls, 1), 1),
       request_bytes: round(send.bytes.request / accepted, 1),
       response_bytes: round(send.bytes.response / accepted, 1),
       audit_bytes: round(billed.s3PutBytes / accepted, 1),

@@ -398,6 +398,32 @@ function installPlan(index: number, nowMs: number, clickId?: string): InstallPla
  * aggregator's writes from ingestion's, however the two interleave. The queues are drained and
  * the meter detached when it returns; the runtime's pollers stay stopped.
  */
+/**
+ * The queue consumers of a metered phase: each function's invocation runs as its writer, so the
+ * meter names who made each write, and the aggregator's calls, audit objects and time are counted.
+ */
+export function meteredConsumers(stack: LocalStack, sqs: SQSClient, meter: WriteMeter) {
+  const aggregator = { calls: 0, objects: 0, ms: 0 };
+  const consumers = startQueuePollers({
+    sqs,
+    queueUrls: stack.endpoints.queues,
+    onError: (error) => console.error(error),
+    invoke: async (name, event) => {
+      const started = performance.now();
+      try {
+        return await meter.writer.run(name, () => invoke(name, event));
+      } finally {
+        if (name === 'aggregator') {
+          aggregator.calls++;
+          aggregator.objects += event.Records.length;
+          aggregator.ms += performance.now() - started;
+        }
+      }
+    },
+  });
+  return { consumers, aggregator };
+}
+
 export async function writeUnitFigures(report: Report, stack: LocalStack): Promise<void> {
   const sqs = new SQSClient({ region: stack.endpoints.region, endpoint: stack.endpoints.sqs });
   let consumers: ReturnType<typeof startQueuePollers> | undefined;
@@ -407,26 +433,7 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
   meter.meter('sqs', sqs);
   try {
     await stack.pollers.stop();
-    let aggregatorCalls = 0;
-    let auditObjects = 0;
-    let aggregatorMs = 0;
-    const queueConsumers = startQueuePollers({
-      sqs,
-      queueUrls: stack.endpoints.queues,
-      onError: (error) => console.error(error),
-      invoke: async (name, event) => {
-        const started = performance.now();
-        try {
-          return await meter.writer.run(name, () => invoke(name, event));
-        } finally {
-          if (name === 'aggregator') {
-            aggregatorCalls++;
-            auditObjects += event.Records.length;
-            aggregatorMs += performance.now() - started;
-          }
-        }
-      },
-    });
+    const { consumers: queueConsumers, aggregator } = meteredConsumers(stack, sqs, meter);
     consumers = queueConsumers;
 
     const { app, company } = await createTenant({ plan: 'paid' });
@@ -552,8 +559,8 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     const installRatio = Math.max(
       ...plans.map((plan) => (perInstallUnits.get(`installs:${app.app_id}#${plan.installUuid}`) ?? 0) / plan.events),
     );
-    report('audit objects per aggregator call', (auditObjects / Math.max(aggregatorCalls, 1)).toFixed(1), {
-      audit_objects_per_aggregator_call: round(auditObjects / Math.max(aggregatorCalls, 1), 1),
+    report('audit objects per aggregator call', (aggregator.objects / Math.max(aggregator.calls, 1)).toFixed(1), {
+      audit_objects_per_aggregator_call: round(aggregator.objects / Math.max(aggregator.calls, 1), 1),
     });
     report('busiest install partition key (units / event of that install)', installRatio.toFixed(3), {
       writes_per_install_event_install_key: round(installRatio),
@@ -583,8 +590,8 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
       s3_tier1_requests: perEvent(events.s3Tier1),
       s3_tier2_requests: perEvent(events.s3Tier2),
       sqs_requests: perEvent(events.sqs),
-      aggregator_invocations: perEvent(aggregatorCalls),
-      aggregator_ms_per_invocation: round(aggregatorMs / Math.max(aggregatorCalls, 1), 1),
+      aggregator_invocations: perEvent(aggregator.calls),
+      aggregator_ms_per_invocation: round(aggregator.ms / Math.max(aggregator.calls, 1), 1),
       request_bytes: round(eventBytes.request / accepted, 1),
       response_bytes: round(eventBytes.response / accepted, 1),
       audit_bytes: round(events.s3PutBytes / accepted, 1),
