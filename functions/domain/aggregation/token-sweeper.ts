@@ -4,7 +4,8 @@ import type { RowDelta, RowStore } from './rows';
 /**
  * Tokens of finished objects, per row, remembered by this execution environment so that its next
  * write to the row removes them for free. Rows it does not write again are swept when they carry
- * more than SWEEP_AT foreign tokens, which bounds every row at a few hundred bytes (one write unit).
+ * more than SWEEP_AT foreign tokens. A sweep removes at most MAX_SWEEP tokens, so a row written by
+ * more objects than that between sweeps (a backlog) keeps growing: docs/aggregation.md, issue 21.
  */
 export class TokenSweeper {
   private readonly removable = new Map<string, Set<string>>();
