@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { AggregateStore } from '../functions/adapters/aggregate-store';
+import { AggregateStore, laneAttribute } from '../functions/adapters/aggregate-store';
 import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
 import { ROW_GROUPS, type RowDelta, sortKeyOf } from '../functions/domain/aggregation/rows';
 import { DAY_MS, dayOf } from '../functions/domain/common/days';
@@ -89,7 +89,7 @@ function rowsOfDay(day: string, d: number): RowDelta[] {
  */
 function itemOf(appId: string, row: RowDelta): Item {
   const groups = Object.fromEntries(ROW_GROUPS[row.family].map((column, i) => [column, row.group[i]]));
-  return { pk: `${appId}#${row.family}`, sk: sortKeyOf(row), day: row.day, ...groups, ...row.add, v: 1 };
+  return { pk: `${appId}#${row.family}`, sk: sortKeyOf(row), day: row.day, ...groups, ...row.add, v: 1, [laneAttribute(0)]: 1 };
 }
 
 async function seed(appId: string, nowMs: number): Promise<number> {
@@ -100,7 +100,7 @@ async function seed(appId: string, nowMs: number): Promise<number> {
   const [probe] = rows;
   if (probe === undefined) throw new Error('the bench seeds no rows');
   const probeApp = `bench_layout_${randomUUID()}`;
-  await store.add(probeApp, probe, [], []);
+  await store.add(probeApp, probe, { lane: 0, seq: 1 });
   const { Item: written } = await dynamoClient().send(
     new GetCommand({ TableName: table, Key: { pk: `${probeApp}#${probe.family}`, sk: sortKeyOf(probe) } }),
   );

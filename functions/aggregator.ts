@@ -12,9 +12,9 @@ import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
 import { TenantStore } from './adapters/tenant-store';
 import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried } from './domain/aggregation/aggregate';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
-import { leaseMsFor } from './domain/aggregation/lease';
+import { LanePicker } from './domain/aggregation/lanes';
+import { LANES, leaseMsFor } from './domain/aggregation/lease';
 import { poisonIfUnreadable } from './domain/aggregation/message';
-import { TokenSweeper } from './domain/aggregation/token-sweeper';
 import { decideAttribution } from './domain/attribution/decision';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
@@ -64,9 +64,10 @@ export const ports: AggregationPorts = {
   },
 };
 
-/** A lease outlives the function's timeout, so a delivery Lambda has stopped never still writes. */
+/** A lane's lease outlives the function's timeout, so an invocation Lambda has stopped never still writes. */
 const LEASE_MS = leaseMsFor(functions.aggregator.timeoutSeconds ?? 60);
-const sweeper = new TokenSweeper();
+/** Each execution environment starts at a lane of its own and keeps it while it can (lanes.ts). */
+const lanes = new LanePicker(Math.floor(Math.random() * LANES), Math.random);
 const queueUrl = resourceName.queueUrl('aggregation');
 
 /**
@@ -77,7 +78,7 @@ const queueUrl = resourceName.queueUrl('aggregation');
  */
 export async function aggregator(event: SQSEvent): Promise<SQSBatchResponse> {
   const deliveries = event.Records.map((record) => ({ id: record.messageId, body: record.body }));
-  const outcomes = await aggregateDeliveries(ports, deliveries, { nowMs: Date.now, leaseMs: LEASE_MS, sweeper });
+  const outcomes = await aggregateDeliveries(ports, deliveries, { nowMs: Date.now, leaseMs: LEASE_MS, lanes });
   for (const outcome of outcomes) report(outcome);
   // A busy object's message comes back when the lease ends (a dead delivery's lease runs out well
   // before the visibility timeout). If the delay cannot be set, it comes back after the timeout.

@@ -8,8 +8,16 @@ import {
   type PageRow,
   pageReportRows,
 } from '../domain/aggregation/day-pages';
-import type { AggregationLedger, Journal, LeaseResult } from '../domain/aggregation/lease';
-import { ROW_COUNTERS, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore, sortKeyOf } from '../domain/aggregation/rows';
+import type { AggregationLedger, Journal, LaneState, ObjectMark, Stamp, TakeResult } from '../domain/aggregation/lease';
+import {
+  ROW_COUNTERS,
+  ROW_GROUPS,
+  type RowDelta,
+  type RowFamily,
+  type RowStamp,
+  type RowStore,
+  sortKeyOf,
+} from '../domain/aggregation/rows';
 import type { ReportRows } from '../domain/reports/answer-report';
 import type { StoredCounters } from '../domain/reports/report-rows';
 import { dynamoClient } from '../shared/clients/dynamo';
@@ -19,14 +27,20 @@ import { queryAll, queryRawPages, type RawItem } from './query-pages';
 /**
  * The prebuilt report rows: pk `<app_id>#<family>`, sk `<day>\u0001<group>...`, the counters as
  * numbers, the day and group columns as attributes for the reports, `v` (the row's version, 1 more
- * with every write that changes a counter) and `t_<token>` for each audit object whose increment is
- * on the row and whose processing is not known finished yet.
+ * with every write that changes a counter) and `l<lane>`, per lane, the last apply written to the
+ * row (lease.ts): at most LANES small numbers, whatever the traffic. Rows written before lanes may
+ * also carry `t_<token>` attributes of the objects that wrote them then (legacy, never added again
+ * except by a legacy object's replay).
  *
  * The day pages of the paged families (day-pages.ts): pk `<app_id>#<family>#days`, sk `<day>`,
  * `rows` (the day's rows as compact JSON, each with its version), `ver` (the page's own version,
  * for replacing it only if unchanged since read), or `overflow` for a day too big for one item.
  */
 export const TOKEN_PREFIX = 't_';
+/** A row's attribute for a lane's last apply. */
+export const laneAttribute = (lane: number) => `l${lane}`;
+/** The attributes that record which applies reached a row (lanes, legacy tokens), not what it counts. */
+const isBookkeeping = (name: string) => /^l\d+$/.test(name) || name.startsWith(TOKEN_PREFIX);
 const VERSION = 'v';
 const pagesPk = (appId: string, family: RowFamily) => `${appId}#${family}#days`;
 /** Every sort key of a day starts with the day; the day's last possible key sorts below day + U+0002. */
@@ -44,12 +58,7 @@ export interface StoredRow {
 export class AggregateStore implements RowStore, ReportRows {
   constructor(private readonly tableName: string) {}
 
-  async add(
-    appId: string,
-    row: RowDelta,
-    tokens: readonly string[],
-    sweep: readonly string[],
-  ): Promise<{ applied: boolean; tokensOnRow: string[] }> {
+  async add(appId: string, row: RowDelta, stamp: RowStamp): Promise<boolean> {
     const { names, values, set } = rowColumns(row);
     const add = Object.entries(row.add).map(([counter, value], i) => {
       names[`#c${i}`] = counter;
@@ -61,42 +70,37 @@ export class AggregateStore implements RowStore, ReportRows {
       values[':one'] = 1;
       add.push('#v :one');
     }
-    tokens.forEach((token, i) => {
-      names[`#t${i}`] = TOKEN_PREFIX + token;
-      set.push(`#t${i} = :one`);
-      values[':one'] = 1;
-    });
-    const remove = sweep.map((token, i) => {
-      names[`#s${i}`] = TOKEN_PREFIX + token;
-      return `#s${i}`;
-    });
-    const expression = [
-      `SET ${set.join(', ')}`,
-      add.length ? `ADD ${add.join(', ')}` : '',
-      remove.length ? `REMOVE ${remove.join(', ')}` : '',
-    ]
-      .filter(Boolean)
-      .join(' ');
+    let condition: string;
+    if ('legacyToken' in stamp) {
+      names['#stamp'] = TOKEN_PREFIX + stamp.legacyToken;
+      values[':stamp'] = 1;
+      set.push('#stamp = :stamp');
+      condition = 'attribute_not_exists(#stamp)';
+    } else {
+      names['#stamp'] = laneAttribute(stamp.lane);
+      values[':stamp'] = stamp.seq;
+      set.push('#stamp = :stamp');
+      condition = 'attribute_not_exists(#stamp) OR #stamp < :stamp';
+    }
     try {
-      const { Attributes } = await dynamoClient().send(
+      await dynamoClient().send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: `${appId}#${row.family}`, sk: sortKeyOf(row) },
-          UpdateExpression: expression,
-          ConditionExpression: tokens.length ? tokens.map((_, i) => `attribute_not_exists(#t${i})`).join(' AND ') : undefined,
+          UpdateExpression: `SET ${set.join(', ')}${add.length ? ` ADD ${add.join(', ')}` : ''}`,
+          ConditionExpression: condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
         }),
       );
-      return { applied: true, tokensOnRow: tokensOf(Attributes ?? {}) };
+      return true;
     } catch (error) {
-      if (isConditionFailure(error)) return { applied: false, tokensOnRow: [] };
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
 
-  /** Every row of an app's family, in key order (day, then the group columns): columns, counters and tokens. */
+  /** Every row of an app's family, in key order (day, then the group columns): its columns and counters, not its bookkeeping. */
   async rows(appId: string, family: RowFamily): Promise<StoredRow[]> {
     const rows = await queryAll<StoredRow>({
       TableName: this.tableName,
@@ -104,7 +108,9 @@ export class AggregateStore implements RowStore, ReportRows {
       ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
       ConsistentRead: true,
     });
-    return rows.map(({ [VERSION]: _version, ...row }) => row as StoredRow);
+    return rows.map(
+      (row) => Object.fromEntries(Object.entries(row).filter(([name]) => name !== VERSION && !isBookkeeping(name))) as StoredRow,
+    );
   }
 
   async refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void> {
@@ -268,96 +274,142 @@ function rowColumns(row: RowDelta) {
   return { names, values, set };
 }
 
-function tokensOf(item: Record<string, unknown>): string[] {
-  return Object.keys(item)
-    .filter((name) => name.startsWith(TOKEN_PREFIX))
-    .map((name) => name.slice(TOKEN_PREFIX.length));
-}
-
 /** Ledger marks of the aggregator live 30 days: longer than a message can (14 days' retention, then the DLQ's). */
 export const LEDGER_MARK_DAYS = 30;
 
-const ledgerPk = (token: string) => `agg#${token}`;
+const markPk = (token: string) => `agg#${token}`;
+const lanePk = (lane: number) => `lane#${lane}`;
+const MARK = 'included';
+const VOID = 'void';
 
 /**
- * The aggregator's marks in the ledger table, one per audit object (pk `agg#<token>`): the lease,
- * then the journal, then `done`. The table expires them (expires_at) after LEDGER_MARK_DAYS.
+ * The aggregator's ledger in the ledger table (lease.ts): one mark per audit object (pk
+ * `agg#<token>`: `m` included or void, `lane`, `seq`, `app_id`, `journal`; expired by the table
+ * after LEDGER_MARK_DAYS) and one item per lane (pk `lane#<n>`: `seq`, `applied`, `objects` of the
+ * open apply, `holder`, `lease_until`, never expired). Marks of the protocol before lanes
+ * (`state` running or done) are read as legacy.
  */
 export class AggregationLedgerStore implements AggregationLedger {
   /**
-   * `run` is given by the local runtime only (LOCAL_RUN_ID, local/runtime.ts): each lease records
-   * the run that took it, and a lease another run took is taken over at once, unexpired. Locally
-   * that is sound because a data directory admits one runtime at a time (local/emulators.ts), so a
-   * lease of another run is a dead process's, as after a kill -9; its delivery is a crash the
-   * protocol recovers from (docs/aggregation.md). In AWS nothing sets it: concurrent deliveries
-   * run in many processes, and a lease held is only ever run out or given back.
+   * `run` is given by the local runtime only (LOCAL_RUN_ID, local/runtime.ts): each lane lease
+   * records the run that took it, and a lane another run holds is taken over at once, unexpired.
+   * Locally that is sound because a data directory admits one runtime at a time
+   * (local/emulators.ts), so a lease of another run is a dead process's, as after a kill -9; its
+   * open apply is a crash the protocol recovers from (docs/aggregation.md). In AWS nothing sets
+   * it: concurrent invocations run in many processes, and a lease held is only ever run out or
+   * given back.
    */
   constructor(
     private readonly tableName: string,
     private readonly options: { readonly run?: string } = {},
   ) {}
 
-  async lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult> {
+  async marks(tokens: readonly string[]): Promise<Map<string, ObjectMark>> {
+    const found = new Map<string, ObjectMark>();
+    for (const item of await this.batchGet(tokens.map(markPk))) {
+      const mark = markOf(item);
+      if (mark) found.set(String(item.pk).slice('agg#'.length), mark);
+    }
+    return found;
+  }
+
+  async include(token: string, mark: Extract<ObjectMark, { kind: 'included' }>, nowMs: number): Promise<ObjectMark> {
+    return this.putMark(
+      {
+        pk: markPk(token),
+        m: MARK,
+        lane: mark.stamp.lane,
+        seq: mark.stamp.seq,
+        app_id: mark.appId,
+        journal: JSON.stringify(mark.journal),
+        expires_at: Math.floor(nowMs / 1000) + LEDGER_MARK_DAYS * 86_400,
+      },
+      // A void mark of another apply, and a legacy lease run out, give way; a void of this apply does not.
+      'attribute_not_exists(pk) OR (m = :void AND (lane <> :lane OR seq <> :seq)) OR (#state = :running AND lease_until < :now)',
+      { ':void': VOID, ':lane': mark.stamp.lane, ':seq': mark.stamp.seq, ':running': 'running', ':now': nowMs },
+    );
+  }
+
+  void(token: string, stamp: Stamp, nowMs: number): Promise<ObjectMark> {
+    return this.putMark(
+      { pk: markPk(token), m: VOID, lane: stamp.lane, seq: stamp.seq, expires_at: Math.floor(nowMs / 1000) + LEDGER_MARK_DAYS * 86_400 },
+      'attribute_not_exists(pk)',
+      {},
+    );
+  }
+
+  async lanes(numbers: readonly number[]): Promise<Map<number, LaneState>> {
+    const items = new Map((await this.batchGet(numbers.map(lanePk))).map((item) => [String(item.pk), item]));
+    return new Map(numbers.map((lane) => [lane, laneOf(lane, items.get(lanePk(lane)))]));
+  }
+
+  async take(lane: number, holder: string, objects: readonly string[], nowMs: number, leaseMs: number): Promise<TakeResult> {
     const { run } = this.options;
+    const free = `(attribute_not_exists(lease_until) OR lease_until < :now${run === undefined ? '' : ' OR (attribute_exists(lease_run) AND lease_run <> :run)'})`;
+    const lease = {
+      ':holder': holder,
+      ':until': nowMs + leaseMs,
+      ':now': nowMs,
+      ...(run === undefined ? {} : { ':run': run }),
+    };
+    const leaseSet = `holder = :holder, lease_until = :until${run === undefined ? '' : ', lease_run = :run'}`;
     try {
+      // Nothing open on a free lane: taken and the next apply reserved in one write.
       const { Attributes } = await dynamoClient().send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: ledgerPk(token) },
-          UpdateExpression: `SET #state = :running, lease_until = :until, expires_at = :expires${run === undefined ? '' : ', lease_run = :run'}`,
-          ConditionExpression:
-            run === undefined
-              ? 'attribute_not_exists(pk) OR (#state = :running AND lease_until < :now)'
-              : 'attribute_not_exists(pk) OR (#state = :running AND (lease_until < :now OR (attribute_exists(lease_run) AND lease_run <> :run)))',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':running': 'running',
-            ':until': nowMs + leaseMs,
-            ':now': nowMs,
-            ':expires': Math.floor(nowMs / 1000) + LEDGER_MARK_DAYS * 86_400,
-            ...(run === undefined ? {} : { ':run': run }),
-          },
+          Key: { pk: lanePk(lane) },
+          UpdateExpression: `SET ${leaseSet}, seq = if_not_exists(seq, :zero) + :one, applied = if_not_exists(applied, :zero), objects = :objects`,
+          ConditionExpression: `attribute_not_exists(pk) OR (${free} AND seq = applied)`,
+          ExpressionAttributeValues: { ...lease, ':zero': 0, ':one': 1, ':objects': [...objects] },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return { state: 'reserved', seq: Number(Attributes?.seq) };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    try {
+      // Free with an apply open (a dead holder's): taken as it is, to replay that apply first.
+      const { Attributes } = await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: lanePk(lane) },
+          UpdateExpression: `SET ${leaseSet}`,
+          ConditionExpression: `attribute_exists(pk) AND ${free}`,
+          ExpressionAttributeValues: lease,
           ReturnValues: 'ALL_NEW',
         }),
       );
-      const journal = Attributes?.journal;
-      return { state: 'acquired', journal: typeof journal === 'string' ? (JSON.parse(journal) as Journal) : undefined };
+      return { state: 'open', lane: laneOf(lane, Attributes) };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const { Item } = await dynamoClient().send(
-        new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }),
-      );
-      if (Item?.state === 'done') return { state: 'done' };
-      return { state: 'busy', leaseUntilMs: typeof Item?.lease_until === 'number' ? Item.lease_until : nowMs };
+      const [item] = await this.batchGet([lanePk(lane)]);
+      return { state: 'held', leaseUntilMs: laneOf(lane, item).leaseUntilMs };
     }
   }
 
-  async saveJournal(token: string, journal: Journal): Promise<Journal> {
-    try {
-      await dynamoClient().send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: ledgerPk(token) },
-          UpdateExpression: 'SET journal = :journal',
-          ConditionExpression: 'attribute_not_exists(journal)',
-          ExpressionAttributeValues: { ':journal': JSON.stringify(journal) },
-        }),
-      );
-      return journal;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const { Item } = await dynamoClient().send(
-        new GetCommand({ TableName: this.tableName, Key: { pk: ledgerPk(token) }, ConsistentRead: true }),
-      );
-      return JSON.parse(String(Item?.journal)) as Journal;
-    }
+  reserveAfter(lane: number, holder: string, applied: number, objects: readonly string[]): Promise<boolean> {
+    return this.onLane(lane, holder, 'SET applied = :applied, seq = :next, objects = :objects', 'seq = :applied', {
+      ':applied': applied,
+      ':next': applied + 1,
+      ':objects': [...objects],
+    });
   }
 
-  async finish(token: string, nowMs: number): Promise<void> {
+  async settle(lane: number, holder: string, seq: number): Promise<void> {
+    await this.onLane(lane, holder, 'SET applied = :seq, lease_until = :zero REMOVE objects', 'seq = :seq', { ':seq': seq, ':zero': 0 });
+  }
+
+  async release(lane: number, holder: string): Promise<void> {
+    await this.onLane(lane, holder, 'SET lease_until = :zero', undefined, { ':zero': 0 });
+  }
+
+  async finishLegacy(token: string, nowMs: number): Promise<void> {
     await dynamoClient().send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: ledgerPk(token) },
+        Key: { pk: markPk(token) },
         UpdateExpression: 'SET #state = :done, finished_ms = :now REMOVE journal, lease_until, lease_run',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: { ':done': 'done', ':now': nowMs },
@@ -365,44 +417,97 @@ export class AggregationLedgerStore implements AggregationLedger {
     );
   }
 
-  async release(token: string): Promise<void> {
+  /** An update of the lane that holds only while `holder` has it: false when it does not any more. */
+  private async onLane(
+    lane: number,
+    holder: string,
+    UpdateExpression: string,
+    condition: string | undefined,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
     try {
       await dynamoClient().send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: ledgerPk(token) },
-          UpdateExpression: 'SET lease_until = :zero',
-          ConditionExpression: '#state = :running',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':zero': 0, ':running': 'running' },
+          Key: { pk: lanePk(lane) },
+          UpdateExpression,
+          ConditionExpression: ['holder = :holder', condition].filter(Boolean).join(' AND '),
+          ExpressionAttributeValues: { ...values, ':holder': holder },
         }),
       );
+      return true;
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+      if (isConditionFailure(error)) return false;
+      throw error;
     }
   }
 
-  async finished(tokens: readonly string[]): Promise<Set<string>> {
-    const done = new Set<string>();
-    for (let i = 0; i < tokens.length; i += 100) {
-      const chunk = tokens.slice(i, i + 100);
-      const { Responses, UnprocessedKeys } = await dynamoClient().send(
-        new BatchGetCommand({
-          RequestItems: { [this.tableName]: { Keys: chunk.map((token) => ({ pk: ledgerPk(token) })), ConsistentRead: true } },
+  /** Puts a mark under the condition; the mark that stands either way. */
+  private async putMark(item: Record<string, unknown>, condition: string, values: Record<string, unknown>): Promise<ObjectMark> {
+    try {
+      await dynamoClient().send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: condition.includes('#state') ? { '#state': 'state' } : undefined,
+          ExpressionAttributeValues: Object.keys(values).length > 0 ? values : undefined,
         }),
       );
-      // Not read (running, or left unprocessed by the batch read) is not known finished.
-      const running = new Set(
-        [
-          ...(Responses?.[this.tableName] ?? []).filter((item) => item.state === 'running'),
-          ...(UnprocessedKeys?.[this.tableName]?.Keys ?? []),
-        ].map((item) => String(item.pk).slice('agg#'.length)),
-      );
-      // A mark that is gone expired long after its object finished (or was never leased again).
-      for (const token of chunk) if (!running.has(token)) done.add(token);
+      return markOf(item) as ObjectMark;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const [stored] = await this.batchGet([String(item.pk)]);
+      const mark = stored && markOf(stored);
+      if (!mark) throw new Error(`ledger mark ${String(item.pk)} refused and then not found`);
+      return mark;
     }
-    return done;
   }
+
+  /** The items of these keys, read consistently, in any order; absent ones left out. */
+  private async batchGet(keys: readonly string[]): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let unread: Record<string, unknown>[] = [...new Set(keys.slice(i, i + 100))].map((pk) => ({ pk }));
+      for (let attempt = 0; unread.length > 0; attempt++) {
+        if (attempt === 5) throw new Error('ledger: items left unread by the batch read');
+        const { Responses, UnprocessedKeys } = await dynamoClient().send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: unread, ConsistentRead: true } } }),
+        );
+        items.push(...(Responses?.[this.tableName] ?? []));
+        unread = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return items;
+  }
+}
+
+function markOf(item: Record<string, unknown>): ObjectMark | undefined {
+  const stamp = { lane: Number(item.lane), seq: Number(item.seq) };
+  if (item.m === MARK) return { kind: 'included', stamp, appId: String(item.app_id), journal: JSON.parse(String(item.journal)) as Journal };
+  if (item.m === VOID) return { kind: 'void', stamp };
+  if (item.state === 'done' || item.state === 'running') {
+    const journal = typeof item.journal === 'string' ? (JSON.parse(item.journal) as Journal) : undefined;
+    return {
+      kind: 'legacy',
+      done: item.state === 'done',
+      leaseUntilMs: typeof item.lease_until === 'number' ? item.lease_until : 0,
+      ...(journal ? { journal } : {}),
+    };
+  }
+  return undefined;
+}
+
+function laneOf(lane: number, item: Record<string, unknown> | undefined): LaneState {
+  const holder = typeof item?.holder === 'string' ? item.holder : undefined;
+  return {
+    lane,
+    seq: Number(item?.seq ?? 0),
+    applied: Number(item?.applied ?? 0),
+    objects: Array.isArray(item?.objects) ? item.objects.map(String) : [],
+    ...(holder === undefined ? {} : { holder }),
+    leaseUntilMs: Number(item?.lease_until ?? 0),
+  };
 }
 
 /** The named columns of a raw item: strings as they are, numbers as numbers (counters are integers). */

@@ -4,9 +4,10 @@ import { resourceName } from '../../functions/shared/config';
 import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 /**
- * The aggregator's lease in the ledger table, against the local DynamoDB: a lease another run of
- * the local runtime took is a dead process's and is taken over at once (functions/adapters/
- * aggregate-store.ts); without a run, as in AWS, a lease holds until it runs out.
+ * The aggregator's lane leases and object marks in the ledger table, against the local DynamoDB: a
+ * lane another run of the local runtime holds is a dead process's and is taken over at once, its
+ * open apply with it (functions/adapters/aggregate-store.ts); without a run, as in AWS, a lease
+ * holds until it runs out or is given back.
  */
 let stack: LocalStack;
 beforeAll(async () => {
@@ -17,45 +18,66 @@ afterAll(async () => {
 });
 
 const LEASE_MS = 75_000;
+const table = () => resourceName.table('ledger');
 
-describe('the aggregation lease', () => {
-  it('is taken over, journal and all, by another run of the local runtime, but not by its own run or without a run', async () => {
-    const table = resourceName.table('ledger');
-    const first = new AggregationLedgerStore(table, { run: 'run-1' });
+describe('the aggregation lanes', () => {
+  it('are taken over, open apply and all, by another run of the local runtime, but not by their own run or without a run', async () => {
+    const first = new AggregationLedgerStore(table(), { run: 'run-1' });
     const token = `test-${randomUUID()}`;
     const now = Date.now();
-    expect(await first.lease(token, now, LEASE_MS)).toEqual({ state: 'acquired', journal: undefined });
+    expect(await first.take(10, 'h1', [token], now, LEASE_MS)).toEqual({ state: 'reserved', seq: 1 });
     const journal = { 'events|2026-06-01|install': { events: 1 } };
-    await first.saveJournal(token, journal);
+    const mark = { kind: 'included', stamp: { lane: 10, seq: 1 }, appId: 'app_1', journal } as const;
+    expect(await first.include(token, mark, now)).toEqual(mark);
 
-    // The lease holds for its own run, and for a delivery that names no run (AWS)...
-    expect(await new AggregationLedgerStore(table, { run: 'run-1' }).lease(token, now + 1_000, LEASE_MS)).toEqual({
-      state: 'busy',
+    // The lane holds for its own run, and for an invocation that names no run (AWS)...
+    expect(await new AggregationLedgerStore(table(), { run: 'run-1' }).take(10, 'h2', [], now + 1_000, LEASE_MS)).toEqual({
+      state: 'held',
       leaseUntilMs: now + LEASE_MS,
     });
-    expect(await new AggregationLedgerStore(table).lease(token, now + 1_000, LEASE_MS)).toEqual({
-      state: 'busy',
+    expect(await new AggregationLedgerStore(table()).take(10, 'h2', [], now + 1_000, LEASE_MS)).toEqual({
+      state: 'held',
       leaseUntilMs: now + LEASE_MS,
     });
-    // ...and another run takes it over at once, with the journal the dead run saved.
-    const second = new AggregationLedgerStore(table, { run: 'run-2' });
-    expect(await second.lease(token, now + 1_000, LEASE_MS)).toEqual({ state: 'acquired', journal });
-    expect(await new AggregationLedgerStore(table, { run: 'run-2' }).lease(token, now + 2_000, LEASE_MS)).toEqual({
-      state: 'busy',
+    // ...and another run takes it over at once, with the apply the dead run left open.
+    const second = new AggregationLedgerStore(table(), { run: 'run-2' });
+    expect(await second.take(10, 'h3', [], now + 1_000, LEASE_MS)).toEqual({
+      state: 'open',
+      lane: { lane: 10, seq: 1, applied: 0, objects: [token], holder: 'h3', leaseUntilMs: now + 1_000 + LEASE_MS },
+    });
+    expect(await second.marks([token])).toEqual(new Map([[token, mark]]));
+    expect(await new AggregationLedgerStore(table(), { run: 'run-2' }).take(10, 'h4', [], now + 2_000, LEASE_MS)).toEqual({
+      state: 'held',
       leaseUntilMs: now + 1_000 + LEASE_MS,
     });
-    await second.finish(token, now + 3_000);
-    expect(await new AggregationLedgerStore(table, { run: 'run-3' }).lease(token, now + 4_000, LEASE_MS)).toEqual({ state: 'done' });
+    // The dead holder can no longer settle it; the new one can, and the next take reserves apply 2.
+    await first.settle(10, 'h1', 1);
+    expect((await second.lanes([10])).get(10)).toMatchObject({ seq: 1, applied: 0 });
+    await second.settle(10, 'h3', 1);
+    expect(await new AggregationLedgerStore(table(), { run: 'run-3' }).take(10, 'h5', [], now + 4_000, LEASE_MS)).toEqual({
+      state: 'reserved',
+      seq: 2,
+    });
   });
 
-  it('is not taken over by a run when the delivery that holds it named none', async () => {
-    const table = resourceName.table('ledger');
-    const token = `test-${randomUUID()}`;
+  it('are not taken over by a run when the invocation that holds one named none', async () => {
     const now = Date.now();
-    expect(await new AggregationLedgerStore(table).lease(token, now, LEASE_MS)).toEqual({ state: 'acquired', journal: undefined });
-    expect(await new AggregationLedgerStore(table, { run: 'run-2' }).lease(token, now + 1_000, LEASE_MS)).toEqual({
-      state: 'busy',
+    expect(await new AggregationLedgerStore(table()).take(11, 'h1', [], now, LEASE_MS)).toEqual({ state: 'reserved', seq: 1 });
+    expect(await new AggregationLedgerStore(table(), { run: 'run-2' }).take(11, 'h2', [], now + 1_000, LEASE_MS)).toEqual({
+      state: 'held',
       leaseUntilMs: now + LEASE_MS,
     });
+  });
+
+  it('keep the first mark of an object: a void one refuses a late write of its own apply only', async () => {
+    const ledger = new AggregationLedgerStore(table());
+    const token = `test-${randomUUID()}`;
+    const now = Date.now();
+    const mark = (lane: number, seq: number) => ({ kind: 'included', stamp: { lane, seq }, appId: 'app_1', journal: {} }) as const;
+    expect(await ledger.void(token, { lane: 12, seq: 3 }, now)).toEqual({ kind: 'void', stamp: { lane: 12, seq: 3 } });
+    expect(await ledger.include(token, mark(12, 3), now)).toEqual({ kind: 'void', stamp: { lane: 12, seq: 3 } });
+    expect(await ledger.include(token, mark(13, 1), now)).toEqual(mark(13, 1));
+    expect(await ledger.include(token, mark(14, 1), now)).toEqual(mark(13, 1));
+    expect(await ledger.void(token, { lane: 14, seq: 1 }, now)).toEqual(mark(13, 1));
   });
 });

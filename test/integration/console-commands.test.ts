@@ -7,6 +7,7 @@ import { AggregateStore } from '../../functions/adapters/aggregate-store';
 import { IpBlockStore } from '../../functions/adapters/ip-block-store';
 import { resourceName } from '../../functions/shared/config';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { freshStamp } from '../support/row-stamps';
 
 let stack: LocalStack;
 let tenant: Tenant;
@@ -157,8 +158,7 @@ describe('report pages', () => {
     await aggregates.add(
       upgraded.app.app_id,
       { family: 'attribution', day, group: ['meta', 'deterministic'], add: { installs: 3 } },
-      [],
-      [],
+      freshStamp(),
     );
     const attribution = async () =>
       ((await runAdmin(['report', 'show', '--app-key', upgraded.app.app_key, '--report', 'attribution'])) as { rows: Json[] }).rows;

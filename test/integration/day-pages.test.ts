@@ -12,6 +12,7 @@ import { sortKeyOf } from '../../functions/domain/aggregation/rows';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { type LocalStack, startLocalStack } from '../support/local-stack';
+import { freshStamp } from '../support/row-stamps';
 import { attributionFromPages } from '../support/stored-rows';
 
 let stack: LocalStack;
@@ -44,8 +45,7 @@ it('leaves every page equal to its rows whatever the interleaving of row writes 
               await store().add(
                 appId,
                 { family: 'attribution', day, group: [write.partner, 'deterministic'], add: { installs: write.installs } },
-                [],
-                [],
+                freshStamp(lane),
               );
               await store().refreshPages(appId, 'attribution', [day]);
             }
@@ -83,7 +83,7 @@ it('reads a day whose rows are too many for one page row by row, in key order, b
   }
   expect(JSON.stringify(items).length).toBeGreaterThan(MAX_PAGE_ROWS_BYTES);
   for (const day of ['2026-11-01', '2026-11-03'])
-    await store().add(appId, { family: 'attribution', day, group: ['meta', 'deterministic'], add: { installs: 4 } }, [], []);
+    await store().add(appId, { family: 'attribution', day, group: ['meta', 'deterministic'], add: { installs: 4 } }, freshStamp());
   await store().refreshPages(appId, 'attribution', ['2026-11-01', big, '2026-11-03']);
 
   const window = { firstDay: '2026-11-01', lastDay: '2026-11-03' };

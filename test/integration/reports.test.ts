@@ -10,6 +10,7 @@ import { sortKeyOf } from '../../functions/domain/aggregation/rows';
 import { REPORT_ERRORS } from '../../functions/domain/reports/report-query';
 import { resourceName } from '../../functions/shared/config';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { freshStamp } from '../support/row-stamps';
 
 const DAY = 86_400_000;
 let stack: LocalStack;
@@ -140,8 +141,7 @@ describe('the report rows', () => {
           await rows().add(
             tenant.app.app_id,
             { family: 'attribution', day: day(n), group: [partner, 'deterministic'], add: { installs } },
-            [],
-            [],
+            freshStamp(),
           );
           mine.set(sortKeyOf({ day: day(n), group: [partner, 'deterministic'] }), {
             sk: sortKeyOf({ day: day(n), group: [partner, 'deterministic'] }),
@@ -228,8 +228,7 @@ describe('the report rows', () => {
     await rows().add(
       a.app.app_id,
       { family: 'attribution', day: '2026-01-10', group: ['meta', 'deterministic'], add: { installs: 1 } },
-      [],
-      [],
+      freshStamp(),
     );
     await rows().refreshPages(a.app.app_id, 'attribution', ['2026-01-10']);
     const changed = await get(path, { ...bearer(a), 'if-none-match': etag });

@@ -1,6 +1,6 @@
 import { type DayPage, mergePage, PAGED_FAMILIES } from '../../domain/aggregation/day-pages';
-import type { AggregationLedger, Journal, LeaseResult } from '../../domain/aggregation/lease';
-import { ROW_FAMILIES, type RowDelta, type RowFamily, type RowStore, sortKeyOf } from '../../domain/aggregation/rows';
+import type { AggregationLedger, LaneState, ObjectMark, Stamp, TakeResult } from '../../domain/aggregation/lease';
+import { ROW_FAMILIES, type RowDelta, type RowFamily, type RowStamp, type RowStore, sortKeyOf } from '../../domain/aggregation/rows';
 
 /**
  * The report rows and the aggregation ledger in memory, standing in for functions/adapters/aggregate-store.ts
@@ -11,6 +11,9 @@ import { ROW_FAMILIES, type RowDelta, type RowFamily, type RowStore, sortKeyOf }
 
 export interface MemoryRow {
   counters: Record<string, number>;
+  /** Per lane, the last apply written to the row (lease.ts). */
+  lanes: Map<number, number>;
+  /** Legacy objects' tokens (before lanes). */
   tokens: Set<string>;
   key: RowDelta;
   /** The row's version: 1 more with every write that adds to it (day-pages.ts). */
@@ -23,12 +26,7 @@ export class MemoryRowStore implements RowStore {
   /** `<app_id>#<family>` to day to page. */
   readonly pages = new Map<string, Map<string, DayPage>>();
 
-  async add(
-    appId: string,
-    row: RowDelta,
-    tokens: readonly string[],
-    sweep: readonly string[],
-  ): Promise<{ applied: boolean; tokensOnRow: string[] }> {
+  async add(appId: string, row: RowDelta, stamp: RowStamp): Promise<boolean> {
     const pk = `${appId}#${row.family}`;
     let partition = this.partitions.get(pk);
     if (!partition) {
@@ -38,17 +36,22 @@ export class MemoryRowStore implements RowStore {
     const sk = sortKeyOf(row);
     const stored = partition.get(sk) ?? {
       counters: {},
+      lanes: new Map<number, number>(),
       tokens: new Set<string>(),
       key: { family: row.family, day: row.day, group: [...row.group], add: {} },
       v: 0,
     };
-    if (tokens.some((token) => stored.tokens.has(token))) return { applied: false, tokensOnRow: [...stored.tokens] };
+    if ('legacyToken' in stamp) {
+      if (stored.tokens.has(stamp.legacyToken)) return false;
+      stored.tokens.add(stamp.legacyToken);
+    } else {
+      if ((stored.lanes.get(stamp.lane) ?? 0) >= stamp.seq) return false;
+      stored.lanes.set(stamp.lane, stamp.seq);
+    }
     for (const [name, value] of Object.entries(row.add)) stored.counters[name] = (stored.counters[name] ?? 0) + value;
     if (Object.keys(row.add).length > 0) stored.v += 1;
-    for (const token of sweep) stored.tokens.delete(token);
-    for (const token of tokens) stored.tokens.add(token);
     partition.set(sk, stored);
-    return { applied: true, tokensOnRow: [...stored.tokens] };
+    return true;
   }
 
   async refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void> {
@@ -82,40 +85,92 @@ export class MemoryRowStore implements RowStore {
   }
 }
 
-interface LedgerMark {
-  state: 'running' | 'done';
-  leaseUntil: number;
-  journal?: Journal;
+interface MemoryLane {
+  seq: number;
+  applied: number;
+  objects: string[];
+  holder?: string;
+  leaseUntilMs: number;
 }
 
+/** The ledger's lanes and object marks (functions/adapters/aggregate-store.ts AggregationLedgerStore). */
 export class MemoryLedger implements AggregationLedger {
-  readonly marks = new Map<string, LedgerMark>();
+  readonly objectMarks = new Map<string, ObjectMark>();
+  readonly laneItems = new Map<number, MemoryLane>();
 
-  async lease(token: string, nowMs: number, leaseMs: number): Promise<LeaseResult> {
-    const mark = this.marks.get(token);
-    if (mark?.state === 'done') return { state: 'done' };
-    if (mark && mark.leaseUntil >= nowMs) return { state: 'busy', leaseUntilMs: mark.leaseUntil };
-    const next: LedgerMark = { state: 'running', leaseUntil: nowMs + leaseMs, journal: mark?.journal };
-    this.marks.set(token, next);
-    return { state: 'acquired', journal: next.journal && structuredClone(next.journal) };
+  async marks(tokens: readonly string[]): Promise<Map<string, ObjectMark>> {
+    const found = new Map<string, ObjectMark>();
+    for (const token of tokens) {
+      const mark = this.objectMarks.get(token);
+      if (mark) found.set(token, structuredClone(mark));
+    }
+    return found;
   }
 
-  async saveJournal(token: string, journal: Journal): Promise<Journal> {
-    const mark = this.marks.get(token);
-    if (mark && !mark.journal) mark.journal = structuredClone(journal);
-    return structuredClone(mark?.journal ?? journal);
+  async include(token: string, mark: Extract<ObjectMark, { kind: 'included' }>, nowMs: number): Promise<ObjectMark> {
+    const stored = this.objectMarks.get(token);
+    const replaceable =
+      stored === undefined ||
+      (stored.kind === 'void' && (stored.stamp.lane !== mark.stamp.lane || stored.stamp.seq !== mark.stamp.seq)) ||
+      (stored.kind === 'legacy' && !stored.done && stored.leaseUntilMs < nowMs);
+    if (replaceable) this.objectMarks.set(token, structuredClone(mark));
+    return structuredClone(this.objectMarks.get(token) as ObjectMark);
   }
 
-  async finish(token: string): Promise<void> {
-    this.marks.set(token, { state: 'done', leaseUntil: 0 });
+  async void(token: string, stamp: Stamp): Promise<ObjectMark> {
+    if (!this.objectMarks.has(token)) this.objectMarks.set(token, { kind: 'void', stamp: { ...stamp } });
+    return structuredClone(this.objectMarks.get(token) as ObjectMark);
   }
 
-  async release(token: string): Promise<void> {
-    const mark = this.marks.get(token);
-    if (mark?.state === 'running') mark.leaseUntil = 0;
+  async lanes(numbers: readonly number[]): Promise<Map<number, LaneState>> {
+    return new Map(numbers.map((lane) => [lane, this.state(lane)]));
   }
 
-  async finished(tokens: readonly string[]): Promise<Set<string>> {
-    return new Set(tokens.filter((token) => this.marks.get(token)?.state !== 'running'));
+  async take(lane: number, holder: string, objects: readonly string[], nowMs: number, leaseMs: number): Promise<TakeResult> {
+    const current = this.lane(lane);
+    if (current.holder !== undefined && current.leaseUntilMs >= nowMs) return { state: 'held', leaseUntilMs: current.leaseUntilMs };
+    current.holder = holder;
+    current.leaseUntilMs = nowMs + leaseMs;
+    if (current.seq !== current.applied) return { state: 'open', lane: this.state(lane) };
+    current.seq += 1;
+    current.objects = [...objects];
+    return { state: 'reserved', seq: current.seq };
+  }
+
+  async reserveAfter(lane: number, holder: string, applied: number, objects: readonly string[]): Promise<boolean> {
+    const current = this.lane(lane);
+    if (current.holder !== holder || current.seq !== applied) return false;
+    current.applied = applied;
+    current.seq = applied + 1;
+    current.objects = [...objects];
+    return true;
+  }
+
+  async settle(lane: number, holder: string, seq: number): Promise<void> {
+    const current = this.lane(lane);
+    if (current.holder !== holder || current.seq !== seq) return;
+    current.applied = seq;
+    current.objects = [];
+    current.leaseUntilMs = 0;
+  }
+
+  async release(lane: number, holder: string): Promise<void> {
+    const current = this.lane(lane);
+    if (current.holder === holder) current.leaseUntilMs = 0;
+  }
+
+  async finishLegacy(token: string): Promise<void> {
+    this.objectMarks.set(token, { kind: 'legacy', done: true, leaseUntilMs: 0 });
+  }
+
+  private lane(lane: number): MemoryLane {
+    const current = this.laneItems.get(lane) ?? { seq: 0, applied: 0, objects: [], leaseUntilMs: 0 };
+    this.laneItems.set(lane, current);
+    return current;
+  }
+
+  private state(lane: number): LaneState {
+    const { seq, applied, objects, holder, leaseUntilMs } = this.lane(lane);
+    return { lane, seq, applied, objects: [...objects], holder, leaseUntilMs };
   }
 }

@@ -1,34 +1,35 @@
+import { randomBytes } from 'node:crypto';
 import { installsOfLine } from '../audit/lines';
 import type { AggregationMessage, AuditLine } from '../audit/types';
-import { pool } from '../common/pool';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type AcceptedEvent, acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
-import { PAGED_FAMILIES } from './day-pages';
-import { type AggregationLedger, type Journal, secondsUntilLeaseEnds, tokenOf } from './lease';
+import { applyJournals, LanePicker, replay, takeLane } from './lanes';
+import { type AggregationLedger, type Journal, type LaneState, type ObjectMark, type Stamp, secondsUntilLeaseEnds, tokenOf } from './lease';
 import { auditKeyOf, PoisonMessageError, type PoisonReason, parseMessage } from './message';
-import { type Counters, type RowDelta, RowDeltas, type RowFamily, type RowStore, rowKeyOf } from './rows';
-import { SWEEP_AT, sweep, sweepKey, type TokenSweeper } from './token-sweeper';
+import { type RowStore, rowKeyOf } from './rows';
 
 /**
  * The aggregator's use case: a batch of deliveries from the aggregation queue (one message per
- * audit object, docs/ingestion.md; message.ts reads it) becomes increments of the report rows, each accepted event
- * counted exactly once whatever the queue does. Per audit object:
+ * audit object, docs/ingestion.md; message.ts reads it) becomes increments of the report rows, each
+ * accepted event counted exactly once whatever the queue does:
  *
- *   1. lease: a ledger mark (lease.ts) that only one delivery at a time holds (a second, concurrent delivery
- *      of the same object is told to come back later; a finished object is acknowledged at once);
- *   2. claims and journal: the object's events are claimed in their installs' partitions and what
- *      it adds to each row is written to the lease mark before any row is touched, so a
- *      redelivery after a crash adds exactly the same amounts;
- *   3. rows: the journals of the whole batch are combined per row, one conditional write per row,
- *      which records the objects' tokens on the row and is refused if one is already there;
- *   4. pages: the day pages of the days written (day-pages.ts) are brought up to date with
- *      their rows, so no page is behind an object marked done;
- *   5. finish: the mark says done, and later writes sweep the tokens off the rows (token-sweeper.ts).
+ *   1. marks: an object whose ledger mark (lease.ts) names a finished apply is acknowledged; one in
+ *      an apply a live invocation holds comes back when that lease ends; one in an apply a dead
+ *      invocation left open has that apply replayed now;
+ *   2. claims: the other objects' events are claimed in their installs' partitions, object after
+ *      object, which gives what each adds to each row (its journal); a redelivery after a crash
+ *      finds its claims as its own and computes the same journal;
+ *   3. apply: the invocation takes a lane and reserves its next apply for the objects, writes each
+ *      object's mark (lane, number, journal: the first mark written stands, so a concurrent
+ *      delivery of the same object adds nothing), then the journals combined, one write per row
+ *      stamped with the lane's number (refused where the row already holds it), then the day pages
+ *      of the days written (day-pages.ts), and records the apply finished.
  *
- * A crash after any single write leaves either no journal (claims are found again, owned by this
- * object, and give the same journal) or a journal whose rows carry the token where they were
- * already added. Conditional single-item writes only: the local DynamoDB emulator has no
- * transactions, and none are needed.
+ * A crash after any single write leaves either no mark (the claims are found again and give the
+ * same journal) or marks of an open apply, replayed by the next holder of its lane or by a
+ * redelivery, which the rows refuse where it landed. What a row keeps for this is one number per
+ * lane, so no row grows with the batches behind it. Conditional single-item writes only: the local
+ * DynamoDB emulator has no transactions, and none are needed.
  */
 
 export interface AggregationPorts extends ContributionPorts {
@@ -61,7 +62,7 @@ export type DeliveryOutcome =
       readonly installs: Readonly<Record<string, number>>;
     }
   | { readonly id: string; readonly kind: 'already_counted'; readonly auditKey: string }
-  /** Another delivery holds the object's lease: this one comes back once the lease has run out. */
+  /** The object is in an apply another invocation holds: this delivery comes back once that lease has run out. */
   | { readonly id: string; readonly kind: 'busy'; readonly auditKey: string; readonly retryInSeconds: number }
   | { readonly id: string; readonly kind: 'poison'; readonly reason: PoisonReason; readonly auditKey?: string; readonly error: Error }
   | { readonly id: string; readonly kind: 'failed'; readonly step: string; readonly auditKey: string; readonly error: Error };
@@ -70,23 +71,28 @@ export type DeliveryOutcome =
 export const isRetried = (outcome: DeliveryOutcome): boolean =>
   outcome.kind === 'busy' || outcome.kind === 'poison' || outcome.kind === 'failed';
 
-/** Rows written, and day pages refreshed, at the same time. */
-const ROW_CONCURRENCY = 16;
-
 export interface AggregateOptions {
   readonly nowMs: () => number;
-  /** Longer than the function's timeout, so a lease outlives the delivery that took it. */
+  /** Longer than the function's timeout, so a lane's lease outlives the invocation that took it. */
   readonly leaseMs: number;
-  readonly sweeper: TokenSweeper;
+  /** The lanes this execution environment tries (lanes.ts); a fresh picker starts at lane 0. */
+  readonly lanes?: LanePicker;
+  /** This invocation, as the lanes it takes name it; random unless given. */
+  readonly holder?: string;
 }
 
-interface Taken {
+/** How long a delivery stays away when every lane it tried was taken: a moment. */
+const NO_LANE_RETRY_SECONDS = 2;
+
+interface Parsed {
   readonly id: string;
   readonly token: string;
   readonly message: AggregationMessage;
+}
+
+interface Taken extends Parsed {
   readonly journal: Journal;
   readonly events: number;
-  failed?: { step: string; error: Error };
 }
 
 export async function aggregateDeliveries(
@@ -95,9 +101,10 @@ export async function aggregateDeliveries(
   options: AggregateOptions,
 ): Promise<DeliveryOutcome[]> {
   const outcomes = new Map<string, DeliveryOutcome>();
-  const taken: Taken[] = [];
+  const holder = options.holder ?? randomBytes(8).toString('hex');
+  const lanes = options.lanes ?? new LanePicker();
   // The same object announced twice in one batch (a client retry) is processed once, and the
-  // twin shares its outcome, rather than finding its own lease busy and waiting a visibility timeout.
+  // twin shares its outcome.
   const firstOf = new Map<string, string>();
   const twins = new Map<string, string>();
   const distinct = deliveries.filter((delivery) => {
@@ -108,57 +115,266 @@ export async function aggregateDeliveries(
     else twins.set(delivery.id, first);
     return first === undefined;
   });
-  // Leases and audit reads go out together; the claims then run object after object, in the
-  // batch's order, so two objects of one install in one batch are counted as sent.
-  const leases = new Map<string, string>();
-  const opened = await Promise.all(distinct.map((delivery) => open(ports, delivery, options, leases)));
+  const parsed: Parsed[] = [];
+  for (const { id, body } of distinct) {
+    try {
+      const message = parseMessage(body);
+      parsed.push({ id, token: tokenOf(message.audit_key), message });
+    } catch (error) {
+      const poison = error as PoisonMessageError;
+      outcomes.set(id, { id, kind: 'poison', reason: poison.reason, error: poison });
+    }
+  }
+
+  // Step 1: objects already in an apply are counted, or being counted, or left by a dead invocation.
+  const fresh = await alreadyApplied(ports, parsed, outcomes, { ...options, holder });
+  // Step 2: the audit objects read together, then the claims object after object, in the batch's
+  // order, so two objects of one install in one batch are counted as sent.
+  const opened = await Promise.all(fresh.map((object) => open(ports, object)));
+  const taken: Taken[] = [];
   for (const result of opened) {
     const next = 'kind' in result ? result : await journal(ports, result);
     if ('kind' in next) outcomes.set(next.id, next);
     else taken.push(next);
   }
+  // Step 3: the objects that add something, included in one apply on a lane, and their rows.
+  await apply(ports, taken, outcomes, { ...options, holder, lanes });
 
-  await applyRows(ports, taken, options.sweeper);
-  await refreshPages(ports, taken);
-
-  await Promise.all(
-    taken.map(async (object) => {
-      if (!object.failed) {
-        try {
-          await ports.ledger.finish(object.token, options.nowMs());
-          for (const id of Object.keys(object.journal)) options.sweeper.remember(sweepKey(object.message.app_id, id), [object.token]);
-        } catch (error) {
-          object.failed = { step: 'finish', error: error as Error };
-        }
-      }
-      const { id, message, failed } = object;
-      outcomes.set(
-        id,
-        failed
-          ? { id, kind: 'failed', step: failed.step, auditKey: message.audit_key, error: failed.error }
-          : {
-              id,
-              kind: 'counted',
-              auditKey: message.audit_key,
-              events: object.events,
-              rows: Object.keys(object.journal).length,
-              installs: installsByType(object.journal),
-            },
-      );
-    }),
-  );
-  // A delivery that failed gives its lease back: its writes have all settled by now.
-  await Promise.all(
-    [...outcomes.values()]
-      .filter((outcome) => outcome.kind === 'failed' || outcome.kind === 'poison')
-      .flatMap((outcome) => leases.get(outcome.id) ?? [])
-      .map((token) => ports.ledger.release(token).catch(() => undefined)),
-  );
   for (const [id, first] of twins) {
     const outcome = outcomes.get(first) as DeliveryOutcome;
     outcomes.set(id, outcome.kind === 'counted' ? { id, kind: 'already_counted', auditKey: outcome.auditKey } : { ...outcome, id });
   }
   return deliveries.map((delivery) => outcomes.get(delivery.id) as DeliveryOutcome);
+}
+
+/**
+ * Step 1. An object whose mark names an apply that has finished is acknowledged; one whose apply
+ * is still open on a live invocation's lane comes back when that lease ends; one whose apply a dead
+ * invocation left open has that apply replayed here, all its objects with it. Returns the objects
+ * no apply holds yet (a legacy mark left running with a journal is finished the legacy way here).
+ */
+async function alreadyApplied(
+  ports: AggregationPorts,
+  objects: readonly Parsed[],
+  outcomes: Map<string, DeliveryOutcome>,
+  options: AggregateOptions & { readonly holder: string },
+): Promise<Parsed[]> {
+  if (objects.length === 0) return [];
+  const nowMs = options.nowMs();
+  const fail = (object: Parsed, step: string, error: unknown) =>
+    outcomes.set(object.id, { id: object.id, kind: 'failed', step, auditKey: object.message.audit_key, error: error as Error });
+  let marks: Map<string, ObjectMark>;
+  try {
+    marks = await ports.ledger.marks(objects.map((object) => object.token));
+  } catch (error) {
+    for (const object of objects) fail(object, 'ledger', error);
+    return [];
+  }
+  const fresh: Parsed[] = [];
+  const byLane = new Map<number, { object: Parsed; seq: number; journal: Journal }[]>();
+  for (const object of objects) {
+    const { id } = object;
+    const auditKey = object.message.audit_key;
+    const mark = marks.get(object.token);
+    if (mark === undefined || mark.kind === 'void') fresh.push(object);
+    else if (mark.kind === 'included')
+      byLane.set(mark.stamp.lane, [...(byLane.get(mark.stamp.lane) ?? []), { object, seq: mark.stamp.seq, journal: mark.journal }]);
+    else if (mark.done) outcomes.set(id, { id, kind: 'already_counted', auditKey });
+    else if (mark.leaseUntilMs >= nowMs)
+      outcomes.set(id, { id, kind: 'busy', auditKey, retryInSeconds: secondsUntilLeaseEnds(mark.leaseUntilMs, nowMs) });
+    else if (mark.journal) await finishLegacy(ports, object, mark.journal, outcomes, nowMs);
+    else fresh.push(object);
+  }
+  if (byLane.size === 0) return fresh;
+  let states: Map<number, LaneState>;
+  try {
+    states = await ports.ledger.lanes([...byLane.keys()]);
+  } catch (error) {
+    for (const members of byLane.values()) for (const { object } of members) fail(object, 'ledger', error);
+    return fresh;
+  }
+  for (const [lane, members] of byLane) {
+    const state = states.get(lane);
+    const open = members.filter(({ seq }) => state === undefined || seq > state.applied);
+    for (const { object } of members.filter((member) => !open.includes(member)))
+      outcomes.set(object.id, { id: object.id, kind: 'already_counted', auditKey: object.message.audit_key });
+    if (open.length === 0) continue;
+    const settled = await settleLane(ports, lane, options);
+    for (const { object, journal } of open) {
+      const { id } = object;
+      const auditKey = object.message.audit_key;
+      // This delivery finished counting the object: its rows were written by the replay.
+      if (settled === true) outcomes.set(id, counted(object, journal, object.message.accepted));
+      else if (settled instanceof Error) fail(object, 'replay', settled);
+      else outcomes.set(id, { id, kind: 'busy', auditKey, retryInSeconds: secondsUntilLeaseEnds(settled.leaseUntilMs, nowMs) });
+    }
+  }
+  return fresh;
+}
+
+/** Takes another invocation's lane to finish what it left open: true when done, the lease that holds it otherwise. */
+async function settleLane(
+  ports: AggregationPorts,
+  lane: number,
+  options: AggregateOptions & { readonly holder: string },
+): Promise<true | { leaseUntilMs: number } | Error> {
+  const { holder } = options;
+  const nowMs = options.nowMs();
+  try {
+    const taken = await ports.ledger.take(lane, holder, [], nowMs, options.leaseMs);
+    if (taken.state === 'held') return { leaseUntilMs: taken.leaseUntilMs };
+    // Reserved: nothing was open any more (another invocation finished it meanwhile); close the empty apply.
+    const seq = taken.state === 'reserved' ? taken.seq : taken.lane.seq;
+    if (taken.state === 'open') await replay(ports, taken.lane, nowMs);
+    await ports.ledger.settle(lane, holder, seq);
+    return true;
+  } catch (error) {
+    await ports.ledger.release(lane, holder).catch(() => undefined);
+    return error as Error;
+  }
+}
+
+/** A mark of the protocol before lanes, left running with a journal: its rows carry its token where they were added. */
+async function finishLegacy(
+  ports: AggregationPorts,
+  object: Parsed,
+  journal: Journal,
+  outcomes: Map<string, DeliveryOutcome>,
+  nowMs: number,
+): Promise<void> {
+  const { id, message } = object;
+  const entry = { appId: message.app_id, journal };
+  const [failure] = (await applyJournals(ports, [entry], { legacyToken: object.token })).values();
+  try {
+    if (failure) throw failure;
+    await ports.ledger.finishLegacy(object.token, nowMs);
+    outcomes.set(id, counted(object, journal, message.accepted));
+  } catch (error) {
+    outcomes.set(id, { id, kind: 'failed', step: 'rows', auditKey: message.audit_key, error: error as Error });
+  }
+}
+
+/**
+ * Step 3. The objects with something to add are listed on a lane's next apply, each gets its mark
+ * (lane, number, journal: the first mark written stands), and the journals of those whose mark is
+ * this apply's are written to the rows, combined. An apply that did not finish whole is left open
+ * on the lane, for its objects' redeliveries or the lane's next holder to replay.
+ */
+async function apply(
+  ports: AggregationPorts,
+  taken: readonly Taken[],
+  outcomes: Map<string, DeliveryOutcome>,
+  options: AggregateOptions & { readonly holder: string; readonly lanes: LanePicker },
+): Promise<void> {
+  const fail = (object: Taken, step: string, error: unknown) =>
+    outcomes.set(object.id, { id: object.id, kind: 'failed', step, auditKey: object.message.audit_key, error: error as Error });
+  const adding = taken.filter((object) => Object.keys(object.journal).length > 0);
+  // An object that adds nothing (every event a duplicate, or no accepted line) needs no mark: a
+  // redelivery finds its claims owned as before and adds nothing again.
+  for (const object of taken) if (!adding.includes(object)) outcomes.set(object.id, counted(object, object.journal, object.events));
+  if (adding.length === 0) return;
+  const { holder } = options;
+  const nowMs = options.nowMs();
+  let stamp: Stamp | undefined;
+  try {
+    stamp = await takeLane(
+      ports,
+      options.lanes,
+      holder,
+      adding.map((object) => object.token),
+      nowMs,
+      options.leaseMs,
+    );
+  } catch (error) {
+    for (const object of adding) fail(object, 'lane', error);
+    return;
+  }
+  if (!stamp) {
+    for (const { id, message } of adding)
+      outcomes.set(id, { id, kind: 'busy', auditKey: message.audit_key, retryInSeconds: NO_LANE_RETRY_SECONDS });
+    return;
+  }
+  const lane = stamp;
+  let whole = true;
+  const included: Taken[] = [];
+  const elsewhere: { object: Taken; mark: Extract<ObjectMark, { kind: 'included' }> }[] = [];
+  await Promise.all(
+    adding.map(async (object) => {
+      try {
+        const mark = await ports.ledger.include(
+          object.token,
+          { kind: 'included', stamp: lane, appId: object.message.app_id, journal: object.journal },
+          nowMs,
+        );
+        if (mark.kind === 'included' && mark.stamp.lane === lane.lane && mark.stamp.seq === lane.seq) included.push(object);
+        else if (mark.kind === 'included') elsewhere.push({ object, mark });
+        else throw new Error(`the object's mark could not be written: ${mark.kind}`);
+      } catch (error) {
+        // Whether the mark was written is not known: the apply stays open, for a replay to decide.
+        whole = false;
+        fail(object, 'mark', error);
+      }
+    }),
+  );
+  const failures = await applyJournals(
+    ports,
+    included.map((object) => ({ appId: object.message.app_id, journal: object.journal, object })),
+    lane,
+  );
+  for (const object of included) {
+    const failure = [...failures].find(([entry]) => (entry as { object?: Taken }).object === object)?.[1];
+    if (failure) {
+      whole = false;
+      fail(object, 'rows', failure);
+    } else outcomes.set(object.id, counted(object, object.journal, object.events));
+  }
+  // Finished: the lane records it and is free. An apply not finished whole stays open for a replay
+  // (the lane given back); so does one whose settle fails, and its objects come back to replay it,
+  // which the rows refuse where it landed.
+  if (whole) {
+    try {
+      await ports.ledger.settle(lane.lane, holder, lane.seq);
+    } catch (error) {
+      for (const object of included) fail(object, 'settle', error);
+      await ports.ledger.release(lane.lane, holder).catch(() => undefined);
+    }
+  } else await ports.ledger.release(lane.lane, holder).catch(() => undefined);
+  // Another delivery of the same object included it in its own apply (a concurrent delivery).
+  if (elsewhere.length > 0) await concurrentOutcomes(ports, elsewhere, outcomes, nowMs);
+}
+
+/**
+ * Objects another delivery included first (the same message delivered twice at once): sent back
+ * until that delivery's lane is free, then acknowledged as counted (or its apply replayed) by step 1.
+ */
+async function concurrentOutcomes(
+  ports: AggregationPorts,
+  elsewhere: readonly { object: Taken; mark: Extract<ObjectMark, { kind: 'included' }> }[],
+  outcomes: Map<string, DeliveryOutcome>,
+  nowMs: number,
+): Promise<void> {
+  const lanes = [...new Set(elsewhere.map(({ mark }) => mark.stamp.lane))];
+  const states = await ports.ledger.lanes(lanes).catch(() => new Map<number, LaneState>());
+  for (const { object, mark } of elsewhere) {
+    const leaseUntilMs = states.get(mark.stamp.lane)?.leaseUntilMs ?? nowMs;
+    outcomes.set(object.id, {
+      id: object.id,
+      kind: 'busy',
+      auditKey: object.message.audit_key,
+      retryInSeconds: secondsUntilLeaseEnds(leaseUntilMs, nowMs),
+    });
+  }
+}
+
+function counted(object: Parsed, journal: Journal, events: number): DeliveryOutcome {
+  return {
+    id: object.id,
+    kind: 'counted',
+    auditKey: object.message.audit_key,
+    events,
+    rows: Object.keys(journal).length,
+    installs: installsByType(journal),
+  };
 }
 
 function installsByType(journal: Journal): Record<string, number> {
@@ -171,51 +387,25 @@ function installsByType(journal: Journal): Record<string, number> {
   return installs;
 }
 
-interface Opened {
-  readonly id: string;
-  readonly token: string;
-  readonly message: AggregationMessage;
+interface Opened extends Parsed {
   readonly probabilistic: boolean;
   readonly lines: readonly AuditLine[];
 }
 
-/** Step 1 for one delivery: the lease, and the audit object unless a journal is already there. */
-async function open(
-  ports: AggregationPorts,
-  delivery: Delivery,
-  options: AggregateOptions,
-  leases: Map<string, string>,
-): Promise<Opened | Taken | DeliveryOutcome> {
-  const { id } = delivery;
-  let message: AggregationMessage;
+/** The app and the audit object of one delivery. */
+async function open(ports: AggregationPorts, object: Parsed): Promise<Opened | DeliveryOutcome> {
+  const { id, message } = object;
   try {
-    message = parseMessage(delivery.body);
-  } catch (error) {
-    const poison = error as PoisonMessageError;
-    return { id, kind: 'poison', reason: poison.reason, error: poison };
-  }
-  const auditKey = message.audit_key;
-  const token = tokenOf(auditKey);
-  let step = 'lease';
-  try {
-    const lease = await ports.ledger.lease(token, options.nowMs(), options.leaseMs);
-    if (lease.state === 'done') return { id, kind: 'already_counted', auditKey };
-    if (lease.state === 'busy')
-      return { id, kind: 'busy', auditKey, retryInSeconds: secondsUntilLeaseEnds(lease.leaseUntilMs, options.nowMs()) };
-    leases.set(id, token);
-    if (lease.journal) return { id, token, message, journal: lease.journal, events: message.accepted };
-    step = 'read_audit';
     const app = await ports.app(message.app_id);
     if (!app) throw new PoisonMessageError('unknown_app', `app ${message.app_id} does not exist`);
-    return { id, token, message, probabilistic: app.probabilistic, lines: await ports.readAudit(message) };
+    return { ...object, probabilistic: app.probabilistic, lines: await ports.readAudit(message) };
   } catch (error) {
-    return failure(id, step, auditKey, error);
+    return failure(id, 'read_audit', message.audit_key, error);
   }
 }
 
 /** Step 2: the claims, and the journal of what the object adds to each row. */
-async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise<Taken | DeliveryOutcome> {
-  if ('journal' in opened) return opened;
+async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken | DeliveryOutcome> {
   const { id, token, message } = opened;
   let step = 'read_audit';
   try {
@@ -244,9 +434,7 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
       step = 'postbacks';
       await ports.postbacks(message.app_id, intents);
     }
-    step = 'journal';
-    const journal = await ports.ledger.saveJournal(token, deltas.toJournal());
-    return { id, token, message, journal, events: events.length };
+    return { id, token, message, journal: deltas.toJournal(), events: events.length };
   } catch (error) {
     return failure(id, step, message.audit_key, error);
   }
@@ -255,70 +443,4 @@ async function journal(ports: AggregationPorts, opened: Opened | Taken): Promise
 function failure(id: string, step: string, auditKey: string, error: unknown): DeliveryOutcome {
   if (error instanceof PoisonMessageError) return { id, kind: 'poison', reason: error.reason, auditKey, error };
   return { id, kind: 'failed', step, auditKey, error: error as Error };
-}
-
-/** Step 3: the batch's journals combined, one write per row. */
-async function applyRows(ports: AggregationPorts, taken: readonly Taken[], sweeper: TokenSweeper): Promise<void> {
-  const rows = new Map<string, { appId: string; id: string; total: RowDeltas; parts: Map<Taken, Counters> }>();
-  for (const object of taken) {
-    for (const [id, add] of Object.entries(object.journal)) {
-      const key = sweepKey(object.message.app_id, id);
-      const row = rows.get(key) ?? { appId: object.message.app_id, id, total: new RowDeltas(), parts: new Map() };
-      row.total.add(rowKeyOf(id), add);
-      row.parts.set(object, add);
-      rows.set(key, row);
-    }
-  }
-  const writes = [...rows].map(([key, row]) => async () => {
-    const parts = [...row.parts];
-    const tokens = parts.map(([object]) => object.token);
-    try {
-      const delta = onlyDelta(row.total, row.id);
-      const result = await ports.rows.add(row.appId, delta, tokens, sweeper.take(key, tokens));
-      if (!result.applied) {
-        // Some object of the batch reached this row before a crash: add the others one by one.
-        for (const [object, add] of parts) {
-          await ports.rows.add(row.appId, onlyDelta(RowDeltas.fromJournal({ [row.id]: add }), row.id), [object.token], []);
-        }
-        return;
-      }
-      const foreign = result.tokensOnRow.filter((token) => !tokens.includes(token));
-      if (foreign.length >= SWEEP_AT) await sweep(ports, row.appId, delta, foreign);
-    } catch (error) {
-      for (const [object] of parts) object.failed ??= { step: 'rows', error: error as Error };
-    }
-  });
-  await pool(writes, ROW_CONCURRENCY, (write) => write());
-}
-
-/** The one combined delta of a row: a journal never names a row it adds nothing to. */
-function onlyDelta(deltas: RowDeltas, id: string): RowDelta {
-  const [delta] = deltas;
-  if (!delta) throw new Error(`the journal adds nothing to row ${id}`);
-  return delta;
-}
-
-/**
- * Step 4: every paged day an object wrote is refreshed before the object is marked done. A refresh
- * that fails fails the objects that wrote to that day, so their redelivery refreshes it again.
- */
-async function refreshPages(ports: AggregationPorts, taken: readonly Taken[]): Promise<void> {
-  const days = new Map<string, { appId: string; family: RowFamily; day: string; objects: Set<Taken> }>();
-  for (const object of taken) {
-    for (const id of Object.keys(object.journal)) {
-      const { family, day } = rowKeyOf(id);
-      if (!PAGED_FAMILIES.has(family)) continue;
-      const key = `${object.message.app_id}\u0000${family}\u0000${day}`;
-      const entry = days.get(key) ?? { appId: object.message.app_id, family, day, objects: new Set<Taken>() };
-      entry.objects.add(object);
-      days.set(key, entry);
-    }
-  }
-  await pool([...days.values()], ROW_CONCURRENCY, async ({ appId, family, day, objects }) => {
-    try {
-      await ports.rows.refreshPages(appId, family, [day]);
-    } catch (error) {
-      for (const object of objects) object.failed ??= { step: 'pages', error: error as Error };
-    }
-  });
 }

@@ -6,7 +6,6 @@ import type { InstallStore } from './install-state';
 import type { AggregationLedger } from './lease';
 import { PoisonMessageError } from './message';
 import { ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore } from './rows';
-import { TokenSweeper } from './token-sweeper';
 
 /**
  * `admin rebuild`: the app's rows computed again from the audit store alone, by the very use case
@@ -67,7 +66,6 @@ export async function rebuildRows(source: RebuildSource, fromDay: string, toDay:
     },
     decide: async (facts: InstallFacts) => (await source.recordedDecision(facts.installUuid, facts.eventId)) ?? source.decideAfresh(facts),
   };
-  const sweeper = new TokenSweeper();
   let objects = 0;
   let events = 0;
   const unreadable: string[] = [];
@@ -95,7 +93,7 @@ export async function rebuildRows(source: RebuildSource, fromDay: string, toDay:
         rejected: 0,
         received_ms: receivedMs,
       });
-      const [outcome] = await aggregateDeliveries(ports, [{ id: key, body }], { nowMs: () => receivedMs, leaseMs: 1, sweeper });
+      const [outcome] = await aggregateDeliveries(ports, [{ id: key, body }], { nowMs: () => receivedMs, leaseMs: 1 });
       if (outcome?.kind === 'counted') events += outcome.events;
       else if (outcome?.kind === 'poison') unreadable.push(key);
       else throw new Error(`rebuild of ${key}: ${outcome?.kind ?? 'no outcome'}`);

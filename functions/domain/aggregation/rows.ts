@@ -1,3 +1,5 @@
+import type { Stamp } from './lease';
+
 /**
  * The prebuilt report rows (interface "row tables", docs/architecture.md section 7). Each family is one
  * DynamoDB partition per app, sorted by day then the grouping columns, so a report reads a day
@@ -101,19 +103,18 @@ export class RowDeltas {
   }
 }
 
+/** How a row write proves it lands once: an apply on a lane (lease.ts), or a legacy object's own token. */
+export type RowStamp = Stamp | { readonly legacyToken: string };
+
 /** The report rows as the aggregator writes them (functions/adapters/aggregate-store.ts). */
 export interface RowStore {
   /**
-   * Adds the counters to the row and records the tokens on it in one conditional write, refused
-   * (applied: false, nothing written) when any of the tokens is already on the row. The `sweep`
-   * tokens, of finished objects, are removed in the same write. Returns the tokens on the row after.
+   * Adds the counters to the row and records the stamp on it in one conditional write: an apply's
+   * sequence number under its lane (`l<lane>`), refused (false, nothing written) when the row holds
+   * that number or a later one for the lane; a legacy object's token (`t_<token>`), refused when
+   * the row holds it.
    */
-  add(
-    appId: string,
-    row: RowDelta,
-    tokens: readonly string[],
-    sweep: readonly string[],
-  ): Promise<{ applied: boolean; tokensOnRow: string[] }>;
+  add(appId: string, row: RowDelta, stamp: RowStamp): Promise<boolean>;
   /**
    * Brings the day pages of these days up to date with their rows (day-pages.ts); nothing for a
    * family that is not paged. Safe to run again and at the same time as another refresh.

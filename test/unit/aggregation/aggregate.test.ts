@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { memoryRebuildStores } from '../../../functions/adapters/memory/rebuild-stores';
 import { differences, rebuildRows, rowOf } from '../../../functions/domain/aggregation/rebuild';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
-import { TokenSweeper } from '../../../functions/domain/aggregation/token-sweeper';
 import type { AttributionDecision } from '../../../functions/domain/attribution/decision';
 import { type OracleAttribution, type OracleEvent, oracleRows } from '../../support/aggregation-oracle';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
@@ -253,7 +252,7 @@ describe('aggregation on in-memory stores', () => {
       // The function died; its leases run out and SQS delivers again, to a new container.
       for (let round = 0; round < 3; round++) {
         w.clock.now += LEASE_MS + 1;
-        const outcomes = await w.deliver(batches.rest, w.ports, new TokenSweeper());
+        const outcomes = await w.deliver(batches.rest, w.ports);
         if (outcomes.every((o) => o.kind === 'counted' || o.kind === 'already_counted')) break;
       }
       expect({ k, rows: w.table() }).toEqual({ k, rows: expected });

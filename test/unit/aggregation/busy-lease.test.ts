@@ -1,10 +1,11 @@
 import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { tokenOf } from '../../../functions/domain/aggregation/lease';
+import { rowId } from '../../../functions/domain/aggregation/rows';
 import { envName, queues, tables } from '../../../lib/manifest';
-import { LEASE_MS, T0, world } from './world';
+import { APP, LEASE_MS, T0, world } from './world';
 
 // The aggregator reads its resource names at cold start.
 for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
@@ -19,19 +20,24 @@ const install = {
   platform: 'ios',
 };
 
-describe('a delivery that finds its audit object leased by another', () => {
-  it('is sent back for what is left of the lease, not for the whole visibility timeout', async () => {
+describe('a delivery that finds its audit object in an apply another invocation holds', () => {
+  it("is sent back for what is left of that lane's lease, not for the whole visibility timeout", async () => {
     const w = world();
     const body = w.upload([install]);
-    // Another delivery (one that died, say) took the object's lease just now.
-    await w.ledger.lease(tokenOf(JSON.parse(body).audit_key), T0, LEASE_MS);
+    const token = tokenOf(JSON.parse(body).audit_key);
+    // Another invocation (one that died, say) took lane 0 just now and included the object in its apply.
+    const cohort = rowId({ family: 'cohorts', day: '2026-06-01', group: [] });
+    expect(await w.ledger.take(0, 'another', [token], T0, LEASE_MS)).toEqual({ state: 'reserved', seq: 1 });
+    await w.ledger.include(token, { kind: 'included', stamp: { lane: 0, seq: 1 }, appId: APP, journal: { [cohort]: { installs: 1 } } }, T0);
 
     expect(await w.deliver([body])).toEqual([expect.objectContaining({ kind: 'busy', retryInSeconds: LEASE_MS / 1000 + 1 })]);
     w.clock.now = T0 + 30_500;
     expect(await w.deliver([body])).toEqual([expect.objectContaining({ kind: 'busy', retryInSeconds: 46 })]);
-    // Back when the lease has run out, it is counted.
+    // Back when the lease has run out, it replays that apply: the object is counted, once.
     w.clock.now = T0 + LEASE_MS + 1;
     expect(await w.deliver([body])).toEqual([expect.objectContaining({ kind: 'counted', events: 1 })]);
+    expect(await w.deliver([body])).toEqual([expect.objectContaining({ kind: 'already_counted' })]);
+    expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1 } });
   });
 });
 
@@ -52,9 +58,21 @@ describe('the aggregator handler on a busy audit object', () => {
   const event: SQSEvent = {
     Records: [{ messageId: 'm1', receiptHandle: 'h1', body: message, attributes: { ApproximateReceiveCount: '1' } }],
   } as unknown as SQSEvent;
+  // The object is in apply 5 of lane 3, which another invocation holds for `ms` more.
   const leasedFor = (ms: number) => {
     db.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
-    db.on(GetCommand).resolves({ Item: { pk: 'agg#x', state: 'running', lease_until: Date.now() + ms } });
+    const items: Record<string, Record<string, unknown>> = {
+      [`agg#${tokenOf('audit/app_1/2026/06/01/x.jsonl.gz')}`]: { m: 'included', lane: 3, seq: 5, app_id: 'app_1', journal: '{}' },
+      'lane#3': { seq: 5, applied: 4, objects: [], holder: 'another', lease_until: Date.now() + ms },
+    };
+    db.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: { pk: string }[] }> }) => ({
+      Responses: Object.fromEntries(
+        Object.entries(input.RequestItems).map(([table, { Keys }]) => [
+          table,
+          Keys.flatMap(({ pk }) => (items[pk] ? [{ pk, ...items[pk] }] : [])),
+        ]),
+      ),
+    }));
   };
   const handler = async () => (await import('../../../functions/aggregator')).handler;
 

@@ -4,7 +4,6 @@ import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome } from
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
 import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
-import { TokenSweeper } from '../../../functions/domain/aggregation/token-sweeper';
 import { type AttributionLookups, decideAttribution } from '../../../functions/domain/attribution/decision';
 import { auditKey } from '../../../functions/domain/audit/keys';
 import { auditLines } from '../../../functions/domain/audit/lines';
@@ -87,15 +86,11 @@ export function world(options: { probabilistic?: boolean } = {}) {
     return JSON.stringify(aggregationMessage('audit-bucket', key, audit, { accepted, rejected }));
   }
 
-  async function deliver(
-    bodies: readonly string[],
-    using: AggregationPorts = ports,
-    sweeper = new TokenSweeper(),
-  ): Promise<DeliveryOutcome[]> {
+  async function deliver(bodies: readonly string[], using: AggregationPorts = ports): Promise<DeliveryOutcome[]> {
     return aggregateDeliveries(
       using,
       bodies.map((body, i) => ({ id: `m${i}`, body })),
-      { nowMs: () => clock.now, leaseMs: LEASE_MS, sweeper },
+      { nowMs: () => clock.now, leaseMs: LEASE_MS },
     );
   }
 
@@ -177,11 +172,15 @@ export function failingAfter(ports: AggregationPorts, limit: number) {
       replaceHead: write(installs.replaceHead.bind(installs)),
     } as AggregationPorts['installs'],
     ledger: {
-      lease: write(ledger.lease.bind(ledger)),
-      saveJournal: write(ledger.saveJournal.bind(ledger)),
-      finish: write(ledger.finish.bind(ledger)),
+      marks: read(ledger.marks.bind(ledger)),
+      lanes: read(ledger.lanes.bind(ledger)),
+      include: write(ledger.include.bind(ledger)),
+      void: write(ledger.void.bind(ledger)),
+      take: write(ledger.take.bind(ledger)),
+      reserveAfter: write(ledger.reserveAfter.bind(ledger)),
+      settle: write(ledger.settle.bind(ledger)),
       release: write(ledger.release.bind(ledger)),
-      finished: read(ledger.finished.bind(ledger)),
+      finishLegacy: write(ledger.finishLegacy.bind(ledger)),
     },
     rows: { add: write(rows.add.bind(rows)), refreshPages: write(rows.refreshPages.bind(rows)) },
     readAudit: read(ports.readAudit),

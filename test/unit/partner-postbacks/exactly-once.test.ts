@@ -1,5 +1,4 @@
 import type { AggregationPorts } from '../../../functions/domain/aggregation/aggregate';
-import { TokenSweeper } from '../../../functions/domain/aggregation/token-sweeper';
 import { type PostbackIntent, postbackIdOf } from '../../../functions/domain/partner-postbacks/trigger';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from '../aggregation/world';
 
@@ -89,7 +88,7 @@ describe('postbacks of an aggregation, under faults', () => {
       table.failing.dead = () => false;
       for (let round = 0; round < 3; round++) {
         w.clock.now += LEASE_MS + 1;
-        const outcomes = await w.deliver(batches.rest, table.ports, new TokenSweeper());
+        const outcomes = await w.deliver(batches.rest, table.ports);
         if (outcomes.every((o) => o.kind === 'counted' || o.kind === 'already_counted')) break;
       }
       expect({ k, ids: table.ids() }).toEqual({ k, ids: expected });

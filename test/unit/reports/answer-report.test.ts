@@ -4,6 +4,7 @@ import { type RowFamily, sortKeyOf } from '../../../functions/domain/aggregation
 import { DAY_MS } from '../../../functions/domain/common/days';
 import { answerReport, type ReportPorts } from '../../../functions/domain/reports/answer-report';
 import { renderRow } from '../../../functions/domain/reports/report-rows';
+import { freshStamp } from '../../support/row-stamps';
 
 const KEY_A = `srv_${'a'.repeat(48)}`;
 const KEY_B = `srv_${'b'.repeat(48)}`;
@@ -43,7 +44,7 @@ function world() {
     nowMs: () => NOW,
   };
   const add = (appId: string, family: RowFamily, day: string, group: string[], add: Record<string, number>) =>
-    store.add(appId, { family, day, group, add }, [], []);
+    store.add(appId, { family, day, group, add }, freshStamp());
   return { ports, add, reads: () => reads };
 }
 

@@ -1,0 +1,174 @@
+import { pool } from '../common/pool';
+import { PAGED_FAMILIES } from './day-pages';
+import { type AggregationLedger, type Journal, LANES, type LaneState, type Stamp } from './lease';
+import { type RowDelta, RowDeltas, type RowFamily, type RowStamp, type RowStore, rowKeyOf } from './rows';
+
+/**
+ * Applying journals to the report rows on a lane (lease.ts): take a lane, replay what a dead
+ * holder left open on it, write the rows of a batch of journals once each, refresh their day
+ * pages. Every row write carries the apply's stamp, so an apply replayed after a crash adds only
+ * where it had not landed.
+ */
+
+export interface LanePorts {
+  readonly ledger: AggregationLedger;
+  readonly rows: RowStore;
+}
+
+/** What one object adds: its app and journal. */
+export interface JournalEntry {
+  readonly appId: string;
+  readonly journal: Journal;
+}
+
+/** Rows written, and day pages refreshed, at the same time. */
+const ROW_CONCURRENCY = 16;
+/** Lanes an invocation tries before it sends its objects back for a moment. */
+const TRIES = 6;
+
+/**
+ * The lanes an invocation tries, in order: the one this execution environment used last (so two
+ * environments rarely meet on one), then others. `start` is random per environment in AWS; the
+ * tests and the rebuild start at 0 and go in order, so their writes are the same at every run.
+ */
+export class LanePicker {
+  private preferred: number;
+
+  constructor(
+    start = 0,
+    private readonly random?: () => number,
+  ) {
+    this.preferred = ((start % LANES) + LANES) % LANES;
+  }
+
+  candidates(): number[] {
+    const lanes = [this.preferred];
+    for (let i = 1; lanes.length < TRIES; i++) {
+      const lane = this.random ? Math.floor(this.random() * LANES) : (this.preferred + i) % LANES;
+      if (!lanes.includes(lane)) lanes.push(lane);
+    }
+    return lanes;
+  }
+
+  keep(lane: number): void {
+    this.preferred = lane;
+  }
+}
+
+/**
+ * Takes a lane for the objects and reserves the next apply on it: the stamp their marks and row
+ * writes carry. An apply a dead holder left open on the lane is replayed first. Undefined when
+ * every lane tried is held by another invocation.
+ */
+export async function takeLane(
+  ports: LanePorts,
+  picker: LanePicker,
+  holder: string,
+  objects: readonly string[],
+  nowMs: number,
+  leaseMs: number,
+): Promise<Stamp | undefined> {
+  for (const lane of picker.candidates()) {
+    const taken = await ports.ledger.take(lane, holder, objects, nowMs, leaseMs);
+    if (taken.state === 'held') continue;
+    if (taken.state === 'reserved') {
+      picker.keep(lane);
+      return { lane, seq: taken.seq };
+    }
+    try {
+      await replay(ports, taken.lane, nowMs);
+    } catch (error) {
+      await ports.ledger.release(lane, holder).catch(() => undefined);
+      throw error;
+    }
+    if (await ports.ledger.reserveAfter(lane, holder, taken.lane.seq, objects)) {
+      picker.keep(lane);
+      return { lane, seq: taken.lane.seq + 1 };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Finishes the apply left open on a lane this invocation now holds: the objects listed for it that
+ * have a mark of it are written again (the rows refuse where it landed); those without a mark get
+ * a void one, so a write of their mark still in flight from the dead holder is refused.
+ */
+export async function replay(ports: LanePorts, state: LaneState, nowMs: number): Promise<void> {
+  if (state.seq === state.applied) return;
+  const stamp: Stamp = { lane: state.lane, seq: state.seq };
+  const marks = await ports.ledger.marks(state.objects);
+  const entries: JournalEntry[] = [];
+  for (const token of state.objects) {
+    const mark = marks.get(token) ?? (await ports.ledger.void(token, stamp, nowMs));
+    if (mark.kind === 'included' && mark.stamp.lane === stamp.lane && mark.stamp.seq === stamp.seq) entries.push(mark);
+  }
+  const failures = await applyJournals(ports, entries, stamp);
+  const [failure] = failures.values();
+  if (failure) throw failure;
+}
+
+/**
+ * Writes the entries' journals to the rows, combined: one write per row whatever the number of
+ * objects behind it, then the day pages of every paged day written. Returns the entries whose
+ * rows or pages failed, with the error (the rest are on the rows).
+ */
+export async function applyJournals(
+  ports: LanePorts,
+  entries: readonly JournalEntry[],
+  stamp: RowStamp,
+): Promise<Map<JournalEntry, Error>> {
+  const failed = new Map<JournalEntry, Error>();
+  const rows = new Map<string, { appId: string; delta: RowDelta; entries: JournalEntry[] }>();
+  for (const entry of entries) {
+    for (const [id, add] of Object.entries(entry.journal)) {
+      const key = `${entry.appId}\u0000${id}`;
+      const row = rows.get(key);
+      if (row) {
+        row.delta = combined(row.delta, add);
+        row.entries.push(entry);
+      } else rows.set(key, { appId: entry.appId, delta: onlyDelta(id, add), entries: [entry] });
+    }
+  }
+  await pool([...rows.values()], ROW_CONCURRENCY, async (row) => {
+    try {
+      await ports.rows.add(row.appId, row.delta, stamp);
+    } catch (error) {
+      for (const entry of row.entries) if (!failed.has(entry)) failed.set(entry, error as Error);
+    }
+  });
+  const days = new Map<string, { appId: string; family: RowFamily; day: string; entries: JournalEntry[] }>();
+  for (const entry of entries) {
+    for (const id of Object.keys(entry.journal)) {
+      const { family, day } = rowKeyOf(id);
+      if (!PAGED_FAMILIES.has(family)) continue;
+      const key = `${entry.appId}\u0000${family}\u0000${day}`;
+      const page = days.get(key) ?? { appId: entry.appId, family, day, entries: [] };
+      page.entries.push(entry);
+      days.set(key, page);
+    }
+  }
+  // A page is refreshed only after every row of the batch was written, so it is never behind an
+  // object reported counted; a refresh that fails fails the objects that wrote that day.
+  await pool([...days.values()], ROW_CONCURRENCY, async ({ appId, family, day, entries: writers }) => {
+    try {
+      await ports.rows.refreshPages(appId, family, [day]);
+    } catch (error) {
+      for (const entry of writers) if (!failed.has(entry)) failed.set(entry, error as Error);
+    }
+  });
+  return failed;
+}
+
+/** The one delta of a journal's row: a journal never names a row it adds nothing to. */
+function onlyDelta(id: string, add: Readonly<Record<string, number>>): RowDelta {
+  const [delta] = RowDeltas.fromJournal({ [id]: add });
+  if (!delta) throw new Error(`the journal adds nothing to row ${id}`);
+  return delta;
+}
+
+function combined(delta: RowDelta, add: Readonly<Record<string, number>>): RowDelta {
+  const sum: Record<string, number> = { ...delta.add };
+  for (const [name, value] of Object.entries(add)) sum[name] = (sum[name] ?? 0) + value;
+  return { ...delta, add: sum };
+}
