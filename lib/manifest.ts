@@ -153,7 +153,13 @@ export interface QueueSpec {
    * Function fed by the queue through an event source mapping, if any. Above 10 messages a batch
    * needs a batching window (Lambda waits up to that long to fill it; AWS requires at least 1 s).
    */
-  readonly consumer?: { readonly function: string; readonly batchSize: number; readonly maxBatchingWindowSeconds?: number };
+  readonly consumer?: {
+    readonly function: string;
+    readonly batchSize: number;
+    readonly maxBatchingWindowSeconds?: number;
+    /** Invocations the event source mapping runs at once, at most (AWS: 2 to 1,000; unset: as many as Lambda scales to). */
+    readonly maxConcurrency?: number;
+  };
 }
 
 export const queues = {
@@ -164,8 +170,10 @@ export const queues = {
     retentionDays: 14,
     ageAlarm: { seconds: 15 * 60, meaning: 'Aggregation lags more than 15 minutes behind ingestion: reports are going stale.' },
     // Big batches are what keeps an app's report rows cool: the aggregator writes each row once
-    // per invocation, whatever the number of audit objects behind it (docs/aggregation.md).
-    consumer: { function: 'aggregator', batchSize: 100, maxBatchingWindowSeconds: 1 },
+    // per invocation, whatever the number of audit objects behind it (docs/aggregation.md). Each
+    // invocation holds one of the ledger's 64 lanes while it writes rows (functions/domain/
+    // aggregation/lease.ts, LANES): at most 48 at once leaves lanes free for replays.
+    consumer: { function: 'aggregator', batchSize: 100, maxBatchingWindowSeconds: 1, maxConcurrency: 48 },
   },
   privacy: {
     purpose: 'Right-to-be-forgotten requests, drained nightly by privacy-drain.',

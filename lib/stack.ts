@@ -103,6 +103,7 @@ export class AttributionServiceStack extends Stack {
         new SqsEventSource(queue, {
           batchSize: spec.consumer.batchSize,
           maxBatchingWindow: window === undefined ? undefined : Duration.seconds(window),
+          maxConcurrency: spec.consumer.maxConcurrency,
           reportBatchItemFailures: true,
         }),
       );

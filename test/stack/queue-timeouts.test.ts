@@ -1,5 +1,5 @@
 import { Template } from 'aws-cdk-lib/assertions';
-import { leaseMsFor } from '../../functions/domain/aggregation/lease';
+import { LANES, leaseMsFor } from '../../functions/domain/aggregation/lease';
 import { type QueueName, type QueueSpec, queues } from '../../lib/manifest';
 import type { AttributionServiceStack } from '../../lib/stack';
 import { logicalId, serviceApp } from './synthesize';
@@ -71,5 +71,17 @@ describe('the queues and their consumers', () => {
     const [{ timeoutSeconds, visibilityTimeoutSeconds }] = consumed as [Consumed];
     expect(leaseMsFor(timeoutSeconds)).toBe((timeoutSeconds + 15) * 1000);
     expect(leaseMsFor(timeoutSeconds)).toBeLessThan(visibilityTimeoutSeconds * 1000);
+  });
+});
+
+describe("the aggregator's concurrency", () => {
+  it('stays under the ledger lanes, so an invocation finds a lane free (functions/domain/aggregation/lease.ts)', () => {
+    const aggregation = Object.values(resources).find(
+      (resource) =>
+        resource.Type === 'AWS::Lambda::EventSourceMapping' && resource.Properties.BatchSize === queues.aggregation.consumer.batchSize,
+    );
+    const maximum: number = aggregation?.Properties.ScalingConfig?.MaximumConcurrency;
+    expect(maximum).toBe(queues.aggregation.consumer.maxConcurrency);
+    expect(maximum).toBeLessThan(LANES);
   });
 });
