@@ -3,23 +3,16 @@
 // row with an oracle; the store failing after every single write; concurrent and poison deliveries.
 
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import fc from 'fast-check';
-import { AuditStore } from '../../functions/adapters/audit-store';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { DynamoInstallStore } from '../../functions/adapters/install-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { LANES } from '../../functions/domain/aggregation/lease';
-import { auditKey } from '../../functions/domain/audit/keys';
-import { auditLines } from '../../functions/domain/audit/lines';
-import { aggregationMessage } from '../../functions/domain/audit/message';
-import { sha256Hex } from '../../functions/domain/common/hashing';
-import { judgeEvents } from '../../functions/domain/ingest/event-validation';
 import { buildClick } from '../../functions/domain/links/click';
 import { clientAddress } from '../../functions/domain/links/ip-block';
 import { dynamoClient, sqsClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
+import { freeLanes, sqsEvent, stored } from '../support/aggregation-deliveries';
 import { dropZeros, type OracleAttribution, type OracleEvent, oracleRows } from '../support/aggregation-oracle';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
@@ -198,59 +191,6 @@ describe('the aggregator on traffic through the public endpoints', () => {
       { numRuns: 8 },
     );
   }, 120_000);
-});
-
-/** Audit objects written as POST /event writes them, with the messages it would send, for deliveries the test controls. */
-async function stored(tenant: Tenant, batches: readonly object[][], receivedMs: number): Promise<string[]> {
-  const bodies: string[] = [];
-  const audit = new AuditStore(resourceName.bucket());
-  for (const [n, events] of batches.entries()) {
-    const batch = {
-      companyId: tenant.company.company_id,
-      appId: tenant.app.app_id,
-      receivedMs: receivedMs + n,
-      bodySha256: sha256Hex(`${tenant.app.app_id}:${n}`),
-      clientIp: '198.51.100.20',
-    };
-    const { verdicts, accepted, rejected } = judgeEvents(events, receivedMs + n, receivedMs + n);
-    const key = auditKey(batch);
-    await audit.putBatch(key, batch, auditLines(events, verdicts, batch));
-    bodies.push(JSON.stringify(aggregationMessage(audit.bucket, key, batch, { accepted, rejected })));
-  }
-  return bodies;
-}
-
-/** What a dead invocation's lane leases do once they run out: free (set here rather than waited for). */
-async function freeLanes(): Promise<void> {
-  await Promise.all(
-    Array.from({ length: LANES }, (_, lane) =>
-      dynamoClient()
-        .send(
-          new UpdateCommand({
-            TableName: resourceName.table('ledger'),
-            Key: { pk: `lane#${lane}` },
-            UpdateExpression: 'SET lease_until = :zero',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':zero': 0 },
-          }),
-        )
-        .catch(() => undefined),
-    ),
-  );
-}
-
-const sqsEvent = (bodies: readonly string[], tag = ''): SQSEvent => ({
-  Records: bodies.map((body, i) => ({
-    messageId: `${tag}m${i}`,
-    receiptHandle: `r${i}`,
-    body,
-    attributes: {} as never,
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn',
-    awsRegion: 'us-east-1',
-  })),
 });
 
 describe('the aggregator handler against DynamoDB and S3 emulators', () => {
