@@ -4,6 +4,7 @@ import { functions } from '../lib/manifest';
 import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
 import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
+import { CapCounter } from './adapters/cap-counter';
 import { ClickStore } from './adapters/click-store';
 import { DynamoInstallStore } from './adapters/install-store';
 import { IpBlockStore } from './adapters/ip-block-store';
@@ -51,6 +52,7 @@ export const ports: AggregationPorts = {
   // LOCAL_RUN_ID: set by the local runtime alone, never in AWS (AggregationLedgerStore says why).
   ledger: new AggregationLedgerStore(resourceName.table('ledger'), { run: process.env.LOCAL_RUN_ID || undefined }),
   rows: new AggregateStore(resourceName.table('aggregates')),
+  usage: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
   readAudit: (message) => audit.lines(message.audit_key).catch(poisonIfUnreadable),
   app: (appId) =>

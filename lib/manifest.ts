@@ -342,11 +342,13 @@ export const functions = {
     entry: 'functions/aggregator.ts',
     description: 'Aggregation queue consumer: attributes installs and adds each accepted event, exactly once, to the report rows.',
     // clicks, ip_blocks, tenants: attribution reads; installs: claims and install records;
-    // ledger: a lease, journal and done mark per audit object; aggregates: the report rows.
+    // ledger: a mark per audit object and the lanes; aggregates: the report rows; counters: the
+    // monthly count of companies without a cap.
     tables: {
       installs: 'readwrite',
       aggregates: 'readwrite',
       ledger: 'readwrite',
+      counters: 'readwrite',
       clicks: 'read',
       ip_blocks: 'read',
       tenants: 'read',
@@ -354,7 +356,7 @@ export const functions = {
     },
     bucket: 'read',
     queues: { aggregation: 'consume', postbacks: 'send' },
-    // Under the queue's 120 s visibility timeout; the aggregator's lease is this plus 15 s.
+    // Under the queue's 120 s visibility timeout; the aggregator's lane lease is this plus 15 s.
     timeoutSeconds: 60,
     memoryMb: 1024,
   },

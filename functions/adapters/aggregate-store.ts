@@ -322,6 +322,7 @@ export class AggregationLedgerStore implements AggregationLedger {
         seq: mark.stamp.seq,
         app_id: mark.appId,
         journal: JSON.stringify(mark.journal),
+        ...(mark.usage ? { usage: mark.usage } : {}),
         expires_at: Math.floor(nowMs / 1000) + LEDGER_MARK_DAYS * 86_400,
       },
       // A void mark of another apply, and a legacy lease run out, give way; a void of this apply does not.
@@ -484,7 +485,16 @@ export class AggregationLedgerStore implements AggregationLedger {
 
 function markOf(item: Record<string, unknown>): ObjectMark | undefined {
   const stamp = { lane: Number(item.lane), seq: Number(item.seq) };
-  if (item.m === MARK) return { kind: 'included', stamp, appId: String(item.app_id), journal: JSON.parse(String(item.journal)) as Journal };
+  if (item.m === MARK) {
+    const usage = item.usage as { key?: unknown; events?: unknown } | undefined;
+    return {
+      kind: 'included',
+      stamp,
+      appId: String(item.app_id),
+      journal: JSON.parse(String(item.journal)) as Journal,
+      ...(usage ? { usage: { key: String(usage.key), events: Number(usage.events) } } : {}),
+    };
+  }
   if (item.m === VOID) return { kind: 'void', stamp };
   if (item.state === 'done' || item.state === 'running') {
     const journal = typeof item.journal === 'string' ? (JSON.parse(item.journal) as Journal) : undefined;

@@ -1,4 +1,6 @@
 import { BatchGetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { UsageCounter } from '../domain/aggregation/lanes';
+import type { Stamp } from '../domain/aggregation/lease';
 import { capCounterKeys } from '../domain/ingest/cap';
 import type { CapStore, CounterItem, Hold } from '../domain/ingest/metering';
 import { dynamoClient } from '../shared/clients/dynamo';
@@ -10,7 +12,7 @@ import { isConditionFailure } from './aws-errors';
  * method is one conditional write: the order that makes a batch count once is the domain's
  * (functions/domain/ingest/metering.ts). No transactions: the local DynamoDB emulator lacks them.
  */
-export class CapCounter implements CapStore {
+export class CapCounter implements CapStore, UsageCounter {
   constructor(
     private readonly countersTable: string,
     private readonly ledgerTable: string,
@@ -34,6 +36,21 @@ export class CapCounter implements CapStore {
       unread = UnprocessedKeys?.[this.countersTable]?.Keys ?? [];
     }
     return keys.map((key) => found.get(key) ?? { key, n: 0, holds: new Map() });
+  }
+
+  /**
+   * The aggregator's addition to a company's month (the `#agg` item of functions/domain/ingest/cap.ts):
+   * stamped like a report row with its lane's apply, and refused where the item holds that apply
+   * or a later one of the lane, so a replayed apply adds once.
+   */
+  add(key: string, events: number, stamp: Stamp): Promise<boolean> {
+    return this.conditionally({
+      Key: { pk: key },
+      UpdateExpression: 'ADD n :events SET #lane = :seq',
+      ConditionExpression: 'attribute_not_exists(#lane) OR #lane < :seq',
+      ExpressionAttributeNames: { '#lane': `l${stamp.lane}` },
+      ExpressionAttributeValues: { ':events': events, ':seq': stamp.seq },
+    });
   }
 
   hold(key: string, holdId: string, token: string, accepted: number, below: number | null): Promise<boolean> {

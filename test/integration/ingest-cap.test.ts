@@ -4,12 +4,14 @@
 
 import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import { eventBatchRequest, type SignedRequest } from '../../client/event-client';
 import { CapCounter } from '../../functions/adapters/cap-counter';
 import { capCounterKeys } from '../../functions/domain/ingest/cap';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
+import { startQueuePollers } from '../../local/queue-pollers';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { MemoryCapStore } from '../support/memory-cap-store';
 import { countingWrites } from '../support/write-faults';
@@ -36,7 +38,22 @@ const send = (request: SignedRequest) => post(stack.baseUrl, '/event', request);
 const batchOf = (tenant: Tenant, size: number) =>
   eventBatchRequest(credentialsOf(tenant), { events: Array.from({ length: size }, () => validEvent()), sent_at_ms: Date.now() });
 const counter = () => new CapCounter(resourceName.table('counters'), resourceName.table('ledger'));
-const metered = (tenant: Tenant) => counter().acceptedThisMonth(tenant.company.company_id, Date.now());
+/**
+ * The company's month once what was taken is aggregated: a company without a cap is counted by
+ * the aggregator, once per audit object (the runtime's own pollers are stopped here, so the queue
+ * is drained by consumers of this call's own).
+ */
+const metered = async (tenant: Tenant) => {
+  const sqs = new SQSClient({ region: stack.endpoints.region, endpoint: stack.endpoints.sqs });
+  const consumers = startQueuePollers({ sqs, queueUrls: stack.endpoints.queues, onError: (error) => console.error(error) });
+  try {
+    await consumers.drain();
+  } finally {
+    await consumers.stop();
+    sqs.destroy();
+  }
+  return counter().acceptedThisMonth(tenant.company.company_id, Date.now());
+};
 /** Holds left on the month's items: a batch counted but not yet settled. */
 const holdsLeft = async (tenant: Tenant) =>
   (await counter().read(capCounterKeys(tenant.company.company_id, Date.now()))).reduce((sum, item) => sum + item.holds.size, 0);

@@ -87,6 +87,8 @@ describe('the hand-off', () => {
       accepted: 1,
       rejected: 1,
       received_ms: expect.any(Number),
+      // A company without a cap: the aggregator adds the object's events to its month.
+      meter: true,
     });
   });
 

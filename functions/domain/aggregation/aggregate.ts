@@ -1,10 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { installsOfLine } from '../audit/lines';
 import type { AggregationMessage, AuditLine } from '../audit/types';
+import { capMeteredKey } from '../ingest/cap';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type AcceptedEvent, acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
-import { applyJournals, LanePicker, replay, takeLane } from './lanes';
-import { type AggregationLedger, type Journal, type LaneState, type ObjectMark, type Stamp, secondsUntilLeaseEnds, tokenOf } from './lease';
+import { applyJournals, LanePicker, replay, takeLane, type UsageCounter } from './lanes';
+import {
+  type AggregationLedger,
+  type Journal,
+  type LaneState,
+  type ObjectMark,
+  type Stamp,
+  secondsUntilLeaseEnds,
+  tokenOf,
+  type Usage,
+} from './lease';
 import { auditKeyOf, PoisonMessageError, type PoisonReason, parseMessage } from './message';
 import { type RowStore, rowKeyOf } from './rows';
 
@@ -35,6 +45,8 @@ import { type RowStore, rowKeyOf } from './rows';
 export interface AggregationPorts extends ContributionPorts {
   readonly ledger: AggregationLedger;
   readonly rows: RowStore;
+  /** The monthly counts of companies without a cap; absent in a rebuild. */
+  readonly usage?: UsageCounter;
   /** The audit object's lines; PoisonMessageError when it is missing or unreadable. */
   readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
   app(appId: string): Promise<{ readonly probabilistic: boolean } | undefined>;
@@ -93,6 +105,8 @@ interface Parsed {
 interface Taken extends Parsed {
   readonly journal: Journal;
   readonly events: number;
+  /** The object's events for its company's monthly count, when ingestion left them to the aggregator. */
+  readonly usage?: Usage;
 }
 
 export async function aggregateDeliveries(
@@ -268,9 +282,9 @@ async function apply(
 ): Promise<void> {
   const fail = (object: Taken, step: string, error: unknown) =>
     outcomes.set(object.id, { id: object.id, kind: 'failed', step, auditKey: object.message.audit_key, error: error as Error });
-  const adding = taken.filter((object) => Object.keys(object.journal).length > 0);
-  // An object that adds nothing (every event a duplicate, or no accepted line) needs no mark: a
-  // redelivery finds its claims owned as before and adds nothing again.
+  const adding = taken.filter((object) => Object.keys(object.journal).length > 0 || object.usage !== undefined);
+  // An object that adds nothing (every event a duplicate, or no accepted line, and nothing to
+  // meter) needs no mark: a redelivery finds its claims owned as before and adds nothing again.
   for (const object of taken) if (!adding.includes(object)) outcomes.set(object.id, counted(object, object.journal, object.events));
   if (adding.length === 0) return;
   const { holder } = options;
@@ -303,7 +317,7 @@ async function apply(
       try {
         const mark = await ports.ledger.include(
           object.token,
-          { kind: 'included', stamp: lane, appId: object.message.app_id, journal: object.journal },
+          { kind: 'included', stamp: lane, appId: object.message.app_id, journal: object.journal, usage: object.usage },
           nowMs,
         );
         if (mark.kind === 'included' && mark.stamp.lane === lane.lane && mark.stamp.seq === lane.seq) included.push(object);
@@ -318,7 +332,7 @@ async function apply(
   );
   const failures = await applyJournals(
     ports,
-    included.map((object) => ({ appId: object.message.app_id, journal: object.journal, object })),
+    included.map((object) => ({ appId: object.message.app_id, journal: object.journal, usage: object.usage, object })),
     lane,
   );
   for (const object of included) {
@@ -434,7 +448,11 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       step = 'postbacks';
       await ports.postbacks(message.app_id, intents);
     }
-    return { id, token, message, journal: deltas.toJournal(), events: events.length };
+    const usage =
+      message.meter && message.accepted > 0
+        ? { key: capMeteredKey(message.company_id, message.received_ms), events: message.accepted }
+        : undefined;
+    return { id, token, message, journal: deltas.toJournal(), events: events.length, ...(usage ? { usage } : {}) };
   } catch (error) {
     return failure(id, step, message.audit_key, error);
   }

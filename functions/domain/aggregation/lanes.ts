@@ -1,6 +1,6 @@
 import { pool } from '../common/pool';
 import { PAGED_FAMILIES } from './day-pages';
-import { type AggregationLedger, type Journal, LANES, type LaneState, type Stamp } from './lease';
+import { type AggregationLedger, type Journal, LANES, type LaneState, type Stamp, type Usage } from './lease';
 import { type RowDelta, RowDeltas, type RowFamily, type RowStamp, type RowStore, rowKeyOf } from './rows';
 
 /**
@@ -10,15 +10,24 @@ import { type RowDelta, RowDeltas, type RowFamily, type RowStamp, type RowStore,
  * where it had not landed.
  */
 
+/** The monthly counts of companies without a cap (functions/adapters/cap-counter.ts). */
+export interface UsageCounter {
+  /** Adds the events to the counter unless it holds this apply or a later one of the lane: false when refused. */
+  add(key: string, events: number, stamp: Stamp): Promise<boolean>;
+}
+
 export interface LanePorts {
   readonly ledger: AggregationLedger;
   readonly rows: RowStore;
+  /** Absent in a rebuild, which counts no usage. */
+  readonly usage?: UsageCounter;
 }
 
-/** What one object adds: its app and journal. */
+/** What one object adds: its app and journal, and its events to a monthly count. */
 export interface JournalEntry {
   readonly appId: string;
   readonly journal: Journal;
+  readonly usage?: Usage;
 }
 
 /** Rows written, and day pages refreshed, at the same time. */
@@ -137,6 +146,7 @@ export async function applyJournals(
       for (const entry of row.entries) if (!failed.has(entry)) failed.set(entry, error as Error);
     }
   });
+  if (!('legacyToken' in stamp)) await addUsage(ports, entries, stamp, failed);
   const days = new Map<string, { appId: string; family: RowFamily; day: string; entries: JournalEntry[] }>();
   for (const entry of entries) {
     for (const id of Object.keys(entry.journal)) {
@@ -158,6 +168,29 @@ export async function applyJournals(
     }
   });
   return failed;
+}
+
+/** The entries' events added to their monthly counters, one write per counter. */
+async function addUsage(ports: LanePorts, entries: readonly JournalEntry[], stamp: Stamp, failed: Map<JournalEntry, Error>): Promise<void> {
+  const { usage } = ports;
+  if (!usage) return;
+  const counters = new Map<string, { events: number; entries: JournalEntry[] }>();
+  for (const entry of entries) {
+    if (!entry.usage) continue;
+    const counter = counters.get(entry.usage.key) ?? { events: 0, entries: [] };
+    counter.events += entry.usage.events;
+    counter.entries.push(entry);
+    counters.set(entry.usage.key, counter);
+  }
+  await Promise.all(
+    [...counters].map(async ([key, counter]) => {
+      try {
+        await usage.add(key, counter.events, stamp);
+      } catch (error) {
+        for (const entry of counter.entries) if (!failed.has(entry)) failed.set(entry, error as Error);
+      }
+    }),
+  );
 }
 
 /** The one delta of a journal's row: a journal never names a row it adds nothing to. */

@@ -35,9 +35,21 @@ export interface Stamp {
   readonly seq: number;
 }
 
+/** Events the aggregator adds to a company's monthly count (the counter's key: functions/domain/ingest/cap.ts, capMeteredKey). */
+export interface Usage {
+  readonly key: string;
+  readonly events: number;
+}
+
 export type ObjectMark =
-  /** The object's journal, included in that apply. */
-  | { readonly kind: 'included'; readonly stamp: Stamp; readonly appId: string; readonly journal: Journal }
+  /** The object's journal (and usage), included in that apply. */
+  | {
+      readonly kind: 'included';
+      readonly stamp: Stamp;
+      readonly appId: string;
+      readonly journal: Journal;
+      readonly usage?: Usage;
+    }
   /** A replay of that apply found no mark: the object was never included in it, and a late write for it is refused. */
   | { readonly kind: 'void'; readonly stamp: Stamp }
   /** A mark of the protocol before lanes: finished, or left running (its rows carry `t_<token>` where they were added). */

@@ -6,6 +6,8 @@ export function aggregationMessage(
   key: string,
   batch: AuditBatch,
   counts: { accepted: number; rejected: number },
+  /** The aggregator adds the accepted events to the company's monthly count (ingestion did not). */
+  meter = false,
 ): AggregationMessage {
   return {
     version: 1,
@@ -16,5 +18,6 @@ export function aggregationMessage(
     accepted: counts.accepted,
     rejected: counts.rejected,
     received_ms: batch.receivedMs,
+    ...(meter ? { meter: true as const } : {}),
   };
 }

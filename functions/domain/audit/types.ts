@@ -45,4 +45,9 @@ export interface AggregationMessage {
   accepted: number;
   rejected: number;
   received_ms: number;
+  /**
+   * Set when ingestion left the object's accepted events to the aggregator to add to its company's
+   * monthly count (a company without a cap: docs/ingestion.md, "The free-tier cap, metered once").
+   */
+  meter?: true;
 }

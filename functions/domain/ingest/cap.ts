@@ -19,8 +19,17 @@ export const capCounterKey = (companyId: string, ms: number): string => `cap#${c
  */
 export const CAP_SHARDS = 8;
 
-export const capCounterKeys = (companyId: string, ms: number): string[] =>
-  Array.from({ length: CAP_SHARDS }, (_, shard) => capShardKey(companyId, ms, shard));
+export const capCounterKeys = (companyId: string, ms: number): string[] => [
+  ...Array.from({ length: CAP_SHARDS }, (_, shard) => capShardKey(companyId, ms, shard)),
+  capMeteredKey(companyId, ms),
+];
+
+/**
+ * The month's events of a company without a cap, added by the aggregator once per audit object
+ * (its lanes make each addition once: functions/domain/aggregation/lease.ts), so that ingestion
+ * writes nothing per batch for them. Read with the shards: it is part of the month's count.
+ */
+export const capMeteredKey = (companyId: string, ms: number): string => `${capCounterKey(companyId, ms)}#agg`;
 
 const capShardKey = (companyId: string, ms: number, shard: number): string =>
   shard === 0 ? capCounterKey(companyId, ms) : `${capCounterKey(companyId, ms)}#${shard}`;

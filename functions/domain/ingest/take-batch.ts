@@ -68,12 +68,13 @@ export interface TakenBatch {
 
 /**
  * POST /event after authentication, in the order of docs/ingestion.md: the batch shape, the cap,
- * the per-event verdicts, the count, the audit object, the hand-off. The accepted events are
- * counted before anything is stored, by a conditional write that refuses once the cap is reached
+ * the per-event verdicts, the count, the audit object, the hand-off. For a company with a cap the
+ * accepted events are counted before anything is stored, by a conditional write that refuses once the cap is reached
  * (metering.ts), so a refused batch writes nothing and concurrent batches cannot take a company
  * past its cap by more than one batch. A batch that then fails to be stored is taken off the count
  * again; one that is stored settles its count with its mark, so a retried batch (same bytes, same
- * audit key) counts once, whatever step an earlier attempt died at. A retry whose first attempt
+ * audit key) counts once, whatever step an earlier attempt died at. A company without a cap is
+ * counted by the aggregator instead, once per audit object (the message's `meter`): nothing here. A retry whose first attempt
  * stopped after the audit write still hands the object off: the hand-off is sent again on every
  * attempt, and the aggregator counts an audit key once.
  *
@@ -104,7 +105,10 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
   const texts = request.jsonText === undefined ? undefined : eventTexts(request.jsonText, batch.events.length);
   const { verdicts, accepted, rejected } = judgeEvents(batch.events, batch.sent_at_ms, audit.receivedMs, texts?.depths);
   let hold: BatchHold | undefined;
-  if (accepted > 0) {
+  // A company without a cap is counted by the aggregator, once per audit object, with no write
+  // here (the hand-off message says so): only a cap needs the count before the batch is taken.
+  const meterHere = monthlyCap !== null;
+  if (accepted > 0 && meterHere) {
     const counted = await storing(ports, audit, 'cap_count', () => reserve(ports.caps, audit, accepted, monthlyCap, month));
     if (counted === 'cap_exceeded') throw new EventApiError('cap_exceeded');
     hold = counted;
@@ -114,7 +118,7 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
   try {
     await storing(ports, audit, 'audit_write', () => ports.audit.putBatch(key, audit, auditLines(batch.events, verdicts, audit, texts)));
     await storing(ports, audit, 'hand_off', () =>
-      ports.aggregation.send(aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected })),
+      ports.aggregation.send(aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected }, !meterHere && accepted > 0)),
     );
   } catch (error) {
     // Not stored: the count is taken back, so the client's retry (the same bytes or new ones) counts once.
