@@ -245,7 +245,7 @@ class InstallRun {
         held.add(event.eventId);
         ids.push(event.eventId);
         if (event.name === INSTALL_EVENT) installs.push(event.eventId);
-        else if (installs.length === 0 && !this.head) waiting.push([event.eventId, event.name, event.tsMs, event.revenueMicros]);
+        else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
       }
       const seq = log.reduce((max, item) => Math.max(max, claimSeqOf(item.sk)), 0) + 1;
       const item: ObjectClaims = {
@@ -430,8 +430,9 @@ class InstallRun {
       applied = stored.applied as ObjectClaims['applied'];
     }
     if (!applied || ownerOf(applied) !== token) return;
-    for (const [eventId, name, tsMs, revenueMicros] of item.held ?? []) {
-      this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros), applied.member);
+    for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
+      const eventId = item.ids[i];
+      if (eventId !== undefined) this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros), applied.member);
     }
   }
 

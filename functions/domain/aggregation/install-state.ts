@@ -47,8 +47,12 @@ export const SK = {
 /** The sequence number of a claim log item's sort key. */
 export const claimSeqOf = (sk: string): number => Number(sk.slice(SK.claimsPrefix.length));
 
-/** A held event as its log item keeps it, compactly: all that applying it to the install later needs. */
-export type HeldEvent = [eventId: string, name: string, tsMs: number, revenueMicros: number];
+/**
+ * A held event as its log item keeps it, compactly: all that applying it to the install later
+ * needs. Held events are the first ids of their item (those before any install event), so the
+ * i-th is `ids[i]`.
+ */
+export type HeldEvent = [name: string, tsMs: number, revenueMicros: number];
 
 /**
  * One audit object's claims in one install (`c#<seq>`): written once, by a conditional put, and
