@@ -159,7 +159,7 @@ const MAX_LOG_ATTEMPTS = 25;
 class InstallRun {
   private readonly pk: string;
   private head: InstallHead | undefined;
-  /** The d# and r# items as the run read them: only flags nobody held then are claimed (a held one costs no write). */
+  /** The d# and r# items as the run read them: only flags no object had then are claimed (one another object has costs no write). */
   private readonly flagItems = new Map<string, Record<string, unknown>>();
   /** d#<day> attributes to claim: n:<event_name> and p:<partner>. */
   private readonly dayFlags = new Map<string, Set<string>>();
@@ -235,14 +235,14 @@ class InstallRun {
     for (let attempt = 0; attempt < MAX_LOG_ATTEMPTS; attempt++) {
       const own = log.find((item) => item.owner === token);
       if (own) return own;
-      const held = new Set(legacy.filter((claim) => claim.owner !== token).map((claim) => claim.sk.slice(SK.eventPrefix.length)));
-      for (const item of log) for (const id of item.ids) held.add(id);
+      const claimed = new Set(legacy.filter((claim) => claim.owner !== token).map((claim) => claim.sk.slice(SK.eventPrefix.length)));
+      for (const item of log) for (const id of item.ids) claimed.add(id);
       const ids: string[] = [];
       const installs: string[] = [];
       const waiting: HeldEvent[] = [];
       for (const event of events) {
-        if (held.has(event.eventId)) continue;
-        held.add(event.eventId);
+        if (claimed.has(event.eventId)) continue;
+        claimed.add(event.eventId);
         ids.push(event.eventId);
         if (event.name === INSTALL_EVENT) installs.push(event.eventId);
         else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
