@@ -19,10 +19,15 @@ export class DynamoInstallStore implements InstallStore, InstallPartition {
   }
 
   async query<T extends object>(pk: string, skPrefix: string): Promise<T[]> {
+    // The whole partition without a sort key condition: DynamoDB refuses an empty string as a key value.
     return queryAll<T>({
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      ...(skPrefix === ''
+        ? { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }
+        : {
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+          }),
       ConsistentRead: true,
     });
   }

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { runCommand } from '../../admin/commands';
 import { runAdmin } from '../../bin/admin';
 import { AuditReader } from '../../functions/adapters/audit-reader';
@@ -298,9 +298,30 @@ describe('the privacy drain', () => {
         ts_ms: now + from + i,
       }));
     await client().sendEvents([{ event_id: 'i', event_name: 'install', install_uuid: big, ts_ms: now, platform: 'ios' }]);
-    await client().sendEvents(events(0));
-    await client().sendEvents(events(600));
+    const objects = [await client().sendEvents(events(0)), await client().sendEvents(events(600))];
     await stack.pollers.drain();
+    // The claim log keeps this install in a handful of items; a partition written before it kept
+    // an e# item per event and an a# item per audit object, as here (the drain handles both).
+    const pk = `${tenant.app.app_id}#${big}`;
+    const legacy = [
+      ...[...events(0), ...events(600)].map((event) => ({
+        pk,
+        sk: `e#${event.event_id}`,
+        owner: 'legacy0123456789abcdef01',
+        event_name: event.event_name,
+        ts_ms: event.ts_ms,
+        day: new Date(event.ts_ms).toISOString().slice(0, 10),
+        revenue_micros: 0,
+        held: false,
+      })),
+      ...objects.map(({ audit_key }) => ({ pk, sk: `a#${audit_key}`, owner: 'legacy0123456789abcdef01', audit_key })),
+    ];
+    for (let start = 0; start < legacy.length; start += 25) {
+      const RequestItems = {
+        [resourceName.table('installs')]: legacy.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } })),
+      };
+      await dynamoClient().send(new BatchWriteCommand({ RequestItems }));
+    }
     const rowsOf = async () => (await scan('installs')).filter((item) => String(item.pk).endsWith(big)).length;
     expect(await rowsOf()).toBeGreaterThan(1200);
 

@@ -7,15 +7,18 @@ import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import {
-  type AuditReference,
+  afterInstall,
   appDevice,
+  claimSeqOf,
   type DeviceItem,
   type EventClaim,
   type FirstInstallMark,
+  type HeldEvent,
   type InstallHead,
   type InstallStore,
   installPk,
   type MemberRef,
+  type ObjectClaims,
   ownerOf,
   SK,
 } from './install-state';
@@ -149,15 +152,20 @@ export async function contributionsOf(ports: ContributionPorts, context: AuditOb
   return deltas;
 }
 
+/** Writes of one object's log item lost to concurrent objects before the delivery gives up (and is retried). */
+const MAX_LOG_ATTEMPTS = 25;
+
 /** One install's events of one audit object, in the object's order. */
 class InstallRun {
   private readonly pk: string;
   private head: InstallHead | undefined;
+  /** The d# and r# items as the run read them: only flags no object had then are claimed (one another object has costs no write). */
+  private readonly flagItems = new Map<string, Record<string, unknown>>();
   /** d#<day> attributes to claim: n:<event_name> and p:<partner>. */
   private readonly dayFlags = new Map<string, Set<string>>();
   /** r#<member> attributes to claim, with the member's install day. */
   private readonly retentionFlags = new Map<string, { day: string; flags: Set<string> }>();
-  /** A held event can be met twice in one run (its own claim, then the install's release): it applies once. */
+  /** A held event can be met twice in one run (its own item, then the install's release): it applies once. */
   private readonly applied = new Set<string>();
 
   constructor(
@@ -170,46 +178,117 @@ class InstallRun {
   }
 
   async run(events: readonly AcceptedEvent[]): Promise<void> {
-    // Which objects hold this install's lines, kept with it, so that a deletion finds them all
-    // (a duplicate sent again lands in another object, and that one holds its lines too).
-    const { auditKey, token } = this.context;
-    await this.ports.installs.claimItem<AuditReference>({ pk: this.pk, sk: SK.audit(auditKey), owner: token, audit_key: auditKey });
-    if (events.length === 0) return;
-    this.head = await this.ports.installs.get<InstallHead>(this.pk, SK.head);
-    let pending: AcceptedEvent[] = [];
+    // Installs with rejected lines only still get an item: the privacy drain finds the object by it.
+    if (events.length === 0) {
+      await this.logItem(events, [], await this.ports.installs.query<ObjectClaims>(this.pk, SK.claimsPrefix));
+      return;
+    }
+    // One read of the partition: the head, the log, the flags, and legacy e# claims.
+    const items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
+    const log: ObjectClaims[] = [];
+    const legacy: EventClaim[] = [];
+    for (const item of items) {
+      const sk = String(item.sk);
+      if (sk === SK.head) this.head = item as unknown as InstallHead;
+      else if (sk.startsWith(SK.claimsPrefix)) log.push(item as unknown as ObjectClaims);
+      else if (sk.startsWith(SK.eventPrefix)) legacy.push(item as unknown as EventClaim);
+      else if (sk.startsWith(SK.day('')) || sk.startsWith(SK.retention(''))) this.flagItems.set(sk, item);
+    }
+    const own = await this.logItem(events, legacy, log);
+    await this.ownHeld(own);
+
+    const taken = new Set(own.ids);
+    let member = own.head ?? undefined;
+    /** The install event whose following events have no recorded install yet. */
+    let after: string | undefined;
     for (const event of events) {
-      if (event.name !== INSTALL_EVENT) {
-        pending.push(event);
+      if (!taken.delete(event.eventId)) continue;
+      if (event.name === INSTALL_EVENT) {
+        await this.install(event);
+        after = event.eventId;
         continue;
       }
-      await this.events(pending);
-      pending = [];
-      await this.install(event);
+      if (after !== undefined) {
+        member = await this.afterInstall(own, after);
+        after = undefined;
+      }
+      this.count(event);
+      // Without an install the event is one of the item's held events (ownHeld applies those).
+      if (member) this.applyTo(event, member);
     }
-    await this.events(pending);
     await this.settleFlags();
   }
 
-  /** Events between two install events: their claims go out together. */
-  private async events(events: readonly AcceptedEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    const member = this.head && memberOf(this.head);
-    const claims = await Promise.all(events.map(async (event) => [event, await this.claim(event, { held: !member, member })] as const));
-    const waiting: [AcceptedEvent, EventClaim][] = [];
-    for (const [event, claim] of claims) {
-      if (claim.owner !== this.context.token) continue;
-      this.count(event);
-      if (!claim.held) this.applyTo(event, claim.member as MemberRef);
-      else if (claim.applied) {
-        if (claim.applied.by === this.context.token) this.applyTo(event, claim.applied.member);
-      } else waiting.push([event, claim]);
+  /**
+   * This object's item in the install's claim log: found on a redelivery and reused as it is, or
+   * appended. The ids taken are those no earlier item and no legacy e# claim of another object
+   * holds, first occurrences only; the put is conditional on the sequence number being free, and
+   * a refused one means another object appended first: the log is read again and the ids taken anew.
+   */
+  private async logItem(
+    events: readonly AcceptedEvent[],
+    legacy: readonly EventClaim[],
+    read: readonly ObjectClaims[],
+  ): Promise<ObjectClaims> {
+    const { token, auditKey } = this.context;
+    let log = read;
+    for (let attempt = 0; attempt < MAX_LOG_ATTEMPTS; attempt++) {
+      const own = log.find((item) => item.owner === token);
+      if (own) return own;
+      const claimed = new Set(legacy.filter((claim) => claim.owner !== token).map((claim) => claim.sk.slice(SK.eventPrefix.length)));
+      for (const item of log) for (const id of item.ids) claimed.add(id);
+      const ids: string[] = [];
+      const installs: string[] = [];
+      const waiting: HeldEvent[] = [];
+      for (const event of events) {
+        if (claimed.has(event.eventId)) continue;
+        claimed.add(event.eventId);
+        ids.push(event.eventId);
+        if (event.name === INSTALL_EVENT) installs.push(event.eventId);
+        else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
+      }
+      const seq = log.reduce((max, item) => Math.max(max, claimSeqOf(item.sk)), 0) + 1;
+      const item: ObjectClaims = {
+        pk: this.pk,
+        sk: SK.claims(seq),
+        owner: token,
+        audit_key: auditKey,
+        ids,
+        head: this.head ? memberOf(this.head) : null,
+        ...(installs.length > 0 ? { installs } : {}),
+        ...(waiting.length > 0 ? { held: waiting } : {}),
+      };
+      const stored = await this.ports.installs.claimItem(item);
+      if (stored.owner === token) return stored;
+      log = await this.ports.installs.query<ObjectClaims>(this.pk, SK.claimsPrefix);
     }
-    if (waiting.length === 0) return;
-    // An install of this uuid may have been counted since the head was read; if it was, it may or
-    // may not have seen these claims, so whoever claims `applied` first applies them.
+    throw new Error(`the claim log of ${this.pk} kept growing under ${MAX_LOG_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * The object's held events. An install of this uuid may have been counted since the head was
+   * read; if it was, it may or may not have seen this item, so whoever claims `applied` first
+   * applies them.
+   */
+  private async ownHeld(own: ObjectClaims): Promise<void> {
+    if (!own.held?.length) return;
+    if (own.applied) return this.applyHeld(own, own.applied.member);
     const head = await this.ports.installs.get<InstallHead>(this.pk, SK.head);
-    if (!head) return;
-    await Promise.all(waiting.map(([event]) => this.applyHeld(event, memberOf(head))));
+    if (head) await this.applyHeld(own, memberOf(head));
+  }
+
+  /**
+   * The install the object's events after an install event count against: the head as that
+   * install left it (a newer install may have kept it), recorded first-wins on the item so that a
+   * redelivery, which may find the head moved on, counts them against the same one.
+   */
+  private async afterInstall(own: ObjectClaims, installEventId: string): Promise<MemberRef | undefined> {
+    const name = afterInstall(installEventId);
+    const recorded = own[name];
+    if (recorded) return recorded;
+    if (!this.head) return undefined;
+    const stored = await this.ports.installs.claimAttributes(this.pk, own.sk, { [name]: memberOf(this.head) });
+    return stored[name] as MemberRef;
   }
 
   private async install(event: AcceptedEvent): Promise<void> {
@@ -237,7 +316,16 @@ class InstallRun {
       seenInstallUuid: first?.member !== event.eventId,
     });
     const member: MemberRef = { id: event.eventId, ts_ms: event.tsMs, day: event.day, partner: decision.partner };
-    const claim = await this.claim(event, {
+    // The log made the event this object's; its e# item records the decision, first wins, for a
+    // redelivery, admin install show, the rebuild and the partner postbacks.
+    const claim = await this.ports.installs.claimItem<EventClaim>({
+      pk: this.pk,
+      sk: SK.event(event.eventId),
+      owner: token,
+      event_name: event.name,
+      ts_ms: event.tsMs,
+      day: event.day,
+      revenue_micros: event.revenueMicros,
       held: false,
       member,
       decision,
@@ -315,35 +403,51 @@ class InstallRun {
     this.head = head;
   }
 
-  /** The first install of a uuid takes the events that arrived before it. */
+  /** The first install of a uuid takes the events that arrived before it: every log item's held events, and legacy held e# claims. */
   private async releaseHeld(member: MemberRef): Promise<void> {
-    const claims = await this.ports.installs.query<EventClaim>(this.pk, SK.eventPrefix);
-    const held = claims.filter((claim) => claim.held && claim.event_name !== INSTALL_EVENT);
-    await Promise.all(held.map((claim) => this.applyHeld(fromClaim(claim), member, claim)));
+    const items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
+    await Promise.all(
+      items.map((item) => {
+        const sk = String(item.sk);
+        if (sk.startsWith(SK.claimsPrefix)) {
+          const claims = item as unknown as ObjectClaims;
+          return claims.held?.length ? this.applyHeld(claims, member) : undefined;
+        }
+        const legacy = item as unknown as EventClaim;
+        return sk.startsWith(SK.eventPrefix) && legacy.held && legacy.event_name !== INSTALL_EVENT
+          ? this.applyLegacyHeld(legacy, member)
+          : undefined;
+      }),
+    );
   }
 
-  private async applyHeld(event: AcceptedEvent, member: MemberRef, known?: EventClaim): Promise<void> {
+  /** A log item's held events apply to one install, by whoever claims `applied` on the item first. */
+  private async applyHeld(item: ObjectClaims, member: MemberRef): Promise<void> {
     const { token } = this.context;
-    let applied = known?.applied;
+    let applied = item.applied;
     if (!applied) {
-      const stored = await this.ports.installs.claimAttributes(this.pk, SK.event(event.eventId), { applied: { by: token, member } });
+      const stored = await this.ports.installs.claimAttributes(this.pk, item.sk, { applied: { by: token, member } });
+      applied = stored.applied as ObjectClaims['applied'];
+    }
+    if (!applied || ownerOf(applied) !== token) return;
+    for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
+      const eventId = item.ids[i];
+      if (eventId !== undefined) this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros), applied.member);
+    }
+  }
+
+  /** A held event of a partition written before the claim log: its own e# claim carries `applied`. */
+  private async applyLegacyHeld(claim: EventClaim, member: MemberRef): Promise<void> {
+    const { token } = this.context;
+    let applied = claim.applied;
+    if (!applied) {
+      const stored = await this.ports.installs.claimAttributes(this.pk, claim.sk, { applied: { by: token, member } });
       applied = stored.applied as EventClaim['applied'];
     }
-    if (applied && ownerOf(applied) === token) this.applyTo(event, applied.member);
-  }
-
-  private claim(event: AcceptedEvent, fields: Partial<EventClaim>): Promise<EventClaim> {
-    return this.ports.installs.claimItem<EventClaim>({
-      pk: this.pk,
-      sk: SK.event(event.eventId),
-      owner: this.context.token,
-      event_name: event.name,
-      ts_ms: event.tsMs,
-      day: event.day,
-      revenue_micros: event.revenueMicros,
-      held: false,
-      ...fields,
-    });
+    if (applied && ownerOf(applied) === token) {
+      const eventId = claim.sk.slice(SK.eventPrefix.length);
+      this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros), applied.member);
+    }
   }
 
   /** The events report counts every accepted event at once, install or not. */
@@ -390,7 +494,7 @@ class InstallRun {
     map.set(key, set);
   }
 
-  /** One claim write per day and per retained install: each attribute won is one more distinct install. */
+  /** At most one claim write per day and per retained install: each attribute won is one more distinct install. */
   private async settleFlags(): Promise<void> {
     const claims: Promise<void>[] = [];
     for (const [day, flags] of this.dayFlags) {
@@ -414,9 +518,19 @@ class InstallRun {
     await Promise.all(claims);
   }
 
+  /**
+   * The flags this object owns: those it held when the run read the item (a redelivery), and
+   * those nobody held then that it now claims. A flag another object held is simply not won, with
+   * no write; a refused write happens only when another object claims the same flag meanwhile.
+   */
   private async claimFlags(sk: string, flags: Set<string>): Promise<string[]> {
     const { token } = this.context;
-    const stored = await this.ports.installs.claimAttributes(this.pk, sk, Object.fromEntries([...flags].map((flag) => [flag, token])));
+    const read = this.flagItems.get(sk) ?? {};
+    const free = [...flags].filter((flag) => !(flag in read));
+    const stored =
+      free.length > 0
+        ? { ...read, ...(await this.ports.installs.claimAttributes(this.pk, sk, Object.fromEntries(free.map((flag) => [flag, token])))) }
+        : read;
     return [...flags].filter((flag) => ownerOf(stored[flag]) === token);
   }
 }
@@ -426,16 +540,15 @@ function memberOf(head: InstallHead): MemberRef {
 }
 
 /** A held event as its claim remembers it: all that applying it later needs. */
-function fromClaim(claim: EventClaim): AcceptedEvent {
-  const eventId = claim.sk.slice(SK.eventPrefix.length);
+function heldEvent(eventId: string, name: string, tsMs: number, revenueMicros: number): AcceptedEvent {
   return {
     index: -1,
     eventId,
-    name: claim.event_name,
+    name,
     installUuid: '',
-    tsMs: claim.ts_ms,
-    day: claim.day,
-    revenueMicros: claim.revenue_micros,
+    tsMs,
+    day: dayOf(tsMs),
+    revenueMicros,
     clientIp: '',
     skewMs: 0,
   };

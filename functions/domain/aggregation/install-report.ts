@@ -3,7 +3,7 @@ import { explain } from '../attribution/explanation';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import { RETENTION_DAYS } from './contributions';
-import { type EventClaim, type InstallHead, SK } from './install-state';
+import { type EventClaim, type InstallHead, type ObjectClaims, SK } from './install-state';
 
 /**
  * `admin install show`: one install's partition (install-state.ts) read back as the answer to a
@@ -22,7 +22,7 @@ export type InstallReport = {
   current: Pick<InstallHead, 'member' | 'partner' | 'attribution_type' | 'ts_ms' | 'day' | 'platform'> | null;
   /** Every install event, in time order, with its recorded decision. */
   installs: ExplainedInstall[];
-  /** Events other than installs; waiting ones arrived before any install of the uuid was counted. */
+  /** Events other than installs; waiting ones arrived before any install of the uuid was counted and wait for it. */
   events: { counted: number; waiting_for_install: number };
   /** Per install event_id, the retention days it has been counted for (d1, d7, d30). */
   retention: Record<string, string[]>;
@@ -50,7 +50,14 @@ export function installReport(appId: string, installUuid: string, items: readonl
         explanation: explain(decision),
       };
     });
-  const others = claims.filter((claim) => claim.event_name !== INSTALL_EVENT);
+  // Events are counted by the claim log's items (a whole object's ids each), and in partitions
+  // written before the log also by e# claims of their own.
+  const log = items.filter((item) => String(item.sk).startsWith(SK.claimsPrefix)) as unknown as ObjectClaims[];
+  const legacy = claims.filter((claim) => claim.event_name !== INSTALL_EVENT);
+  const counted = legacy.length + log.reduce((sum, item) => sum + item.ids.length - (item.installs?.length ?? 0), 0);
+  const waiting =
+    legacy.filter((claim) => claim.held && !claim.applied).length +
+    log.reduce((sum, item) => sum + (item.applied ? 0 : (item.held?.length ?? 0)), 0);
   const retention: Record<string, string[]> = {};
   const retentionPrefix = SK.retention('');
   for (const item of items) {
@@ -73,7 +80,7 @@ export function installReport(appId: string, installUuid: string, items: readonl
         }
       : null,
     installs,
-    events: { counted: others.length, waiting_for_install: others.filter((claim) => claim.held && !claim.applied).length },
+    events: { counted, waiting_for_install: waiting },
     retention,
   };
 }

@@ -10,16 +10,22 @@ import type { Platform } from '../links/platform';
  * | `head` | the install's current attribution (the latest install event counted) |
  * | `first` | the install event that was the uuid's first (any other is a reinstall) |
  * | `device` | the device hash, for the by_device index (reinstall under another install_uuid) |
- * | `e#<event_id>` | the event's identity claim; for an install event also the attribution decision |
+ * | `c#<seq>` | the claim log: one item per audit object holding lines of the install, with the event ids it took (ObjectClaims) |
+ * | `e#<event_id>` | an install event's attribution decision (before the log, every event had one: legacy) |
  * | `d#<yyyy-mm-dd>` | per day: `n:<event_name>` (counted in unique_installs), `p:<partner>` (a payer) |
  * | `r#<install event_id>` | retention of that install: `d1`, `d7`, `d30` |
- * | `a#<audit key>` | an audit object that holds lines of this install (the privacy drain's index) |
+ * | `a#<audit key>` | legacy: an audit object that holds lines of this install, from before the log |
  *
  * Exactly once rests on claims: a conditional write that records its owner, the token of the
  * audit object whose processing made it. Whoever owns a claim counts what it stands for; a
  * redelivery of the same object finds its own claims and counts them again into the same
  * journal, a different object (a duplicate event sent again) finds somebody else's and counts
  * nothing. No transactions are needed (the local emulator has none).
+ *
+ * Event identities are claimed a whole object at a time, by appending to the claim log: the object
+ * reads the log, takes the ids no earlier item (nor a legacy `e#` item) holds, and puts its item at
+ * the next sequence number unless it exists; refused, another object took that number, and it
+ * reads again. Each item is decided knowing every item before it, so no id is taken twice.
  */
 
 export const installPk = (appId: string, installUuid: string) => `${appId}#${installUuid}`;
@@ -33,9 +39,52 @@ export const SK = {
   retention: (memberId: string) => `r#${memberId}`,
   audit: (auditKey: string) => `a#${auditKey}`,
   auditPrefix: 'a#',
+  /** Zero-padded, so that the log sorts by sequence number. */
+  claims: (seq: number) => `c#${String(seq).padStart(8, '0')}`,
+  claimsPrefix: 'c#',
 } as const;
 
-/** An audit object holding lines of the install: the privacy drain deletes or rewrites it. */
+/** The sequence number of a claim log item's sort key. */
+export const claimSeqOf = (sk: string): number => Number(sk.slice(SK.claimsPrefix.length));
+
+/**
+ * A held event as its log item keeps it, compactly: all that applying it to the install later
+ * needs. Held events are the first ids of their item (those before any install event), so the
+ * i-th is `ids[i]`.
+ */
+export type HeldEvent = [name: string, tsMs: number, revenueMicros: number];
+
+/**
+ * One audit object's claims in one install (`c#<seq>`): written once, by a conditional put, and
+ * reused as it is by every redelivery of the object, so a recomputation gives the same deltas. It
+ * is also the privacy drain's index of the objects holding the install's lines (an object with
+ * only rejected lines of the install has one, with no ids).
+ */
+export interface ObjectClaims {
+  pk: string;
+  sk: string;
+  owner: string;
+  audit_key: string;
+  /** The event ids this object counts, in its order: each the first of its id in the log and in the object. */
+  ids: string[];
+  /** Those of the ids that are install events (each also has its decision in `e#<event_id>`). */
+  installs?: string[];
+  /** The install the object's events before its first install event count against, as read when the item was written; null: held. */
+  head: MemberRef | null;
+  /** Held events (no install was known), for the install that applies them. */
+  held?: HeldEvent[];
+  /** Who applied the held events, and to which install: first wins. */
+  applied?: { by: string; member: MemberRef };
+  /**
+   * `after:<install event id>`: the install the object's events after that install event count
+   * against (the head as that install left it, a newer install perhaps), first wins.
+   */
+  [after: `after:${string}`]: MemberRef | undefined;
+}
+
+export const afterInstall = (installEventId: string) => `after:${installEventId}` as const;
+
+/** Legacy (before the claim log): an audit object holding lines of the install, for the privacy drain. */
 export interface AuditReference {
   pk: string;
   sk: string;
@@ -66,6 +115,7 @@ export interface InstallHead {
   platform: Platform;
 }
 
+/** An install event's claim and decision; non-install events have one only in partitions written before the claim log. */
 export interface EventClaim {
   pk: string;
   sk: string;

@@ -107,7 +107,7 @@ function installText(line: AuditLine): string {
  * The installs a line holds data of (its client IP, its device hash): its install_uuid; for a line
  * without one, each UUID its event's install_uuid contains however malformed (" <uuid>",
  * "{<UUID>}", ["<uuid>"]), at most MAX_INSTALLS_PER_LINE. The aggregator indexes the line's object
- * under each (the `a#` items the privacy drain follows).
+ * under each (its claim log items, `c#`, which the privacy drain follows).
  */
 export function installsOfLine(line: AuditLine): string[] {
   if (line.install_uuid !== undefined) return [line.install_uuid];

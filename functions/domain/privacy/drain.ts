@@ -1,4 +1,4 @@
-import { type AuditReference, type EventClaim, SK } from '../aggregation/install-state';
+import { type AuditReference, type EventClaim, type ObjectClaims, SK } from '../aggregation/install-state';
 import { AuditObjectError } from '../audit/decode';
 import { lineOfInstall } from '../audit/lines';
 import type { AuditErasure, AuditObjects } from '../audit/ports';
@@ -12,8 +12,8 @@ import { installKey, type PrivacyMessage } from './privacy';
  *
  *   - the install's partition in `installs` (install record, decisions, event identities, held
  *     events, flags), read 1,000 items at a time in key order;
- *   - the clicks its installs matched (named by the decisions in those items);
- *   - its audit lines: each object its `a#` items name is deleted when it holds nothing else, or
+ *   - the clicks its installs matched (named by the decisions in its install events' `e#` items);
+ *   - its audit lines: each object its claim log (`c#`, or legacy `a#`) names is deleted when it holds nothing else, or
  *     rewritten without the install's lines, and (in AWS, the bucket being versioned) loses its
  *     older versions too. A line is the install's when its install_uuid is, or, malformed, holds
  *     the install's UUID (" <uuid>", "{<UUID>}"): such a line keeps the client IP and device hash
@@ -163,9 +163,15 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
   const pk = `${message.app_id}#${message.install_uuid}`;
   const { items, more } = await ports.installs.firstItems(pk, MAX_ROWS_PER_TABLE);
 
-  const auditKeys = items
-    .filter((item) => String(item.sk).startsWith(SK.auditPrefix))
-    .map((item) => (item as unknown as AuditReference).audit_key);
+  // Each object holding lines of the install has an item in its claim log (`c#`), or in a partition
+  // written before the log, an `a#` reference.
+  const auditKeys = [
+    ...new Set(
+      items
+        .filter((item) => String(item.sk).startsWith(SK.claimsPrefix) || String(item.sk).startsWith(SK.auditPrefix))
+        .map((item) => (item as unknown as ObjectClaims | AuditReference).audit_key),
+    ),
+  ];
   for (const key of auditKeys) {
     const lines = await linesOrGone(ports.auditObjects, key);
     if (!lines) continue;
