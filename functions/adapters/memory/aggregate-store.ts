@@ -1,4 +1,5 @@
 import { type DayPage, mergePage, PAGED_FAMILIES } from '../../domain/aggregation/day-pages';
+import type { UsageCounter } from '../../domain/aggregation/lanes';
 import type { AggregationLedger, LaneState, ObjectMark, Stamp, TakeResult } from '../../domain/aggregation/lease';
 import { ROW_FAMILIES, type RowDelta, type RowFamily, type RowStamp, type RowStore, sortKeyOf } from '../../domain/aggregation/rows';
 
@@ -82,6 +83,20 @@ export class MemoryRowStore implements RowStore {
       RowFamily,
       ReturnType<MemoryRowStore['rowsOf']>
     >;
+  }
+}
+
+/** The aggregator's monthly counts of companies without a cap (functions/adapters/cap-counter.ts, add). */
+export class MemoryUsageCounter implements UsageCounter {
+  readonly counts = new Map<string, { n: number; lanes: Map<number, number> }>();
+
+  async add(key: string, events: number, stamp: Stamp): Promise<boolean> {
+    const counter = this.counts.get(key) ?? { n: 0, lanes: new Map<number, number>() };
+    this.counts.set(key, counter);
+    if ((counter.lanes.get(stamp.lane) ?? 0) >= stamp.seq) return false;
+    counter.lanes.set(stamp.lane, stamp.seq);
+    counter.n += events;
+    return true;
   }
 }
 

@@ -183,6 +183,7 @@ export function failingAfter(ports: AggregationPorts, limit: number) {
       finishLegacy: write(ledger.finishLegacy.bind(ledger)),
     },
     rows: { add: write(rows.add.bind(rows)), refreshPages: write(rows.refreshPages.bind(rows)) },
+    ...(ports.usage ? { usage: { add: write(ports.usage.add.bind(ports.usage)) } } : {}),
     readAudit: read(ports.readAudit),
     decide: read(ports.decide),
   };
