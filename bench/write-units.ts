@@ -501,8 +501,11 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     });
     const ingestWrites = eventWrites.filter((write) => write.writer === 'ingest');
     const aggregationWrites = eventWrites.filter((write) => write.writer === 'aggregator');
-    // The meter must have seen both functions: a client rebuilt without it would read as free writes.
-    if (ingestWrites.length === 0 || aggregationWrites.length === 0)
+    // The meter must have seen both functions: a client rebuilt without it would read as free
+    // writes. Ingestion writes nothing to DynamoDB for a company without a cap (the aggregator
+    // meters it), so its audit objects' S3 PUTs are what show the meter saw it.
+    const ingestPuts = eventRequests.filter((request) => request.writer === 'ingest' && request.service === 's3');
+    if (ingestPuts.length === 0 || aggregationWrites.length === 0)
       throw new Error('the write meter missed ingestion or aggregation writes');
     // Per accepted event means every one of them counted: the events report must add up.
     const counted = (await new AggregateStore(resourceName.table('aggregates')).rows(app.app_id, 'events')).reduce(

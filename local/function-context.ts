@@ -66,7 +66,7 @@ export const LOCAL_SETTINGS = [
   'LINK_CACHE_TTL_MS',
   'KEY_CACHE_TTL_MS',
   'HEALTH_TIMEOUT_MS',
-  // Set by the runtime itself at each start: the aggregator takes over the leases of other runs (local/runtime.ts).
+  // Set by the runtime itself at each start: the aggregator takes over the lane leases of other runs (local/runtime.ts).
   'LOCAL_RUN_ID',
 ] as const;
 

@@ -70,7 +70,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // No invocation of an earlier run is alive (the data directory admits one runtime at a time), so
-  // the aggregator takes over a lease another run left (a kill -9, an invocation abandoned at
+  // the aggregator takes over a lane lease another run left (a kill -9, an invocation abandoned at
   // shutdown) rather than wait 75 s for it: functions/adapters/aggregate-store.ts.
   process.env.LOCAL_RUN_ID = randomUUID();
   // The local edge adds the origin secret to every request; routed handlers read it from a local
