@@ -28,6 +28,12 @@ export interface Pollers {
   drain(): Promise<void>;
 }
 
+/**
+ * At most this many invocations of one queue's consumer at once in the local runtime: they share
+ * one Node process with the emulators, so more would only queue on its event loop.
+ */
+export const LOCAL_CONCURRENCY = 2;
+
 export interface PollerOptions {
   sqs: SQSClient;
   queueUrls: Record<string, string>;
@@ -46,7 +52,7 @@ export function startQueuePollers(options: PollerOptions): Pollers {
   let abandon!: () => void;
   const abandoned = new Promise<typeof ABANDONED>((resolve) => (abandon = () => resolve(ABANDONED)));
   /**
-   * Per queue, the drain generation of the last poll that came back empty. Only a poll that
+   * Per poller (a queue's loop), the drain generation of the last poll that came back empty. Only a poll that
    * started after drain() was called proves the queue empty: one already waiting when the last
    * message was sent may still come back empty.
    */
@@ -60,31 +66,36 @@ export function startQueuePollers(options: PollerOptions): Pollers {
     const consumer = spec.consumer;
     const url = queueUrls[name];
     if (url === undefined) throw new Error(`no URL for queue ${name}: it was not provisioned`);
-    idle.set(name, -1);
-    loops.push(
-      (async () => {
-        while (running) {
-          const started = generation;
-          try {
-            const messages = await receiveBatch(sqs, url, consumer.batchSize, () => running);
-            if (!running) {
-              await giveBack(sqs, url, messages);
-              break;
+    // As many loops as the event source mapping runs invocations at once, up to LOCAL_CONCURRENCY:
+    // each receives and invokes on its own, as Lambda's pollers do.
+    for (let loop = 0; loop < Math.min(consumer.maxConcurrency ?? 1, LOCAL_CONCURRENCY); loop++) {
+      const poller = `${name}#${loop}`;
+      idle.set(poller, -1);
+      loops.push(
+        (async () => {
+          while (running) {
+            const started = generation;
+            try {
+              const messages = await receiveBatch(sqs, url, consumer.batchSize, () => running);
+              if (!running) {
+                await giveBack(sqs, url, messages);
+                break;
+              }
+              if (messages.length === 0) {
+                idle.set(poller, started);
+                continue;
+              }
+              const failed = await Promise.race([handle(invoke, name, consumer.function, messages), abandoned]);
+              if (failed === ABANDONED) break;
+              await deleteHandled(sqs, name, url, messages, failed);
+            } catch (error) {
+              onError(error);
+              if (running) await new Promise((resolve) => setTimeout(resolve, 1000));
             }
-            if (messages.length === 0) {
-              idle.set(name, started);
-              continue;
-            }
-            const failed = await Promise.race([handle(invoke, name, consumer.function, messages), abandoned]);
-            if (failed === ABANDONED) break;
-            await deleteHandled(sqs, name, url, messages, failed);
-          } catch (error) {
-            onError(error);
-            if (running) await new Promise((resolve) => setTimeout(resolve, 1000));
           }
-        }
-      })(),
-    );
+        })(),
+      );
+    }
   }
 
   return {

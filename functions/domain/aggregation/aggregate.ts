@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { installsOfLine } from '../audit/lines';
 import type { AggregationMessage, AuditLine } from '../audit/types';
+import { pool } from '../common/pool';
 import { capMeteredKey } from '../ingest/cap';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type AcceptedEvent, acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
@@ -142,12 +143,13 @@ export async function aggregateDeliveries(
 
   // Step 1: objects already in an apply are counted, or being counted, or left by a dead invocation.
   const fresh = await alreadyApplied(ports, parsed, outcomes, { ...options, holder });
-  // Step 2: the audit objects read together, then the claims object after object, in the batch's
-  // order, so two objects of one install in one batch are counted as sent.
+  // Step 2: the audit objects read together, then the claims, each object after the earlier
+  // objects of the batch that share an install or a device with it, so two objects of one install
+  // in one batch are counted as sent; objects of other installs side by side.
   const opened = await Promise.all(fresh.map((object) => open(ports, object)));
+  const journals = await inBatchOrder(opened, (result) => ('kind' in result ? Promise.resolve(result) : journal(ports, result)));
   const taken: Taken[] = [];
-  for (const result of opened) {
-    const next = 'kind' in result ? result : await journal(ports, result);
+  for (const next of journals) {
     if ('kind' in next) outcomes.set(next.id, next);
     else taken.push(next);
   }
@@ -399,6 +401,56 @@ function installsByType(journal: Journal): Record<string, number> {
     if (row.family === 'attribution' && type !== undefined && add.installs) installs[type] = (installs[type] ?? 0) + add.installs;
   }
   return installs;
+}
+
+/** Objects claimed at once in an invocation, when their installs and devices differ. */
+const OBJECT_CONCURRENCY = 8;
+
+/**
+ * Runs `work` on every object, at most OBJECT_CONCURRENCY at once, each only once the earlier
+ * objects of the batch that have lines of one of its installs, or an install event of one of its
+ * devices (a reinstall under another uuid is found by the device), are done. Results in order.
+ */
+async function inBatchOrder<R>(
+  objects: readonly (Opened | DeliveryOutcome)[],
+  work: (object: Opened | DeliveryOutcome) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  const last = new Map<string, Promise<unknown>>();
+  const pending: { run: () => Promise<void>; resolve: () => void }[] = [];
+  const started = objects.map((object, index) => {
+    const keys = 'lines' in object ? orderKeys(object.lines) : [];
+    const before = keys.flatMap((key) => last.get(key) ?? []);
+    const done = new Promise<void>((resolve) => {
+      const run = async () => {
+        await Promise.all(before);
+        results[index] = await work(object);
+      };
+      pending.push({ run, resolve });
+    });
+    for (const key of keys) last.set(key, done);
+    return done;
+  });
+  // Taken in order by a few workers: an object waits only for earlier ones, which were taken before it.
+  await pool(pending, OBJECT_CONCURRENCY, async ({ run, resolve }) => {
+    try {
+      await run();
+    } finally {
+      resolve();
+    }
+  });
+  await Promise.all(started);
+  return results;
+}
+
+/** What orders an object after another of the batch: its installs, and the devices its install events name. */
+function orderKeys(lines: readonly AuditLine[]): string[] {
+  const keys = new Set<string>();
+  for (const line of lines) {
+    for (const installUuid of installsOfLine(line)) keys.add(`i:${installUuid}`);
+    if (line.device_hash !== undefined) keys.add(`d:${line.device_hash}`);
+  }
+  return [...keys];
 }
 
 interface Opened extends Parsed {
