@@ -18,7 +18,17 @@ export class DynamoInstallStore implements InstallStore, InstallPartition {
     return Item as T | undefined;
   }
 
-  async query<T extends object>(pk: string, skPrefix: string): Promise<T[]> {
+  async query<T extends object>(pk: string, skPrefix: string, after?: string): Promise<T[]> {
+    if (after !== undefined) {
+      // The prefix's items above `after`: BETWEEN includes its lower bound, which is dropped here.
+      const items = await queryAll<T & { sk: string }>({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :after AND :end',
+        ExpressionAttributeValues: { ':pk': pk, ':after': after, ':end': `${skPrefix}\uffff` },
+        ConsistentRead: true,
+      });
+      return items.filter((item) => item.sk > after && item.sk.startsWith(skPrefix));
+    }
     // The whole partition without a sort key condition: DynamoDB refuses an empty string as a key value.
     return queryAll<T>({
       TableName: this.tableName,

@@ -104,13 +104,13 @@ interface DemoKeys {
   server_key: string;
 }
 
-/** A signed batch of `count` purchase events for the demo app. */
-function signedBatch(demo: DemoKeys, count: number): { headers: Record<string, string>; body: string } {
+/** A signed batch of `count` purchase events for the demo app, of one install if given, else each of its own. */
+function signedBatch(demo: DemoKeys, count: number, installUuid?: string): { headers: Record<string, string>; body: string } {
   const now = Date.now();
   const events = Array.from({ length: count }, () => ({
     event_id: `evt-${randomUUID()}`,
     event_name: 'purchase',
-    install_uuid: randomUUID(),
+    install_uuid: installUuid ?? randomUUID(),
     ts_ms: now,
     revenue_usd: 1,
     platform: 'ios',
@@ -297,21 +297,23 @@ describe('npm start under a kill', () => {
       first.child.removeAllListeners('exit');
       const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as DemoKeys;
       const endpoints = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as EndpointsFile;
-      // A backlog: 300 batches of 20 events from 8 clients, far more than the aggregator counts
-      // while they arrive (it takes up to 100 audit objects an invocation).
+      // A backlog: 450 batches of 20 events from 32 clients, all of one chatty install, far more
+      // than the aggregator counts while they arrive: it claims the objects of one install one
+      // after the other, each reading the install's claim log (it takes up to 100 an invocation).
+      const installUuid = randomUUID();
       let sent = 0;
       let acknowledged = 0;
       const client = async () => {
-        while (sent < 300) {
+        while (sent < 450) {
           sent++;
-          const batch = signedBatch(demo, 20);
+          const batch = signedBatch(demo, 20, installUuid);
           const response = await fetch(`http://127.0.0.1:${port}/event`, { method: 'POST', headers: batch.headers, body: batch.body });
           const body = (await response.json()) as { accepted?: number };
           if (response.status === 200) acknowledged += body.accepted ?? 0;
         }
       };
-      await Promise.all(Array.from({ length: 8 }, client));
-      expect(acknowledged).toBe(300 * 20);
+      await Promise.all(Array.from({ length: 32 }, client));
+      expect(acknowledged).toBe(450 * 20);
       // The signal comes just after an invocation has taken a batch of 50 or more (it takes seconds
       // to count them: the same 300 ms apart, no longer being gathered) and more wait behind it.
       const backlog = (await aggregationQueue(endpoints)).waiting;

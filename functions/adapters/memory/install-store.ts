@@ -23,11 +23,11 @@ export class MemoryInstallStore implements InstallStore {
     return item && (structuredClone(item) as T);
   }
 
-  async query<T extends object>(pk: string, skPrefix: string): Promise<T[]> {
+  async query<T extends object>(pk: string, skPrefix: string, after?: string): Promise<T[]> {
     const partition = this.items.get(pk);
     if (!partition) return [];
     return [...partition.keys()]
-      .filter((sk) => sk.startsWith(skPrefix))
+      .filter((sk) => sk.startsWith(skPrefix) && (after === undefined || sk > after))
       .sort()
       .map((sk) => structuredClone(partition.get(sk)) as T);
   }

@@ -152,8 +152,13 @@ export async function contributionsOf(ports: ContributionPorts, context: AuditOb
   return deltas;
 }
 
-/** Writes of one object's log item lost to concurrent objects before the delivery gives up (and is retried). */
-const MAX_LOG_ATTEMPTS = 25;
+/**
+ * Writes of one object's log item lost to concurrent objects before the delivery gives up (and is
+ * retried). Each loss means another object appended, so the log as a whole always progresses; after
+ * a few in a row the writer waits a random moment, so two busy writers of one install do not keep
+ * meeting on the same number.
+ */
+const MAX_LOG_ATTEMPTS = 200;
 
 /** One install's events of one audit object, in the object's order. */
 class InstallRun {
@@ -260,7 +265,10 @@ class InstallRun {
       };
       const stored = await this.ports.installs.claimItem(item);
       if (stored.owner === token) return stored;
-      log = await this.ports.installs.query<ObjectClaims>(this.pk, SK.claimsPrefix);
+      // Another object took the number: only the items from it on are new (the log only grows).
+      const newer = await this.ports.installs.query<ObjectClaims>(this.pk, SK.claimsPrefix, SK.claims(seq - 1));
+      log = [...log.filter((known) => claimSeqOf(known.sk) < seq), ...newer];
+      if (attempt >= 3) await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * Math.min(attempt, 10)));
     }
     throw new Error(`the claim log of ${this.pk} kept growing under ${MAX_LOG_ATTEMPTS} attempts`);
   }

@@ -163,8 +163,8 @@ export const appDevice = (appId: string, deviceHash: string) => `${appId}#${devi
  */
 export interface InstallStore {
   get<T extends object>(pk: string, sk: string): Promise<T | undefined>;
-  /** Every item of the partition whose sort key starts with the prefix. */
-  query<T extends object>(pk: string, skPrefix: string): Promise<T[]>;
+  /** Every item of the partition whose sort key starts with the prefix (and, given `after`, sorts above it). */
+  query<T extends object>(pk: string, skPrefix: string, after?: string): Promise<T[]>;
   /** Puts the item unless one with its key exists; returns the stored item either way. */
   claimItem<T extends { pk: string; sk: string }>(item: T): Promise<T>;
   /**
