@@ -11,7 +11,7 @@ import { createTenant, type LocalStack, type Tenant } from '../test/support/loca
 import { anonymousKey, backlogBatches, hottestKey, itemBytes, TARGET_EVENTS_PER_S } from './batch-figures';
 import { type EventTraffic, percentile, type Report } from './support';
 import {
-  billedRequests,
+  eventTraffic,
   isPerInstall,
   type MeteredWrite,
   meteredConsumers,
@@ -91,8 +91,10 @@ export interface BatchSizeRun {
   readonly ingestMs: number;
 }
 
-function sender(client: EventClient, tenant: Tenant) {
+/** Sends the tenant's batches to the local service and sums what was accepted and the bytes on the wire. */
+function sender(stack: LocalStack, tenant: Tenant) {
   const credentials = { companyKey: tenant.company.company_key, appKey: tenant.app.app_key, signingSecret: tenant.app.signing_secret };
+  const client = new EventClient({ baseUrl: stack.baseUrl, ...credentials });
   let accepted = 0;
   const bytes = { request: 0, response: 0 };
   const send = async (batch: readonly SdkEvent[]) => {
@@ -167,13 +169,7 @@ async function runBatchSize(batchSize: number, stack: LocalStack, sqs: SQSClient
     const nowMs = Date.now();
     const plans = Array.from({ length: INSTALLS }, (_, i) => chunks(installEvents(randomUUID(), i, nowMs), batchSize));
     const batches = plans.reduce((sum, plan) => sum + plan.length, 0);
-    const client = new EventClient({
-      baseUrl: stack.baseUrl,
-      companyKey: tenant.company.company_key,
-      appKey: tenant.app.app_key,
-      signingSecret: tenant.app.signing_secret,
-    });
-    const send = sender(client, tenant);
+    const send = sender(stack, tenant);
     const { writes, requests } = await meter.during('ingest', async () => {
       // Each install's first batch one at a time: its latency is the ingest duration billed (bench/cost.ts).
       const unloaded: number[] = [];
@@ -199,21 +195,7 @@ async function runBatchSize(batchSize: number, stack: LocalStack, sqs: SQSClient
       writes.filter((write: MeteredWrite) => !isPerInstall(write)),
       (write) => anonymousKey(write.partition, tenant.app.app_id, tenant.company.company_id),
     );
-    const billed = billedRequests(requests);
-    const perEvent = (n: number) => round(n / accepted, 6);
-    const traffic: EventTraffic = {
-      http_requests: perEvent(batches),
-      dynamodb_write_units: perEvent(unitsOf(writes)),
-      dynamodb_read_units: perEvent(billed.dynamodbReadUnits),
-      s3_tier1_requests: perEvent(billed.s3Tier1),
-      s3_tier2_requests: perEvent(billed.s3Tier2),
-      sqs_requests: perEvent(billed.sqs),
-      aggregator_invocations: perEvent(aggregator.calls),
-      aggregator_ms_per_invocation: round(aggregator.ms / Math.max(aggregator.calls, 1), 1),
-      request_bytes: round(send.bytes.request / accepted, 1),
-      response_bytes: round(send.bytes.response / accepted, 1),
-      audit_bytes: round(billed.s3PutBytes / accepted, 1),
-    };
+    const traffic = eventTraffic({ accepted, batches, writes, requests, aggregator, bytes: send.bytes });
     return {
       batchSize,
       events: accepted,
@@ -230,13 +212,7 @@ async function runBatchSize(batchSize: number, stack: LocalStack, sqs: SQSClient
 
 async function backlog(report: Report, stack: LocalStack, sqs: SQSClient): Promise<void> {
   const tenant = await createTenant({ plan: 'paid' });
-  const client = new EventClient({
-    baseUrl: stack.baseUrl,
-    companyKey: tenant.company.company_key,
-    appKey: tenant.app.app_key,
-    signingSecret: tenant.app.signing_secret,
-  });
-  const send = sender(client, tenant);
+  const send = sender(stack, tenant);
   const installs = Array.from({ length: BACKLOG_INSTALLS }, () => randomUUID());
   const nowMs = Date.now();
   // One app, one event name, one day: sessions of a few installs, a millisecond apart, within the last minute.

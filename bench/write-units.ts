@@ -295,6 +295,33 @@ const listed = (shares: Record<string, number>) =>
     .map(([key, value]) => `${key} ${value.toFixed(3)}`)
     .join(', ');
 
+/** What bench/cost.ts prices per accepted event, from a metered run of event traffic: its writes, its other requests, the aggregator's calls and the bytes on the wire. */
+export function eventTraffic(run: {
+  readonly accepted: number;
+  readonly batches: number;
+  readonly writes: readonly MeteredWrite[];
+  readonly requests: readonly MeteredRequest[];
+  readonly aggregator: { readonly calls: number; readonly ms: number };
+  readonly bytes: { readonly request: number; readonly response: number };
+}): EventTraffic {
+  const { accepted, aggregator } = run;
+  const perEvent = (n: number) => round(n / accepted, 6);
+  const billed = billedRequests(run.requests);
+  return {
+    http_requests: perEvent(run.batches),
+    dynamodb_write_units: perEvent(unitsOf(run.writes)),
+    dynamodb_read_units: perEvent(billed.dynamodbReadUnits),
+    s3_tier1_requests: perEvent(billed.s3Tier1),
+    s3_tier2_requests: perEvent(billed.s3Tier2),
+    sqs_requests: perEvent(billed.sqs),
+    aggregator_invocations: perEvent(aggregator.calls),
+    aggregator_ms_per_invocation: round(aggregator.ms / Math.max(aggregator.calls, 1), 1),
+    request_bytes: round(run.bytes.request / accepted, 1),
+    response_bytes: round(run.bytes.response / accepted, 1),
+    audit_bytes: round(billed.s3PutBytes / accepted, 1),
+  };
+}
+
 /** The traffic's billed requests other than DynamoDB writes, summed. */
 export function billedRequests(requests: readonly MeteredRequest[]) {
   const sum = (keep: (request: MeteredRequest) => boolean, value: (request: MeteredRequest) => number = (request) => request.units) =>
@@ -584,21 +611,14 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     );
 
     // Every other billed request of the same traffic, per accepted event and per click (bench/cost.ts prices them).
-    const perEvent = (n: number) => round(n / accepted, 6);
-    const events = billedRequests(eventRequests);
-    const trafficPerEvent: EventTraffic = {
-      http_requests: perEvent(batches),
-      dynamodb_write_units: perEvent(unitsOf(eventWrites)),
-      dynamodb_read_units: perEvent(events.dynamodbReadUnits),
-      s3_tier1_requests: perEvent(events.s3Tier1),
-      s3_tier2_requests: perEvent(events.s3Tier2),
-      sqs_requests: perEvent(events.sqs),
-      aggregator_invocations: perEvent(aggregator.calls),
-      aggregator_ms_per_invocation: round(aggregator.ms / Math.max(aggregator.calls, 1), 1),
-      request_bytes: round(eventBytes.request / accepted, 1),
-      response_bytes: round(eventBytes.response / accepted, 1),
-      audit_bytes: round(events.s3PutBytes / accepted, 1),
-    };
+    const trafficPerEvent = eventTraffic({
+      accepted,
+      batches,
+      writes: eventWrites,
+      requests: eventRequests,
+      aggregator,
+      bytes: eventBytes,
+    });
     const clickBilled = billedRequests(clickRequests);
     const trafficPerClick: ClickTraffic = {
       http_requests: 1,

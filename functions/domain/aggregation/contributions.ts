@@ -202,7 +202,7 @@ class InstallRun {
     const own = await this.logItem(events, legacy, log);
     await this.ownHeld(own);
 
-    const taken = new Set(own.ids);
+    const taken = new Set(own.ids ?? []);
     let member = own.head ?? undefined;
     /** The install event whose following events have no recorded install yet. */
     let after: string | undefined;
@@ -241,7 +241,7 @@ class InstallRun {
       const own = log.find((item) => item.owner === token);
       if (own) return own;
       const claimed = new Set(legacy.filter((claim) => claim.owner !== token).map((claim) => claim.sk.slice(SK.eventPrefix.length)));
-      for (const item of log) for (const id of item.ids) claimed.add(id);
+      for (const item of log) for (const id of item.ids ?? []) claimed.add(id);
       const ids: string[] = [];
       const installs: string[] = [];
       const waiting: HeldEvent[] = [];
@@ -431,31 +431,38 @@ class InstallRun {
 
   /** A log item's held events apply to one install, by whoever claims `applied` on the item first. */
   private async applyHeld(item: ObjectClaims, member: MemberRef): Promise<void> {
-    const { token } = this.context;
-    let applied = item.applied;
-    if (!applied) {
-      const stored = await this.ports.installs.claimAttributes(this.pk, item.sk, { applied: { by: token, member } });
-      applied = stored.applied as ObjectClaims['applied'];
-    }
-    if (!applied || ownerOf(applied) !== token) return;
+    const won = await this.claimApplied(item.sk, item.applied, member);
+    if (!won) return;
     for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
-      const eventId = item.ids[i];
-      if (eventId !== undefined) this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros), applied.member);
+      const eventId = item.ids?.[i];
+      if (eventId !== undefined) this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros), won);
     }
   }
 
   /** A held event of a partition written before the claim log: its own e# claim carries `applied`. */
   private async applyLegacyHeld(claim: EventClaim, member: MemberRef): Promise<void> {
+    const won = await this.claimApplied(claim.sk, claim.applied, member);
+    if (!won) return;
+    const eventId = claim.sk.slice(SK.eventPrefix.length);
+    this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros), won);
+  }
+
+  /**
+   * `applied` on an item, first wins (unless already read): the install its held events count
+   * against when this object won it, else nothing (another object applies them).
+   */
+  private async claimApplied(
+    sk: string,
+    known: { by: string; member: MemberRef } | undefined,
+    member: MemberRef,
+  ): Promise<MemberRef | undefined> {
     const { token } = this.context;
-    let applied = claim.applied;
+    let applied = known;
     if (!applied) {
-      const stored = await this.ports.installs.claimAttributes(this.pk, claim.sk, { applied: { by: token, member } });
-      applied = stored.applied as EventClaim['applied'];
+      const stored = await this.ports.installs.claimAttributes(this.pk, sk, { applied: { by: token, member } });
+      applied = stored.applied as typeof known;
     }
-    if (applied && ownerOf(applied) === token) {
-      const eventId = claim.sk.slice(SK.eventPrefix.length);
-      this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros), applied.member);
-    }
+    return applied && ownerOf(applied) === token ? applied.member : undefined;
   }
 
   /** The events report counts every accepted event at once, install or not. */

@@ -54,7 +54,7 @@ export function installReport(appId: string, installUuid: string, items: readonl
   // written before the log also by e# claims of their own.
   const log = items.filter((item) => String(item.sk).startsWith(SK.claimsPrefix)) as unknown as ObjectClaims[];
   const legacy = claims.filter((claim) => claim.event_name !== INSTALL_EVENT);
-  const counted = legacy.length + log.reduce((sum, item) => sum + item.ids.length - (item.installs?.length ?? 0), 0);
+  const counted = legacy.length + log.reduce((sum, item) => sum + (item.ids?.length ?? 0) - (item.installs?.length ?? 0), 0);
   const waiting =
     legacy.filter((claim) => claim.held && !claim.applied).length +
     log.reduce((sum, item) => sum + (item.applied ? 0 : (item.held?.length ?? 0)), 0);

@@ -65,8 +65,12 @@ export interface ObjectClaims {
   sk: string;
   owner: string;
   audit_key: string;
-  /** The event ids this object counts, in its order: each the first of its id in the log and in the object. */
-  ids: string[];
+  /**
+   * The event ids this object counts, in its order: each the first of its id in the log and in the
+   * object. Absent only from a stub: an `applied` or `after:` claim that landed on an item the
+   * privacy drain had just deleted (it holds no ids).
+   */
+  ids?: string[];
   /** Those of the ids that are install events (each also has its decision in `e#<event_id>`). */
   installs?: string[];
   /** The install the object's events before its first install event count against, as read when the item was written; null: held. */

@@ -11,11 +11,11 @@ export const capMonth = (ms: number): string => new Date(ms).toISOString().slice
 export const capCounterKey = (companyId: string, ms: number): string => `cap#${companyId}#${capMonth(ms)}`;
 
 /**
- * The month's count is spread over CAP_SHARDS items: a batch of a company without a cap adds to
- * one of them, so one busy company's batches do not all land on one DynamoDB partition key (at
- * most 1,000 writes per second each). A capped company's batches all go to shard 0, where one
- * conditional write sees the whole count (metering.ts). Reading sums them, in one batch read.
- * Shard 0 is the plain key, so counts written before sharding still add up.
+ * The month's count is read from CAP_SHARDS items and the aggregator's (capMeteredKey), summed in
+ * one batch read. A capped company's batches all go to shard 0, where one conditional write sees
+ * the whole count (metering.ts); shards 1 to 7 hold what a company without a cap was counted on
+ * before the aggregator counted it (read, no longer written). Shard 0 is the plain key, so counts
+ * written before sharding still add up.
  */
 export const CAP_SHARDS = 8;
 
@@ -33,10 +33,6 @@ export const capMeteredKey = (companyId: string, ms: number): string => `${capCo
 
 const capShardKey = (companyId: string, ms: number, shard: number): string =>
   shard === 0 ? capCounterKey(companyId, ms) : `${capCounterKey(companyId, ms)}#${shard}`;
-
-/** The shard a batch of a company without a cap adds to: from its body hash, so the spread is even and needs no randomness. */
-export const capShardOf = (companyId: string, ms: number, bodySha256: string): string =>
-  capShardKey(companyId, ms, parseInt(bodySha256.slice(0, 8), 16) % CAP_SHARDS);
 
 /** null is no cap (paid plans unless one is set). */
 export function capReached(acceptedThisMonth: number, monthlyCap: number | null): boolean {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../common/hashing';
-import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKey, capCounterKeys, capShardOf } from './cap';
+import { BATCH_MARK_TTL_SECONDS, batchMarkKey, capCounterKey, capCounterKeys } from './cap';
 
 /**
  * Metering a batch against its company's month, exactly once and before anything is stored
@@ -87,15 +87,7 @@ export interface MonthCount {
  */
 export const holdIdOf = (appId: string, bodySha256: string): string => `h_${sha256Hex(`${appId}#${bodySha256}`).slice(0, 16)}`;
 
-/**
- * The item a batch is counted on. A capped company's batches all go to shard 0, so one
- * conditional write sees the whole count it must stay under; a company without a cap spreads over
- * the 8 shards, where nothing needs to see the whole.
- */
-export const meteredOn = (batch: MeteredBatch, capped: boolean): string =>
-  capped ? capCounterKey(batch.companyId, batch.receivedMs) : capShardOf(batch.companyId, batch.receivedMs, batch.bodySha256);
-
-/** Reads the month's 8 shards at once: the count the cap check compares, and this batch's hold on shard 0. */
+/** Reads the month's items at once (cap.ts): the count the cap check compares, and this batch's hold on shard 0. */
 export async function readMonth(store: CapStore, batch: MeteredBatch): Promise<MonthCount> {
   const [first, ...rest] = await store.read(capCounterKeys(batch.companyId, batch.receivedMs));
   const others = rest.reduce((sum, item) => sum + item.n, 0);
@@ -106,40 +98,42 @@ export async function readMonth(store: CapStore, batch: MeteredBatch): Promise<M
 const ROUNDS = 4;
 
 /**
- * Counts the batch's accepted events before it is stored: a new hold, or a place on the hold an
- * earlier attempt of the same bytes left (it died, or it is still running). With a cap, the new
- * hold is refused once the company's count has reached it: cap_exceeded, and nothing was written.
- * `month` is the read the cap check made (none without a cap).
+ * Counts a capped company's batch before it is stored: a new hold, or a place on the hold an
+ * earlier attempt of the same bytes left (it died, or it is still running). The new hold is refused
+ * once the company's count has reached the cap: cap_exceeded, and nothing was written. All of a
+ * capped company's batches count on shard 0, so that one conditional write sees the whole count it
+ * must stay under. `month` is the read the cap check made. (A company without a cap is counted by
+ * the aggregator: nothing here.)
  */
 export async function reserve(
   store: CapStore,
   batch: MeteredBatch,
   accepted: number,
-  monthlyCap: number | null,
-  month?: MonthCount,
+  monthlyCap: number,
+  month: MonthCount,
 ): Promise<BatchHold | 'cap_exceeded'> {
   const mine: BatchHold = {
-    key: meteredOn(batch, monthlyCap !== null),
+    key: capCounterKey(batch.companyId, batch.receivedMs),
     holdId: holdIdOf(batch.appId, batch.bodySha256),
     token: randomBytes(6).toString('hex'),
     accepted,
     markKey: batchMarkKey(batch.appId, batch.bodySha256),
     expiresAtS: Math.floor(batch.receivedMs / 1000) + BATCH_MARK_TTL_SECONDS,
   };
-  // Shard 0 may stay under the cap by what the other shards hold (counted while the company had none).
-  const below = monthlyCap === null ? null : monthlyCap - (month?.others ?? 0);
-  let seen = month?.held;
+  // Shard 0 stays under the cap by what the other items hold (counted while the company had none).
+  const below = monthlyCap - month.others;
+  let seen = month.held;
   try {
     for (let round = 0; round < ROUNDS; round++) {
       if (seen !== undefined) {
         if (await store.join(mine.key, mine.holdId, seen.token)) return { ...mine, token: seen.token, accepted: seen.accepted };
       } else {
-        if (below !== null && below <= 0) return 'cap_exceeded';
+        if (below <= 0) return 'cap_exceeded';
         if (await store.hold(mine.key, mine.holdId, mine.token, accepted, below)) return mine;
       }
       const [item] = await store.read([mine.key]);
       seen = item?.holds.get(mine.holdId);
-      if (seen === undefined && below !== null && (item?.n ?? 0) >= below) return 'cap_exceeded';
+      if (seen === undefined && (item?.n ?? 0) >= below) return 'cap_exceeded';
     }
   } catch (error) {
     // The hold may have been written before the error: give it back rather than leave it counted.

@@ -107,8 +107,7 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
   let hold: BatchHold | undefined;
   // A company without a cap is counted by the aggregator, once per audit object, with no write
   // here (the hand-off message says so): only a cap needs the count before the batch is taken.
-  const meterHere = monthlyCap !== null;
-  if (accepted > 0 && meterHere) {
+  if (accepted > 0 && monthlyCap !== null && month !== undefined) {
     const counted = await storing(ports, audit, 'cap_count', () => reserve(ports.caps, audit, accepted, monthlyCap, month));
     if (counted === 'cap_exceeded') throw new EventApiError('cap_exceeded');
     hold = counted;
@@ -118,7 +117,9 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
   try {
     await storing(ports, audit, 'audit_write', () => ports.audit.putBatch(key, audit, auditLines(batch.events, verdicts, audit, texts)));
     await storing(ports, audit, 'hand_off', () =>
-      ports.aggregation.send(aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected }, !meterHere && accepted > 0)),
+      ports.aggregation.send(
+        aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected }, monthlyCap === null && accepted > 0),
+      ),
     );
   } catch (error) {
     // Not stored: the count is taken back, so the client's retry (the same bytes or new ones) counts once.

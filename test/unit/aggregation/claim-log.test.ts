@@ -29,7 +29,7 @@ function metered(ports: AggregationPorts, store: InstallStore) {
   };
   const installs: InstallStore = {
     get: (pk, sk) => store.get(pk, sk),
-    query: (pk, prefix) => store.query(pk, prefix),
+    query: (pk, prefix, after) => store.query(pk, prefix, after),
     claimItem: async (item) => {
       const stored = await store.claimItem(item);
       await bill(item.pk, item.sk);
@@ -119,5 +119,17 @@ describe('the claim log', () => {
     await w.installs.claimItem({ pk, sk: 'e#old', owner: 'f'.repeat(24), event_name: 'session', ts_ms: T0 + 5, day: '2026-06-01' });
     await w.deliver([w.upload([session(1, 'old', T0 + 5), session(1, 'new', T0 + 6)])]);
     expect(w.table().events['2026-06-01|session']).toEqual({ events: 1, unique_installs: 1 });
+  });
+
+  it('counts the next object of an install whose log holds a stub item without ids (an applied claim that landed after the privacy drain)', async () => {
+    const w = world();
+    await w.deliver([w.upload([install(1, T0)])]);
+    const pk = `${APP}#${uuid(1)}`;
+    await w.installs.claimAttributes(pk, 'c#00000002', {
+      applied: { by: 'f'.repeat(24), member: { id: 'i-1', ts_ms: T0, day: '2026-06-01', partner: 'organic' } },
+    });
+    expect((await w.deliver([w.upload([session(1, 's-1', T0 + 5)])])).map((o) => o.kind)).toEqual(['counted']);
+    expect(w.table().events['2026-06-01|session']).toEqual({ events: 1, unique_installs: 1 });
+    expect((await w.installs.query<ObjectClaims>(pk, 'c#')).map((item) => item.sk)).toEqual(['c#00000001', 'c#00000002', 'c#00000003']);
   });
 });
