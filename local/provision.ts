@@ -116,6 +116,20 @@ export async function createTable(dynamo: DynamoDBClient, name: string, spec: Ta
     if (!hasErrorName(error, 'ResourceInUseException')) throw error;
     await addMissingIndexes(dynamo, definition);
   }
+  await untilActive(dynamo, name);
+}
+
+/**
+ * Waits for a table to be ACTIVE. CreateTable answers while the table is CREATING, and dynalite
+ * refuses reads and writes of it until a timer (0 ms here, but a timer) makes it ACTIVE: on a
+ * loaded machine the first write after the create could come first and find no table.
+ */
+export async function untilActive(dynamo: DynamoDBClient, name: string): Promise<void> {
+  for (;;) {
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: name }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /**
@@ -148,6 +162,7 @@ async function addMissingIndexes(dynamo: DynamoDBClient, definition: CreateTable
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   await dynamo.send(new CreateTableCommand(definition));
+  await untilActive(dynamo, definition.TableName as string);
   for (let start = 0; start < items.length; start += 25) {
     let RequestItems: Record<string, { PutRequest: { Item: Record<string, AttributeValue> } }[]> | undefined = {
       [definition.TableName as string]: items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } })),

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { tables } from '../../lib/manifest';
-import { createTable, localCredentials } from '../../local/provision';
+import { createTable, localCredentials, untilActive } from '../../local/provision';
 
 /**
  * A data directory made by an earlier version of the service lacks the indexes the manifest has
@@ -55,6 +55,7 @@ describe('local tables of an earlier data directory', () => {
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
+    await untilActive(dynamo, 'postbacks');
     for (let n = 0; n < 60; n++) {
       await dynamo.send(
         new PutItemCommand({
