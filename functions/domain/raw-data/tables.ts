@@ -1,0 +1,150 @@
+/**
+ * The four raw tables the warehouse export writes and the SQL reads (docs/raw-data.md#warehouse-exports):
+ * their columns, in file order, each with one of four types that Parquet (hyparquet-writer),
+ * Glue/Athena and DuckDB all read the same way. JSON values (properties, fraud_reasons, a
+ * decision) are JSON text in a string column. Every column may be null.
+ *
+ * The partition columns are not stored in the files: they are the Hive-style path
+ * `<table>/app_id=<id>/dt=<yyyy-MM-dd>/hour=<HH>/` (PARTITION_COLUMNS).
+ */
+
+export type RawTableName = 'events' | 'installs' | 'clicks' | 'skan_postbacks';
+export type RawColumnType = 'string' | 'bigint' | 'double' | 'boolean';
+
+export interface RawColumn {
+  readonly name: string;
+  readonly type: RawColumnType;
+  readonly doc: string;
+}
+
+export interface RawTable {
+  readonly columns: readonly RawColumn[];
+}
+
+/** Every table is partitioned by these, all strings, in this order. */
+export const PARTITION_COLUMNS: readonly RawColumn[] = [
+  { name: 'app_id', type: 'string', doc: 'The app (skan_postbacks: `_unmatched` while postbacks are not matched to an app).' },
+  { name: 'dt', type: 'string', doc: 'UTC day of the receive time, yyyy-MM-dd.' },
+  { name: 'hour', type: 'string', doc: 'UTC hour of the receive time, HH (00-23).' },
+];
+
+export const RAW_TABLE_NAMES: readonly RawTableName[] = ['events', 'installs', 'clicks', 'skan_postbacks'];
+
+/** The skan_postbacks partition of a postback that names no app of the service (all of them, until matching by App Store id). */
+export const UNMATCHED_APP_ID = '_unmatched';
+
+const s = (name: string, doc: string): RawColumn => ({ name, type: 'string', doc });
+const n = (name: string, doc: string): RawColumn => ({ name, type: 'bigint', doc });
+const d = (name: string, doc: string): RawColumn => ({ name, type: 'double', doc });
+const b = (name: string, doc: string): RawColumn => ({ name, type: 'boolean', doc });
+
+const SUBS = [1, 2, 3, 4, 5].map((i) => s(`sub${i}`, `sub${i} of the click (pass-through).`));
+
+export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
+  events: {
+    columns: [
+      s('event_id', "The event's id as the SDK sent it; (app, install_uuid, event_id) is its identity."),
+      s('event_name', 'install, open, purchase or a custom name.'),
+      s('install_uuid', 'The install the event belongs to.'),
+      n('ts_ms', 'Device time of the event, epoch ms, as sent.'),
+      n('corrected_ts', 'Event time on the server clock, epoch ms (ts_ms moved by the batch clock skew).'),
+      n('received_ms', 'When the batch was accepted, epoch ms: the partition hour.'),
+      s('event_day', 'UTC day of corrected_ts, yyyy-MM-dd: the day the reports count the event on.'),
+      d('revenue_usd', 'Revenue in US dollars as sent; null when absent.'),
+      n('revenue_micros', 'round(revenue_usd * 1e6) as the reports add it up; 0 when there is no positive revenue.'),
+      s('platform', 'ios or android; null when unknown.'),
+      s('properties', 'Custom properties, JSON text; null when absent.'),
+      s('country', 'ISO country of the request, when known.'),
+      s('partner', 'Partner of the install the event counts against (organic when none); null when attribution is null.'),
+      s('campaign', 'Campaign of the attributed link.'),
+      s('attribution_type', 'deterministic, probabilistic or organic.'),
+      s('link_id', 'Tracking link of the attributed click.'),
+      s('ext_click_id', "The partner's own click id, from the attributed click."),
+      ...SUBS,
+      b('is_reinstall', 'The install it counts against is a reinstall.'),
+      s('fraud_reasons', "JSON text array of the install's fraud flags."),
+      n('install_corrected_ts', 'Corrected time of the install it counts against, epoch ms (cohort day).'),
+      s(
+        'install_event_id',
+        'event_id of the install it counts against. Null when attribution is null: the event arrived before its install was counted and counts against the first counted install of its install_uuid (join installs on first_install).',
+      ),
+    ],
+  },
+  installs: {
+    columns: [
+      s('install_uuid', 'The install.'),
+      s('install_event_id', 'event_id of the install event (one row per counted install event).'),
+      n('ts_ms', 'Device time of the install event, epoch ms.'),
+      n('corrected_ts', 'Install time on the server clock, epoch ms.'),
+      n('received_ms', 'When the batch was accepted, epoch ms: the partition hour.'),
+      s('install_day', 'UTC day of corrected_ts, yyyy-MM-dd: the cohort day.'),
+      s('platform', 'ios or android.'),
+      s('country', 'Country of the matched click, else of the install request.'),
+      s('partner', 'Partner the install is attributed to (organic when no click matched).'),
+      s('campaign', 'Campaign of the matched link.'),
+      s('attribution_type', 'deterministic, probabilistic or organic.'),
+      s('rule', 'click_id, referrer_click_id, same_ip_platform_24h or no_match.'),
+      s('link_id', 'Link of the matched click.'),
+      s('click_id', 'The matched click (join clicks).'),
+      s('ext_click_id', "The partner's own click id of the matched click."),
+      ...SUBS,
+      n('click_ms', 'Time of the matched click, epoch ms.'),
+      n('ctit_seconds', 'Seconds from the matched click to the install.'),
+      b('is_reinstall', 'The install is a reinstall.'),
+      s('reinstall_reason', 'same_install_uuid or device_seen_under_other_install.'),
+      s('fraud_reasons', 'JSON text array: ctit_under_10s, click_injection, honeypot_ip.'),
+      b('first_install', 'No install of this install_uuid was counted before it.'),
+      s('previous_install_event_id', 'event_id of the install of this install_uuid counted before it, if any.'),
+      s('explanation', 'Why, in one sentence (what `admin install show` prints).'),
+      s('decision', 'The full attribution decision, JSON text.'),
+    ],
+  },
+  clicks: {
+    columns: [
+      s('click_id', 'The click, a server-made id.'),
+      s('link_id', 'The tracking link.'),
+      s('company_id', "The link's company."),
+      s('partner', "The link's partner."),
+      s('campaign', "The link's campaign."),
+      s('ext_click_id', "The partner's click id (the click_id query parameter)."),
+      ...SUBS,
+      s('platform', 'ios, android or other, from the user agent.'),
+      s('user_agent', 'User-Agent header as sent (cut to 1,024 characters).'),
+      s('country', 'Country of the viewer, from the edge.'),
+      n('asn', 'Autonomous system of the viewer, from the edge.'),
+      n('ts_ms', 'When the click was recorded, epoch ms: the partition hour.'),
+      n('lookback_days', "The link's attribution lookback."),
+      n('expires_at', 'Epoch seconds after which no install can claim the click.'),
+    ],
+  },
+  skan_postbacks: {
+    columns: [
+      s('transaction_id', "SKAdNetwork's transaction-id, AdAttributionKit's postback-identifier."),
+      s('kind', 'skadnetwork or adattributionkit.'),
+      n('received_ms', 'When the postback was received, epoch ms: the partition hour.'),
+      b('verified', "The signature verified under one of Apple's keys."),
+      s('reason', 'Why it did not verify; null when it did.'),
+      s('reason_field', 'The signed field a failure is about.'),
+      s('key_id', 'The key checked (skadnetwork/p-256, skadnetwork/p-192, or an AdAttributionKit kid).'),
+      s('key_environment', 'AdAttributionKit: production or development key.'),
+      s('version', 'SKAdNetwork version as sent.'),
+      s('ad_network_id', 'ad-network-id (AdAttributionKit: ad-network-identifier). Signed.'),
+      s('advertised_app_id', 'App Store id of the advertised app: app-id (advertised-item-identifier). Signed.'),
+      s('campaign_id', 'campaign-id (SKAdNetwork before 4.0). Signed.'),
+      s('source_identifier', 'source-identifier (SKAdNetwork 4.0, AdAttributionKit). Signed.'),
+      s('source_app_id', 'App Store id of the publishing app: source-app-id (publisher-item-identifier). Signed.'),
+      s('source_domain', 'source-domain (web ads). Signed.'),
+      s('marketplace_identifier', 'AdAttributionKit marketplace-identifier. Signed.'),
+      n('fidelity_type', 'fidelity-type: 1 StoreKit-rendered ad, 0 view-through. Signed.'),
+      s('impression_type', 'AdAttributionKit impression-type. Signed.'),
+      b('redownload', 'redownload (AdAttributionKit: conversion-type re-download). Signed.'),
+      s('conversion_type', 'AdAttributionKit conversion-type (download, re-download). Signed.'),
+      b('did_win', 'did-win. Signed.'),
+      n('postback_sequence_index', 'postback-sequence-index: 0, 1 or 2. Signed.'),
+      n('conversion_value', 'Fine conversion value 0-63. Not signed by Apple.'),
+      s('coarse_conversion_value', 'low, medium or high. Not signed by Apple.'),
+      s('signed', 'Every signed field as sent, JSON text (Apple's only when verified).'),
+      s('unverified', 'Every unsigned field as sent, JSON text.'),
+    ],
+  },
+};
