@@ -143,7 +143,7 @@ export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
       n('postback_sequence_index', 'postback-sequence-index: 0, 1 or 2. Signed.'),
       n('conversion_value', 'Fine conversion value 0-63. Not signed by Apple.'),
       s('coarse_conversion_value', 'low, medium or high. Not signed by Apple.'),
-      s('signed', 'Every signed field as sent, JSON text (Apple's only when verified).'),
+      s('signed', "Every signed field as sent, JSON text (Apple's only when verified)."),
       s('unverified', 'Every unsigned field as sent, JSON text.'),
     ],
   },
