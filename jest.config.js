@@ -1,6 +1,6 @@
 // Three projects so a developer can run one layer at a time (`jest --selectProjects unit`).
 // Type checking is done once by `tsc --noEmit` in `npm test`; here ts-jest only transpiles,
-// which keeps the suite fast on a 2-core machine. @middy/* ships ESM only, so it is transformed too.
+// which keeps the suite fast on a 2-core machine. @middy/*, hyparquet and hyparquet-writer ship ESM only, so they are transformed too.
 const transform = {
   '^.+\\.[tj]s$': [
     'ts-jest',
@@ -10,7 +10,7 @@ const transform = {
     },
   ],
 };
-const transformIgnorePatterns = ['/node_modules/(?!(@middy)/)'];
+const transformIgnorePatterns = ['/node_modules/(?!(@middy|hyparquet|hyparquet-writer)/)'];
 const common = { testEnvironment: 'node', transform, transformIgnorePatterns, setupFiles: ['<rootDir>/test/support/env.ts'] };
 
 module.exports = {
