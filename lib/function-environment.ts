@@ -3,7 +3,7 @@ import { envName, type FunctionSpec, type QueueName, type TableName } from './ma
 /**
  * The environment the stack gives each function, as plain data: the constants every function
  * gets, and one variable per resource its manifest grants name (TABLE_<NAME>, AUDIT_BUCKET,
- * QUEUE_<NAME>_URL) plus the origin secret's ARN for routed functions (never a secret's value). The CDK function construct sets
+ * EXPORT_BUCKET, QUEUE_<NAME>_URL) plus the origin secret's ARN for routed functions (never a secret's value). The CDK function construct sets
  * exactly these, and the local runtime gives each handler exactly these too
  * (local/function-context.ts), so a handler that reads a variable its grants do not name fails
  * at `npm start` as it would at cold start in Lambda. test/stack/function-environment.test.ts
@@ -26,6 +26,7 @@ export type EnvironmentSource =
   | { readonly kind: 'constant'; readonly value: string }
   | { readonly kind: 'table'; readonly table: TableName }
   | { readonly kind: 'bucket' }
+  | { readonly kind: 'export-bucket' }
   | { readonly kind: 'queue'; readonly queue: QueueName }
   | { readonly kind: 'origin-secret-arn' };
 
@@ -35,6 +36,7 @@ export function environmentOf(spec: FunctionSpec): Record<string, EnvironmentSou
   if (spec.routes?.length) environment[envName.originVerifySecretArn()] = { kind: 'origin-secret-arn' };
   for (const table of Object.keys(spec.tables ?? {}) as TableName[]) environment[envName.table(table)] = { kind: 'table', table };
   if (spec.bucket) environment[envName.bucket()] = { kind: 'bucket' };
+  if (spec.exports) environment[envName.exportBucket()] = { kind: 'export-bucket' };
   for (const queue of Object.keys(spec.queues ?? {}) as QueueName[]) environment[envName.queue(queue)] = { kind: 'queue', queue };
   return environment;
 }

@@ -1,6 +1,6 @@
 /**
- * The resource manifest: every table, the audit bucket, every queue, every schedule and every
- * function with its routes and grants. The CDK stack and the local runtime both build from this
+ * The resource manifest: every table, the audit and export buckets, every queue, every schedule
+ * and every function with its routes and grants. The CDK stack and the local runtime both build from this
  * file, so the deployed service and `npm start` cannot drift apart.
  *
  * Plain data only: no aws-cdk-lib import here, because handlers and the local runtime read it too.
@@ -69,10 +69,15 @@ export const tables = {
   clicks: {
     purpose:
       'Click records by click_id; the by_app_ip_platform index finds the latest click of an ' +
-      '(app, IP, platform) for probabilistic matching. Clicks expire after the lookback window.',
+      '(app, IP, platform) for probabilistic matching; the by_app_hour index finds the clicks of an app in a UTC ' +
+      'hour for the raw-data export (app_hour = <app_id>#<YYYY-MM-DDTHH>#<shard 0-f>, 16 shards so that a busy ' +
+      "app's clicks do not all land on one partition). Clicks expire after the lookback window.",
     partitionKey: S('click_id'),
     ttlAttribute: 'expires_at',
-    indexes: [{ name: 'by_app_ip_platform', partitionKey: S('app_ip_platform'), sortKey: N('ts_ms') }],
+    indexes: [
+      { name: 'by_app_ip_platform', partitionKey: S('app_ip_platform'), sortKey: N('ts_ms') },
+      { name: 'by_app_hour', partitionKey: S('app_hour'), sortKey: N('ts_ms') },
+    ],
   },
   installs: {
     purpose:
@@ -141,6 +146,30 @@ export const bucket = {
   invalidSkanPostbacks: { prefix: 'audit/skan/invalid/', expireAfterDays: 30 },
 } as const;
 
+/**
+ * The export bucket (docs/raw-data.md, "Storage"): raw data out. The aggregator's stream objects
+ * under `stream/` (what GET /api/v1/stream/events serves), and the hourly Parquet files of each
+ * export table under `<table>/app_id=<app_id>/dt=<YYYY-MM-DD>/hour=<HH>/` (what the Glue tables
+ * and Athena read, lib/constructs/warehouse.ts). Not versioned: every object can be made again
+ * from the audit store (a replay rewrites stream objects, an export run rewrites an hour), and a
+ * privacy deletion must not leave an old version behind. Athena's query results are not here:
+ * they have a bucket of their own, which the warehouse makes.
+ */
+export const exportBucket = {
+  name: 'exports',
+  purpose:
+    'Raw data out: stream objects (stream/<app_id>/..., gzip JSON Lines, kept 30 days) and hourly Parquet exports ' +
+    '(<table>/app_id=/dt=/hour=/, kept, Infrequent Access after 30 days).',
+  /** Stream objects are read within minutes by the stream endpoint and the export; a month lets a reader catch up. */
+  stream: { prefix: 'stream/', expireAfterDays: 30 },
+  /** The export tables, one prefix each (functions/domain/raw-data/tables.ts, RAW_TABLES, has their columns). */
+  tables: ['events', 'installs', 'clicks', 'skan_postbacks'],
+  /** Export files are kept; queries mostly read recent hours, so older files move to cheaper storage. */
+  infrequentAccessAfterDays: 30,
+} as const;
+
+export type ExportTableName = (typeof exportBucket.tables)[number];
+
 export interface QueueSpec {
   readonly purpose: string;
   readonly visibilityTimeoutSeconds: number;
@@ -200,9 +229,10 @@ export const queues = {
 
 export type QueueName = keyof typeof queues;
 
-/** Either every N minutes, or a daily time in UTC. */
+/** Every N minutes, every hour at a minute (UTC), or a daily time in UTC. */
 export type ScheduleSpec =
   | { readonly kind: 'rate'; readonly minutes: number; readonly function: string; readonly purpose: string }
+  | { readonly kind: 'hourly'; readonly minuteUtc: number; readonly function: string; readonly purpose: string }
   | { readonly kind: 'daily'; readonly hourUtc: number; readonly minuteUtc: number; readonly function: string; readonly purpose: string };
 
 export const schedules = {
@@ -219,10 +249,16 @@ export const schedules = {
     function: 'health-check',
     purpose: 'Checks every binding and publishes a metric the health alarm watches.',
   },
+  export: {
+    kind: 'hourly',
+    minuteUtc: 7,
+    function: 'export',
+    purpose: 'Writes the Parquet files of the hours that changed since the last run (docs/raw-data.md), off the hour.',
+  },
 } as const satisfies Record<string, ScheduleSpec>;
 
 /**
- * What a function may do with a table or the audit bucket. Writing is putting and updating;
+ * What a function may do with a table, the audit bucket or the export bucket. Writing is putting and updating;
  * deleting is a level of its own ('_delete'), given only to the functions that delete something,
  * so a bug or a stolen role elsewhere cannot erase installs, clicks or audit objects.
  *
@@ -245,7 +281,10 @@ export interface FunctionSpec {
   /** HTTP API route keys, exactly as API Gateway writes them ("GET /l/{link_id}", "$default"). */
   readonly routes?: readonly string[];
   readonly tables?: Partial<Record<TableName, Access>>;
+  /** The audit bucket (`bucket`). */
   readonly bucket?: Access;
+  /** The export bucket (`exportBucket`): stream objects and Parquet export files. */
+  readonly exports?: Access;
   /**
    * 'send' to produce, 'consume' to receive and delete, 'requeue' to consume and send back (a
    * consumer that puts unfinished work at the end of its queue), 'read' for attributes only.
@@ -330,8 +369,17 @@ export const functions = {
     // deleted with every older version). postbacks: the install's postbacks and attempts, read by
     // the by_install index and deleted (no level reads and deletes without writing).
     // privacy_requests: the receipt's state, updated.
-    tables: { installs: 'readwrite_delete', clicks: 'readwrite_delete', postbacks: 'readwrite_delete', privacy_requests: 'readwrite' },
+    // exports: the install's lines in stream objects and rows in export files, rewritten without
+    // them or deleted; ledger: the lanes' watermark, so that it rewrites only final stream objects.
+    tables: {
+      installs: 'readwrite_delete',
+      clicks: 'readwrite_delete',
+      postbacks: 'readwrite_delete',
+      privacy_requests: 'readwrite',
+      ledger: 'read',
+    },
     bucket: 'readwrite_delete',
+    exports: 'readwrite_delete',
     // requeue: a request with rows left goes to the back of the queue for the next run.
     queues: { privacy: 'requeue' },
     // The queue's visibility timeout is 900 s: a request the drain holds does not come round again in the run.
@@ -355,6 +403,9 @@ export const functions = {
       postbacks: 'readwrite',
     },
     bucket: 'read',
+    // exports: the stream objects of each apply, written before its marks and read back to be
+    // rewritten when the apply is replayed (docs/raw-data.md).
+    exports: 'readwrite',
     queues: { aggregation: 'consume', postbacks: 'send' },
     // Under the queue's 120 s visibility timeout; the aggregator's lane lease is this plus 15 s.
     timeoutSeconds: 60,
@@ -396,6 +447,29 @@ export const functions = {
     // The key look-up and the prebuilt rows, read only.
     tables: { tenants: 'read', aggregates: 'read' },
   },
+  'stream-events': {
+    entry: 'functions/stream-events.ts',
+    description:
+      "GET /api/v1/stream/events: the app's counted events in order, from the stream objects below the watermark, a page at a time.",
+    routes: ['GET /api/v1/stream/events'],
+    // Server-to-server consumers of the raw stream, a page at a time, like the reports.
+    throttle: { rateLimit: 50, burstLimit: 100 },
+    // tenants: the key look-up; ledger: the lanes' watermark; exports: the stream objects, read only.
+    tables: { tenants: 'read', ledger: 'read' },
+    exports: 'read',
+  },
+  export: {
+    entry: 'functions/export.ts',
+    description: 'Hourly: writes each changed hour of events, installs, clicks and SKAN postbacks as Parquet files in the export bucket.',
+    // tenants: the apps; ledger: the watermark; clicks: an app's clicks of an hour (by_app_hour);
+    // skan_postbacks and the audit bucket: the SKAN records; exports: stream objects read, export
+    // files written and replaced (an hour left with no rows loses its file).
+    tables: { tenants: 'read', ledger: 'read', clicks: 'read', skan_postbacks: 'read' },
+    bucket: 'read',
+    exports: 'readwrite_delete',
+    timeoutSeconds: 900,
+    memoryMb: 2048,
+  },
   'link-redirect': {
     entry: 'functions/link-redirect.ts',
     description: 'GET /l/{link_id}: filter, rate-limit, record the click and redirect to the store.',
@@ -433,6 +507,7 @@ export type FunctionName = keyof typeof functions;
 export const envName = {
   table: (name: string) => `TABLE_${name.toUpperCase()}`,
   bucket: () => 'AUDIT_BUCKET',
+  exportBucket: () => 'EXPORT_BUCKET',
   queue: (name: string) => `QUEUE_${name.toUpperCase()}_URL`,
   /**
    * The ARN of the secret CloudFront adds as x-origin-verify; routed handlers read its value from
@@ -453,6 +528,11 @@ export function pascalCase(name: string): string {
 export const outputKey = {
   table: (name: string) => `Table${pascalCase(name)}`,
   bucket: () => 'AuditBucketName',
+  exportBucket: () => 'ExportBucketName',
   queue: (name: string) => `Queue${pascalCase(name)}Url`,
   baseUrl: () => 'BaseUrl',
+  /** The warehouse (lib/constructs/warehouse.ts): Glue database, Athena workgroup and its results bucket. */
+  warehouseDatabase: () => 'WarehouseDatabaseName',
+  athenaWorkGroup: () => 'AthenaWorkGroupName',
+  athenaResultsBucket: () => 'AthenaResultsBucketName',
 };

@@ -25,9 +25,14 @@ export type PolicyResource =
   | { readonly kind: 'table'; readonly table: TableName }
   /** Every secondary index of a table (the grant's `<table arn>/index/*`). */
   | { readonly kind: 'table-indexes'; readonly table: TableName }
+  /** The audit bucket. */
   | { readonly kind: 'bucket' }
-  /** Every object of the bucket (`<bucket arn>/*`). */
+  /** Every object of the audit bucket (`<bucket arn>/*`). */
   | { readonly kind: 'objects' }
+  /** The export bucket (manifest `exportBucket`, a function's `exports` grant). */
+  | { readonly kind: 'export-bucket' }
+  /** Every object of the export bucket. */
+  | { readonly kind: 'export-objects' }
   | { readonly kind: 'queue'; readonly queue: QueueName }
   /** The CloudFront origin secret in Secrets Manager (lib/constructs/edge.ts). */
   | { readonly kind: 'origin-secret' };
@@ -118,17 +123,23 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
       statements.push({ actions: [...TABLE_WRITE_ACTIONS, ...(deletesWith(access) ? TABLE_DELETE_ACTIONS : [])], resources });
     }
   }
-  if (spec.bucket) {
-    if (spec.bucket === 'probe') statements.push({ actions: BUCKET_PROBE_ACTIONS, resources: [{ kind: 'bucket' }] });
-    if (readsWith(spec.bucket)) statements.push({ actions: BUCKET_READ_ACTIONS, resources: [{ kind: 'bucket' }, { kind: 'objects' }] });
-    if (writesWith(spec.bucket)) statements.push({ actions: BUCKET_WRITE_ACTIONS, resources: [{ kind: 'objects' }] });
-    if (deletesWith(spec.bucket)) statements.push({ actions: BUCKET_DELETE_ACTIONS, resources: [{ kind: 'objects' }] });
-  }
+  if (spec.bucket) statements.push(...bucketStatements(spec.bucket, { kind: 'bucket' }, { kind: 'objects' }));
+  if (spec.exports) statements.push(...bucketStatements(spec.exports, { kind: 'export-bucket' }, { kind: 'export-objects' }));
   for (const [queue, access] of Object.entries(spec.queues ?? {}) as [QueueName, NonNullable<QueueAccess>][]) {
     statements.push({ actions: QUEUE_ACTIONS[access], resources: [{ kind: 'queue', queue }] });
   }
   // Routed functions check every request's origin header against it (functions/shared/http.ts).
   if (spec.routes?.length) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
+  return statements;
+}
+
+/** The same action sets on either bucket: the bucket itself, and its objects. */
+function bucketStatements(access: Access, bucket: PolicyResource, objects: PolicyResource): PolicyStatement[] {
+  const statements: PolicyStatement[] = [];
+  if (access === 'probe') statements.push({ actions: BUCKET_PROBE_ACTIONS, resources: [bucket] });
+  if (readsWith(access)) statements.push({ actions: BUCKET_READ_ACTIONS, resources: [bucket, objects] });
+  if (writesWith(access)) statements.push({ actions: BUCKET_WRITE_ACTIONS, resources: [objects] });
+  if (deletesWith(access)) statements.push({ actions: BUCKET_DELETE_ACTIONS, resources: [objects] });
   return statements;
 }
 
@@ -138,7 +149,7 @@ export function actionMatches(pattern: string, action: string): boolean {
   return new RegExp(`^${escaped}$`, 'i').test(action);
 }
 
-/** A resource as one string ("table:installs", "table-indexes:clicks", "objects", "queue:privacy"). */
+/** A resource as one string ("table:installs", "table-indexes:clicks", "objects", "export-objects", "queue:privacy"). */
 export function resourceKey(resource: PolicyResource): string {
   switch (resource.kind) {
     case 'table':

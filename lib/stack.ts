@@ -119,10 +119,7 @@ export class AttributionServiceStack extends Stack {
       }
       new events.Rule(this, `${pascalCase(name)}Schedule`, {
         description: spec.purpose,
-        schedule:
-          spec.kind === 'rate'
-            ? events.Schedule.rate(Duration.minutes(spec.minutes))
-            : events.Schedule.cron({ hour: String(spec.hourUtc), minute: String(spec.minuteUtc) }),
+        schedule: scheduleOf(spec),
         targets: [new targets.LambdaFunction(target, { retryAttempts: 2 })],
       });
     }
@@ -134,6 +131,10 @@ export class AttributionServiceStack extends Stack {
       new CfnOutput(this, outputKey.table(name), { value: table.tableName, description: `Table ${name}` });
     }
     new CfnOutput(this, outputKey.bucket(), { value: this.stores.bucket.bucketName, description: 'Audit bucket' });
+    new CfnOutput(this, outputKey.exportBucket(), {
+      value: this.stores.exportBucket.bucketName,
+      description: 'Export bucket: stream objects and hourly Parquet exports (docs/raw-data.md)',
+    });
     for (const [name, queue] of entriesOf(this.stores.queues)) {
       new CfnOutput(this, outputKey.queue(name), { value: queue.queueUrl, description: `Queue ${name}` });
     }
@@ -148,6 +149,18 @@ export class AttributionServiceStack extends Stack {
       description:
         'Secrets Manager secret CloudFront sends as x-origin-verify (its ARN, not its value); docs/secrets.md says how to rotate it',
     });
+  }
+}
+
+/** EventBridge's schedule for a manifest schedule; cron times are UTC. */
+function scheduleOf(spec: ScheduleSpec): events.Schedule {
+  switch (spec.kind) {
+    case 'rate':
+      return events.Schedule.rate(Duration.minutes(spec.minutes));
+    case 'hourly':
+      return events.Schedule.cron({ minute: String(spec.minuteUtc) });
+    case 'daily':
+      return events.Schedule.cron({ hour: String(spec.hourUtc), minute: String(spec.minuteUtc) });
   }
 }
 

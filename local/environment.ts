@@ -16,6 +16,8 @@ export interface EndpointsFile {
   sqs: string;
   tables: Record<string, string>;
   bucket: string;
+  /** The export bucket (manifest `exportBucket`, EXPORT_BUCKET). */
+  export_bucket: string;
   queues: Record<string, string>;
   dead_letter_queues: Record<string, string>;
   base_url: string;
@@ -42,7 +44,7 @@ export function readEndpoints(dataDir: string): EndpointsFile | undefined {
  * and the resource names the function construct would set in AWS.
  */
 export function applyLocalEnvironment(
-  endpoints: Pick<EndpointsFile, 'region' | 'dynamodb' | 's3' | 'sqs' | 'tables' | 'bucket' | 'queues'>,
+  endpoints: Pick<EndpointsFile, 'region' | 'dynamodb' | 's3' | 'sqs' | 'tables' | 'bucket' | 'export_bucket' | 'queues'>,
 ): void {
   const env: Record<string, string> = {
     AWS_REGION: endpoints.region,
@@ -54,6 +56,7 @@ export function applyLocalEnvironment(
     AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
     AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
     [envName.bucket()]: endpoints.bucket,
+    [envName.exportBucket()]: endpoints.export_bucket,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   for (const [name, physical] of Object.entries(endpoints.tables)) env[envName.table(name)] = physical;

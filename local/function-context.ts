@@ -76,6 +76,8 @@ const passedThrough = new Set<string>([...LAMBDA_PLATFORM_VARIABLES, ...LOCAL_EM
 export interface LocalDeployment {
   readonly tables: Readonly<Record<string, string>>;
   readonly bucket: string;
+  /** The export bucket's local name. */
+  readonly exportBucket: string;
   readonly queues: Readonly<Record<string, string>>;
   /** The origin secret's ARN in the local Secrets Manager (local/origin-secret.ts). */
   readonly originSecretArn: string;
@@ -125,7 +127,7 @@ export function runAsFunction<T>(name: string, body: () => T): T {
 export function templateEnvironment(
   name: string,
   spec: FunctionSpec,
-  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'queues' | 'originSecretArn'>,
+  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'exportBucket' | 'queues' | 'originSecretArn'>,
 ): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [variable, source] of Object.entries(environmentOf(spec))) {
@@ -136,9 +138,11 @@ export function templateEnvironment(
           ? target.tables[source.table]
           : source.kind === 'bucket'
             ? target.bucket
-            : source.kind === 'queue'
-              ? target.queues[source.queue]
-              : target.originSecretArn;
+            : source.kind === 'export-bucket'
+              ? target.exportBucket
+              : source.kind === 'queue'
+                ? target.queues[source.queue]
+                : target.originSecretArn;
     if (value === undefined) throw new Error(`${name}: no local ${source.kind} for ${variable}`);
     values[variable] = value;
   }

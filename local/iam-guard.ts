@@ -113,19 +113,29 @@ export function dynamodbAuthorizations(commandName: string, input: Input, target
   return [on(input.TableName, action, { index: input.IndexName, keys: item === undefined ? undefined : [item] })];
 }
 
+/** The deployment's two buckets, each its own resources (the bucket, its objects); any other bucket is none of ours. */
+function bucketResources(
+  target: LocalDeployment,
+  name: string | undefined,
+): { bucket: PolicyResource; objects: PolicyResource } | undefined {
+  if (name === undefined) return undefined;
+  if (name === target.bucket) return { bucket: { kind: 'bucket' }, objects: { kind: 'objects' } };
+  if (name === target.exportBucket) return { bucket: { kind: 'export-bucket' }, objects: { kind: 'export-objects' } };
+  return undefined;
+}
+
 export function s3Authorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
   const operation = operationOf(commandName);
   const bucketName = text(input.Bucket);
-  const ours = bucketName !== undefined && bucketName === target.bucket;
   const onBucket = (action: string): Authorization => ({
     action,
-    resource: ours ? { kind: 'bucket' } : undefined,
+    resource: bucketResources(target, bucketName)?.bucket,
     arn: `arn:aws:s3:::${bucketName}`,
   });
-  const onObject = (action: string, key: unknown): Authorization => ({
+  const onObject = (action: string, key: unknown, inBucket = bucketName): Authorization => ({
     action,
-    resource: ours ? { kind: 'objects' } : undefined,
-    arn: `arn:aws:s3:::${bucketName}/${text(key) ?? ''}`,
+    resource: bucketResources(target, inBucket)?.objects,
+    arn: `arn:aws:s3:::${inBucket}/${text(key) ?? ''}`,
   });
   const versioned = (plain: string, version: string) => (input.VersionId ? version : plain);
   switch (operation) {
@@ -137,8 +147,11 @@ export function s3Authorizations(commandName: string, input: Input, target: Loca
     case 'UploadPart':
     case 'CompleteMultipartUpload':
       return [onObject('s3:PutObject', input.Key)];
-    case 'CopyObject':
-      return [onObject('s3:PutObject', input.Key), onObject('s3:GetObject', text(input.CopySource)?.split('/').slice(1).join('/'))];
+    case 'CopyObject': {
+      // CopySource is "<bucket>/<key>" (a leading slash allowed), the source possibly the other bucket.
+      const [sourceBucket, ...sourceKey] = (text(input.CopySource) ?? '').replace(/^\//, '').split('/');
+      return [onObject('s3:PutObject', input.Key), onObject('s3:GetObject', decodeURIComponent(sourceKey.join('/')), sourceBucket)];
+    }
     case 'AbortMultipartUpload':
       return [onObject('s3:AbortMultipartUpload', input.Key)];
     case 'DeleteObject':

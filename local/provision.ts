@@ -14,10 +14,10 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { hasErrorName } from '../functions/adapters/aws-errors';
-import { bucket, type IndexSpec, type KeySpec, queues, type TableSpec, tables } from '../lib/manifest';
+import { bucket, exportBucket, type IndexSpec, type KeySpec, queues, type TableSpec, tables } from '../lib/manifest';
 
 /**
- * Creates every table, the bucket and every queue (with its dead-letter queue and the manifest's
+ * Creates every table, both buckets and every queue (with its dead-letter queue and the manifest's
  * maxReceiveCount) on the emulators. Idempotent: a restart over an existing data directory finds
  * everything in place. TTL is not set: dynalite does not implement it, so handlers that depend on
  * expiry also check the expiry attribute themselves.
@@ -25,6 +25,8 @@ import { bucket, type IndexSpec, type KeySpec, queues, type TableSpec, tables } 
 export interface ResourceNames {
   tables: Record<string, string>;
   bucket: string;
+  /** The export bucket (manifest `exportBucket`). */
+  exportBucket: string;
   queues: Record<string, string>;
   deadLetterQueues: Record<string, string>;
 }
@@ -40,20 +42,29 @@ export interface EmulatorEndpoints {
 export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
 export const localBucketName = `attribution-${bucket.name}`;
+export const localExportBucketName = `attribution-${exportBucket.name}`;
 
 export async function provision(endpoints: EmulatorEndpoints): Promise<ResourceNames> {
   const dynamo = new DynamoDBClient({ region: endpoints.region, endpoint: endpoints.dynamodb, credentials: localCredentials });
   const s3 = new S3Client({ region: endpoints.region, endpoint: endpoints.s3, credentials: localCredentials, forcePathStyle: true });
   const sqs = new SQSClient({ region: endpoints.region, endpoint: endpoints.sqs, credentials: localCredentials });
   try {
-    const names: ResourceNames = { tables: {}, bucket: localBucketName, queues: {}, deadLetterQueues: {} };
+    const names: ResourceNames = {
+      tables: {},
+      bucket: localBucketName,
+      exportBucket: localExportBucketName,
+      queues: {},
+      deadLetterQueues: {},
+    };
     for (const [name, spec] of Object.entries(tables) as [string, TableSpec][]) {
       await createTable(dynamo, name, spec);
       names.tables[name] = name;
     }
-    await s3.send(new CreateBucketCommand({ Bucket: localBucketName })).catch((error: unknown) => {
-      if (!hasErrorName(error, 'BucketAlreadyOwnedByYou', 'BucketAlreadyExists')) throw error;
-    });
+    for (const Bucket of [localBucketName, localExportBucketName]) {
+      await s3.send(new CreateBucketCommand({ Bucket })).catch((error: unknown) => {
+        if (!hasErrorName(error, 'BucketAlreadyOwnedByYou', 'BucketAlreadyExists')) throw error;
+      });
+    }
     for (const [name, spec] of Object.entries(queues)) {
       const dlq = await sqs.send(
         new CreateQueueCommand({

@@ -62,7 +62,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (name === undefined) throw new Error(`provisioning made no ${table} table`);
     return name;
   };
-  applyLocalEnvironment({ ...emulators, tables: names.tables, bucket: names.bucket, queues: names.queues });
+  applyLocalEnvironment({
+    ...emulators,
+    tables: names.tables,
+    bucket: names.bucket,
+    export_bucket: names.exportBucket,
+    queues: names.queues,
+  });
   // A data directory made before the signing_secrets table holds apps' secrets in the tenants
   // table: they move before any function runs (in AWS, `admin signing-secrets migrate` does it).
   const moved = await new TenantStore(tableName('tenants'), new SigningSecretStore(tableName('signing_secrets'))).migrateSigningSecrets();
@@ -81,7 +87,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = secretsManager.url;
   process.env[envName.originVerifySecretArn()] = originSecretArn;
   // From here each handler runs with its function's environment and IAM policy only.
-  registerDeployment({ tables: names.tables, bucket: names.bucket, queues: names.queues, originSecretArn, policies: options.policies });
+  registerDeployment({
+    tables: names.tables,
+    bucket: names.bucket,
+    exportBucket: names.exportBucket,
+    queues: names.queues,
+    originSecretArn,
+    policies: options.policies,
+  });
   installIamGuard();
   // An earlier runtime in this process (tests restart one) may have abandoned its invocations.
   acceptInvocations();
@@ -114,6 +127,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     sqs: emulators.sqs,
     tables: names.tables,
     bucket: names.bucket,
+    export_bucket: names.exportBucket,
     queues: names.queues,
     dead_letter_queues: names.deadLetterQueues,
     base_url: edge.url,

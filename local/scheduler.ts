@@ -3,7 +3,7 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { type ScheduleSpec, schedules } from '../lib/manifest';
 import { invoke } from './lambda';
 
-/** Plays EventBridge: fires each schedule of the manifest on its rate or daily UTC time. */
+/** Plays EventBridge: fires each schedule of the manifest on its rate, its minute of every hour or its daily time (UTC). */
 export interface Scheduler {
   run(name: string): Promise<unknown>;
   stop(): void;
@@ -13,6 +13,10 @@ export function nextFireTime(spec: ScheduleSpec, from: number): number {
   if (spec.kind === 'rate') {
     const period = spec.minutes * 60_000;
     return Math.floor(from / period) * period + period;
+  }
+  if (spec.kind === 'hourly') {
+    const candidate = Math.floor(from / 3_600_000) * 3_600_000 + spec.minuteUtc * 60_000;
+    return candidate > from ? candidate : candidate + 3_600_000;
   }
   const day = new Date(from);
   const candidate = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), spec.hourUtc, spec.minuteUtc);

@@ -6,6 +6,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   bucket as bucketSpec,
+  exportBucket as exportBucketSpec,
   type KeySpec,
   type QueueName,
   type QueueSpec,
@@ -22,14 +23,17 @@ const ACCESS_LOG_RETENTION = Duration.days(30);
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /**
- * Every table, the audit bucket and every queue of the manifest. Data is encrypted with one
- * customer-managed key (rotated yearly), kept when the stack is deleted, and recoverable to any
- * second of the last 35 days (tables) or 30 days of object versions (bucket).
+ * Every table, the audit and export buckets and every queue of the manifest. Data is encrypted
+ * with one customer-managed key (rotated yearly), kept when the stack is deleted, and recoverable
+ * to any second of the last 35 days (tables) or 30 days of object versions (audit bucket). The
+ * export bucket keeps no versions: everything in it is made again from the audit store.
  */
 export class DataStores extends Construct {
   readonly key: kms.Key;
   readonly tables: Record<TableName, dynamodb.Table>;
   readonly bucket: s3.Bucket;
+  /** Raw data out (docs/raw-data.md): stream objects and the hourly Parquet export files. */
+  readonly exportBucket: s3.Bucket;
   readonly accessLogs: s3.Bucket;
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly deadLetterQueues: Record<QueueName, sqs.Queue>;
@@ -38,7 +42,7 @@ export class DataStores extends Construct {
     super(scope, id);
 
     this.key = new kms.Key(this, 'DataKey', {
-      description: 'Encrypts the attribution service data: tables, audit objects and queued messages.',
+      description: 'Encrypts the attribution service data: tables, audit objects, exports and queued messages.',
       enableKeyRotation: true,
       // Retained tables and objects stay readable only while their key exists.
       removalPolicy: RemovalPolicy.RETAIN,
@@ -114,6 +118,40 @@ export class DataStores extends Construct {
           expiration: Duration.days(bucketSpec.invalidSkanPostbacks.expireAfterDays),
           noncurrentVersionExpiration: Duration.days(1),
         },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.exportBucket = new s3.Bucket(this, `${pascalCase(exportBucketSpec.name)}Bucket`, {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: this.key,
+      // The stream endpoint and the export read many small objects: one data key per bucket, not a KMS call each.
+      bucketKeyEnabled: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      // No versions: a privacy deletion rewrites stream objects and export files, and an old
+      // version would keep the deleted install's rows; everything here can be made again from the
+      // audit store.
+      versioned: false,
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: `s3/${exportBucketSpec.name}/`,
+      lifecycleRules: [
+        {
+          id: 'expire-stream-objects',
+          prefix: exportBucketSpec.stream.prefix,
+          expiration: Duration.days(exportBucketSpec.stream.expireAfterDays),
+        },
+        // Export files are kept. One rule per table prefix, so the stream objects (expired above)
+        // are never moved first. S3 does not move objects under 128 KiB to another class: a
+        // small app's hourly files stay where they are, and cost little there.
+        ...exportBucketSpec.tables.map((table) => ({
+          id: `export-files-${table}`,
+          prefix: `${table}/`,
+          transitions: [
+            { storageClass: s3.StorageClass.INFREQUENT_ACCESS, transitionAfter: Duration.days(exportBucketSpec.infrequentAccessAfterDays) },
+          ],
+        })),
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import type { Access, FunctionSpec, QueueName, TableName } from '../manifest';
+import { type Access, envName, type FunctionSpec, type QueueName, type TableName } from '../manifest';
 import type { AlarmTopic } from './alarms';
 import type { DataStores } from './data-stores';
 import { entriesOf } from './naming';
@@ -43,6 +43,7 @@ export class ManifestFunction extends Construct {
       this.function.bindTable(table, stores.tables[table], access);
     }
     if (spec.bucket) this.function.bindBucket(stores.bucket, spec.bucket);
+    if (spec.exports) this.function.bindBucket(stores.exportBucket, spec.exports, envName.exportBucket());
     for (const [queue, access] of entriesOf<QueueName, QueueAccess>(spec.queues)) {
       this.function.bindQueue(queue, stores.queues[queue], access);
     }

@@ -145,15 +145,17 @@ export class ServiceFunction extends NodejsFunction {
   }
 
   /**
-   * Access to the audit bucket; its name goes to AUDIT_BUCKET. 'read' includes s3:ListBucket and
+   * Access to a bucket of the manifest; its name goes to `variable` (AUDIT_BUCKET for the audit
+   * bucket, EXPORT_BUCKET for the export bucket). 'read' includes s3:ListBucket and
    * s3:ListBucketVersions. 'probe' is s3:ListBucket on the bucket alone, which HeadBucket (the
    * health probe) needs, and no object. Writing is putting objects (grantPut); only
-   * 'readwrite_delete' may delete objects and their versions.
+   * 'readwrite_delete' may delete objects and their versions. lib/permissions.ts (policyOf) says
+   * the same of both buckets.
    */
-  bindBucket(bucket: s3.Bucket, access: Access): this {
+  bindBucket(bucket: s3.Bucket, access: Access, variable: string = envName.bucket()): this {
     if (access === 'probe') {
       this.addToRolePolicy(new iam.PolicyStatement({ actions: [...BUCKET_PROBE_ACTIONS], resources: [bucket.bucketArn] }));
-      this.addEnvironment(envName.bucket(), bucket.bucketName);
+      this.addEnvironment(variable, bucket.bucketName);
       return this;
     }
     if (readsWith(access)) bucket.grantRead(this);
@@ -164,11 +166,11 @@ export class ServiceFunction extends NodejsFunction {
         new iam.PolicyStatement({ actions: ['s3:DeleteObject', 's3:DeleteObjectVersion'], resources: [bucket.arnForObjects('*')] }),
       );
     }
-    this.addEnvironment(envName.bucket(), bucket.bucketName);
+    this.addEnvironment(variable, bucket.bucketName);
     const objects = `objects of the ${bucket.node.id} bucket`;
     this.acknowledgeWildcard(
       `Resource::<${logicalIdOf(bucket)}.Arn>/*`,
-      `Audit objects have one key per batch, so access is to the ${objects}, not to named keys.`,
+      `Objects are keyed per batch, apply or hour (audit objects, stream objects, export files), so access is to the ${objects}, not to named keys.`,
     );
     if (readsWith(access)) {
       for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) {

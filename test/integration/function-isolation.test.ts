@@ -1,4 +1,4 @@
-import { GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -155,6 +155,48 @@ describe('the IAM check on every AWS call', () => {
       status: 403,
       message: expect.stringContaining(`s3:GetObject on resource: arn:aws:s3:::${Bucket}/audit/iam-test`),
     });
+  });
+
+  it("keeps the export bucket to its own grant (exports): the audit bucket's grant opens nothing there", async () => {
+    const Bucket = stack.endpoints.export_bucket;
+    const audit = stack.endpoints.bucket;
+    expect(Bucket).toBe('attribution-exports');
+    const s3 = (name: string, command: PutObjectCommand | GetObjectCommand | DeleteObjectCommand | ListObjectsV2Command) =>
+      runAsFunction(name, () => s3Client().send(command as GetObjectCommand));
+    const key = 'stream/app_isolation/0000000000001-00-0000000001.jsonl.gz';
+    // The aggregator writes stream objects and reads them back; it deletes none.
+    await s3('aggregator', new PutObjectCommand({ Bucket, Key: key, Body: 'x' }));
+    await expect(s3('aggregator', new GetObjectCommand({ Bucket, Key: key }))).resolves.toBeDefined();
+    expect(await refusal(s3('aggregator', new DeleteObjectCommand({ Bucket, Key: key })))).toMatchObject({
+      name: 'AccessDenied',
+      message: expect.stringContaining(`s3:DeleteObject on resource: arn:aws:s3:::${Bucket}/${key}`),
+    });
+    // The stream endpoint only reads.
+    await expect(s3('stream-events', new ListObjectsV2Command({ Bucket, Prefix: 'stream/' }))).resolves.toBeDefined();
+    expect(await refusal(s3('stream-events', new PutObjectCommand({ Bucket, Key: key, Body: 'y' })))).toMatchObject({
+      name: 'AccessDenied',
+      status: 403,
+    });
+    // Ingest may put audit objects, and nothing in the export bucket; the health probes may
+    // HeadBucket the audit bucket, not this one.
+    await expect(s3('ingest', new PutObjectCommand({ Bucket: audit, Key: 'audit/exports-isolation', Body: 'x' }))).resolves.toBeDefined();
+    expect(await refusal(s3('ingest', new PutObjectCommand({ Bucket, Key: 'events/x.parquet', Body: 'x' })))).toEqual({
+      name: 'AccessDenied',
+      status: 403,
+      message: expect.stringContaining(`s3:PutObject on resource: arn:aws:s3:::${Bucket}/events/x.parquet`),
+    });
+    expect(await refusal(runAsFunction('health', () => s3Client().send(new HeadBucketCommand({ Bucket }))))).toMatchObject({
+      name: 'AccessDenied',
+      message: expect.stringContaining(`s3:ListBucket on resource: arn:aws:s3:::${Bucket}`),
+    });
+    // Nor the other way round: the stream endpoint reads no audit object.
+    expect(await refusal(s3('stream-events', new GetObjectCommand({ Bucket: audit, Key: 'audit/exports-isolation' })))).toMatchObject({
+      name: 'AccessDenied',
+    });
+    // The export and the privacy drain delete export files.
+    await expect(s3('export', new DeleteObjectCommand({ Bucket, Key: key }))).resolves.toBeDefined();
+    runAsFunction('link-redirect', () => expect(process.env.EXPORT_BUCKET).toBeUndefined());
+    runAsFunction('aggregator', () => expect(process.env.EXPORT_BUCKET).toBe(Bucket));
   });
 
   it('refuses receiving from a queue the function may only send to', async () => {

@@ -53,6 +53,9 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
   if (table && suffix === '') return { kind: 'table', table };
   if (table && suffix === '/index/*') return { kind: 'table-indexes', table };
   if (id === logicalId(stores.bucket)) return suffix === '/*' ? { kind: 'objects' } : suffix === '' ? { kind: 'bucket' } : 'other';
+  if (id === logicalId(stores.exportBucket)) {
+    return suffix === '/*' ? { kind: 'export-objects' } : suffix === '' ? { kind: 'export-bucket' } : 'other';
+  }
   const queue = (Object.keys(stores.queues) as QueueName[]).find((name) => logicalId(stores.queues[name]) === id);
   if (queue && suffix === '') return { kind: 'queue', queue };
   // A secret's ARN is its Ref.
@@ -90,6 +93,7 @@ describe('the local runtime and the stack', () => {
     const local = templateEnvironment(name, spec, {
       tables: Object.fromEntries(Object.keys(tables).map((table) => [table, table])),
       bucket: 'attribution-audit',
+      exportBucket: 'attribution-exports',
       queues: Object.fromEntries(
         Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}`]),
       ),
@@ -108,7 +112,7 @@ describe('the local runtime and the stack', () => {
     expect(found).toEqual([]);
   });
 
-  it.each(specs)('give %s the same IAM policy on every table, the bucket, every queue and the origin secret', (name, spec) => {
+  it.each(specs)('give %s the same IAM policy on every table, both buckets, every queue and the origin secret', (name, spec) => {
     const synthesized = statementsOf(name)
       .filter((statement) => statement.Effect === 'Allow')
       .map((statement) => ({
@@ -129,6 +133,8 @@ describe('the local runtime and the stack', () => {
         'dynamodb:DeleteItem on table:installs',
         's3:DeleteObjectVersion on objects',
         's3:List* on bucket',
+        's3:DeleteObject on export-objects',
+        's3:List* on export-bucket',
         'sqs:SendMessage on queue:privacy',
       ]),
     );

@@ -327,7 +327,10 @@ describe('the service stack', () => {
     for (const [, spec] of scheduleEntries) {
       if (!service.stack.functions.has(spec.function)) continue;
       service.template.hasResourceProperties('AWS::Events::Rule', {
-        ScheduleExpression: spec.kind === 'rate' ? `rate(${spec.minutes} minutes)` : `cron(${spec.minuteUtc} ${spec.hourUtc} * * ? *)`,
+        ScheduleExpression:
+          spec.kind === 'rate'
+            ? `rate(${spec.minutes} minutes)`
+            : `cron(${spec.minuteUtc} ${spec.kind === 'hourly' ? '*' : spec.hourUtc} * * ? *)`,
         State: 'ENABLED',
         Targets: [Match.objectLike({ Arn: getAtt(functionId(spec.function), 'Arn') })],
       });
@@ -508,6 +511,7 @@ describe('the service stack', () => {
       'GET /api/v1/reports/revenue': [50, 100],
       'GET /api/v1/reports/cohorts': [50, 100],
       'GET /api/v1/reports/events': [50, 100],
+      'GET /api/v1/stream/events': [50, 100],
       'ANY /api/v1/reports/{proxy+}': [10, 20],
       $default: [10, 20],
       'GET /health': [10, 20],
