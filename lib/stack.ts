@@ -12,6 +12,7 @@ import { Endpoint } from './constructs/endpoint';
 import { ManifestFunction } from './constructs/manifest-function';
 import { entriesOf, pascalCase } from './constructs/naming';
 import type { ServiceFunction } from './constructs/service-function';
+import { Warehouse } from './constructs/warehouse';
 import {
   type FunctionSpec,
   functions as functionSpecs,
@@ -40,6 +41,8 @@ export class AttributionServiceStack extends Stack {
   readonly stores: DataStores;
   readonly edge: Edge;
   readonly alarms: AlarmTopic;
+  /** The Glue tables and Athena workgroup over the export bucket (docs/raw-data.md). */
+  readonly warehouse: Warehouse;
   /** Every function of the manifest, by manifest name. */
   readonly functions: ReadonlyMap<string, ServiceFunction>;
 
@@ -51,6 +54,11 @@ export class AttributionServiceStack extends Stack {
     Aspects.of(this).add(new ServiceFunctionsOnly());
 
     this.stores = new DataStores(this, 'Data');
+    this.warehouse = new Warehouse(this, 'Warehouse', {
+      exportBucket: this.stores.exportBucket,
+      key: this.stores.key,
+      accessLogs: this.stores.accessLogs,
+    });
     this.alarms = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
     this.edge = new Edge(this, 'Edge', {
       accessLogs: this.stores.accessLogs,
@@ -134,6 +142,18 @@ export class AttributionServiceStack extends Stack {
     new CfnOutput(this, outputKey.exportBucket(), {
       value: this.stores.exportBucket.bucketName,
       description: 'Export bucket: stream objects and hourly Parquet exports (docs/raw-data.md)',
+    });
+    new CfnOutput(this, outputKey.warehouseDatabase(), {
+      value: this.warehouse.database.databaseName,
+      description: 'Glue database of the raw-data tables (events, installs, clicks, skan_postbacks)',
+    });
+    new CfnOutput(this, outputKey.athenaWorkGroup(), {
+      value: this.warehouse.workGroup.ref,
+      description: 'Athena workgroup to query the raw-data tables with (enforced results location and scan cutoff)',
+    });
+    new CfnOutput(this, outputKey.athenaResultsBucket(), {
+      value: this.warehouse.resultsBucket.bucketName,
+      description: "Bucket of the Athena workgroup's query results (kept 7 days)",
     });
     for (const [name, queue] of entriesOf(this.stores.queues)) {
       new CfnOutput(this, outputKey.queue(name), { value: queue.queueUrl, description: `Queue ${name}` });
