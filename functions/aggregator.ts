@@ -10,6 +10,7 @@ import { DynamoInstallStore } from './adapters/install-store';
 import { IpBlockStore } from './adapters/ip-block-store';
 import { delayMessage } from './adapters/message-queue';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
+import { StreamStore } from './adapters/stream-store';
 import { TenantStore } from './adapters/tenant-store';
 import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried } from './domain/aggregation/aggregate';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
@@ -53,6 +54,7 @@ export const ports: AggregationPorts = {
   ledger: new AggregationLedgerStore(resourceName.table('ledger'), { run: process.env.LOCAL_RUN_ID || undefined }),
   rows: new AggregateStore(resourceName.table('aggregates')),
   usage: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
+  stream: new StreamStore(resourceName.exportBucket()),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
   readAudit: (message) => audit.lines(message.audit_key).catch(poisonIfUnreadable),
   app: (appId) =>

@@ -286,7 +286,7 @@ const VOID = 'void';
  * The aggregator's ledger in the ledger table (lease.ts): one mark per audit object (pk
  * `agg#<token>`: `m` included or void, `lane`, `seq`, `app_id`, `journal`; expired by the table
  * after LEDGER_MARK_DAYS) and one item per lane (pk `lane#<n>`: `seq`, `applied`, `objects` of the
- * open apply, `holder`, `lease_until`, never expired). Marks of the protocol before lanes
+ * open apply, `opened_ms` and `apps` of its stream objects, `holder`, `lease_until`, never expired). Marks of the protocol before lanes
  * (`state` running or done) are read as legacy.
  */
 export class AggregationLedgerStore implements AggregationLedger {
@@ -320,6 +320,7 @@ export class AggregationLedgerStore implements AggregationLedger {
         m: MARK,
         lane: mark.stamp.lane,
         seq: mark.stamp.seq,
+        ...(mark.stamp.openedMs === undefined ? {} : { opened_ms: mark.stamp.openedMs }),
         app_id: mark.appId,
         journal: JSON.stringify(mark.journal),
         ...(mark.usage ? { usage: mark.usage } : {}),
@@ -344,7 +345,14 @@ export class AggregationLedgerStore implements AggregationLedger {
     return new Map(numbers.map((lane) => [lane, laneOf(lane, items.get(lanePk(lane)))]));
   }
 
-  async take(lane: number, holder: string, objects: readonly string[], nowMs: number, leaseMs: number): Promise<TakeResult> {
+  async take(
+    lane: number,
+    holder: string,
+    objects: readonly string[],
+    nowMs: number,
+    leaseMs: number,
+    apps: readonly string[] = [],
+  ): Promise<TakeResult> {
     const { run } = this.options;
     const free = `(attribute_not_exists(lease_until) OR lease_until < :now${run === undefined ? '' : ' OR (attribute_exists(lease_run) AND lease_run <> :run)'})`;
     const lease = {
@@ -360,9 +368,9 @@ export class AggregationLedgerStore implements AggregationLedger {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: lanePk(lane) },
-          UpdateExpression: `SET ${leaseSet}, seq = if_not_exists(seq, :zero) + :one, applied = if_not_exists(applied, :zero), objects = :objects`,
+          UpdateExpression: `SET ${leaseSet}, seq = if_not_exists(seq, :zero) + :one, applied = if_not_exists(applied, :zero), objects = :objects, opened_ms = :now, apps = :apps`,
           ConditionExpression: `attribute_not_exists(pk) OR (${free} AND seq = applied)`,
-          ExpressionAttributeValues: { ...lease, ':zero': 0, ':one': 1, ':objects': [...objects] },
+          ExpressionAttributeValues: { ...lease, ':zero': 0, ':one': 1, ':objects': [...objects], ':apps': [...apps] },
           ReturnValues: 'UPDATED_NEW',
         }),
       );
@@ -390,16 +398,29 @@ export class AggregationLedgerStore implements AggregationLedger {
     }
   }
 
-  reserveAfter(lane: number, holder: string, applied: number, objects: readonly string[]): Promise<boolean> {
-    return this.onLane(lane, holder, 'SET applied = :applied, seq = :next, objects = :objects', 'seq = :applied', {
+  reserveAfter(
+    lane: number,
+    holder: string,
+    applied: number,
+    objects: readonly string[],
+    openedMs?: number,
+    apps: readonly string[] = [],
+  ): Promise<boolean> {
+    const opened = openedMs === undefined ? ' REMOVE opened_ms' : ', opened_ms = :opened';
+    return this.onLane(lane, holder, `SET applied = :applied, seq = :next, objects = :objects, apps = :apps${opened}`, 'seq = :applied', {
       ':applied': applied,
       ':next': applied + 1,
       ':objects': [...objects],
+      ':apps': [...apps],
+      ...(openedMs === undefined ? {} : { ':opened': openedMs }),
     });
   }
 
   async settle(lane: number, holder: string, seq: number): Promise<void> {
-    await this.onLane(lane, holder, 'SET applied = :seq, lease_until = :zero REMOVE objects', 'seq = :seq', { ':seq': seq, ':zero': 0 });
+    await this.onLane(lane, holder, 'SET applied = :seq, lease_until = :zero REMOVE objects, opened_ms, apps', 'seq = :seq', {
+      ':seq': seq,
+      ':zero': 0,
+    });
   }
 
   async release(lane: number, holder: string): Promise<void> {
@@ -484,7 +505,11 @@ export class AggregationLedgerStore implements AggregationLedger {
 }
 
 function markOf(item: Record<string, unknown>): ObjectMark | undefined {
-  const stamp = { lane: Number(item.lane), seq: Number(item.seq) };
+  const stamp = {
+    lane: Number(item.lane),
+    seq: Number(item.seq),
+    ...(typeof item.opened_ms === 'number' ? { openedMs: item.opened_ms } : {}),
+  };
   if (item.m === MARK) {
     const usage = item.usage as { key?: unknown; events?: unknown } | undefined;
     return {
@@ -515,6 +540,8 @@ function laneOf(lane: number, item: Record<string, unknown> | undefined): LaneSt
     seq: Number(item?.seq ?? 0),
     applied: Number(item?.applied ?? 0),
     objects: Array.isArray(item?.objects) ? item.objects.map(String) : [],
+    ...(typeof item?.opened_ms === 'number' ? { openedMs: item.opened_ms } : {}),
+    apps: Array.isArray(item?.apps) ? item.apps.map(String) : [],
     ...(holder === undefined ? {} : { holder }),
     leaseUntilMs: Number(item?.lease_until ?? 0),
   };

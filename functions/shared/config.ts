@@ -15,6 +15,8 @@ export function requireEnv(name: string): string {
 export const resourceName = {
   table: (name: TableName): string => requireEnv(envName.table(name)),
   bucket: (): string => requireEnv(envName.bucket()),
+  /** The export bucket: the event stream's objects and the Parquet exports (docs/raw-data.md). */
+  exportBucket: (): string => requireEnv(envName.exportBucket()),
   queueUrl: (name: QueueName): string => requireEnv(envName.queue(name)),
 };
 

@@ -43,7 +43,8 @@ describe('the aggregation lanes', () => {
     const second = new AggregationLedgerStore(table(), { run: 'run-2' });
     expect(await second.take(10, 'h3', [], now + 1_000, LEASE_MS)).toEqual({
       state: 'open',
-      lane: { lane: 10, seq: 1, applied: 0, objects: [token], holder: 'h3', leaseUntilMs: now + 1_000 + LEASE_MS },
+      // The apply opened when the dead run took the lane, with no stream object to write.
+      lane: { lane: 10, seq: 1, applied: 0, objects: [token], openedMs: now, apps: [], holder: 'h3', leaseUntilMs: now + 1_000 + LEASE_MS },
     });
     expect(await second.marks([token])).toEqual(new Map([[token, mark]]));
     expect(await new AggregationLedgerStore(table(), { run: 'run-2' }).take(10, 'h4', [], now + 2_000, LEASE_MS)).toEqual({

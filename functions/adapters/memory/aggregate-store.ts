@@ -104,6 +104,8 @@ interface MemoryLane {
   seq: number;
   applied: number;
   objects: string[];
+  openedMs?: number;
+  apps: string[];
   holder?: string;
   leaseUntilMs: number;
 }
@@ -141,7 +143,14 @@ export class MemoryLedger implements AggregationLedger {
     return new Map(numbers.map((lane) => [lane, this.state(lane)]));
   }
 
-  async take(lane: number, holder: string, objects: readonly string[], nowMs: number, leaseMs: number): Promise<TakeResult> {
+  async take(
+    lane: number,
+    holder: string,
+    objects: readonly string[],
+    nowMs: number,
+    leaseMs: number,
+    apps: readonly string[] = [],
+  ): Promise<TakeResult> {
     const current = this.lane(lane);
     if (current.holder !== undefined && current.leaseUntilMs >= nowMs) return { state: 'held', leaseUntilMs: current.leaseUntilMs };
     current.holder = holder;
@@ -149,15 +158,26 @@ export class MemoryLedger implements AggregationLedger {
     if (current.seq !== current.applied) return { state: 'open', lane: this.state(lane) };
     current.seq += 1;
     current.objects = [...objects];
+    current.openedMs = nowMs;
+    current.apps = [...apps];
     return { state: 'reserved', seq: current.seq };
   }
 
-  async reserveAfter(lane: number, holder: string, applied: number, objects: readonly string[]): Promise<boolean> {
+  async reserveAfter(
+    lane: number,
+    holder: string,
+    applied: number,
+    objects: readonly string[],
+    openedMs?: number,
+    apps: readonly string[] = [],
+  ): Promise<boolean> {
     const current = this.lane(lane);
     if (current.holder !== holder || current.seq !== applied) return false;
     current.applied = applied;
     current.seq = applied + 1;
     current.objects = [...objects];
+    current.openedMs = openedMs;
+    current.apps = [...apps];
     return true;
   }
 
@@ -166,6 +186,8 @@ export class MemoryLedger implements AggregationLedger {
     if (current.holder !== holder || current.seq !== seq) return;
     current.applied = seq;
     current.objects = [];
+    current.openedMs = undefined;
+    current.apps = [];
     current.leaseUntilMs = 0;
   }
 
@@ -179,13 +201,22 @@ export class MemoryLedger implements AggregationLedger {
   }
 
   private lane(lane: number): MemoryLane {
-    const current = this.laneItems.get(lane) ?? { seq: 0, applied: 0, objects: [], leaseUntilMs: 0 };
+    const current = this.laneItems.get(lane) ?? { seq: 0, applied: 0, objects: [], apps: [], leaseUntilMs: 0 };
     this.laneItems.set(lane, current);
     return current;
   }
 
   private state(lane: number): LaneState {
-    const { seq, applied, objects, holder, leaseUntilMs } = this.lane(lane);
-    return { lane, seq, applied, objects: [...objects], holder, leaseUntilMs };
+    const { seq, applied, objects, openedMs, apps, holder, leaseUntilMs } = this.lane(lane);
+    return {
+      lane,
+      seq,
+      applied,
+      objects: [...objects],
+      ...(openedMs === undefined ? {} : { openedMs }),
+      apps: [...apps],
+      holder,
+      leaseUntilMs,
+    };
   }
 }

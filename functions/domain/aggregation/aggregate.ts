@@ -4,7 +4,15 @@ import type { AggregationMessage, AuditLine } from '../audit/types';
 import { pool } from '../common/pool';
 import { capMeteredKey } from '../ingest/cap';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
-import { type AcceptedEvent, acceptedEvents, type ContributionPorts, contributionsOf, UnreadableAuditError } from './contributions';
+import { keepIncluded, STREAM_OPEN_SLACK_MS, type StreamLine, type StreamObjects, streamKey } from '../raw-data/stream-objects';
+import {
+  type AcceptedEvent,
+  acceptedEvents,
+  type ContributionPorts,
+  contributionsOf,
+  streamOrder,
+  UnreadableAuditError,
+} from './contributions';
 import { applyJournals, LanePicker, replay, takeLane, type UsageCounter } from './lanes';
 import {
   type AggregationLedger,
@@ -48,6 +56,8 @@ export interface AggregationPorts extends ContributionPorts {
   readonly rows: RowStore;
   /** The monthly counts of companies without a cap; absent in a rebuild. */
   readonly usage?: UsageCounter;
+  /** The event stream's objects, one per apply and app (docs/raw-data.md); absent in a rebuild. */
+  readonly stream?: StreamObjects;
   /** The audit object's lines; PoisonMessageError when it is missing or unreadable. */
   readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
   app(appId: string): Promise<{ readonly probabilistic: boolean } | undefined>;
@@ -108,6 +118,8 @@ interface Taken extends Parsed {
   readonly events: number;
   /** The object's events for its company's monthly count, when ingestion left them to the aggregator. */
   readonly usage?: Usage;
+  /** The object's lines of the event stream, in its order (when the stream is written). */
+  readonly stream: readonly StreamLine[];
 }
 
 export async function aggregateDeliveries(
@@ -291,6 +303,14 @@ async function apply(
   if (adding.length === 0) return;
   const { holder } = options;
   const nowMs = options.nowMs();
+  // The apply's stream objects, one per app: written before any mark, so a replay finds them.
+  const streams = new Map<string, StreamLine[]>();
+  for (const object of adding) {
+    if (object.stream.length === 0) continue;
+    const lines = streams.get(object.message.app_id) ?? [];
+    lines.push(...object.stream);
+    streams.set(object.message.app_id, lines);
+  }
   let stamp: Stamp | undefined;
   try {
     stamp = await takeLane(
@@ -298,12 +318,21 @@ async function apply(
       options.lanes,
       holder,
       adding.map((object) => object.token),
-      nowMs,
+      options.nowMs,
       options.leaseMs,
+      [...streams.keys()],
     );
   } catch (error) {
     for (const object of adding) fail(object, 'lane', error);
     return;
+  }
+  // A lane taken too slowly for the stream's readers (their watermark may have passed the
+  // apply's opening time before they could see it open): the apply is closed empty and its
+  // objects come back in a moment for another.
+  if (stamp && streams.size > 0 && options.nowMs() - (stamp.openedMs ?? 0) > STREAM_OPEN_SLACK_MS) {
+    const slow = stamp;
+    await ports.ledger.settle(slow.lane, holder, slow.seq).catch(() => ports.ledger.release(slow.lane, holder).catch(() => undefined));
+    stamp = undefined;
   }
   if (!stamp) {
     for (const { id, message } of adding)
@@ -311,6 +340,18 @@ async function apply(
     return;
   }
   const lane = stamp;
+  const streamOf = (appId: string) => streamKey(appId, { openedMs: lane.openedMs ?? nowMs, lane: lane.lane, seq: lane.seq });
+  const { stream } = ports;
+  if (stream && streams.size > 0) {
+    try {
+      await Promise.all([...streams].map(([appId, lines]) => stream.put(streamOf(appId), lines)));
+    } catch (error) {
+      // No mark written: the lane's next holder voids the objects and removes what was written.
+      for (const object of adding) fail(object, 'stream', error);
+      await ports.ledger.release(lane.lane, holder).catch(() => undefined);
+      return;
+    }
+  }
   let whole = true;
   const included: Taken[] = [];
   const elsewhere: { object: Taken; mark: Extract<ObjectMark, { kind: 'included' }> }[] = [];
@@ -332,6 +373,17 @@ async function apply(
       }
     }),
   );
+  // Objects another delivery included first are in that apply's stream objects, not in these.
+  if (whole && stream && elsewhere.some(({ object }) => object.stream.length > 0)) {
+    const tokens = new Set(included.map((object) => object.token));
+    const apps = new Set(elsewhere.map(({ object }) => object.message.app_id));
+    try {
+      await Promise.all([...apps].filter((appId) => streams.has(appId)).map((appId) => keepIncluded(stream, streamOf(appId), tokens)));
+    } catch (error) {
+      whole = false;
+      for (const object of included) fail(object, 'stream', error);
+    }
+  }
   const failures = await applyJournals(
     ports,
     included.map((object) => ({ appId: object.message.app_id, journal: object.journal, usage: object.usage, object })),
@@ -342,7 +394,7 @@ async function apply(
     if (failure) {
       whole = false;
       fail(object, 'rows', failure);
-    } else outcomes.set(object.id, counted(object, object.journal, object.events));
+    } else if (!outcomes.has(object.id)) outcomes.set(object.id, counted(object, object.journal, object.events));
   }
   // Finished: the lane records it and is free. An apply not finished whole stays open for a replay
   // (the lane given back); so does one whose settle fails, and its objects come back to replay it,
@@ -486,6 +538,7 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
     // A rejected line whose install_uuid is malformed but holds a UUID is that install's data too.
     const installUuids = [...new Set(opened.lines.flatMap(installsOfLine))];
     const intents: PostbackIntent[] = [];
+    const stream: StreamLine[] | undefined = ports.stream ? [] : undefined;
     const deltas = await contributionsOf(ports, {
       appId: message.app_id,
       companyId: message.company_id,
@@ -495,6 +548,7 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       installUuids,
       events,
       postbacks: intents,
+      ...(stream ? { stream } : {}),
     });
     if (ports.postbacks && intents.length > 0) {
       step = 'postbacks';
@@ -504,7 +558,15 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       message.meter && message.accepted > 0
         ? { key: capMeteredKey(message.company_id, message.received_ms), events: message.accepted }
         : undefined;
-    return { id, token, message, journal: deltas.toJournal(), events: events.length, ...(usage ? { usage } : {}) };
+    return {
+      id,
+      token,
+      message,
+      journal: deltas.toJournal(),
+      events: events.length,
+      ...(usage ? { usage } : {}),
+      stream: streamOrder(stream ?? []),
+    };
   } catch (error) {
     return failure(id, step, message.audit_key, error);
   }

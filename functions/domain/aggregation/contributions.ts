@@ -6,6 +6,7 @@ import { pool } from '../common/pool';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
+import { type StreamAttribution, type StreamInstall, type StreamLine, streamAttribution } from '../raw-data/stream-objects';
 import {
   afterInstall,
   appDevice,
@@ -46,6 +47,8 @@ export interface AcceptedEvent {
   readonly clientIp: string;
   readonly skewMs: number;
   readonly attribution?: InstallFacts['attribution'];
+  /** What the event stream carries of it besides (functions/domain/raw-data/stream-objects.ts); absent on a held event applied later. */
+  readonly raw?: { readonly receivedMs: number; readonly revenueUsd: number | null; readonly properties: Record<string, unknown> | null };
 }
 
 /** An audit object the aggregator cannot read as documented: it will never succeed. */
@@ -67,7 +70,7 @@ export function acceptedEvents(lines: readonly AuditLine[]): AcceptedEvent[] {
     if (!isPlainObject(event) || typeof line.install_uuid !== 'string' || typeof line.corrected_ts !== 'number') {
       throw new UnreadableAuditError(`accepted line ${line.index} lacks its event, install_uuid or corrected_ts`);
     }
-    const { event_id, event_name, ts_ms, revenue_usd, platform, attribution } = event;
+    const { event_id, event_name, ts_ms, revenue_usd, platform, attribution, properties } = event;
     if (typeof event_id !== 'string' || typeof event_name !== 'string' || typeof ts_ms !== 'number') {
       throw new UnreadableAuditError(`accepted line ${line.index} lacks event_id, event_name or ts_ms`);
     }
@@ -84,6 +87,11 @@ export function acceptedEvents(lines: readonly AuditLine[]): AcceptedEvent[] {
       clientIp: line.client_ip,
       skewMs: line.corrected_ts - ts_ms,
       attribution: isPlainObject(attribution) ? (attribution as InstallFacts['attribution']) : undefined,
+      raw: {
+        receivedMs: line.received_ms,
+        revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
+        properties: isPlainObject(properties) ? (properties as Record<string, unknown>) : null,
+      },
     });
   }
   return events;
@@ -111,7 +119,19 @@ export interface AuditObjectContext {
    * applied to its install. Left out by the rebuild, which never sends postbacks.
    */
   readonly postbacks?: PostbackIntent[];
+  /**
+   * Collects the event stream's lines (functions/domain/raw-data/stream-objects.ts): one per event
+   * the object counts, with the attribution of the install it counts against, in no set order
+   * (installs run side by side; streamOrder sorts them). Left out by the rebuild.
+   */
+  readonly stream?: StreamLine[];
 }
+
+/** Stream lines in the order of their events in the audit object. */
+export const streamOrder = (lines: readonly (StreamLine & { readonly index?: number })[]): StreamLine[] =>
+  [...lines]
+    .sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+    .map(({ o, event, install }) => (install ? { o, event, install } : { o, event }));
 
 /** Installs of one object are independent of each other and run side by side, this many at once. */
 const INSTALL_CONCURRENCY = 8;
@@ -172,6 +192,8 @@ class InstallRun {
   private readonly retentionFlags = new Map<string, { day: string; flags: Set<string> }>();
   /** A held event can be met twice in one run (its own item, then the install's release): it applies once. */
   private readonly applied = new Set<string>();
+  /** Decisions of installs the stream's lines name, by install event id (read once per run). */
+  private readonly decisions = new Map<string, Promise<AttributionDecision | undefined>>();
 
   constructor(
     private readonly ports: ContributionPorts,
@@ -220,8 +242,63 @@ class InstallRun {
       this.count(event);
       // Without an install the event is one of the item's held events (ownHeld applies those).
       if (member) this.applyTo(event, member);
+      await this.streamLine(event, member && (await this.attributionOf(member)));
     }
     await this.settleFlags();
+  }
+
+  /** The event's line in the stream, when the stream is collected. */
+  private async streamLine(
+    event: AcceptedEvent,
+    attribution: StreamAttribution | null | undefined,
+    install?: StreamInstall,
+  ): Promise<void> {
+    const { stream, token } = this.context;
+    if (!stream || !event.raw) return;
+    const line: StreamLine & { index: number } = {
+      index: event.index,
+      o: token,
+      event: {
+        event_id: event.eventId,
+        event_name: event.name,
+        install_uuid: this.installUuid,
+        ts_ms: event.tsMs - event.skewMs,
+        corrected_ts: event.tsMs,
+        received_ms: event.raw.receivedMs,
+        revenue_usd: event.raw.revenueUsd,
+        platform: event.platform ?? null,
+        properties: event.raw.properties,
+        country: (install?.decision ?? (attribution ? await this.decisionOf(attribution.install_event_id) : undefined))?.country ?? null,
+        attribution: attribution ?? null,
+      },
+      ...(install ? { install } : {}),
+    };
+    stream.push(line);
+  }
+
+  /** The stream's attribution of an install of this uuid: its decision, as its e# claim records it. */
+  private async attributionOf(member: MemberRef): Promise<StreamAttribution | undefined> {
+    if (!this.context.stream) return undefined;
+    const decision = await this.decisionOf(member.id);
+    // Every counted install has its decision on its e# claim; a partition the privacy drain
+    // emptied meanwhile has not, and the member's partner is all that is known.
+    const known: AttributionDecision = decision ?? {
+      partner: member.partner,
+      attribution_type: member.partner === ORGANIC ? 'organic' : 'deterministic',
+      rule: 'no_match',
+      reinstall: false,
+      fraud_reasons: [],
+    };
+    return streamAttribution(known, member.ts_ms, member.id);
+  }
+
+  private decisionOf(installEventId: string): Promise<AttributionDecision | undefined> {
+    let decision = this.decisions.get(installEventId);
+    if (!decision) {
+      decision = this.ports.installs.get<EventClaim>(this.pk, SK.event(installEventId)).then((claim) => claim?.decision ?? undefined);
+      this.decisions.set(installEventId, decision);
+    }
+    return decision;
   }
 
   /**
@@ -346,6 +423,12 @@ class InstallRun {
     const own = claim.member ?? member;
     this.count(event);
     this.applyTo(event, own);
+    this.decisions.set(own.id, Promise.resolve(stored));
+    await this.streamLine(event, this.context.stream ? streamAttribution(stored, own.ts_ms, own.id) : undefined, {
+      first: claim.previous_member === null,
+      previous_install_event_id: claim.previous_member ?? null,
+      decision: stored,
+    });
     this.context.postbacks?.push({
       kind: 'install',
       installUuid: this.installUuid,

@@ -1,4 +1,5 @@
 import { pool } from '../common/pool';
+import { keepIncluded, type StreamObjects, streamKey } from '../raw-data/stream-objects';
 import { PAGED_FAMILIES } from './day-pages';
 import { type AggregationLedger, type Journal, LANES, type LaneState, type Stamp, type Usage } from './lease';
 import { type RowDelta, RowDeltas, type RowFamily, type RowStamp, type RowStore, rowKeyOf } from './rows';
@@ -21,6 +22,8 @@ export interface LanePorts {
   readonly rows: RowStore;
   /** Absent in a rebuild, which counts no usage. */
   readonly usage?: UsageCounter;
+  /** The event stream's objects (functions/domain/raw-data/stream-objects.ts); absent in a rebuild. */
+  readonly stream?: StreamObjects;
 }
 
 /** What one object adds: its app and journal, and its events to a monthly count. */
@@ -74,25 +77,28 @@ export async function takeLane(
   picker: LanePicker,
   holder: string,
   objects: readonly string[],
-  nowMs: number,
+  now: () => number,
   leaseMs: number,
+  apps: readonly string[] = [],
 ): Promise<Stamp | undefined> {
   for (const lane of picker.candidates()) {
-    const taken = await ports.ledger.take(lane, holder, objects, nowMs, leaseMs);
+    const openedMs = now();
+    const taken = await ports.ledger.take(lane, holder, objects, openedMs, leaseMs, apps);
     if (taken.state === 'held') continue;
     if (taken.state === 'reserved') {
       picker.keep(lane);
-      return { lane, seq: taken.seq };
+      return { lane, seq: taken.seq, openedMs };
     }
     try {
-      await replay(ports, taken.lane, nowMs);
+      await replay(ports, taken.lane, openedMs);
     } catch (error) {
       await ports.ledger.release(lane, holder).catch(() => undefined);
       throw error;
     }
-    if (await ports.ledger.reserveAfter(lane, holder, taken.lane.seq, objects)) {
+    const reopenedMs = now();
+    if (await ports.ledger.reserveAfter(lane, holder, taken.lane.seq, objects, reopenedMs, apps)) {
       picker.keep(lane);
-      return { lane, seq: taken.lane.seq + 1 };
+      return { lane, seq: taken.lane.seq + 1, openedMs: reopenedMs };
     }
   }
   return undefined;
@@ -101,16 +107,27 @@ export async function takeLane(
 /**
  * Finishes the apply left open on a lane this invocation now holds: the objects listed for it that
  * have a mark of it are written again (the rows refuse where it landed); those without a mark get
- * a void one, so a write of their mark still in flight from the dead holder is refused.
+ * a void one, so a write of their mark still in flight from the dead holder is refused. Its
+ * stream objects keep the lines of the objects it included, and only those (the dead holder wrote
+ * them before any mark), before the lane records it finished.
  */
 export async function replay(ports: LanePorts, state: LaneState, nowMs: number): Promise<void> {
   if (state.seq === state.applied) return;
   const stamp: Stamp = { lane: state.lane, seq: state.seq };
   const marks = await ports.ledger.marks(state.objects);
   const entries: JournalEntry[] = [];
+  const included = new Set<string>();
   for (const token of state.objects) {
     const mark = marks.get(token) ?? (await ports.ledger.void(token, stamp, nowMs));
-    if (mark.kind === 'included' && mark.stamp.lane === stamp.lane && mark.stamp.seq === stamp.seq) entries.push(mark);
+    if (mark.kind === 'included' && mark.stamp.lane === stamp.lane && mark.stamp.seq === stamp.seq) {
+      entries.push(mark);
+      included.add(token);
+    }
+  }
+  const { stream } = ports;
+  const { openedMs } = state;
+  if (stream && openedMs !== undefined) {
+    await Promise.all(state.apps.map((appId) => keepIncluded(stream, streamKey(appId, { openedMs, ...stamp }), included)));
   }
   const failures = await applyJournals(ports, entries, stamp);
   const [failure] = failures.values();

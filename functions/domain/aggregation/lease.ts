@@ -33,6 +33,11 @@ export const LANES = 64;
 export interface Stamp {
   readonly lane: number;
   readonly seq: number;
+  /**
+   * When the apply was reserved: the key time of its stream objects (functions/domain/raw-data/
+   * stream-objects.ts). Absent on marks and lanes written before the stream existed.
+   */
+  readonly openedMs?: number;
 }
 
 /** Events the aggregator adds to a company's monthly count (the counter's key: functions/domain/ingest/cap.ts, capMeteredKey). */
@@ -62,6 +67,9 @@ export interface LaneState {
   readonly applied: number;
   /** Tokens of the objects of the open apply (seq above applied). */
   readonly objects: readonly string[];
+  /** When the open apply was reserved, and the apps it writes stream objects of (none for an apply before the stream). */
+  readonly openedMs?: number;
+  readonly apps: readonly string[];
   /** Who holds the lane and until when (0: free). */
   readonly holder?: string;
   readonly leaseUntilMs: number;
@@ -86,11 +94,29 @@ export interface AggregationLedger {
   lanes(numbers: readonly number[]): Promise<Map<number, LaneState>>;
   /**
    * Takes the lane if it is free (or its lease has run out) and reserves its next apply for the
-   * objects, in one write when nothing is open on it.
+   * objects, in one write when nothing is open on it; the apply opens at `nowMs` and writes the
+   * stream objects of `apps`.
    */
-  take(lane: number, holder: string, objects: readonly string[], nowMs: number, leaseMs: number): Promise<TakeResult>;
-  /** Closes the open apply (it has been replayed) and reserves the next for the objects, if the holder still has the lane. */
-  reserveAfter(lane: number, holder: string, applied: number, objects: readonly string[]): Promise<boolean>;
+  take(
+    lane: number,
+    holder: string,
+    objects: readonly string[],
+    nowMs: number,
+    leaseMs: number,
+    apps?: readonly string[],
+  ): Promise<TakeResult>;
+  /**
+   * Closes the open apply (it has been replayed) and reserves the next for the objects, opened at
+   * `openedMs` with the stream objects of `apps`, if the holder still has the lane.
+   */
+  reserveAfter(
+    lane: number,
+    holder: string,
+    applied: number,
+    objects: readonly string[],
+    openedMs?: number,
+    apps?: readonly string[],
+  ): Promise<boolean>;
   /** Records the apply as finished and frees the lane, if the holder still has it. */
   settle(lane: number, holder: string, seq: number): Promise<void>;
   /** Frees the lane, its open apply left for the next holder to replay. */

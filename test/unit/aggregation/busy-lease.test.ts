@@ -11,6 +11,7 @@ import { APP, LEASE_MS, T0, world } from './world';
 for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
 for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `https://sqs.local/${name}`;
 process.env[envName.bucket()] = 'audit';
+process.env[envName.exportBucket()] = 'exports';
 
 const install = {
   event_id: 'i-1',
