@@ -85,6 +85,30 @@ describe('aggregation on in-memory stores', () => {
     expect((await w.deliver([twin, twin])).map((o) => o.kind)).toEqual(['counted', 'already_counted']);
     expect(w.table().revenue).toEqual({ '2026-06-01|organic': { purchases: 1, revenue_micros: 1_000_000, payers: 1 } });
     expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 2 } });
+    // The delivery whose mark lost took its lines out of its stream object: each event is streamed once.
+    expect(w.streamEvents().map((e) => `${e.install_uuid}|${e.event_id}`)).toEqual([`${uuid(1)}|i-1`, `${uuid(1)}|e-1`, `${uuid(2)}|i-2`]);
+  });
+
+  it('gives an apply up when its lane was taken too slowly for the stream readers, and counts its objects on the next delivery', async () => {
+    const w = world();
+    const body = w.upload([install(1, T0), event(1, 'e-1', 'level', T0 + 1)]);
+    const take = w.ledger.take.bind(w.ledger);
+    const slow = {
+      ...w.ports,
+      ledger: Object.assign(Object.create(w.ledger), {
+        take: async (...args: Parameters<typeof take>) => {
+          const taken = await take(...args);
+          w.clock.now += 6_000;
+          return taken;
+        },
+      }),
+    };
+    expect((await w.deliver([body], slow)).map((o) => o.kind)).toEqual(['busy']);
+    expect(w.stream.objects.size).toBe(0);
+    expect((await w.ledger.lanes([0])).get(0)).toMatchObject({ seq: 1, applied: 1 });
+    expect((await w.deliver([body])).map((o) => o.kind)).toEqual(['counted']);
+    expect(w.streamEvents().map((e) => e.event_id)).toEqual(['i-1', 'e-1']);
+    expect(w.table().events['2026-06-01|level']).toEqual({ events: 1, unique_installs: 1 });
   });
 
   it('holds events that arrive before their install and applies them to its partner and cohort when it arrives', async () => {
@@ -97,6 +121,12 @@ describe('aggregation on in-memory stores', () => {
     await w.deliver([w.upload([install(1, T0, { attribution: { referrer: 'click_id=c1&link_id=l&utm_source=tiktok' } })])]);
     expect(w.table().revenue).toEqual({ '2026-06-02|tiktok': { purchases: 1, revenue_micros: 2_000_000, payers: 1 } });
     expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 1, d1: 1 } });
+    // The stream served the purchase when it was counted, before any install: no attribution. The
+    // install's line says it was the first of its uuid, which is the one held events apply to.
+    const [purchase, installed] = w.stream.lines();
+    expect(purchase?.event).toMatchObject({ event_id: 'e-1', revenue_usd: 2, attribution: null, received_ms: T0 + 2 * DAY });
+    expect(installed?.event.attribution).toMatchObject({ partner: 'tiktok', attribution_type: 'deterministic', install_event_id: 'i-1' });
+    expect(installed?.install).toMatchObject({ first: true, previous_install_event_id: null, decision: { partner: 'tiktok' } });
   });
 
   it('counts retention in [t + N days, t + N + 1 days) only, each install at most once per N', async () => {
@@ -242,6 +272,12 @@ describe('aggregation on in-memory stores', () => {
     await clean.deliver(cleanBatches.rest, counting.ports);
     const expected = clean.table();
     const total = counting.writes();
+    // Nothing of the device or the address reaches the stream.
+    const streamed = JSON.stringify(clean.stream.lines());
+    expect(streamed).not.toContain('198.51.100.7');
+    expect(streamed).not.toContain('"d1"');
+    expect(streamed).not.toContain('device_id');
+    expect(streamed).not.toContain('device_hash');
     expect(total).toBeGreaterThan(20);
 
     for (let k = 0; k <= total; k++) {
@@ -258,6 +294,8 @@ describe('aggregation on in-memory stores', () => {
       expect({ k, rows: w.table() }).toEqual({ k, rows: expected });
       // The day pages the reports read hold the same rows: no fault leaves one behind.
       expect({ k, pages: w.attributionPages() }).toEqual({ k, pages: expected.attribution });
+      // The stream holds each counted event once, as the clean delivery wrote it (its order may differ).
+      expect({ k, stream: sortedStream(w.streamEvents()) }).toEqual({ k, stream: sortedStream(clean.streamEvents()) });
     }
   });
 
@@ -432,6 +470,7 @@ describe('aggregation on in-memory stores', () => {
             await w.deliver(slice);
           }
           const partners: Record<string, OracleAttribution> = {};
+          const partnerOf = new Map<string, string>();
           const attribute = (e: OracleEvent): OracleAttribution => {
             const clickId = sentClicks.get(`${e.installUuid}|${e.eventId}`);
             const clickRecord = clickId ? w.clicks.get(clickId) : undefined;
@@ -440,16 +479,39 @@ describe('aggregation on in-memory stores', () => {
               ? { partner: clickRecord.partner, type: 'deterministic', fraud: e.tsMs - clickRecord.ts_ms < 10_000 }
               : { partner: 'organic', type: 'organic', fraud: false };
             partners[e.eventId] = result;
+            partnerOf.set(`${e.installUuid}|${e.eventId}`, result.partner);
             return result;
           };
           expect(w.table()).toEqual(dropZeros(oracleRows(taken, attribute)));
           expect(w.attributionPages()).toEqual(w.table().attribution);
+          // The stream: every distinct accepted event exactly once, each install line with the
+          // partner the attribution rows counted it under, each other event with its install's
+          // decision (or none when it came before any install of its uuid was counted).
+          const streamed = w.streamEvents();
+          const identities = streamed.map((e) => `${e.install_uuid}|${e.event_id}`);
+          expect(new Set(identities).size).toBe(identities.length);
+          expect(new Set(identities)).toEqual(new Set(taken.map((e) => `${e.installUuid}|${e.eventId}`)));
+          const installLines = w.stream.lines().filter((line) => line.install);
+          expect(installLines.length).toBe(Object.values(w.table().attribution).reduce((sum, row) => sum + (row.installs ?? 0), 0));
+          const decided = new Map(
+            installLines.map((line) => [`${line.event.install_uuid}|${line.event.event_id}`, line.event.attribution]),
+          );
+          for (const { event: e } of installLines) expect(e.attribution?.partner).toBe(partnerOf.get(`${e.install_uuid}|${e.event_id}`));
+          for (const e of streamed) {
+            if (e.attribution === null || e.event_name === 'install') continue;
+            expect(e.attribution).toEqual(decided.get(`${e.install_uuid}|${e.attribution.install_event_id}`));
+          }
         },
       ),
       { numRuns: 150 },
     );
   });
 });
+
+/** Stream events in a set order, to compare runs whose objects were applied in other groupings. */
+function sortedStream(events: readonly { readonly install_uuid: string; readonly event_id: string }[]) {
+  return [...events].sort((a, b) => (`${a.install_uuid}|${a.event_id}` < `${b.install_uuid}|${b.event_id}` ? -1 : 1));
+}
 
 function dropZeros<T extends Record<string, Record<string, Record<string, number>>>>(rows: T): T {
   for (const family of Object.values(rows)) {

@@ -1,5 +1,6 @@
 import { MemoryLedger, MemoryRowStore } from '../../../functions/adapters/memory/aggregate-store';
 import { MemoryInstallStore } from '../../../functions/adapters/memory/install-store';
+import { MemoryStreamStore } from '../../../functions/adapters/memory/stream-store';
 import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome } from '../../../functions/domain/aggregation/aggregate';
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
@@ -28,6 +29,7 @@ export function world(options: { probabilistic?: boolean } = {}) {
   const installs = new MemoryInstallStore();
   const rows = new MemoryRowStore();
   const ledger = new MemoryLedger();
+  const stream = new MemoryStreamStore();
   const objects = new Map<string, AuditLine[]>();
   const clicks = new Map<string, ClickRecord>();
   /** Honeypot blocks as `<company_id>#<ip>`: a block is its company's own. */
@@ -59,6 +61,7 @@ export function world(options: { probabilistic?: boolean } = {}) {
     installs,
     rows,
     ledger,
+    stream,
     decide: (facts) => decideAttribution(facts, lookups),
     readAudit: async (message) => {
       const lines = objects.get(message.audit_key);
@@ -122,7 +125,27 @@ export function world(options: { probabilistic?: boolean } = {}) {
     return out;
   }
 
-  return { ports, installs, rows, ledger, objects, clicks, blocked, block, clock, upload, deliver, table, attributionPages, lookups };
+  /** The stream's events as a reader pages them: every line of every object, in key order. */
+  const streamEvents = () => stream.lines().map((line) => line.event);
+
+  return {
+    ports,
+    installs,
+    rows,
+    ledger,
+    stream,
+    streamEvents,
+    objects,
+    clicks,
+    blocked,
+    block,
+    clock,
+    upload,
+    deliver,
+    table,
+    attributionPages,
+    lookups,
+  };
 }
 
 export function click(overrides: Partial<ClickRecord> & { click_id: string; ts_ms: number }): ClickRecord {
@@ -184,6 +207,15 @@ export function failingAfter(ports: AggregationPorts, limit: number) {
     },
     rows: { add: write(rows.add.bind(rows)), refreshPages: write(rows.refreshPages.bind(rows)) },
     ...(ports.usage ? { usage: { add: write(ports.usage.add.bind(ports.usage)) } } : {}),
+    ...(ports.stream
+      ? {
+          stream: {
+            get: read(ports.stream.get.bind(ports.stream)),
+            put: write(ports.stream.put.bind(ports.stream)),
+            delete: write(ports.stream.delete.bind(ports.stream)),
+          },
+        }
+      : {}),
     readAudit: read(ports.readAudit),
     decide: read(ports.decide),
   };
