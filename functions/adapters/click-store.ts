@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { appIpPlatform, type ClickRecord } from '../domain/links/click';
+import { appHourKey, appIpPlatform, CLICK_HOUR_SHARDS, type ClickRecord, clickAppHour } from '../domain/links/click';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
 import type { ClickLog } from '../domain/links/tracking-link';
@@ -17,10 +17,33 @@ import { queryItems } from './query-pages';
 export class ClickStore implements ClickLog, ClickEraser {
   constructor(private readonly tableName: string) {}
 
+  /** With app_hour, the key of the by_app_hour index the warehouse export reads an app's hour through. */
   async record(click: ClickRecord): Promise<void> {
     await dynamoClient().send(
-      new PutCommand({ TableName: this.tableName, Item: click, ConditionExpression: 'attribute_not_exists(click_id)' }),
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...click, app_hour: clickAppHour(click) },
+        ConditionExpression: 'attribute_not_exists(click_id)',
+      }),
     );
+  }
+
+  /** The app's clicks recorded in a UTC hour (`YYYY-MM-DDTHH`): the 16 shards of by_app_hour, expired ones included. */
+  async ofHour(appId: string, hour: string): Promise<ClickRecord[]> {
+    const shards = await Promise.all(
+      CLICK_HOUR_SHARDS.map(async (shard) => {
+        const clicks: ClickRecord[] = [];
+        const pages = queryItems<ClickRecord & { app_hour?: string }>({
+          TableName: this.tableName,
+          IndexName: 'by_app_hour',
+          KeyConditionExpression: 'app_hour = :key',
+          ExpressionAttributeValues: { ':key': appHourKey(appId, hour, shard) },
+        });
+        for await (const { app_hour: _key, ...click } of pages) clicks.push(click);
+        return clicks;
+      }),
+    );
+    return shards.flat();
   }
 
   /** Deletes the clicks (a privacy deletion); returns how many ids it was given. */

@@ -43,6 +43,21 @@ export const SUB_PARAMS = ['sub1', 'sub2', 'sub3', 'sub4', 'sub5'] as const;
 
 export const appIpPlatform = (appId: string, ip: string, platform: Platform) => `${appId}#${ip}#${platform}`;
 
+/**
+ * The by_app_hour index's partition key of a click (lib/manifest.ts): `<app_id>#<YYYY-MM-DDTHH>#<shard>`,
+ * the UTC hour of ts_ms and one of 16 shards, the first hex digit of the id's bytes (random), so
+ * a busy app's hour is spread over 16 partitions. The warehouse export reads an hour's 16 keys.
+ */
+export function clickAppHour(click: Pick<ClickRecord, 'app_id' | 'ts_ms' | 'click_id'>): string {
+  const first = Buffer.from(click.click_id, 'base64url')[0] ?? 0;
+  return appHourKey(click.app_id, new Date(click.ts_ms).toISOString().slice(0, 13), (first >> 4).toString(16));
+}
+
+export const CLICK_HOUR_SHARDS: readonly string[] = Array.from({ length: 16 }, (_, shard) => shard.toString(16));
+
+/** The by_app_hour key of an app's hour (`YYYY-MM-DDTHH`, UTC) and shard (`0`-`f`). */
+export const appHourKey = (appId: string, hour: string, shard: string): string => `${appId}#${hour}#${shard}`;
+
 export interface ClickInput {
   readonly clickId: string;
   readonly link: {
