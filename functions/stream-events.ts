@@ -1,12 +1,47 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { LedgerLaneReader, StreamReader } from './adapters/stream-reader';
+import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { ServiceError } from './domain/common/errors';
-import { type HttpEvent, type HttpResult, httpHandler } from './shared/http';
+import { answerStream, type StreamPorts, streamError } from './domain/raw-data/stream';
+import { resourceName } from './shared/config';
+import { type HttpEvent, type HttpResult, header, httpHandler, json } from './shared/http';
+import { errorFields, logger, metrics } from './shared/observability';
+
+const ports: StreamPorts = {
+  // The reports' key look-up, cache included: the same 401s, and a revoked key stops within 30 s.
+  keys: new CachedTenants(new TenantStore(resourceName.table('tenants'))),
+  lanes: new LedgerLaneReader(resourceName.table('ledger')),
+  objects: new StreamReader(resourceName.exportBucket()),
+  nowMs: Date.now,
+};
 
 /**
- * PLACEHOLDER, made by the infrastructure part of issue 22 so that the stack synthesizes: the
- * stream endpoint's engineer replaces this file with GET /api/v1/stream/events.
+ * A page with has_more false is a snapshot of the end of the stream: asked again with the same
+ * cursor a moment later it holds more. Nothing may keep it.
  */
-export async function streamEvents(_event: HttpEvent): Promise<HttpResult> {
-  throw new ServiceError(404, 'not_found');
+const NO_STORE = { 'cache-control': 'no-store' };
+
+/**
+ * GET /api/v1/stream/events (functions/domain/raw-data/stream.ts has the rules; docs/raw-data.md,
+ * "The event stream"). A store that fails is a 503 store_unavailable, as for the reports, never a
+ * 500: nothing was changed, and the client's retry with the same cursor is safe.
+ */
+export async function streamEvents(event: HttpEvent): Promise<HttpResult> {
+  const startedMs = Date.now();
+  try {
+    const page = await answerStream(ports, {
+      authorization: header(event, 'authorization'),
+      params: event.queryStringParameters ?? {},
+    });
+    metrics.addMetric('StreamEventsServed', MetricUnit.Count, page.events.length);
+    return json(200, page, NO_STORE);
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    logger.error('stream page not answered: a store failed', { error: errorFields(error) });
+    throw streamError('store_unavailable');
+  } finally {
+    metrics.addMetric('StreamLatency', MetricUnit.Milliseconds, Date.now() - startedMs);
+  }
 }
 
-export const handler = httpHandler(streamEvents, { emitsMetrics: false });
+export const handler = httpHandler(streamEvents);

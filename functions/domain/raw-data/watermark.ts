@@ -26,6 +26,8 @@ export interface LaneOpening {
   readonly applied: number;
   /** When the open apply was reserved; absent on an apply from before stream objects, which writes none. */
   readonly openedMs?: number;
+  /** The apps the open apply writes stream objects of, written with `opened_ms`; absent: unknown, so any app. */
+  readonly apps?: readonly string[];
 }
 
 /** The ledger's lanes, read consistently (functions/adapters/stream-reader.ts). */
@@ -38,11 +40,17 @@ export interface LedgerLanes {
  * W = min(now - STREAM_SETTLE_MS, opened_ms of every open lane). A lane is open when `seq` is above
  * `applied`; an open lane without `opened_ms` is left out (its apply writes no stream object), and
  * so is a lane without an item (never opened).
+ *
+ * Given an app, the watermark of that app's stream: an open lane whose apply names the apps it
+ * writes stream objects of, and not this one, cannot add or change an object of it, so it does not
+ * hold the app back. That keeps one slow or crashed apply (open until its lease runs out and the
+ * lane's next holder replays it, over a minute) from stalling the stream of every app.
  */
-export function watermarkOf(lanes: Iterable<LaneOpening | undefined>, nowMs: number): number {
+export function watermarkOf(lanes: Iterable<LaneOpening | undefined>, nowMs: number, appId?: string): number {
   let watermark = nowMs - STREAM_SETTLE_MS;
   for (const lane of lanes) {
     if (!lane || !(lane.seq > lane.applied) || lane.openedMs === undefined || !Number.isFinite(lane.openedMs)) continue;
+    if (appId !== undefined && lane.apps !== undefined && !lane.apps.includes(appId)) continue;
     watermark = Math.min(watermark, lane.openedMs);
   }
   return watermark;
