@@ -1,9 +1,11 @@
 import { type AdminCommand, type Target, UsageError } from './command';
+import { exportCommands } from './export-commands';
 import { flagWording } from './flags';
 import { installCommands } from './install-commands';
 import { linkCommands } from './link-commands';
 import { postbackCommands } from './postback-commands';
 import { reportCommands } from './report-commands';
+import { sqlCommands } from './sql-commands';
 import { tenantCommands } from './tenant-commands';
 
 export type { AdminCommand, Target } from './command';
@@ -20,6 +22,8 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...reportCommands,
   ...installCommands,
   ...postbackCommands,
+  ...exportCommands,
+  ...sqlCommands,
 ]);
 
 function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {

@@ -1,11 +1,29 @@
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { dayOf } from '../domain/common/days';
 import { pool } from '../domain/common/pool';
-import type { ExportApp, ExportCheckpoint, ExportCheckpoints, ExportFiles, ExportPostbacks } from '../domain/raw-data/export';
+import type { ExportApp, ExportCheckpoint, ExportCheckpoints, ExportFiles, ExportPorts, ExportPostbacks } from '../domain/raw-data/export';
 import { checkpointKey } from '../domain/raw-data/export-layout';
 import { type PostbackRecord, postbackObjectKey } from '../domain/skan/postback-record';
 import { s3Client } from '../shared/clients/s3';
+import { ClickStore } from './click-store';
 import { scanItems } from './query-pages';
+import { StreamReader } from './stream-reader';
+import { StreamStore } from './stream-store';
+
+/** The export's ports over the export bucket, the audit bucket and the clicks table (the scheduled function's and `admin export run`'s). */
+export function exportPorts(names: {
+  readonly exportBucket: string;
+  readonly auditBucket: string;
+  readonly clicksTable: string;
+}): ExportPorts {
+  return {
+    stream: { listing: new StreamReader(names.exportBucket), objects: new StreamStore(names.exportBucket) },
+    clicks: new ClickStore(names.clicksTable),
+    postbacks: new ExportPostbackReader(names.auditBucket),
+    files: new ExportFileStore(names.exportBucket),
+    checkpoints: new ExportCheckpointStore(names.exportBucket),
+  };
+}
 
 /**
  * The warehouse export's storage (functions/domain/raw-data/export.ts): the Parquet files and the
