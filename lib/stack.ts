@@ -3,6 +3,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
+import { athenaNamedQueries } from '../functions/domain/raw-data/report-sql';
 import { ServiceFunctionsOnly } from './aspects/service-functions-only';
 import { AlarmTopic, ServiceAlarms } from './constructs/alarms';
 import { ServiceDashboard } from './constructs/dashboard';
@@ -58,6 +59,8 @@ export class AttributionServiceStack extends Stack {
       exportBucket: this.stores.exportBucket,
       key: this.stores.key,
       accessLogs: this.stores.accessLogs,
+      // The four reports as Athena SQL (functions/domain/raw-data/report-sql.ts), saved in the workgroup.
+      namedQueries: athenaNamedQueries(),
     });
     this.alarms = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
     this.edge = new Edge(this, 'Edge', {

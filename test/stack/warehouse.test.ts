@@ -1,3 +1,4 @@
+import { athenaNamedQueries } from '../../functions/domain/raw-data/report-sql';
 import { PARTITION_COLUMNS, RAW_TABLE_NAMES, RAW_TABLES } from '../../functions/domain/raw-data/tables';
 import {
   ATHENA_RESULTS_EXPIRE_AFTER_DAYS,
@@ -212,6 +213,32 @@ describe('the Athena workgroup', () => {
       },
     ]);
     sslOnly(resultsId());
+  });
+
+  it('saves the four reports as named queries over the database, their SQL that of report-sql.ts', () => {
+    const [groupId] = workGroup();
+    const queries = ofType('AWS::Athena::NamedQuery').map(([, query]) => query);
+    expect(queries.map((query) => query.Properties.Name).sort()).toEqual([
+      'report-attribution',
+      'report-cohorts',
+      'report-events',
+      'report-revenue',
+    ]);
+    for (const expected of athenaNamedQueries()) {
+      const query = queries.find((q) => q.Properties.Name === expected.name)!;
+      expect(query.Properties).toEqual({
+        Name: expected.name,
+        Description: expected.description,
+        Database: ref(logicalId(service.stack.warehouse.database)),
+        WorkGroup: ref(groupId),
+        QueryString: expected.sql,
+      });
+      expect(query.DependsOn).toEqual([groupId]);
+      // Athena's limits on a named query.
+      expect(expected.name.length).toBeLessThanOrEqual(128);
+      expect(expected.description.length).toBeLessThanOrEqual(1024);
+      expect(expected.sql).toMatch(/FROM (installs|events)/);
+    }
   });
 
   it('publishes the database, workgroup and results bucket names for admin --stack', () => {
