@@ -23,6 +23,7 @@ import {
   MAX_RAW_BODY_BYTES,
 } from '../../functions/domain/ingest/event-api';
 import { EVENT_FAULT_FIELDS, EVENT_RULES } from '../../functions/domain/ingest/event-validation';
+import { STREAM_ERRORS, STREAM_PATH } from '../../functions/domain/raw-data/stream';
 import { DEFAULT_LIMIT, MAX_LIMIT, REPORT_ERRORS } from '../../functions/domain/reports/report-query';
 import { REPORT_NAMES, REPORTS_PREFIX } from '../../functions/domain/reports/reports';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
@@ -75,8 +76,13 @@ function sourceFiles(dir = join(ROOT, 'functions')): string[] {
   });
 }
 
-/** Everything the code can answer: the two tables, and every code written out across functions/. */
-const CODE_ERRORS = unique([...pairsOf(EVENT_API_ERRORS), ...pairsOf(REPORT_ERRORS), ...sourceFiles().flatMap(codesIn)]);
+/** Everything the code can answer: the three tables, and every code written out across functions/. */
+const CODE_ERRORS = unique([
+  ...pairsOf(EVENT_API_ERRORS),
+  ...pairsOf(REPORT_ERRORS),
+  ...pairsOf(STREAM_ERRORS),
+  ...sourceFiles().flatMap(codesIn),
+]);
 
 const manifestFunctions = Object.values(functions) as readonly FunctionSpec[];
 const MANIFEST_ROUTES = manifestFunctions.flatMap((spec) => spec.routes ?? []);
@@ -119,6 +125,8 @@ function expectedErrors(op: Operation): StatusCode[] {
     if (op.method === 'GET' && REPORT_PATHS.includes(op.path)) {
       return pairsOf(REPORT_ERRORS).filter((error) => !ROUTING_CODES.includes(codeOf(error)));
     }
+    // The stream's refusals come from its use case (functions/domain/raw-data/stream.ts), as one table.
+    if (op.method === 'GET' && op.path === STREAM_PATH) return pairsOf(STREAM_ERRORS);
     const spec = functionServing(op.route);
     return spec ? codesIn(spec.entry) : [];
   };

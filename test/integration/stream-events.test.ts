@@ -2,7 +2,7 @@
 // /event (duplicates the SDK re-sent among them), aggregated by the runtime's poller into stream
 // objects, then paged: each accepted event once with its install's attribution, nothing of the
 // device or its address, the key's app only, since_ms reads and polling from the last cursor; the
-// refusals, and 503 while a store is down.
+// refusals, and 503 while a store is down; every answer as docs/openapi.yaml documents it.
 
 import { randomUUID } from 'node:crypto';
 import type { EventClient } from '../../client/event-client';
@@ -13,8 +13,10 @@ import type { StreamEvent } from '../../functions/domain/raw-data/stream-objects
 import { STREAM_SETTLE_MS } from '../../functions/domain/raw-data/watermark';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
+import { problemsOf } from '../support/documented-answers';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { OpenApi } from '../support/openapi';
 import { countingWrites } from '../support/write-faults';
 import { MOBILE } from '../unit/links/user-agents';
 
@@ -34,9 +36,14 @@ let clickLinkId: string;
 /** The last moment an apply may have opened: the aggregator was drained after it. */
 let drainedAt = 0;
 
+const api = new OpenApi();
+
+/** One request; every answer, whatever its status, is what docs/openapi.yaml says of it. */
 async function get(query = '', headers: Record<string, string> = {}, method = 'GET') {
   const response = await fetch(`${stack.baseUrl}${PATH}${query}`, { method, headers });
   const text = await response.text();
+  const answer = { method, path: PATH, status: response.status, headers: Object.fromEntries(response.headers), text };
+  expect({ status: answer.status, problems: problemsOf(api, answer) }).toEqual({ status: answer.status, problems: [] });
   return {
     status: response.status,
     headers: response.headers,
