@@ -23,9 +23,10 @@ export const hourStartMs = (hour: ExportHour): number => Date.parse(`${hour}:00:
 export const isExportHour = (value: string): boolean =>
   EXPORT_HOUR_PATTERN.test(value) && !Number.isNaN(hourStartMs(value)) && hourOf(hourStartMs(value)) === value;
 
-/** Every hour from the one holding fromMs to the one holding toMs, both included, in order. */
+/** Every hour from the one holding fromMs to the one holding toMs, both included, in order (none when toMs is before fromMs). */
 export function hoursFrom(fromMs: number, toMs: number): ExportHour[] {
   const hours: ExportHour[] = [];
+  if (toMs < fromMs) return hours;
   for (let start = hourStartMs(hourOf(fromMs)); start <= toMs; start += HOUR_MS) hours.push(hourOf(start));
   return hours;
 }
