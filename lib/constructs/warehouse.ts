@@ -160,10 +160,10 @@ export class Warehouse extends Construct {
       name: query.name,
       description: query.description,
       database: this.database.databaseName,
+      // A reference, so CloudFormation makes the workgroup first.
       workGroup: this.workGroup.ref,
       queryString: query.sql,
     });
-    named.addDependency(this.workGroup);
     this.namedQueries.push(named);
     return named;
   }

@@ -233,7 +233,6 @@ describe('the Athena workgroup', () => {
         WorkGroup: ref(groupId),
         QueryString: expected.sql,
       });
-      expect(query.DependsOn).toEqual([groupId]);
       // Athena's limits on a named query.
       expect(expected.name.length).toBeLessThanOrEqual(128);
       expect(expected.description.length).toBeLessThanOrEqual(1024);
