@@ -2,7 +2,7 @@ import { ServiceError } from '../common/errors';
 import type { ServerKeys } from '../reports/answer-report';
 import { bearerKey, DEFAULT_LIMIT, MAX_LIMIT, reportError } from '../reports/report-query';
 import { applyOfStreamName, type StreamAttribution, type StreamEvent } from './stream-objects';
-import { type LedgerLanes, watermarkOf } from './watermark';
+import { type LedgerLanes, STREAM_SETTLE_MS, watermarkOf } from './watermark';
 
 /**
  * GET /api/v1/stream/events (docs/raw-data.md, "The event stream"): the app's counted events, a
@@ -212,14 +212,23 @@ export interface StreamPage {
 const keyTimeOf = (name: string): number => applyOfStreamName(name)?.openedMs ?? Number.POSITIVE_INFINITY;
 
 /**
- * The LIST's StartAfter for a position. Names begin with their key time in 13 digits, so the time
+ * How far before since_ms a read starts listing. An apply opens after the events it counts were
+ * received, so objects opened before since_ms hold none received at or after it; but received_ms
+ * is the ingest host's clock and opened_ms the aggregator's, so the read starts this much earlier
+ * (the tolerance the watermark already gives the hosts' clocks) and the received_ms filter drops
+ * what it reads too early: once per read, a few seconds of objects.
+ */
+export const SINCE_CLOCK_MARGIN_MS = STREAM_SETTLE_MS;
+
+/**
+ * The LIST's StartAfter for a position. Names begin with their key time in 13 digits, so a time
  * alone sorts just before every name of that time: a read from since_ms skips the objects opened
- * before it, which hold no event received at or after it (an apply opens after its events are received).
+ * before it (less SINCE_CLOCK_MARGIN_MS).
  */
 function listAfter(position: StreamPosition, sinceMs: number | undefined): string {
   if (position.kind !== 'start') return position.name;
-  if (sinceMs === undefined || sinceMs <= 0) return '';
-  return String(Math.min(sinceMs, 9_999_999_999_999)).padStart(13, '0');
+  if (sinceMs === undefined || sinceMs - SINCE_CLOCK_MARGIN_MS <= 0) return '';
+  return String(Math.min(sinceMs - SINCE_CLOCK_MARGIN_MS, 9_999_999_999_999)).padStart(13, '0');
 }
 
 interface PlannedObject {

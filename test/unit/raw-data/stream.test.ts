@@ -7,6 +7,7 @@ import {
   LIST_MAX_KEYS,
   parseStreamQuery,
   readStreamPage,
+  SINCE_CLOCK_MARGIN_MS,
   type StreamBody,
   type StreamCursor,
   type StreamListing,
@@ -71,15 +72,21 @@ function memorySource(objects: readonly StoredObject[], listPage = LIST_MAX_KEYS
 
 const served = (stored: Record<string, unknown>) => streamEventOf(stored);
 
-/** Random stream objects of one app: key times increasing, some objects empty, some lines erased, each event received before its apply opened. */
+/**
+ * Random stream objects of one app: key times increasing, some objects empty, some lines erased,
+ * each event received before its apply opened, or up to 5 s after by the ingest host's clock.
+ */
 const streams = fc
   .array(
     fc.record({
       gap: fc.integer({ min: 0, max: 5_000 }),
       lane: fc.integer({ min: 0, max: 63 }),
-      lines: fc.array(fc.record({ erased: fc.integer({ min: 0, max: 7 }).map((n) => n === 0), age: fc.integer({ min: 1, max: 20_000 }) }), {
-        maxLength: 6,
-      }),
+      lines: fc.array(
+        fc.record({ erased: fc.integer({ min: 0, max: 7 }).map((n) => n === 0), age: fc.integer({ min: -5_000, max: 20_000 }) }),
+        {
+          maxLength: 6,
+        },
+      ),
     }),
     { maxLength: 40 },
   )
@@ -201,16 +208,20 @@ describe('paging the event stream', () => {
     );
   });
 
-  it('starts a since_ms read at the objects opened at or after it, so older ones cost no GET', async () => {
-    const objects = [0, 1, 2, 3].map((k) => ({
-      name: streamName({ openedMs: NOW - 40_000 + k * 10_000, lane: 1, seq: k + 1 }),
-      lines: [storedEvent(k, NOW - 40_000 + k * 10_000 - 1)],
+  it('starts a since_ms read at the objects opened a settle time before it, so older ones cost no GET', async () => {
+    const sinceMs = NOW - 20_000;
+    const at = [NOW - 45_000, NOW - 25_000, NOW - 20_000, NOW - 12_000];
+    const objects = at.map((openedMs, k) => ({
+      name: streamName({ openedMs, lane: 1, seq: k + 1 }),
+      // The second object's event was received a moment after its apply opened, by the ingest host's clock.
+      lines: [storedEvent(k, k === 1 ? sinceMs + 5 : openedMs - 1)],
     }));
     const { source, calls } = memorySource(objects);
-    const page = await readStreamPage(source, 'app_a', { limit: 10, cursor: { position: { kind: 'start' }, sinceMs: NOW - 20_000 } }, NOW);
+    const page = await readStreamPage(source, 'app_a', { limit: 10, cursor: { position: { kind: 'start' }, sinceMs } }, NOW);
     // The object opened at since_ms holds an event received before it: filtered.
-    expect(page.events.map((event) => event.event_id)).toEqual(['e3']);
-    expect(calls.get).toEqual([objects[2]!.name, objects[3]!.name]);
+    expect(page.events.map((event) => event.event_id)).toEqual(['e1', 'e3']);
+    expect(calls.get).toEqual(objects.slice(1).map((object) => object.name));
+    expect(SINCE_CLOCK_MARGIN_MS).toBe(STREAM_SETTLE_MS);
   });
 
   it('costs one LIST and a GET of each object a page reads, each once, and one more object to tell has_more', async () => {
