@@ -24,6 +24,9 @@ import { REPORT_NAMES, type ReportName } from '../reports/reports';
  * written as the API's own arithmetic (round(x * 10^4) / 10^4 on doubles), so the engines and
  * JavaScript give the same number.
  *
+ * Counts are count(CASE WHEN ... THEN 1 END), never count_if: DuckDB's count_if is a sum, NULL
+ * when no row has a value, where Trino's is 0.
+ *
  * Parameters are Athena's and DuckDB's `?`, in the order of ReportQuery.parameters: the app's id
  * (once per table read: Athena's partition projection injects app_id only from a value written
  * next to the table), and the window's first and last day, YYYY-MM-DD, both included (the days
@@ -112,9 +115,9 @@ SELECT install_day AS "day",
        partner,
        attribution_type,
        count(*) AS installs,
-       count_if(attribution_type = 'organic') AS organic,
-       count_if(is_reinstall) AS reinstalls,
-       count_if(json_array_length(fraud_reasons) > 0) AS fraud_flagged
+       count(CASE WHEN attribution_type = 'organic' THEN 1 END) AS organic,
+       count(CASE WHEN is_reinstall THEN 1 END) AS reinstalls,
+       count(CASE WHEN json_array_length(fraud_reasons) > 0 THEN 1 END) AS fraud_flagged
 FROM installs
 WHERE app_id = ${APP}
   AND dt >= ${FIRST_DT}
@@ -180,7 +183,9 @@ retained AS (
   GROUP BY install_uuid, install_event_id
 ),
 days AS (
-  SELECT c.install_day, count(*) AS installs, count_if(r.d1) AS d1, count_if(r.d7) AS d7, count_if(r.d30) AS d30
+  SELECT c.install_day, count(*) AS installs, count(CASE WHEN r.d1 THEN 1 END) AS d1,
+         count(CASE WHEN r.d7 THEN 1 END) AS d7,
+         count(CASE WHEN r.d30 THEN 1 END) AS d30
   FROM cohort c
   LEFT JOIN retained r ON r.install_uuid = c.install_uuid AND r.install_event_id = c.install_event_id
   GROUP BY c.install_day
