@@ -12,6 +12,11 @@ export interface AdminCommand<Flags extends z.ZodObject = z.ZodObject> {
   readonly flags: Flags;
   /** Flags that take no value (`--honeypot`); every other flag is read as a string. */
   readonly booleanFlags?: readonly string[];
+  /**
+   * A flag the CLI also takes as the command's one positional argument (`sql --app-key K "SELECT 1"`
+   * fills `query`); the console posts it as that flag.
+   */
+  readonly argument?: { readonly flag: string; readonly name: string };
   /** The command's line(s) of the usage text, without the command name's indentation. */
   readonly usage: string;
   execute(flags: z.output<Flags>, target: Target): Promise<object>;

@@ -168,11 +168,19 @@ function program(line: readonly string[], found: (request: Request) => void): Co
         }),
       );
     }
+    if (command.argument) leaf.argument(`[${command.argument.name}]`);
     leaf.action(() => {
       const flags: Record<string, unknown> = {};
       for (const option of leaf.options) {
         const value: unknown = leaf.getOptionValue(option.attributeName());
         if (value !== undefined && option.long) flags[option.long.slice(2)] = value;
+      }
+      // The positional argument is its flag's value (`sql --app-key K "SELECT 1"` is --query "SELECT 1").
+      const [positional] = leaf.processedArgs as (string | undefined)[];
+      if (command.argument && positional !== undefined) {
+        if (flags[command.argument.flag] !== undefined)
+          throw new UsageError(`give ${command.argument.name} once: as the argument or as --${command.argument.flag}`, command.name);
+        flags[command.argument.flag] = positional;
       }
       // Flags are checked before the target is reached, so a typo costs no AWS call.
       found({ kind: 'command', parsed: parseCommand(command.name, flags), stack: stack() });
