@@ -5,6 +5,7 @@
 // refusals, and 503 while a store is down; every answer as docs/openapi.yaml documents it.
 
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import type { EventClient } from '../../client/event-client';
 import { LinkStore } from '../../functions/adapters/link-store';
 import type { SdkEvent } from '../../functions/domain/ingest/event-validation';
@@ -331,9 +332,49 @@ describe('the refusals of GET /api/v1/stream/events', () => {
     expect((await get(`?cursor=${tampered}`, bearer(a))).body).toEqual({ error: 'invalid_cursor' });
   });
 
-  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('answers %s with the fallback 404 not_found (only GET is routed)', async (method) => {
-    const response = await get('', bearer(a), method);
-    expect({ status: response.status, body: response.body }).toEqual({ status: 404, body: { error: 'not_found' } });
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])(
+    'answers %s with the fallback 404 not_found (only GET is routed)',
+    async (method) => {
+      const response = await get('', bearer(a), method);
+      expect({ status: response.status, body: response.body }).toEqual({ status: 404, body: { error: 'not_found' } });
+    },
+  );
+
+  it('answers any query, near a valid one or not, as documented: 200, 400 or 401, never a 500 or a 503', async () => {
+    const valid = await cursorOf();
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const cursorish = fc.oneof(
+      fc.constant(valid),
+      fc.nat().map((at) => valid.slice(0, at % valid.length) + valid.slice((at % valid.length) + 1)),
+      fc
+        .record(
+          {
+            v: fc.oneof(fc.constant(1), fc.integer()),
+            k: fc.oneof(fc.constant('0000000000001-00-0000000001.jsonl.gz'), fc.string()),
+            i: fc.oneof(fc.nat(), fc.double(), fc.string()),
+            s: fc.oneof(fc.integer(), fc.constant(8.64e15 + 1)),
+          },
+          { requiredKeys: [] },
+        )
+        .map(b64),
+      fc.string(),
+    );
+    const value = fc.oneof(fc.string(), fc.integer().map(String), fc.constantFrom('', '1', '1000', '1001', '-0', '1e3', '5,6'));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record(
+          { cursor: cursorish, limit: value, since_ms: value, app_id: fc.constant(b.app.app_id), offset: value },
+          { requiredKeys: [] },
+        ),
+        fc.constantFrom<Record<string, string>>(bearer(a), bearer(b), {}, { authorization: 'Bearer srv_nope' }),
+        async (params, headers) => {
+          // get() holds the answer to docs/openapi.yaml, whatever its status.
+          const response = await get(`?${new URLSearchParams(params)}`, headers);
+          expect([200, 400, 401]).toContain(response.status);
+        },
+      ),
+      { numRuns: 80 },
+    );
   });
 
   it('answers 503 store_unavailable while the export bucket is unreachable, and pages again once it is back', async () => {
