@@ -7,12 +7,16 @@ import { errorAnswer } from '../admin/errors';
 import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
 import { POSTBACK_MACROS } from '../functions/domain/partner-postbacks/template';
+import { resourceName } from '../functions/shared/config';
 import { bundleConsole, type ConsoleBundle } from './bundle';
+import { exportStatus } from './export-status';
 
 /**
  * `npm run console [-- --stack NAME] [--port N]` (docs/console.md): the admin console on
  * 127.0.0.1. Its JSON API runs the admin CLI's own commands (admin/commands.ts) against the same
- * target the CLI would reach, so the console has no operation of its own.
+ * target the CLI would reach, so the console has no operation of its own. (One read-only view is
+ * the console's: the Raw data page's last export per table, read from the export bucket by
+ * console/export-status.ts.)
  *
  * Only this console's own page may drive it:
  * - the Host header must be 127.0.0.1:PORT or localhost:PORT, so a DNS-rebound name pointing at
@@ -127,6 +131,14 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
             );
         throw asRefusal(gone ?? error);
       }
+    }
+    if (path === '/api/export-status') {
+      // The Raw data page's last export per table (console/export-status.ts): read from the export bucket.
+      if (typeof body['app-key'] !== 'string') throw new HttpRefusal(400, 'expected {"app-key": "..."}');
+      const appKey = body['app-key'];
+      return await exportStatus(appKey, resourceName.exportBucket()).catch((error: unknown) => {
+        throw asRefusal(error);
+      });
     }
     throw new HttpRefusal(404, 'no such console API route');
   }

@@ -41,3 +41,6 @@ export interface Meta {
 }
 
 export const meta = () => post<Meta>('/api/meta', {});
+
+/** The Raw data page's last export per table: a read of the export bucket (console/export-status.ts), not an admin command. */
+export const exportStatus = <T>(appKey: string) => post<T>('/api/export-status', { 'app-key': appKey });

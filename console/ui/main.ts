@@ -5,6 +5,7 @@ import { companiesPage } from './pages/companies';
 import { installPage } from './pages/install';
 import { linksPage } from './pages/links';
 import { postbacksPage } from './pages/postbacks';
+import { rawDataPage } from './pages/raw-data';
 import { reportsPage } from './pages/reports';
 import { settingsPage } from './pages/settings';
 import { selection } from './state';
@@ -25,6 +26,7 @@ const PAGES: Page[] = [
   { route: 'postbacks', label: 'Postbacks', render: postbacksPage },
   { route: 'reports', label: 'Reports', render: reportsPage },
   { route: 'install', label: 'Install look-up', render: installPage },
+  { route: 'raw-data', label: 'Raw data', render: rawDataPage },
 ];
 
 const root = consoleRoot();
