@@ -340,7 +340,7 @@ class ObjectReads {
     await Promise.allSettled(this.fetched);
   }
 
-  aheadCount(index: number, wanted: number): number {
+  private aheadCount(index: number, wanted: number): number {
     const rate = this.bytesSeen > 0 ? this.keptEvents / this.bytesSeen : undefined;
     if (rate === undefined && index === 0) return 1;
     let count = 0;
