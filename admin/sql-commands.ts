@@ -12,7 +12,6 @@ import { scopedToApp } from '../functions/domain/raw-data/sql-scope';
 import type { SqlResult } from '../functions/domain/raw-data/sql-values';
 import { REPORT_NAMES, type ReportName } from '../functions/domain/reports/reports';
 import { resourceName } from '../functions/shared/config';
-import { envName } from '../lib/manifest';
 import { stackWarehouse } from './athena-target';
 import { defineCommand, type Target, UsageError } from './command';
 import { key } from './flags';
@@ -90,8 +89,7 @@ async function runReport(target: Target, appId: string, report: ReportName, scop
 
 /** The app's export files from the local export bucket, in DuckDB for one use. */
 async function withLocalTables(appId: string, use: (tables: DuckDbTables) => Promise<SqlResult>): Promise<SqlResult> {
-  const bucket = process.env[envName.exportBucket()];
-  if (!bucket) throw new Error(`${envName.exportBucket()} is not set: the local runtime names its export bucket in endpoints.json`);
+  const bucket = resourceName.exportBucket();
   const dir = mkdtempSync(join(tmpdir(), 'admin-sql-'));
   let tables: DuckDbTables;
   try {
