@@ -1,10 +1,14 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { type _Object, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parquetMetadataAsync } from 'hyparquet';
 import { appByKey } from '../admin/apps';
+import { type Target, TargetError } from '../admin/command';
 import { ExportCheckpointStore } from '../functions/adapters/export-store';
 import { exportFileKey } from '../functions/domain/raw-data/export-layout';
 import { RAW_TABLE_NAMES, type RawTableName } from '../functions/domain/raw-data/tables';
 import { s3Client } from '../functions/shared/clients/s3';
+import { resourceName } from '../functions/shared/config';
+import { envName, outputKey } from '../lib/manifest';
 
 /**
  * The Raw data page's "Last export per table" (docs/console.md): what the warehouse export
@@ -47,6 +51,36 @@ const FILE_KEY = /^[a-z_]+\/app_id=[^/]+\/dt=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\/
 
 /** A Parquet footer of an hour's file is a few KiB (one row group): this much from the end is read first. */
 const FOOTER_BYTES = 64 * 1024;
+
+/**
+ * The export bucket's name: the local runtime's from endpoints.json (the target look-up put it in
+ * the environment), a stack's from its output ExportBucketName, looked up once per stack as
+ * admin/athena-target.ts does for the warehouse.
+ */
+export function exportBucketOf(target: Target): Promise<string> {
+  const stack = target.stack;
+  if (!stack || process.env[envName.exportBucket()]) return Promise.resolve(resourceName.exportBucket());
+  let bucket = stackBuckets.get(stack);
+  if (!bucket) {
+    bucket = stackExportBucket(stack);
+    stackBuckets.set(stack, bucket);
+    // A failed look-up is not kept: the next request asks again.
+    bucket.catch(() => stackBuckets.delete(stack));
+  }
+  return bucket;
+}
+
+const stackBuckets = new Map<string, Promise<string>>();
+
+async function stackExportBucket(stack: string): Promise<string> {
+  const { Stacks } = await new CloudFormationClient({}).send(new DescribeStacksCommand({ StackName: stack }));
+  const bucket = Stacks?.[0]?.Outputs?.find((output) => output.OutputKey === outputKey.exportBucket())?.OutputValue;
+  if (!bucket)
+    throw new TargetError(
+      `stack ${stack} has no output ${outputKey.exportBucket()}: deploy this version (it adds the export bucket) and try again`,
+    );
+  return bucket;
+}
 
 export async function exportStatus(appKey: string, bucket: string): Promise<ExportStatus> {
   const app = await appByKey(appKey);

@@ -7,9 +7,8 @@ import { errorAnswer } from '../admin/errors';
 import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
 import { POSTBACK_MACROS } from '../functions/domain/partner-postbacks/template';
-import { resourceName } from '../functions/shared/config';
 import { bundleConsole, type ConsoleBundle } from './bundle';
-import { exportStatus } from './export-status';
+import { exportBucketOf, exportStatus } from './export-status';
 
 /**
  * `npm run console [-- --stack NAME] [--port N]` (docs/console.md): the admin console on
@@ -136,9 +135,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       // The Raw data page's last export per table (console/export-status.ts): read from the export bucket.
       if (typeof body['app-key'] !== 'string') throw new HttpRefusal(400, 'expected {"app-key": "..."}');
       const appKey = body['app-key'];
-      return await exportStatus(appKey, resourceName.exportBucket()).catch((error: unknown) => {
-        throw asRefusal(error);
-      });
+      return await exportBucketOf(target)
+        .then((bucket) => exportStatus(appKey, bucket))
+        .catch((error: unknown) => {
+          throw asRefusal(error);
+        });
     }
     throw new HttpRefusal(404, 'no such console API route');
   }
