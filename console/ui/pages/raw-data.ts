@@ -228,6 +228,9 @@ function statusTable(status: ExportStatus): HTMLElement {
 const size = (bytes: number): string =>
   bytes < 1024 ? `${bytes} B` : bytes < 1024 ** 2 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 
+/** A page stays quick with this many table rows; `SELECT *` of a busy app has far more, which the CSV holds. */
+const SHOWN_ROWS = 1000;
+
 /** The answer's rows as a table, in the answer's column order, with a CSV of them. */
 function rowsOf(what: string, answer: SqlAnswer, elapsedMs: number): HTMLElement {
   const columns = Object.keys(answer.rows[0] ?? {});
@@ -235,6 +238,7 @@ function rowsOf(what: string, answer: SqlAnswer, elapsedMs: number): HTMLElement
     columns.filter((c) => answer.rows.length > 0 && answer.rows.every((r) => typeof r[c] === 'number' || r[c] === null)),
   );
   const count = `${answer.rows.length} ${answer.rows.length === 1 ? 'row' : 'rows'} in ${(elapsedMs / 1000).toFixed(1)} s`;
+  const shown = answer.rows.slice(0, SHOWN_ROWS);
   return h(
     'div',
     null,
@@ -242,6 +246,7 @@ function rowsOf(what: string, answer: SqlAnswer, elapsedMs: number): HTMLElement
       'p',
       { class: 'small', 'data-testid': 'sql-summary' },
       `${what}: ${count}.`,
+      shown.length < answer.rows.length ? ` The first ${SHOWN_ROWS} are shown; the CSV has them all.` : '',
       ' ',
       answer.rows.length
         ? h(
@@ -258,7 +263,7 @@ function rowsOf(what: string, answer: SqlAnswer, elapsedMs: number): HTMLElement
     table<Row>(
       `${what}: rows`,
       columns.map((name) => ({ label: name, numeric: numeric.has(name), cell: (row: Row) => cellText(row[name]) })),
-      answer.rows,
+      shown,
       'The query returned no rows.',
     ),
   );
