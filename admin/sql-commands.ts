@@ -32,7 +32,7 @@ export const sqlCommands = [
     name: NAME,
     usage:
       'sql --app-key K "SELECT ..."            (one read-only query over the app\'s raw tables: events, installs,\n' +
-      '                                         clicks, skan_postbacks; on Athena with --stack, else DuckDB)\n' +
+      '                                         clicks, skan_postbacks; on Athena with --stack, else DuckDB; --query SQL is the same)\n' +
       'sql --app-key K --report attribution|revenue|cohorts|events [--since-ms MS] [--until-ms MS]\n' +
       "                                         (the report's SQL: every row of the window, as the Reporting API renders it)",
     argument: { flag: 'query', name: 'SQL' },
