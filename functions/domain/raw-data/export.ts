@@ -7,7 +7,7 @@ import { type ExportHour, exportFileKey, HOUR_MS, hourOf, hourStartMs, hoursFrom
 import { encodeTable } from './export-parquet';
 import { clickRow, type ExportRow, eventRow, installRow, skanRow } from './export-rows';
 import { LIST_MAX_KEYS, type StreamListing, type StreamSource } from './stream';
-import { applyOfStreamName, type StreamLine, type StreamObjects, streamAppPrefix } from './stream-objects';
+import { applyOfStreamName, type StreamObjects, streamAppPrefix } from './stream-objects';
 import { type RawTableName, UNMATCHED_APP_ID } from './tables';
 import { type LaneOpening, watermarkOf } from './watermark';
 
@@ -196,6 +196,13 @@ export async function runExport(ports: ExportPorts, input: ExportRunInput): Prom
   return summary;
 }
 
+/** A stream line as the export keeps it: its receive hour, its events row and, for a counted install, its installs row. */
+interface HourRows {
+  readonly hour: ExportHour;
+  readonly event: ExportRow;
+  readonly install: ExportRow | undefined;
+}
+
 const emptyTable = (): TableSummary => ({ files: [], rows: 0, deleted: 0, skipped: 0 });
 
 /** The name every stream object opened at or after `ms` sorts after. */
@@ -252,34 +259,36 @@ class Run {
   }
 
   /**
-   * New stream objects after `after`, below the watermark, up to STEP_BYTES: the receive hours
-   * of their lines are exported again, each from all of its objects.
+   * New stream objects after `after`, below the watermark, up to STEP_BYTES and then to the end
+   * of the hour they were opened in (so that a busy hour is not exported once per step): the
+   * receive hours of their lines are exported again, each from all of its objects.
    */
   private async streamStep(appId: string, watermark: number, after: string): Promise<{ last: string; more: boolean } | undefined> {
     const fresh: StreamObjectRef[] = [];
     let bytes = 0;
     let more = false;
+    let openedHour: ExportHour | undefined;
     for await (const ref of this.list(appId, after)) {
       const apply = applyOfStreamName(ref.name);
       if (!apply) continue;
       if (apply.openedMs >= watermark) break;
-      if (bytes >= STEP_BYTES) {
+      if (bytes >= STEP_BYTES && hourOf(apply.openedMs) !== openedHour) {
         more = true;
         break;
       }
       fresh.push(ref);
       bytes += ref.size;
+      openedHour = hourOf(apply.openedMs);
     }
     const last = fresh.at(-1);
     if (!last) return undefined;
-    const freshLines = await this.read(appId, fresh);
-    const hours = new Set(freshLines.map((line) => hourOf(line.event.received_ms)));
-    await this.streamHours(appId, watermark, hours, after, freshLines);
+    const freshRows = await this.readRows(appId, fresh);
+    await this.streamHours(appId, watermark, new Set(freshRows.map((row) => row.hour)), after, freshRows);
     return { last: last.name, more };
   }
 
   /**
-   * Writes the events and installs files of the hours: the lines of `known` (objects after
+   * Writes the events and installs files of the hours: the rows of `known` (objects after
    * `through`, already read) and those of every object from the earliest hour's start up to and
    * including `through` ('' when `known` is everything, or to read up to the watermark).
    */
@@ -288,7 +297,7 @@ class Run {
     watermark: number,
     hours: ReadonlySet<ExportHour>,
     through: string,
-    known?: readonly StreamLine[],
+    known?: readonly HourRows[],
   ): Promise<void> {
     const kept = this.keptHours(['events', 'installs'], [...hours]);
     if (kept.length === 0) return;
@@ -303,9 +312,14 @@ class Run {
         older.push(ref);
       }
     }
-    const lines = [...(await this.read(appId, older)), ...(known ?? [])].filter((line) => wanted.has(hourOf(line.event.received_ms)));
-    const events = groupByHour(kept, lines, (line) => line.event.received_ms, eventRow);
-    const installs = groupByHour(kept, lines, (line) => line.event.received_ms, installRow);
+    const events = new Map<ExportHour, ExportRow[]>(kept.map((hour) => [hour, []]));
+    const installs = new Map<ExportHour, ExportRow[]>(kept.map((hour) => [hour, []]));
+    for (const rows of [await this.readRows(appId, older, wanted), known ?? []]) {
+      for (const row of rows) {
+        events.get(row.hour)?.push(row.event);
+        if (row.install) installs.get(row.hour)?.push(row.install);
+      }
+    }
     await this.write(appId, 'events', events);
     await this.write(appId, 'installs', installs);
   }
@@ -353,17 +367,25 @@ class Run {
     return kept.sort();
   }
 
-  /** The lines of the objects, in the order of the objects. */
-  private async read(appId: string, refs: readonly StreamObjectRef[]): Promise<StreamLine[]> {
-    const lines: (readonly StreamLine[])[] = new Array(refs.length);
+  /**
+   * The rows of the objects' lines (of the wanted hours only, when given), in the order of the
+   * objects: each object's lines become rows as soon as it is read, so the lines themselves are
+   * not held.
+   */
+  private async readRows(appId: string, refs: readonly StreamObjectRef[], wanted?: ReadonlySet<ExportHour>): Promise<HourRows[]> {
+    const rows: HourRows[][] = new Array(refs.length);
     await pool(
       refs.map((ref, index) => ({ ref, index })),
       READS_AT_ONCE,
       async ({ ref, index }) => {
-        lines[index] = (await this.ports.stream.objects.get(`${streamAppPrefix(appId)}${ref.name}`)) ?? [];
+        const lines = (await this.ports.stream.objects.get(`${streamAppPrefix(appId)}${ref.name}`)) ?? [];
+        rows[index] = lines.flatMap((line) => {
+          const hour = hourOf(line.event.received_ms);
+          return wanted && !wanted.has(hour) ? [] : [{ hour, event: eventRow(line), install: installRow(line) }];
+        });
       },
     );
-    return lines.flat();
+    return rows.flat();
   }
 
   /** Each hour's file written from its rows, or removed when it has none. */

@@ -190,9 +190,11 @@ describe('the warehouse export', () => {
     expect(old.tables.events).toMatchObject({ skipped: 1, deleted: 0 });
   });
 
-  it('reads a backlog in steps of bounded size, each moving the checkpoint', async () => {
+  it('reads a backlog in steps of bounded size, each ending with an hour of opening times and moving the checkpoint', async () => {
     const world = new MemoryExportWorld();
-    for (let n = 0; n < 5; n++) object(world, H0 + n * MIN + 1_000, [streamLine(`e${n}`, H0 + n * MIN)], { size: STEP_BYTES / 2 });
+    for (let n = 0; n < 5; n++) object(world, H0 + n * HOUR_MS + 1_000, [streamLine(`e${n}`, H0 + n * HOUR_MS)], { size: STEP_BYTES / 2 });
+    for (let n = 5; n < 8; n++)
+      object(world, H0 + 4 * HOUR_MS + n * MIN, [streamLine(`e${n}`, H0 + 4 * HOUR_MS + n * MIN)], { size: STEP_BYTES });
     const puts: string[] = [];
     const ports = world.ports();
     const summary = await runExport(
@@ -203,11 +205,15 @@ describe('the warehouse export', () => {
           put: async (app, checkpoint) => void puts.push(`${app}:${checkpoint.stream_after.slice(0, 13)}`),
         },
       },
-      { apps: [{ app_id: APP, created_ms: 0 }], lanes: [], nowMs: H0 + 10 * MIN, skan: false },
+      { apps: [{ app_id: APP, created_ms: 0 }], lanes: [], nowMs: H0 + 5 * HOUR_MS, skan: false },
     );
-    expect(puts.length).toBe(3);
-    expect(summary.tables.events.rows).toBe(2 + 4 + 5); // the hour written whole after each step
-    expect(ids(await rowsOf(world, 'events'))).toEqual(['e0', 'e1', 'e2', 'e3', 'e4']);
+    expect(puts).toEqual([
+      `${APP}:${String(H0 + HOUR_MS + 1_000).padStart(13, '0')}`,
+      `${APP}:${String(H0 + 3 * HOUR_MS + 1_000).padStart(13, '0')}`,
+      `${APP}:${String(H0 + 4 * HOUR_MS + 7 * MIN).padStart(13, '0')}`,
+    ]);
+    expect(summary.tables.events.rows).toBe(8); // each hour written once
+    expect(ids(await rowsOf(world, 'events'))).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7']);
   });
 
   it('leaves apps for the next run when out of time, and starts it with them', async () => {
