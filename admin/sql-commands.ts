@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AthenaSql } from '../functions/adapters/athena-sql';
-import { checkQueryText, DuckDbTables } from '../functions/adapters/duckdb-sql';
+import type { DuckDbTables } from '../functions/adapters/duckdb-sql';
 import { copyAppExports } from '../functions/adapters/sql-export-files';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { reportParameterValues, reportQuery, reportScope, sqlLiteral } from '../functions/domain/raw-data/report-sql';
@@ -26,6 +25,16 @@ import { key } from './flags';
  */
 
 const NAME = 'sql';
+
+/**
+ * DuckDB's native engine and Athena's client are loaded when `sql` runs, not with the registry:
+ * every other admin command, and the console, start without them (about 170 ms).
+ */
+const duckdb = () => import('../functions/adapters/duckdb-sql');
+const athena = async (stack: string) => {
+  const [{ AthenaSql }, warehouse] = await Promise.all([import('../functions/adapters/athena-sql'), stackWarehouse(stack)]);
+  return { engine: new AthenaSql(warehouse), database: warehouse.database };
+};
 
 export const sqlCommands = [
   defineCommand({
@@ -55,7 +64,7 @@ export const sqlCommands = [
       }),
     async execute(f, target) {
       // The query is judged before anything is fetched: a refusal costs no download and no AWS call.
-      const checked = f.query === undefined ? undefined : await refusedAsUsage(() => checkQueryText(f.query ?? ''));
+      const checked = f.query === undefined ? undefined : await refusedAsUsage(async () => (await duckdb()).checkQueryText(f.query ?? ''));
       const app = await new TenantStore(resourceName.table('tenants')).appByKey(f['app-key']);
       if (!app) throw new NotFoundError('app');
       const result = await refusedAsUsage(async () => {
@@ -68,10 +77,8 @@ export const sqlCommands = [
           );
         const sql = f.query ?? '';
         if (target.stack) {
-          const warehouse = await stackWarehouse(target.stack);
-          return new AthenaSql(warehouse).run(
-            scopedToApp(sql, { appId: app.app_id, database: warehouse.database, withClause: checked?.withClause ?? false }),
-          );
+          const { engine, database } = await athena(target.stack);
+          return engine.run(scopedToApp(sql, { appId: app.app_id, database, withClause: checked?.withClause ?? false }));
         }
         return withLocalTables(app.app_id, (tables) => tables.query(sql));
       });
@@ -83,7 +90,7 @@ export const sqlCommands = [
 async function runReport(target: Target, appId: string, report: ReportName, scope: ReturnType<typeof reportScope>): Promise<SqlResult> {
   const query = reportQuery(report);
   const values = reportParameterValues(query, scope);
-  if (target.stack) return new AthenaSql(await stackWarehouse(target.stack)).run(query.sql, values.map(sqlLiteral));
+  if (target.stack) return (await athena(target.stack)).engine.run(query.sql, values.map(sqlLiteral));
   return withLocalTables(appId, (tables) => tables.report(query, values));
 }
 
@@ -94,7 +101,7 @@ async function withLocalTables(appId: string, use: (tables: DuckDbTables) => Pro
   let tables: DuckDbTables;
   try {
     await copyAppExports(bucket, appId, dir);
-    tables = await DuckDbTables.load(dir);
+    tables = await (await duckdb()).DuckDbTables.load(dir);
   } finally {
     // Loaded into memory: the copies are not needed once the tables exist.
     rmSync(dir, { recursive: true, force: true });
