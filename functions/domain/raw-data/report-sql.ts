@@ -133,7 +133,7 @@ WITH first_installs AS (
     AND first_install
 ),
 paid AS (
-  -- An event that came before any install of its uuid (install_event_id null) is applied to the uuid's first install.
+  -- An event that came before any install of its uuid (install_event_id null) is applied to the first install of the uuid.
   SELECT e.event_day,
          e.install_uuid,
          e.revenue_micros,
@@ -168,7 +168,7 @@ WITH cohort AS (
     AND install_day BETWEEN ${FIRST} AND ${LAST}
 ),
 applied AS (
-  -- Each event with the install it is applied to: the one it names, else the uuid's first install.
+  -- Each event with the install it is applied to: the one it names, else the first install of its uuid.
   SELECT c.install_uuid, c.install_event_id, e.corrected_ts - c.corrected_ts AS since_install
   FROM events e
   JOIN cohort c
@@ -209,6 +209,8 @@ ORDER BY "day", event_name`,
 };
 
 const PLACEHOLDER = /\{\{(app_id|first_day|last_day)\}\}/g;
+
+// The texts' comments hold no quote and no question mark: a `?` is a parameter to Athena.
 
 /** A report's SQL with its `?` parameters, as both engines and the stack's named query run it. */
 export function reportQuery(report: ReportName): ReportQuery {

@@ -454,6 +454,8 @@ describe('the report queries', () => {
       expect(query.sql.split('?').length - 1).toBe(query.parameters.length);
       expect(query.parameters[0]).toBe('app_id');
       expect(query.sql).not.toMatch(/\{\{/);
+      // Comments without quotes: nothing a parser or Athena's parameter binding could take for a literal.
+      for (const comment of query.sql.match(/--[^\n]*/g) ?? []) expect(comment).not.toMatch(/['"?]/);
     }
     expect(reportQuery('revenue').parameters).toEqual(['app_id', 'app_id', 'first_day', 'first_day', 'last_day']);
     expect(reportParameterValues(reportQuery('attribution'), { appId: 'a', firstDay: '2026-01-01', lastDay: '2026-01-31' })).toEqual([
