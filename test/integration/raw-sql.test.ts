@@ -87,8 +87,18 @@ describe('admin sql on the local runtime', () => {
     });
   });
 
-  it('refuses a file read in the query as a usage error', async () => {
-    await expect(runAdmin(['sql', '--app-key', app.app.app_key, "SELECT * FROM read_csv('/etc/passwd')"])).rejects.toThrow(UsageError);
+  it.each([
+    ["SELECT * FROM read_parquet('/etc/passwd')", 'sql: the query calls the table function read_parquet()'],
+    ["SELECT * FROM read_csv('/etc/passwd')", 'sql: the query calls the table function read_csv()'],
+    ["COPY events TO '/tmp/events.csv'", 'sql: only a single SELECT (or WITH ... SELECT) query is allowed'],
+    ["ATTACH '/tmp/other.duckdb'", 'sql: only a single SELECT (or WITH ... SELECT) query is allowed'],
+    ['INSTALL httpfs', 'sql: only a single SELECT (or WITH ... SELECT) query is allowed'],
+    ['PRAGMA database_list', 'sql: only a single SELECT (or WITH ... SELECT) query is allowed'],
+    ['SELECT 1; SELECT 2', 'sql: only a single SELECT (or WITH ... SELECT) query is allowed; this is 2 statements'],
+  ])('refuses %s as a usage error of sql', async (query, message) => {
+    const refused = runAdmin(['sql', '--app-key', app.app.app_key, query]);
+    await expect(refused).rejects.toBeInstanceOf(UsageError);
+    await expect(refused).rejects.toThrow(message);
   });
 
   it('prints {"rows": [...]} on stdout, and a refusal on stderr with exit 2', async () => {
