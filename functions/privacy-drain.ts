@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { AggregationLedgerStore } from './adapters/aggregate-store';
 import { AuditEraser } from './adapters/audit-eraser';
 import { AuditReader } from './adapters/audit-reader';
 import { ClickStore } from './adapters/click-store';
@@ -10,17 +12,27 @@ import { DynamoInstallStore } from './adapters/install-store';
 import { PostbackRecords } from './adapters/postback-store';
 import { PrivacyQueue } from './adapters/privacy-queue';
 import { PrivacyReceipts } from './adapters/privacy-store';
+import { ExportFileEraser } from './adapters/raw-data-eraser';
+import { LedgerLaneReader, StreamReader } from './adapters/stream-reader';
+import { StreamStore } from './adapters/stream-store';
 import { type DrainPorts, type DrainReport, drainPrivacyRequests } from './domain/privacy/drain';
 import { resourceName } from './shared/config';
 import { logger, metrics } from './shared/observability';
 
-const stores: Omit<DrainPorts, 'nowMs' | 'timeLeftMs'> = {
+const stores: Omit<DrainPorts, 'nowMs' | 'pause' | 'timeLeftMs'> = {
   queue: new PrivacyQueue(resourceName.queueUrl('privacy'), () => logger.error('privacy message not readable: left for the DLQ')),
   installs: new DynamoInstallStore(resourceName.table('installs')),
   clicks: new ClickStore(resourceName.table('clicks')),
   postbacks: new PostbackRecords(resourceName.table('postbacks')),
   auditObjects: new AuditReader(resourceName.bucket()),
   auditErasure: new AuditEraser(resourceName.bucket()),
+  rawData: {
+    marks: new AggregationLedgerStore(resourceName.table('ledger')),
+    lanes: new LedgerLaneReader(resourceName.table('ledger')),
+    stream: new StreamStore(resourceName.exportBucket()),
+    streamNames: new StreamReader(resourceName.exportBucket()),
+    exportFiles: new ExportFileEraser(resourceName.exportBucket()),
+  },
   receipts: new PrivacyReceipts(resourceName.table('privacy_requests')),
 };
 
@@ -29,7 +41,12 @@ const stores: Omit<DrainPorts, 'nowMs' | 'timeLeftMs'> = {
  * or now with `admin schedule run privacy-drain` locally.
  */
 export async function privacyDrain(_event: unknown, context: Context): Promise<DrainReport> {
-  const report = await drainPrivacyRequests({ ...stores, nowMs: Date.now, timeLeftMs: () => context.getRemainingTimeInMillis() });
+  const report = await drainPrivacyRequests({
+    ...stores,
+    nowMs: Date.now,
+    pause: (ms) => sleep(ms),
+    timeLeftMs: () => context.getRemainingTimeInMillis(),
+  });
   metrics.addMetric('PrivacyRequestsDrained', MetricUnit.Count, report.done.length);
   metrics.addMetric('PrivacyRequestsCarried', MetricUnit.Count, report.carried.length);
   metrics.addMetric('PrivacyDrainFailed', MetricUnit.Count, report.failed.length);

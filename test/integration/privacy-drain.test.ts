@@ -1,12 +1,15 @@
-// The nightly privacy drain over the emulators: a deleted install leaves nothing in any table or
-// in the audit store (lines whose install_uuid holds its UUID malformed, device ids of any type,
-// its partner postbacks and their attempts included), other installs and the reports stay as they
-// were, requests go 25 a batch, and an install with more than 1,000 rows takes a second run.
+// The nightly privacy drain over the emulators: a deleted install leaves nothing in any table, in
+// the audit store or in the export bucket (lines whose install_uuid holds its UUID malformed,
+// device ids of any type, its partner postbacks and their attempts, its stream lines and its rows
+// in the export's Parquet files included), other installs and the reports stay as they were, the
+// stream serves the other installs' events exactly once to a reader the drain met mid-object,
+// `admin sql` and a re-export find nothing of it, requests go 25 a batch, and an install with more
+// than 1,000 rows takes a second run.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { runCommand } from '../../admin/commands';
 import { runAdmin } from '../../bin/admin';
@@ -15,6 +18,8 @@ import { LinkStore } from '../../functions/adapters/link-store';
 import { sha256Hex } from '../../functions/domain/common/hashing';
 import type { DrainReport } from '../../functions/domain/privacy/drain';
 import { installHash } from '../../functions/domain/privacy/privacy';
+import { decodeTable } from '../../functions/domain/raw-data/export-parquet';
+import type { StreamEvent } from '../../functions/domain/raw-data/stream-objects';
 import { dynamoClient, s3Client } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { type TableName, tables } from '../../lib/manifest';
@@ -63,9 +68,34 @@ async function auditTexts(): Promise<Map<string, string>> {
   return texts;
 }
 
+/** Every key of a bucket, a LIST page at a time. */
+async function keysOf(bucket: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page: ListObjectsV2CommandOutput = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
+    for (const { Key } of page.Contents ?? []) if (Key) keys.push(Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys;
+}
+
+/** An object's key, metadata and content as text: gzip unpacked, a Parquet file's rows as JSON. */
+async function objectText(bucket: string, key: string): Promise<string> {
+  const object = await s3Client().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  const bytes = Buffer.from(await object.Body!.transformToByteArray());
+  const content = key.endsWith('.gz')
+    ? gunzipSync(bytes).toString('utf8')
+    : key.endsWith('.parquet')
+      ? JSON.stringify(await decodeTable(bytes))
+      : bytes.toString('utf8');
+  return `${key} ${JSON.stringify(object.Metadata)} ${content}`;
+}
+
 /**
  * Where any of the needles (compared lower-cased) is found: every item of every table but the
- * anonymous aggregates, and every object of the bucket, its metadata and its bytes (gunzipped).
+ * anonymous aggregates, and every object of the audit bucket and of the export bucket (stream
+ * objects, Parquet files, checkpoints), its metadata and its content.
  */
 async function traces(needles: readonly string[]): Promise<string[]> {
   const wanted = needles.map((needle) => needle.toLowerCase());
@@ -78,16 +108,48 @@ async function traces(needles: readonly string[]): Promise<string[]> {
     if (table === 'aggregates') continue;
     for (const item of await scan(table)) look(`table ${table}`, JSON.stringify(item));
   }
-  const { Contents = [] } = await s3Client().send(new ListObjectsV2Command({ Bucket: resourceName.bucket() }));
-  for (const { Key } of Contents) {
-    const object = await s3Client().send(new GetObjectCommand({ Bucket: resourceName.bucket(), Key: Key! }));
-    const bytes = Buffer.from(await object.Body!.transformToByteArray());
-    look(
-      `object ${Key}`,
-      `${Key} ${JSON.stringify(object.Metadata)} ${(Key!.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')}`,
-    );
-  }
+  for (const bucket of [resourceName.bucket(), resourceName.exportBucket()])
+    for (const key of await keysOf(bucket)) look(`object ${key}`, await objectText(bucket, key));
   return found;
+}
+
+/** The warehouse export of the app as an operator runs it (it waits for the stream to be final up to now). */
+const exportRun = (of: Tenant, hour?: string) =>
+  runAdmin(['export', 'run', '--app-key', of.app.app_key, ...(hour ? ['--hour', hour] : [])]);
+
+/** One page of the app's event stream. */
+async function streamPage(
+  of: Tenant,
+  limit: number,
+  cursor?: string,
+): Promise<{ events: StreamEvent[]; next_cursor: string; has_more: boolean }> {
+  const query = `?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+  const response = await fetch(`${stack.baseUrl}/api/v1/stream/events${query}`, { headers: { authorization: `Bearer ${of.serverKey}` } });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { events: StreamEvent[]; next_cursor: string; has_more: boolean };
+}
+
+/** The rest of a read, from its cursor, a page of `limit` at a time. */
+async function streamRest(of: Tenant, limit: number, cursor?: string): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for (let next = cursor; ; ) {
+    const page = await streamPage(of, limit, next);
+    events.push(...page.events);
+    if (!page.has_more) return events;
+    next = page.next_cursor;
+  }
+}
+
+/** What `admin sql` finds of the install in each of the app's raw tables. */
+async function sqlRows(of: Tenant, installUuid: string, clickId: string): Promise<unknown[]> {
+  const rows: unknown[] = [];
+  for (const query of [
+    `SELECT event_id FROM events WHERE lower(install_uuid) = '${installUuid}'`,
+    `SELECT install_event_id FROM installs WHERE lower(install_uuid) = '${installUuid}' OR click_id = '${clickId}'`,
+    `SELECT click_id FROM clicks WHERE click_id = '${clickId}'`,
+  ])
+    rows.push(...((await runAdmin(['sql', '--app-key', of.app.app_key, query])).rows as unknown[]));
+  return rows;
 }
 
 const reports = async (of: Tenant = tenant) => {
@@ -142,14 +204,41 @@ describe('the privacy drain', () => {
     const installsBefore = (await scan('installs')).filter((item) => String(item.pk).endsWith(kept));
     expect((await scan('installs')).some((item) => String(item.pk).endsWith(gone))).toBe(true);
 
+    // Exported before the deletion: the install is in the stream and in the events, installs and clicks files.
+    await exportRun(tenant);
+    const exported = (await traces([gone, matched])).filter((where) => !where.startsWith('table') && !where.includes('audit/'));
+    for (const table of ['stream', 'events', 'installs', 'clicks'])
+      expect(
+        exported.some((where) => where.startsWith(`object ${table}/app_id=`) || where.startsWith(`object ${table}/${tenant.app.app_id}/`)),
+      ).toBe(true);
+    expect(await sqlRows(tenant, gone, matched)).not.toEqual([]);
+    const streamBefore = await streamRest(tenant, 100);
+    const others = streamBefore.filter((event) => event.install_uuid !== gone);
+    expect(others.map((event) => event.event_id).sort()).toEqual(['i', 's2', 's3']);
+    expect(
+      streamBefore
+        .filter((event) => event.install_uuid === gone)
+        .map((event) => event.event_id)
+        .sort(),
+    ).toEqual(['i', 'p', 's']);
+    // A reader one event into the stream when the drain runs.
+    const firstPage = await streamPage(tenant, 1);
+    expect(firstPage.has_more).toBe(true);
+
     await client().deleteInstall(gone.toUpperCase());
     const report = await drain();
     expect(report).toMatchObject({ failed: [] });
     expect(report.done).toHaveLength(1);
     expect(report.stopped).toBe('queue_empty');
 
-    // Nothing keyed to the install is left: no item, no matched click, no audit line.
+    // Nothing keyed to the install is left: no item, no matched click, no audit line, no stream line, no exported row.
     expect(await traces([gone, 'idfv-gone', matched])).toEqual([]);
+    expect(await sqlRows(tenant, gone, matched)).toEqual([]);
+    // The reader goes on where it was: every other install's event exactly once, none of the install's.
+    const rest = await streamRest(tenant, 1, firstPage.next_cursor);
+    expect(rest.filter((event) => event.install_uuid === gone)).toEqual([]);
+    expect([...firstPage.events, ...rest].filter((event) => event.install_uuid !== gone)).toEqual(others);
+    expect(await streamRest(tenant, 100)).toEqual(others);
     const clickIds = (await scan('clicks')).map((click) => click.click_id);
     expect(clickIds).not.toContain(matched);
     expect(clickIds).toContain(unrelated);
@@ -176,10 +265,13 @@ describe('the privacy drain', () => {
         deleted_audit_objects_deleted: 1,
         deleted_audit_objects_rewritten: 2,
         deleted_audit_lines: 4,
+        deleted_stream_lines: 3,
+        // Its three events, its install, its click.
+        deleted_export_rows: 5,
       }),
     ]);
     expect(JSON.stringify(shown)).not.toContain(gone);
-  });
+  }, 120_000);
 
   it('leaves nothing of the install anywhere: lines whose install_uuid holds its UUID malformed, device ids of any type, its partner postbacks', async () => {
     const app = await createTenant();
@@ -241,6 +333,7 @@ describe('the privacy drain', () => {
     await stack.pollers.drain();
     const postbackIds = postbacksReceived.map((url) => new URL(url, 'http://partner').searchParams.get('id')!);
     expect(postbackIds).toHaveLength(2);
+    await exportRun(app);
     expect(postbacksReceived.every((url) => url.includes('PARTNER-CLICK-4711') && url.includes('SUB-VALUE-4711'))).toBe(true);
 
     const deviceHash = sha256Hex(`${app.app.app_id}:idfv-gone-4711`);
@@ -262,12 +355,19 @@ describe('the privacy drain', () => {
     const before = await traces(needles);
     for (const where of [`table postbacks: ${postbackIds[0]}`, 'table postbacks: partner-click-4711', `object ${junk.audit_key}: ${gone}`])
       expect(before).toContain(where);
+    for (const table of ['stream', 'events', 'installs', 'clicks'])
+      expect(
+        before.some((where) => where.startsWith(`object ${table}/`) && where.endsWith(table === 'clicks' ? 'partner-click-4711' : gone)),
+      ).toBe(true);
     const reportsBefore = await reports(app);
 
     await from(installIp).deleteInstall(gone);
     const report = await drain();
     expect(report).toMatchObject({ failed: [], done: [expect.any(String)] });
 
+    expect(await traces(needles)).toEqual([]);
+    expect(await sqlRows(app, gone, clickId)).toEqual([]);
+    await exportRun(app);
     expect(await traces(needles)).toEqual([]);
     // Its receipt names it by the hash of its install_uuid, and nothing else does.
     expect(await traces([installHash(gone)])).toEqual([expect.stringMatching(/^table privacy_requests: /)]);
@@ -277,7 +377,7 @@ describe('the privacy drain', () => {
     expect(await reports(app)).toEqual(reportsBefore);
     const shown = await runAdmin(['privacy', 'show', '--app-key', app.app.app_key, '--install-uuid', gone]);
     expect((shown.receipts as Record<string, unknown>[])[0]).toMatchObject({ state: 'done', deleted_postbacks: 4 });
-  }, 30_000);
+  }, 120_000);
 
   it('takes requests 25 a batch until the queue is empty: 60 requests in 3 batches', async () => {
     for (let n = 100; n < 160; n++) await client().deleteInstall(uuid(n));
@@ -342,5 +442,6 @@ describe('the privacy drain', () => {
     expect(await rowsOf()).toBe(0);
     expect(await receipt()).toMatchObject({ state: 'done', deleted_install_items: 1000 + left });
     expect([...(await auditTexts()).values()].filter((text) => text.includes(big))).toEqual([]);
-  });
+    expect(await traces([big])).toEqual([]);
+  }, 90_000);
 });

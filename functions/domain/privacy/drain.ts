@@ -3,7 +3,9 @@ import { AuditObjectError } from '../audit/decode';
 import { lineOfInstall } from '../audit/lines';
 import type { AuditErasure, AuditObjects } from '../audit/ports';
 import type { AuditLine } from '../audit/types';
+import { hourOf } from '../raw-data/export-layout';
 import { installKey, type PrivacyMessage } from './privacy';
+import { emptyRawDataCounts, eraseRawData, type RawDataCounts, type RawDataPorts } from './raw-data';
 
 /**
  * The nightly privacy drain (docs/privacy.md): requests from the privacy queue, at most 25 a
@@ -20,7 +22,11 @@ import { installKey, type PrivacyMessage } from './privacy';
  *     of the install all the same (the aggregator indexes its object under that UUID);
  *   - its partner postbacks and their delivery attempts, found by the `by_install` index of the
  *     postbacks table: they hold the partner's click id and sub values, and a postback id derived
- *     from the install_uuid.
+ *     from the install_uuid;
+ *   - its raw data (raw-data.ts): its lines in the event stream's objects, erased in place, and its
+ *     rows in the export's Parquet files (events, installs, the clicks it matched), each file
+ *     written again without them. A stream object not final yet keeps the claims that lead to it
+ *     for the next run.
  *
  * References are followed before the items that hold them are deleted, so a request stopped by the
  * limit loses nothing: it is sent again and the next run goes on where this one stopped.
@@ -36,7 +42,7 @@ export interface QueuedRequest {
   readonly handle: string;
 }
 
-export interface DeletionCounts {
+export interface DeletionCounts extends RawDataCounts {
   install_items: number;
   clicks: number;
   audit_objects_deleted: number;
@@ -92,8 +98,12 @@ export interface DrainPorts {
   /** Audit objects as stored: a missing one (AuditObjectError, missing_object) has nothing left to erase. */
   readonly auditObjects: Pick<AuditObjects, 'lines'>;
   readonly auditErasure: AuditErasure;
+  /** The event stream's objects and the export files (docs/raw-data.md). */
+  readonly rawData: RawDataPorts;
   readonly receipts: DrainReceipts;
   nowMs(): number;
+  /** Waits a moment (a stream object of the install about to become final). */
+  pause(ms: number): Promise<void>;
   /** Milliseconds before the function must stop. */
   timeLeftMs(): number;
 }
@@ -158,25 +168,34 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
     audit_objects_rewritten: 0,
     audit_lines: 0,
     postbacks: 0,
+    ...emptyRawDataCounts(),
   };
   await ports.receipts.record(message.request_id, { state: 'in_progress', counts, nowMs: ports.nowMs() });
   const pk = `${message.app_id}#${message.install_uuid}`;
   const { items, more } = await ports.installs.firstItems(pk, MAX_ROWS_PER_TABLE);
 
   // Each object holding lines of the install has an item in its claim log (`c#`), or in a partition
-  // written before the log, an `a#` reference.
-  const auditKeys = [
-    ...new Set(
-      items
-        .filter((item) => String(item.sk).startsWith(SK.claimsPrefix) || String(item.sk).startsWith(SK.auditPrefix))
-        .map((item) => (item as unknown as ObjectClaims | AuditReference).audit_key),
-    ),
-  ];
+  // written before the log, an `a#` reference. Those whose claim took event ids (legacy references:
+  // not known) have the install's counted events, so lines in the stream and rows in export files.
+  const references = items.filter((item) => String(item.sk).startsWith(SK.claimsPrefix) || String(item.sk).startsWith(SK.auditPrefix));
+  const auditKeys = [...new Set(references.map((item) => (item as unknown as ObjectClaims | AuditReference).audit_key))];
+  const counted = new Set(
+    references
+      .filter((item) => String(item.sk).startsWith(SK.auditPrefix) || ((item as unknown as ObjectClaims).ids?.length ?? 0) > 0)
+      .map((item) => (item as unknown as ObjectClaims | AuditReference).audit_key),
+  );
+  /** Receive hours of the install's accepted lines: where the export put its events and installs. */
+  const hours = new Set<string>();
+  const hoursUnknown: string[] = [];
   for (const key of auditKeys) {
     const lines = await linesOrGone(ports.auditObjects, key);
-    if (!lines) continue;
+    const ofInstall = (lines ?? []).filter((line) => lineOfInstall(line, message.install_uuid));
+    const accepted = ofInstall.filter((line) => line.status === 'accepted');
+    for (const line of accepted) hours.add(hourOf(line.received_ms));
+    // An earlier run rewrote it (or it is gone): its receive day says when its events were received.
+    if (accepted.length === 0 && counted.has(key)) hoursUnknown.push(key);
+    if (!lines || ofInstall.length === 0) continue;
     const kept = lines.filter((line) => !lineOfInstall(line, message.install_uuid));
-    if (kept.length === lines.length) continue;
     counts.audit_lines += lines.length - kept.length;
     if (kept.length === 0) {
       await ports.auditErasure.delete(key);
@@ -187,29 +206,39 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
     }
   }
 
-  const clickIds = [
-    ...new Set(
-      items
-        .filter((item) => String(item.sk).startsWith(SK.eventPrefix))
-        .flatMap((item) => {
-          const clickId = (item as unknown as EventClaim).decision?.click_id;
-          return clickId ? [clickId] : [];
-        }),
-    ),
-  ].slice(0, MAX_ROWS_PER_TABLE);
-  counts.clicks = await ports.clicks.deleteMany(clickIds);
+  const decisions = items
+    .filter((item) => String(item.sk).startsWith(SK.eventPrefix))
+    .flatMap((item) => {
+      const decision = (item as unknown as EventClaim).decision;
+      return decision?.click_id ? [{ clickId: decision.click_id, clickMs: decision.click_ms }] : [];
+    });
+  const clicks = [...new Map(decisions.map((click) => [click.clickId, click])).values()].slice(0, MAX_ROWS_PER_TABLE);
+
+  // Before the clicks and the claims that lead to them are deleted: stream objects, then export files.
+  const raw = await eraseRawData(
+    ports.rawData,
+    { appId: message.app_id, installUuid: message.install_uuid, counted: [...counted], hours, hoursUnknown, clicks },
+    ports,
+  );
+  Object.assign(counts, raw.counts);
+
+  counts.clicks = await ports.clicks.deleteMany(clicks.map((click) => click.clickId));
 
   // Found by their own index, not through the install's items: none of these needs to go first.
   const postbacks = await ports.postbacks.ofInstall(installKey(message.app_id, message.install_uuid), MAX_ROWS_PER_TABLE);
   await ports.postbacks.deleteItems(postbacks.keys);
   counts.postbacks = postbacks.keys.length;
 
+  // The claims of audit objects whose stream lines wait for a final object stay, for the next run.
+  const waiting = (item: Record<string, unknown>) =>
+    references.includes(item) && counted.has(String(item.audit_key)) && (raw.pending === 'all' || raw.pending.has(String(item.audit_key)));
+  const deleted = items.filter((item) => !waiting(item));
   await ports.installs.deleteItems(
     pk,
-    items.map((item) => String(item.sk)),
+    deleted.map((item) => String(item.sk)),
   );
-  counts.install_items = items.length;
-  const left = more || postbacks.more;
+  counts.install_items = deleted.length;
+  const left = more || postbacks.more || deleted.length < items.length;
   await ports.receipts.record(message.request_id, { state: left ? 'in_progress' : 'done', counts, nowMs: ports.nowMs() });
   return left ? 'more' : 'done';
 }

@@ -1,7 +1,13 @@
+import { tokenOf } from '../../../functions/domain/aggregation/lease';
 import { AuditObjectError } from '../../../functions/domain/audit/decode';
 import type { AuditLine } from '../../../functions/domain/audit/types';
 import { type DrainPorts, eraseInstall, MAX_ROWS_PER_TABLE, type PostbackItemKey } from '../../../functions/domain/privacy/drain';
 import { installKey, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
+import { ERASED_LINE } from '../../../functions/domain/privacy/raw-data';
+import { exportFileKey, HOUR_MS } from '../../../functions/domain/raw-data/export-layout';
+import { decodeTable, encodeTable } from '../../../functions/domain/raw-data/export-parquet';
+import { clickRow, eventRow } from '../../../functions/domain/raw-data/export-rows';
+import { APP, auditKeyOf, click, DAY, MIN, RawWorld, line as streamLine } from './raw-data-fixtures';
 
 const GONE = '0b9f8c6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b';
 const KEPT = '7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6';
@@ -49,6 +55,7 @@ function world(postbackCount: number) {
       },
     },
     auditErasure: { delete: async (key) => void objects.delete(key), rewrite: async (key, lines) => void objects.set(key, lines) },
+    rawData: new RawWorld().ports(),
     postbacks: {
       ofInstall: async (key, limit) => {
         asked.push(key);
@@ -58,6 +65,7 @@ function world(postbackCount: number) {
     },
     receipts: { record: async () => undefined },
     nowMs: () => 0,
+    pause: async () => undefined,
     timeLeftMs: () => 600_000,
   };
   return { ports, objects, postbacks, asked };
@@ -77,5 +85,109 @@ describe('erasing an install', () => {
     expect(postbacks).toHaveLength(5);
     expect(await eraseInstall(ports, message)).toBe('done');
     expect(postbacks).toHaveLength(0);
+  });
+});
+
+describe("erasing an install's raw data", () => {
+  const receivedMs = DAY + 9 * HOUR_MS + 5 * MIN;
+  const accepted = (index: number, installUuid: string): AuditLine =>
+    line(index, {
+      status: 'accepted',
+      reason: undefined,
+      install_uuid: installUuid,
+      received_ms: receivedMs,
+      event: { install_uuid: installUuid },
+    });
+
+  /**
+   * An install whose claim log names an object of its counted events (in a stream object and the
+   * export's files) and, another day, an object of a rejected line of it only (no event counted).
+   */
+  function rawWorld() {
+    const raw = new RawWorld();
+    const [counted, junk] = [auditKeyOf('counted'), auditKeyOf('junk', DAY + 24 * HOUR_MS)];
+    const audit = new Map<string, readonly AuditLine[]>([
+      [counted, [accepted(0, GONE), accepted(1, GONE), accepted(2, KEPT)]],
+      [junk, [line(0, { event: { install_uuid: ` ${GONE}` } })]],
+    ]);
+    const pk = `${APP}#${GONE}`;
+    const clickMs = receivedMs - 30 * MIN;
+    const items = new Map<string, Record<string, unknown>>([
+      ['c#00000001', { pk, sk: 'c#00000001', owner: tokenOf(counted), audit_key: counted, ids: ['i', 'p'], head: null }],
+      ['c#00000002', { pk, sk: 'c#00000002', owner: tokenOf(junk), audit_key: junk, ids: [], head: null }],
+      ['e#i', { pk, sk: 'e#i', decision: { partner: 'meta', click_id: 'Ck1', click_ms: clickMs } }],
+      ['head', { pk, sk: 'head' }],
+    ]);
+    const lines = [
+      streamLine('i', GONE, receivedMs, counted, true),
+      streamLine('p', GONE, receivedMs, counted),
+      streamLine('k', KEPT, receivedMs, counted),
+    ];
+    const object = raw.apply(receivedMs + MIN, lines);
+    // Objects of other installs the day of the rejected line: no claim with counted events leads there.
+    const elsewhere = raw.apply(DAY + 24 * HOUR_MS + MIN, [streamLine('x', KEPT, DAY + 24 * HOUR_MS, auditKeyOf('x'))], { marks: false });
+    raw.files.set(exportFileKey('events', APP, '2026-03-10T09'), encodeTable('events', lines.map(eventRow)));
+    raw.files.set(exportFileKey('clicks', APP, '2026-03-10T08'), encodeTable('clicks', [clickRow(click('Ck1', clickMs))]));
+    const receipts: Record<string, unknown>[] = [];
+    const ports: DrainPorts = {
+      ...world(0).ports,
+      installs: {
+        firstItems: async (_pk, limit) => ({ items: [...items.values()].slice(0, limit), more: items.size > limit }),
+        deleteItems: async (_pk, sortKeys) => {
+          for (const sk of sortKeys) items.delete(sk);
+        },
+      },
+      auditObjects: {
+        lines: async (key) => {
+          const found = audit.get(key);
+          if (!found) throw new AuditObjectError('missing_object', key);
+          return [...found];
+        },
+      },
+      auditErasure: { delete: async (key) => void audit.delete(key), rewrite: async (key, kept) => void audit.set(key, kept) },
+      rawData: raw.ports(),
+      receipts: { record: async (_id, update) => void receipts.push(structuredClone(update)) },
+      ...raw.clock,
+    };
+    const request: PrivacyMessage = { ...message, app_id: APP };
+    return { raw, ports, items, audit, object, elsewhere, receipts, request };
+  }
+
+  it('follows the claims that counted events of it into the stream and the export files, before deleting them', async () => {
+    const { raw, ports, items, audit, object, elsewhere, receipts, request } = rawWorld();
+    expect(await eraseInstall(ports, request)).toBe('done');
+    expect(raw.stream.objects.get(object)).toEqual([ERASED_LINE, ERASED_LINE, streamLine('k', KEPT, receivedMs, auditKeyOf('counted'))]);
+    expect(raw.reads).not.toContain(elsewhere);
+    expect((await decodeTable(raw.files.get(exportFileKey('events', APP, '2026-03-10T09'))!)).map((row) => row.event_id)).toEqual(['k']);
+    expect(raw.files.has(exportFileKey('clicks', APP, '2026-03-10T08'))).toBe(false);
+    expect(items.size).toBe(0);
+    expect([...audit.keys()]).toEqual([auditKeyOf('counted')]);
+    expect(receipts.at(-1)).toMatchObject({
+      state: 'done',
+      counts: {
+        install_items: 4,
+        clicks: 1,
+        stream_objects_rewritten: 1,
+        stream_lines: 2,
+        export_files_rewritten: 1,
+        export_files_deleted: 1,
+        export_rows: 3,
+      },
+    });
+  });
+
+  it('keeps the claim that leads to a stream object not final yet, and carries the request; the next run erases it', async () => {
+    const { raw, ports, items, object, request } = rawWorld();
+    raw.lanes = [{ seq: 1, applied: 0, openedMs: receivedMs + MIN, apps: [APP] }];
+    expect(await eraseInstall(ports, request)).toBe('more');
+    expect([...items.keys()]).toEqual(['c#00000001']);
+    expect(raw.stream.objects.get(object)?.map((stored) => stored.event.event_id)).toEqual(['i', 'p', 'k']);
+    // The export file was cleaned all the same (an export may put the lines back from the object: the next run looks again).
+    expect((await decodeTable(raw.files.get(exportFileKey('events', APP, '2026-03-10T09'))!)).map((row) => row.event_id)).toEqual(['k']);
+
+    raw.lanes = [{ seq: 1, applied: 1 }];
+    expect(await eraseInstall(ports, request)).toBe('done');
+    expect(items.size).toBe(0);
+    expect(raw.events()).toEqual(['-', '-', 'k', 'x']);
   });
 });
