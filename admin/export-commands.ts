@@ -29,7 +29,7 @@ export const exportCommands = [
       "                                                 the event stream to be final up to now; prints each table's files and rows)",
     flags: z.object({
       'app-key': key.optional(),
-      hour: z.string().refine(isExportHour, 'must be a UTC hour, YYYY-MM-DDTHH').optional(),
+      hour: z.string().refine(isExportHour, '--hour must be a UTC hour, YYYY-MM-DDTHH').optional(),
     }),
     async execute(f) {
       const startedMs = Date.now();
