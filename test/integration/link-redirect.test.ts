@@ -7,7 +7,7 @@ import { runAdmin } from '../../bin/admin';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { IpBlockStore } from '../../functions/adapters/ip-block-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import type { ClickRecord } from '../../functions/domain/links/click';
+import { type ClickRecord, clickAppHour } from '../../functions/domain/links/click';
 import { LinkConfigError, type NewLink } from '../../functions/domain/links/link-config';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
@@ -132,6 +132,7 @@ describe('GET /l/{link_id}', () => {
       asn: 2856,
       ts_ms: record.ts_ms,
       app_ip_platform: `${tenant.app.app_id}#${ip}#${platform}`,
+      app_hour: clickAppHour(record),
       lookback_days: 7,
       expires_at: Math.floor(record.ts_ms / 1000) + 7 * 86_400,
     });
