@@ -18,6 +18,7 @@ import { LinkStore } from '../../functions/adapters/link-store';
 import { sha256Hex } from '../../functions/domain/common/hashing';
 import type { DrainReport } from '../../functions/domain/privacy/drain';
 import { installHash } from '../../functions/domain/privacy/privacy';
+import { hourOf } from '../../functions/domain/raw-data/export-layout';
 import { decodeTable } from '../../functions/domain/raw-data/export-parquet';
 import type { StreamEvent } from '../../functions/domain/raw-data/stream-objects';
 import { dynamoClient, s3Client } from '../../functions/shared/clients';
@@ -111,6 +112,17 @@ async function traces(needles: readonly string[]): Promise<string[]> {
   for (const bucket of [resourceName.bucket(), resourceName.exportBucket()])
     for (const key of await keysOf(bucket)) look(`object ${key}`, await objectText(bucket, key));
   return found;
+}
+
+/** The app's export files now, by key, as bytes. */
+async function exportFiles(): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const key of await keysOf(resourceName.exportBucket())) {
+    if (!key.endsWith('.parquet')) continue;
+    const object = await s3Client().send(new GetObjectCommand({ Bucket: resourceName.exportBucket(), Key: key }));
+    files.set(key, Buffer.from(await object.Body!.transformToByteArray()).toString('base64'));
+  }
+  return files;
 }
 
 /** The warehouse export of the app as an operator runs it (it waits for the stream to be final up to now). */
@@ -239,6 +251,16 @@ describe('the privacy drain', () => {
     expect(rest.filter((event) => event.install_uuid === gone)).toEqual([]);
     expect([...firstPage.events, ...rest].filter((event) => event.install_uuid !== gone)).toEqual(others);
     expect(await streamRest(tenant, 100)).toEqual(others);
+    // Exported again, as the schedule does and hour by hour: nothing of it comes back, no file changes.
+    const drainedFiles = await exportFiles();
+    await exportRun(tenant);
+    const hours = [...drainedFiles.keys()].flatMap((key) => {
+      const partition = new RegExp(`^\\w+/app_id=${tenant.app.app_id}/dt=([\\d-]+)/hour=(\\d\\d)/`).exec(key);
+      return partition ? [`${partition[1]}T${partition[2]}`] : [];
+    });
+    for (const hour of new Set([...hours, hourOf(now)])) await exportRun(tenant, hour);
+    expect(await exportFiles()).toEqual(drainedFiles);
+    expect(await traces([gone, 'idfv-gone', matched])).toEqual([]);
     const clickIds = (await scan('clicks')).map((click) => click.click_id);
     expect(clickIds).not.toContain(matched);
     expect(clickIds).toContain(unrelated);

@@ -380,6 +380,8 @@ class Run {
       async ({ ref, index }) => {
         const lines = (await this.ports.stream.objects.get(`${streamAppPrefix(appId)}${ref.name}`)) ?? [];
         rows[index] = lines.flatMap((line) => {
+          // A line the privacy drain erased keeps its place for the stream's cursors, with no event (docs/privacy.md).
+          if (typeof line.event !== 'object' || line.event === null) return [];
           const hour = hourOf(line.event.received_ms);
           return wanted && !wanted.has(hour) ? [] : [{ hour, event: eventRow(line), install: installRow(line) }];
         });

@@ -9,6 +9,7 @@ import {
   searchWindows,
   streamWithout,
 } from '../../../functions/domain/privacy/raw-data';
+import { runExport } from '../../../functions/domain/raw-data/export';
 import { exportFileKey, HOUR_MS } from '../../../functions/domain/raw-data/export-layout';
 import { decodeTable, encodeTable } from '../../../functions/domain/raw-data/export-parquet';
 import { clickRow, eventRow, installRow } from '../../../functions/domain/raw-data/export-rows';
@@ -221,5 +222,46 @@ describe("erasing the install's rows from the export files", () => {
     world.apply(hour(52) + MIN, [line('s', GONE, hour(52), auditKeyOf('b'))]);
     await eraseRawData(world.ports(), request({ counted: [auditKeyOf('b')], hoursUnknown: [key] }), world.clock);
     expect([...world.files.keys()]).toEqual([]);
+  });
+
+  it('brings nothing of the install back when the hours are exported again, and the files are those the drain wrote', async () => {
+    const world = new RawWorld();
+    const [mine, shared] = [auditKeyOf('mine'), auditKeyOf('shared')];
+    const matched = click('Ck1', hour(8) + 5 * MIN);
+    world.clicks.push(matched, click('Ck2', hour(8) + 6 * MIN));
+    world.apply(hour(9) + MIN, [line('i', GONE, hour(9), mine, true), line('p', GONE, hour(9), mine)]);
+    world.apply(hour(9) + 2 * MIN, [
+      line('s', GONE, hour(9) + MIN, shared),
+      line('k', uuidOf(1), hour(9) + MIN, shared, true),
+      line('t', GONE, hour(10) - 1, shared),
+    ]);
+    world.apply(hour(10) + MIN, [line('u', uuidOf(1), hour(10), auditKeyOf('later'))]);
+    const exportHours = async () => {
+      for (const h of ['2026-03-10T08', '2026-03-10T09', '2026-03-10T10'])
+        await runExport(world.exportPorts(), { apps: [{ app_id: APP, created_ms: 0 }], lanes: [], nowMs: hour(12), skan: false, hour: h });
+    };
+    await exportHours();
+    expect(world.files.size).toBe(4);
+
+    // What the drain learns: the hours from the audit lines, the click from the install's decision.
+    world.clicks.splice(world.clicks.indexOf(matched), 1);
+    await eraseRawData(
+      world.ports(),
+      request({ counted: [mine, shared], hours: new Set(['2026-03-10T09']), clicks: [{ clickId: 'Ck1', clickMs: matched.ts_ms }] }),
+      world.clock,
+    );
+    const drained = new Map(world.files);
+    const everything = async () =>
+      JSON.stringify(
+        await Promise.all([...world.files].map(async ([file, bytes]) => [file, await decodeTable(bytes)] as const)),
+      ).toLowerCase();
+    expect(await everything()).not.toContain(GONE);
+    expect(await everything()).not.toContain('ck1');
+    expect(await everything()).toContain(uuidOf(1));
+
+    await exportHours();
+    expect(await everything()).not.toContain(GONE);
+    expect(await everything()).not.toContain('ck1');
+    expect(new Map(world.files)).toEqual(drained);
   });
 });
