@@ -146,9 +146,11 @@ export const SOURCE_KEPT_MS: Readonly<Record<RawTableName, number>> = {
 };
 
 /**
- * A step of the scheduled run reads new stream objects up to about this many (gzip) bytes
- * before it writes their hours, so that the lines it holds fit in the function's memory;
- * a backlog is several steps.
+ * A step of the scheduled run reads new stream objects up to about this many (gzip) bytes, and
+ * on to the end of the hour their opening times reached, before it writes their hours: a
+ * backlog of many hours is several steps, each holding only its own hours' rows. One app's hour
+ * is always built whole in memory (docs/raw-data.md, "Cost and time": about 500,000 events at
+ * the function's 2,048 MB).
  */
 export const STEP_BYTES = 16 * 1024 * 1024;
 
