@@ -159,10 +159,12 @@ export interface RawDataOutcome {
   readonly pending: ReadonlySet<string> | 'all';
 }
 
-/** The drain's clock: a stream object not final yet is waited for a moment. */
+/** The drain's clock: a stream object not final yet is waited for a moment, when the run has the time. */
 export interface DrainClock {
   nowMs(): number;
   pause(ms: number): Promise<void>;
+  /** Milliseconds before the function must stop. */
+  timeLeftMs(): number;
 }
 
 /**
@@ -172,6 +174,8 @@ export interface DrainClock {
  */
 export const FINAL_WAIT_MS = STREAM_SETTLE_MS + 10_000;
 const FINAL_POLL_MS = 1_000;
+/** A run with less time left than this does not wait: the request is carried (its 25 requests could each wait). */
+const WAIT_TIME_LEFT_MS = 60_000;
 
 export async function eraseRawData(ports: RawDataPorts, install: InstallRawData, clock: DrainClock): Promise<RawDataOutcome> {
   const counts = emptyRawDataCounts();
@@ -213,7 +217,8 @@ export async function eraseRawData(ports: RawDataPorts, install: InstallRawData,
       if (left) waiting.set(key, left);
     });
   }
-  for (const deadline = clock.nowMs() + FINAL_WAIT_MS; waiting.size > 0 && clock.nowMs() < deadline; ) {
+  const deadline = clock.nowMs() + FINAL_WAIT_MS;
+  while (waiting.size > 0 && clock.nowMs() < deadline && clock.timeLeftMs() > WAIT_TIME_LEFT_MS) {
     await clock.pause(FINAL_POLL_MS);
     const now = await watermark();
     for (const key of [...waiting.keys()]) {

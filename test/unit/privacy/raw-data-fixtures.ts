@@ -87,7 +87,10 @@ export class RawWorld {
       this.nowMs += ms;
       this.onPause?.();
     },
+    timeLeftMs: () => this.timeLeftMs,
   };
+  /** What the drain function has left of its time. */
+  timeLeftMs = 600_000;
   private seq = 0;
 
   /** An apply's stream object opened at `openedMs`, and the marks of the audit objects its lines came from (unless `marks` is false). */

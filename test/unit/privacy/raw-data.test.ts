@@ -103,7 +103,7 @@ describe("erasing the install's stream lines", () => {
     expect(world.nowMs - now).toBeLessThan(FINAL_WAIT_MS);
   });
 
-  it('leaves an object still not final after FINAL_WAIT_MS and names its audit object pending; the next run erases it', async () => {
+  it('leaves an object still not final after FINAL_WAIT_MS (at once near the time limit) and names its audit object pending; the next run erases it', async () => {
     const world = new RawWorld();
     const [settled, open] = [auditKeyOf('settled'), auditKeyOf('open')];
     const now = world.nowMs;
@@ -122,6 +122,12 @@ describe("erasing the install's stream lines", () => {
     expect(world.nowMs - now).toBeGreaterThanOrEqual(FINAL_WAIT_MS);
     expect(world.stream.objects.has(final)).toBe(false);
     expect(world.events()).toEqual(['b', 'k']);
+
+    // A run near its time limit does not wait.
+    world.timeLeftMs = 30_000;
+    const hurried = world.nowMs;
+    expect((await eraseRawData(world.ports(), request({ counted: [open] }), world.clock)).pending).toEqual(new Set([open]));
+    expect(world.nowMs).toBe(hurried);
 
     world.lanes = [{ seq: 2, applied: 2 }];
     const second = await eraseRawData(world.ports(), request({ counted: [open] }), world.clock);
