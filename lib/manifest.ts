@@ -239,9 +239,11 @@ export const schedules = {
   'privacy-drain': {
     kind: 'daily',
     hourUtc: 3,
-    minuteUtc: 17,
+    // Half an hour after the hourly export starts (:07, at most 15 minutes), and done (at most 15
+    // minutes) before the next: a scheduled export never reads a stream object the drain is erasing.
+    minuteUtc: 37,
     function: 'privacy-drain',
-    purpose: 'Drains the privacy queue nightly (docs/privacy.md), off the hour most schedules use.',
+    purpose: 'Drains the privacy queue nightly (docs/privacy.md), off the hour most schedules use and between two exports.',
   },
   'health-check': {
     kind: 'rate',

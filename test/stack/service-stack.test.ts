@@ -312,7 +312,7 @@ describe('the service stack', () => {
     const drain = service.stack.functions.get('privacy-drain');
     expect(drain).toBeDefined();
     service.template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'cron(17 3 * * ? *)',
+      ScheduleExpression: 'cron(37 3 * * ? *)',
       Targets: [Match.objectLike({ Arn: getAtt(logicalId(drain!), 'Arn') })],
     });
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
