@@ -58,6 +58,7 @@ export async function stackTarget(stackName: string): Promise<Target> {
   for (const table of Object.keys(tables)) process.env[envName.table(table)] = need(outputKey.table(table));
   for (const queue of Object.keys(queues)) process.env[envName.queue(queue)] = need(outputKey.queue(queue));
   process.env[envName.bucket()] = need(outputKey.bucket());
+  process.env[envName.exportBucket()] = need(outputKey.exportBucket());
   return { baseUrl: need(outputKey.baseUrl()), stack: stackName };
 }
 
