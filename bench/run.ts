@@ -32,6 +32,7 @@ import { costFigures } from './cost';
 import { endToEndFigures } from './end-to-end';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
 import { ingestCpuFigures } from './ingest-cpu';
+import { rawDataFigures } from './raw-data';
 import { reportLatencyFigures } from './report-latency';
 import { type ClickTraffic, contractViolations, type EventTraffic, type Figure, type Report } from './support';
 import { writeUnitFigures } from './write-units';
@@ -180,6 +181,8 @@ async function main(): Promise<void> {
     byBatch = await batchSizeFigures(report, stack);
     if (!json) console.log('');
     await reportLatencyFigures(report, stack);
+    if (!json) console.log('');
+    await rawDataFigures(report, stack);
   } finally {
     await stack.stop();
   }

@@ -69,6 +69,10 @@ export const REQUIRED_FIGURES = {
   hottest_key_wcu_per_s_at_10k: ['1', '10', '50'],
   max_aggregate_item_bytes: 'number',
   cost_per_million_events_usd_by_batch: ['1', '10', '50'],
+  // Issue 22: the event stream and the warehouse export.
+  stream_cost_per_million_events_usd: 'number',
+  export_cost_per_million_events_usd: 'number',
+  export_s_per_million_events: 'number',
 } as const;
 
 /** The contract's violations in a figures object: an empty list when it holds. */
