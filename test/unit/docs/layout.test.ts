@@ -46,7 +46,9 @@ describe('the layout', () => {
   });
 
   it('keeps the domain free of AWS, adapters, handlers and the shared edge code', () => {
-    const allowedPackages = new Set(['ipaddr.js', 'isbot', 'ua-parser-js']);
+    // Pure libraries with no I/O: address parsing, bot and user-agent rules, and the Parquet codec
+    // (the export's files are bytes, as the audit object's gzip is: functions/domain/raw-data/export-parquet.ts).
+    const allowedPackages = new Set(['ipaddr.js', 'isbot', 'ua-parser-js', 'hyparquet', 'hyparquet-writer']);
     expect(
       violations(domain, (target) =>
         target.startsWith('functions/')
