@@ -20,6 +20,7 @@ beforeAll(async () => {
   for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
   for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `http://127.0.0.1:1/000000000000/${name}`;
   process.env[envName.bucket()] = 'audit';
+  process.env[envName.exportBucket()] = 'exports';
   // The handlers read the origin secret from Secrets Manager by its ARN, as in Lambda, with the
   // role's credentials Lambda gives them (the local Secrets Manager takes any).
   process.env.AWS_ACCESS_KEY_ID ??= 'ASIAEXAMPLE';

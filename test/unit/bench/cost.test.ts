@@ -79,6 +79,9 @@ describe('the bench --json contract', () => {
     hottest_key_wcu_per_s_at_10k: { '1': 12500, '10': 2500, '50': 1250 },
     max_aggregate_item_bytes: 25000,
     cost_per_million_events_usd_by_batch: { '1': 3.3, '10': 1.3, '50': 0.97 },
+    stream_cost_per_million_events_usd: 0.075,
+    export_cost_per_million_events_usd: 0.002,
+    export_s_per_million_events: 24.2,
   });
 
   it('holds for a figures object with every required key', () => {
@@ -124,6 +127,16 @@ describe('the bench --json contract', () => {
     // A tenth of that per event at 10: 0.1 x ($0.20 + 0.5 GB x 0.030 s x $0.0000133334) + $0.10 + $0.10.
     expect(byBatch['10']).toBeCloseTo(1.212, 3);
     expect(byBatch['50']).toBeCloseTo(1.037, 3);
+  });
+
+  it('requires the raw data figures of issue 22', () => {
+    const figures = complete();
+    delete figures.stream_cost_per_million_events_usd;
+    figures.export_s_per_million_events = Number.NaN;
+    expect(contractViolations(figures)).toEqual([
+      'stream_cost_per_million_events_usd is not a finite number: undefined',
+      'export_s_per_million_events is not a finite number: null',
+    ]);
   });
 
   it('requires the batch-size figures of issue 21', () => {

@@ -13,6 +13,7 @@ process.env.AWS_REGION = 'us-east-1';
 for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
 for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `http://127.0.0.1:1/000000000000/${name}`;
 process.env[envName.bucket()] = 'audit';
+process.env[envName.exportBucket()] = 'exports';
 
 const db = mockClient(DynamoDBDocumentClient);
 

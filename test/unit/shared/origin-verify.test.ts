@@ -15,6 +15,7 @@ import { mockOriginSecret } from '../../support/origin-secret';
 for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
 for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `http://127.0.0.1:1/000000000000/${name}`;
 process.env[envName.bucket()] = 'audit';
+process.env[envName.exportBucket()] = 'exports';
 
 // Every store client the handlers can reach; a request refused at the origin check reaches none.
 const stores = [mockClient(DynamoDBDocumentClient), mockClient(DynamoDBClient), mockClient(S3Client), mockClient(SQSClient)];
