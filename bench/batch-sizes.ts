@@ -92,7 +92,7 @@ export interface BatchSizeRun {
 }
 
 /** Sends the tenant's batches to the local service and sums what was accepted and the bytes on the wire. */
-function sender(stack: LocalStack, tenant: Tenant) {
+export function sender(stack: LocalStack, tenant: Tenant) {
   const credentials = { companyKey: tenant.company.company_key, appKey: tenant.app.app_key, signingSecret: tenant.app.signing_secret };
   const client = new EventClient({ baseUrl: stack.baseUrl, ...credentials });
   let accepted = 0;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { buildBatch, type EventBatchResult, EventClient, eventBatchRequest, type SdkEvent } from '../client/event-client';
+import type { SdkEvent } from '../client/event-client';
 import { exportPorts } from '../functions/adapters/export-store';
 import { LedgerLaneReader } from '../functions/adapters/stream-reader';
 import { pool } from '../functions/domain/common/pool';
@@ -11,6 +11,7 @@ import { STREAM_SETTLE_MS } from '../functions/domain/raw-data/watermark';
 import { dynamoClient, s3Client, sqsClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
+import { sender } from './batch-sizes';
 import { lambdaInvocationUsd, memoryOf, PRICES } from './cost';
 import { percentile, type Report } from './support';
 import { billedRequests, meteredConsumers, WriteMeter } from './write-units';
@@ -90,17 +91,13 @@ export async function rawDataFigures(report: Report, stack: LocalStack): Promise
     consumers = meteredConsumers(stack, sqs, meter).consumers;
     const tenant = await createTenant({ plan: 'paid' });
     const appId = tenant.app.app_id;
-    const credentials = { companyKey: tenant.company.company_key, appKey: tenant.app.app_key, signingSecret: tenant.app.signing_secret };
-    const client = new EventClient({ baseUrl: stack.baseUrl, ...credentials });
     const nowMs = Date.now();
     const plans = Array.from({ length: INSTALLS }, () => installEvents(randomUUID(), nowMs));
-    let accepted = 0;
+    const send = sender(stack, tenant);
     await pool(plans, CONCURRENCY, async (plan) => {
-      for (const batch of plan) {
-        const response = await client.post('/event', eventBatchRequest(credentials, buildBatch(batch)));
-        accepted += (response.body as EventBatchResult).accepted;
-      }
+      for (const batch of plan) await send.send(batch);
     });
+    const accepted = send.accepted();
     await consumers.drain();
     const stream = await listed(streamAppPrefix(appId));
 

@@ -1,6 +1,6 @@
 import { ServiceError } from '../common/errors';
-import type { ServerKeys } from '../reports/answer-report';
-import { bearerKey, DEFAULT_LIMIT, MAX_LIMIT, reportError } from '../reports/report-query';
+import { appOfKey, type ServerKeys } from '../reports/answer-report';
+import { isTimeBound, isTimeMs, limitOf, reportError } from '../reports/report-query';
 import { applyOfStreamName, type StreamAttribution, type StreamEvent } from './stream-objects';
 import { type LedgerLanes, STREAM_SETTLE_MS, watermarkOf } from './watermark';
 
@@ -102,24 +102,14 @@ export interface StreamQuery {
  * cached look-up, the same 401s), then the parameters, then the watermark and the page.
  */
 export async function answerStream(ports: StreamPorts, request: StreamRequest): Promise<StreamBody> {
-  const key = bearerKey(request.authorization);
-  const record = await ports.keys.serverKey(key);
-  if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
+  const appId = await appOfKey(ports.keys, request.authorization);
   const query = parseStreamQuery(request.params);
-  const watermark = watermarkOf(await ports.lanes.lanes(), ports.nowMs(), record.app_id);
-  const page = await readStreamPage(ports.objects, record.app_id, query, watermark);
+  const watermark = watermarkOf(await ports.lanes.lanes(), ports.nowMs(), appId);
+  const page = await readStreamPage(ports.objects, appId, query, watermark);
   return { events: page.events, next_cursor: encodeCursor(page.next), has_more: page.hasMore };
 }
 
 // ---- Parameters --------------------------------------------------------------------------------
-
-const INTEGER = /^-?\d{1,16}$/;
-const COUNT = /^\d{1,16}$/;
-/** The instants a JavaScript Date holds, as for the reports' bounds (docs/reports.md, check 5). */
-const TIME_VALUE_LIMIT_MS = 8.64e15;
-
-const isTime = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isSafeInteger(value) && Math.abs(value) <= TIME_VALUE_LIMIT_MS;
 
 /**
  * The query, checked in this order (each check once the ones before it pass); other parameters are
@@ -133,9 +123,9 @@ const isTime = (value: unknown): value is number =>
  */
 export function parseStreamQuery(params: Readonly<Record<string, string | undefined>>): StreamQuery {
   const since = params.since_ms;
-  if (since !== undefined && !(INTEGER.test(since) && isTime(Number(since)))) throw reportError('invalid_since_until');
-  const limit = params.limit === undefined ? DEFAULT_LIMIT : COUNT.test(params.limit) ? Number(params.limit) : NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) throw reportError('invalid_limit');
+  // The reports' own checks of since_ms and limit (docs/reports.md).
+  if (since !== undefined && !isTimeBound(since)) throw reportError('invalid_since_until');
+  const limit = limitOf(params.limit);
   if (params.cursor !== undefined) {
     if (since !== undefined) throw streamError('invalid_cursor');
     return { limit, cursor: decodeCursor(params.cursor) };
@@ -180,7 +170,7 @@ export function decodeCursor(text: string): StreamCursor {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid();
   const { v, k, i, s, ...rest } = body as Record<string, unknown>;
   if (Object.keys(rest).length > 0 || v !== CURSOR_VERSION) throw invalid();
-  if (s !== undefined && !isTime(s)) throw invalid();
+  if (s !== undefined && !isTimeMs(s)) throw invalid();
   const sinceMs = s as number | undefined;
   const filter = sinceMs === undefined ? {} : { sinceMs };
   let cursor: StreamCursor;

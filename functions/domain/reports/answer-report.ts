@@ -46,10 +46,14 @@ export interface ReportBody {
 
 export async function answerReport(ports: ReportPorts, request: ReportRequest): Promise<ReportAnswer> {
   const startedMs = ports.nowMs();
-  const key = bearerKey(request.authorization);
-  const record = await ports.keys.serverKey(key);
+  return answerAppReport(ports, await appOfKey(ports.keys, request.authorization), request, startedMs);
+}
+
+/** The app a request's bearer server key names: the reports' and the stream's 401s otherwise. */
+export async function appOfKey(keys: ServerKeys, authorization: string | undefined): Promise<string> {
+  const record = await keys.serverKey(bearerKey(authorization));
   if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
-  return answerAppReport(ports, record.app_id, request, startedMs);
+  return record.app_id;
 }
 
 /**

@@ -68,13 +68,13 @@ const COUNT = /^\d{1,16}$/;
 export function parseReportQuery(params: Readonly<Record<string, string | undefined>>, nowMs: number): ReportQuery {
   const since = params.since_ms;
   const until = params.until_ms;
-  if ((since !== undefined && !isBound(since)) || (until !== undefined && !isBound(until))) throw reportError('invalid_since_until');
+  if ((since !== undefined && !isTimeBound(since)) || (until !== undefined && !isTimeBound(until)))
+    throw reportError('invalid_since_until');
   const sinceMs = since === undefined ? nowMs - DEFAULT_WINDOW_MS : Number(since);
   const untilMs = until === undefined ? nowMs : Number(until);
   if (sinceMs >= untilMs) throw reportError('since_ms_must_be_less_than_until_ms');
   if (untilMs - sinceMs > MAX_WINDOW_MS) throw reportError('window_too_large');
-  const limit = params.limit === undefined ? DEFAULT_LIMIT : isSafe(params.limit, COUNT) ? Number(params.limit) : NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) throw reportError('invalid_limit');
+  const limit = limitOf(params.limit);
   const offset = params.offset === undefined ? 0 : isSafe(params.offset, COUNT) ? Number(params.offset) : NaN;
   if (!(offset >= 0)) throw reportError('invalid_offset');
   return { sinceMs, untilMs, limit, offset };
@@ -87,9 +87,20 @@ function isSafe(value: string, pattern: RegExp): boolean {
 /** The instants a JavaScript Date holds: ±100,000,000 days around 1970 (ECMA-262, "Time Values"). */
 const TIME_VALUE_LIMIT_MS = 8.64e15;
 
-/** A bound is an integer that is a time: beyond ±8.64e15 ms there is no date, so it is not numeric as a time. */
-function isBound(value: string): boolean {
-  return isSafe(value, INTEGER) && Math.abs(Number(value)) <= TIME_VALUE_LIMIT_MS;
+/** An instant in milliseconds a Date holds: a safe integer within ±8.64e15. */
+export const isTimeMs = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && Math.abs(value) <= TIME_VALUE_LIMIT_MS;
+
+/** A bound is an integer that is a time: beyond ±8.64e15 ms there is no date, so it is not numeric as a time (the reports' and the stream's since_ms). */
+export function isTimeBound(value: string): boolean {
+  return INTEGER.test(value) && isTimeMs(Number(value));
+}
+
+/** A page's limit parameter: an integer from 1 to 1000, default 100 (the reports' and the stream's); invalid_limit otherwise. */
+export function limitOf(value: string | undefined): number {
+  const limit = value === undefined ? DEFAULT_LIMIT : isSafe(value, COUNT) ? Number(value) : NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) throw reportError('invalid_limit');
+  return limit;
 }
 
 /**
