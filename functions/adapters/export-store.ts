@@ -6,9 +6,9 @@ import { checkpointKey } from '../domain/raw-data/export-layout';
 import { type PostbackRecord, postbackObjectKey } from '../domain/skan/postback-record';
 import { s3Client } from '../shared/clients/s3';
 import { ClickStore } from './click-store';
-import { scanItems } from './query-pages';
 import { StreamReader } from './stream-reader';
 import { StreamStore } from './stream-store';
+import { TenantStore } from './tenant-store';
 
 /** The export's ports over the export bucket, the audit bucket and the clicks table (the scheduled function's and `admin export run`'s). */
 export function exportPorts(names: {
@@ -118,18 +118,9 @@ export class ExportPostbackReader implements ExportPostbacks {
   }
 }
 
-/** Every app of the tenants table, oldest first: a scan of the app items, two attributes each (the table holds a few items per customer). */
+/** Every app of the tenants table, oldest first (TenantStore.listApps: the table holds a few items per customer). */
 export async function exportApps(tenantsTable: string): Promise<ExportApp[]> {
-  const apps: ExportApp[] = [];
-  for await (const item of scanItems<{ app_id?: string; created_ms?: number }>({
-    TableName: tenantsTable,
-    FilterExpression: '#kind = :app',
-    ProjectionExpression: 'app_id, created_ms',
-    ExpressionAttributeNames: { '#kind': 'kind' },
-    ExpressionAttributeValues: { ':app': 'app' },
-  })) {
-    if (typeof item.app_id === 'string') apps.push({ app_id: item.app_id, created_ms: Number(item.created_ms ?? 0) });
-  }
+  const apps = (await new TenantStore(tenantsTable).listApps()).map(({ app_id, created_ms }) => ({ app_id, created_ms }));
   return apps.sort((a, b) => a.created_ms - b.created_ms || a.app_id.localeCompare(b.app_id));
 }
 

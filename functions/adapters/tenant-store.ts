@@ -214,6 +214,11 @@ export class TenantStore {
     return this.scanKind<Company>('company');
   }
 
+  /** Every app of every company, oldest first (the warehouse export's run over every app). */
+  async listApps(): Promise<App[]> {
+    return this.scanKind<App>('app');
+  }
+
   async appsOfCompany(companyId: string): Promise<App[]> {
     return this.scanKind<App>('app', { company_id: companyId });
   }
