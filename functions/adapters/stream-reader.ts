@@ -1,10 +1,9 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { StreamListing, StreamSource } from '../domain/raw-data/stream';
 import { streamAppPrefix } from '../domain/raw-data/stream-objects';
 import { LANE_NUMBERS, type LaneOpening, type LedgerLanes } from '../domain/raw-data/watermark';
-import { dynamoClient } from '../shared/clients/dynamo';
 import { s3Client } from '../shared/clients/s3';
+import { AggregationLedgerStore } from './aggregate-store';
 import { StreamStore } from './stream-store';
 
 /**
@@ -47,42 +46,24 @@ export class StreamReader implements StreamSource {
 }
 
 /**
- * The ledger's lanes for the watermark (functions/domain/raw-data/watermark.ts): the LANES items
- * `lane#<n>` in one consistent BatchGetItem (at most 100 keys a call), only the attributes the
- * watermark needs. A lane item costs one read unit (they are far under 4 KB).
+ * The ledger's lanes for the watermark (functions/domain/raw-data/watermark.ts): the aggregator's
+ * own read of its lanes (AggregationLedgerStore.lanes, one consistent BatchGetItem of the LANES
+ * items `lane#<n>`), each lane's numbers and its open apply's opening. A lane item costs one read
+ * unit (they are far under 4 KB).
  */
 export class LedgerLaneReader implements LedgerLanes {
-  constructor(private readonly tableName: string) {}
+  private readonly ledger: AggregationLedgerStore;
+
+  constructor(tableName: string) {
+    this.ledger = new AggregationLedgerStore(tableName);
+  }
 
   async lanes(): Promise<readonly LaneOpening[]> {
-    const lanes: LaneOpening[] = [];
-    let unread: Record<string, unknown>[] = LANE_NUMBERS.map((lane) => ({ pk: `lane#${lane}` }));
-    // DynamoDB may leave keys unprocessed under load: asked again, a few times.
-    for (let attempt = 0; unread.length > 0; attempt++) {
-      if (attempt === 5) throw new Error('ledger: lanes left unread by the batch read');
-      const { Responses, UnprocessedKeys } = await dynamoClient().send(
-        new BatchGetCommand({
-          RequestItems: {
-            [this.tableName]: {
-              Keys: unread,
-              ConsistentRead: true,
-              ProjectionExpression: 'pk, seq, applied, opened_ms, apps',
-            },
-          },
-        }),
-      );
-      for (const item of Responses?.[this.tableName] ?? []) lanes.push(laneOf(item));
-      unread = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-    }
-    return lanes;
+    const lanes = await this.ledger.lanes(LANE_NUMBERS);
+    return [...lanes.values()].map(({ seq, applied, openedMs, apps }) => ({
+      seq,
+      applied,
+      ...(openedMs === undefined ? {} : { openedMs, apps }),
+    }));
   }
-}
-
-function laneOf(item: Record<string, unknown>): LaneOpening {
-  return {
-    seq: Number(item.seq ?? 0),
-    applied: Number(item.applied ?? 0),
-    ...(typeof item.opened_ms === 'number' ? { openedMs: item.opened_ms } : {}),
-    ...(Array.isArray(item.apps) ? { apps: item.apps.map(String) } : {}),
-  };
 }
