@@ -108,6 +108,8 @@ export interface AuditObjectContext {
   /** The app's company, from the queue message (ingestion knew it from the company key). */
   readonly companyId: string;
   readonly probabilistic: boolean;
+  /** The app's IANA time zone (docs/analytics.md): report days are its local days. UTC when absent. */
+  readonly timeZone?: string;
   /** Owner token of the audit object: every claim made for it carries this. */
   readonly token: string;
   readonly auditKey: string;

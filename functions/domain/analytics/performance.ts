@@ -1,0 +1,116 @@
+/**
+ * The performance report's data (docs/analytics.md): install dimensions, the counters the
+ * aggregator, the link redirect and the cost upload keep per local day and dimension group, and
+ * the compact page encodings. One module, so the writers, the reader, the bench and the simulator
+ * cannot disagree.
+ */
+
+/** The value of a dimension nobody gave (a cost row without a campaign, an install without a country). */
+export const NONE = '(none)';
+
+/** The install dimensions, in key order. */
+export const DIMENSIONS = ['partner', 'campaign', 'country', 'platform'] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+/** An install's (or a click's, or a cost row's) values of the four dimensions, in DIMENSIONS order. */
+export type DimensionValues = readonly [partner: string, campaign: string, country: string, platform: string];
+
+/** The report's grouping columns: a day and the four dimensions. */
+export const GROUP_COLUMNS = ['day', ...DIMENSIONS] as const;
+export type GroupColumn = (typeof GROUP_COLUMNS)[number];
+
+/** Integer counters of the `perf` and `perf_partner` rows (revenue in micro-dollars). */
+export const PERF_COUNTERS = [
+  'clicks',
+  'installs',
+  'organic',
+  'reinstalls',
+  'fraud_flagged',
+  'revenue_micros',
+  'cohort_d0_micros',
+  'cohort_d7_micros',
+  'cohort_d30_micros',
+  'retained_d1',
+  'retained_d7',
+  'retained_d30',
+] as const;
+export type PerfCounter = (typeof PERF_COUNTERS)[number];
+
+/** Integer counters of a cost row (cost in micro-dollars; clicks and impressions as the network reported them). */
+export const COST_COUNTERS = ['cost_micros', 'network_clicks', 'impressions'] as const;
+export type CostCounter = (typeof COST_COUNTERS)[number];
+
+/** Cohort revenue windows: revenue of events before install time + N x 24 h. */
+export const COHORT_REVENUE_DAYS = { cohort_d0_micros: 1, cohort_d7_micros: 7, cohort_d30_micros: 30 } as const;
+
+/** Row families in the aggregates table (pk `<app_id>#<family>`). */
+export const PERF_FAMILIES = {
+  /** sk `<day>␁<partner>␁<campaign>␁<country>␁<platform>`: PERF_COUNTERS. */
+  perf: 'perf',
+  /** sk `<day>␁<partner>`: PERF_COUNTERS, the same contributions summed over the other dimensions. */
+  perfPartner: 'perf_partner',
+  /** sk `<day>`: `v` (every write to the day's perf rows or cost adds to it), `page_v` (the v its page was built at). */
+  perfStamp: 'perf_stamp',
+  /** sk `<day>`: `rows` (encodePerfPage), `v` (the stamp it was built at), or `overflow: true`. */
+  perfPage: 'perf_page',
+  /** sk `<day>`: `rows` (encodeCostDay), `ver` (1 up per replace): the day's cost rows, the truth. */
+  cost: 'cost',
+  /** sk `<day>␁<partner>`: COST_COUNTERS summed over the day's cost rows of the partner, `ver` (the cost day's it was summed from). */
+  costPartner: 'cost_partner',
+} as const;
+
+/** One cost row of a day: its dimensions, counters, and the amount and currency it was sent in. */
+export interface CostRow {
+  readonly dims: DimensionValues;
+  readonly cost_micros: number;
+  readonly network_clicks: number;
+  readonly impressions: number;
+  readonly currency: string;
+  /** The amount as sent, in `currency`. */
+  readonly cost: number;
+}
+
+/** One row of a perf page: the dimensions, then PERF_COUNTERS, then COST_COUNTERS (all integers). */
+export interface PerfPageRow {
+  readonly dims: DimensionValues;
+  readonly counters: Readonly<Record<PerfCounter | CostCounter, number>>;
+}
+
+/** Compact JSON: `[[partner, campaign, country, platform, ...PERF_COUNTERS, ...COST_COUNTERS], ...]`. */
+export function encodePerfPage(rows: readonly PerfPageRow[]): string {
+  return JSON.stringify(rows.map((row) => [...row.dims, ...PERF_COUNTERS.map((c) => row.counters[c] ?? 0), ...COST_COUNTERS.map((c) => row.counters[c] ?? 0)]));
+}
+
+export function decodePerfPage(text: string): PerfPageRow[] {
+  const cells = JSON.parse(text) as (string | number)[][];
+  return cells.map((line) => {
+    const counters = {} as Record<PerfCounter | CostCounter, number>;
+    PERF_COUNTERS.forEach((name, i) => {
+      counters[name] = Number(line[4 + i] ?? 0);
+    });
+    COST_COUNTERS.forEach((name, i) => {
+      counters[name] = Number(line[4 + PERF_COUNTERS.length + i] ?? 0);
+    });
+    return { dims: line.slice(0, 4).map(String) as unknown as DimensionValues, counters };
+  });
+}
+
+/** Compact JSON: `[[partner, campaign, country, platform, cost_micros, network_clicks, impressions, currency, cost], ...]`. */
+export function encodeCostDay(rows: readonly CostRow[]): string {
+  return JSON.stringify(rows.map((row) => [...row.dims, row.cost_micros, row.network_clicks, row.impressions, row.currency, row.cost]));
+}
+
+export function decodeCostDay(text: string): CostRow[] {
+  const cells = JSON.parse(text) as (string | number)[][];
+  return cells.map((line) => ({
+    dims: line.slice(0, 4).map(String) as unknown as DimensionValues,
+    cost_micros: Number(line[4] ?? 0),
+    network_clicks: Number(line[5] ?? 0),
+    impressions: Number(line[6] ?? 0),
+    currency: String(line[7] ?? 'USD'),
+    cost: Number(line[8] ?? 0),
+  }));
+}
+
+/** The key of a row's dimensions (the cost row's identity within its day). */
+export const dimsKey = (dims: DimensionValues): string => dims.join('\u0001');
