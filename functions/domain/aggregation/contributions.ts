@@ -1,6 +1,6 @@
 import { type AttributionDecision, type InstallFacts, ORGANIC } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
-import { DAY_MS, dayOf } from '../common/days';
+import { DAY_MS, localDayOf, UTC } from '../common/days';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
 import { INSTALL_EVENT } from '../ingest/event-validation';
@@ -40,6 +40,7 @@ export interface AcceptedEvent {
   readonly installUuid: string;
   /** Corrected time (docs/ingestion.md): all bucketing uses it. */
   readonly tsMs: number;
+  /** The app's local day of tsMs (docs/analytics.md, "Time zones"). */
   readonly day: string;
   readonly revenueMicros: number;
   readonly platform?: Platform;
@@ -61,7 +62,8 @@ export class UnreadableAuditError extends Error {
 
 export const RETENTION_DAYS = [1, 7, 30] as const;
 
-export function acceptedEvents(lines: readonly AuditLine[]): AcceptedEvent[] {
+/** The accepted lines' events, their days local to the app's zone (contributionsOf sets them again from its context's zone). */
+export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = UTC): AcceptedEvent[] {
   const events: AcceptedEvent[] = [];
   for (const line of lines) {
     if (!isPlainObject(line)) throw new UnreadableAuditError('an audit line is not an object');
@@ -80,7 +82,7 @@ export function acceptedEvents(lines: readonly AuditLine[]): AcceptedEvent[] {
       name: event_name,
       installUuid: line.install_uuid,
       tsMs: line.corrected_ts,
-      day: dayOf(line.corrected_ts),
+      day: localDayOf(line.corrected_ts, timeZone),
       revenueMicros: typeof revenue_usd === 'number' && revenue_usd > 0 ? toMicros(revenue_usd) : 0,
       platform: platform === 'ios' || platform === 'android' ? platform : undefined,
       deviceHash: line.device_hash,
@@ -141,7 +143,10 @@ const INSTALL_CONCURRENCY = 8;
 export async function contributionsOf(ports: ContributionPorts, context: AuditObjectContext): Promise<RowDeltas> {
   const deltas = new RowDeltas();
   const byInstall = new Map<string, AcceptedEvent[]>();
-  for (const event of context.events) {
+  // Every report day is the app's local day: the context's zone decides, whatever the events were read with.
+  const timeZone = context.timeZone ?? UTC;
+  for (const read of context.events) {
+    const event = read.day === localDayOf(read.tsMs, timeZone) ? read : { ...read, day: localDayOf(read.tsMs, timeZone) };
     const list = byInstall.get(event.installUuid) ?? [];
     list.push(event);
     byInstall.set(event.installUuid, list);
@@ -204,6 +209,10 @@ class InstallRun {
     private readonly deltas: RowDeltas,
   ) {
     this.pk = installPk(context.appId, installUuid);
+  }
+
+  private get timeZone(): string {
+    return this.context.timeZone ?? UTC;
   }
 
   async run(events: readonly AcceptedEvent[]): Promise<void> {
@@ -520,7 +529,7 @@ class InstallRun {
     if (!won) return;
     for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
       const eventId = item.ids?.[i];
-      if (eventId !== undefined) this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros), won);
+      if (eventId !== undefined) this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros, this.timeZone), won);
     }
   }
 
@@ -529,7 +538,7 @@ class InstallRun {
     const won = await this.claimApplied(claim.sk, claim.applied, member);
     if (!won) return;
     const eventId = claim.sk.slice(SK.eventPrefix.length);
-    this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros), won);
+    this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros, this.timeZone), won);
   }
 
   /**
@@ -640,14 +649,14 @@ function memberOf(head: InstallHead): MemberRef {
 }
 
 /** A held event as its claim remembers it: all that applying it later needs. */
-function heldEvent(eventId: string, name: string, tsMs: number, revenueMicros: number): AcceptedEvent {
+function heldEvent(eventId: string, name: string, tsMs: number, revenueMicros: number, timeZone: string): AcceptedEvent {
   return {
     index: -1,
     eventId,
     name,
     installUuid: '',
     tsMs,
-    day: dayOf(tsMs),
+    day: localDayOf(tsMs, timeZone),
     revenueMicros,
     clientIp: '',
     skewMs: 0,
