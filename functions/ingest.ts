@@ -48,6 +48,7 @@ export async function ingest(event: HttpEvent): Promise<HttpResult> {
     body,
     jsonText,
     clientIp: viewerOf(event).ip,
+    country: viewerOf(event).country,
     sdkVersion: header(event, SDK_VERSION_HEADER),
     receivedMs,
   });

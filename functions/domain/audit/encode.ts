@@ -47,7 +47,7 @@ export function canCutDeviceId(texts: EventTexts, index: number): boolean {
  * what JSON.stringify(line) writes (same keys in the same order, undefined fields left out).
  *
  * Written by hand because it runs on the hot path whenever the body is not at hand: the fields
- * every line of a batch shares (received_ms, client_ip, sdk_version) are encoded once, not once
+ * every line of a batch shares (received_ms, client_ip, sdk_version, country) are encoded once, not once
  * per line, and only the event, the client's own JSON, goes through JSON.stringify. A unit test
  * holds it to JSON.stringify's output.
  */
@@ -57,16 +57,18 @@ export function toJsonLines(lines: readonly AuditLine[]): string {
   let receivedJson = '';
   let clientIp: string | undefined;
   let sdkVersion: string | null | undefined;
+  let country: string | undefined;
   let sharedJson = '';
   for (const line of lines) {
     if (line.received_ms !== receivedMs) {
       receivedMs = line.received_ms;
       receivedJson = `,"received_ms":${number(receivedMs)}`;
     }
-    if (line.client_ip !== clientIp || line.sdk_version !== sdkVersion) {
+    if (line.client_ip !== clientIp || line.sdk_version !== sdkVersion || line.country !== country) {
       clientIp = line.client_ip;
       sdkVersion = line.sdk_version;
-      sharedJson = sharedFields(clientIp, sdkVersion);
+      country = line.country;
+      sharedJson = sharedFields(clientIp, sdkVersion, country);
     }
     out += `{"index":${number(line.index)},"status":${line.status === 'accepted' ? '"accepted"' : json(line.status)}`;
     if (line.reason !== undefined) out += `,"reason":${json(line.reason)}`;
@@ -83,8 +85,8 @@ export function toJsonLines(lines: readonly AuditLine[]): string {
 }
 
 const json = (value: string) => JSON.stringify(value);
-const sharedFields = (clientIp: string, sdkVersion: string | null) =>
-  `,"client_ip":${json(clientIp)},"sdk_version":${sdkVersion === null ? 'null' : json(sdkVersion)}`;
+const sharedFields = (clientIp: string, sdkVersion: string | null, country: string | undefined) =>
+  `,"client_ip":${json(clientIp)},"sdk_version":${sdkVersion === null ? 'null' : json(sdkVersion)}${country === undefined ? '' : `,"country":${json(country)}`}`;
 
 /**
  * JSON's spelling of a number: what JSON.stringify writes, null for NaN and the infinities. An
@@ -143,8 +145,8 @@ export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> 
  * The bytes of toJsonLines' lines, written straight into a buffer with each event copied from the
  * body: no string is built, flattened and encoded, and nothing is left for the garbage collector,
  * which is most of what writing the lines as text cost (a string of every piece, then one of the
- * whole, then its UTF-8). Undefined when the lines do not share received_ms, client_ip and
- * sdk_version (auditLines makes them so; anything else is toJsonLines' business).
+ * whole, then its UTF-8). Undefined when the lines do not share received_ms, client_ip,
+ * sdk_version and country (auditLines makes them so; anything else is toJsonLines' business).
  *
  * The body is first copied behind the space the lines can take, so that every event is one
  * copyWithin. A batch compressed in line uses one scratch buffer, reused by every batch. What
@@ -156,11 +158,11 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
   const count = lines.length;
   const first = lines[0];
   if (first === undefined) return undefined;
-  const { received_ms, client_ip, sdk_version } = first;
+  const { received_ms, client_ip, sdk_version, country } = first;
   const received = `,"received_ms":${number(received_ms)}`;
   const receivedPiece = utf8(received);
   const acceptedPiece = utf8(`,"status":"accepted"${received},"corrected_ts":`);
-  const sharedPiece = utf8(`${sharedFields(client_ip, sdk_version)},"event":`);
+  const sharedPiece = utf8(`${sharedFields(client_ip, sdk_version, country)},"event":`);
   const { text, spans } = sourced.texts;
 
   // Room for the lines: every piece at its longest, three UTF-8 bytes to a UTF-16 unit, six
@@ -169,7 +171,8 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
   let room = count * (LINE_ROOM + receivedPiece.length + acceptedPiece.length + sharedPiece.length);
   let position = 0;
   for (const line of lines) {
-    if (line.received_ms !== received_ms || line.client_ip !== client_ip || line.sdk_version !== sdk_version) return undefined;
+    if (line.received_ms !== received_ms || line.client_ip !== client_ip || line.sdk_version !== sdk_version || line.country !== country)
+      return undefined;
     if (howWritten(line, position, sourced) === WRITE) {
       const event = line.event === undefined ? undefined : JSON.stringify(line.event);
       written ??= new Array(count);

@@ -44,6 +44,7 @@ export function auditLines(
       corrected_ts: verdict.corrected_ts,
       client_ip: batch.clientIp,
       sdk_version: sdkVersion,
+      country: batch.country,
       // Only a bad_event entry can be too deep: every other entry passed the depth rule.
       event: verdict.reason === 'bad_event' && !isStorable(entry) ? null : entry,
       install_uuid: undefined,

@@ -14,6 +14,8 @@ export interface AuditBatch {
   readonly bodySha256: string;
   readonly clientIp: string;
   readonly sdkVersion?: string;
+  /** The request's viewer country (CloudFront-Viewer-Country, ISO 3166-1 alpha-2), when the edge gave one. */
+  readonly country?: string;
 }
 
 export interface AuditLine {
@@ -24,6 +26,8 @@ export interface AuditLine {
   corrected_ts?: number;
   client_ip: string;
   sdk_version: string | null;
+  /** The batch request's viewer country, from the edge (an install's country when no click matched: docs/analytics.md). */
+  country?: string;
   /** Lower-cased, whenever the event carries a well-formed one. */
   install_uuid?: string;
   /**

@@ -55,6 +55,8 @@ export interface BatchRequest {
   /** The JSON text `body` was parsed from (the body decompressed): the audit record copies each event from it. */
   readonly jsonText?: Uint8Array;
   readonly clientIp: string;
+  /** The viewer country the edge gave (CloudFront-Viewer-Country): kept on each audit line. */
+  readonly country?: string;
   readonly sdkVersion?: string;
   readonly receivedMs: number;
 }
@@ -90,6 +92,7 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
     bodySha256: sha256Hex(request.raw),
     clientIp: request.clientIp,
     sdkVersion: request.sdkVersion,
+    country: request.country,
   };
 
   const { monthlyCap } = request;

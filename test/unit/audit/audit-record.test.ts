@@ -77,7 +77,12 @@ describe('audit record', () => {
       [1, 'two'],
     ];
     const { verdicts } = judgeEvents(events, NOW - 1000, NOW);
-    for (const audit of [batch, { ...batch, sdkVersion: undefined, clientIp: '2001:db8::"\\1' }, { ...batch, sdkVersion: 'ünï/\u2028' }]) {
+    for (const audit of [
+      batch,
+      { ...batch, sdkVersion: undefined, clientIp: '2001:db8::"\\1' },
+      { ...batch, sdkVersion: 'ünï/\u2028' },
+      { ...batch, country: 'JP' },
+    ]) {
       const lines = auditLines(events, verdicts, audit);
       expect(toJsonLines(lines)).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     }
@@ -125,7 +130,12 @@ describe('audit record', () => {
     const body = Buffer.from(JSON.stringify({ events, sent_at_ms: sentAtMs }));
     const { verdicts } = judgeEvents(events, sentAtMs, NOW);
     expect(new Set(verdicts.map((verdict) => verdict.reason)).size).toBe(11);
-    for (const audit of [batch, { ...batch, sdkVersion: undefined, clientIp: '2001:db8::"\\1' }, { ...batch, sdkVersion: 'ünï/\u2028' }]) {
+    for (const audit of [
+      batch,
+      { ...batch, sdkVersion: undefined, clientIp: '2001:db8::"\\1' },
+      { ...batch, sdkVersion: 'ünï/\u2028' },
+      { ...batch, country: 'JP' },
+    ]) {
       const copied = gunzipSync(await encodeAuditObject(auditLines(events, verdicts, audit, body))).toString('utf8');
       expect(copied).toBe(toJsonLines(auditLines(events, verdicts, audit)));
     }
@@ -197,6 +207,13 @@ describe('audit record', () => {
     );
     expect(installsOfLine(line)).toEqual(packed.slice(0, MAX_INSTALLS_PER_LINE));
     expect(packed.every((uuid) => lineOfInstall(line, uuid))).toBe(true);
+  });
+
+  it("records the request's viewer country on every line, and no country field without one", () => {
+    const events = [validEvent({}, NOW), 'junk'];
+    const { verdicts } = judgeEvents(events, NOW - 1000, NOW);
+    expect(auditLines(events, verdicts, { ...batch, country: 'DE' }).map((line) => line.country)).toEqual(['DE', 'DE']);
+    expect(toJsonLines(auditLines(events, verdicts, batch))).not.toContain('"country"');
   });
 
   it('cuts an overlong SDK version and records a missing one as null', () => {
