@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { appTimeZone, parseScopes, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
-import { intFlag, key, name, url } from './flags';
+import { intFlag, key, name, timeZone, url } from './flags';
 
 /** The operator's tenant store: with the signing secrets, which `app create` writes and `app show` prints. */
 const tenants = () => new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets')));
@@ -46,7 +47,9 @@ export const tenantCommands = [
   }),
   defineCommand({
     name: 'app create',
-    usage: 'app create --company-key K --name N [--ios-url U] [--android-url U] [--web-url U] [--probabilistic]',
+    usage:
+      'app create --company-key K --name N [--ios-url U] [--android-url U] [--web-url U] [--probabilistic]\n' +
+      '           [--time-zone Z]              (Z: the IANA zone whose days the reports count in, e.g. Europe/Berlin; default UTC)',
     flags: z.object({
       'company-key': key,
       name,
@@ -54,6 +57,7 @@ export const tenantCommands = [
       'android-url': url.optional(),
       'web-url': url.optional(),
       probabilistic: z.boolean().optional(),
+      'time-zone': timeZone.optional(),
     }),
     booleanFlags: ['probabilistic'],
     async execute(f) {
@@ -64,8 +68,34 @@ export const tenantCommands = [
         android_url: f['android-url'],
         web_url: f['web-url'],
         probabilistic: f.probabilistic,
+        timeZone: f['time-zone'],
       });
-      return { app_id: app.app_id, app_key: app.app_key, signing_secret: app.signing_secret };
+      return { app_id: app.app_id, app_key: app.app_key, signing_secret: app.signing_secret, time_zone: appTimeZone(app) };
+    },
+  }),
+  defineCommand({
+    name: 'app update',
+    usage:
+      'app update --app-key K [--name N] [--ios-url U] [--android-url U] [--web-url U] [--time-zone Z]\n' +
+      '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past)',
+    flags: z.object({
+      'app-key': key,
+      name: name.optional(),
+      'ios-url': url.optional(),
+      'android-url': url.optional(),
+      'web-url': url.optional(),
+      'time-zone': timeZone.optional(),
+    }),
+    async execute(f) {
+      const app = await tenants().updateApp(f['app-key'], {
+        name: f.name,
+        ios_url: f['ios-url'],
+        android_url: f['android-url'],
+        web_url: f['web-url'],
+        time_zone: f['time-zone'],
+      });
+      if (!app) throw new NotFoundError('app');
+      return { ...app, time_zone: appTimeZone(app) };
     },
   }),
   defineCommand({
@@ -82,21 +112,32 @@ export const tenantCommands = [
   }),
   defineCommand({
     name: 'app show',
-    usage: 'app show --app-key K                    (the app: its keys, signing secret and store URLs)',
+    usage: 'app show --app-key K                    (the app: its keys, signing secret, store URLs and time zone)',
     flags: z.object({ 'app-key': key }),
     async execute(f) {
       const app = await tenants().appWithSecret(f['app-key']);
       if (!app) throw new NotFoundError('app');
-      return app;
+      return { ...app, time_zone: appTimeZone(app) };
     },
   }),
   defineCommand({
     name: 'server-key create',
-    usage: 'server-key create --app-key K            (the key is printed once: only its SHA-256 is stored)',
-    flags: z.object({ 'app-key': key }),
+    usage:
+      'server-key create --app-key K [--scope read|cost|read,cost]   (default read: the reports and the stream; cost: POST /api/v1/cost. The key is printed once: only its SHA-256 is stored)',
+    flags: z.object({
+      'app-key': key,
+      scope: z
+        .string()
+        .optional()
+        .transform((text, context) => {
+          const scopes = parseScopes(text ?? 'read');
+          if (!scopes) context.addIssue({ code: 'custom', message: `must be a comma list of ${SERVER_KEY_SCOPES.join(', ')}` });
+          return scopes ?? [];
+        }),
+    }),
     async execute(f) {
-      const { serverKey } = await tenants().createServerKey(f['app-key']);
-      return { server_key: serverKey };
+      const { serverKey, record } = await tenants().createServerKey(f['app-key'], f.scope);
+      return { server_key: serverKey, scopes: record.scopes };
     },
   }),
   defineCommand({
@@ -108,7 +149,10 @@ export const tenantCommands = [
       const app = await store.appByKey(f['app-key']);
       if (!app) throw new NotFoundError('app');
       const keys = await store.serverKeysOfApp(app.app_id);
-      return { app_id: app.app_id, server_keys: keys.map((k) => ({ key_id: k.key_hash, created_ms: k.created_ms, revoked: k.revoked })) };
+      return {
+        app_id: app.app_id,
+        server_keys: keys.map((k) => ({ key_id: k.key_hash, created_ms: k.created_ms, revoked: k.revoked, scopes: scopesOf(k) })),
+      };
     },
   }),
   defineCommand({

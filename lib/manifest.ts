@@ -126,6 +126,12 @@ export const tables = {
     ttlAttribute: 'expires_at',
     indexes: [{ name: 'by_install', partitionKey: S('app_install'), sortKey: S('sk') }],
   },
+  fx_rates: {
+    purpose:
+      'Exchange rates, one item per day (pk day = YYYY-MM-DD): rates, a map of ISO 4217 code to the US dollars one unit ' +
+      'is worth that day. Written by the daily fx-fetch and `admin fx set`; ingest converts revenue with them (docs/ingestion.md, "Currencies").',
+    partitionKey: S('day'),
+  },
 } as const satisfies Record<string, TableSpec>;
 
 export type TableName = keyof typeof tables;
@@ -257,6 +263,20 @@ export const schedules = {
     function: 'export',
     purpose: 'Writes the Parquet files of the hours that changed since the last run (docs/raw-data.md), off the hour.',
   },
+  'performance-pages': {
+    kind: 'rate',
+    minutes: 5,
+    function: 'performance-pages',
+    purpose: 'Builds the performance report\'s page of each day changed since its page was built (docs/analytics.md, "Reading").',
+  },
+  'fx-fetch': {
+    kind: 'daily',
+    // The ECB publishes its reference rates at about 16:00 CET (15:00 UTC in winter, 14:00 in summer).
+    hourUtc: 16,
+    minuteUtc: 30,
+    function: 'fx-fetch',
+    purpose: 'Stores the day\'s exchange rates from the configured source (docs/ingestion.md, "Currencies").',
+  },
 } as const satisfies Record<string, ScheduleSpec>;
 
 /**
@@ -301,6 +321,12 @@ export interface FunctionSpec {
    * route's own exceeds the stage's. docs/route-limits.md lists them all.
    */
   readonly throttle?: RouteThrottle;
+  /**
+   * Variables naming an address on the internet, with the value the stack sets. The local runtime
+   * never reaches the internet: it sets each to '' (none), or to the run's own (a test's stub on
+   * 127.0.0.1, RuntimeOptions.internet).
+   */
+  readonly internet?: Readonly<Record<string, string>>;
 }
 
 /** Requests per second a route takes steadily, and in a burst; over it API Gateway answers 429. */
@@ -348,9 +374,18 @@ export const functions = {
     // ledger: the per-batch marks that make a retried batch count once against the cap; a mark is
     // deleted again when the count after it fails, so the retry counts. signing_secrets: the
     // app's secret, to verify the signature.
-    tables: { tenants: 'read', signing_secrets: 'read', counters: 'readwrite', ledger: 'write_delete' },
+    tables: { tenants: 'read', signing_secrets: 'read', counters: 'readwrite', ledger: 'write_delete', fx_rates: 'read' },
     bucket: 'write',
     queues: { aggregation: 'send' },
+  },
+  'fx-fetch': {
+    entry: 'functions/fx-fetch.ts',
+    description: "Daily: fetches the day's reference exchange rates (the ECB's by default) and stores them as US dollars per unit.",
+    tables: { fx_rates: 'write' },
+    // FX_SOURCE_URL: where the rates come from. Locally none: the runtime never reaches the internet.
+    internet: { FX_SOURCE_URL: 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml' },
+    timeoutSeconds: 30,
+    memoryMb: 256,
   },
   'privacy-request': {
     entry: 'functions/privacy-request.ts',
@@ -449,6 +484,23 @@ export const functions = {
     // The key look-up and the prebuilt rows, read only.
     tables: { tenants: 'read', aggregates: 'read' },
   },
+  'report-performance': {
+    entry: 'functions/report-performance.ts',
+    description: "GET /api/v1/reports/performance: the app's performance rows of a window, grouped and filtered, a page at a time.",
+    routes: ['GET /api/v1/reports/performance'],
+    // Server-to-server dashboards and exports, a page at a time, as the four reports.
+    throttle: { rateLimit: 50, burstLimit: 100 },
+    // The key look-up (and the app's time zone) and the performance rows, read only.
+    tables: { tenants: 'read', aggregates: 'read' },
+  },
+  'performance-pages': {
+    entry: 'functions/performance-pages.ts',
+    description: "Every 5 minutes: builds the performance report's day pages of the days whose rows or cost changed.",
+    // tenants: the apps; aggregates: the day's rows and cost read, its page and stamp written.
+    tables: { tenants: 'read', aggregates: 'readwrite' },
+    timeoutSeconds: 300,
+    memoryMb: 1024,
+  },
   'stream-events': {
     entry: 'functions/stream-events.ts',
     description:
@@ -459,6 +511,17 @@ export const functions = {
     // tenants: the key look-up; ledger: the lanes' watermark; exports: the stream objects, read only.
     tables: { tenants: 'read', ledger: 'read' },
     exports: 'read',
+  },
+  'cost-upload': {
+    entry: 'functions/cost-upload.ts',
+    description:
+      "POST /api/v1/cost: a server key's ad spend rows, converted to dollars and merged into the app's cost days (a row sent again replaces it).",
+    routes: ['POST /api/v1/cost'],
+    // Tenants' servers or a daily job, a few requests of up to 1,000 rows a day: the reports' budget is plenty.
+    throttle: { rateLimit: 20, burstLimit: 40 },
+    // tenants: the key look-up; aggregates: the cost days read and replaced, their partner sums and
+    // the days' perf_stamp written; fx_rates: the rates of rows in other currencies.
+    tables: { tenants: 'read', aggregates: 'readwrite', fx_rates: 'read' },
   },
   export: {
     entry: 'functions/export.ts',

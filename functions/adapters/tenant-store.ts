@@ -2,15 +2,19 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import type { TenantLookup } from '../domain/ingest/event-auth';
 import type { ServerKeys } from '../domain/reports/answer-report';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
+import { isTimeZone, UTC } from '../domain/common/days';
 import {
   type App,
+  type AppChanges,
   type AppDestinations,
+  appTimeZone,
   type AppWithSecret,
   type Company,
   DEFAULT_LOOKBACK_DAYS,
   monthlyCapFor,
   type Plan,
   type ServerKeyRecord,
+  type ServerKeyScope,
 } from '../domain/tenants/tenant';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
@@ -77,9 +81,11 @@ export class TenantStore {
 
   /** The secret is stored before the app: an app never exists without one (a secret without its app is harmless). */
   async createApp(
-    input: { companyKey: string; name: string; probabilistic?: boolean; lookbackDays?: number } & AppDestinations,
+    input: { companyKey: string; name: string; probabilistic?: boolean; lookbackDays?: number; timeZone?: string } & AppDestinations,
   ): Promise<AppWithSecret> {
     const secrets = this.secretStore();
+    const timeZone = input.timeZone ?? UTC;
+    if (!isTimeZone(timeZone)) throw new Error(`${timeZone} is not an IANA time zone`);
     const company = await this.companyByKey(input.companyKey);
     if (!company) throw new NotFoundError('company');
     const app: App = {
@@ -93,6 +99,7 @@ export class TenantStore {
       web_url: input.web_url,
       probabilistic: input.probabilistic ?? false,
       lookback_days: input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS,
+      time_zone: timeZone,
       created_ms: Date.now(),
     };
     const signing_secret = await secrets.create(app.app_id);
@@ -102,6 +109,33 @@ export class TenantStore {
 
   async appByKey(appKey: string): Promise<App | undefined> {
     return this.get<App>(appPk(appKey));
+  }
+
+  /**
+   * Changes an app's name, store URLs or time zone (`app update`); undefined when no app has the
+   * key. A new time zone applies to data aggregated after it (docs/reports.md, "Time zones").
+   */
+  async updateApp(appKey: string, changes: AppChanges): Promise<App | undefined> {
+    if (changes.time_zone !== undefined && !isTimeZone(changes.time_zone)) throw new Error(`${changes.time_zone} is not an IANA time zone`);
+    const fields = Object.entries(changes).filter(([, value]) => value !== undefined);
+    if (fields.length === 0) return this.appByKey(appKey);
+    try {
+      const { Attributes } = await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: appPk(appKey) },
+          UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          ExpressionAttributeNames: { '#kind': 'kind', ...Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])) },
+          ExpressionAttributeValues: { ':app': 'app', ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])) },
+          ConditionExpression: 'attribute_exists(pk) AND #kind = :app',
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes ? strip<App>(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
   }
 
   /** The app with its signing secret (`app show`): the operator's view. */
@@ -173,8 +207,14 @@ export class TenantStore {
     return this.byId<App>(appId, 'app');
   }
 
-  /** Creates a server key for an app; the plain key is returned once and never stored. */
-  async createServerKey(appKey: string): Promise<{ serverKey: string; record: ServerKeyRecord }> {
+  /**
+   * Creates a server key for an app, with its scopes (`read` unless told: what every key could do
+   * before scopes); the plain key is returned once and never stored.
+   */
+  async createServerKey(
+    appKey: string,
+    scopes: readonly ServerKeyScope[] = ['read'],
+  ): Promise<{ serverKey: string; record: ServerKeyRecord }> {
     const app = await this.appByKey(appKey);
     if (!app) throw new NotFoundError('app');
     const serverKey = newServerKey();
@@ -184,6 +224,7 @@ export class TenantStore {
       company_id: app.company_id,
       revoked: false,
       created_ms: Date.now(),
+      scopes: [...scopes],
     };
     await this.putNew(serverKeyPk(record.key_hash), undefined, 'server_key', record);
     return { serverKey, record };
@@ -348,6 +389,12 @@ export class CachedTenants implements TenantLookup<App, Company>, ServerKeys {
 
   signingSecret(app: Pick<App, 'app_id' | 'app_key'>): Promise<string | undefined> {
     return this.cached(`k:${app.app_id}`, () => this.store.signingSecret(app));
+  }
+
+  /** The app's report time zone (UTC for an app unknown or without one), from the same cached look-up as appById. */
+  async appTimeZone(appId: string): Promise<string> {
+    const app = await this.appById(appId);
+    return app ? appTimeZone(app) : UTC;
   }
 
   private async cached<T>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {

@@ -23,6 +23,7 @@ export const STREAM_ERRORS = {
   invalid_cursor: 400,
   missing_bearer_token: 401,
   invalid_or_revoked_key: 401,
+  insufficient_scope: 403,
   store_unavailable: 503,
 } as const;
 

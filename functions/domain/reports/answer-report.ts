@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RowFamily } from '../aggregation/rows';
+import { type ServerKeyScope, scopesOf } from '../tenants/tenant';
 import { bearerKey, parseReportQuery, type ReportQuery, reportError, windowDays } from './report-query';
 import { REPORT_FAMILY, renderRow, type StoredCounters } from './report-rows';
 import type { ReportName } from './reports';
@@ -19,7 +20,11 @@ export interface ReportPorts {
 /** The server keys (CachedTenants in functions/adapters/tenant-store.ts). */
 export interface ServerKeys {
   /** The server key's record (looked up by its SHA-256, cached at most 60 s). */
-  serverKey(key: string): Promise<{ readonly app_id: string; readonly revoked: boolean } | undefined>;
+  serverKey(
+    key: string,
+  ): Promise<{ readonly app_id: string; readonly revoked: boolean; readonly scopes?: readonly ServerKeyScope[] } | undefined>;
+  /** The app's IANA time zone, whose days the report rows are (docs/reports.md, "Time zones"); cached as the keys are. */
+  appTimeZone(appId: string): Promise<string>;
 }
 
 /** The prebuilt rows (functions/adapters/aggregate-store.ts). */
@@ -40,35 +45,43 @@ export type ReportAnswer =
   | { readonly kind: 'not_modified'; readonly etag: string; readonly appId: string };
 
 export interface ReportBody {
-  rows: Record<string, string | number>[];
+  rows: Record<string, string | number | boolean>[];
   meta: { since_ms: number; until_ms: number; limit: number; offset: number; elapsed_ms: number };
 }
 
 export async function answerReport(ports: ReportPorts, request: ReportRequest): Promise<ReportAnswer> {
   const startedMs = ports.nowMs();
-  return answerAppReport(ports, await appOfKey(ports.keys, request.authorization), request, startedMs);
+  const appId = await appOfKey(ports.keys, request.authorization);
+  return answerAppReport(ports, { appId, timeZone: await ports.keys.appTimeZone(appId) }, request, startedMs);
 }
 
-/** The app a request's bearer server key names: the reports' and the stream's 401s otherwise. */
-export async function appOfKey(keys: ServerKeys, authorization: string | undefined): Promise<string> {
+/**
+ * The app a request's bearer server key names: the reports' and the stream's 401s otherwise, and
+ * 403 insufficient_scope for a key without the scope the endpoint needs (`read` for the reports
+ * and the stream, `cost` for POST /api/v1/cost; a key made before scopes is a `read` key).
+ */
+export async function appOfKey(keys: ServerKeys, authorization: string | undefined, scope: ServerKeyScope = 'read'): Promise<string> {
   const record = await keys.serverKey(bearerKey(authorization));
   if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
+  if (!scopesOf(record).includes(scope)) throw reportError('insufficient_scope');
   return record.app_id;
 }
 
 /**
  * Everything after authentication, for an app already known: the Reporting API once the key has
  * named the app, and the operator's `admin report show` (and console), which reach an app through
- * their AWS access rather than a server key, so they read exactly the API's pages.
+ * their AWS access rather than a server key, so they read exactly the API's pages. The window's
+ * days are the app's local days (its time zone), as the rows are.
  */
 export async function answerAppReport(
   ports: Pick<ReportPorts, 'rows' | 'nowMs'>,
-  appId: string,
+  app: { readonly appId: string; readonly timeZone: string },
   request: Omit<ReportRequest, 'authorization'>,
   startedMs = ports.nowMs(),
 ): Promise<ReportAnswer> {
+  const { appId } = app;
   const query = parseReportQuery(request.params, startedMs);
-  const days = windowDays(query);
+  const days = windowDays(query, app.timeZone);
   const stored = await ports.rows.page(appId, REPORT_FAMILY[request.report], days, query.offset + query.limit);
   const rows = stored.slice(query.offset, query.offset + query.limit).map(renderRow[request.report]);
   const etag = etagOf(request.report, rows, query, days);
@@ -89,7 +102,12 @@ export async function answerAppReport(
  * with "now" as the default bound still gets 304 while nothing changed; only meta (the echoed
  * bounds and elapsed_ms) differs, which is why the validator is weak.
  */
-function etagOf(report: ReportName, rows: unknown[], query: ReportQuery, days: { firstDay: string; lastDay: string }): string {
+export function etagOf(
+  report: ReportName | 'performance',
+  rows: unknown[],
+  query: ReportQuery,
+  days: { firstDay: string; lastDay: string },
+): string {
   const hash = createHash('sha256')
     .update(JSON.stringify([report, days.firstDay, days.lastDay, query.limit, query.offset, rows]))
     .digest('base64url')
@@ -98,7 +116,7 @@ function etagOf(report: ReportName, rows: unknown[], query: ReportQuery, days: {
 }
 
 /** If-None-Match: `*`, or a comma-separated list of (weak or strong) tags, compared weakly. */
-function matches(header: string | undefined, etag: string): boolean {
+export function matches(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   const bare = (tag: string) => tag.trim().replace(/^W\//, '');
   return header.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));

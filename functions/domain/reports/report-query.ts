@@ -1,4 +1,4 @@
-import { DAY_MS, dayOf } from '../common/days';
+import { DAY_MS, dayOf, localDayOf, UTC } from '../common/days';
 import { ServiceError } from '../common/errors';
 import { SERVER_KEY_PATTERN } from '../tenants/keys';
 
@@ -15,6 +15,8 @@ export const REPORT_ERRORS = {
   invalid_offset: 400,
   missing_bearer_token: 401,
   invalid_or_revoked_key: 401,
+  /** A server key without the `read` scope (a cost-only key, docs/analytics.md "Cost"). */
+  insufficient_scope: 403,
   unknown_report: 404,
   method_not_allowed: 405,
   store_unavailable: 503,
@@ -110,9 +112,19 @@ export function limitOf(value: string | undefined): number {
  */
 const FIRST_KEYED_DAY_MS = Date.parse('0000-01-01T00:00:00Z');
 const LAST_KEYED_DAY_MS = Date.parse('9999-12-31T00:00:00Z');
-const keyedDay = (ms: number): string => dayOf(Math.min(LAST_KEYED_DAY_MS, Math.max(FIRST_KEYED_DAY_MS, ms)));
+const LAST_KEYED_MS = LAST_KEYED_DAY_MS + DAY_MS - 1;
+const keyedDay = (ms: number, timeZone: string): string => {
+  const day = localDayOf(Math.min(LAST_KEYED_MS, Math.max(FIRST_KEYED_DAY_MS, ms)), timeZone);
+  // A zone's offset can carry the first or last instant a day beyond the range ("-000001-12-31").
+  if (!/^\d{4}-\d\d-\d\d$/.test(day)) return ms < 0 ? dayOf(FIRST_KEYED_DAY_MS) : dayOf(LAST_KEYED_DAY_MS);
+  return day;
+};
 
-/** The UTC days a window overlaps: the day of since_ms through the day of its last millisecond. */
-export function windowDays(query: Pick<ReportQuery, 'sinceMs' | 'untilMs'>): { firstDay: string; lastDay: string } {
-  return { firstDay: keyedDay(query.sinceMs), lastDay: keyedDay(query.untilMs - 1) };
+/**
+ * The days a window overlaps, on the app's local calendar (docs/reports.md, "Time zones"): the
+ * local day of since_ms through the local day of its last millisecond. A day is in the window
+ * when [its local start, the next day's) meets [since_ms, until_ms).
+ */
+export function windowDays(query: Pick<ReportQuery, 'sinceMs' | 'untilMs'>, timeZone: string = UTC): { firstDay: string; lastDay: string } {
+  return { firstDay: keyedDay(query.sinceMs, timeZone), lastDay: keyedDay(query.untilMs - 1, timeZone) };
 }

@@ -5,6 +5,8 @@
  * (the signing_secrets table), for the functions that verify signatures alone.
  */
 
+import { UTC } from '../common/days';
+
 /** Free plan: 10,000 accepted events per calendar month (UTC) unless --monthly-cap says otherwise. */
 export const FREE_PLAN_MONTHLY_CAP = 10_000;
 export const DEFAULT_LOOKBACK_DAYS = 7;
@@ -36,13 +38,31 @@ export interface App extends AppDestinations {
   name: string;
   probabilistic: boolean;
   lookback_days: number;
+  /**
+   * The IANA time zone whose calendar days the app's reports count in (docs/analytics.md, "Time
+   * zones"). Apps made before it have none: UTC (appTimeZone).
+   */
+  time_zone?: string;
   created_ms: number;
 }
+
+/** What `app update` may change: the name, the store URLs and the time zone. */
+export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone'>>;
+
+/** The app's report time zone: its own, else UTC. */
+export const appTimeZone = (app: Pick<App, 'time_zone'>): string => app.time_zone ?? UTC;
 
 /** An app with its signing secret, as `app create` and `app show` print it to the operator. */
 export interface AppWithSecret extends App {
   signing_secret: string;
 }
+
+/**
+ * What a server key may do: `read` the reports and the event stream, upload ad spend (`cost`,
+ * POST /api/v1/cost). A key stored before scopes existed has no `scopes` and reads (scopesOf).
+ */
+export const SERVER_KEY_SCOPES = ['read', 'cost'] as const;
+export type ServerKeyScope = (typeof SERVER_KEY_SCOPES)[number];
 
 export interface ServerKeyRecord {
   key_hash: string;
@@ -50,6 +70,21 @@ export interface ServerKeyRecord {
   company_id: string;
   revoked: boolean;
   created_ms: number;
+  /** Absent on keys made before scopes: those are `read` keys. */
+  scopes?: ServerKeyScope[];
+}
+
+/** A key's scopes: its own, else `read` (every key made before scopes read the reports). */
+export const scopesOf = (record: { readonly scopes?: readonly ServerKeyScope[] }): readonly ServerKeyScope[] => record.scopes ?? ['read'];
+
+/**
+ * The scopes of `--scope read,cost`: a comma list of SERVER_KEY_SCOPES, each once, in the
+ * order SERVER_KEY_SCOPES gives; undefined when a name is unknown or the list is empty.
+ */
+export function parseScopes(text: string): ServerKeyScope[] | undefined {
+  const names = text.split(',').map((name) => name.trim());
+  if (names.some((name) => !(SERVER_KEY_SCOPES as readonly string[]).includes(name))) return undefined;
+  return SERVER_KEY_SCOPES.filter((scope) => names.includes(scope));
 }
 
 /** The monthly cap of a new company: the one asked for, else the free plan's, else none (paid). */
