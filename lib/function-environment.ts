@@ -28,7 +28,9 @@ export type EnvironmentSource =
   | { readonly kind: 'bucket' }
   | { readonly kind: 'export-bucket' }
   | { readonly kind: 'queue'; readonly queue: QueueName }
-  | { readonly kind: 'origin-secret-arn' };
+  | { readonly kind: 'origin-secret-arn' }
+  /** An address on the internet (FunctionSpec.internet): `value` in AWS, none locally. */
+  | { readonly kind: 'internet'; readonly value: string };
 
 export function environmentOf(spec: FunctionSpec): Record<string, EnvironmentSource> {
   const environment: Record<string, EnvironmentSource> = {};
@@ -38,5 +40,6 @@ export function environmentOf(spec: FunctionSpec): Record<string, EnvironmentSou
   if (spec.bucket) environment[envName.bucket()] = { kind: 'bucket' };
   if (spec.exports) environment[envName.exportBucket()] = { kind: 'export-bucket' };
   for (const queue of Object.keys(spec.queues ?? {}) as QueueName[]) environment[envName.queue(queue)] = { kind: 'queue', queue };
+  for (const [name, value] of Object.entries(spec.internet ?? {})) environment[name] = { kind: 'internet', value };
   return environment;
 }

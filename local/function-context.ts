@@ -83,6 +83,11 @@ export interface LocalDeployment {
   readonly originSecretArn: string;
   /** Replaces a function's policy (tests take a grant away to see what AWS would refuse). */
   readonly policies?: Readonly<Record<string, readonly PolicyStatement[]>>;
+  /**
+   * The local values of the manifest's internet addresses (FunctionSpec.internet): the runtime
+   * never reaches the internet, so each is '' unless a run gives one (a test's stub on 127.0.0.1).
+   */
+  readonly internet?: Readonly<Record<string, string>>;
 }
 
 export interface FunctionContext {
@@ -127,7 +132,7 @@ export function runAsFunction<T>(name: string, body: () => T): T {
 export function templateEnvironment(
   name: string,
   spec: FunctionSpec,
-  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'exportBucket' | 'queues' | 'originSecretArn'>,
+  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'exportBucket' | 'queues' | 'originSecretArn' | 'internet'>,
 ): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [variable, source] of Object.entries(environmentOf(spec))) {
@@ -142,7 +147,9 @@ export function templateEnvironment(
               ? target.exportBucket
               : source.kind === 'queue'
                 ? target.queues[source.queue]
-                : target.originSecretArn;
+                : source.kind === 'internet'
+                  ? (target.internet?.[variable] ?? '')
+                  : target.originSecretArn;
     if (value === undefined) throw new Error(`${name}: no local ${source.kind} for ${variable}`);
     values[variable] = value;
   }

@@ -30,6 +30,8 @@ export interface RuntimeOptions {
   onError?: (error: unknown) => void;
   /** Replaces functions' IAM policies (tests take a grant away to see what AWS would refuse). */
   policies?: LocalDeployment['policies'];
+  /** Local values of the manifest's internet addresses (a test's stub server); none by default. */
+  internet?: LocalDeployment['internet'];
 }
 
 export interface Runtime {
@@ -94,6 +96,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     queues: names.queues,
     originSecretArn,
     policies: options.policies,
+    internet: options.internet,
   });
   installIamGuard();
   // An earlier runtime in this process (tests restart one) may have abandoned its invocations.

@@ -37,7 +37,8 @@ export class ManifestFunction extends Construct {
       description: spec.description,
       timeout: spec.timeoutSeconds === undefined ? undefined : Duration.seconds(spec.timeoutSeconds),
       memorySize: spec.memoryMb,
-      environment: props.environment,
+      // The internet addresses the manifest gives the function (local/function-context.ts gives '' instead).
+      environment: { ...spec.internet, ...props.environment },
     });
     for (const [table, access] of entriesOf<TableName, Access>(spec.tables)) {
       this.function.bindTable(table, stores.tables[table], access);
