@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isTimeZone } from '../functions/domain/common/days';
 import { UUID_PATTERN } from '../functions/domain/common/uuid';
 
 /**
@@ -18,6 +19,11 @@ export const countries = z
   )
   .pipe(z.array(z.string().regex(/^[A-Z]{2}$/, 'must be two-letter country codes (ISO 3166-1 alpha-2), separated by commas')).min(1));
 export const intFlag = z.coerce.number().int().positive();
+/**
+ * An IANA time zone name this runtime knows (Intl's database), as the reports' days use it. A
+ * refinement's message is said as it is (a rule across flags is one), so this one names the flag.
+ */
+export const timeZone = z.string().refine(isTimeZone, '--time-zone must be an IANA time zone, such as Europe/Berlin or UTC');
 /** Stored lower-case, as the audit record keeps it. */
 export const installUuid = z
   .string()

@@ -4,6 +4,7 @@ import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
 import { answerAppReport } from '../functions/domain/reports/answer-report';
 import { REPORT_NAMES } from '../functions/domain/reports/reports';
+import { appTimeZone } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
 import { key } from './flags';
@@ -28,10 +29,11 @@ export const reportCommands = [
       if (!app) throw new NotFoundError('app');
       // The operator reaches the app through AWS access, not a server key: everything after the
       // key check (window and paging checks, the rows, their rendering) is the Reporting API's own.
-      const answer = await answerAppReport({ rows: new AggregateStore(resourceName.table('aggregates')), nowMs: Date.now }, app.app_id, {
-        report: f.report,
-        params: { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset },
-      });
+      const answer = await answerAppReport(
+        { rows: new AggregateStore(resourceName.table('aggregates')), nowMs: Date.now },
+        { appId: app.app_id, timeZone: appTimeZone(app) },
+        { report: f.report, params: { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset } },
+      );
       // Without If-None-Match the answer is always a page.
       return answer.kind === 'page' ? { app_id: app.app_id, report: f.report, ...answer.body } : { app_id: app.app_id };
     },

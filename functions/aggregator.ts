@@ -20,6 +20,7 @@ import { poisonIfUnreadable } from './domain/aggregation/message';
 import { decideAttribution } from './domain/attribution/decision';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
+import { appTimeZone } from './domain/tenants/tenant';
 import { resourceName } from './shared/config';
 import { errorFields, logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
@@ -30,8 +31,11 @@ const clicks = new ClickStore(resourceName.table('clicks'));
 const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
 const tenants = new TenantStore(resourceName.table('tenants'));
 const audit = new AuditReader(resourceName.bucket());
-/** An app's probabilistic switch changes rarely; five minutes of staleness is harmless. */
-const apps = new TtlCache<{ probabilistic: boolean } | undefined>(5 * 60_000, 10_000);
+/**
+ * An app's probabilistic switch and time zone change rarely; five minutes of staleness is harmless
+ * (a zone change applies to data aggregated after it, docs/reports.md).
+ */
+const apps = new TtlCache<{ probabilistic: boolean; time_zone: string } | undefined>(5 * 60_000, 10_000);
 
 const lookups = attributionLookups({ clicks, ipBlocks, installs });
 
@@ -60,7 +64,7 @@ export const ports: AggregationPorts = {
   app: (appId) =>
     apps.getOrLoad(appId, async () => {
       const app = await tenants.appById(appId);
-      return app && { probabilistic: app.probabilistic };
+      return app && { probabilistic: app.probabilistic, time_zone: appTimeZone(app) };
     }),
   postbacks: async (appId, intents) => {
     const records = await postbacksOf(trigger, appId, intents, Date.now());

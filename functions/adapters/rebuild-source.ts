@@ -5,7 +5,7 @@ import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
 import { type AttributionLookups, decideAttribution } from '../domain/attribution/decision';
 import { auditDayPrefix } from '../domain/audit/keys';
 import type { AuditObjects } from '../domain/audit/ports';
-import type { App } from '../domain/tenants/tenant';
+import { type App, appTimeZone } from '../domain/tenants/tenant';
 import type { AggregateStore } from './aggregate-store';
 import type { DynamoInstallStore } from './install-store';
 
@@ -14,7 +14,7 @@ import type { DynamoInstallStore } from './install-store';
  * store and recorded decisions it recomputes the rows from, and the rows the aggregator keeps.
  */
 export function rebuildSource(
-  app: Pick<App, 'app_id' | 'company_id' | 'probabilistic'>,
+  app: Pick<App, 'app_id' | 'company_id' | 'probabilistic' | 'time_zone'>,
   stores: { audit: AuditObjects; installs: DynamoInstallStore; lookups: AttributionLookups },
 ): RebuildSource {
   const { audit, installs, lookups } = stores;
@@ -22,6 +22,7 @@ export function rebuildSource(
     appId: app.app_id,
     companyId: app.company_id,
     probabilistic: app.probabilistic,
+    timeZone: appTimeZone(app),
     // Audit objects are named by UTC receive day, then company and app (functions/domain/audit/keys.ts),
     // so one listing finds an app's objects of a day.
     keysOfDay: (day) => audit.keys(auditDayPrefix(day, app.company_id, app.app_id)),

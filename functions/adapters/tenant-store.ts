@@ -1,14 +1,14 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isTimeZone, UTC } from '../domain/common/days';
 import type { TenantLookup } from '../domain/ingest/event-auth';
 import type { ServerKeys } from '../domain/reports/answer-report';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
-import { isTimeZone, UTC } from '../domain/common/days';
 import {
   type App,
   type AppChanges,
   type AppDestinations,
-  appTimeZone,
   type AppWithSecret,
+  appTimeZone,
   type Company,
   DEFAULT_LOOKBACK_DAYS,
   monthlyCapFor,

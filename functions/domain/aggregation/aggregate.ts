@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { installsOfLine } from '../audit/lines';
 import type { AggregationMessage, AuditLine } from '../audit/types';
+import { UTC } from '../common/days';
 import { pool } from '../common/pool';
 import { capMeteredKey } from '../ingest/cap';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
@@ -60,7 +61,8 @@ export interface AggregationPorts extends ContributionPorts {
   readonly stream?: StreamObjects;
   /** The audit object's lines; PoisonMessageError when it is missing or unreadable. */
   readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
-  app(appId: string): Promise<{ readonly probabilistic: boolean } | undefined>;
+  /** The app's switches: probabilistic matching, and the IANA time zone of its report days (UTC when absent). */
+  app(appId: string): Promise<{ readonly probabilistic: boolean; readonly time_zone?: string } | undefined>;
   /**
    * Makes and queues the partner postbacks the object's decisions owe (functions/domain/partner-postbacks),
    * before its journal is saved: a crash in between gives the same intents again on redelivery,
@@ -507,6 +509,7 @@ function orderKeys(lines: readonly AuditLine[]): string[] {
 
 interface Opened extends Parsed {
   readonly probabilistic: boolean;
+  readonly timeZone: string;
   readonly lines: readonly AuditLine[];
 }
 
@@ -516,7 +519,7 @@ async function open(ports: AggregationPorts, object: Parsed): Promise<Opened | D
   try {
     const app = await ports.app(message.app_id);
     if (!app) throw new PoisonMessageError('unknown_app', `app ${message.app_id} does not exist`);
-    return { ...object, probabilistic: app.probabilistic, lines: await ports.readAudit(message) };
+    return { ...object, probabilistic: app.probabilistic, timeZone: app.time_zone ?? UTC, lines: await ports.readAudit(message) };
   } catch (error) {
     return failure(id, 'read_audit', message.audit_key, error);
   }
@@ -529,7 +532,7 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
   try {
     let events: AcceptedEvent[];
     try {
-      events = acceptedEvents(opened.lines);
+      events = acceptedEvents(opened.lines, opened.timeZone);
     } catch (error) {
       if (error instanceof UnreadableAuditError) throw new PoisonMessageError('unreadable_object', error.message);
       throw error;
@@ -543,6 +546,7 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       appId: message.app_id,
       companyId: message.company_id,
       probabilistic: opened.probabilistic,
+      timeZone: opened.timeZone,
       token,
       auditKey: message.audit_key,
       installUuids,

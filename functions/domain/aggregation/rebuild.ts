@@ -1,6 +1,6 @@
 import type { AttributionDecision, InstallFacts } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
-import { DAY_MS, dayOf } from '../common/days';
+import { DAY_MS, dayOf, UTC } from '../common/days';
 import { aggregateDeliveries } from './aggregate';
 import type { InstallStore } from './install-state';
 import type { AggregationLedger } from './lease';
@@ -19,6 +19,8 @@ export interface RebuildSource {
   readonly appId: string;
   readonly companyId: string;
   readonly probabilistic: boolean;
+  /** The app's IANA time zone: the rows are rebuilt on its local days (UTC when absent). */
+  readonly timeZone?: string;
   /** The app's audit object keys received on one UTC day (yyyy-mm-dd). */
   keysOfDay(day: string): Promise<string[]>;
   lines(key: string): Promise<readonly AuditLine[]>;
@@ -58,7 +60,7 @@ export async function rebuildRows(source: RebuildSource, fromDay: string, toDay:
     installs,
     rows,
     ledger,
-    app: async () => ({ probabilistic: source.probabilistic }),
+    app: async () => ({ probabilistic: source.probabilistic, time_zone: source.timeZone ?? UTC }),
     readAudit: async (message: { audit_key: string }) => {
       const lines = cache.get(message.audit_key);
       if (!lines) throw new PoisonMessageError('missing_object', message.audit_key);
@@ -125,12 +127,26 @@ export interface RowDifference {
   rebuilt: Record<string, number> | null;
 }
 
-/** Rows whose counters differ, or that only one side has (a row of zeros counts as absent). */
+/**
+ * Rows whose counters differ, or that only one side has (a row of zeros counts as absent). What
+ * the audit store cannot tell is the live side's (docs/analytics.md, "Rebuilding"): a perf row's
+ * `clicks` (the link redirect counts them, and clicks are in no audit object), and the
+ * `perf_stamp` rows, versions rather than counts, compared never (setting a perf row moves its
+ * day's stamp: AggregateStore.setCounters).
+ */
 export function differences(live: readonly RebuiltRow[], rebuilt: readonly RebuiltRow[]): RowDifference[] {
   const key = (row: RebuiltRow) => JSON.stringify([row.family, row.day, ...Object.values(row.group)]);
   const nonZero = (row: RebuiltRow | undefined) => (row && Object.values(row.counters).some((v) => v !== 0) ? row.counters : null);
-  const liveRows = new Map(live.map((row) => [key(row), row]));
-  const rebuiltRows = new Map(rebuilt.map((row) => [key(row), row]));
+  const compared = (row: RebuiltRow) => row.family !== 'perf_stamp';
+  const liveRows = new Map(live.filter(compared).map((row) => [key(row), row]));
+  const rebuiltRows = new Map(rebuilt.filter(compared).map((row) => [key(row), row]));
+  for (const [id, row] of liveRows) {
+    const clicks = row.counters.clicks ?? 0;
+    if ((row.family !== 'perf' && row.family !== 'perf_partner') || clicks === 0) continue;
+    const twin = rebuiltRows.get(id);
+    const zeros = Object.fromEntries(Object.keys(row.counters).map((name) => [name, 0]));
+    rebuiltRows.set(id, { ...row, ...twin, counters: { ...zeros, ...twin?.counters, clicks } });
+  }
   const out: RowDifference[] = [];
   for (const id of [...new Set([...liveRows.keys(), ...rebuiltRows.keys()])].sort()) {
     const a = liveRows.get(id);

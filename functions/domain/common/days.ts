@@ -25,6 +25,7 @@ function formatterOf(timeZone: string): Intl.DateTimeFormat {
       hour: '2-digit',
       minute: '2-digit',
       second: '2-digit',
+      era: 'short',
     });
     formatters.set(timeZone, formatter);
   }
@@ -45,11 +46,13 @@ export function isTimeZone(name: unknown): name is string {
 /** The zone's offset from UTC at an instant, in ms (local wall time minus UTC). */
 export function zoneOffsetMs(ms: number, timeZone: string): number {
   if (timeZone === UTC) return 0;
-  const parts: Record<string, number> = {};
-  for (const part of formatterOf(timeZone).formatToParts(new Date(ms))) {
-    if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  }
-  const wall = Date.UTC(parts.year ?? 1970, (parts.month ?? 1) - 1, parts.day ?? 1, parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0);
+  const parts: Record<string, string> = {};
+  for (const part of formatterOf(timeZone).formatToParts(new Date(ms))) parts[part.type] = part.value;
+  const at = (type: string) => Number(parts[type] ?? 0);
+  // Years before 1 CE are era years ("1 BC" is year 0), and Date.UTC would read 0..99 as 1900..1999.
+  const year = parts.era === 'BC' ? 1 - at('year') : at('year');
+  const wallDate = new Date(Date.UTC(2000, at('month') - 1, at('day'), at('hour'), at('minute'), at('second')));
+  const wall = wallDate.setUTCFullYear(year);
   const whole = ms - (((ms % 1000) + 1000) % 1000);
   return wall - whole;
 }

@@ -39,6 +39,18 @@ describe('a refused flag, in plain words', () => {
       { 'company-key': 'co_live_x', name: 'x', 'ios-url': 'javascript:alert(1)' },
       '--ios-url must be an http or https URL',
     ],
+    [
+      'a time zone Intl does not know',
+      'app create',
+      { 'company-key': 'co_live_x', name: 'x', 'time-zone': 'Mars/Olympus' },
+      '--time-zone must be an IANA time zone, such as Europe/Berlin or UTC',
+    ],
+    [
+      'an offset for a time zone',
+      'app update',
+      { 'app-key': 'app_live_x', 'time-zone': '+09:00' },
+      '--time-zone must be an IANA time zone, such as Europe/Berlin or UTC',
+    ],
     ['a malformed uuid', 'install show', { 'app-key': 'app_live_x', 'install-uuid': 'device-1' }, '--install-uuid must be a UUID'],
     [
       'a country of three letters',

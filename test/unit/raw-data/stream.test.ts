@@ -460,6 +460,7 @@ describe('answering GET /api/v1/stream/events', () => {
             [KEY_B]: { app_id: 'app_b', revoked: false },
             [REVOKED]: { app_id: 'app_a', revoked: true },
           })[key],
+        appTimeZone: async () => 'UTC',
       },
       lanes: {
         lanes: async () => {

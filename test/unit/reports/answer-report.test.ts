@@ -12,7 +12,7 @@ const REVOKED = `srv_${'c'.repeat(48)}`;
 const NOW = Date.UTC(2026, 10, 21, 12);
 
 /** Rows in the in-memory row store (the aggregator's own), read in key order like the adapter. */
-function world() {
+function world(timeZones: Record<string, string> = {}) {
   const store = new MemoryRowStore();
   let reads = 0;
   const ports: ReportPorts = {
@@ -23,6 +23,7 @@ function world() {
           [KEY_B]: { app_id: 'app_b', revoked: false },
           [REVOKED]: { app_id: 'app_a', revoked: true },
         })[key],
+      appTimeZone: async (appId) => timeZones[appId] ?? 'UTC',
     },
     rows: {
       page: async (appId, family, window, count) => {
@@ -83,6 +84,22 @@ describe('answering a report', () => {
     expect(answer.body.meta).toEqual({ since_ms: NOW - 30 * DAY_MS, until_ms: NOW, limit: 3, offset: 4, elapsed_ms: 0 });
     expect(answer.body.rows.map((r) => r.day)).toEqual(['2026-11-05', '2026-11-06', '2026-11-07']);
     expect(w.reads()).toBe(7);
+  });
+
+  it("reads the app's local days a window overlaps: a Tokyo day starts at 15:00 UTC the day before", async () => {
+    const w = world({ app_a: 'Asia/Tokyo' });
+    for (const day of ['2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22']) await w.add('app_a', 'cohorts', day, [], { installs: 1 });
+    const days = async (sinceMs: number, untilMs: number) => {
+      const answer = await ask(w.ports, { since_ms: String(sinceMs), until_ms: String(untilMs) }, KEY_A, 'cohorts');
+      return answer.kind === 'page' ? answer.body.rows.map((r) => r.day) : [];
+    };
+    // 2026-11-20 in Tokyo is [2026-11-19T15:00Z, 2026-11-20T15:00Z).
+    const start = Date.UTC(2026, 10, 19, 15);
+    expect(await days(start, start + DAY_MS)).toEqual(['2026-11-20']);
+    expect(await days(start - 1, start + DAY_MS)).toEqual(['2026-11-19', '2026-11-20']);
+    expect(await days(start, start + DAY_MS + 1)).toEqual(['2026-11-20', '2026-11-21']);
+    // The UTC day 2026-11-20 overlaps the Tokyo days 2026-11-20 and 2026-11-21.
+    expect(await days(Date.UTC(2026, 10, 20), Date.UTC(2026, 10, 21))).toEqual(['2026-11-20', '2026-11-21']);
   });
 
   it('answers 304 to an If-None-Match of the same page, and a new tag when the rows change', async () => {

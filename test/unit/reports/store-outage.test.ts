@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand as DocumentQueryCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { hashServerKey } from '../../../functions/domain/tenants/keys';
@@ -44,7 +44,10 @@ describe('a report when a store is down', () => {
     db.on(GetCommand).resolves({
       Item: { pk: `server_key#${hashServerKey(KEY)}`, key_hash: hashServerKey(KEY), app_id: 'app_1', revoked: false },
     });
-    // Report pages are read with the plain DynamoDB command (functions/adapters/query-pages.ts).
+    // The app's time zone (its by_id look-up), then the report pages, read with the plain DynamoDB command (functions/adapters/query-pages.ts).
+    db.on(DocumentQueryCommand).resolves({
+      Items: [{ pk: 'app#app_live_1', id: 'app_1', kind: 'app', app_id: 'app_1', time_zone: 'Asia/Tokyo' }],
+    });
     db.on(QueryCommand).rejects(outage);
     const { handler } = await import('../../../functions/report-cohorts');
     const result = (await handler(request(), context)) as APIGatewayProxyStructuredResultV2;
