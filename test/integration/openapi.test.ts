@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { EventClient, type SignedRequest, signedRequest } from '../../client/event-client';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
+import { COST_ERRORS, COST_FIELDS, COST_PATH, MAX_COST_ROWS } from '../../functions/domain/analytics/cost';
 import { DAY_MS } from '../../functions/domain/common/days';
 import { BINDINGS } from '../../functions/domain/health/health';
 import {
@@ -81,6 +82,7 @@ const CODE_ERRORS = unique([
   ...pairsOf(EVENT_API_ERRORS),
   ...pairsOf(REPORT_ERRORS),
   ...pairsOf(STREAM_ERRORS),
+  ...pairsOf(COST_ERRORS),
   ...sourceFiles().flatMap(codesIn),
 ]);
 
@@ -127,6 +129,8 @@ function expectedErrors(op: Operation): StatusCode[] {
     }
     // The stream's refusals come from its use case (functions/domain/raw-data/stream.ts), as one table.
     if (op.method === 'GET' && op.path === STREAM_PATH) return pairsOf(STREAM_ERRORS);
+    // The cost upload's too (functions/domain/analytics/cost.ts), the reports' 401s and 403 among them.
+    if (op.method === 'POST' && op.path === COST_PATH) return pairsOf(COST_ERRORS);
     const spec = functionServing(op.route);
     return spec ? codesIn(spec.entry) : [];
   };
@@ -237,6 +241,9 @@ describe('docs/openapi.yaml', () => {
     expect(schemas.EventRequestError.properties.field.enum).toEqual([...BATCH_FIELDS]);
     expect(schemas.HealthReport.properties.bindings.required).toEqual([...BINDINGS]);
     expect(schemas.EventBatch.properties.events.maxItems).toBe(MAX_EVENTS_PER_BATCH);
+    expect(schemas.CostUpload.properties.rows.maxItems).toBe(MAX_COST_ROWS);
+    expect(schemas.CostUploadError.properties.field.enum).toEqual(['rows', ...COST_FIELDS]);
+    expect(Object.keys(schemas.CostRow.properties)).toEqual([...COST_FIELDS]);
     expect(parameters.Limit.schema).toMatchObject({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT });
     const reportPaths = Object.keys(api.doc.paths).filter((path) => path.startsWith(`${REPORTS_PREFIX}/`) && !path.includes('{'));
     expect(unique(reportPaths)).toEqual(unique(REPORT_PATHS));

@@ -62,6 +62,8 @@ export class CostUploadError extends ServiceError {
   }
 }
 
+export const COST_PATH = '/api/v1/cost';
+
 /** Rows a request may carry, at most (and the chunk `admin cost import` sends). */
 export const MAX_COST_ROWS = 1000;
 /** The body as sent, at most (the event API's limit). */
