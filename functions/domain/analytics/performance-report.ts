@@ -1,0 +1,337 @@
+import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../common/days';
+import { ServiceError } from '../common/errors';
+import { appOfKey, etagOf, matches, type ReportAnswer, type ServerKeys } from '../reports/answer-report';
+import { parseReportQuery, type ReportQuery, windowDays } from '../reports/report-query';
+import {
+  COST_COUNTERS,
+  type CostCounter,
+  type CostRow,
+  DIMENSIONS,
+  type Dimension,
+  type DimensionValues,
+  GROUP_COLUMNS,
+  type GroupColumn,
+  PERF_COUNTERS,
+  type PerfCounter,
+} from './performance';
+
+/**
+ * GET /api/v1/reports/performance (docs/reports.md, "Performance report"; docs/analytics.md,
+ * "Reading"): the four reports' key, window, paging and ETag rules, plus `group_by` and the
+ * dimension filters. The rows are summed here from the cheapest exact source the dimensions
+ * allow: the per-partner rows when only the partner is asked for, else each day's page when it
+ * is as new as the day's stamp, else the day's rows and its cost.
+ */
+
+/** The refusals this report adds to the four reports' (REPORT_ERRORS). */
+export const PERFORMANCE_ERRORS = { invalid_group_by: 400, invalid_filter: 400 } as const;
+export type PerformanceErrorCode = keyof typeof PERFORMANCE_ERRORS;
+const performanceError = (code: PerformanceErrorCode) => new ServiceError(PERFORMANCE_ERRORS[code], code);
+
+export const DEFAULT_GROUP_BY: readonly GroupColumn[] = ['day', 'partner'];
+
+/** Every counter of a summed row: PERF_COUNTERS then COST_COUNTERS (the page encoding's order). */
+export const ALL_COUNTERS = [...PERF_COUNTERS, ...COST_COUNTERS] as const;
+export type AnyCounter = PerfCounter | CostCounter;
+export type CounterValues = Readonly<Partial<Record<AnyCounter, number>>>;
+
+/** One stored row of a day: a `perf` row, a cost row, a page row, or (partner reads) a `perf_partner`/`cost_partner` row whose other dimensions are NONE. */
+export interface DayFact {
+  readonly day: string;
+  readonly dims: DimensionValues;
+  readonly counters: CounterValues;
+}
+
+export interface DayWindow {
+  readonly firstDay: string;
+  readonly lastDay: string;
+}
+
+/** A day's page as stored: its rows (encodePerfPage) and the stamp v it was built at, or a marker for a day too big for one item. */
+export type StoredPerfPage = { readonly v: number; readonly rows: string } | { readonly v: number; readonly overflow: true };
+
+/** The performance rows of the aggregates table (functions/adapters/performance-store.ts). */
+export interface PerformanceRows {
+  /** The `v` of each day's stamp in the window. */
+  stamps(appId: string, window: DayWindow): Promise<ReadonlyMap<string, number>>;
+  /** Each day's page in the window. */
+  pages(appId: string, window: DayWindow): Promise<ReadonlyMap<string, StoredPerfPage>>;
+  /** The `perf` rows of the window's days. */
+  perfRows(appId: string, window: DayWindow): Promise<readonly DayFact[]>;
+  /** The `cost` days of the window. */
+  costDays(appId: string, window: DayWindow): Promise<readonly { readonly day: string; readonly rows: readonly CostRow[] }[]>;
+  /** The `perf_partner` rows of the window's days (dims: partner, then NONE). */
+  partnerRows(appId: string, window: DayWindow): Promise<readonly DayFact[]>;
+  /** The `cost_partner` rows of the window's days (dims: partner, then NONE). */
+  costPartnerRows(appId: string, window: DayWindow): Promise<readonly DayFact[]>;
+}
+
+export interface PerformancePorts {
+  readonly keys: ServerKeys;
+  readonly rows: PerformanceRows;
+  nowMs(): number;
+}
+
+export interface PerformanceRequest {
+  readonly authorization?: string;
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly ifNoneMatch?: string;
+}
+
+export interface PerformanceQuery extends ReportQuery {
+  /** In GROUP_COLUMNS order, whatever order the request gave. */
+  readonly groupBy: readonly GroupColumn[];
+  /** The kept values of each filtered dimension. */
+  readonly filters: Readonly<Partial<Record<Dimension, ReadonlySet<string>>>>;
+}
+
+/**
+ * The four reports' parameters (parseReportQuery, its errors first), then:
+ *   6. group_by, when given, is a comma list of distinct names from GROUP_COLUMNS   invalid_group_by
+ *   7. partner, campaign, country, platform, when given, are comma lists of          invalid_filter
+ *      non-empty values
+ */
+export function parsePerformanceQuery(params: Readonly<Record<string, string | undefined>>, nowMs: number): PerformanceQuery {
+  const query = parseReportQuery(params, nowMs);
+  let groupBy: readonly GroupColumn[] = DEFAULT_GROUP_BY;
+  if (params.group_by !== undefined) {
+    const names = params.group_by.split(',');
+    const known = names.every((name) => (GROUP_COLUMNS as readonly string[]).includes(name));
+    if (!known || new Set(names).size !== names.length) throw performanceError('invalid_group_by');
+    groupBy = GROUP_COLUMNS.filter((column) => names.includes(column));
+  }
+  const filters: Partial<Record<Dimension, ReadonlySet<string>>> = {};
+  for (const dimension of DIMENSIONS) {
+    const value = params[dimension];
+    if (value === undefined) continue;
+    const values = value.split(',');
+    if (values.some((v) => v.length === 0)) throw performanceError('invalid_filter');
+    filters[dimension] = new Set(values);
+  }
+  return { ...query, groupBy, filters };
+}
+
+/** Whether the partner rows answer the query: no dimension but the partner is grouped or filtered. */
+export const partnerRowsSuffice = (query: Pick<PerformanceQuery, 'groupBy' | 'filters'>): boolean =>
+  query.groupBy.every((column) => column === 'day' || column === 'partner') &&
+  DIMENSIONS.every((dimension) => dimension === 'partner' || query.filters[dimension] === undefined);
+
+export async function answerPerformance(ports: PerformancePorts, request: PerformanceRequest): Promise<ReportAnswer> {
+  const startedMs = ports.nowMs();
+  const appId = await appOfKey(ports.keys, request.authorization);
+  const query = parsePerformanceQuery(request.params, startedMs);
+  const zone = await ports.keys.appTimeZone(appId);
+  const days = windowDays(query, zone);
+  const facts = await factsOf(ports.rows, appId, query, days);
+  const all = sumRows(facts, query);
+  const today = localDayOf(startedMs, zone);
+  // Days are YYYY-MM-DD: the earlier of two is the first in string order.
+  const [lastInstallDay = today] = [days.lastDay, today].sort();
+  const rows = all
+    .slice(query.offset, query.offset + query.limit)
+    .map((row) => renderRow(row, query.groupBy, lastInstallDay, zone, startedMs));
+  const etag = etagOf('performance', rows, query, days);
+  if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };
+  const meta = {
+    since_ms: query.sinceMs,
+    until_ms: query.untilMs,
+    limit: query.limit,
+    offset: query.offset,
+    elapsed_ms: Math.round(ports.nowMs() - startedMs),
+  };
+  return { kind: 'page', body: { rows, meta }, etag, appId };
+}
+
+/** Days between two YYYY-MM-DD days, both included. */
+export function daysOf(window: DayWindow): string[] {
+  const days: string[] = [];
+  for (let day = window.firstDay; day <= window.lastDay; day = nextDay(day)) days.push(day);
+  return days;
+}
+
+/**
+ * The stored rows the query's sums need. Partner reads: the partner rows and partner cost of the
+ * window. Otherwise every day whose page is as new as its stamp is read from the page, and each
+ * run of consecutive other days (no page, an older page, an overflow marker, no stamp) with one
+ * read of its rows and one of its cost: exact either way, as the page holds what the rows held at
+ * the stamp's v and a changed day has a newer v.
+ */
+async function factsOf(rows: PerformanceRows, appId: string, query: PerformanceQuery, window: DayWindow): Promise<DayFact[]> {
+  if (partnerRowsSuffice(query)) {
+    const [perf, cost] = await Promise.all([rows.partnerRows(appId, window), rows.costPartnerRows(appId, window)]);
+    return [...perf, ...cost];
+  }
+  const [stamps, pages] = await Promise.all([rows.stamps(appId, window), rows.pages(appId, window)]);
+  const facts: DayFact[] = [];
+  const runs: DayWindow[] = [];
+  let run: { firstDay: string; lastDay: string } | undefined;
+  for (const day of daysOf(window)) {
+    const page = pages.get(day);
+    const v = stamps.get(day);
+    if (page && 'rows' in page && v !== undefined && page.v === v) {
+      for (const row of pageFacts(day, page.rows)) facts.push(row);
+      run = undefined;
+    } else if (run) {
+      run.lastDay = day;
+    } else {
+      run = { firstDay: day, lastDay: day };
+      runs.push(run);
+    }
+  }
+  const read = await Promise.all(
+    runs.map(async (days) => {
+      const [perf, cost] = await Promise.all([rows.perfRows(appId, days), rows.costDays(appId, days)]);
+      return [...perf, ...cost.flatMap(({ day, rows: costRows }) => costFacts(day, costRows))];
+    }),
+  );
+  for (const part of read) for (const row of part) facts.push(row);
+  return facts;
+}
+
+/** A page's rows as facts, straight from its compact JSON (the encoding of encodePerfPage). */
+export function pageFacts(day: string, text: string): DayFact[] {
+  const cells = JSON.parse(text) as (string | number)[][];
+  return cells.map((line) => {
+    const counters: Partial<Record<AnyCounter, number>> = {};
+    for (let i = 0; i < ALL_COUNTERS.length; i++) {
+      const value = Number(line[4 + i] ?? 0);
+      if (value !== 0) counters[ALL_COUNTERS[i] as AnyCounter] = value;
+    }
+    return { day, dims: [String(line[0]), String(line[1]), String(line[2]), String(line[3])], counters };
+  });
+}
+
+export const costFacts = (day: string, rows: readonly CostRow[]): DayFact[] =>
+  rows.map((row) => ({
+    day,
+    dims: row.dims,
+    counters: { cost_micros: row.cost_micros, network_clicks: row.network_clicks, impressions: row.impressions },
+  }));
+
+export interface SummedRow {
+  /** The values of the query's group columns, in its order. */
+  readonly columns: readonly string[];
+  readonly counters: Readonly<Record<AnyCounter, number>>;
+}
+
+const columnValue = (fact: DayFact, column: GroupColumn): string =>
+  column === 'day' ? fact.day : (fact.dims[DIMENSIONS.indexOf(column as Dimension)] ?? '');
+
+/**
+ * The facts kept by the filters, summed by the group columns, in the order of the group columns
+ * (string order, column by column). A group whose counters are all 0 is left out: the partner
+ * rows and the full rows agree on every sum but not always on which rows exist with nothing in
+ * them (a cost row of 0 spend), and a row of zeros says nothing.
+ */
+export function sumRows(facts: readonly DayFact[], query: Pick<PerformanceQuery, 'groupBy' | 'filters'>): SummedRow[] {
+  const filters = DIMENSIONS.flatMap((dimension, i) => {
+    const kept = query.filters[dimension];
+    return kept ? [{ i, kept }] : [];
+  });
+  const groups = new Map<string, { columns: string[]; sums: number[] }>();
+  for (const fact of facts) {
+    if (!filters.every(({ i, kept }) => kept.has(fact.dims[i] ?? ''))) continue;
+    const columns = query.groupBy.map((column) => columnValue(fact, column));
+    const key = columns.join('\u0000');
+    let group = groups.get(key);
+    if (!group) {
+      group = { columns, sums: ALL_COUNTERS.map(() => 0) };
+      groups.set(key, group);
+    }
+    for (let i = 0; i < ALL_COUNTERS.length; i++) {
+      const value = fact.counters[ALL_COUNTERS[i] as AnyCounter];
+      if (value) (group.sums[i] as number) += value;
+    }
+  }
+  return [...groups.values()]
+    .filter((group) => group.sums.some((sum) => sum !== 0))
+    .sort((a, b) => compareColumns(a.columns, b.columns))
+    .map(({ columns, sums }) => ({
+      columns,
+      counters: Object.fromEntries(ALL_COUNTERS.map((name, i) => [name, sums[i] ?? 0])) as Record<AnyCounter, number>,
+    }));
+}
+
+export function compareColumns(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const [x, y] = [a[i] ?? '', b[i] ?? ''];
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+const round = (value: number, decimals: number): number => {
+  const factor = 10 ** decimals;
+  return Math.round(value * factor) / factor;
+};
+const usd = (micros: number): number => micros / 1_000_000;
+/** A share of installs: 0 without installs, never above 1 (as the cohorts report's rates). */
+const rate = (part: number, whole: number): number => (whole === 0 ? 0 : round(Math.min(part, whole) / whole, 4));
+const roas = (revenueMicros: number, costMicros: number): number => (costMicros === 0 ? 0 : round(revenueMicros / costMicros, 4));
+
+/**
+ * Days after the end of a row's latest install day until each cohort figure is final: revenue
+ * within N x 24 h of the install is final N x 24 h after the day ends (d0 is the first 24 hours),
+ * retention at day N once its 24 hours that start N x 24 h after the install have passed. d7 and
+ * d30 flag cohort revenue and retention together, so they wait for the later of the two.
+ */
+export const MATURE_AFTER_DAYS = { d0_mature: 1, d1_mature: 2, d7_mature: 8, d30_mature: 31 } as const;
+
+export function maturityOf(day: string, zone: string, nowMs: number): Record<keyof typeof MATURE_AFTER_DAYS, boolean> {
+  const endMs = localDayStartMs(nextDay(day), zone);
+  const flag = (days: number) => nowMs >= endMs + days * DAY_MS;
+  return {
+    d0_mature: flag(MATURE_AFTER_DAYS.d0_mature),
+    d1_mature: flag(MATURE_AFTER_DAYS.d1_mature),
+    d7_mature: flag(MATURE_AFTER_DAYS.d7_mature),
+    d30_mature: flag(MATURE_AFTER_DAYS.d30_mature),
+  };
+}
+
+export type PerformanceRow = Record<string, string | number | boolean>;
+
+/**
+ * A summed row as the API shows it: the group columns, the counts, dollars to 6 decimals, eCPI
+ * (cost over attributed installs), ROAS and rates to 4, and the maturity flags of the row's latest
+ * install day: its day, or for a row without day the window's last day (today at the latest).
+ */
+export function renderRow(
+  row: SummedRow,
+  groupBy: readonly GroupColumn[],
+  lastInstallDay: string,
+  zone: string,
+  nowMs: number,
+): PerformanceRow {
+  const c = row.counters;
+  const out: PerformanceRow = {};
+  groupBy.forEach((column, i) => {
+    out[column] = row.columns[i] ?? '';
+  });
+  const paid = c.installs - c.organic;
+  Object.assign(out, {
+    clicks: c.clicks,
+    installs: c.installs,
+    organic: c.organic,
+    reinstalls: c.reinstalls,
+    fraud_flagged: c.fraud_flagged,
+    network_clicks: c.network_clicks,
+    impressions: c.impressions,
+    cost_usd: usd(c.cost_micros),
+    ecpi_usd: paid > 0 ? round(c.cost_micros / paid, 0) / 1_000_000 : 0,
+    revenue_usd: usd(c.revenue_micros),
+    cohort_revenue_d0_usd: usd(c.cohort_d0_micros),
+    cohort_revenue_d7_usd: usd(c.cohort_d7_micros),
+    cohort_revenue_d30_usd: usd(c.cohort_d30_micros),
+    roas_d0: roas(c.cohort_d0_micros, c.cost_micros),
+    roas_d7: roas(c.cohort_d7_micros, c.cost_micros),
+    roas_d30: roas(c.cohort_d30_micros, c.cost_micros),
+    retained_d1: c.retained_d1,
+    retained_d7: c.retained_d7,
+    retained_d30: c.retained_d30,
+    d1_rate: rate(c.retained_d1, c.installs),
+    d7_rate: rate(c.retained_d7, c.installs),
+    d30_rate: rate(c.retained_d30, c.installs),
+    ...maturityOf(groupBy.includes('day') ? String(out.day) : lastInstallDay, zone, nowMs),
+  });
+  return out;
+}

@@ -1,0 +1,35 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { PerformanceStore } from './adapters/performance-store';
+import { TenantStore } from './adapters/tenant-store';
+import { type CompactionSummary, compactPages } from './domain/analytics/pages';
+import { resourceName } from './shared/config';
+import { logger, metrics } from './shared/observability';
+
+const store = new PerformanceStore(resourceName.table('aggregates'));
+const tenants = new TenantStore(resourceName.table('tenants'));
+
+/** No app is started this close to the time limit; the apps not reached are the next run's. */
+const STOP_BEFORE_LIMIT_MS = 30_000;
+
+/**
+ * Every five minutes: the performance pages of every app's days that changed since their page was
+ * built (functions/domain/analytics/pages.ts; docs/analytics.md, "Reading").
+ */
+export async function performancePages(_event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<CompactionSummary> {
+  const startedMs = Date.now();
+  const remainingMs = context?.getRemainingTimeInMillis() ?? 300_000;
+  const apps = (await tenants.listApps()).map((app) => app.app_id);
+  const summary = await compactPages(store, apps, startedMs + remainingMs - STOP_BEFORE_LIMIT_MS, Date.now);
+  metrics.addMetric('PerformancePagesBuilt', MetricUnit.Count, summary.pages);
+  metrics.addMetric('PerformancePagesOverflow', MetricUnit.Count, summary.overflows);
+  if (summary.unfinished.length > 0)
+    logger.warn('performance pages out of time: apps left for the next run', { unfinished: summary.unfinished });
+  logger.info('performance pages built', { apps: summary.apps, pages: summary.pages, overflows: summary.overflows });
+  return summary;
+}
+
+export const handler = middy(performancePages).use(injectLambdaContext(logger)).use(logMetrics(metrics));

@@ -1,0 +1,305 @@
+import fc from 'fast-check';
+import { compactApp } from '../../../functions/domain/analytics/pages';
+import {
+  type CostRow,
+  type DimensionValues,
+  GROUP_COLUMNS,
+  type GroupColumn,
+  PERF_COUNTERS,
+  type PerfCounter,
+} from '../../../functions/domain/analytics/performance';
+import { answerPerformance, type PerformancePorts } from '../../../functions/domain/analytics/performance-report';
+import { ServiceError } from '../../../functions/domain/common/errors';
+import { MemoryPerformance } from './memory-performance';
+
+// The performance report against an oracle that sums the writes themselves, whatever the report
+// read: partner rows, fresh pages, stale pages (a write after the page was built), overflow
+// markers, days with no page.
+
+const KEY = `srv_${'a'.repeat(48)}`;
+const APP = 'app_perf';
+const DAY = 86_400_000;
+const FIRST = Date.parse('2025-03-01T00:00:00Z');
+const DAYS = Array.from({ length: 6 }, (_, i) => new Date(FIRST + i * DAY).toISOString().slice(0, 10));
+const PARTNERS = ['meta', 'google', 'organic'];
+const CAMPAIGNS = ['spring', 'summer', '(none)'];
+const COUNTRIES = ['US', 'DE'];
+const PLATFORMS = ['ios', 'android'];
+
+function portsOf(store: MemoryPerformance, nowMs: number, zone = 'UTC'): PerformancePorts {
+  return {
+    keys: {
+      serverKey: async (key) => (key === KEY ? { app_id: APP, revoked: false } : undefined),
+      appTimeZone: async () => zone,
+    },
+    rows: store,
+    nowMs: () => nowMs,
+  };
+}
+
+const dims = fc.tuple(
+  fc.constantFrom(...PARTNERS),
+  fc.constantFrom(...CAMPAIGNS),
+  fc.constantFrom(...COUNTRIES),
+  fc.constantFrom(...PLATFORMS),
+);
+const counters = fc
+  .subarray([...PERF_COUNTERS], { minLength: 1, maxLength: 4 })
+  .chain((names) => fc.tuple(...names.map((name) => fc.integer({ min: 0, max: 5_000_000 }).map((value) => [name, value] as const))))
+  .map((pairs) => Object.fromEntries(pairs) as Partial<Record<PerfCounter, number>>);
+const costRow = dims.chain((d) =>
+  fc.record({
+    dims: fc.constant(d as DimensionValues),
+    cost_micros: fc.integer({ min: 0, max: 90_000_000 }),
+    network_clicks: fc.integer({ min: 0, max: 500 }),
+    impressions: fc.integer({ min: 0, max: 50_000 }),
+    currency: fc.constant('USD'),
+    cost: fc.constant(0),
+  }),
+);
+type Write =
+  | { kind: 'perf'; day: string; dims: DimensionValues; add: Partial<Record<PerfCounter, number>> }
+  | { kind: 'cost'; day: string; rows: CostRow[] };
+const write: fc.Arbitrary<Write> = fc.oneof(
+  fc.record({
+    kind: fc.constant('perf' as const),
+    day: fc.constantFrom(...DAYS),
+    dims: dims as fc.Arbitrary<DimensionValues>,
+    add: counters,
+  }),
+  fc.record({ kind: fc.constant('cost' as const), day: fc.constantFrom(...DAYS), rows: fc.array(costRow, { maxLength: 3 }) }),
+);
+const groupBy = fc.option(fc.shuffledSubarray([...GROUP_COLUMNS], { minLength: 1 }), { nil: undefined });
+const filter = (values: string[]) => fc.option(fc.subarray(values, { minLength: 1 }), { nil: undefined });
+
+function apply(store: MemoryPerformance, w: Write): void {
+  if (w.kind === 'perf') store.addPerf(w.day, w.dims, w.add);
+  else store.putCost(w.day, w.rows);
+}
+
+/** What the writes add up to, by day and dimensions: the perf counters, and each cost row's last value. */
+function truth(writes: readonly Write[]) {
+  const facts: { day: string; dims: DimensionValues; c: Record<string, number> }[] = [];
+  const cost = new Map<string, { day: string; row: CostRow }>();
+  for (const w of writes) {
+    if (w.kind === 'perf') facts.push({ day: w.day, dims: w.dims, c: { ...w.add } });
+    else for (const row of w.rows) cost.set(`${w.day}|${row.dims.join('|')}`, { day: w.day, row });
+  }
+  for (const { day, row } of cost.values())
+    facts.push({
+      day,
+      dims: row.dims,
+      c: { cost_micros: row.cost_micros, network_clicks: row.network_clicks, impressions: row.impressions },
+    });
+  return facts;
+}
+
+const r = (x: number, d: number) => Math.round(x * 10 ** d) / 10 ** d;
+
+function oracle(
+  writes: readonly Write[],
+  q: {
+    firstDay: string;
+    lastDay: string;
+    groupBy: GroupColumn[];
+    filters: Record<string, string[]>;
+    offset: number;
+    limit: number;
+    nowMs: number;
+  },
+) {
+  const columns = GROUP_COLUMNS.filter((c) => q.groupBy.includes(c));
+  const groups = new Map<string, { key: string[]; c: Record<string, number> }>();
+  for (const f of truth(writes)) {
+    if (f.day < q.firstDay || f.day > q.lastDay) continue;
+    const value = (c: GroupColumn) => (c === 'day' ? f.day : (f.dims[['partner', 'campaign', 'country', 'platform'].indexOf(c)] as string));
+    if (Object.entries(q.filters).some(([dim, kept]) => !kept.includes(value(dim as GroupColumn)))) continue;
+    const key = columns.map(value);
+    const g = groups.get(JSON.stringify(key)) ?? { key, c: {} };
+    for (const [name, v] of Object.entries(f.c)) g.c[name] = (g.c[name] ?? 0) + v;
+    groups.set(JSON.stringify(key), g);
+  }
+  const today = new Date(q.nowMs).toISOString().slice(0, 10);
+  const rows = [...groups.values()]
+    .filter((g) => Object.values(g.c).some((v) => v !== 0))
+    .sort((a, b) => {
+      for (let i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return (a.key[i] as string) < (b.key[i] as string) ? -1 : 1;
+      return 0;
+    })
+    .slice(q.offset, q.offset + q.limit);
+  return rows.map(({ key, c }) => {
+    const n = (name: string) => c[name] ?? 0;
+    const installs = n('installs');
+    const paid = installs - n('organic');
+    const costUsd = n('cost_micros') / 1e6;
+    const latest = columns.includes('day') ? (key[0] as string) : ([q.lastDay, today].sort()[0] as string);
+    const ageMs = q.nowMs - (Date.parse(`${latest}T00:00:00Z`) + DAY);
+    const share = (x: number) => (installs === 0 ? 0 : r(Math.min(x, installs) / installs, 4));
+    return {
+      ...Object.fromEntries(columns.map((column, i) => [column, key[i]])),
+      clicks: n('clicks'),
+      installs,
+      organic: n('organic'),
+      reinstalls: n('reinstalls'),
+      fraud_flagged: n('fraud_flagged'),
+      network_clicks: n('network_clicks'),
+      impressions: n('impressions'),
+      cost_usd: costUsd,
+      ecpi_usd: paid > 0 ? r(costUsd / paid, 6) : 0,
+      revenue_usd: n('revenue_micros') / 1e6,
+      cohort_revenue_d0_usd: n('cohort_d0_micros') / 1e6,
+      cohort_revenue_d7_usd: n('cohort_d7_micros') / 1e6,
+      cohort_revenue_d30_usd: n('cohort_d30_micros') / 1e6,
+      roas_d0: costUsd === 0 ? 0 : r(n('cohort_d0_micros') / n('cost_micros'), 4),
+      roas_d7: costUsd === 0 ? 0 : r(n('cohort_d7_micros') / n('cost_micros'), 4),
+      roas_d30: costUsd === 0 ? 0 : r(n('cohort_d30_micros') / n('cost_micros'), 4),
+      retained_d1: n('retained_d1'),
+      retained_d7: n('retained_d7'),
+      retained_d30: n('retained_d30'),
+      d1_rate: share(n('retained_d1')),
+      d7_rate: share(n('retained_d7')),
+      d30_rate: share(n('retained_d30')),
+      d0_mature: ageMs >= DAY,
+      d1_mature: ageMs >= 2 * DAY,
+      d7_mature: ageMs >= 8 * DAY,
+      d30_mature: ageMs >= 31 * DAY,
+    };
+  });
+}
+
+async function page(ports: PerformancePorts, params: Record<string, string | undefined>) {
+  const answer = await answerPerformance(ports, { authorization: `Bearer ${KEY}`, params });
+  if (answer.kind !== 'page') throw new Error('expected a page');
+  return answer.body.rows;
+}
+
+describe('the performance report', () => {
+  it('equals the oracle over the writes, from partner rows, fresh pages, stale pages, overflow markers and bare rows', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(write, { maxLength: 25 }),
+        fc.array(write, { maxLength: 6 }),
+        fc.subarray(DAYS),
+        fc.record({
+          first: fc.integer({ min: 0, max: DAYS.length - 1 }),
+          length: fc.integer({ min: 1, max: DAYS.length }),
+          groupBy,
+          partner: filter(PARTNERS),
+          campaign: filter(CAMPAIGNS),
+          country: filter(COUNTRIES),
+          platform: filter(PLATFORMS),
+          offset: fc.integer({ min: 0, max: 8 }),
+          limit: fc.integer({ min: 1, max: 40 }),
+          nowDays: fc.integer({ min: 0, max: 40 }),
+        }),
+        async (before, after, overflowDays, q) => {
+          const store = new MemoryPerformance();
+          for (const w of before) apply(store, w);
+          await compactApp(store, APP);
+          for (const w of after) apply(store, w);
+          for (const day of overflowDays) {
+            const v = store.stamp.get(day)?.v;
+            if (v !== undefined) store.page.set(day, { v, overflow: true });
+          }
+          const nowMs = FIRST + q.nowDays * DAY + 3_600_000;
+          const sinceMs = FIRST + q.first * DAY + 1000;
+          const untilMs = sinceMs + (q.length - 1) * DAY + 5000;
+          const filters = Object.fromEntries(
+            (['partner', 'campaign', 'country', 'platform'] as const).flatMap((dim) => (q[dim] ? [[dim, q[dim] as string[]]] : [])),
+          );
+          const rows = await page(portsOf(store, nowMs), {
+            since_ms: String(sinceMs),
+            until_ms: String(untilMs),
+            group_by: q.groupBy?.join(','),
+            ...Object.fromEntries(Object.entries(filters).map(([dim, values]) => [dim, values.join(',')])),
+            offset: String(q.offset),
+            limit: String(q.limit),
+          });
+          const expected = oracle([...before, ...after], {
+            firstDay: new Date(sinceMs).toISOString().slice(0, 10),
+            lastDay: new Date(untilMs - 1).toISOString().slice(0, 10),
+            groupBy: q.groupBy ?? ['day', 'partner'],
+            filters,
+            offset: q.offset,
+            limit: q.limit,
+            nowMs,
+          });
+          expect(rows).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads a fresh page instead of the rows, and the rows once a write makes it stale', async () => {
+    const store = new MemoryPerformance();
+    store.addPerf('2025-03-02', ['meta', 'spring', 'US', 'ios'], { installs: 3 });
+    await compactApp(store, APP);
+    const perfRows = jest.spyOn(store, 'perfRows');
+    const params = { since_ms: String(FIRST), until_ms: String(FIRST + 3 * DAY), group_by: 'campaign' };
+    expect((await page(portsOf(store, FIRST), params)).map((row) => row.installs)).toEqual([3]);
+    // Only the days without a stamp (no writes: nothing to read) are queried as rows.
+    expect(perfRows.mock.calls.map(([, days]) => days)).toEqual([
+      { firstDay: '2025-03-01', lastDay: '2025-03-01' },
+      { firstDay: '2025-03-03', lastDay: '2025-03-03' },
+    ]);
+    store.addPerf('2025-03-02', ['meta', 'spring', 'US', 'ios'], { installs: 2 });
+    expect((await page(portsOf(store, FIRST), params)).map((row) => row.installs)).toEqual([5]);
+    // The stale day joins the unstamped days around it: one read of the run.
+    expect(perfRows).toHaveBeenLastCalledWith(APP, { firstDay: '2025-03-01', lastDay: '2025-03-03' });
+  });
+
+  it('reads the partner rows alone when only the partner is grouped or filtered', async () => {
+    const store = new MemoryPerformance();
+    store.addPerf('2025-03-02', ['meta', 'spring', 'US', 'ios'], { installs: 3 });
+    const stamps = jest.spyOn(store, 'stamps');
+    const rows = await page(portsOf(store, FIRST), {
+      since_ms: String(FIRST),
+      until_ms: String(FIRST + 3 * DAY),
+      group_by: 'partner',
+      partner: 'meta',
+    });
+    expect(rows).toEqual([expect.objectContaining({ partner: 'meta', installs: 3 })]);
+    expect(stamps).not.toHaveBeenCalled();
+  });
+
+  it('takes the window and the maturity on the app local days', async () => {
+    const store = new MemoryPerformance();
+    store.addPerf('2025-03-02', ['meta', 'spring', 'US', 'ios'], { installs: 1 });
+    store.addPerf('2025-03-03', ['meta', 'spring', 'US', 'ios'], { installs: 2 });
+    // 2025-03-02 in Tokyo is [03-01T15:00Z, 03-02T15:00Z): a window from 03-02T14:00Z to 03-02T16:00Z meets both local days.
+    const since = Date.parse('2025-03-02T14:00:00Z');
+    const ports = portsOf(store, Date.parse('2025-03-04T15:00:00Z'), 'Asia/Tokyo');
+    const rows = await page(ports, { since_ms: String(since), until_ms: String(since + 2 * 3_600_000), group_by: 'day' });
+    expect(rows.map((row) => [row.day, row.installs, row.d0_mature, row.d1_mature])).toEqual([
+      ['2025-03-02', 1, true, true],
+      ['2025-03-03', 2, true, false],
+    ]);
+  });
+
+  it.each([
+    ['an empty group_by', { group_by: '' }, 'invalid_group_by'],
+    ['an unknown column', { group_by: 'day,os' }, 'invalid_group_by'],
+    ['a repeated column', { group_by: 'partner,partner' }, 'invalid_group_by'],
+    ['an empty name in the list', { group_by: 'day,,partner' }, 'invalid_group_by'],
+    ['an empty filter', { country: '' }, 'invalid_filter'],
+    ['an empty value in a filter', { partner: 'meta,' }, 'invalid_filter'],
+    ['a bad window before a bad group_by', { group_by: 'x', since_ms: 'x' }, 'invalid_since_until'],
+  ])('refuses %s with 400 %s', async (_name, params, code) => {
+    const error = await answerPerformance(portsOf(new MemoryPerformance(), FIRST), { authorization: `Bearer ${KEY}`, params }).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(ServiceError);
+    expect({ status: error.statusCode, code: error.code }).toEqual({ status: 400, code });
+  });
+
+  it('answers 304 to the ETag of an unchanged page, and a page once a row changes', async () => {
+    const store = new MemoryPerformance();
+    store.addPerf('2025-03-02', ['meta', 'spring', 'US', 'ios'], { installs: 1 });
+    const request = { authorization: `Bearer ${KEY}`, params: { since_ms: String(FIRST), until_ms: String(FIRST + 3 * DAY) } };
+    const first = await answerPerformance(portsOf(store, FIRST), request);
+    expect((await answerPerformance(portsOf(store, FIRST), { ...request, ifNoneMatch: first.etag })).kind).toBe('not_modified');
+    store.addPerf('2025-03-02', ['meta', 'spring', 'US', 'ios'], { installs: 1 });
+    expect((await answerPerformance(portsOf(store, FIRST), { ...request, ifNoneMatch: first.etag })).kind).toBe('page');
+  });
+});
