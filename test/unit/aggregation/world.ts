@@ -4,7 +4,7 @@ import { MemoryStreamStore } from '../../../functions/adapters/memory/stream-sto
 import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome } from '../../../functions/domain/aggregation/aggregate';
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
-import { ROW_FAMILIES } from '../../../functions/domain/aggregation/rows';
+import { ROW_FAMILIES, type RowFamily } from '../../../functions/domain/aggregation/rows';
 import { type AttributionLookups, decideAttribution } from '../../../functions/domain/attribution/decision';
 import { auditKey } from '../../../functions/domain/audit/keys';
 import { auditLines } from '../../../functions/domain/audit/lines';
@@ -25,7 +25,7 @@ export const T0 = Date.UTC(2026, 5, 1, 12);
  * objects made by the real ingestion code, clicks and honeypot blocks the test sets, and a clock
  * the test moves.
  */
-export function world(options: { probabilistic?: boolean } = {}) {
+export function world(options: { probabilistic?: boolean; timeZone?: string } = {}) {
   const installs = new MemoryInstallStore();
   const rows = new MemoryRowStore();
   const ledger = new MemoryLedger();
@@ -68,7 +68,10 @@ export function world(options: { probabilistic?: boolean } = {}) {
       if (!lines) throw new PoisonMessageError('missing_object', message.audit_key);
       return lines;
     },
-    app: async (appId) => (appId === APP ? { probabilistic: options.probabilistic ?? false } : undefined),
+    app: async (appId) =>
+      appId === APP
+        ? { probabilistic: options.probabilistic ?? false, ...(options.timeZone ? { time_zone: options.timeZone } : {}) }
+        : undefined,
   };
 
   let sequence = 0;
@@ -97,9 +100,9 @@ export function world(options: { probabilistic?: boolean } = {}) {
     );
   }
 
-  /** The rows as the oracle writes them: family to "day|group..." to non-zero counters. */
-  function table(): OracleRows {
-    const out = {} as OracleRows;
+  /** The rows as the oracle writes them: family (every one, the perf families too) to "day|group..." to non-zero counters. */
+  function table(): OracleRows & Record<RowFamily, Record<string, Record<string, number>>> {
+    const out = {} as Record<RowFamily, Record<string, Record<string, number>>>;
     for (const family of ROW_FAMILIES) {
       out[family] = {};
       for (const row of rows.rowsOf(APP, family)) {
