@@ -65,7 +65,8 @@ export class AggregateStore implements RowStore, ReportRows {
       values[`:c${i}`] = value;
       return `#c${i} :c${i}`;
     });
-    if (add.length > 0) {
+    // A family whose counter is the version itself (perf_stamp's `v`) adds it once, as a counter.
+    if (add.length > 0 && !(VERSION in row.add)) {
       names['#v'] = VERSION;
       values[':one'] = 1;
       add.push('#v :one');
@@ -108,8 +109,12 @@ export class AggregateStore implements RowStore, ReportRows {
       ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
       ConsistentRead: true,
     });
+    const counters = ROW_COUNTERS[family] as readonly string[];
     return rows.map(
-      (row) => Object.fromEntries(Object.entries(row).filter(([name]) => name !== VERSION && !isBookkeeping(name))) as StoredRow,
+      (row) =>
+        Object.fromEntries(
+          Object.entries(row).filter(([name]) => (name !== VERSION || counters.includes(name)) && !isBookkeeping(name)),
+        ) as StoredRow,
     );
   }
 
@@ -255,6 +260,18 @@ export class AggregateStore implements RowStore, ReportRows {
         ExpressionAttributeValues: { ...values, ':one': 1 },
       }),
     );
+    // A perf row set moves its day's stamp, so the page compactor builds the day's page again.
+    if (row.family === 'perf' || row.family === 'perf_partner') {
+      await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: `${appId}#perf_stamp`, sk: sortKeyOf({ day: row.day, group: [] }) },
+          UpdateExpression: 'SET #day = :day ADD #v :one',
+          ExpressionAttributeNames: { '#day': 'day', '#v': VERSION },
+          ExpressionAttributeValues: { ':day': row.day, ':one': 1 },
+        }),
+      );
+    }
   }
 }
 

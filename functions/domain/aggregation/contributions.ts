@@ -1,3 +1,4 @@
+import { COHORT_REVENUE_DAYS, type DimensionValues, NONE, PERF_FAMILIES, type PerfCounter } from '../analytics/performance';
 import { type AttributionDecision, type InstallFacts, ORGANIC } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, localDayOf, UTC } from '../common/days';
@@ -23,7 +24,7 @@ import {
   ownerOf,
   SK,
 } from './install-state';
-import { RowDeltas, toMicros } from './rows';
+import { dimensionValue, RowDeltas, toMicros } from './rows';
 
 /**
  * What one audit object adds to the report rows. Every contribution is first claimed in the
@@ -46,6 +47,8 @@ export interface AcceptedEvent {
   readonly platform?: Platform;
   readonly deviceHash?: string;
   readonly clientIp: string;
+  /** The request's viewer country (the audit line's `country`): an install's country when no click matched. */
+  readonly country?: string;
   readonly skewMs: number;
   readonly attribution?: InstallFacts['attribution'];
   /** What the event stream carries of it besides (functions/domain/raw-data/stream-objects.ts); absent on a held event applied later. */
@@ -87,6 +90,7 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
       platform: platform === 'ios' || platform === 'android' ? platform : undefined,
       deviceHash: line.device_hash,
       clientIp: line.client_ip,
+      country: typeof line.country === 'string' && line.country.length > 0 ? line.country : undefined,
       skewMs: line.corrected_ts - ts_ms,
       attribution: isPlainObject(attribution) ? (attribution as InstallFacts['attribution']) : undefined,
       raw: {
@@ -176,6 +180,9 @@ export async function contributionsOf(ports: ContributionPorts, context: AuditOb
     ),
   ];
   await pool(tasks, INSTALL_CONCURRENCY, (task) => task());
+  // Each day whose perf rows the object adds to is stamped once: the page compactor rebuilds it.
+  const perfDays = new Set([...deltas].filter((row) => row.family === PERF_FAMILIES.perf).map((row) => row.day));
+  for (const day of perfDays) deltas.add({ family: PERF_FAMILIES.perfStamp, day, group: [] }, { v: 1 });
   return deltas;
 }
 
@@ -195,12 +202,14 @@ class InstallRun {
   private readonly flagItems = new Map<string, Record<string, unknown>>();
   /** d#<day> attributes to claim: n:<event_name> and p:<partner>. */
   private readonly dayFlags = new Map<string, Set<string>>();
-  /** r#<member> attributes to claim, with the member's install day. */
-  private readonly retentionFlags = new Map<string, { day: string; flags: Set<string> }>();
+  /** r#<member> attributes to claim, with the member's install day and dimensions. */
+  private readonly retentionFlags = new Map<string, { day: string; dims: DimensionValues; flags: Set<string> }>();
   /** A held event can be met twice in one run (its own item, then the install's release): it applies once. */
   private readonly applied = new Set<string>();
   /** Decisions of installs the stream's lines name, by install event id (read once per run). */
   private readonly decisions = new Map<string, Promise<AttributionDecision | undefined>>();
+  /** Dimensions of installs referenced without them (references written before dims), by install event id (read once per run). */
+  private readonly olderDims = new Map<string, Promise<DimensionValues>>();
 
   constructor(
     private readonly ports: ContributionPorts,
@@ -252,7 +261,7 @@ class InstallRun {
       }
       this.count(event);
       // Without an install the event is one of the item's held events (ownHeld applies those).
-      if (member) this.applyTo(event, member);
+      if (member) await this.applyTo(event, member);
       await this.streamLine(event, member && (await this.attributionOf(member)));
     }
     await this.settleFlags();
@@ -411,7 +420,18 @@ class InstallRun {
       attribution: event.attribution,
       seenInstallUuid: first?.member !== event.eventId,
     });
-    const member: MemberRef = { id: event.eventId, ts_ms: event.tsMs, day: event.day, partner: decision.partner };
+    const member: MemberRef = {
+      id: event.eventId,
+      ts_ms: event.tsMs,
+      day: event.day,
+      partner: decision.partner,
+      dims: [
+        dimensionValue(decision.partner),
+        dimensionValue(decision.campaign),
+        dimensionValue(decision.country ?? event.country),
+        dimensionValue(event.platform),
+      ],
+    };
     // The log made the event this object's; its e# item records the decision, first wins, for a
     // redelivery, admin install show, the rebuild and the partner postbacks.
     const claim = await this.ports.installs.claimItem<EventClaim>({
@@ -432,8 +452,9 @@ class InstallRun {
     // A redelivery decided this before: the stored decision stands, whatever the clicks say now.
     const stored = claim.decision ?? decision;
     const own = claim.member ?? member;
+    const dims = await this.dimsOf(own);
     this.count(event);
-    this.applyTo(event, own);
+    await this.applyTo(event, own);
     this.decisions.set(own.id, Promise.resolve(stored));
     await this.streamLine(event, this.context.stream ? streamAttribution(stored, own.ts_ms, own.id) : undefined, {
       first: claim.previous_member === null,
@@ -470,6 +491,7 @@ class InstallRun {
         partner: stored.partner,
         attribution_type: stored.attribution_type,
         platform: claim.platform ?? event.platform ?? 'android',
+        dims,
       },
       claim.previous_member ?? undefined,
     );
@@ -484,6 +506,12 @@ class InstallRun {
       },
     );
     this.deltas.add({ family: 'cohorts', day: own.day, group: [] }, { installs: 1 });
+    this.perf(own.day, dims, {
+      installs: 1,
+      organic: stored.attribution_type === 'organic' ? 1 : 0,
+      reinstalls: stored.reinstall ? 1 : 0,
+      fraud_flagged: stored.fraud_reasons.length > 0 ? 1 : 0,
+    });
     if (claim.previous_member === null) await this.releaseHeld(own);
   }
 
@@ -529,7 +557,7 @@ class InstallRun {
     if (!won) return;
     for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
       const eventId = item.ids?.[i];
-      if (eventId !== undefined) this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros, this.timeZone), won);
+      if (eventId !== undefined) await this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros, this.timeZone), won);
     }
   }
 
@@ -538,7 +566,7 @@ class InstallRun {
     const won = await this.claimApplied(claim.sk, claim.applied, member);
     if (!won) return;
     const eventId = claim.sk.slice(SK.eventPrefix.length);
-    this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros, this.timeZone), won);
+    await this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros, this.timeZone), won);
   }
 
   /**
@@ -565,8 +593,11 @@ class InstallRun {
     this.flag(this.dayFlags, event.day, `n:${event.name}`);
   }
 
-  /** Revenue by the install's partner, and retention of that install. */
-  private applyTo(event: AcceptedEvent, member: MemberRef): void {
+  /**
+   * Revenue by the install's partner and dimensions (on the event's day, and as cohort revenue on
+   * the install's day), and retention of that install.
+   */
+  private async applyTo(event: AcceptedEvent, member: MemberRef): Promise<void> {
     if (this.applied.has(event.eventId)) return;
     this.applied.add(event.eventId);
     if (event.name !== INSTALL_EVENT && member.partner !== ORGANIC) {
@@ -588,13 +619,46 @@ class InstallRun {
       this.flag(this.dayFlags, event.day, `p:${member.partner}`);
     }
     const offset = event.tsMs - member.ts_ms;
-    for (const n of RETENTION_DAYS) {
-      if (offset >= n * DAY_MS && offset < (n + 1) * DAY_MS) {
-        const entry = this.retentionFlags.get(member.id) ?? { day: member.day, flags: new Set<string>() };
-        entry.flags.add(`d${n}`);
-        this.retentionFlags.set(member.id, entry);
+    const retained = RETENTION_DAYS.filter((n) => offset >= n * DAY_MS && offset < (n + 1) * DAY_MS);
+    if (event.revenueMicros <= 0 && retained.length === 0) return;
+    const dims = await this.dimsOf(member);
+    if (event.revenueMicros > 0) {
+      this.perf(event.day, dims, { revenue_micros: event.revenueMicros });
+      // Within N x 24 h of the install; an event before the install (held, or its clock) is within.
+      const cohort: Partial<Record<PerfCounter, number>> = {};
+      for (const [counter, days] of Object.entries(COHORT_REVENUE_DAYS) as [PerfCounter, number][]) {
+        if (offset < days * DAY_MS) cohort[counter] = event.revenueMicros;
       }
+      this.perf(member.day, dims, cohort);
     }
+    for (const n of retained) {
+      const entry = this.retentionFlags.get(member.id) ?? { day: member.day, dims, flags: new Set<string>() };
+      entry.flags.add(`d${n}`);
+      this.retentionFlags.set(member.id, entry);
+    }
+  }
+
+  /** A contribution to the install's perf row and, the same, to its partner's (docs/analytics.md, "Rows"). */
+  private perf(day: string, dims: DimensionValues, counters: Partial<Record<PerfCounter, number>>): void {
+    this.deltas.add({ family: PERF_FAMILIES.perf, day, group: dims }, counters);
+    this.deltas.add({ family: PERF_FAMILIES.perfPartner, day, group: [dims[0]] }, counters);
+  }
+
+  /**
+   * The install's dimensions, as its reference carries them; a reference written before them
+   * counts as [partner, (none), (none), the install's platform] (its install event's claim keeps
+   * the platform, and never changes, so every delivery reads the same).
+   */
+  private dimsOf(member: MemberRef): Promise<DimensionValues> {
+    if (member.dims) return Promise.resolve(member.dims);
+    let dims = this.olderDims.get(member.id);
+    if (!dims) {
+      dims = this.ports.installs
+        .get<EventClaim>(this.pk, SK.event(member.id))
+        .then((claim): DimensionValues => [dimensionValue(member.partner), NONE, NONE, dimensionValue(claim?.platform)]);
+      this.olderDims.set(member.id, dims);
+    }
+    return dims;
   }
 
   private flag(map: Map<string, Set<string>>, key: string, attribute: string): void {
@@ -617,10 +681,13 @@ class InstallRun {
         }),
       );
     }
-    for (const [memberId, { day, flags }] of this.retentionFlags) {
+    for (const [memberId, { day, dims, flags }] of this.retentionFlags) {
       claims.push(
         this.claimFlags(SK.retention(memberId), flags).then((won) => {
-          for (const flag of won) this.deltas.add({ family: 'cohorts', day, group: [] }, { [flag]: 1 });
+          for (const flag of won) {
+            this.deltas.add({ family: 'cohorts', day, group: [] }, { [flag]: 1 });
+            this.perf(day, dims, { [`retained_${flag}`]: 1 });
+          }
         }),
       );
     }
@@ -645,7 +712,7 @@ class InstallRun {
 }
 
 function memberOf(head: InstallHead): MemberRef {
-  return { id: head.member, ts_ms: head.ts_ms, day: head.day, partner: head.partner };
+  return { id: head.member, ts_ms: head.ts_ms, day: head.day, partner: head.partner, ...(head.dims ? { dims: head.dims } : {}) };
 }
 
 /** A held event as its claim remembers it: all that applying it later needs. */

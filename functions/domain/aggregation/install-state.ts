@@ -1,3 +1,4 @@
+import type { DimensionValues } from '../analytics/performance';
 import type { AttributionDecision, AttributionType } from '../attribution/decision';
 import type { Platform } from '../links/platform';
 
@@ -103,6 +104,12 @@ export interface MemberRef {
   ts_ms: number;
   day: string;
   partner: string;
+  /**
+   * The install's dimensions (docs/analytics.md, "Dimensions of an install"), so that later events
+   * count under the same ones. Absent from a reference written before them: contributions.ts
+   * counts such an install as [partner, (none), (none), its platform].
+   */
+  dims?: DimensionValues;
 }
 
 export interface InstallHead {
@@ -117,6 +124,8 @@ export interface InstallHead {
   partner: string;
   attribution_type: AttributionType;
   platform: Platform;
+  /** The install's dimensions (MemberRef.dims); absent from a head written before them. */
+  dims?: DimensionValues;
 }
 
 /** An install event's claim and decision; non-install events have one only in partitions written before the claim log. */

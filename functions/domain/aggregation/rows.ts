@@ -1,3 +1,4 @@
+import { DIMENSIONS, NONE, PERF_COUNTERS, PERF_FAMILIES } from '../analytics/performance';
 import type { Stamp } from './lease';
 
 /**
@@ -7,8 +8,18 @@ import type { Stamp } from './lease';
  * micro-dollars and counts into the interface's fields.
  */
 
-export const ROW_FAMILIES = ['attribution', 'revenue', 'cohorts', 'events'] as const;
+/** The families of the interface's four reports. */
+export const REPORT_FAMILIES = ['attribution', 'revenue', 'cohorts', 'events'] as const;
+/**
+ * Every family the aggregator adds to: the four reports', then the performance report's
+ * (docs/analytics.md, "Rows"): `perf` by day and the four install dimensions, `perf_partner` the
+ * same contributions by day and partner, and `perf_stamp` per day, `v` 1 up per apply, click or
+ * cost upload that changed the day (the page compactor rebuilds a day whose `v` moved).
+ */
+export const ROW_FAMILIES = [...REPORT_FAMILIES, PERF_FAMILIES.perf, PERF_FAMILIES.perfPartner, PERF_FAMILIES.perfStamp] as const;
 export type RowFamily = (typeof ROW_FAMILIES)[number];
+/** The performance families the aggregator writes (the compactor's pages and the cost rows are not rows of this kind). */
+export const PERF_ROW_FAMILIES = [PERF_FAMILIES.perf, PERF_FAMILIES.perfPartner, PERF_FAMILIES.perfStamp] as const;
 
 /** The counters each family keeps, all integers (revenue in micro-dollars). */
 export const ROW_COUNTERS = {
@@ -16,6 +27,9 @@ export const ROW_COUNTERS = {
   revenue: ['purchases', 'revenue_micros', 'payers'],
   cohorts: ['installs', 'd1', 'd7', 'd30'],
   events: ['events', 'unique_installs', 'revenue_micros'],
+  perf: PERF_COUNTERS,
+  perf_partner: PERF_COUNTERS,
+  perf_stamp: ['v'],
 } as const satisfies Record<RowFamily, readonly string[]>;
 
 export type Counter<F extends RowFamily> = (typeof ROW_COUNTERS)[F][number];
@@ -27,11 +41,14 @@ export const ROW_GROUPS = {
   revenue: ['partner'],
   cohorts: [],
   events: ['event_name'],
+  perf: DIMENSIONS,
+  perf_partner: ['partner'],
+  perf_stamp: [],
 } as const satisfies Record<RowFamily, readonly string[]>;
 
 export interface RowKey {
   readonly family: RowFamily;
-  /** YYYY-MM-DD, UTC. */
+  /** YYYY-MM-DD, the app's local day (docs/analytics.md, "Time zones"). */
   readonly day: string;
   /** Values of ROW_GROUPS[family], in order. */
   readonly group: readonly string[];
@@ -46,6 +63,16 @@ export interface RowDelta extends RowKey {
  * "a" < "a b" holds for the stored keys as it does for the tuples (a '#' separator would not).
  */
 export const SORT_SEPARATOR = '\u0001';
+
+/**
+ * A dimension's value as a row keeps it (docs/analytics.md, "Dimensions of an install"): NONE for
+ * one nobody gave; control characters, the sort key's separators among them, become spaces.
+ */
+export function dimensionValue(value: string | undefined | null): string {
+  if (value === undefined || value === null || value === '') return NONE;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the separators are what is taken out.
+  return value.replace(/[\u0000-\u001f]/g, ' ');
+}
 
 export const sortKeyOf = (key: Pick<RowKey, 'day' | 'group'>): string => [key.day, ...key.group].join(SORT_SEPARATOR);
 
