@@ -1,4 +1,5 @@
 import { type AdminCommand, type Target, UsageError } from './command';
+import { costCommands } from './cost-commands';
 import { exportCommands } from './export-commands';
 import { flagWording } from './flags';
 import { installCommands } from './install-commands';
@@ -24,6 +25,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...postbackCommands,
   ...exportCommands,
   ...sqlCommands,
+  ...costCommands,
 ]);
 
 function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {

@@ -3,6 +3,7 @@ import { ServiceError } from '../functions/domain/common/errors';
 import { LinkConfigError } from '../functions/domain/links/link-config';
 import { PostbackConfigError } from '../functions/domain/partner-postbacks/config';
 import { TargetError, UsageError } from './command';
+import { CostImportError } from './cost-commands';
 
 export interface ErrorAnswer {
   /** The console's HTTP status; the CLI exits 2 for 400 usage errors and 1 otherwise. */
@@ -15,7 +16,12 @@ export interface ErrorAnswer {
 /** How the CLI and the console both say what went wrong with a command: one table, one wording. */
 export function errorAnswer(error: unknown): ErrorAnswer {
   const err = error as Error;
-  if (error instanceof UsageError || error instanceof LinkConfigError || error instanceof PostbackConfigError)
+  if (
+    error instanceof UsageError ||
+    error instanceof LinkConfigError ||
+    error instanceof PostbackConfigError ||
+    error instanceof CostImportError
+  )
     return { status: 400, message: err.message, expected: true };
   if (error instanceof NotFoundError) return { status: 404, message: err.message, expected: true };
   if (error instanceof ServiceError) return { status: error.statusCode, message: error.code, expected: true };

@@ -131,7 +131,7 @@ export const tenantCommands = [
         .optional()
         .transform((text, context) => {
           const scopes = parseScopes(text ?? 'read');
-          if (!scopes) context.addIssue({ code: 'custom', message: `must be a comma list of ${SERVER_KEY_SCOPES.join(', ')}` });
+          if (!scopes) context.addIssue({ code: 'custom', message: `--scope must be a comma list of ${SERVER_KEY_SCOPES.join(', ')}` });
           return scopes ?? [];
         }),
     }),

@@ -148,10 +148,13 @@ const countFault = (value: unknown, field: CostField): RowFault | undefined =>
  *   currency     optional, an ISO 4217 code (capitals); USD when missing or empty
  *   clicks       optional, a whole number of 0 or more (0 when missing)
  *   impressions  optional, the same
- * Any other member is refused (a misspelt "cots" is not silently nothing).
+ * Any other member is refused first (a misspelt "cots" is neither silently nothing nor a missing cost).
  */
 export function checkCostRow(row: unknown): { readonly row: CostInput } | { readonly fault: RowFault } {
   if (!isPlainObject(row)) return { fault: { message: 'a row must be a JSON object' } };
+  const unknown = Object.keys(row).find((member) => !(COST_FIELDS as readonly string[]).includes(member));
+  if (unknown !== undefined)
+    return { fault: { message: `unknown member ${JSON.stringify(unknown)}; a row has ${COST_FIELDS.join(', ')}` } };
   const date = row.date;
   if (!isDay(date)) return { fault: { field: 'date', message: 'date must be a calendar day, YYYY-MM-DD' } };
   const partnerFault = nameFault(row.partner, 'partner');
@@ -175,9 +178,6 @@ export function checkCostRow(row: unknown): { readonly row: CostInput } | { read
     const fault = given(row[field]) ? countFault(row[field], field) : undefined;
     if (fault) return { fault };
   }
-  const unknown = Object.keys(row).find((member) => !(COST_FIELDS as readonly string[]).includes(member));
-  if (unknown !== undefined)
-    return { fault: { message: `unknown member ${JSON.stringify(unknown)}; a row has ${COST_FIELDS.join(', ')}` } };
   const campaign = given(row.campaign) ? String(row.campaign) : NONE;
   return {
     row: {
