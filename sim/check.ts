@@ -8,7 +8,7 @@ import type { OracleRows } from './oracle';
 
 export const REPORTS = ['attribution', 'revenue', 'cohorts', 'events'] as const;
 export type ReportName = (typeof REPORTS)[number];
-export type ReportRow = Record<string, string | number>;
+export type ReportRow = Record<string, string | number | boolean>;
 export type Reports = Record<ReportName, ReportRow[]>;
 
 /** The columns that name a row; the others are its values. */
@@ -92,43 +92,58 @@ export const rowKey = (report: ReportName, row: ReportRow) => GROUP_COLUMNS[repo
 const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export interface Difference {
-  report: ReportName;
+  /** The report, or for the performance report its query. */
+  report: string;
   row: string;
   /** A column that differs; absent when the whole row is missing or unexpected. */
   column?: string;
-  expected?: string | number;
-  actual?: string | number;
+  expected?: string | number | boolean;
+  actual?: string | number | boolean;
 }
 
-/** A row whose values are all zero says nothing, whichever side has it. */
-const empty = (report: ReportName, row: ReportRow) =>
-  Object.entries(row).every(([column, value]) => GROUP_COLUMNS[report].includes(column) || value === 0);
+/** A row whose values are all zero (flags aside) says nothing, whichever side has it. */
+const empty = (groupColumns: readonly string[], row: ReportRow) =>
+  Object.entries(row).every(([column, value]) => groupColumns.includes(column) || value === 0 || typeof value === 'boolean');
 
 export function compareReports(expected: Reports, actual: Reports): Difference[] {
+  return REPORTS.flatMap((report) => compareRowSets(report, GROUP_COLUMNS[report], expected[report], actual[report]));
+}
+
+/**
+ * Two sets of rows of one report, matched by their group columns: every row missing, unexpected or
+ * with a column that differs. `normalize` says which values count as equal (the same micro-dollar).
+ */
+export function compareRowSets(
+  report: string,
+  groupColumns: readonly string[],
+  expected: readonly ReportRow[],
+  actual: readonly ReportRow[],
+  normalize: (column: string, value: string | number | boolean) => string | number | boolean = (_, value) => value,
+): Difference[] {
   const differences: Difference[] = [];
-  for (const report of REPORTS) {
-    const want = new Map(expected[report].filter((r) => !empty(report, r)).map((r) => [rowKey(report, r), r]));
-    const got = new Map(actual[report].filter((r) => !empty(report, r)).map((r) => [rowKey(report, r), r]));
-    for (const key of [...new Set([...want.keys(), ...got.keys()])].sort(compareKeys)) {
-      const w = want.get(key);
-      const g = got.get(key);
-      if (!g) differences.push({ report, row: key, expected: describe(report, w!) });
-      else if (!w) differences.push({ report, row: key, actual: describe(report, g) });
-      else {
-        for (const column of new Set([...Object.keys(w), ...Object.keys(g)])) {
-          if (w[column] !== g[column]) differences.push({ report, row: key, column, expected: w[column], actual: g[column] });
-        }
+  const keyOf = (row: ReportRow) => groupColumns.map((column) => String(row[column])).join(' ');
+  const describe = (row: ReportRow) =>
+    Object.entries(row)
+      .filter(([column]) => !groupColumns.includes(column))
+      .map(([column, value]) => `${column}=${value}`)
+      .join(' ');
+  const want = new Map(expected.filter((r) => !empty(groupColumns, r)).map((r) => [keyOf(r), r]));
+  const got = new Map(actual.filter((r) => !empty(groupColumns, r)).map((r) => [keyOf(r), r]));
+  for (const key of [...new Set([...want.keys(), ...got.keys()])].sort(compareKeys)) {
+    const w = want.get(key);
+    const g = got.get(key);
+    if (!g && w) differences.push({ report, row: key, expected: describe(w) });
+    else if (!w && g) differences.push({ report, row: key, actual: describe(g) });
+    else if (w && g) {
+      for (const column of new Set([...Object.keys(w), ...Object.keys(g)])) {
+        const [a, b] = [w[column], g[column]];
+        const same = a !== undefined && b !== undefined ? normalize(column, a) === normalize(column, b) : a === b;
+        if (!same) differences.push({ report, row: key, column, expected: a, actual: b });
       }
     }
   }
   return differences;
 }
-
-const describe = (report: ReportName, row: ReportRow) =>
-  Object.entries(row)
-    .filter(([column]) => !GROUP_COLUMNS[report].includes(column))
-    .map(([column, value]) => `${column}=${value}`)
-    .join(' ');
 
 export function formatDifference(d: Difference): string {
   if (d.column) return `${d.report} [${d.row}] ${d.column}: expected ${d.expected}, got ${d.actual}`;

@@ -15,6 +15,9 @@ export const MIN_CTIT_MS = 10_000;
 export interface SentClick {
   clickId: string;
   partner: string;
+  /** The link's campaign and the viewer country the click came from, when known. */
+  campaign?: string;
+  country?: string;
   ip: string;
   platform: 'ios' | 'android' | 'desktop';
   /** Our clock when the request went out and when the answer came back; the server's click time is in between. */
@@ -53,7 +56,12 @@ export function expectedAttribution(
 ): ExpectedAttribution {
   const early = decide(install, app, honeypotBlockedAt, (c) => c.sentMs);
   const late = decide(install, app, honeypotBlockedAt, (c) => c.answeredMs);
-  const same = early.partner === late.partner && early.type === late.type && early.reasons.join() === late.reasons.join();
+  const same =
+    early.partner === late.partner &&
+    early.type === late.type &&
+    early.campaign === late.campaign &&
+    early.clickCountry === late.clickCountry &&
+    early.reasons.join() === late.reasons.join();
   return same ? late : { ...late, ambiguous: true };
 }
 
@@ -86,6 +94,13 @@ function decide(
   const blockedAt = honeypotBlockedAt(install.ip);
   if (blockedAt !== undefined && blockedAt <= install.tsMs) reasons.push('honeypot_ip');
   return matched
-    ? { partner: matched.click.partner, type: matched.type, fraud: reasons.length > 0, reasons }
+    ? {
+        partner: matched.click.partner,
+        type: matched.type,
+        fraud: reasons.length > 0,
+        reasons,
+        ...(matched.click.campaign !== undefined ? { campaign: matched.click.campaign } : {}),
+        ...(matched.click.country !== undefined ? { clickCountry: matched.click.country } : {}),
+      }
     : { partner: 'organic', type: 'organic', fraud: reasons.length > 0, reasons };
 }

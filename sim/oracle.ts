@@ -4,7 +4,14 @@
  * with the aggregator (no claims, journals or tokens), so the two can only agree by both being right.
  * The aggregation property tests (through test/support/aggregation-oracle.ts) and the traffic
  * simulator's --check (sim/check.ts) both use it.
+ *
+ * With `performance`, the same walk also gives the performance report's cells (docs/analytics.md,
+ * Rows): per (local day, partner, campaign, country, platform), installs and their flags on the
+ * install's day and dimensions, revenue on the event's day and cohort revenue and retention on the
+ * install's day, both under the dimensions of the install the event belongs to.
  */
+
+import { localDay, UTC } from './local-days';
 
 export interface OracleEvent {
   installUuid: string;
@@ -14,6 +21,10 @@ export interface OracleEvent {
   tsMs: number;
   revenueUsd?: number;
   deviceHash?: string;
+  /** The event's platform (installs). */
+  platform?: string;
+  /** The viewer country of the request that carried it (installs). */
+  country?: string;
 }
 
 /** The attribution the test expects for an install event (it made the clicks, so it knows). */
@@ -21,18 +32,69 @@ export interface OracleAttribution {
   partner: string;
   type: 'deterministic' | 'probabilistic' | 'organic';
   fraud: boolean;
+  /** The matched click's link campaign and viewer country (none for organic installs). */
+  campaign?: string;
+  clickCountry?: string;
 }
 
 export type OracleRows = Record<'attribution' | 'revenue' | 'cohorts' | 'events', Record<string, Record<string, number>>>;
 
 const DAY = 86_400_000;
-const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const micros = (usd: number | undefined) => (usd !== undefined && usd > 0 ? Math.round(usd * 1_000_000) : 0);
+
+/** The value of a dimension nobody gave. */
+export const NONE = '(none)';
+/** Counters of a performance cell, as docs/analytics.md names them. */
+export const CELL_COUNTERS = [
+  'clicks',
+  'installs',
+  'organic',
+  'reinstalls',
+  'fraud_flagged',
+  'revenue_micros',
+  'cohort_d0_micros',
+  'cohort_d7_micros',
+  'cohort_d30_micros',
+  'retained_d1',
+  'retained_d7',
+  'retained_d30',
+  'cost_micros',
+  'network_clicks',
+  'impressions',
+] as const;
+export type CellCounter = (typeof CELL_COUNTERS)[number];
+/** Performance cells by `day|partner|campaign|country|platform`. */
+export type PerfCells = Map<string, Partial<Record<CellCounter, number>>>;
+
+export const cellKey = (day: string, dims: readonly string[]) => [day, ...dims].join('|');
+
+export function addToCell(cells: PerfCells, key: string, counters: Partial<Record<CellCounter, number>>): void {
+  const cell = cells.get(key) ?? {};
+  cells.set(key, cell);
+  for (const [name, value] of Object.entries(counters) as [CellCounter, number][]) if (value !== 0) cell[name] = (cell[name] ?? 0) + value;
+}
+
+export interface OracleOptions {
+  /** The app's IANA zone: every row's day is its local day (UTC by default). */
+  timeZone?: string;
+  /** Filled with the performance cells of the events (clicks and cost are the caller's to add). */
+  performance?: PerfCells;
+}
+
+/** Cohort revenue windows: N x 24 h after the install (D0 is the first 24 hours). */
+const COHORT_WINDOWS = { cohort_d0_micros: 1, cohort_d7_micros: 7, cohort_d30_micros: 30 } as const;
 
 export function oracleRows(
   events: readonly OracleEvent[],
   attribute: (event: OracleEvent, reinstall: boolean) => OracleAttribution,
+  options: OracleOptions = {},
 ): OracleRows {
+  const zone = options.timeZone ?? UTC;
+  const day = (ms: number) => localDay(ms, zone);
+  const perf = options.performance;
+  const cell = (ms: number, dims: readonly string[], counters: Partial<Record<CellCounter, number>>) => {
+    if (perf) addToCell(perf, cellKey(day(ms), dims), counters);
+  };
   const rows: OracleRows = { attribution: {}, revenue: {}, cohorts: {}, events: {} };
   const bump = (family: keyof OracleRows, key: string, counters: Record<string, number>) => {
     const row = rows[family][key] ?? {};
@@ -43,13 +105,17 @@ export function oracleRows(
   const unique = new Set<string>();
   const payers = new Set<string>();
   const retained = new Set<string>();
-  const current = new Map<string, { id: string; tsMs: number; partner: string }>();
+  type Member = { id: string; tsMs: number; partner: string; dims: readonly string[] };
+  const current = new Map<string, Member>();
   const held = new Map<string, OracleEvent[]>();
   const devices = new Map<string, string>();
 
-  const apply = (event: OracleEvent, member: { id: string; tsMs: number; partner: string }) => {
+  const apply = (event: OracleEvent, member: Member) => {
     const revenue = micros(event.revenueUsd);
     if (revenue > 0) {
+      cell(event.tsMs, member.dims, { revenue_micros: revenue });
+      for (const [counter, n] of Object.entries(COHORT_WINDOWS))
+        if (event.tsMs < member.tsMs + n * DAY) cell(member.tsMs, member.dims, { [counter]: revenue });
       bump('revenue', `${day(event.tsMs)}|${member.partner}`, { purchases: 1, revenue_micros: revenue });
       const payer = `${event.installUuid}|${day(event.tsMs)}|${member.partner}`;
       if (!payers.has(payer)) {
@@ -63,6 +129,7 @@ export function oracleRows(
       if (offset >= n * DAY && offset < (n + 1) * DAY && !retained.has(key)) {
         retained.add(key);
         bump('cohorts', day(member.tsMs), { [`d${n}`]: 1 });
+        cell(member.tsMs, member.dims, { [`retained_d${n}`]: 1 });
       }
     }
   };
@@ -90,7 +157,14 @@ export function oracleRows(
         fraud_flagged: decided.fraud ? 1 : 0,
       });
       bump('cohorts', day(event.tsMs), { installs: 1 });
-      const member = { id: event.eventId, tsMs: event.tsMs, partner: decided.partner };
+      const dims = [decided.partner, decided.campaign ?? NONE, decided.clickCountry ?? event.country ?? NONE, event.platform ?? NONE];
+      cell(event.tsMs, dims, {
+        installs: 1,
+        organic: decided.type === 'organic' ? 1 : 0,
+        reinstalls: reinstall ? 1 : 0,
+        fraud_flagged: decided.fraud ? 1 : 0,
+      });
+      const member: Member = { id: event.eventId, tsMs: event.tsMs, partner: decided.partner, dims };
       current.set(event.installUuid, member);
       apply(event, member);
       if (first) for (const waiting of held.get(event.installUuid) ?? []) apply(waiting, member);

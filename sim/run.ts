@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runAdmin } from '../bin/admin';
 import { type AppCredentials, buildBatch, type EventBatchResult, EventClient, eventBatchRequest } from '../client/event-client';
 import { pool } from '../functions/domain/common/pool';
@@ -11,8 +14,23 @@ import {
   type Reports,
   type ReportWindow,
 } from './check';
+import { planRates, type RateTable, toMicroUsd } from './currencies';
 import { type ExpectedAttribution, expectedAttribution, type SentClick } from './expectations';
-import { type OracleEvent, oracleRows } from './oracle';
+import { addDays, clearOfMidnights, localDay, utcDay } from './local-days';
+import { type OracleEvent, oracleRows, type PerfCells } from './oracle';
+import {
+  addClicks,
+  addCost,
+  type CostUpload,
+  comparePerformance,
+  expectedPerformance,
+  fetchPerformance,
+  lastAccepted,
+  PERF_QUERIES,
+  planCost,
+  queryLabel,
+} from './performance';
+import { Random } from './random';
 import {
   type Addressing,
   type AppPlan,
@@ -23,10 +41,12 @@ import {
   INSTALL_KINDS,
   type InstallKind,
   type Moment,
+  PARTNERS,
   type PersonPlan,
   type PlannedEvent,
   planTraffic,
   type TrafficPlan,
+  timeZoneOf,
 } from './traffic';
 
 /**
@@ -79,6 +99,12 @@ export interface AppResult {
   revenue_usd: number;
   /** Days with installs, oldest first, and the whole period's D1/D7/D30 as the oracle counts them. */
   retention: { installs: number; d1: number; d7: number; d30: number };
+  /** The app's time zone: its report days are local days in it. */
+  time_zone: string;
+  /** Cost rows uploaded (the last of each identity counts), requests, rows sent more than once. */
+  cost: { rows: number; requests: number; restated: number; usd: number };
+  /** The performance queries compared (empty when the report is not there). */
+  performance_checks: string[];
   expected: Reports;
 }
 
@@ -95,10 +121,17 @@ export interface SimulationResult {
   differences: (Difference & { app: string })[];
   checked: boolean;
   notes: string[];
+  /** The parts of the service the run found, and so sent traffic for and checked. */
+  features: { time_zones: boolean; currencies: boolean; cost: boolean; performance: boolean };
 }
 
 interface AppState {
   plan: AppPlan;
+  /** The zone the app was created with (UTC when the service took none). */
+  timeZone: string;
+  costKey?: string;
+  cost: AppResult['cost'];
+  performanceChecks: string[];
   appId: string;
   credentials: AppCredentials;
   serverKey: string;
@@ -138,27 +171,52 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   // The first app is made before the plan: its probe link tells how requests will be addressed.
   const company = await admin(['company', 'create', '--name', `Simulated traffic (seed ${options.seed})`, '--plan', 'paid']);
   const companyKey = String(company.company_key);
-  const createApp = async (index: number, probabilistic: boolean) => {
+  const features: SimulationResult['features'] = { time_zones: true, currencies: false, cost: true, performance: false };
+  const createApp = async (index: number, probabilistic: boolean, timeZone: string) => {
     const n = index + 1;
-    const app = await admin([
-      'app',
-      'create',
-      '--company-key',
-      companyKey,
-      '--name',
-      `Sim App ${n}`,
-      '--ios-url',
-      STORE.ios(n),
-      '--android-url',
-      STORE.android(n),
-      '--web-url',
-      STORE.web(n),
-      ...(probabilistic ? ['--probabilistic'] : []),
-    ]);
+    // An app in another zone when the service has time zones (admin app create --time-zone).
+    const zoneFlags = timeZone !== 'UTC' && features.time_zones ? ['--time-zone', timeZone] : [];
+    const create = (flags: string[]) =>
+      admin([
+        'app',
+        'create',
+        '--company-key',
+        companyKey,
+        '--name',
+        `Sim App ${n}`,
+        '--ios-url',
+        STORE.ios(n),
+        '--android-url',
+        STORE.android(n),
+        '--web-url',
+        STORE.web(n),
+        ...(probabilistic ? ['--probabilistic'] : []),
+        ...flags,
+      ]);
+    let app: Record<string, unknown>;
+    let zone = zoneFlags.length ? timeZone : 'UTC';
+    try {
+      app = await create(zoneFlags);
+    } catch (error) {
+      if (!zoneFlags.length) throw error;
+      features.time_zones = false;
+      notes.push(`Time zones: admin app create --time-zone was refused (${(error as Error).message}); every app is on UTC days.`);
+      app = await create([]);
+      zone = 'UTC';
+    }
     const key = await admin(['server-key', 'create', '--app-key', String(app.app_key)]);
-    return { app, serverKey: String(key.server_key) };
+    let costKey: string | undefined;
+    if (features.cost) {
+      try {
+        costKey = String((await admin(['server-key', 'create', '--app-key', String(app.app_key), '--scope', 'cost'])).server_key);
+      } catch (error) {
+        features.cost = false;
+        notes.push(`Cost: admin server-key create --scope cost was refused (${(error as Error).message}); no cost was sent.`);
+      }
+    }
+    return { app, serverKey: String(key.server_key), costKey, timeZone: zone };
   };
-  const first = await createApp(0, false);
+  const first = await createApp(0, false, timeZoneOf(0));
   const probe = await admin([
     'link',
     'create',
@@ -189,7 +247,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   });
   const states: AppState[] = [];
   for (const appPlan of plan.apps) {
-    const made = appPlan.index === 0 ? first : await createApp(appPlan.index, appPlan.probabilistic);
+    const made = appPlan.index === 0 ? first : await createApp(appPlan.index, appPlan.probabilistic, appPlan.timeZone);
     const linkIds = new Map<string, string>();
     for (const link of appPlan.links) {
       const created = await admin([
@@ -207,6 +265,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     }
     states.push({
       plan: appPlan,
+      timeZone: made.timeZone,
+      costKey: made.costKey,
+      cost: { rows: 0, requests: 0, restated: 0, usd: 0 },
+      performanceChecks: [],
       appId: String(made.app.app_id),
       credentials: { companyKey, appKey: String(made.app.app_key), signingSecret: String(made.app.signing_secret) },
       serverKey: made.serverKey,
@@ -220,7 +282,13 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       events: { accepted: 0, rejected: 0, batches: 0, retried_identical: 0, retried_reencoded: 0 },
     });
   }
-  log(`Set up ${states.length} app(s) under company ${companyKey}; clicking...`);
+  // Exchange rates for every day events may fall on, set as an operator would: a file a day.
+  const rates = planRates(addDays(utcDay(startedMs - options.days * DAY), -1), addDays(utcDay(startedMs), 1));
+  features.currencies = await setRates(admin, rates, notes);
+  log(
+    `Set up ${states.length} app(s) under company ${companyKey} (zones ${states.map((s) => s.timeZone).join(', ')}); ` +
+      `${features.currencies ? `${rates.size} days of exchange rates set` : 'no exchange rates (purchases in other currencies go as revenue_usd)'}; clicking...`,
+  );
 
   // Clicks: one person's clicks in order (the honeypot before the blocked click, the last click
   // last); a flood from its /24 in one burst; different people at the same time.
@@ -244,7 +312,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   for (let round = 0; round <= rounds; round++) {
     const work = states.flatMap((state) => state.plan.people.map((person) => ({ state, person })));
     const sendingStarted = Date.now();
-    await pool(work, concurrency, ({ state, person }) => sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems));
+    await pool(work, concurrency, ({ state, person }) =>
+      sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems, { rates, currencies: features.currencies }),
+    );
     const waitingStarted = Date.now();
     for (const state of states) await waitForCounted(baseUrl, state, window, stallTimeoutMs, problems);
     log(
@@ -252,20 +322,61 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     );
   }
 
-  const checked = states.map((state) => {
+  const checked: { state: AppState; result: AppResult; cells: PerfCells }[] = [];
+  for (const state of states) {
+    const cells: PerfCells = new Map();
     const oracle = oracleRows(
       state.taken,
       (event) => state.decisions.get(`${event.installUuid}|${event.eventId}`) ?? { partner: 'organic', type: 'organic', fraud: false },
+      { timeZone: state.timeZone, performance: cells },
     );
-    return { state, result: appResult(state, expectedReports(oracle)) };
-  });
+    const ambiguous = addClicks(cells, state.recorded.values(), state.timeZone);
+    if (ambiguous > 0)
+      problems.push(`${state.plan.name}: ${ambiguous} click(s) were answered across a local midnight: their day cannot be predicted`);
+    // Ad spend, as the partners report it, for the installs they brought and some earlier days.
+    if (state.costKey && features.cost) {
+      const today = localDay(startedMs, state.timeZone);
+      const history = Array.from({ length: Math.min(options.days, 30) }, (_, i) => addDays(today, -1 - i));
+      const campaigns = Object.fromEntries(Object.entries(PARTNERS).map(([partner, p]) => [partner, p.campaigns]));
+      const cpi = Object.fromEntries(
+        Object.entries(PARTNERS)
+          .filter(([partner]) => state.plan.links.some((l) => l.partner === partner))
+          .map(([partner, p]) => [partner, p.cpiUsd]),
+      );
+      const requests = planCost(
+        new Random(`attribution-sim/${options.seed}/cost/${state.plan.index}`),
+        cells,
+        cpi,
+        campaigns,
+        history,
+        features.currencies,
+      );
+      const accepted = await uploadCost(baseUrl, state, requests, problems);
+      if (accepted === 'absent') {
+        features.cost = false;
+        notes.push('Cost: POST /api/v1/cost answered 404; no cost was sent.');
+      } else {
+        const final = lastAccepted(accepted);
+        const unconvertible = addCost(cells, final.values(), rates);
+        for (const row of unconvertible)
+          problems.push(`${state.plan.name}: cost row ${row} has no exchange rate in the simulator's own table`);
+        state.cost = {
+          rows: final.size,
+          requests: requests.length,
+          restated: accepted.length - final.size,
+          usd: [...cells.values()].reduce((n, c) => n + (c.cost_micros ?? 0), 0) / 1e6,
+        };
+      }
+    }
+    checked.push({ state, cells, result: appResult(state, expectedReports(oracle)) });
+  }
   const results: AppResult[] = checked.map(({ result }) => result);
   notes.push(backdatingNote(plan, addressing));
 
   const differences: SimulationResult['differences'] = [];
   if (options.check) {
-    log('Checking the four reports of every app against what was sent...');
-    for (const { state, result } of checked) {
+    log('Checking the four reports and the performance report of every app against what was sent...');
+    for (const { state, result, cells } of checked) {
       const { expected } = result;
       let found: Difference[] = [];
       // Reads are eventually consistent: a report may trail the aggregator by a second.
@@ -275,7 +386,26 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
         await sleep(1000);
       }
       differences.push(...found.map((d) => ({ ...d, app: state.plan.name })));
+      // The performance report, when the service has it: several group_by and filter combinations.
+      // With one client address the service sees this machine's country (or none), which the simulator cannot know.
+      const queries = PERF_QUERIES.filter((q) => addressing === 'many' || (!q.groupBy.includes('country') && !q.filters?.country));
+      for (const query of queries) {
+        let perf: Difference[] = [];
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const actual = await fetchPerformance(baseUrl, state.serverKey, window, query);
+          if (actual === undefined) break;
+          features.performance = true;
+          perf = comparePerformance(query, expectedPerformance(cells, query, window, state.timeZone, Date.now()), actual);
+          if (perf.length === 0) break;
+          await sleep(1000);
+        }
+        if (!features.performance) break;
+        state.performanceChecks.push(queryLabel(query));
+        result.performance_checks = state.performanceChecks;
+        differences.push(...perf.map((d) => ({ ...d, app: state.plan.name })));
+      }
     }
+    if (!features.performance) notes.push('Performance report: GET /api/v1/reports/performance answered 404; not checked.');
   }
   return {
     seed: options.seed,
@@ -289,7 +419,60 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     differences,
     checked: options.check,
     notes,
+    features,
   };
+}
+
+/** `admin fx set --date D --file rates.json` for each day of the table; false when the service has no exchange rates. */
+async function setRates(admin: (args: string[]) => Promise<Record<string, unknown>>, rates: RateTable, notes: string[]): Promise<boolean> {
+  const dir = await mkdtemp(join(tmpdir(), 'sim-fx-'));
+  try {
+    for (const [day, table] of rates) {
+      const file = join(dir, `${day}.json`);
+      await writeFile(file, JSON.stringify(table));
+      try {
+        await admin(['fx', 'set', '--date', day, '--file', file]);
+      } catch (error) {
+        notes.push(
+          `Currencies: admin fx set was refused (${(error as Error).message}); purchases in other currencies were sent as revenue_usd.`,
+        );
+        return false;
+      }
+    }
+    return true;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * POST /api/v1/cost, request by request (1,000 rows at most each): the rows of the requests answered
+ * 200, in order; 'absent' when the route answers 404. A refused request is a problem (all its rows
+ * are refused with it, so none counts).
+ */
+async function uploadCost(
+  baseUrl: string,
+  state: AppState,
+  requests: CostUpload[][],
+  problems: string[],
+): Promise<CostUpload[] | 'absent'> {
+  const accepted: CostUpload[] = [];
+  for (const rows of requests) {
+    for (let i = 0; i < rows.length; i += 1000) {
+      const chunk = rows.slice(i, i + 1000);
+      const response = await fetch(`${baseUrl}/api/v1/cost`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${state.costKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ rows: chunk }),
+      });
+      const body = (await response.json().catch(() => undefined)) as { accepted?: number; error?: string } | undefined;
+      if (response.status === 404 && i === 0 && requests[0] === rows) return 'absent';
+      if (response.status === 200) accepted.push(...chunk);
+      if (response.status !== 200 || body?.accepted !== chunk.length)
+        problems.push(`${state.plan.name}: POST /api/v1/cost of ${chunk.length} rows answered ${response.status} ${JSON.stringify(body)}`);
+    }
+  }
+  return accepted;
 }
 
 /**
@@ -370,6 +553,8 @@ async function sendClick(
       state.recorded.set(clickId, {
         clickId,
         partner: link.partner,
+        ...(link.campaign !== undefined ? { campaign: link.campaign } : {}),
+        ...(addressing === 'many' && c.viewer.country ? { country: c.viewer.country } : {}),
         ip: c.viewer.ip,
         platform: c.platform,
         sentMs,
@@ -395,6 +580,7 @@ async function sendRound(
   round: number,
   honeypotBlocks: Map<string, number>,
   problems: string[],
+  money: { rates: RateTable; currencies: boolean },
 ): Promise<void> {
   const batches = person.batches.filter((b) => b.round === round);
   if (batches.length === 0) return;
@@ -408,67 +594,81 @@ async function sendRound(
         ? (input, init) => {
             const headers = new Headers(init?.headers);
             headers.set('x-forwarded-for', ip);
+            // The install's country when no click gives one (docs/analytics.md, Dimensions).
+            if (person.viewer.country) headers.set('cloudfront-viewer-country', person.viewer.country);
             return fetch(input, { ...init, headers });
           }
         : undefined,
   });
   const device = (serverMs: number) => serverMs + person.clockOffsetMs;
   const timeOf = (moment: Moment): number => {
-    if ('at' in moment) return clearOfMidnight(moment.at);
+    if ('at' in moment) return clearOfMidnight(moment.at, state.timeZone);
     const click = state.clicks.get(moment.click);
     if (!click) throw new Error(`the plan refers to click ${moment.click}, which was never made`);
-    return clearOfMidnight((moment.from === 'sent' ? click.sentMs : click.answeredMs) + moment.ms);
+    return clearOfMidnight((moment.from === 'sent' ? click.sentMs : click.answeredMs) + moment.ms, state.timeZone);
   };
 
   for (const batch of batches) {
-    const facts: { planned: PlannedEvent; tsMs: number }[] = [];
-    const sdkEvents = batch.events.map((e) => {
-      const tsMs = timeOf(e.time);
-      facts.push({ planned: e, tsMs });
-      if (e.malformed) return { ...e.malformed.event, ts_ms: device(tsMs) };
-      const event: Record<string, unknown> = {
-        event_id: e.event_id,
-        event_name: e.event_name,
-        install_uuid: e.install_uuid,
-        ts_ms: device(tsMs),
-      };
-      if (e.platform) event.platform = e.platform;
-      if (e.device_id) event.device_id = e.device_id;
-      if (e.revenue_usd !== undefined) event.revenue_usd = e.revenue_usd;
-      if (e.properties && Object.keys(e.properties).length) event.properties = e.properties;
-      let clickId: string | undefined;
-      let installBeginMs: number | undefined;
-      const click = e.attribution ? state.clicks.get(e.attribution.click) : undefined;
-      // The SDK learns the click id only from a redirect that carried one.
-      if (e.attribution && click?.clickId) {
-        clickId = click.clickId;
-        if (e.attribution.via === 'click_id') event.attribution = { click_id: click.clickId };
-        else {
-          installBeginMs = e.attribution.installBegin ? timeOf(e.attribution.installBegin) : undefined;
-          event.attribution = {
-            referrer: click.referrer ?? `click_id=${click.clickId}`,
-            referrer_click_ms: device(click.sentMs),
-            ...(installBeginMs !== undefined ? { install_begin_ms: device(installBeginMs) } : {}),
-          };
+    const facts: { planned: PlannedEvent; tsMs: number; revenueUsd?: number }[] = [];
+    // An event that needs exchange rates the service does not have is left out.
+    const sdkEvents = batch.events
+      .filter((e) => money.currencies || e.malformed?.requires !== 'currencies')
+      .map((e) => {
+        const tsMs = timeOf(e.time);
+        // The dollars the simulator expects: as sent, or converted by its own rates at the event's UTC day.
+        const converted = e.revenue ? toMicroUsd(money.rates, e.revenue.amount, e.revenue.currency, tsMs) : undefined;
+        if (e.revenue && converted === undefined)
+          throw new Error(`no exchange rate of ${e.revenue.currency} for ${new Date(tsMs).toISOString()}`);
+        const revenueUsd = converted !== undefined ? converted / 1e6 : e.revenue_usd;
+        facts.push({ planned: e, tsMs, revenueUsd });
+        if (e.malformed) return { ...e.malformed.event, ts_ms: device(tsMs) };
+        const event: Record<string, unknown> = {
+          event_id: e.event_id,
+          event_name: e.event_name,
+          install_uuid: e.install_uuid,
+          ts_ms: device(tsMs),
+        };
+        if (e.platform) event.platform = e.platform;
+        if (e.device_id) event.device_id = e.device_id;
+        if (e.revenue_usd !== undefined) event.revenue_usd = e.revenue_usd;
+        if (e.revenue && money.currencies) {
+          event.revenue = e.revenue.amount;
+          event.currency = e.revenue.currency;
+        } else if (e.revenue) event.revenue_usd = revenueUsd;
+        if (e.properties && Object.keys(e.properties).length) event.properties = e.properties;
+        let clickId: string | undefined;
+        let installBeginMs: number | undefined;
+        const click = e.attribution ? state.clicks.get(e.attribution.click) : undefined;
+        // The SDK learns the click id only from a redirect that carried one.
+        if (e.attribution && click?.clickId) {
+          clickId = click.clickId;
+          if (e.attribution.via === 'click_id') event.attribution = { click_id: click.clickId };
+          else {
+            installBeginMs = e.attribution.installBegin ? timeOf(e.attribution.installBegin) : undefined;
+            event.attribution = {
+              referrer: click.referrer ?? `click_id=${click.clickId}`,
+              referrer_click_ms: device(click.sentMs),
+              ...(installBeginMs !== undefined ? { install_begin_ms: device(installBeginMs) } : {}),
+            };
+          }
         }
-      }
-      if (e.event_name === 'install') {
-        const key = `${e.install_uuid}|${e.event_id}`;
-        if (!state.decisions.has(key)) {
-          const decision = expectedAttribution(
-            { tsMs, platform: e.platform ?? person.platform, ip, clickId, installBeginMs },
-            { probabilistic: state.plan.probabilistic, clicks: state.recorded },
-            (address) => (addressing === 'many' ? honeypotBlocks.get(address) : undefined),
-          );
-          if (decision.ambiguous)
-            problems.push(
-              `${state.plan.name}: install ${e.install_uuid} came so close to a slow click that its attribution cannot be predicted (a heavily loaded service?)`,
+        if (e.event_name === 'install') {
+          const key = `${e.install_uuid}|${e.event_id}`;
+          if (!state.decisions.has(key)) {
+            const decision = expectedAttribution(
+              { tsMs, platform: e.platform ?? person.platform, ip, clickId, installBeginMs },
+              { probabilistic: state.plan.probabilistic, clicks: state.recorded },
+              (address) => (addressing === 'many' ? honeypotBlocks.get(address) : undefined),
             );
-          state.decisions.set(key, decision);
+            if (decision.ambiguous)
+              problems.push(
+                `${state.plan.name}: install ${e.install_uuid} came so close to a slow click that its attribution cannot be predicted (a heavily loaded service?)`,
+              );
+            state.decisions.set(key, decision);
+          }
         }
-      }
-      return event;
-    });
+        return event;
+      });
 
     const sentAtMs = device(Date.now());
     const request = eventBatchRequest(state.credentials, buildBatch(sdkEvents, sentAtMs));
@@ -481,7 +681,7 @@ async function sendRound(
       continue;
     }
     const result = answer.body as EventBatchResult;
-    for (const [i, { planned, tsMs }] of facts.entries()) {
+    for (const [i, { planned, tsMs, revenueUsd }] of facts.entries()) {
       const verdict = result.results[i];
       const wanted = planned.malformed ? `rejected ${planned.malformed.reason}` : 'accepted';
       const got = verdict ? `${verdict.status}${verdict.reason ? ` ${verdict.reason}` : ''}` : 'no result';
@@ -500,8 +700,10 @@ async function sendRound(
         eventId: planned.event_id,
         name: planned.event_name,
         tsMs,
-        revenueUsd: planned.revenue_usd,
+        revenueUsd,
         deviceHash: planned.device_id,
+        platform: planned.platform,
+        country: addressing === 'many' ? person.viewer.country : undefined,
       });
     }
 
@@ -561,7 +763,7 @@ function appResult(state: AppState, expected: Reports): AppResult {
     app_key: state.credentials.appKey,
     server_key: state.serverKey,
     probabilistic: state.plan.probabilistic,
-    partners: state.plan.links.filter((l) => !l.honeypot).map((l) => l.partner),
+    partners: [...new Set(state.plan.links.filter((l) => !l.honeypot).map((l) => l.partner))],
     clicks: state.tally,
     installs: {
       planned,
@@ -582,6 +784,9 @@ function appResult(state: AppState, expected: Reports): AppResult {
       d7: sum(expected.cohorts, 'd7'),
       d30: sum(expected.cohorts, 'd30'),
     },
+    time_zone: state.timeZone,
+    cost: state.cost,
+    performance_checks: state.performanceChecks,
     expected,
   };
 }
@@ -600,10 +805,9 @@ function backdatingNote(plan: TrafficPlan, addressing: Addressing): string {
     .join('\n');
 }
 
-/** Keeps a time two seconds clear of a UTC midnight, so its day never depends on the skew correction. */
-function clearOfMidnight(ms: number): number {
-  const intoDay = ((ms % DAY) + DAY) % DAY;
-  return intoDay < 2_000 ? ms + 2_000 : intoDay > DAY - 2_000 ? ms - 2_000 : ms;
+/** Keeps a time two seconds clear of a UTC and a local midnight, so its days never depend on the skew correction. */
+function clearOfMidnight(ms: number, zone: string): number {
+  return clearOfMidnights(ms, zone, 2_000);
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

@@ -1,4 +1,5 @@
 import { AddressBook, ANDROID_AGENTS, BOT_AGENTS, COUNTRIES, DATA_CENTRE_ASNS, DESKTOP_AGENTS, IOS_AGENTS } from './audience';
+import { UNKNOWN_CURRENCY } from './currencies';
 import { Random } from './random';
 
 /**
@@ -27,6 +28,12 @@ export const DAY = 24 * HOUR;
  * the honeypot, click floods, probabilistic matching) and keeps its clicks under the rate limit.
  */
 export type Addressing = 'many' | 'one';
+
+/** The zone of every second app, from the first: report days are its local days (docs/analytics.md). */
+export const SIM_TIME_ZONE = 'America/New_York';
+
+/** The zone of the app of an index: every second one, from the first, in SIM_TIME_ZONE. */
+export const timeZoneOf = (index: number) => (index % 2 === 0 ? SIM_TIME_ZONE : 'UTC');
 
 export interface TrafficOptions {
   seed: string;
@@ -90,11 +97,13 @@ export interface PlannedEvent {
   platform?: 'ios' | 'android';
   device_id?: string;
   revenue_usd?: number;
+  /** Revenue in a store currency instead of revenue_usd: converted by the service at the day's rate. */
+  revenue?: { amount: number; currency: string };
   properties?: Record<string, string | number | boolean>;
   /** On installs: the click id (iOS) or Play referrer (Android) of this click. */
   attribution?: { click: string; via: 'click_id' | 'referrer'; installBegin?: Moment };
   /** A malformed event an SDK bug would send, and the reason the service must reject it with. */
-  malformed?: { reason: string; event: Record<string, unknown> };
+  malformed?: { reason: string; event: Record<string, unknown>; requires?: 'currencies' };
 }
 
 export const INSTALL_KINDS = [
@@ -133,6 +142,8 @@ export interface AppPlan {
   index: number;
   name: string;
   probabilistic: boolean;
+  /** The app's IANA time zone (every second app's is SIM_TIME_ZONE, the others UTC). */
+  timeZone: string;
   links: LinkPlan[];
   clicks: ClickPlan[];
   people: PersonPlan[];
@@ -143,18 +154,21 @@ export interface TrafficPlan {
   apps: AppPlan[];
 }
 
-const PARTNERS: Readonly<Record<string, { weight: number; campaigns: string[] }>> = {
-  meta: { weight: 34, campaigns: ['prospecting_q3', 'lookalike_1pct'] },
-  google_ads: { weight: 28, campaigns: ['uac_installs', 'uac_value'] },
-  tiktok: { weight: 20, campaigns: ['spark_ads'] },
-  applovin: { weight: 12, campaigns: ['rewarded_video'] },
-  snapchat: { weight: 6, campaigns: ['story_ads'] },
+/** The partners, their campaigns (a link each) and what an install costs through them (USD). */
+export const PARTNERS: Readonly<Record<string, { weight: number; campaigns: string[]; cpiUsd: number }>> = {
+  meta: { weight: 34, campaigns: ['prospecting_q3', 'lookalike_1pct', 'retargeting_lapsed'], cpiUsd: 2.4 },
+  google_ads: { weight: 28, campaigns: ['uac_installs', 'uac_value'], cpiUsd: 3.15 },
+  tiktok: { weight: 20, campaigns: ['spark_ads', 'topview'], cpiUsd: 1.7 },
+  applovin: { weight: 12, campaigns: ['rewarded_video', 'playable'], cpiUsd: 0.95 },
+  snapchat: { weight: 6, campaigns: ['story_ads'], cpiUsd: 2.05 },
 };
 /** snapchat buys only these countries; its link has an allow list (in `many` mode). */
 const GEO_PARTNER = 'snapchat';
 const GEO_ALLOW = ['US', 'GB', 'CA'];
 
 const PRICES = [0.99, 1.99, 2.99, 4.99, 9.99, 19.99, 49.99];
+/** Store prices in yen, for purchases made in Japan's store. */
+const YEN_PRICES = [160, 320, 650, 1200, 3000, 7500];
 /** USD per unit of the store currency the purchase was made in: revenue arrives converted, with up to 6 decimals. */
 const FX = [1, 1, 1, 1.0837, 1.2649, 0.0067, 0.1812, 0.012];
 const SCREENS = ['home', 'shop', 'level_map', 'settings', 'leaderboard'];
@@ -192,15 +206,19 @@ function quotas(n: number, many: boolean, probabilistic: boolean): Record<Instal
 function planApp(random: Random, options: TrafficOptions, index: number): AppPlan {
   const many = options.addressing === 'many';
   const probabilistic = many && index % 2 === 1;
+  const timeZone = timeZoneOf(index);
   const addresses = new AddressBook(random.fork('addresses'));
+  // A link per campaign: the campaign is the link's (docs/analytics.md, Dimensions).
   const links: LinkPlan[] = Object.entries(PARTNERS)
     .filter(([partner]) => many || partner !== GEO_PARTNER)
-    .map(([partner, p]) => ({
-      key: partner,
-      partner,
-      campaign: p.campaigns[0],
-      ...(partner === GEO_PARTNER ? { countriesAllow: GEO_ALLOW } : {}),
-    }));
+    .flatMap(([partner, p]) =>
+      p.campaigns.map((campaign) => ({
+        key: linkKey(partner, campaign),
+        partner,
+        campaign,
+        ...(partner === GEO_PARTNER ? { countriesAllow: GEO_ALLOW } : {}),
+      })),
+    );
   if (many) links.push({ key: 'honeypot', partner: 'trap', honeypot: true });
   const partnerWeights = Object.fromEntries(links.filter((l) => !l.honeypot).map((l) => [l.partner, partnerOf(l.partner).weight]));
 
@@ -243,7 +261,7 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
         purpose: 'geo_excluded',
         platform: 'ios',
         viewer: { ip: addresses.person(), country: excluded, asn: random.pick(countryOf(excluded).asns) },
-        link: GEO_PARTNER,
+        link: linkKey(GEO_PARTNER, random.pick(partnerOf(GEO_PARTNER).campaigns)),
       });
     }
     // A click flood from one /24: more clicks in a burst than the rate limit lets through.
@@ -258,7 +276,29 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
       });
     }
   }
-  return { index, name: `Sim App ${index + 1}`, probabilistic, links, clicks, people };
+  // One purchase per app in a currency nobody has a rate for: rejected alone, bad_currency.
+  const buyer = people.find((p) => p.batches[0]?.round === 0);
+  const batch = buyer?.batches[0];
+  const last = batch?.events.at(-1);
+  if (batch && last) {
+    const event = {
+      event_id: random.uuid(),
+      install_uuid: last.install_uuid,
+      ts_ms: 0,
+      event_name: 'purchase',
+      revenue: 4.99,
+      currency: UNKNOWN_CURRENCY,
+    };
+    batch.events.push({
+      ...last,
+      event_id: event.event_id,
+      event_name: 'purchase',
+      revenue_usd: undefined,
+      revenue: undefined,
+      malformed: { reason: 'bad_currency', event, requires: 'currencies' },
+    });
+  }
+  return { index, name: `Sim App ${index + 1}`, probabilistic, timeZone, links, clicks, people };
 }
 
 interface AppContext {
@@ -291,12 +331,15 @@ function personViewer(ctx: AppContext, countries?: readonly string[]): Viewer {
   return { ip: ctx.addresses.person(), country, asn: ctx.random.pick(countryOf(country).asns) };
 }
 
+export const linkKey = (partner: string, campaign: string) => `${partner}/${campaign}`;
+
 function pickPartnerLink(ctx: AppContext, country: string | undefined): string {
   // Someone outside snapchat's countries is never shown its ads (the geo_excluded clicks are the exception).
   const weights = { ...ctx.partnerWeights };
   if (country !== undefined && !GEO_ALLOW.includes(country)) delete weights[GEO_PARTNER];
   if (country === undefined) delete weights[GEO_PARTNER];
-  return ctx.random.weighted(weights);
+  const partner = ctx.random.weighted(weights);
+  return linkKey(partner, ctx.random.pick(partnerOf(partner).campaigns));
 }
 
 function addClick(ctx: AppContext, c: { purpose: ClickPurpose; platform: ClickPlan['platform']; viewer: Viewer; link: string }): string {
@@ -538,12 +581,18 @@ function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedE
       add('start_trial', t, { revenue_usd: 0 });
     }
     if (random.chance(traits.purchaseChance * (firstOfLife ? 1.5 : 1))) {
-      const usd = Math.round(random.pick(PRICES) * random.pick(FX) * 1e6) / 1e6;
       t += random.int(5_000, 60_000);
-      add('purchase', t, {
-        revenue_usd: usd,
-        properties: { sku: `gems_${random.int(1, 6)}`, currency: 'USD' },
-      });
+      const sku = `gems_${random.int(1, 6)}`;
+      const store = random.weighted({ usd: 70, eur: 20, jpy: 10 });
+      if (store === 'usd') {
+        const usd = Math.round(random.pick(PRICES) * random.pick(FX) * 1e6) / 1e6;
+        add('purchase', t, { revenue_usd: usd, properties: { sku, currency: 'USD' } });
+      } else {
+        // Sent as the store charged it; the service converts at the rate of the event's day.
+        const revenue =
+          store === 'eur' ? { amount: random.pick(PRICES), currency: 'EUR' } : { amount: random.pick(YEN_PRICES), currency: 'JPY' };
+        add('purchase', t, { revenue, properties: { sku } });
+      }
     }
   };
   session(random.int(800, 3_000), true);
@@ -568,7 +617,14 @@ function malformed(random: Random, like: PlannedEvent): PlannedEvent {
     ['bad_revenue', { ...base, event_name: 'purchase', revenue_usd: -4.99 }],
     ['bad_attribution', { ...base, event_name: 'session_start', attribution: { click_id: 'x' } }],
   ]);
-  return { ...like, event_id: base.event_id, event_name: String(event.event_name), revenue_usd: undefined, malformed: { reason, event } };
+  return {
+    ...like,
+    event_id: base.event_id,
+    event_name: String(event.event_name),
+    revenue_usd: undefined,
+    revenue: undefined,
+    malformed: { reason, event },
+  };
 }
 
 /** Half-way between the click and the install: when the Play download began. */
