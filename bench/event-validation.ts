@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { UUID_PATTERN } from '../functions/domain/common/uuid';
+import { isCurrencyCode } from '../functions/domain/fx/rates';
 import {
   type BatchContext,
   EVENT_ID_PATTERN,
@@ -62,6 +63,15 @@ const zodEvent = z
   .superRefine((event, ctx) => {
     if (event.event_name === INSTALL_EVENT && (event.platform === undefined || event.platform === null)) {
       ctx.addIssue({ code: 'custom', path: ['platform'], message: 'required on install' });
+    }
+    const { currency, revenue, revenue_usd } = event as Record<string, unknown>;
+    const priced = typeof revenue === 'number' && Number.isFinite(revenue) && revenue >= 0;
+    if (
+      currency !== undefined &&
+      currency !== null &&
+      !((revenue_usd === undefined || revenue_usd === null) && priced && isCurrencyCode(currency))
+    ) {
+      ctx.addIssue({ code: 'custom', path: ['currency'], message: 'an ISO 4217 code with revenue, without revenue_usd' });
     }
     if (event.attribution !== undefined && event.attribution !== null && event.event_name !== INSTALL_EVENT) {
       ctx.addIssue({ code: 'custom', path: ['attribution'], message: 'only on install' });

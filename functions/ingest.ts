@@ -1,6 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { AuditStore } from './adapters/audit-store';
 import { CapCounter } from './adapters/cap-counter';
+import { CachedFxRates, FxStore } from './adapters/fx-store';
 import { MessageQueue } from './adapters/message-queue';
 import { SigningSecretStore } from './adapters/signing-secret-store';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
@@ -19,6 +20,7 @@ const ports: TakeBatchPorts = {
   caps: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
   audit: new AuditStore(resourceName.bucket()),
   aggregation: new MessageQueue<AggregationMessage>(resourceName.queueUrl('aggregation')),
+  rates: new CachedFxRates(new FxStore(resourceName.table('fx_rates'))),
   // The step failed and the client gets 503 audit_write_failed: the AuditWriteFailed metric the
   // alarm watches, and a log line naming the step, ids only, never a key, secret or signature.
   // cap_mark alone comes after the batch was taken: logged, answered 200 all the same.

@@ -79,6 +79,7 @@ export function toJsonLines(lines: readonly AuditLine[]): string {
     // A well-formed UUID and a hex digest (all auditLines stores in these) have nothing to escape.
     if (line.install_uuid !== undefined) out += `,"install_uuid":"${line.install_uuid}"`;
     if (line.device_hash !== undefined) out += `,"device_hash":"${line.device_hash}"`;
+    if (line.fx !== undefined) out += `,"fx":${JSON.stringify(line.fx)}`;
     out += '}\n';
   }
   return out;
@@ -168,6 +169,8 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
   // Room for the lines: every piece at its longest, three UTF-8 bytes to a UTF-16 unit, six
   // characters to one that JSON escapes (\u0000).
   let written: (string | undefined)[] | undefined;
+  // The fx of lines with a converted revenue (docs/ingestion.md, "Currencies"), by position.
+  let fxWritten: (string | undefined)[] | undefined;
   let room = count * (LINE_ROOM + receivedPiece.length + acceptedPiece.length + sharedPiece.length);
   let position = 0;
   for (const line of lines) {
@@ -183,6 +186,12 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
       const end = spans[4 * line.index + 1];
       if (start === undefined || end === undefined) return undefined;
       room += end - start;
+    }
+    if (line.fx !== undefined) {
+      const fx = JSON.stringify(line.fx);
+      fxWritten ??= new Array(count);
+      fxWritten[position] = fx;
+      room += FX_KEY.length + 3 * fx.length;
     }
     position++;
     room +=
@@ -218,6 +227,8 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
     position++;
     if (line.install_uuid !== undefined) at = putByte(out, putString(out, putBytes(out, at, INSTALL_UUID_KEY), line.install_uuid), QUOTE);
     if (line.device_hash !== undefined) at = putByte(out, putString(out, putBytes(out, at, DEVICE_HASH_KEY), line.device_hash), QUOTE);
+    const fx = fxWritten?.[position - 1];
+    if (fx !== undefined) at = putString(out, putBytes(out, at, FX_KEY), fx);
     at = putByte(out, putByte(out, at, CLOSE_BRACE), LINE_FEED);
   }
   return out.subarray(0, at);
@@ -261,6 +272,7 @@ const EVENT_KEY_LENGTH = ',"event":'.length;
 const REJECTED_PIECES = new Map(EVENT_RULES.map(({ reason }) => [reason as string, utf8(`,"status":"rejected","reason":${json(reason)}`)]));
 const INSTALL_UUID_KEY = utf8(',"install_uuid":"');
 const DEVICE_HASH_KEY = utf8(',"device_hash":"');
+const FX_KEY = utf8(',"fx":');
 const QUOTE = 0x22;
 const CLOSE_BRACE = 0x7d;
 const LINE_FEED = 0x0a;

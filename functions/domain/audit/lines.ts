@@ -3,7 +3,7 @@ import { isPlainObject } from '../common/json';
 import { type EventVerdict, isStorable, isUuid } from '../ingest/event-validation';
 import { COPY, COPY_WITHOUT_DEVICE_ID, canCutDeviceId, sourceLines, WRITE } from './encode';
 import { type EventTexts, eventTexts, MULTI_LINE } from './event-text';
-import type { AuditBatch, AuditLine } from './types';
+import type { AuditBatch, AuditFx, AuditLine } from './types';
 
 /** SDK versions are echoed into every line; a longer header is cut, not refused. */
 const MAX_SDK_VERSION_CHARS = 128;
@@ -20,6 +20,7 @@ export function auditLines(
   verdicts: readonly EventVerdict[],
   batch: AuditBatch,
   source?: Uint8Array | EventTexts,
+  conversions?: ReadonlyMap<number, { readonly revenueUsd: number; readonly fx: AuditFx }>,
 ): AuditLine[] {
   const sdkVersion = batch.sdkVersion ? batch.sdkVersion.slice(0, MAX_SDK_VERSION_CHARS) : null;
   const texts = source instanceof Uint8Array ? eventTexts(source, events.length) : source;
@@ -49,6 +50,7 @@ export function auditLines(
       event: verdict.reason === 'bad_event' && !isStorable(entry) ? null : entry,
       install_uuid: undefined,
       device_hash: undefined,
+      fx: undefined,
     };
     lines[position] = line;
     // An entry the scan has no flags for is written out, as one on several lines is.
@@ -72,6 +74,13 @@ export function auditLines(
         }
         line.event = rest;
         if (copy === COPY && texts !== undefined) copy = canCutDeviceId(texts, index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
+      }
+      // Revenue in a currency: the event as sent plus the dollars the aggregator counts, written out.
+      const conversion = conversions?.get(index);
+      if (conversion !== undefined) {
+        line.event = { ...(line.event as Record<string, unknown>), revenue_usd: conversion.revenueUsd };
+        line.fx = conversion.fx;
+        copy = WRITE;
       }
     }
     if (sourced !== undefined) {

@@ -35,8 +35,25 @@ export interface AuditLine {
    * string (a rejected event's number, array or object): the device id itself is never stored.
    */
   device_hash?: string;
-  /** The event as sent, minus device_id (unless null); null for an entry too deeply nested to store. */
+  /**
+   * The event as sent, minus device_id (unless null); null for an entry too deeply nested to store.
+   * An event with `revenue` in a `currency` also holds the converted `revenue_usd`, which the
+   * aggregator counts (docs/ingestion.md, "Currencies").
+   */
   event: unknown;
+  /** How a converted event's revenue_usd was made: its currency, amount as sent, the rate and the rate's day. */
+  fx?: AuditFx;
+}
+
+/** The conversion of an event's `revenue` in `currency` (functions/domain/fx/event-revenue.ts). */
+export interface AuditFx {
+  readonly currency: string;
+  /** The event's `revenue` as sent. */
+  readonly amount: number;
+  /** US dollars per unit used. */
+  readonly rate: number;
+  /** The day the rate is of: the event's UTC day, or up to 7 days before it. */
+  readonly rate_day: string;
 }
 
 /** The message on the aggregation queue, one per audit object. */

@@ -1,4 +1,5 @@
 import { isPlainObject } from '../common/json';
+import { isCurrencyCode } from '../fx/rates';
 
 /**
  * The event rules of docs/ingestion.md, in its order: the first rule an event fails names its
@@ -19,6 +20,7 @@ export type RejectionReason =
   | 'bad_install_uuid'
   | 'bad_timestamp'
   | 'bad_revenue'
+  | 'bad_currency'
   | 'bad_platform'
   | 'bad_device_id'
   | 'bad_attribution'
@@ -31,6 +33,10 @@ export interface SdkEvent {
   install_uuid: string;
   ts_ms: number;
   revenue_usd?: number;
+  /** An amount in `currency` (docs/ingestion.md, "Currencies"): ingest converts it to revenue_usd. */
+  revenue?: number;
+  /** ISO 4217 code of `revenue`. */
+  currency?: string;
   platform?: 'ios' | 'android';
   device_id?: string;
   attribution?: {
@@ -92,6 +98,11 @@ export const EVENT_RULES: readonly EventRule[] = [
     reason: 'bad_timestamp',
   },
   { field: 'revenue_usd', rule: 'optional finite number from 0 to 1,000,000', reason: 'bad_revenue' },
+  {
+    field: 'currency',
+    rule: "optional ISO 4217 code (`EUR`), only with `revenue` (a finite number of at least 0) and without `revenue_usd`; converted to US dollars at the rate of the event's UTC day, else the latest earlier one within 7 days (none: rejected), to at most 1,000,000. Without `currency`, `revenue` is an unknown field",
+    reason: 'bad_currency',
+  },
   { field: 'platform', rule: '`ios` or `android`; required on `install`, optional otherwise', reason: 'bad_platform' },
   {
     field: 'device_id',
@@ -126,6 +137,8 @@ export const EVENT_FAULT_FIELDS = [
   'ts_ms',
   'sent_at_ms',
   'revenue_usd',
+  'revenue',
+  'currency',
   'platform',
   'device_id',
   'attribution',
@@ -152,6 +165,10 @@ const BAD_INSTALL_UUID = fault('bad_install_uuid', 'install_uuid');
 const BAD_TS_MS = fault('bad_timestamp', 'ts_ms');
 const BAD_SENT_AT_MS = fault('bad_timestamp', 'sent_at_ms');
 const BAD_REVENUE = fault('bad_revenue', 'revenue_usd');
+/** Exported for the conversion (functions/domain/fx/event-revenue.ts): no rate, or more than MAX_REVENUE_USD once converted. */
+export const BAD_CURRENCY = fault('bad_currency', 'currency');
+export const BAD_CONVERTED_REVENUE = fault('bad_currency', 'revenue');
+const CURRENCY_WITH_REVENUE_USD = fault('bad_currency', 'revenue_usd');
 const BAD_PLATFORM = fault('bad_platform', 'platform');
 const BAD_DEVICE_ID = fault('bad_device_id', 'device_id');
 const BAD_ATTRIBUTION = fault('bad_attribution', 'attribution');
@@ -193,6 +210,14 @@ function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow
   // NaN fails both comparisons and Infinity the second: a number in range is finite.
   const revenue = event.revenue_usd;
   if (!absent(revenue) && !(typeof revenue === 'number' && revenue >= 0 && revenue <= MAX_REVENUE_USD)) return BAD_REVENUE;
+  // One read for events without a currency, almost all of them; its rate is looked up later (convertRevenue).
+  const currency = event.currency;
+  if (!absent(currency)) {
+    if (!absent(revenue)) return CURRENCY_WITH_REVENUE_USD;
+    const amount = event.revenue;
+    if (!(typeof amount === 'number' && amount >= 0 && amount <= Number.MAX_VALUE)) return BAD_CONVERTED_REVENUE;
+    if (!isCurrencyCode(currency)) return BAD_CURRENCY;
+  }
   const platform = event.platform;
   if (absent(platform) ? name === INSTALL_EVENT : platform !== 'ios' && platform !== 'android') return BAD_PLATFORM;
   if (!absent(event.device_id) && !isDeviceId(event.device_id)) return BAD_DEVICE_ID;

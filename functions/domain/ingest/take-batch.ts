@@ -5,6 +5,8 @@ import { aggregationMessage } from '../audit/message';
 import type { AggregationMessage, AuditBatch, AuditLine } from '../audit/types';
 import { sha256Hex } from '../common/hashing';
 import type { MessageSink } from '../common/message-sink';
+import { convertRevenue } from '../fx/event-revenue';
+import type { FxRateStore } from '../fx/rates';
 import { parseBatch } from './batch-body';
 import { capReached } from './cap';
 import { EventApiError } from './event-api';
@@ -15,7 +17,7 @@ import { type BatchHold, type CapStore, giveBack, type MonthCount, readMonth, re
  * The steps that touch a store, in the order they run; a failure names its step. cap_count is the
  * batch's events counted (metering.ts, reserve), cap_mark the count settled once it is stored.
  */
-export type BatchStep = 'cap_read' | 'cap_count' | 'audit_write' | 'hand_off' | 'cap_mark';
+export type BatchStep = 'cap_read' | 'fx_read' | 'cap_count' | 'audit_write' | 'hand_off' | 'cap_mark';
 
 /** Where the audit objects go (functions/adapters/audit-store.ts). */
 export interface AuditDestination {
@@ -35,6 +37,8 @@ export interface TakeBatchPorts {
   readonly audit: AuditDestination;
   /** The aggregation queue, which the hand-off message goes on. */
   readonly aggregation: MessageSink<AggregationMessage>;
+  /** The exchange rates revenue in a currency is converted with (fx_rates), read only for such events (fx_read). */
+  readonly rates: FxRateStore;
   /**
    * Told of a step that failed (metric and log): before the batch is refused, or, for cap_mark,
    * after it was taken (counted, stored and handed off) with its hold left for a retry to settle.
@@ -106,7 +110,11 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
   // Where each entry is in the body: the audit record copies it from there, and an entry the text
   // shows nested no deeper than the limit is not walked again for the depth rule.
   const texts = request.jsonText === undefined ? undefined : eventTexts(request.jsonText, batch.events.length);
-  const { verdicts, accepted, rejected } = judgeEvents(batch.events, batch.sent_at_ms, audit.receivedMs, texts?.depths);
+  const judged = judgeEvents(batch.events, batch.sent_at_ms, audit.receivedMs, texts?.depths);
+  // Revenue in a currency converted before the count: an event with no rate is rejected (bad_currency).
+  const { verdicts, accepted, rejected, conversions } = await storing(ports, audit, 'fx_read', () =>
+    convertRevenue(ports.rates, batch.events, judged),
+  );
   let hold: BatchHold | undefined;
   // A company without a cap is counted by the aggregator, once per audit object, with no write
   // here (the hand-off message says so): only a cap needs the count before the batch is taken.
@@ -118,7 +126,9 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
 
   const key = auditKey(audit);
   try {
-    await storing(ports, audit, 'audit_write', () => ports.audit.putBatch(key, audit, auditLines(batch.events, verdicts, audit, texts)));
+    await storing(ports, audit, 'audit_write', () =>
+      ports.audit.putBatch(key, audit, auditLines(batch.events, verdicts, audit, texts, conversions)),
+    );
     await storing(ports, audit, 'hand_off', () =>
       ports.aggregation.send(
         aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected }, monthlyCap === null && accepted > 0),

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { eventTexts } from '../../../functions/domain/audit/event-text';
 import { isPlainObject } from '../../../functions/domain/common/json';
 import { UUID_PATTERN } from '../../../functions/domain/common/uuid';
+import { isCurrencyCode } from '../../../functions/domain/fx/rates';
 import {
   type BatchContext,
   EVENT_FAULT_FIELDS,
@@ -47,6 +48,13 @@ const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: Ba
     return corrected <= batch.receivedMs + MAX_FUTURE_SKEW_MS && corrected >= batch.receivedMs - MAX_PAST_AGE_MS;
   },
   bad_revenue: (event) => optional((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_REVENUE_USD)(event.revenue_usd),
+  bad_currency: (event) =>
+    absent(event.currency) ||
+    (absent(event.revenue_usd) &&
+      typeof event.revenue === 'number' &&
+      Number.isFinite(event.revenue) &&
+      event.revenue >= 0 &&
+      isCurrencyCode(event.currency)),
   bad_platform: (event) =>
     absent(event.platform) ? event.event_name !== INSTALL_EVENT : ['ios', 'android'].includes(event.platform as string),
   bad_device_id: (event) => optional(stringOf(1, 128))(event.device_id),
@@ -98,6 +106,10 @@ function oracleField(reason: RejectionReason | undefined, entry: unknown, batch:
   const event = entry as Record<string, unknown>;
   if (reason === 'bad_timestamp')
     return Number.isSafeInteger(event.ts_ms) && inWindow(event.ts_ms as number, batch) ? 'sent_at_ms' : 'ts_ms';
+  if (reason === 'bad_currency') {
+    if (!absent(event.revenue_usd)) return 'revenue_usd';
+    return typeof event.revenue === 'number' && Number.isFinite(event.revenue) && event.revenue >= 0 ? 'currency' : 'revenue';
+  }
   if (reason === 'bad_attribution' && event.event_name === INSTALL_EVENT && isPlainObject(event.attribution)) {
     const attribution = event.attribution;
     const member = ATTRIBUTION_MEMBERS.find(([name, check]) => !optional(check)(attribution[name]));
@@ -148,6 +160,9 @@ const tsMs = fc.oneof(
 /** The fields after ts_ms, each optional. */
 const laterFields = {
   revenue_usd: optionalOf(fc.constantFrom(0, 4.99, MAX_REVENUE_USD, MAX_REVENUE_USD + 0.01, -1, Infinity, NaN, '4.99')),
+  // Most events have no currency; one with a currency is rarer still with no revenue_usd.
+  currency: fc.option(fc.oneof(fc.constantFrom('EUR', 'JPY', 'USD', 'eur', 'XYZ', 'EURO', ''), anything), { nil: undefined, freq: 2 }),
+  revenue: optionalOf(fc.constantFrom(0, 10, 1e300, -1, Infinity, NaN, '10')),
   platform: optionalOf(fc.constantFrom('ios', 'android', 'web', 'IOS')),
   device_id: optionalOf(fc.oneof(fc.string({ maxLength: 3 }), fc.constant('d'.repeat(128)), fc.constant('d'.repeat(129)))),
   attribution: optionalOf(

@@ -116,6 +116,7 @@ describe('event validation', () => {
       bad_install_uuid: { install_uuid: 'x' },
       bad_timestamp: { ts_ms: 'x' },
       bad_revenue: { revenue_usd: -1 },
+      bad_currency: { currency: 'XYZ', revenue: 1 },
       bad_platform: { platform: 'web' },
       bad_device_id: { device_id: '' },
       bad_attribution: { attribution: 'x' },

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { MemoryFxRates } from '../../../functions/adapters/memory/fx-rates';
 import type { AggregationMessage, AuditBatch, AuditLine } from '../../../functions/domain/audit/types';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { capCounterKey } from '../../../functions/domain/ingest/cap';
@@ -15,6 +16,7 @@ const MONTH = capCounterKey('com_1', NOW);
 /** The ports a step's failure comes from: the cap counters' calls by name, and the two stores. */
 const STEP_CALLS: Record<BatchStep, string[]> = {
   cap_read: ['read'],
+  fx_read: ['ratesOf'],
   cap_count: ['hold', 'join'],
   audit_write: ['putAudit'],
   hand_off: ['handOff'],
@@ -66,6 +68,7 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
         messages.push(message);
       },
     },
+    rates: new MemoryFxRates(),
     failed: (step, batch, error) => failures.push({ step, companyId: batch.companyId, appId: batch.appId, error }),
   };
   const take = (overrides: Partial<BatchRequest> = {}) =>
@@ -321,6 +324,7 @@ function attemptPorts(shared: Shared, plan: Attempt, turn: Turn): TakeBatchPorts
           if (message.meter) shared.byAggregator.set(message.audit_key, message.accepted);
         }),
     },
+    rates: new MemoryFxRates(),
     failed: () => undefined,
     died: () => dead,
     stored: () => names.has('putAudit') || names.has('handOff'),
