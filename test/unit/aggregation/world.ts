@@ -76,7 +76,10 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
 
   let sequence = 0;
   /** Takes a batch as POST /event would (same verdicts and audit lines) and returns its queue message. */
-  function upload(events: readonly object[], batch: { receivedMs?: number; sentAtMs?: number; ip?: string; body?: string } = {}): string {
+  function upload(
+    events: readonly object[],
+    batch: { receivedMs?: number; sentAtMs?: number; ip?: string; body?: string; country?: string } = {},
+  ): string {
     const receivedMs = batch.receivedMs ?? clock.now;
     const audit = {
       companyId: COMPANY,
@@ -85,6 +88,8 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
       bodySha256: sha256Hex(batch.body ?? `${JSON.stringify(events)}#${sequence++}`),
       clientIp: batch.ip ?? '198.51.100.7',
       sdkVersion: 'test/1',
+      // The viewer country the edge gave the batch request (CloudFront-Viewer-Country).
+      ...(batch.country ? { country: batch.country } : {}),
     };
     const { verdicts, accepted, rejected } = judgeEvents(events, batch.sentAtMs ?? receivedMs, receivedMs);
     const key = auditKey(audit);
