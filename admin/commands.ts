@@ -2,6 +2,7 @@ import { type AdminCommand, type Target, UsageError } from './command';
 import { costCommands } from './cost-commands';
 import { exportCommands } from './export-commands';
 import { flagWording } from './flags';
+import { fxCommands } from './fx-commands';
 import { installCommands } from './install-commands';
 import { linkCommands } from './link-commands';
 import { postbackCommands } from './postback-commands';
@@ -26,6 +27,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...exportCommands,
   ...sqlCommands,
   ...costCommands,
+  ...fxCommands,
 ]);
 
 function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {

@@ -1,5 +1,6 @@
 import { NotFoundError } from '../functions/adapters/tenant-store';
 import { ServiceError } from '../functions/domain/common/errors';
+import { FxRatesFileError } from '../functions/domain/fx/rates-file';
 import { LinkConfigError } from '../functions/domain/links/link-config';
 import { PostbackConfigError } from '../functions/domain/partner-postbacks/config';
 import { TargetError, UsageError } from './command';
@@ -20,7 +21,8 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     error instanceof UsageError ||
     error instanceof LinkConfigError ||
     error instanceof PostbackConfigError ||
-    error instanceof CostImportError
+    error instanceof CostImportError ||
+    error instanceof FxRatesFileError
   )
     return { status: 400, message: err.message, expected: true };
   if (error instanceof NotFoundError) return { status: 404, message: err.message, expected: true };
