@@ -14,6 +14,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { localTarget } from '../../admin/target';
 import { EventClient, type SdkEvent } from '../../client/event-client';
 import { type ConsoleServer, startConsole, TOKEN_HEADER } from '../../console/server';
+import { CostStore } from '../../functions/adapters/cost-store';
 import { SigningSecretStore } from '../../functions/adapters/signing-secret-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { resourceName } from '../../functions/shared/config';
@@ -140,6 +141,25 @@ describe('the admin console in a browser', () => {
       .click();
     await page.locator('.badge', { hasText: 'revoked' }).waitFor();
     expect(await page.getByRole('button', { name: /^Revoke key/ }).count()).toBe(1);
+
+    // Ad spend: a CSV uploaded through `cost import`, in parts the console server takes, stored as POST /api/v1/cost stores it.
+    const costRows = Array.from({ length: 1200 }, (_, i) => `2026-03-01,meta,campaign-${i},US,ios,2.5`);
+    await page.locator('#cost-file').setInputFiles({
+      name: 'cost.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(['date,partner,campaign,country,platform,cost', ...costRows].join('\n')),
+    });
+    await page.getByRole('button', { name: 'Upload cost' }).click();
+    await page.getByTestId('cost-result').getByText('1200 cost rows stored for Space Miner.').waitFor({ timeout: 20_000 });
+    expect((await new CostStore(resourceName.table('aggregates')).readDay(app.app_id, '2026-03-01')).rows).toHaveLength(1200);
+    await page
+      .locator('#cost-file')
+      .setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from('date,partner,cost\n2026-03-01,meta,-1\n') });
+    await page.getByRole('button', { name: 'Upload cost' }).click();
+    await page
+      .getByTestId('cost-result')
+      .getByText(/line 2: bad_cost_row \(cost\)/)
+      .waitFor();
 
     // Tracking links: the builder creates the link and shows its URL and each platform's test click.
     await go('links');

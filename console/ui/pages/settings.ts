@@ -1,11 +1,13 @@
 import { command } from '../api';
 import { actionButton, copyable, dateTime, h, notice, replace, table } from '../dom';
 import { type AppSummary, selection } from '../state';
+import { costUploadSection } from './cost-upload';
 
 interface ServerKeyRow {
   key_id: string;
   created_ms: number;
   revoked: boolean;
+  scopes: string[];
 }
 
 /** Settings, Server Keys (the interface's "Settings, Server Keys, New Key"): create, list, revoke. */
@@ -21,33 +23,41 @@ export async function settingsPage(root: HTMLElement): Promise<void> {
     root,
     h('h1', { tabindex: -1 }, 'Settings'),
     h('h2', null, `Server Keys of ${app.name}`),
-    h('p', null, 'A server key reads every report of this app through the Reporting API (Authorization: Bearer srv_…).'),
+    h(
+      'p',
+      null,
+      'A server key reads every report of this app through the Reporting API (Authorization: Bearer srv_…); a cost key uploads ad spend (POST /api/v1/cost) and reads nothing.',
+    ),
     h(
       'div',
       { class: 'actions' },
-      actionButton('New Key', async () => {
-        const { server_key } = await command<{ server_key: string }>('server-key create', { 'app-key': app.app_key });
-        replace(
-          created,
-          h(
-            'div',
-            { class: 'key-once', role: 'region', 'aria-label': 'New server key' },
-            h(
-              'p',
-              { class: 'warning' },
-              h('strong', null, 'Keep this key on the server side, never in browser or mobile client code.'),
-              ' It reads every event of this app.',
-            ),
-            h('p', null, 'This is the only time it is shown: only its SHA-256 is stored. Copy it now.'),
-            copyable('New server key', server_key, 'new-server-key'),
-          ),
-        );
-        await refresh();
-      }),
+      actionButton('New Key', () => createKey('read')),
+      actionButton('New Cost Key', () => createKey('cost')),
     ),
     created,
     list,
+    costUploadSection(app),
   );
+
+  async function createKey(scope: 'read' | 'cost'): Promise<void> {
+    const { server_key } = await command<{ server_key: string }>('server-key create', { 'app-key': selected.app_key, scope });
+    replace(
+      created,
+      h(
+        'div',
+        { class: 'key-once', role: 'region', 'aria-label': 'New server key' },
+        h(
+          'p',
+          { class: 'warning' },
+          h('strong', null, 'Keep this key on the server side, never in browser or mobile client code.'),
+          scope === 'read' ? ' It reads every event of this app.' : ' It uploads the ad spend of this app.',
+        ),
+        h('p', null, 'This is the only time it is shown: only its SHA-256 is stored. Copy it now.'),
+        copyable('New server key', server_key, 'new-server-key'),
+      ),
+    );
+    await refresh();
+  }
 
   async function refresh(): Promise<void> {
     const { server_keys } = await command<{ server_keys: ServerKeyRow[] }>('server-key list', { 'app-key': selected.app_key });
@@ -58,6 +68,7 @@ export async function settingsPage(root: HTMLElement): Promise<void> {
         [
           { label: 'Key id (SHA-256 of the key)', cell: (k) => h('code', { title: k.key_id }, `${k.key_id.slice(0, 16)}…`) },
           { label: 'Created', cell: (k) => dateTime(k.created_ms) },
+          { label: 'Scopes', cell: (k) => k.scopes.join(', ') },
           {
             label: 'State',
             cell: (k) => (k.revoked ? h('span', { class: 'badge warn' }, 'revoked') : h('span', { class: 'badge ok' }, 'active')),
