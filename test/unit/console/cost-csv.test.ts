@@ -19,7 +19,7 @@ describe("the console's cost CSV parts", () => {
             // Over the limit only when one row alone is: the console server then refuses it, and says so.
             if (lines.length > 1) expect(new TextEncoder().encode(JSON.stringify(part.csv)).length).toBeLessThanOrEqual(maxBytes);
             // The part's header is line firstLine, so its k-th row is line firstLine + 1 + k.
-            lines.forEach((line, k) => seen.push([part.firstLine + 1 + k, line]));
+            for (const [k, line] of lines.entries()) seen.push([part.firstLine + 1 + k, line]);
           }
           expect(seen).toEqual(rows.map((row, i) => [i + 2, row]));
         },
