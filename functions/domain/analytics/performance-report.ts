@@ -122,8 +122,7 @@ export async function answerPerformance(ports: PerformancePorts, request: Perfor
   const query = parsePerformanceQuery(request.params, startedMs);
   const zone = await ports.keys.appTimeZone(appId);
   const days = windowDays(query, zone);
-  const facts = await factsOf(ports.rows, appId, query, days);
-  const all = sumRows(facts, query);
+  const all = await sumsOf(ports.rows, appId, query, days);
   const today = localDayOf(startedMs, zone);
   // Days are YYYY-MM-DD: the earlier of two is the first in string order.
   const [lastInstallDay = today] = [days.lastDay, today].sort();
@@ -156,20 +155,22 @@ export function daysOf(window: DayWindow): string[] {
  * read of its rows and one of its cost: exact either way, as the page holds what the rows held at
  * the stamp's v and a changed day has a newer v.
  */
-async function factsOf(rows: PerformanceRows, appId: string, query: PerformanceQuery, window: DayWindow): Promise<DayFact[]> {
+async function sumsOf(rows: PerformanceRows, appId: string, query: PerformanceQuery, window: DayWindow): Promise<SummedRow[]> {
+  const sums = new GroupSums(query);
   if (partnerRowsSuffice(query)) {
     const [perf, cost] = await Promise.all([rows.partnerRows(appId, window), rows.costPartnerRows(appId, window)]);
-    return [...perf, ...cost];
+    for (const fact of perf) sums.addFact(fact);
+    for (const fact of cost) sums.addFact(fact);
+    return sums.rows();
   }
   const [stamps, pages] = await Promise.all([rows.stamps(appId, window), rows.pages(appId, window)]);
-  const facts: DayFact[] = [];
   const runs: DayWindow[] = [];
   let run: { firstDay: string; lastDay: string } | undefined;
   for (const day of daysOf(window)) {
     const page = pages.get(day);
     const v = stamps.get(day);
     if (page && 'rows' in page && v !== undefined && page.v === v) {
-      for (const row of pageFacts(day, page.rows)) facts.push(row);
+      sums.addPage(day, page.rows);
       run = undefined;
     } else if (run) {
       run.lastDay = day;
@@ -178,27 +179,14 @@ async function factsOf(rows: PerformanceRows, appId: string, query: PerformanceQ
       runs.push(run);
     }
   }
-  const read = await Promise.all(
+  await Promise.all(
     runs.map(async (days) => {
       const [perf, cost] = await Promise.all([rows.perfRows(appId, days), rows.costDays(appId, days)]);
-      return [...perf, ...cost.flatMap(({ day, rows: costRows }) => costFacts(day, costRows))];
+      for (const fact of perf) sums.addFact(fact);
+      for (const { day, rows: costRows } of cost) for (const fact of costFacts(day, costRows)) sums.addFact(fact);
     }),
   );
-  for (const part of read) for (const row of part) facts.push(row);
-  return facts;
-}
-
-/** A page's rows as facts, straight from its compact JSON (the encoding of encodePerfPage). */
-export function pageFacts(day: string, text: string): DayFact[] {
-  const cells = JSON.parse(text) as (string | number)[][];
-  return cells.map((line) => {
-    const counters: Partial<Record<AnyCounter, number>> = {};
-    for (let i = 0; i < ALL_COUNTERS.length; i++) {
-      const value = Number(line[4 + i] ?? 0);
-      if (value !== 0) counters[ALL_COUNTERS[i] as AnyCounter] = value;
-    }
-    return { day, dims: [String(line[0]), String(line[1]), String(line[2]), String(line[3])], counters };
-  });
+  return sums.rows();
 }
 
 export const costFacts = (day: string, rows: readonly CostRow[]): DayFact[] =>
@@ -214,42 +202,63 @@ export interface SummedRow {
   readonly counters: Readonly<Record<AnyCounter, number>>;
 }
 
-const columnValue = (fact: DayFact, column: GroupColumn): string =>
-  column === 'day' ? fact.day : (fact.dims[DIMENSIONS.indexOf(column as Dimension)] ?? '');
-
 /**
- * The facts kept by the filters, summed by the group columns, in the order of the group columns
- * (string order, column by column). A group whose counters are all 0 is left out: the partner
- * rows and the full rows agree on every sum but not always on which rows exist with nothing in
- * them (a cost row of 0 spend), and a row of zeros says nothing.
+ * The facts kept by the filters, summed by the group columns; rows() gives them in the order of
+ * the group columns (string order, column by column). A group whose counters are all 0 is left
+ * out: the partner rows and the full rows agree on every sum but not always on which rows exist
+ * with nothing in them (a cost row of 0 spend), and a row of zeros says nothing.
+ *
+ * A page's rows are summed straight from its compact JSON, without an object per row: a 30-day
+ * read by campaign sums 60,000 rows of a busy app (docs/benchmarks.md).
  */
-export function sumRows(facts: readonly DayFact[], query: Pick<PerformanceQuery, 'groupBy' | 'filters'>): SummedRow[] {
-  const filters = DIMENSIONS.flatMap((dimension, i) => {
-    const kept = query.filters[dimension];
-    return kept ? [{ i, kept }] : [];
-  });
-  const groups = new Map<string, { columns: string[]; sums: number[] }>();
-  for (const fact of facts) {
-    if (!filters.every(({ i, kept }) => kept.has(fact.dims[i] ?? ''))) continue;
-    const columns = query.groupBy.map((column) => columnValue(fact, column));
+export class GroupSums {
+  private readonly groups = new Map<string, { columns: string[]; sums: number[] }>();
+  /** Index of each group column in a page line ([...dims, ...counters]); -1 for the day. */
+  private readonly columnAt: number[];
+  private readonly filters: { i: number; kept: ReadonlySet<string> }[];
+
+  constructor(query: Pick<PerformanceQuery, 'groupBy' | 'filters'>) {
+    this.columnAt = query.groupBy.map((column) => (column === 'day' ? -1 : DIMENSIONS.indexOf(column as Dimension)));
+    this.filters = DIMENSIONS.flatMap((dimension, i) => {
+      const kept = query.filters[dimension];
+      return kept ? [{ i, kept }] : [];
+    });
+  }
+
+  /** A line of a page: the four dimensions, then ALL_COUNTERS. */
+  addPage(day: string, text: string): void {
+    for (const line of JSON.parse(text) as (string | number)[][]) this.add(day, line, (i) => line[4 + i]);
+  }
+
+  addFact(fact: DayFact): void {
+    this.add(fact.day, fact.dims, (i) => fact.counters[ALL_COUNTERS[i] as AnyCounter]);
+  }
+
+  private add(day: string, dims: readonly (string | number | undefined)[], counter: (i: number) => string | number | undefined): void {
+    for (const { i, kept } of this.filters) if (!kept.has(String(dims[i]))) return;
+    const columns = this.columnAt.map((at) => (at < 0 ? day : String(dims[at])));
     const key = columns.join('\u0000');
-    let group = groups.get(key);
+    let group = this.groups.get(key);
     if (!group) {
       group = { columns, sums: ALL_COUNTERS.map(() => 0) };
-      groups.set(key, group);
+      this.groups.set(key, group);
     }
-    for (let i = 0; i < ALL_COUNTERS.length; i++) {
-      const value = fact.counters[ALL_COUNTERS[i] as AnyCounter];
-      if (value) (group.sums[i] as number) += value;
+    const sums = group.sums;
+    for (let i = 0; i < sums.length; i++) {
+      const value = counter(i);
+      if (value) sums[i] = (sums[i] as number) + Number(value);
     }
   }
-  return [...groups.values()]
-    .filter((group) => group.sums.some((sum) => sum !== 0))
-    .sort((a, b) => compareColumns(a.columns, b.columns))
-    .map(({ columns, sums }) => ({
-      columns,
-      counters: Object.fromEntries(ALL_COUNTERS.map((name, i) => [name, sums[i] ?? 0])) as Record<AnyCounter, number>,
-    }));
+
+  rows(): SummedRow[] {
+    return [...this.groups.values()]
+      .filter((group) => group.sums.some((sum) => sum !== 0))
+      .sort((a, b) => compareColumns(a.columns, b.columns))
+      .map(({ columns, sums }) => ({
+        columns,
+        counters: Object.fromEntries(ALL_COUNTERS.map((name, i) => [name, sums[i] ?? 0])) as Record<AnyCounter, number>,
+      }));
+  }
 }
 
 export function compareColumns(a: readonly string[], b: readonly string[]): number {
