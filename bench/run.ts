@@ -32,6 +32,7 @@ import { costFigures } from './cost';
 import { endToEndFigures } from './end-to-end';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
 import { ingestCpuFigures } from './ingest-cpu';
+import { performanceReportFigures } from './performance-report';
 import { rawDataFigures } from './raw-data';
 import { reportLatencyFigures } from './report-latency';
 import { type ClickTraffic, contractViolations, type EventTraffic, type Figure, type Report } from './support';
@@ -62,8 +63,13 @@ if (json) process.stdout.write = process.stderr.write.bind(process.stderr) as ty
 const COMMAND = `npm run bench${json ? ' -- --json' : ''}`;
 const machine = `${cpus().length} x ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 1024 ** 3)} GiB`;
 const figures: Record<string, Figure> = { command: COMMAND, node: process.version, machine };
+const isTable = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const report: Report = (name, figure, values) => {
-  Object.assign(figures, values);
+  // Two phases may fill one table of figures (report_p95_ms: the four reports and the performance report).
+  for (const [key, value] of Object.entries(values)) {
+    const before = figures[key];
+    figures[key] = isTable(before) && isTable(value) ? ({ ...before, ...value } as Figure) : value;
+  }
   if (!json) console.log(`${name.padEnd(72)} ${figure}`);
 };
 
@@ -181,6 +187,8 @@ async function main(): Promise<void> {
     byBatch = await batchSizeFigures(report, stack);
     if (!json) console.log('');
     await reportLatencyFigures(report, stack);
+    if (!json) console.log('');
+    await performanceReportFigures(report, stack);
     if (!json) console.log('');
     await rawDataFigures(report, stack);
   } finally {

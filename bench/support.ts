@@ -61,7 +61,15 @@ export const REQUIRED_FIGURES = {
   e2e_clicks_per_s: 'number',
   wcu_per_event: 'number',
   wcu_per_click: 'number',
-  report_p95_ms: ['one_day', 'cohorts_365', 'attribution_365'],
+  report_p95_ms: [
+    'one_day',
+    'cohorts_365',
+    'attribution_365',
+    // Issue 23: the performance report on a busy app.
+    'performance_30d_day_partner',
+    'performance_30d_campaign_country',
+    'performance_365d_partner',
+  ],
   bundles: ['name', 'bytes', 'load_ms'],
   cost_per_million_events_usd: 'number',
   // Issue 21: write units, the hottest key at 10,000 events/s and the cost at 1, 10 and 50 events per batch.

@@ -72,7 +72,14 @@ describe('the bench --json contract', () => {
     e2e_clicks_per_s: 188,
     wcu_per_event: 1.194,
     wcu_per_click: 3,
-    report_p95_ms: { one_day: 8.2, cohorts_365: 11.4, attribution_365: 28.1 },
+    report_p95_ms: {
+      one_day: 8.2,
+      cohorts_365: 11.4,
+      attribution_365: 28.1,
+      performance_30d_day_partner: 21.5,
+      performance_30d_campaign_country: 98.3,
+      performance_365d_partner: 40.2,
+    },
     bundles: [{ name: 'ingest', bytes: 67697, load_ms: 83.1 }],
     cost_per_million_events_usd: 1.04,
     wcu_per_event_by_batch: { '1': 9.2, '10': 2, '50': 1.2 },
@@ -91,7 +98,13 @@ describe('the bench --json contract', () => {
   it('names each missing or malformed figure', () => {
     const figures = complete();
     delete figures.e2e_events_per_s;
-    figures.report_p95_ms = { one_day: 8.2, cohorts_365: 11.4 };
+    figures.report_p95_ms = {
+      one_day: 8.2,
+      cohorts_365: 11.4,
+      performance_30d_day_partner: 21.5,
+      performance_30d_campaign_country: 98.3,
+      performance_365d_partner: 40.2,
+    };
     figures.bundles = [{ name: 'ingest', bytes: 67697 }];
     expect(contractViolations(figures)).toEqual([
       'e2e_events_per_s is not a finite number: undefined',
