@@ -34,6 +34,7 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
   const audits: { key: string; batch: AuditBatch; lines: readonly AuditLine[] }[] = [];
   const messages: AggregationMessage[] = [];
   const failures: { step: BatchStep; companyId: string; appId: string; error: unknown }[] = [];
+  const rates = new MemoryFxRates({ '2025-03-09': { EUR: 1.08 } });
   const fail = (call: string) => {
     if (options.failing !== undefined && STEP_CALLS[options.failing].includes(call)) {
       throw Object.assign(new Error(`${options.failing} is down`), { name: 'ServiceUnavailable' });
@@ -68,7 +69,13 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
         messages.push(message);
       },
     },
-    rates: new MemoryFxRates(),
+    rates: {
+      ratesOf: async (days) => {
+        fail('ratesOf');
+        writes.push('fx_read');
+        return rates.ratesOf(days);
+      },
+    },
     failed: (step, batch, error) => failures.push({ step, companyId: batch.companyId, appId: batch.appId, error }),
   };
   const take = (overrides: Partial<BatchRequest> = {}) =>
@@ -208,6 +215,36 @@ describe('takeBatch', () => {
     expect(failures).toEqual([
       { step, companyId: 'com_1', appId: 'app_1', error: expect.objectContaining({ name: 'ServiceUnavailable' }) },
     ]);
+  });
+
+  it('reads no exchange rate for a batch without a currency', async () => {
+    const { take, writes } = world();
+    await take();
+    expect(writes).not.toContain('fx_read');
+  });
+
+  it('converts revenue in a currency before counting, and rejects one with no rate without refusing the batch', async () => {
+    const { take, writes, audits, caps } = world();
+    const priced = (id: string, currency: string) => validEvent({ event_id: id, revenue_usd: undefined, revenue: 10, currency }, NOW);
+    const taken = await take({ body: { events: [priced('e1', 'EUR'), priced('e2', 'GBP')], sent_at_ms: NOW } });
+    expect(writes.slice(0, 2)).toEqual(['fx_read', 'hold']);
+    expect(taken.verdicts.map(({ status, reason }) => [status, reason])).toEqual([
+      ['accepted', undefined],
+      ['rejected', 'bad_currency'],
+    ]);
+    expect(caps.total()).toBe(1);
+    expect(audits[0]?.lines[0]).toMatchObject({
+      event: { revenue: 10, currency: 'EUR', revenue_usd: 10.8 },
+      fx: { rate_day: '2025-03-09' },
+    });
+  });
+
+  it('answers audit_write_failed when the rates cannot be read, counting and storing nothing', async () => {
+    const { take, writes, failures } = world({ failing: 'fx_read' });
+    const priced = validEvent({ event_id: 'e1', revenue_usd: undefined, revenue: 10, currency: 'EUR' }, NOW);
+    expect(await refusalOf(take({ body: { events: [priced], sent_at_ms: NOW } }))).toBe('audit_write_failed');
+    expect(writes).toEqual([]);
+    expect(failures.map((failure) => failure.step)).toEqual(['fx_read']);
   });
 
   it('takes the count back when the write that made it answers with an error, so a retry in new bytes counts once', async () => {

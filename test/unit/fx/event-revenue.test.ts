@@ -1,0 +1,93 @@
+import { gunzipSync } from 'node:zlib';
+import { MemoryFxRates } from '../../../functions/adapters/memory/fx-rates';
+import { encodeAuditObject, toJsonLines } from '../../../functions/domain/audit/encode';
+import { eventTexts } from '../../../functions/domain/audit/event-text';
+import { auditLines } from '../../../functions/domain/audit/lines';
+import type { AuditBatch } from '../../../functions/domain/audit/types';
+import { convertRevenue } from '../../../functions/domain/fx/event-revenue';
+import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
+import { validEvent } from '../../integration/ingest-support';
+
+const NOW = Date.UTC(2025, 2, 10, 12, 0);
+const batch: AuditBatch = { companyId: 'com_1', appId: 'app_1', receivedMs: NOW, bodySha256: 'x', clientIp: '203.0.113.9' };
+const priced = (overrides: Record<string, unknown>) =>
+  validEvent({ revenue_usd: undefined, revenue: 10, currency: 'EUR', ...overrides }, NOW - 1000);
+
+/** The batch judged and converted with these rates, as takeBatch does it. */
+async function take(events: unknown[], rates = new MemoryFxRates({ '2025-03-10': { EUR: 1.08, JPY: 0.0066 } })) {
+  const judged = judgeEvents(events, NOW, NOW);
+  return { rates, ...(await convertRevenue(rates, events, judged)) };
+}
+
+describe('revenue in a currency at ingest', () => {
+  it('converts at the rate of the event day and keeps the amount and currency', async () => {
+    const { verdicts, accepted, conversions } = await take([priced({}), priced({ revenue: 1000, currency: 'JPY' })]);
+    expect(accepted).toBe(2);
+    expect(verdicts.map((v) => v.status)).toEqual(['accepted', 'accepted']);
+    expect(conversions.get(0)).toEqual({ revenueUsd: 10.8, fx: { currency: 'EUR', amount: 10, rate: 1.08, rate_day: '2025-03-10' } });
+    expect(conversions.get(1)?.revenueUsd).toBe(6.6);
+  });
+
+  it.each([
+    ['an unknown code', { currency: 'XYZ' }, 'currency'],
+    ['a lower-case code', { currency: 'eur' }, 'currency'],
+    ['revenue_usd as well', { revenue_usd: 10.8 }, 'revenue_usd'],
+    ['a currency without revenue', { revenue: undefined }, 'revenue'],
+    ['a negative revenue', { revenue: -1 }, 'revenue'],
+    ['a revenue as a string', { revenue: '10' }, 'revenue'],
+  ])('rejects %s with bad_currency, reading no rates', async (_name, overrides, field) => {
+    const { verdicts, accepted, rejected, rates } = await take([priced(overrides), validEvent({}, NOW - 1000)]);
+    expect(verdicts[0]).toMatchObject({ status: 'rejected', reason: 'bad_currency', field });
+    expect(verdicts[1]?.status).toBe('accepted');
+    expect({ accepted, rejected }).toEqual({ accepted: 1, rejected: 1 });
+    expect(rates.reads).toEqual([]);
+  });
+
+  it('rejects a currency with no rate within the 7 days, and one that converts to more than 1,000,000 dollars', async () => {
+    const rates = new MemoryFxRates({ '2025-03-02': { GBP: 1.3 }, '2025-03-10': { EUR: 1.08 } });
+    const { verdicts, accepted, rejected } = await take([priced({ currency: 'GBP' }), priced({ revenue: 999_999 }), priced({})], rates);
+    expect(verdicts[0]).toMatchObject({ status: 'rejected', reason: 'bad_currency', field: 'currency' });
+    expect(verdicts[1]).toMatchObject({ status: 'rejected', reason: 'bad_currency', field: 'revenue' });
+    expect(verdicts[2]?.status).toBe('accepted');
+    expect({ accepted, rejected }).toEqual({ accepted: 1, rejected: 2 });
+  });
+
+  it('reads nothing for a batch without a currency (the hot path), and ignores revenue without a currency as an unknown field', async () => {
+    const { rates, accepted, conversions } = await take([validEvent({}, NOW), validEvent({ revenue: 3 }, NOW)]);
+    expect(accepted).toBe(2);
+    expect(conversions.size).toBe(0);
+    expect(rates.reads).toEqual([]);
+  });
+
+  it('reads the window of every priced day in one read', async () => {
+    const yesterday = NOW - 86_400_000;
+    const { rates } = await take([priced({}), validEvent({ revenue_usd: undefined, revenue: 1, currency: 'EUR' }, yesterday)]);
+    expect(rates.reads).toHaveLength(1);
+    expect(rates.reads[0]).toEqual([
+      '2025-03-02',
+      '2025-03-03',
+      '2025-03-04',
+      '2025-03-05',
+      '2025-03-06',
+      '2025-03-07',
+      '2025-03-08',
+      '2025-03-09',
+      '2025-03-10',
+    ]);
+  });
+
+  it('writes the audit line with the event as sent plus revenue_usd, and fx, the same with either writer', async () => {
+    const events = [priced({ device_id: 'dev-1' }), validEvent({}, NOW), priced({ currency: 'XYZ' })];
+    const body = Buffer.from(JSON.stringify({ events, sent_at_ms: NOW }));
+    const { verdicts, conversions } = await take(events);
+    const lines = auditLines(events, verdicts, batch, eventTexts(body, events.length), conversions);
+    const { device_id: _cut, ...sent } = events[0] as Record<string, unknown>;
+    expect(lines[0]?.event).toEqual({ ...sent, revenue_usd: 10.8 });
+    expect(lines[0]?.fx).toEqual({ currency: 'EUR', amount: 10, rate: 1.08, rate_day: '2025-03-10' });
+    expect(lines[1]?.fx).toBeUndefined();
+    expect(lines[2]).toMatchObject({ status: 'rejected', reason: 'bad_currency', event: events[2] });
+    const copied = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
+    expect(copied).toBe(toJsonLines(lines));
+    expect(copied).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+  });
+});
