@@ -541,7 +541,8 @@ export const functions = {
     routes: ['GET /l/{link_id}'],
     // Public ad clicks, the busiest route after POST /event; also rate limited per IP block in the handler.
     throttle: { rateLimit: 500, burstLimit: 1000 },
-    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write' },
+    // tenants: the app's time zone; aggregates: the click's count in the perf rows (plain ADDs).
+    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write', tenants: 'read', aggregates: 'write' },
   },
   'postback-sender': {
     entry: 'functions/postback-sender.ts',

@@ -1,3 +1,6 @@
+import { dimensionValue } from '../aggregation/rows';
+import type { DimensionValues } from '../analytics/performance';
+import { localDayOf } from '../common/days';
 import { buildClick, type ClickRecord } from './click';
 import { clientAddress } from './ip-block';
 import { type CountryRules, type DropReason, edgeFilter } from './link-filter';
@@ -56,12 +59,24 @@ export interface ClickLog {
   record(click: ClickRecord): Promise<void>;
 }
 
+/**
+ * The performance report's click counts (docs/analytics.md, "Rows"): `clicks` on the click's perf
+ * and perf_partner rows and `v` on its day's stamp, plain ADDs (functions/adapters/aggregate-store.ts).
+ */
+export interface ClickCounts {
+  countClick(appId: string, day: string, dims: DimensionValues): Promise<void>;
+}
+
 export interface TrackingLinkPorts {
   readonly links: LinkSource;
   readonly ipBlocks: IpBlocks;
   rateCounter: SlotCounter;
   rateWindow: SlidingWindow;
   readonly clicks: ClickLog;
+  /** Absent: clicks are recorded for attribution only. */
+  readonly clickCounts?: ClickCounts;
+  /** The app's IANA time zone (cached), for the click's local day. */
+  timeZoneOf?(appId: string): Promise<string>;
   newClickId(): string;
 }
 
@@ -85,6 +100,8 @@ export type LinkOutcome =
       readonly dropped?: DropReason;
       /** Set with dropped 'store_unavailable': what failed, for the log. */
       readonly failure?: unknown;
+      /** The click was recorded but its count in the perf rows failed (logged and metered; the visitor is redirected all the same). */
+      readonly countFailure?: unknown;
     };
 
 /** Link ids the service makes are 12 base64url characters; anything far from that is not looked up. */
@@ -172,7 +189,11 @@ async function admitAndRecord(
     query: request.query,
     nowMs: request.nowMs,
   });
-  await ports.clicks.record(click);
+  // The count runs beside the click's write, so it adds no latency of its own, and its failure
+  // changes nothing for the visitor; a failed click write still fails the click as before (once
+  // both have settled, so nothing of the request still writes after its answer).
+  const [recordFailure, countFailure] = await Promise.all([settle(ports.clicks.record(click)), settle(countClick(ports, click))]);
+  if (recordFailure !== undefined) throw recordFailure;
   return {
     kind: 'redirect',
     location: redirectLocation(destination, {
@@ -182,7 +203,22 @@ async function admitAndRecord(
       campaign: link.campaign,
     }),
     click,
+    ...(countFailure === undefined ? {} : { countFailure }),
   };
+}
+
+/** The click's dimensions: the link's partner and campaign, the viewer's country, the user agent's platform. */
+export const clickDimensions = (click: Pick<ClickRecord, 'partner' | 'campaign' | 'country' | 'platform'>): DimensionValues => [
+  dimensionValue(click.partner),
+  dimensionValue(click.campaign),
+  dimensionValue(click.country),
+  dimensionValue(click.platform),
+];
+
+async function countClick(ports: TrackingLinkPorts, click: ClickRecord): Promise<void> {
+  if (!ports.clickCounts) return;
+  const zone = ports.timeZoneOf ? await ports.timeZoneOf(click.app_id) : undefined;
+  await ports.clickCounts.countClick(click.app_id, localDayOf(click.ts_ms, zone), clickDimensions(click));
 }
 
 /** Runs a write whose failure must not change the answer; returns the failure, if any. */
