@@ -1,5 +1,5 @@
 import { ServiceError } from './domain/common/errors';
-import { isReportName, REPORTS_PREFIX } from './domain/reports/reports';
+import { isReportRoute, REPORTS_PREFIX } from './domain/reports/reports';
 import { type HttpEvent, type HttpResult, httpHandler } from './shared/http';
 
 /**
@@ -12,7 +12,7 @@ export async function fallback(event: HttpEvent): Promise<HttpResult> {
   const method = event.requestContext.http.method.toUpperCase();
   if (path === REPORTS_PREFIX || path.startsWith(`${REPORTS_PREFIX}/`)) {
     const name = path.slice(REPORTS_PREFIX.length + 1);
-    if (isReportName(name) && method !== 'GET') throw new ServiceError(405, 'method_not_allowed', { allow: 'GET' });
+    if (isReportRoute(name) && method !== 'GET') throw new ServiceError(405, 'method_not_allowed', { allow: 'GET' });
     throw new ServiceError(404, 'unknown_report');
   }
   throw new ServiceError(404, 'not_found');

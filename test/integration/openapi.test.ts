@@ -13,6 +13,7 @@ import { EventClient, type SignedRequest, signedRequest } from '../../client/eve
 import { LinkStore } from '../../functions/adapters/link-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { COST_ERRORS, COST_FIELDS, COST_PATH, MAX_COST_ROWS } from '../../functions/domain/analytics/cost';
+import { PERFORMANCE_ERRORS } from '../../functions/domain/analytics/performance-report';
 import { DAY_MS } from '../../functions/domain/common/days';
 import { BINDINGS } from '../../functions/domain/health/health';
 import {
@@ -26,7 +27,7 @@ import {
 import { EVENT_FAULT_FIELDS, EVENT_RULES } from '../../functions/domain/ingest/event-validation';
 import { STREAM_ERRORS, STREAM_PATH } from '../../functions/domain/raw-data/stream';
 import { DEFAULT_LIMIT, MAX_LIMIT, REPORT_ERRORS } from '../../functions/domain/reports/report-query';
-import { REPORT_NAMES, REPORTS_PREFIX } from '../../functions/domain/reports/reports';
+import { REPORT_NAMES, REPORT_ROUTES, REPORTS_PREFIX } from '../../functions/domain/reports/reports';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
@@ -83,6 +84,7 @@ const CODE_ERRORS = unique([
   ...pairsOf(REPORT_ERRORS),
   ...pairsOf(STREAM_ERRORS),
   ...pairsOf(COST_ERRORS),
+  ...pairsOf(PERFORMANCE_ERRORS),
   ...sourceFiles().flatMap(codesIn),
 ]);
 
@@ -93,7 +95,7 @@ const functionServing = (route: string) => manifestFunctions.find((spec) => spec
 /** Every routed function is wrapped by httpHandler, whose error middleware answers these on any route. */
 const HTTP_EDGE = 'functions/shared/http.ts';
 const REPORTS_FALLBACK_ROUTE = `ANY ${REPORTS_PREFIX}/{proxy+}`;
-const REPORT_PATHS: readonly string[] = REPORT_NAMES.map((name) => `${REPORTS_PREFIX}/${name}`);
+const REPORT_PATHS: readonly string[] = REPORT_ROUTES.map((name) => `${REPORTS_PREFIX}/${name}`);
 /** The reports' routing answers: the fallback's, not the report functions' (docs/architecture.md section 1). */
 const ROUTING_CODES = ['unknown_report', 'method_not_allowed'];
 
@@ -123,6 +125,10 @@ function expectedErrors(op: Operation): StatusCode[] {
       }
       const code = REPORT_PATHS.includes(op.path) ? 'method_not_allowed' : 'unknown_report';
       return fallbackCodes.filter((error) => codeOf(error) === code);
+    }
+    // The performance report: the four reports' refusals and its own (performance-report.ts).
+    if (op.method === 'GET' && op.path === `${REPORTS_PREFIX}/performance`) {
+      return [...pairsOf(REPORT_ERRORS).filter((error) => !ROUTING_CODES.includes(codeOf(error))), ...pairsOf(PERFORMANCE_ERRORS)];
     }
     if (op.method === 'GET' && REPORT_PATHS.includes(op.path)) {
       return pairsOf(REPORT_ERRORS).filter((error) => !ROUTING_CODES.includes(codeOf(error)));
@@ -247,7 +253,7 @@ describe('docs/openapi.yaml', () => {
     expect(parameters.Limit.schema).toMatchObject({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT });
     const reportPaths = Object.keys(api.doc.paths).filter((path) => path.startsWith(`${REPORTS_PREFIX}/`) && !path.includes('{'));
     expect(unique(reportPaths)).toEqual(unique(REPORT_PATHS));
-    expect(unique(api.doc.paths[`${REPORTS_PREFIX}/{name}`].parameters[0].schema.not.enum)).toEqual(unique(REPORT_NAMES));
+    expect(unique(api.doc.paths[`${REPORTS_PREFIX}/{name}`].parameters[0].schema.not.enum)).toEqual(unique(REPORT_ROUTES));
   });
 
   it("lets a field stand beside the code only on POST /event's 400 bad_batch_shape: every other error body, the Reporting API's included, is the code alone", () => {

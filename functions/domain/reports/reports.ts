@@ -3,6 +3,14 @@ export const REPORT_NAMES = ['attribution', 'revenue', 'cohorts', 'events'] as c
 export type ReportName = (typeof REPORT_NAMES)[number];
 export const REPORTS_PREFIX = '/api/v1/reports';
 
+/** Every report path under the prefix: the four above and those beside them (issue 23: performance). */
+export const REPORT_ROUTES = [...REPORT_NAMES, 'performance'] as const;
+
+/** Whether a name under the prefix is a report's (its other methods are 405, not 404). */
+export function isReportRoute(name: string): boolean {
+  return (REPORT_ROUTES as readonly string[]).includes(name);
+}
+
 export function isReportName(name: string): name is ReportName {
   return (REPORT_NAMES as readonly string[]).includes(name);
 }
