@@ -27,6 +27,7 @@ import {
   fetchPerformance,
   lastAccepted,
   PERF_QUERIES,
+  type PerfClick,
   planCost,
   queryLabel,
 } from './performance';
@@ -94,7 +95,15 @@ export interface AppResult {
     planned: Partial<Record<InstallKind, number>>;
     expected: { deterministic: number; probabilistic: number; organic: number; reinstalls: number; fraud_flagged: number };
   };
-  events: { accepted: number; rejected: number; batches: number; retried_identical: number; retried_reencoded: number };
+  events: {
+    accepted: number;
+    rejected: number;
+    batches: number;
+    retried_identical: number;
+    retried_reencoded: number;
+    /** Accepted purchases sent as `revenue` + `currency` (EUR, JPY), converted by the service. */
+    in_other_currencies: number;
+  };
   purchases: number;
   revenue_usd: number;
   /** Days with installs, oldest first, and the whole period's D1/D7/D30 as the oracle counts them. */
@@ -228,7 +237,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     'AQ',
   ]);
   const baseUrl = (options.baseUrl ?? String(probe.url).replace(/\/l\/[^/]+$/, '')).replace(/\/$/, '');
-  const addressing = await detectAddressing(baseUrl, String(probe.link_id));
+  const { addressing, click: probeClick } = await detectAddressing(baseUrl, String(probe.link_id));
   log(
     addressing === 'many'
       ? 'The service takes client addresses from X-Forwarded-For: people click and install from many addresses and countries.'
@@ -279,7 +288,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       seen: new Set(),
       decisions: new Map(),
       tally: { sent: 0, recorded: 0, dropped: {}, rate_limited: 0, honeypot_hits: 0, waited_for_rate_limit: 0 },
-      events: { accepted: 0, rejected: 0, batches: 0, retried_identical: 0, retried_reencoded: 0 },
+      events: { accepted: 0, rejected: 0, batches: 0, retried_identical: 0, retried_reencoded: 0, in_other_currencies: 0 },
     });
   }
   // Exchange rates for every day events may fall on, set as an operator would: a file a day.
@@ -330,7 +339,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       (event) => state.decisions.get(`${event.installUuid}|${event.eventId}`) ?? { partner: 'organic', type: 'organic', fraud: false },
       { timeZone: state.timeZone, performance: cells },
     );
-    const ambiguous = addClicks(cells, state.recorded.values(), state.timeZone);
+    const probed = state.plan.index === 0 && probeClick ? [probeClick] : [];
+    const ambiguous = addClicks(cells, [...state.recorded.values(), ...probed], state.timeZone);
     if (ambiguous > 0)
       problems.push(`${state.plan.name}: ${ambiguous} click(s) were answered across a local midnight: their day cannot be predicted`);
     // Ad spend, as the partners report it, for the installs they brought and some earlier days.
@@ -391,7 +401,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       const queries = PERF_QUERIES.filter((q) => addressing === 'many' || (!q.groupBy.includes('country') && !q.filters?.country));
       for (const query of queries) {
         let perf: Difference[] = [];
-        for (let attempt = 0; attempt < 5; attempt++) {
+        for (let attempt = 0; attempt < 3; attempt++) {
           const actual = await fetchPerformance(baseUrl, state.serverKey, window, query);
           if (actual === undefined) break;
           features.performance = true;
@@ -480,7 +490,8 @@ async function uploadCost(
  * TRUST_PROXY=1): a click on a link that admits only Antarctica, claiming to come from there, is
  * recorded only when the service believes the claim. Behind CloudFront it never does.
  */
-async function detectAddressing(baseUrl: string, linkId: string): Promise<Addressing> {
+async function detectAddressing(baseUrl: string, linkId: string): Promise<{ addressing: Addressing; click?: PerfClick }> {
+  const sentMs = Date.now();
   const response = await fetch(`${baseUrl}/l/${linkId}`, {
     redirect: 'manual',
     headers: {
@@ -491,7 +502,9 @@ async function detectAddressing(baseUrl: string, linkId: string): Promise<Addres
     },
   });
   await response.arrayBuffer();
-  return clickIdOf(response.headers.get('location')).clickId ? 'many' : 'one';
+  if (!clickIdOf(response.headers.get('location')).clickId) return { addressing: 'one' };
+  // A click like any other: the first app's performance report counts it.
+  return { addressing: 'many', click: { partner: 'sim_probe', country: 'AQ', platform: 'ios', sentMs, answeredMs: Date.now() } };
 }
 
 function clickIdOf(location: string | null): { clickId?: string; referrer?: string } {
@@ -695,6 +708,7 @@ async function sendRound(
       if (state.seen.has(identity)) continue;
       state.seen.add(identity);
       state.events.accepted++;
+      if (planned.revenue && money.currencies) state.events.in_other_currencies++;
       state.taken.push({
         installUuid: planned.install_uuid,
         eventId: planned.event_id,

@@ -18,7 +18,7 @@ export function summaryText(result: SimulationResult): string {
       .join(', ');
     const x = app.installs.expected;
     lines.push('');
-    lines.push(`${app.name}${app.probabilistic ? ' (probabilistic matching on)' : ''}`);
+    lines.push(`${app.name}${app.probabilistic ? ' (probabilistic matching on)' : ''}, days in ${app.time_zone}`);
     lines.push(`  app key     ${app.app_key}`);
     lines.push(`  server key  ${app.server_key}`);
     lines.push(`  partners    ${app.partners.join(', ')}`);
@@ -35,6 +35,10 @@ export function summaryText(result: SimulationResult): string {
         ` ${app.events.retried_identical + app.events.retried_reencoded} batches sent again (${app.events.retried_identical} byte for byte, ${app.events.retried_reencoded} re-encoded)`,
     );
     lines.push(`  purchases   ${app.purchases}, revenue $${app.revenue_usd.toFixed(2)}`);
+    if (app.cost.rows > 0)
+      lines.push(
+        `  cost        ${app.cost.rows} rows, $${app.cost.usd.toFixed(2)}, in ${app.cost.requests} uploads (${app.cost.restated} rows sent again, restated or not)`,
+      );
     const r = app.retention;
     const pct = (n: number) => (r.installs ? `${((100 * n) / r.installs).toFixed(1)}%` : '-');
     lines.push(`  retention   ${r.installs} installs: D1 ${r.d1} (${pct(r.d1)}), D7 ${r.d7} (${pct(r.d7)}), D30 ${r.d30} (${pct(r.d30)})`);
@@ -47,7 +51,11 @@ export function summaryText(result: SimulationResult): string {
   }
   if (result.checked) {
     lines.push('');
-    if (result.differences.length === 0) lines.push('Check: all four reports of every app match what was sent.');
+    const perf = result.apps.reduce((n, app) => n + app.performance_checks.length, 0);
+    if (result.differences.length === 0)
+      lines.push(
+        `Check: all four reports of every app match what was sent${perf ? `, and so do ${perf} performance report queries` : ''}.`,
+      );
     else {
       lines.push(`Check: ${result.differences.length} difference(s) between the reports and what was sent:`);
       lines.push(...result.differences.map((d) => `  ${d.app}: ${formatDifference(d)}`));

@@ -2,7 +2,8 @@
 // X-Forwarded-For (TRUST_PROXY=1), the simulator run in-process at a small scale with --check,
 // no difference between the four reports and what it sent, and reports with something in them.
 
-import { fetchReports, type Reports } from '../../sim/check';
+import { fetchReports, type ReportRow, type Reports } from '../../sim/check';
+import { fetchPerformance, type PerfQuery } from '../../sim/performance';
 import { type SimulationResult, simulate } from '../../sim/run';
 import { failed, summaryJson, summaryText } from '../../sim/summary';
 import { type LocalStack, startLocalStack } from '../support/local-stack';
@@ -10,12 +11,17 @@ import { type LocalStack, startLocalStack } from '../support/local-stack';
 let stack: LocalStack;
 let result: SimulationResult;
 const reports: Reports[] = [];
+const performance = async (app: number, query: PerfQuery): Promise<ReportRow[]> => {
+  const rows = await fetchPerformance(result.base_url, result.apps[app]?.server_key ?? '', result.window, query);
+  if (!rows) throw new Error('the performance report answered 404');
+  return rows;
+};
 
 beforeAll(async () => {
   stack = await startLocalStack({ trustProxy: true });
   result = await simulate({ seed: 'integration', apps: 2, installs: 30, days: 45, check: true });
   for (const app of result.apps) reports.push(await fetchReports(result.base_url, app.server_key, result.window));
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await stack?.stop();
 });
@@ -34,7 +40,8 @@ describe('npm run simulate -- --check', () => {
     const text = summaryText(result);
     for (const app of result.apps) expect(text).toContain(app.server_key);
     expect(text).toContain('every back-dated install');
-    expect(text).toContain('Check: all four reports of every app match what was sent.');
+    expect(text).toContain('Check: all four reports of every app match what was sent, and so do 16 performance report queries.');
+    expect(text).toContain('days in America/New_York');
     expect(JSON.parse(JSON.stringify(summaryJson(result)))).toMatchObject({ seed: 'integration', checked: true, differences: [] });
   });
 
@@ -66,6 +73,45 @@ describe('npm run simulate -- --check', () => {
       expect(app.clicks.dropped.data_centre).toBeGreaterThan(0);
       expect(app.clicks.rate_limited).toBeGreaterThan(0);
       expect(app.events.retried_identical + app.events.retried_reencoded).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('npm run simulate -- --check: the performance report', () => {
+  it('found every part of issue 23 in the service and compared eight queries per app', () => {
+    expect(result.features).toEqual({ time_zones: true, currencies: true, cost: true, performance: true });
+    expect(result.apps.map((a) => a.time_zone)).toEqual(['America/New_York', 'UTC']);
+    for (const app of result.apps) {
+      expect(app.performance_checks).toHaveLength(8);
+      expect(app.performance_checks).toContain('performance?group_by=platform&country=US');
+      // Purchases in euros and yen were taken and converted, and the one in an unknown currency refused.
+      expect(app.events.in_other_currencies).toBeGreaterThan(0);
+      expect(app.cost.rows).toBeGreaterThan(10);
+      expect(app.cost.restated).toBeGreaterThan(0);
+    }
+  });
+
+  it('holds several campaigns, countries and both platforms, with cost, eCPI varying by partner and ROAS', async () => {
+    for (const [i] of result.apps.entries()) {
+      const byCampaign = await performance(i, { groupBy: ['campaign', 'country'] });
+      expect(
+        new Set(byCampaign.filter((r) => Number(r.installs) > 0 && r.campaign !== '(none)').map((r) => r.campaign)).size,
+      ).toBeGreaterThanOrEqual(4);
+      expect(new Set(byCampaign.filter((r) => Number(r.installs) > 0).map((r) => r.country)).size).toBeGreaterThanOrEqual(3);
+      const byPlatform = await performance(i, { groupBy: ['platform'] });
+      expect(
+        byPlatform
+          .filter((r) => Number(r.installs) > 0)
+          .map((r) => r.platform)
+          .sort(),
+      ).toEqual(['android', 'ios']);
+      const byPartner = await performance(i, { groupBy: ['partner'] });
+      const paid = byPartner.filter((r) => Number(r.installs) > Number(r.organic) && Number(r.cost_usd) > 0);
+      expect(paid.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(paid.map((r) => r.ecpi_usd)).size).toBe(paid.length);
+      const today = await performance(i, { groupBy: ['day', 'partner'] });
+      expect(today.some((r) => Number(r.roas_d0) > 0)).toBe(true);
+      expect(today.some((r) => r.partner === 'organic' && Number(r.cohort_revenue_d30_usd) > 0 && r.d30_mature === true)).toBe(true);
     }
   });
 });
