@@ -106,8 +106,10 @@ export interface MemberRef {
   partner: string;
   /**
    * The install's dimensions (docs/analytics.md, "Dimensions of an install"), so that later events
-   * count under the same ones. Absent from a reference written before them: contributions.ts
-   * counts such an install as [partner, (none), (none), its platform].
+   * count under the same ones: on the head and every reference written from it (a log item's
+   * `head`, `after:`, `applied`). Not on the install's own `e#` item, whose decision and audit line
+   * give them. Absent from a reference written before them: contributions.ts counts such an
+   * install as [partner, (none), (none), its platform].
    */
   dims?: DimensionValues;
 }
