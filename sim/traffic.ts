@@ -409,6 +409,8 @@ function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number
   const deviceId = platform === 'android' ? random.hex(16) : random.uuid().toUpperCase();
   const person: PersonPlan = { key, platform, viewer, clockOffsetMs, installs: [], batches: [] };
   const traits = archetype(random, kind === 'organic' && nth < 2 ? true : undefined);
+  // People an ad brought are bought for their spend: more of them pay in their first session, so ROAS is seen.
+  if (kind !== 'organic' && kind !== 'honeypot_ip') traits.purchaseChance = Math.max(traits.purchaseChance, 0.3);
 
   const backdated = (installAt: number, endAt: number): Life => ({
     installUuid: random.uuid(),
