@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
+import { PerformanceStore } from '../functions/adapters/performance-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
+import { answerAppPerformance } from '../functions/domain/analytics/performance-report';
 import { answerAppReport } from '../functions/domain/reports/answer-report';
 import { REPORT_NAMES } from '../functions/domain/reports/reports';
 import { appTimeZone } from '../functions/domain/tenants/tenant';
@@ -13,27 +15,44 @@ export const reportCommands = [
   defineCommand({
     name: 'report show',
     usage:
-      'report show --app-key K --report attribution|revenue|cohorts|events [--since-ms MS] [--until-ms MS]\n' +
-      '            [--limit N] [--offset N]     (a page of the report, as GET /api/v1/reports/{report} answers it)',
+      'report show --app-key K --report attribution|revenue|cohorts|events|performance [--since-ms MS] [--until-ms MS]\n' +
+      '            [--limit N] [--offset N]     (a page of the report, as GET /api/v1/reports/{report} answers it)\n' +
+      '            [--group-by day,partner,...] [--partner A,B] [--campaign C] [--country US] [--platform ios]   (performance only)',
     // Window and paging are passed through as given: the API's own checks read them.
     flags: z.object({
       'app-key': key,
-      report: z.enum(REPORT_NAMES),
+      report: z.enum([...REPORT_NAMES, 'performance']),
       'since-ms': z.string().optional(),
       'until-ms': z.string().optional(),
       limit: z.string().optional(),
       offset: z.string().optional(),
+      'group-by': z.string().optional(),
+      partner: z.string().optional(),
+      campaign: z.string().optional(),
+      country: z.string().optional(),
+      platform: z.string().optional(),
     }),
     async execute(f) {
       const app = await new TenantStore(resourceName.table('tenants')).appByKey(f['app-key']);
       if (!app) throw new NotFoundError('app');
       // The operator reaches the app through AWS access, not a server key: everything after the
       // key check (window and paging checks, the rows, their rendering) is the Reporting API's own.
-      const answer = await answerAppReport(
-        { rows: new AggregateStore(resourceName.table('aggregates')), nowMs: Date.now },
-        { appId: app.app_id, timeZone: appTimeZone(app) },
-        { report: f.report, params: { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset } },
-      );
+      const params = { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset };
+      const target = { appId: app.app_id, timeZone: appTimeZone(app) };
+      const table = resourceName.table('aggregates');
+      const answer =
+        f.report === 'performance'
+          ? await answerAppPerformance({ rows: new PerformanceStore(table), nowMs: Date.now }, target, {
+              params: {
+                ...params,
+                group_by: f['group-by'],
+                partner: f.partner,
+                campaign: f.campaign,
+                country: f.country,
+                platform: f.platform,
+              },
+            })
+          : await answerAppReport({ rows: new AggregateStore(table), nowMs: Date.now }, target, { report: f.report, params });
       // Without If-None-Match the answer is always a page.
       return answer.kind === 'page' ? { app_id: app.app_id, report: f.report, ...answer.body } : { app_id: app.app_id };
     },

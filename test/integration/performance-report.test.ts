@@ -4,6 +4,7 @@
 // answer as docs/openapi.yaml documents it, and 503 while the store fails.
 
 import { BatchWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { runAdmin } from '../../bin/admin';
 import { SORT_SEPARATOR } from '../../functions/domain/aggregation/rows';
 import type { CompactionSummary } from '../../functions/domain/analytics/pages';
 import { encodeCostDay, PERF_FAMILIES } from '../../functions/domain/analytics/performance';
@@ -136,6 +137,31 @@ describe('GET /api/v1/reports/performance', () => {
     ]);
     const filtered = await get(`?${window}&group_by=country&platform=android,web`, bearer(a));
     expect(filtered.body?.rows?.map((row) => [row.country, row.installs])).toEqual([['DE', 7]]);
+  });
+
+  it('shows the operator the same page through admin report show --report performance', async () => {
+    const api = await get(`?${window}&group_by=campaign&country=DE`, bearer(a));
+    const shown = (await runAdmin([
+      'report',
+      'show',
+      '--app-key',
+      a.app.app_key,
+      '--report',
+      'performance',
+      '--since-ms',
+      String(since),
+      '--until-ms',
+      String(until),
+      '--group-by',
+      'campaign',
+      '--country',
+      'DE',
+    ])) as { rows: unknown[] };
+    expect(shown.rows).toEqual(api.body?.rows);
+    expect(shown.rows.length).toBe(2);
+    await expect(runAdmin(['report', 'show', '--app-key', a.app.app_key, '--report', 'performance', '--group-by', 'os'])).rejects.toThrow(
+      /invalid_group_by/,
+    );
   });
 
   it('answers 304 to its ETag', async () => {

@@ -119,8 +119,18 @@ export const partnerRowsSuffice = (query: Pick<PerformanceQuery, 'groupBy' | 'fi
 export async function answerPerformance(ports: PerformancePorts, request: PerformanceRequest): Promise<ReportAnswer> {
   const startedMs = ports.nowMs();
   const appId = await appOfKey(ports.keys, request.authorization);
+  return answerAppPerformance(ports, { appId, timeZone: await ports.keys.appTimeZone(appId) }, request, startedMs);
+}
+
+/** Everything after the key, for an app already known: the API's, and the operator's `admin report show --report performance`. */
+export async function answerAppPerformance(
+  ports: Pick<PerformancePorts, 'rows' | 'nowMs'>,
+  app: { readonly appId: string; readonly timeZone: string },
+  request: Omit<PerformanceRequest, 'authorization'>,
+  startedMs = ports.nowMs(),
+): Promise<ReportAnswer> {
+  const { appId, timeZone: zone } = app;
   const query = parsePerformanceQuery(request.params, startedMs);
-  const zone = await ports.keys.appTimeZone(appId);
   const days = windowDays(query, zone);
   const all = await sumsOf(ports.rows, appId, query, days);
   const today = localDayOf(startedMs, zone);
