@@ -31,7 +31,7 @@ describe('a refused flag, in plain words', () => {
       'a value not among several choices',
       'report show',
       { 'app-key': 'app_live_x', report: 'sales' },
-      '--report must be attribution, revenue, cohorts or events',
+      '--report must be attribution, revenue, cohorts, events or performance',
     ],
     [
       'a URL of another scheme',
