@@ -545,6 +545,24 @@ function dropZeros<T extends Record<string, Record<string, Record<string, number
 }
 
 describe('rebuild from the audit store', () => {
+  it("keeps the live perf rows' clicks (no audit object has them) and never compares the stamps", () => {
+    const perf = (counters: Record<string, number>) => rowOf('perf', '2026-06-01', ['meta', 'spring', 'US', 'ios'], counters);
+    const partner = (counters: Record<string, number>) => rowOf('perf_partner', '2026-06-01', ['meta'], counters);
+    const stamp = (v: number) => rowOf('perf_stamp', '2026-06-01', [], { v });
+    const live = [perf({ clicks: 5, installs: 2 }), partner({ clicks: 5, installs: 2 }), stamp(9)];
+    // Rebuilt from the audit store: the installs, no clicks, a stamp of its own.
+    expect(differences(live, [perf({ installs: 2 }), partner({ installs: 2 }), stamp(1)])).toEqual([]);
+    // A row with clicks only is no difference; a wrong install count is one, and --apply keeps the clicks.
+    expect(differences([perf({ clicks: 3 })], [])).toEqual([]);
+    expect(differences(live, [perf({ installs: 1 }), partner({ installs: 2 })])).toEqual([
+      expect.objectContaining({
+        family: 'perf',
+        live: expect.objectContaining({ clicks: 5, installs: 2 }),
+        rebuilt: expect.objectContaining({ clicks: 5, installs: 1 }),
+      }),
+    ]);
+  });
+
   it('replays the audit objects into the same rows the live path made, using the recorded decisions', async () => {
     const w = world();
     w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta' }));
