@@ -18,8 +18,6 @@ export const REPORT_FAMILIES = ['attribution', 'revenue', 'cohorts', 'events'] a
  */
 export const ROW_FAMILIES = [...REPORT_FAMILIES, PERF_FAMILIES.perf, PERF_FAMILIES.perfPartner, PERF_FAMILIES.perfStamp] as const;
 export type RowFamily = (typeof ROW_FAMILIES)[number];
-/** The performance families the aggregator writes (the compactor's pages and the cost rows are not rows of this kind). */
-export const PERF_ROW_FAMILIES = [PERF_FAMILIES.perf, PERF_FAMILIES.perfPartner, PERF_FAMILIES.perfStamp] as const;
 
 /** The counters each family keeps, all integers (revenue in micro-dollars). */
 export const ROW_COUNTERS = {
