@@ -10,6 +10,7 @@ import { SqlQueryFailed, SqlRefused } from '../functions/domain/raw-data/sql-gua
 import { scopedToApp } from '../functions/domain/raw-data/sql-scope';
 import type { SqlResult } from '../functions/domain/raw-data/sql-values';
 import { REPORT_NAMES, type ReportName } from '../functions/domain/reports/reports';
+import { appTimeZone } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { stackWarehouse } from './athena-target';
 import { defineCommand, type Target, UsageError } from './command';
@@ -73,7 +74,7 @@ export const sqlCommands = [
             target,
             app.app_id,
             f.report,
-            reportScope(app.app_id, { since_ms: f['since-ms'], until_ms: f['until-ms'] }, Date.now()),
+            reportScope(app.app_id, { since_ms: f['since-ms'], until_ms: f['until-ms'] }, Date.now(), appTimeZone(app)),
           );
         const sql = f.query ?? '';
         if (target.stack) {

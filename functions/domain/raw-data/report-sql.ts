@@ -1,3 +1,4 @@
+import { UTC } from '../common/days';
 import { parseReportQuery, windowDays } from '../reports/report-query';
 import { REPORT_NAMES, type ReportName } from '../reports/reports';
 
@@ -7,7 +8,9 @@ import { REPORT_NAMES, type ReportName } from '../reports/reports';
  * it as the report's named query, `admin sql --report` runs it on either engine, and the tests run
  * it on DuckDB against an oracle and against the Reporting API itself.
  *
- * What a row counts is the aggregator's rule (functions/domain/aggregation/contributions.ts):
+ * What a row counts is the aggregator's rule (functions/domain/aggregation/contributions.ts). A
+ * day is the app's local day of a corrected time (docs/reports.md, "Time zones"), computed in SQL
+ * from corrected_ts and the time_zone parameter (the tables' install_day and event_day are UTC):
  * - attribution: installs by the install's day (of its corrected time), partner and attribution
  *   type; organic, reinstalls and fraud-flagged installs among them;
  * - cohorts: installs by install day; d1, d7 and d30 are the installs that have an event applied
@@ -29,13 +32,19 @@ import { REPORT_NAMES, type ReportName } from '../reports/reports';
  *
  * Parameters are Athena's and DuckDB's `?`, in the order of ReportQuery.parameters: the app's id
  * (once per table read: Athena's partition projection injects app_id only from a value written
- * next to the table), and the window's first and last day, YYYY-MM-DD, both included (the days
- * the API's since_ms/until_ms overlap, reportScope). A day filter on the receive-day partition dt
- * keeps Athena from reading older files: an event is accepted at most an hour before its
- * corrected time (docs/ingestion.md), so no row of a day lies in a partition before the day before.
+ * next to the table), the app's IANA time zone, and the window's first and last local day,
+ * YYYY-MM-DD, both included (the days the API's since_ms/until_ms overlap, reportScope). A day
+ * filter on the receive-day partition dt keeps Athena from reading older files: an event is
+ * accepted at most an hour before its corrected time (docs/ingestion.md) and a local day starts
+ * at most 14 hours before its UTC namesake, so no row of a day lies in a partition before the day
+ * before.
+ *
+ * The local day is at_timezone(from_unixtime(seconds), zone) cast to a date: Trino's functions,
+ * which take the zone as a value (AT TIME ZONE takes only a literal in Trino), and DuckDB shims of
+ * them (DUCKDB_SHIMS) over its ICU time zones.
  */
 
-export type ReportParameter = 'app_id' | 'first_day' | 'last_day';
+export type ReportParameter = 'app_id' | 'time_zone' | 'first_day' | 'last_day';
 
 export interface ReportQuery {
   readonly report: ReportName;
@@ -45,9 +54,11 @@ export interface ReportQuery {
   readonly parameters: readonly ReportParameter[];
 }
 
-/** What a report is asked for: the app and the window's days (inclusive, YYYY-MM-DD). */
+/** What a report is asked for: the app, its time zone and the window's local days (inclusive, YYYY-MM-DD). */
 export interface ReportScope {
   readonly appId: string;
+  /** The app's IANA time zone; UTC when absent. */
+  readonly timeZone?: string;
   readonly firstDay: string;
   readonly lastDay: string;
 }
@@ -93,6 +104,7 @@ export const REPORT_COLUMNS: Readonly<Record<ReportName, readonly { readonly nam
 
 /** Placeholders while a text is built: each becomes a `?`, and its name the next parameter. */
 const APP = '{{app_id}}';
+const ZONE = '{{time_zone}}';
 const FIRST = '{{first_day}}';
 const LAST = '{{last_day}}';
 
@@ -103,6 +115,9 @@ const LAST = '{{last_day}}';
  */
 const FIRST_DT = `CAST(CAST(CAST(${FIRST} AS DATE) - INTERVAL '1' DAY AS DATE) AS VARCHAR)`;
 
+/** The app's local day (YYYY-MM-DD) of an epoch-ms column. */
+const localDay = (column: string) => `CAST(CAST(at_timezone(from_unixtime(${column} / 1e3), ${ZONE}) AS DATE) AS VARCHAR)`;
+
 const DAY_MS = 86_400_000;
 /** corrected_ts difference from the install in [n, n + 1) days: retained on day n. */
 const retainedOn = (n: number) => `bool_or(since_install >= ${n * DAY_MS} AND since_install < ${(n + 1) * DAY_MS}) AS d${n}`;
@@ -111,6 +126,16 @@ const rate = (n: number) => `round(CAST(d${n} AS DOUBLE) / CAST(installs AS DOUB
 
 const TEMPLATES: Record<ReportName, string> = {
   attribution: `-- Attribution report: installs by install day, partner and attribution type.
+WITH scanned AS (
+  SELECT corrected_ts, partner, attribution_type, is_reinstall, fraud_reasons
+  FROM installs
+  WHERE app_id = ${APP}
+    AND dt >= ${FIRST_DT}
+),
+dated AS (
+  SELECT ${localDay('corrected_ts')} AS install_day, partner, attribution_type, is_reinstall, fraud_reasons
+  FROM scanned
+)
 SELECT install_day AS "day",
        partner,
        attribution_type,
@@ -118,10 +143,8 @@ SELECT install_day AS "day",
        count(CASE WHEN attribution_type = 'organic' THEN 1 END) AS organic,
        count(CASE WHEN is_reinstall THEN 1 END) AS reinstalls,
        count(CASE WHEN json_array_length(fraud_reasons) > 0 THEN 1 END) AS fraud_flagged
-FROM installs
-WHERE app_id = ${APP}
-  AND dt >= ${FIRST_DT}
-  AND install_day BETWEEN ${FIRST} AND ${LAST}
+FROM dated
+WHERE install_day BETWEEN ${FIRST} AND ${LAST}
 GROUP BY install_day, partner, attribution_type
 ORDER BY "day", partner, attribution_type`,
 
@@ -134,7 +157,7 @@ WITH first_installs AS (
 ),
 paid AS (
   -- An event that came before any install of its uuid (install_event_id null) is applied to the first install of the uuid.
-  SELECT e.event_day,
+  SELECT e.corrected_ts,
          e.install_uuid,
          e.revenue_micros,
          CASE WHEN e.install_event_id IS NULL THEN f.partner ELSE e.partner END AS partner
@@ -142,13 +165,17 @@ paid AS (
   LEFT JOIN first_installs f ON f.install_uuid = e.install_uuid
   WHERE e.app_id = ${APP}
     AND e.dt >= ${FIRST_DT}
-    AND e.event_day BETWEEN ${FIRST} AND ${LAST}
     AND e.revenue_micros > 0
+),
+dated AS (
+  SELECT ${localDay('corrected_ts')} AS event_day, install_uuid, revenue_micros, partner
+  FROM paid
+  WHERE partner IS NOT NULL
 ),
 totals AS (
   SELECT event_day, partner, count(*) AS purchases, sum(revenue_micros) AS revenue_micros, count(DISTINCT install_uuid) AS payers
-  FROM paid
-  WHERE partner IS NOT NULL
+  FROM dated
+  WHERE event_day BETWEEN ${FIRST} AND ${LAST}
   GROUP BY event_day, partner
 )
 SELECT event_day AS "day",
@@ -160,12 +187,20 @@ FROM totals
 ORDER BY "day", partner`,
 
   cohorts: `-- Cohorts report: installs by install day, and those with an event 1, 7 and 30 days after the install.
-WITH cohort AS (
-  SELECT install_uuid, install_event_id, corrected_ts, install_day, first_install
+WITH scanned AS (
+  SELECT install_uuid, install_event_id, corrected_ts, first_install
   FROM installs
   WHERE app_id = ${APP}
     AND dt >= ${FIRST_DT}
-    AND install_day BETWEEN ${FIRST} AND ${LAST}
+),
+dated AS (
+  SELECT install_uuid, install_event_id, corrected_ts, ${localDay('corrected_ts')} AS install_day, first_install
+  FROM scanned
+),
+cohort AS (
+  SELECT install_uuid, install_event_id, corrected_ts, install_day, first_install
+  FROM dated
+  WHERE install_day BETWEEN ${FIRST} AND ${LAST}
 ),
 applied AS (
   -- Each event with the install it is applied to: the one it names, else the first install of its uuid.
@@ -195,20 +230,28 @@ FROM days
 ORDER BY "day"`,
 
   events: `-- Events report: every event by event day and name, with its revenue and the distinct installs.
+WITH scanned AS (
+  SELECT corrected_ts, event_name, install_uuid, revenue_micros
+  FROM events
+  WHERE app_id = ${APP}
+    AND dt >= ${FIRST_DT}
+),
+dated AS (
+  SELECT ${localDay('corrected_ts')} AS event_day, event_name, install_uuid, revenue_micros
+  FROM scanned
+)
 SELECT event_day AS "day",
        event_name,
        count(*) AS events,
        count(DISTINCT install_uuid) AS unique_installs,
        CAST(coalesce(sum(CASE WHEN revenue_micros > 0 THEN revenue_micros ELSE 0 END), 0) AS DOUBLE) / 1e6 AS revenue_usd
-FROM events
-WHERE app_id = ${APP}
-  AND dt >= ${FIRST_DT}
-  AND event_day BETWEEN ${FIRST} AND ${LAST}
+FROM dated
+WHERE event_day BETWEEN ${FIRST} AND ${LAST}
 GROUP BY event_day, event_name
 ORDER BY "day", event_name`,
 };
 
-const PLACEHOLDER = /\{\{(app_id|first_day|last_day)\}\}/g;
+const PLACEHOLDER = /\{\{(app_id|time_zone|first_day|last_day)\}\}/g;
 
 // The texts' comments hold no quote and no question mark: a `?` is a parameter to Athena.
 
@@ -224,19 +267,29 @@ export function reportQuery(report: ReportName): ReportQuery {
 
 /** The values of a query's parameters for a scope, in order (plain values, for DuckDB's binding). */
 export function reportParameterValues(query: ReportQuery, scope: ReportScope): string[] {
-  const values: Record<ReportParameter, string> = { app_id: scope.appId, first_day: scope.firstDay, last_day: scope.lastDay };
+  const values: Record<ReportParameter, string> = {
+    app_id: scope.appId,
+    time_zone: scope.timeZone ?? UTC,
+    first_day: scope.firstDay,
+    last_day: scope.lastDay,
+  };
   return query.parameters.map((name) => values[name]);
 }
 
 /**
  * The scope of `admin sql --report`: the app, and the days of the window since_ms/until_ms as
  * the Reporting API reads them (parseReportQuery: the same defaults, refusals and 365-day limit;
- * windowDays: the UTC days the window overlaps).
+ * windowDays: the app's local days the window overlaps).
  */
-export function reportScope(appId: string, params: { readonly since_ms?: string; readonly until_ms?: string }, nowMs: number): ReportScope {
+export function reportScope(
+  appId: string,
+  params: { readonly since_ms?: string; readonly until_ms?: string },
+  nowMs: number,
+  timeZone: string = UTC,
+): ReportScope {
   const query = parseReportQuery({ since_ms: params.since_ms, until_ms: params.until_ms }, nowMs);
-  const days = windowDays(query);
-  return { appId, firstDay: days.firstDay, lastDay: days.lastDay };
+  const days = windowDays(query, timeZone);
+  return { appId, timeZone, firstDay: days.firstDay, lastDay: days.lastDay };
 }
 
 /** A string as a SQL literal: Athena's ExecutionParameters are literals, not values. */
@@ -251,6 +304,7 @@ export interface NamedReportQuery {
 
 const PARAMETER_WORDS: Record<ReportParameter, string> = {
   app_id: "the app's id in quotes ('...')",
+  time_zone: "the app's IANA time zone in quotes ('Europe/Berlin', 'UTC')",
   first_day: "the first day ('YYYY-MM-DD')",
   last_day: "the last day ('YYYY-MM-DD', included)",
 };
@@ -272,12 +326,15 @@ export function athenaNamedQueries(): NamedReportQuery[] {
 
 /**
  * DuckDB macros for Trino functions that DuckDB lacks, created before every local query so that a
- * query written for Athena runs locally too. The four reports need none of them: their SQL uses
- * only what both engines have. Each behaves as Trino's for the tables' types.
+ * query written for Athena runs locally too. The four reports use from_unixtime and at_timezone
+ * for their local days. Each behaves as Trino's for the tables' types.
  */
 export const DUCKDB_SHIMS: readonly { readonly name: string; readonly sql: string }[] = [
   // Trino: seconds since the epoch (double) to a timestamp with time zone (the session's, UTC in Athena).
   { name: 'from_unixtime', sql: 'CREATE MACRO from_unixtime(seconds) AS to_timestamp(seconds)' },
+  // Trino: a timestamp with time zone moved to another zone; cast to a date, the zone's calendar day
+  // (DuckDB: timezone() gives the zone's wall time, whose date is the same).
+  { name: 'at_timezone', sql: 'CREATE MACRO at_timezone(ts, zone) AS timezone(zone, ts)' },
   // Trino: a timestamp to seconds since the epoch, a double.
   { name: 'to_unixtime', sql: 'CREATE MACRO to_unixtime(ts) AS CAST(epoch_ms(ts) AS DOUBLE) / 1e3' },
   // Trino: the scalar at a JSON path of JSON text (properties, fraud_reasons, decision), as varchar.

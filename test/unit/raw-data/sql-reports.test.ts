@@ -59,6 +59,9 @@ interface World {
 // --- The oracle: the rules, one report at a time -------------------------------------------------
 
 const inWindow = (day: string, scope: ReportScope) => day >= scope.firstDay && day <= scope.lastDay;
+/** The scope's local day of an instant, by Intl's calendar (en-CA writes YYYY-MM-DD), not days.ts. */
+const dayIn = (ms: number, scope: ReportScope) =>
+  new Intl.DateTimeFormat('en-CA', { timeZone: scope.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
 
 /** The install an event is applied to: the one it names, else its uuid's first install. */
 function appliedTo(world: World, event: Event): Install | undefined {
@@ -86,7 +89,7 @@ function oracle(report: ReportName, world: World, scope: ReportScope): Record<st
 
   if (report === 'attribution') {
     for (const install of world.installs) {
-      const day = dayOf(install.tsMs);
+      const day = dayIn(install.tsMs, scope);
       if (!inWindow(day, scope)) continue;
       const r = row([day, install.partner, install.type], () => ({ day, partner: install.partner, attribution_type: install.type }));
       add(r, 'installs', 1);
@@ -97,7 +100,7 @@ function oracle(report: ReportName, world: World, scope: ReportScope): Record<st
   }
   if (report === 'cohorts') {
     for (const install of world.installs) {
-      const day = dayOf(install.tsMs);
+      const day = dayIn(install.tsMs, scope);
       if (!inWindow(day, scope)) continue;
       const r = row([day], () => ({ day }));
       add(r, 'installs', 1);
@@ -113,7 +116,7 @@ function oracle(report: ReportName, world: World, scope: ReportScope): Record<st
   }
   if (report === 'revenue') {
     for (const event of world.events) {
-      const day = dayOf(event.tsMs);
+      const day = dayIn(event.tsMs, scope);
       const install = appliedTo(world, event);
       if (!inWindow(day, scope) || event.micros <= 0 || !install) continue;
       const r = row([day, install.partner], () => ({ day, partner: install.partner }));
@@ -124,7 +127,7 @@ function oracle(report: ReportName, world: World, scope: ReportScope): Record<st
   }
   if (report === 'events') {
     for (const event of world.events) {
-      const day = dayOf(event.tsMs);
+      const day = dayIn(event.tsMs, scope);
       if (!inWindow(day, scope)) continue;
       const r = row([day, event.name], () => ({ day, event_name: event.name }));
       add(r, 'events', 1);
@@ -277,10 +280,16 @@ function worldOf(uuids: readonly UuidSpec[]): World {
 }
 
 const scopeArb = fc
-  .record({ first: fc.oneof(fc.integer({ min: -3, max: 45 }), fc.integer({ min: 0, max: 3 })), length: fc.integer({ min: 0, max: 45 }) })
+  .record({
+    first: fc.oneof(fc.integer({ min: -3, max: 45 }), fc.integer({ min: 0, max: 3 })),
+    length: fc.integer({ min: 0, max: 45 }),
+    // Local days of zones ahead of and behind UTC, two of them across their March change.
+    timeZone: fc.constantFrom('UTC', 'Asia/Tokyo', 'Europe/Berlin', 'America/Los_Angeles'),
+  })
   .map(
-    ({ first, length }): ReportScope => ({
+    ({ first, length, timeZone }): ReportScope => ({
       appId: APP,
+      timeZone,
       firstDay: dayOf(START_MS + first * DAY_MS),
       lastDay: dayOf(START_MS + (first + length) * DAY_MS),
     }),
@@ -438,7 +447,7 @@ describe('the report SQL on DuckDB', () => {
         { since_ms: String(Date.parse('2026-03-04T23:59:59Z')), until_ms: String(Date.parse('2026-03-12T00:00:00Z')) },
         START_MS,
       );
-      expect(window).toEqual({ appId: APP, firstDay: '2026-03-04', lastDay: '2026-03-11' });
+      expect(window).toEqual({ appId: APP, timeZone: 'UTC', firstDay: '2026-03-04', lastDay: '2026-03-11' });
       expect(await reportRows(tables, 'revenue', window)).toEqual([
         { day: '2026-03-11', partner: 'google', purchases: 1, revenue_usd: 2, arppu_usd: 2 },
       ]);
@@ -457,13 +466,17 @@ describe('the report queries', () => {
       // Comments without quotes: nothing a parser or Athena's parameter binding could take for a literal.
       for (const comment of query.sql.match(/--[^\n]*/g) ?? []) expect(comment).not.toMatch(/['"?]/);
     }
-    expect(reportQuery('revenue').parameters).toEqual(['app_id', 'app_id', 'first_day', 'first_day', 'last_day']);
+    expect(reportQuery('revenue').parameters).toEqual(['app_id', 'app_id', 'first_day', 'time_zone', 'first_day', 'last_day']);
     expect(reportParameterValues(reportQuery('attribution'), { appId: 'a', firstDay: '2026-01-01', lastDay: '2026-01-31' })).toEqual([
       'a',
       '2026-01-01',
+      'UTC',
       '2026-01-01',
       '2026-01-31',
     ]);
+    expect(
+      reportParameterValues(reportQuery('events'), { appId: 'a', timeZone: 'Asia/Tokyo', firstDay: '2026-01-01', lastDay: '2026-01-31' }),
+    ).toEqual(['a', '2026-01-01', 'Asia/Tokyo', '2026-01-01', '2026-01-31']);
   });
 
   it("return the interface's columns in its order", async () => {
@@ -498,7 +511,26 @@ describe('the report queries', () => {
   it('refuse a window as the Reporting API does', () => {
     expect(() => reportScope(APP, { since_ms: 'yesterday' }, START_MS)).toThrow('invalid_since_until');
     expect(() => reportScope(APP, { since_ms: '0', until_ms: String(366 * DAY_MS) }, START_MS)).toThrow('window_too_large');
-    expect(reportScope(APP, {}, START_MS)).toEqual({ appId: APP, firstDay: dayOf(START_MS - 30 * DAY_MS), lastDay: dayOf(START_MS - 1) });
+    expect(reportScope(APP, {}, START_MS)).toEqual({
+      appId: APP,
+      timeZone: 'UTC',
+      firstDay: dayOf(START_MS - 30 * DAY_MS),
+      lastDay: dayOf(START_MS - 1),
+    });
+    // The Tokyo day 2026-03-02 starts at 2026-03-01T15:00Z.
+    expect(
+      reportScope(
+        APP,
+        { since_ms: String(Date.parse('2026-03-01T15:00:00Z')), until_ms: String(Date.parse('2026-03-02T15:00:00Z')) },
+        START_MS,
+        'Asia/Tokyo',
+      ),
+    ).toEqual({
+      appId: APP,
+      timeZone: 'Asia/Tokyo',
+      firstDay: '2026-03-02',
+      lastDay: '2026-03-02',
+    });
   });
 
   it('quote a literal for Athena', () => {
