@@ -40,7 +40,7 @@ describe('npm run simulate -- --check', () => {
     const text = summaryText(result);
     for (const app of result.apps) expect(text).toContain(app.server_key);
     expect(text).toContain('every back-dated install');
-    expect(text).toContain('Check: all four reports of every app match what was sent, and so do 16 performance report queries.');
+    expect(text).toContain('Check: all four reports of every app match what was sent, and so do 32 performance report queries.');
     expect(text).toContain('days in America/New_York');
     expect(JSON.parse(JSON.stringify(summaryJson(result)))).toMatchObject({ seed: 'integration', checked: true, differences: [] });
   });
@@ -78,12 +78,13 @@ describe('npm run simulate -- --check', () => {
 });
 
 describe('npm run simulate -- --check: the performance report', () => {
-  it('found every part of issue 23 in the service and compared eight queries per app', () => {
+  it('found every part of issue 23 in the service and compared eight queries per app, from the day rows and from the day pages', () => {
     expect(result.features).toEqual({ time_zones: true, currencies: true, cost: true, performance: true });
     expect(result.apps.map((a) => a.time_zone)).toEqual(['America/New_York', 'UTC']);
     for (const app of result.apps) {
-      expect(app.performance_checks).toHaveLength(8);
+      expect(app.performance_checks).toHaveLength(16);
       expect(app.performance_checks).toContain('performance?group_by=platform&country=US');
+      expect(app.performance_checks).toContain('performance?group_by=campaign,country (day pages)');
       // Purchases in euros and yen were taken and converted, and the one in an unknown currency refused.
       expect(app.events.in_other_currencies).toBeGreaterThan(0);
       expect(app.cost.rows).toBeGreaterThan(10);
