@@ -1,4 +1,4 @@
-import { DAY, HOUR, INSTALL_KINDS, planTraffic, type TrafficOptions } from '../../../sim/traffic';
+import { DAY, HOUR, INSTALL_KINDS, PARTNERS, planTraffic, SIM_TIME_ZONE, type TrafficOptions } from '../../../sim/traffic';
 
 const NOW = Date.UTC(2026, 10, 21, 15, 30);
 const options = (overrides: Partial<TrafficOptions> = {}): TrafficOptions => ({
@@ -91,5 +91,24 @@ describe('the traffic plan', () => {
         }
       }
     }
+  });
+
+  it('gives each partner a link per campaign, every second app a time zone, and purchases in three currencies', () => {
+    const plan = planTraffic(options({ installs: 200 }));
+    expect(plan.apps.map((a) => a.timeZone)).toEqual([SIM_TIME_ZONE, 'UTC']);
+    for (const app of plan.apps) {
+      for (const [partner, p] of Object.entries(PARTNERS))
+        expect(app.links.filter((l) => l.partner === partner).map((l) => l.campaign)).toEqual(p.campaigns);
+      const all = app.people.flatMap((p) => p.batches.flatMap((b) => b.events));
+      const purchases = all.filter((e) => e.event_name === 'purchase' && !e.malformed);
+      expect(new Set(purchases.map((e) => e.revenue?.currency ?? 'USD'))).toEqual(new Set(['USD', 'EUR', 'JPY']));
+      for (const e of purchases) expect((e.revenue_usd === undefined) !== (e.revenue === undefined)).toBe(true);
+      // Exactly one purchase in a currency with no rate, to be refused alone.
+      expect(all.filter((e) => e.malformed?.reason === 'bad_currency').map((e) => e.malformed?.event.currency)).toEqual(['QQQ']);
+      // Clicks that may lead to installs reach several campaigns of a partner.
+      expect(new Set(app.clicks.filter((c) => c.link.startsWith('meta/')).map((c) => c.link)).size).toBeGreaterThan(1);
+    }
+    // Cost per install varies by partner.
+    expect(new Set(Object.values(PARTNERS).map((p) => p.cpiUsd)).size).toBe(Object.keys(PARTNERS).length);
   });
 });
