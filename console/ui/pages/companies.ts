@@ -6,6 +6,8 @@ import { type AppSummary, type Company, selection } from '../state';
 interface AppDetail extends AppSummary {
   company_id: string;
   signing_secret: string;
+  /** The IANA zone whose days the reports count in. */
+  time_zone: string;
 }
 
 /** Companies and apps: create, suspend, resume; the chosen app's keys and store URLs. */
@@ -120,6 +122,12 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
               },
               { flag: 'web-url', label: 'Web URL', type: 'url', placeholder: 'https://…' },
               { flag: 'probabilistic', label: 'Probabilistic matching (same address and platform)', type: 'checkbox' },
+              {
+                flag: 'time-zone',
+                label: 'Time zone',
+                placeholder: 'UTC',
+                hint: 'IANA name, e.g. Europe/Berlin: report days are its local days.',
+              },
             ],
             run: async (flags) => {
               const created = await command<{ app_key: string }>('app create', { ...flags, 'company-key': company.company_key });
@@ -156,8 +164,29 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
       fact('Web URL', shown.web_url ?? 'not set'),
       fact('Attribution lookback', `${shown.lookback_days} days`),
       fact('Probabilistic matching', shown.probabilistic ? 'on' : 'off'),
+      fact('Time zone', shown.time_zone),
       fact('Created', dateTime(shown.created_ms)),
     ),
+    actionForm({
+      label: 'Change time zone',
+      testId: 'app-time-zone',
+      submit: 'Change time zone',
+      fields: [
+        {
+          flag: 'time-zone',
+          label: 'Time zone',
+          required: true,
+          value: shown.time_zone,
+          hint: 'Applies to data aggregated from now on; `admin rebuild --apply` restates the past.',
+        },
+      ],
+      run: async (flags) => {
+        const updated = await command<AppDetail>('app update', { ...flags, 'app-key': shown.app_key });
+        flash('success', `The reports of ${updated.name} now count days in ${updated.time_zone}.`);
+        await selection.refresh({ appKey: shown.app_key });
+        return null;
+      },
+    }),
     h(
       'p',
       { class: 'hint' },
