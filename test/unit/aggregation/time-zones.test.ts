@@ -3,7 +3,9 @@
 // Reporting API's own use case.
 
 import fc from 'fast-check';
-import { ROW_GROUPS } from '../../../functions/domain/aggregation/rows';
+import { memoryRebuildStores } from '../../../functions/adapters/memory/rebuild-stores';
+import { differences, rebuildRows, rowOf } from '../../../functions/domain/aggregation/rebuild';
+import { REPORT_FAMILIES, ROW_GROUPS } from '../../../functions/domain/aggregation/rows';
 import { answerAppReport, type ReportRows } from '../../../functions/domain/reports/answer-report';
 import type { ReportName } from '../../../functions/domain/reports/reports';
 import { APP, world } from './world';
@@ -140,5 +142,37 @@ describe('report days in the app time zone', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it("rebuilds an app's rows on its local days: a zone change is restated by rebuild --apply", async () => {
+    const w = world({ timeZone: 'Asia/Tokyo' });
+    await installsAt(w, [Date.UTC(2026, 5, 1, 14, 59), Date.UTC(2026, 5, 1, 15, 0)]);
+    const keys = [...w.objects.keys()];
+    const rebuild = (timeZone: string) =>
+      rebuildRows(
+        {
+          appId: APP,
+          companyId: 'com_x',
+          probabilistic: false,
+          timeZone,
+          keysOfDay: async (day) => keys.filter((key) => key.startsWith(`audit/${day.split('-').join('/')}/`)),
+          lines: async (key) => w.objects.get(key) ?? [],
+          recordedDecision: async () => undefined,
+          decideAfresh: (facts) => w.ports.decide(facts),
+        },
+        '2026-06-01',
+        '2026-06-02',
+        memoryRebuildStores(),
+      );
+    const live = REPORT_FAMILIES.flatMap((family) =>
+      w.rows.rowsOf(APP, family).map((row) => rowOf(family, row.key.day, row.key.group, row.counters)),
+    );
+    const reportRows = (rows: Awaited<ReturnType<typeof rebuild>>['rows']) =>
+      rows.filter((row) => (REPORT_FAMILIES as readonly string[]).includes(row.family));
+    expect(differences(live, reportRows((await rebuild('Asia/Tokyo')).rows))).toEqual([]);
+    // In UTC both installs are on 2026-06-01: the rows of the Tokyo days differ, and --apply would write these.
+    const utc = reportRows((await rebuild('UTC')).rows);
+    expect(utc.filter((row) => row.family === 'cohorts')).toEqual([rowOf('cohorts', '2026-06-01', [], { installs: 2 })]);
+    expect(differences(live, utc).map((d) => `${d.family} ${d.day}`)).toContain('cohorts 2026-06-02');
   });
 });
