@@ -78,7 +78,9 @@ export interface PerfPageRow {
 
 /** Compact JSON: `[[partner, campaign, country, platform, ...PERF_COUNTERS, ...COST_COUNTERS], ...]`. */
 export function encodePerfPage(rows: readonly PerfPageRow[]): string {
-  return JSON.stringify(rows.map((row) => [...row.dims, ...PERF_COUNTERS.map((c) => row.counters[c] ?? 0), ...COST_COUNTERS.map((c) => row.counters[c] ?? 0)]));
+  return JSON.stringify(
+    rows.map((row) => [...row.dims, ...PERF_COUNTERS.map((c) => row.counters[c] ?? 0), ...COST_COUNTERS.map((c) => row.counters[c] ?? 0)]),
+  );
 }
 
 export function decodePerfPage(text: string): PerfPageRow[] {
