@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SORT_SEPARATOR } from '../domain/aggregation/rows';
-import type { BuiltPage, PageStore, StaleDay } from '../domain/analytics/pages';
+import type { BuiltPage, BuiltWeek, PageStore, StaleDay } from '../domain/analytics/pages';
 import {
   COST_COUNTERS,
   type CostRow,
@@ -11,7 +11,15 @@ import {
   PERF_COUNTERS,
   PERF_FAMILIES,
 } from '../domain/analytics/performance';
-import type { AnyCounter, DayFact, DayWindow, PerformanceRows, StoredPerfPage } from '../domain/analytics/performance-report';
+import type {
+  AnyCounter,
+  DayFact,
+  DayWindow,
+  PageKind,
+  PerformanceRows,
+  StoredPerfPage,
+  StoredWeekPage,
+} from '../domain/analytics/performance-report';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
 import { queryRawPages, type RawItem } from './query-pages';
@@ -48,17 +56,31 @@ export class PerformanceStore implements PerformanceRows, PageStore {
     return new Map(items.map((item) => [String(item.sk?.S), num(item, 'v')]));
   }
 
-  async pages(appId: string, window: DayWindow): Promise<ReadonlyMap<string, StoredPerfPage>> {
-    const items = await this.query(pk(appId, PERF_FAMILIES.perfPage), window.firstDay, window.lastDay, ['sk', 'v', PAGE_ROWS, 'overflow']);
-    return new Map(
-      items.map((item): [string, StoredPerfPage] => {
-        const rows = item[PAGE_ROWS]?.B;
-        return [
-          String(item.sk?.S),
-          rows === undefined ? { v: num(item, 'v'), overflow: true } : { v: num(item, 'v'), rows: gunzipSync(rows).toString() },
-        ];
-      }),
-    );
+  async pages(appId: string, kind: PageKind, window: DayWindow, consistent = false): Promise<ReadonlyMap<string, StoredPerfPage>> {
+    const family = kind === 'rows' ? PERF_FAMILIES.perfPage : PERF_FAMILIES.partnerPage;
+    const items = await this.query(pk(appId, family), window.firstDay, window.lastDay, ['sk', 'v', PAGE_ROWS, 'rows'], consistent);
+    const pages = new Map<string, StoredPerfPage>();
+    for (const item of items) {
+      const rows = rowsOf(item);
+      pages.set(String(item.sk?.S), rows === undefined ? { v: num(item, 'v'), overflow: true } : { v: num(item, 'v'), rows });
+    }
+    return pages;
+  }
+
+  async weeks(appId: string, kind: PageKind, window: DayWindow): Promise<ReadonlyMap<string, StoredWeekPage>> {
+    const family = kind === 'rows' ? PERF_FAMILIES.weekPage : PERF_FAMILIES.partnerWeek;
+    const items = await this.query(pk(appId, family), window.firstDay, window.lastDay, ['sk', 'vs', PAGE_ROWS, 'rows']);
+    const weeks = new Map<string, StoredWeekPage>();
+    for (const item of items) {
+      const vs = (item.vs?.L ?? []).map((value) => Number(value.N ?? 0));
+      const rows = rowsOf(item);
+      weeks.set(String(item.sk?.S), rows === undefined ? { vs, overflow: true } : { vs, rows });
+    }
+    return weeks;
+  }
+
+  dayPages(appId: string, kind: PageKind, window: DayWindow): Promise<ReadonlyMap<string, StoredPerfPage>> {
+    return this.pages(appId, kind, window, true);
   }
 
   async perfRows(appId: string, window: DayWindow, consistent = false): Promise<readonly DayFact[]> {
@@ -121,21 +143,45 @@ export class PerformanceStore implements PerformanceRows, PageStore {
     return { perf, cost: cost.flatMap((costDay) => costDay.rows) };
   }
 
-  async putPage(appId: string, day: string, page: BuiltPage): Promise<void> {
+  async putPage(appId: string, kind: PageKind, day: string, page: BuiltPage): Promise<void> {
+    // Two runs that overlap: the page of the later stamp stays.
+    await this.putUnlessNewer(
+      {
+        pk: pk(appId, kind === 'rows' ? PERF_FAMILIES.perfPage : PERF_FAMILIES.partnerPage),
+        sk: day,
+        v: page.v,
+        ...rowsItem(kind, page),
+      },
+      'v',
+      page.v,
+    );
+  }
+
+  async putWeek(appId: string, kind: PageKind, monday: string, week: BuiltWeek): Promise<void> {
+    // Each day's page v only grows, so the week summed from the later pages has the larger sum.
+    const vsum = week.vs.reduce((sum, v) => sum + v, 0);
+    await this.putUnlessNewer(
+      {
+        pk: pk(appId, kind === 'rows' ? PERF_FAMILIES.weekPage : PERF_FAMILIES.partnerWeek),
+        sk: monday,
+        vs: [...week.vs],
+        vsum,
+        ...rowsItem(kind, week),
+      },
+      'vsum',
+      vsum,
+    );
+  }
+
+  private async putUnlessNewer(item: Record<string, unknown>, version: string, value: number): Promise<void> {
     try {
       await dynamoClient().send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            pk: pk(appId, PERF_FAMILIES.perfPage),
-            sk: day,
-            v: page.v,
-            ...('rows' in page ? { [PAGE_ROWS]: gzipSync(page.rows) } : { overflow: true }),
-          },
-          // Two runs that overlap: the page of the later stamp stays.
+          Item: item,
           ConditionExpression: 'attribute_not_exists(#v) OR #v <= :v',
-          ExpressionAttributeNames: { '#v': 'v' },
-          ExpressionAttributeValues: { ':v': page.v },
+          ExpressionAttributeNames: { '#v': version },
+          ExpressionAttributeValues: { ':v': value },
         }),
       );
     } catch (error) {
@@ -176,6 +222,22 @@ export class PerformanceStore implements PerformanceRows, PageStore {
     for await (const page of pages) for (const item of page) items.push(item);
     return items;
   }
+}
+
+/**
+ * A page's rows attribute: gzipped for the pages of every dimension (a busy day's are 230 KB of
+ * JSON, 33 KB gzipped), plain for the partner pages (a dozen lines, under 2 KB: gzip would save
+ * no write unit and cost a gunzip per read).
+ */
+function rowsItem(kind: PageKind, page: { rows: string } | { overflow: true }): Record<string, unknown> {
+  if (!('rows' in page)) return { overflow: true };
+  return kind === 'rows' ? { [PAGE_ROWS]: gzipSync(page.rows) } : { rows: page.rows };
+}
+
+function rowsOf(item: RawItem): string | undefined {
+  const gz = item[PAGE_ROWS]?.B;
+  if (gz !== undefined) return gunzipSync(gz).toString();
+  return item.rows?.S;
 }
 
 /** A row's day and dimensions from its sort key (dimensions it has not: NONE), and its counters. */

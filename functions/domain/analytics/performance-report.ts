@@ -9,10 +9,12 @@ import {
   DIMENSIONS,
   type Dimension,
   type DimensionValues,
+  daysOfWeek,
   GROUP_COLUMNS,
   type GroupColumn,
   PERF_COUNTERS,
   type PerfCounter,
+  weekOf,
 } from './performance';
 
 /**
@@ -50,12 +52,22 @@ export interface DayWindow {
 /** A day's page as stored: its rows (encodePerfPage) and the stamp v it was built at, or a marker for a day too big for one item. */
 export type StoredPerfPage = { readonly v: number; readonly rows: string } | { readonly v: number; readonly overflow: true };
 
+/** A week's page as stored: the sums of its 7 day pages and their v's, Monday first (0: no page), or an overflow marker. */
+export type StoredWeekPage =
+  | { readonly vs: readonly number[]; readonly rows: string }
+  | { readonly vs: readonly number[]; readonly overflow: true };
+
+/** Pages of every dimension (`perf_page`, `perf_week`) or summed by partner (`perf_partner_page`, `perf_partner_week`). */
+export type PageKind = 'rows' | 'partner';
+
 /** The performance rows of the aggregates table (functions/adapters/performance-store.ts). */
 export interface PerformanceRows {
   /** The `v` of each day's stamp in the window. */
   stamps(appId: string, window: DayWindow): Promise<ReadonlyMap<string, number>>;
-  /** Each day's page in the window. */
-  pages(appId: string, window: DayWindow): Promise<ReadonlyMap<string, StoredPerfPage>>;
+  /** Each day's page of this kind in the window. */
+  pages(appId: string, kind: PageKind, window: DayWindow): Promise<ReadonlyMap<string, StoredPerfPage>>;
+  /** The week pages of this kind whose Monday is in the window, by Monday. */
+  weeks(appId: string, kind: PageKind, window: DayWindow): Promise<ReadonlyMap<string, StoredWeekPage>>;
   /** The `perf` rows of the window's days. */
   perfRows(appId: string, window: DayWindow): Promise<readonly DayFact[]>;
   /** The `cost` days of the window. */
@@ -158,40 +170,75 @@ export function daysOf(window: DayWindow): string[] {
   return days;
 }
 
+/** The days of a list, in runs of consecutive days. */
+function runsOf(days: readonly string[]): DayWindow[] {
+  const runs: { firstDay: string; lastDay: string }[] = [];
+  for (const day of days) {
+    const run = runs.at(-1);
+    if (run && nextDay(run.lastDay) === day) run.lastDay = day;
+    else runs.push({ firstDay: day, lastDay: day });
+  }
+  return runs;
+}
+
+const weekWindow = (monday: string): DayWindow => ({ firstDay: monday, lastDay: daysOfWeek(monday)[6] as string });
+
 /**
- * The stored rows the query's sums need. Partner reads: the partner rows and partner cost of the
- * window. Otherwise every day whose page is as new as its stamp is read from the page, and each
- * run of consecutive other days (no page, an older page, an overflow marker, no stamp) with one
- * read of its rows and one of its cost: exact either way, as the page holds what the rows held at
- * the stamp's v and a changed day has a newer v.
+ * The stored rows the query's sums need, from the cheapest exact source (docs/analytics.md,
+ * "Reading"). Pages of every dimension, or partner pages when only the partner is grouped or
+ * filtered. Without `day` in the group, each week wholly in the window is read from its week
+ * page when each of its 7 days' stamps still equals the v the week recorded for it; every other
+ * day from its day page when that is as new as its stamp; and each run of remaining days (no page,
+ * an older page, an overflow marker, no stamp) from its rows and its cost, one read each. Exact
+ * either way: a page holds what the rows held at its stamp's v, and a changed day has a newer v.
+ *
+ * Reads: the stamps, the week pages and the day pages of the days outside whole weeks together;
+ * then the day pages of the weeks that were stale; then the rows of the days still uncovered.
  */
 async function sumsOf(rows: PerformanceRows, appId: string, query: PerformanceQuery, window: DayWindow): Promise<SummedRow[]> {
   const sums = new GroupSums(query);
-  if (partnerRowsSuffice(query)) {
-    const [perf, cost] = await Promise.all([rows.partnerRows(appId, window), rows.costPartnerRows(appId, window)]);
-    for (const fact of perf) sums.addFact(fact);
-    for (const fact of cost) sums.addFact(fact);
-    return sums.rows();
+  const kind: PageKind = partnerRowsSuffice(query) ? 'partner' : 'rows';
+  const days = daysOf(window);
+  const mondays = query.groupBy.includes('day')
+    ? []
+    : [...new Set(days.map(weekOf))].filter((monday) => monday >= window.firstDay && weekWindow(monday).lastDay <= window.lastDay);
+  const inWeeks = new Set(mondays.flatMap(daysOfWeek));
+  const edges = runsOf(days.filter((day) => !inWeeks.has(day)));
+  const noWeeks: ReadonlyMap<string, StoredWeekPage> = new Map();
+  const [stamps, weeks, ...edgePages] = await Promise.all([
+    rows.stamps(appId, window),
+    mondays.length === 0
+      ? noWeeks
+      : rows.weeks(appId, kind, { firstDay: mondays[0] as string, lastDay: mondays[mondays.length - 1] as string }),
+    ...edges.map((run) => rows.pages(appId, kind, run)),
+  ]);
+  const staleWeeks: string[] = [];
+  for (const monday of mondays) {
+    const week = weeks.get(monday);
+    if (week && 'rows' in week && daysOfWeek(monday).every((day, i) => (stamps.get(day) ?? 0) === week.vs[i]))
+      sums.addPage(monday, week.rows);
+    else staleWeeks.push(monday);
   }
-  const [stamps, pages] = await Promise.all([rows.stamps(appId, window), rows.pages(appId, window)]);
-  const runs: DayWindow[] = [];
-  let run: { firstDay: string; lastDay: string } | undefined;
-  for (const day of daysOf(window)) {
+  const weekPages = await Promise.all(runsOf(staleWeeks.flatMap(daysOfWeek)).map((run) => rows.pages(appId, kind, run)));
+  const pages = new Map<string, StoredPerfPage>();
+  for (const found of [...edgePages, ...weekPages]) for (const [day, page] of found) pages.set(day, page);
+  const uncovered: string[] = [];
+  for (const day of days) {
+    if (inWeeks.has(day) && !staleWeeks.includes(weekOf(day))) continue;
     const page = pages.get(day);
     const v = stamps.get(day);
-    if (page && 'rows' in page && v !== undefined && page.v === v) {
-      sums.addPage(day, page.rows);
-      run = undefined;
-    } else if (run) {
-      run.lastDay = day;
-    } else {
-      run = { firstDay: day, lastDay: day };
-      runs.push(run);
-    }
+    if (page && 'rows' in page && v !== undefined && page.v === v) sums.addPage(day, page.rows);
+    else uncovered.push(day);
   }
   await Promise.all(
-    runs.map(async (days) => {
-      const [perf, cost] = await Promise.all([rows.perfRows(appId, days), rows.costDays(appId, days)]);
+    runsOf(uncovered).map(async (run) => {
+      if (kind === 'partner') {
+        const [perf, cost] = await Promise.all([rows.partnerRows(appId, run), rows.costPartnerRows(appId, run)]);
+        for (const fact of perf) sums.addFact(fact);
+        for (const fact of cost) sums.addFact(fact);
+        return;
+      }
+      const [perf, cost] = await Promise.all([rows.perfRows(appId, run), rows.costDays(appId, run)]);
       for (const fact of perf) sums.addFact(fact);
       for (const { day, rows: costRows } of cost) for (const fact of costFacts(day, costRows)) sums.addFact(fact);
     }),
@@ -218,8 +265,9 @@ export interface SummedRow {
  * out: the partner rows and the full rows agree on every sum but not always on which rows exist
  * with nothing in them (a cost row of 0 spend), and a row of zeros says nothing.
  *
- * A page's rows are summed straight from its compact JSON, without an object per row: a 30-day
- * read by campaign sums 60,000 rows of a busy app (docs/benchmarks.md).
+ * A page's lines are summed straight from its compact JSON, without an object per line: a 30-day
+ * read by campaign sums some 20,000 lines of a busy app (docs/benchmarks.md). A group's key is
+ * its column values joined, built without an array, and its sums an array in ALL_COUNTERS order.
  */
 export class GroupSums {
   private readonly groups = new Map<string, { columns: string[]; sums: number[] }>();
@@ -235,27 +283,31 @@ export class GroupSums {
     });
   }
 
-  /** A line of a page: the four dimensions, then ALL_COUNTERS. */
+  /** The lines of a page (encodePerfPage): the four dimensions, then ALL_COUNTERS. */
   addPage(day: string, text: string): void {
-    for (const line of JSON.parse(text) as (string | number)[][]) this.add(day, line, (i) => line[4 + i]);
+    for (const line of JSON.parse(text) as (string | number)[][]) this.addLine(day, line);
   }
 
   addFact(fact: DayFact): void {
-    this.add(fact.day, fact.dims, (i) => fact.counters[ALL_COUNTERS[i] as AnyCounter]);
+    this.addLine(fact.day, [...fact.dims, ...ALL_COUNTERS.map((name) => fact.counters[name] ?? 0)]);
   }
 
-  private add(day: string, dims: readonly (string | number | undefined)[], counter: (i: number) => string | number | undefined): void {
-    for (const { i, kept } of this.filters) if (!kept.has(String(dims[i]))) return;
-    const columns = this.columnAt.map((at) => (at < 0 ? day : String(dims[at])));
-    const key = columns.join('\u0000');
+  private addLine(day: string, line: readonly (string | number)[]): void {
+    for (const { i, kept } of this.filters) if (!kept.has(line[i] as string)) return;
+    const columnAt = this.columnAt;
+    let key = '';
+    for (let c = 0; c < columnAt.length; c++) {
+      const at = columnAt[c] as number;
+      key += `${at < 0 ? day : line[at]}\u0000`;
+    }
     let group = this.groups.get(key);
     if (!group) {
-      group = { columns, sums: ALL_COUNTERS.map(() => 0) };
+      group = { columns: columnAt.map((at) => (at < 0 ? day : String(line[at]))), sums: ALL_COUNTERS.map(() => 0) };
       this.groups.set(key, group);
     }
     const sums = group.sums;
     for (let i = 0; i < sums.length; i++) {
-      const value = counter(i);
+      const value = line[4 + i];
       if (value) sums[i] = (sums[i] as number) + Number(value);
     }
   }

@@ -51,8 +51,14 @@ export const PERF_FAMILIES = {
   perfPartner: 'perf_partner',
   /** sk `<day>`: `v` (every write to the day's perf rows or cost adds to it), `page_v` (the v its page was built at). */
   perfStamp: 'perf_stamp',
-  /** sk `<day>`: `rows` (encodePerfPage), `v` (the stamp it was built at), or `overflow: true`. */
+  /** sk `<day>`: `rows_gz` (gzip of encodePerfPage), `v` (the stamp it was built at), or `overflow: true`. */
   perfPage: 'perf_page',
+  /** sk `<day>`: `rows` (encodePerfPage of the day's page summed by partner, other dimensions NONE), `v`. */
+  partnerPage: 'perf_partner_page',
+  /** sk `<monday>`: `rows_gz` (the 7 day pages of the week summed), `vs` (the 7 days' page v's, 0 for a day without one), `vsum`; or `overflow: true`. */
+  weekPage: 'perf_week',
+  /** sk `<monday>`: `rows` (the 7 day partner pages summed), `vs`, `vsum`. */
+  partnerWeek: 'perf_partner_week',
   /** sk `<day>`: `rows` (encodeCostDay), `ver` (1 up per replace): the day's cost rows, the truth. */
   cost: 'cost',
   /** sk `<day>␁<partner>`: COST_COUNTERS summed over the day's cost rows of the partner, `ver` (the cost day's it was summed from). */
@@ -113,6 +119,25 @@ export function decodeCostDay(text: string): CostRow[] {
     cost: Number(line[8] ?? 0),
   }));
 }
+
+/**
+ * The week of a local day: ISO weeks, Monday to Sunday, named by their Monday. Days are calendar
+ * days (YYYY-MM-DD of the app's zone), so the week is the same whatever the zone.
+ */
+export function weekOf(day: string): string {
+  const epochDay = Math.round(Date.parse(`${day}T00:00:00Z`) / DAY);
+  // 1970-01-01 was a Thursday: (epochDay + 3) % 7 is 0 on Mondays.
+  const sinceMonday = (((epochDay + 3) % 7) + 7) % 7;
+  return new Date((epochDay - sinceMonday) * DAY).toISOString().slice(0, 10);
+}
+
+/** The 7 days of the week that starts on `monday`. */
+export function daysOfWeek(monday: string): string[] {
+  const start = Date.parse(`${monday}T00:00:00Z`);
+  return Array.from({ length: 7 }, (_, i) => new Date(start + i * DAY).toISOString().slice(0, 10));
+}
+
+const DAY = 86_400_000;
 
 /** The key of a row's dimensions (the cost row's identity within its day). */
 export const dimsKey = (dims: DimensionValues): string => dims.join('\u0001');

@@ -1,4 +1,4 @@
-import type { BuiltPage, PageStore, StaleDay } from '../../../functions/domain/analytics/pages';
+import type { BuiltPage, BuiltWeek, PageStore, StaleDay } from '../../../functions/domain/analytics/pages';
 import {
   COST_COUNTERS,
   type CostRow,
@@ -12,8 +12,10 @@ import type {
   AnyCounter,
   DayFact,
   DayWindow,
+  PageKind,
   PerformanceRows,
   StoredPerfPage,
+  StoredWeekPage,
 } from '../../../functions/domain/analytics/performance-report';
 
 /**
@@ -26,6 +28,9 @@ export class MemoryPerformance implements PerformanceRows, PageStore {
   readonly cost = new Map<string, CostRow[]>();
   readonly stamp = new Map<string, { v: number; page_v?: number }>();
   readonly page = new Map<string, StoredPerfPage>();
+  readonly partnerPage = new Map<string, StoredPerfPage>();
+  readonly week = new Map<string, StoredWeekPage>();
+  readonly partnerWeek = new Map<string, StoredWeekPage>();
   /** Called inside dayRows, after the rows are read and before they are returned: a write racing the compactor. */
   onDayRows?: (day: string) => void;
 
@@ -56,8 +61,19 @@ export class MemoryPerformance implements PerformanceRows, PageStore {
     return new Map([...this.stamp].filter(([day]) => this.inWindow(day, window)).map(([day, { v }]) => [day, v]));
   }
 
-  async pages(_appId: string, window: DayWindow) {
-    return new Map([...this.page].filter(([day]) => this.inWindow(day, window)));
+  pagesOf = (kind: PageKind) => (kind === 'rows' ? this.page : this.partnerPage);
+  weeksOf = (kind: PageKind) => (kind === 'rows' ? this.week : this.partnerWeek);
+
+  async pages(_appId: string, kind: PageKind, window: DayWindow) {
+    return new Map([...this.pagesOf(kind)].filter(([day]) => this.inWindow(day, window)));
+  }
+
+  async weeks(_appId: string, kind: PageKind, window: DayWindow) {
+    return new Map([...this.weeksOf(kind)].filter(([monday]) => this.inWindow(monday, window)));
+  }
+
+  dayPages(appId: string, kind: PageKind, window: DayWindow) {
+    return this.pages(appId, kind, window);
   }
 
   async perfRows(_appId: string, window: DayWindow): Promise<DayFact[]> {
@@ -97,9 +113,15 @@ export class MemoryPerformance implements PerformanceRows, PageStore {
     return { perf, cost };
   }
 
-  async putPage(_appId: string, day: string, page: BuiltPage): Promise<void> {
-    const current = this.page.get(day);
-    if (!current || current.v <= page.v) this.page.set(day, page);
+  async putPage(_appId: string, kind: PageKind, day: string, page: BuiltPage): Promise<void> {
+    const current = this.pagesOf(kind).get(day);
+    if (!current || current.v <= page.v) this.pagesOf(kind).set(day, page);
+  }
+
+  async putWeek(_appId: string, kind: PageKind, monday: string, week: BuiltWeek): Promise<void> {
+    const sum = (vs: readonly number[]) => vs.reduce((a, b) => a + b, 0);
+    const current = this.weeksOf(kind).get(monday);
+    if (!current || sum(current.vs) <= sum(week.vs)) this.weeksOf(kind).set(monday, week);
   }
 
   async markBuilt(_appId: string, day: string, v: number): Promise<void> {

@@ -31,12 +31,15 @@ describe('the performance pages', () => {
     store.putCost('2025-03-02', [
       { dims: ['meta', 'spring', 'US', 'ios'], cost_micros: 2_500_000, network_clicks: 9, impressions: 90, currency: 'USD', cost: 2.5 },
     ]);
-    expect(await compactApp(store, APP)).toEqual({ pages: 2, overflows: 0 });
+    expect(await compactApp(store, APP)).toEqual({ pages: 2, overflows: 0, weeks: 1 });
     store.addPerf('2025-03-02', ['google', 'winter', 'DE', 'android'], { installs: 2 });
     const puts = jest.spyOn(store, 'putPage');
 
-    expect(await compactApp(store, APP)).toEqual({ pages: 1, overflows: 0 });
-    expect(puts.mock.calls.map(([, day, page]) => [day, page.v])).toEqual([['2025-03-02', 3]]);
+    expect(await compactApp(store, APP)).toEqual({ pages: 1, overflows: 0, weeks: 1 });
+    expect(puts.mock.calls.map(([, kind, day, page]) => [kind, day, page.v])).toEqual([
+      ['rows', '2025-03-02', 3],
+      ['partner', '2025-03-02', 3],
+    ]);
     const page = store.page.get('2025-03-02');
     if (!page || !('rows' in page)) throw new Error('no page');
     expect(decodePerfPage(page.rows).map((row) => [row.dims.join('/'), row.counters.installs, row.counters.cost_micros])).toEqual([
@@ -73,7 +76,7 @@ describe('the performance pages', () => {
   it('never puts back a page older than the one stored (two runs that overlap)', async () => {
     const store = new MemoryPerformance();
     store.addPerf('2025-03-01', ['meta', 'spring', 'US', 'ios'], { installs: 4 });
-    await store.putPage(APP, '2025-03-01', { v: 5, rows: '[]' });
+    await store.putPage(APP, 'rows', '2025-03-01', { v: 5, rows: '[]' });
     await store.markBuilt(APP, '2025-03-01', 5);
     await compactApp(store, APP);
     expect(store.page.get('2025-03-01')).toEqual({ v: 5, rows: '[]' });
@@ -84,7 +87,7 @@ describe('the performance pages', () => {
     const store = new MemoryPerformance();
     const rows = Math.ceil(MAX_PAGE_BYTES / 60);
     for (let i = 0; i < rows; i++) store.addPerf('2025-03-03', ['meta', `campaign_${i}`, 'US', 'ios'], { installs: 1 });
-    expect(await compactApp(store, APP)).toEqual({ pages: 1, overflows: 1 });
+    expect(await compactApp(store, APP)).toEqual({ pages: 1, overflows: 1, weeks: 1 });
     expect(store.page.get('2025-03-03')).toEqual({ v: rows, overflow: true });
     const page = await campaigns(store);
     expect({ rows: page.length, first: page[0] }).toEqual({ rows: 1000, first: ['2025-03-03', 'campaign_0', 1, 0] });
@@ -95,6 +98,6 @@ describe('the performance pages', () => {
     store.addPerf('2025-03-01', ['meta', 'spring', 'US', 'ios'], { installs: 4 });
     let now = 0;
     const summary = await compactPages(store, ['a', 'b', 'c'], 1, () => now++);
-    expect(summary).toEqual({ apps: 1, pages: 1, overflows: 0, unfinished: ['b', 'c'] });
+    expect(summary).toEqual({ apps: 1, pages: 1, overflows: 0, weeks: 1, unfinished: ['b', 'c'] });
   });
 });

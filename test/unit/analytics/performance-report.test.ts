@@ -13,14 +13,16 @@ import { ServiceError } from '../../../functions/domain/common/errors';
 import { MemoryPerformance } from './memory-performance';
 
 // The performance report against an oracle that sums the writes themselves, whatever the report
-// read: partner rows, fresh pages, stale pages (a write after the page was built), overflow
-// markers, days with no page.
+// read: partner pages fresh or stale, partner rows, week pages fresh, partly stale (a write on
+// one of their days after they were built), stale, missing or overflowing, fresh day pages, stale
+// day pages (a write after the page was built), overflow markers, days with no page.
 
 const KEY = `srv_${'a'.repeat(48)}`;
 const APP = 'app_perf';
 const DAY = 86_400_000;
 const FIRST = Date.parse('2025-03-01T00:00:00Z');
-const DAYS = Array.from({ length: 6 }, (_, i) => new Date(FIRST + i * DAY).toISOString().slice(0, 10));
+// 20 days from a Saturday: the weeks of Monday 03-03 and 03-10 are whole, 03-17 is not.
+const DAYS = Array.from({ length: 20 }, (_, i) => new Date(FIRST + i * DAY).toISOString().slice(0, 10));
 const PARTNERS = ['meta', 'google', 'organic'];
 const CAMPAIGNS = ['spring', 'summer', '(none)'];
 const COUNTRIES = ['US', 'DE'];
@@ -70,6 +72,7 @@ const write: fc.Arbitrary<Write> = fc.oneof(
   fc.record({ kind: fc.constant('cost' as const), day: fc.constantFrom(...DAYS), rows: fc.array(costRow, { maxLength: 3 }) }),
 );
 const groupBy = fc.option(fc.shuffledSubarray([...GROUP_COLUMNS], { minLength: 1 }), { nil: undefined });
+const MONDAYS = ['2025-03-03', '2025-03-10', '2025-03-17'];
 const filter = (values: string[]) => fc.option(fc.subarray(values, { minLength: 1 }), { nil: undefined });
 
 function apply(store: MemoryPerformance, w: Write): void {
@@ -174,12 +177,16 @@ async function page(ports: PerformancePorts, params: Record<string, string | und
 }
 
 describe('the performance report', () => {
-  it('equals the oracle over the writes, from partner rows, fresh pages, stale pages, overflow markers and bare rows', async () => {
+  it('equals the oracle over the writes, from week, day and partner pages fresh or stale, overflow markers and bare rows', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(write, { maxLength: 25 }),
+        fc.array(write, { maxLength: 40 }),
+        fc.array(write, { maxLength: 8 }),
+        fc.boolean(),
         fc.array(write, { maxLength: 6 }),
         fc.subarray(DAYS),
+        fc.subarray(MONDAYS),
+        fc.subarray(MONDAYS),
         fc.record({
           first: fc.integer({ min: 0, max: DAYS.length - 1 }),
           length: fc.integer({ min: 1, max: DAYS.length }),
@@ -192,14 +199,23 @@ describe('the performance report', () => {
           limit: fc.integer({ min: 1, max: 40 }),
           nowDays: fc.integer({ min: 0, max: 40 }),
         }),
-        async (before, after, overflowDays, q) => {
+        async (before, middle, compactAgain, after, overflowDays, lostWeeks, overflowWeeks, q) => {
           const store = new MemoryPerformance();
           for (const w of before) apply(store, w);
           await compactApp(store, APP);
+          for (const w of middle) apply(store, w);
+          // Again: some weeks rebuilt from a mix of old and new day pages.
+          if (compactAgain) await compactApp(store, APP);
           for (const w of after) apply(store, w);
           for (const day of overflowDays) {
             const v = store.stamp.get(day)?.v;
             if (v !== undefined) store.page.set(day, { v, overflow: true });
+          }
+          // A run cut short before its weeks, and weeks too big for one item.
+          for (const monday of lostWeeks) for (const kind of ['rows', 'partner'] as const) store.weeksOf(kind).delete(monday);
+          for (const monday of overflowWeeks) {
+            const week = store.week.get(monday);
+            if (week) store.week.set(monday, { vs: week.vs, overflow: true });
           }
           const nowMs = FIRST + q.nowDays * DAY + 3_600_000;
           const sinceMs = FIRST + q.first * DAY + 1000;
@@ -215,7 +231,7 @@ describe('the performance report', () => {
             offset: String(q.offset),
             limit: String(q.limit),
           });
-          const expected = oracle([...before, ...after], {
+          const expected = oracle([...before, ...middle, ...after], {
             firstDay: new Date(sinceMs).toISOString().slice(0, 10),
             lastDay: new Date(untilMs - 1).toISOString().slice(0, 10),
             groupBy: q.groupBy ?? ['day', 'partner'],
@@ -227,7 +243,7 @@ describe('the performance report', () => {
           expect(rows).toEqual(expected);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
   });
 
@@ -249,18 +265,51 @@ describe('the performance report', () => {
     expect(perfRows).toHaveBeenLastCalledWith(APP, { firstDay: '2025-03-01', lastDay: '2025-03-03' });
   });
 
-  it('reads the partner rows alone when only the partner is grouped or filtered', async () => {
+  it('reads the partner pages when only the partner is grouped or filtered, and the partner rows of a day changed since', async () => {
     const store = new MemoryPerformance();
     store.addPerf('2025-03-02', ['meta', 'spring', 'US', 'ios'], { installs: 3 });
-    const stamps = jest.spyOn(store, 'stamps');
-    const rows = await page(portsOf(store, FIRST), {
-      since_ms: String(FIRST),
-      until_ms: String(FIRST + 3 * DAY),
-      group_by: 'partner',
-      partner: 'meta',
-    });
-    expect(rows).toEqual([expect.objectContaining({ partner: 'meta', installs: 3 })]);
-    expect(stamps).not.toHaveBeenCalled();
+    store.addPerf('2025-03-03', ['meta', 'summer', 'DE', 'ios'], { installs: 4 });
+    await compactApp(store, APP);
+    const [partnerRows, pages] = [jest.spyOn(store, 'partnerRows'), jest.spyOn(store, 'pages')];
+    const params = { since_ms: String(FIRST), until_ms: String(FIRST + 3 * DAY), group_by: 'partner', partner: 'meta' };
+    expect(await page(portsOf(store, FIRST), params)).toEqual([expect.objectContaining({ partner: 'meta', installs: 7 })]);
+    expect(pages.mock.calls.map(([, kind]) => kind)).toEqual(['partner']);
+    // 03-01 has no stamp (nothing written): its rows are read, and are none.
+    expect(partnerRows.mock.calls.map(([, days]) => days)).toEqual([{ firstDay: '2025-03-01', lastDay: '2025-03-01' }]);
+    store.addPerf('2025-03-03', ['meta', 'summer', 'DE', 'ios'], { installs: 1 });
+    expect(await page(portsOf(store, FIRST), params)).toEqual([expect.objectContaining({ partner: 'meta', installs: 8 })]);
+    expect(partnerRows).toHaveBeenLastCalledWith(APP, { firstDay: '2025-03-03', lastDay: '2025-03-03' });
+  });
+
+  it('reads a whole week from its week page while its 7 stamps are the ones it recorded, else its days', async () => {
+    const store = new MemoryPerformance();
+    for (const day of DAYS.slice(0, 16)) store.addPerf(day, ['meta', 'spring', 'US', 'ios'], { installs: 1 });
+    await compactApp(store, APP);
+    expect(store.week.get('2025-03-03')?.vs).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    const [pages, weeks, perfRows] = [jest.spyOn(store, 'pages'), jest.spyOn(store, 'weeks'), jest.spyOn(store, 'perfRows')];
+    // 03-01 to 03-16: the days 03-01 and 03-02 and two whole weeks.
+    const params = { since_ms: String(FIRST), until_ms: String(FIRST + 16 * DAY), group_by: 'campaign' };
+    expect((await page(portsOf(store, FIRST), params)).map((row) => row.installs)).toEqual([16]);
+    expect(weeks.mock.calls.map(([, kind, window]) => [kind, window])).toEqual([
+      ['rows', { firstDay: '2025-03-03', lastDay: '2025-03-10' }],
+    ]);
+    expect(pages.mock.calls.map(([, , window]) => window)).toEqual([{ firstDay: '2025-03-01', lastDay: '2025-03-02' }]);
+    expect(perfRows).not.toHaveBeenCalled();
+
+    // A write on 03-12 after the weeks were built: that week is read from its days, 03-12 from its rows.
+    store.addPerf('2025-03-12', ['meta', 'spring', 'US', 'ios'], { installs: 5 });
+    pages.mockClear();
+    expect((await page(portsOf(store, FIRST), params)).map((row) => row.installs)).toEqual([21]);
+    expect(pages.mock.calls.map(([, , window]) => window)).toEqual([
+      { firstDay: '2025-03-01', lastDay: '2025-03-02' },
+      { firstDay: '2025-03-10', lastDay: '2025-03-16' },
+    ]);
+    expect(perfRows.mock.calls.map(([, days]) => days)).toEqual([{ firstDay: '2025-03-12', lastDay: '2025-03-12' }]);
+
+    // By day, no week page is read.
+    weeks.mockClear();
+    await page(portsOf(store, FIRST), { ...params, group_by: 'day,campaign' });
+    expect(weeks).not.toHaveBeenCalled();
   });
 
   it('takes the window and the maturity on the app local days', async () => {
