@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PerformanceStore } from '../functions/adapters/performance-store';
 import { SORT_SEPARATOR } from '../functions/domain/aggregation/rows';
 import type { CompactionSummary } from '../functions/domain/analytics/pages';
 import {
@@ -28,11 +29,11 @@ import { percentile, type Report } from './support';
  * campaign x country x platform combinations a day (10 partners, 10 campaigns each, 10 countries,
  * 2 platforms), each with a cost row, written in the formats of docs/analytics.md (`perf` rows,
  * their `perf_partner` sums, the cost day and its `cost_partner` sums, the day's stamp); then the
- * pages built by the compactor itself (the performance-pages handler), then p50 and p95 of three
- * reads, each checked for its rows and sums:
- *   30d_day_partner        30 days by day, partner       300 rows    (partner rows)   aim < 50 ms
- *   30d_campaign_country   30 days by campaign, country  1,000 rows  (30 day pages)   aim < 150 ms
- *   365d_partner           365 days by partner           10 rows     (partner rows)   aim < 500 ms
+ * pages built by the compactor itself (the performance-pages handler: day, week and partner
+ * pages), then p50 and p95 of three reads, each checked for its rows and sums:
+ *   30d_day_partner        30 days by day, partner       300 rows    (30 day partner pages)              aim < 50 ms
+ *   30d_campaign_country   30 days by campaign, country  1,000 rows  (4 week pages + 2 day pages)        aim < 150 ms
+ *   365d_partner           365 days by partner           10 rows     (52 week + <= 12 day partner pages) aim < 500 ms
  * Measured as bench/report-latency.ts measures the four reports: the report function's Lambda
  * handler invoked in-process against the local emulators.
  */
@@ -207,8 +208,11 @@ export async function performanceReportFigures(report: Report, stack: LocalStack
   const compactStarted = Date.now();
   const compaction = (await invoke('performance-pages', {})) as CompactionSummary;
   const compactS = (Date.now() - compactStarted) / 1000;
-  if (compaction.overflows > 0 || compaction.pages < DAYS || compaction.unfinished.length > 0)
-    throw new Error(`the compactor did not page every day: ${JSON.stringify(compaction)}`);
+  // The local stack's own 5-minute schedule may have built some days during the seed: what counts
+  // is that no day is left stale.
+  const stale = await new PerformanceStore(resourceName.table('aggregates')).staleDays(app.app_id);
+  if (compaction.overflows > 0 || stale.length > 0 || compaction.unfinished.length > 0)
+    throw new Error(`the compactor did not page every day: ${JSON.stringify(compaction)}, ${stale.length} days stale`);
 
   const installsOf = (from: number) =>
     days.filter(({ d }) => d >= from).reduce((sum, { d }) => sum + COMBINATIONS.reduce((s, _, i) => s + countersOf(d, i).installs, 0), 0);
@@ -217,21 +221,21 @@ export async function performanceReportFigures(report: Report, stack: LocalStack
   const reads: Read[] = [
     {
       key: 'performance_30d_day_partner',
-      label: `30 days by day, partner (${30 * PARTNERS.length} rows, partner rows)`,
+      label: `30 days by day, partner (${30 * PARTNERS.length} rows, 30 day partner pages)`,
       params: { ...month, group_by: 'day,partner' },
       rows: 30 * PARTNERS.length,
       installs: installsOf(DAYS - 30),
     },
     {
       key: 'performance_30d_campaign_country',
-      label: `30 days by campaign, country (1,000 rows, 30 pages of ${COMBINATIONS.length.toLocaleString('en-US')})`,
+      label: `30 days by campaign, country (1,000 rows, 4 week pages and 2 day pages of ${COMBINATIONS.length.toLocaleString('en-US')} or more)`,
       params: { ...month, group_by: 'campaign,country' },
       rows: PARTNERS.length * CAMPAIGNS_PER_PARTNER * COUNTRIES.length,
       installs: installsOf(DAYS - 30),
     },
     {
       key: 'performance_365d_partner',
-      label: `${DAYS} days by partner (${PARTNERS.length} rows, partner rows)`,
+      label: `${DAYS} days by partner (${PARTNERS.length} rows, week and day partner pages)`,
       params: { since_ms: startOf(DAYS - 1), until_ms: String(nowMs), group_by: 'partner' },
       rows: PARTNERS.length,
       installs: installsOf(0),
@@ -258,10 +262,15 @@ export async function performanceReportFigures(report: Report, stack: LocalStack
     `${seeded.toLocaleString('en-US')} / ${seedS.toFixed(1)}`,
     { performance_items_seeded: seeded, performance_seed_s: round(seedS) },
   );
-  report(`performance pages built by the compactor (${compaction.pages}) / seconds`, compactS.toFixed(1), {
-    performance_pages_built: compaction.pages,
-    performance_compaction_s: round(compactS),
-  });
+  report(
+    `performance day pages / week pages built by the compactor (${compaction.pages} / ${compaction.weeks}) / seconds`,
+    compactS.toFixed(1),
+    {
+      performance_pages_built: compaction.pages,
+      performance_week_pages_built: compaction.weeks,
+      performance_compaction_s: round(compactS),
+    },
+  );
   report(`performance report latency: Lambda handler in-process, ${SAMPLES} samples (ms)`, 'p50 / p95', {
     report_p50_ms: Object.fromEntries(figures.map(({ read, p50 }) => [read.key, p50])),
     report_p95_ms: Object.fromEntries(figures.map(({ read, p95 }) => [read.key, p95])),

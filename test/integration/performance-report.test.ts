@@ -139,6 +139,41 @@ describe('GET /api/v1/reports/performance', () => {
     expect(filtered.body?.rows?.map((row) => [row.country, row.installs])).toEqual([['DE', 7]]);
   });
 
+  it('reads a whole week from the week page the compactor built while its 7 stamps match, and its days once one changes', async () => {
+    const tenant = await createTenant();
+    const app = tenant.app.app_id;
+    // Monday 2025-01-13 to Sunday 2025-01-19, one install a day on campaign spring, 2 on the Wednesday.
+    const week = Array.from({ length: 7 }, (_, i) => new Date(Date.parse('2025-01-13T00:00:00Z') + i * DAY).toISOString().slice(0, 10));
+    await put(week.flatMap((day, i) => perf(app, day, ['meta', 'spring', 'US', 'ios'], { installs: i === 2 ? 2 : 1 })));
+    for (const day of week) await bumpStamp(app, day);
+    const summary = (await invoke('performance-pages', {})) as CompactionSummary;
+    expect(summary.weeks).toBeGreaterThanOrEqual(1);
+    const stored = await Promise.all(
+      [PERF_FAMILIES.weekPage, PERF_FAMILIES.partnerWeek].map((family) =>
+        dynamoClient().send(new GetCommand({ TableName: table(), Key: { pk: `${app}#${family}`, sk: week[0] } })),
+      ),
+    );
+    expect(stored.map((item) => item.Item?.vs)).toEqual([
+      [1, 1, 1, 1, 1, 1, 1],
+      [1, 1, 1, 1, 1, 1, 1],
+    ]);
+    const weekWindow = `since_ms=${Date.parse('2025-01-13T00:00:00Z')}&until_ms=${Date.parse('2025-01-20T00:00:00Z')}`;
+    const totals = async (groupBy: string) =>
+      (await get(`?${weekWindow}&group_by=${groupBy}`, bearer(tenant))).body?.rows?.map((row) => [row[groupBy], row.installs]);
+    expect(await totals('campaign')).toEqual([['spring', 8]]);
+    expect(await totals('partner')).toEqual([['meta', 8]]);
+    // A write on the Friday after the week was built: the week is read from its days.
+    const [summer] = perf(app, week[4] as string, ['meta', 'summer', 'US', 'ios'], { installs: 3 });
+    const [, partnerSum] = perf(app, week[4] as string, ['meta'], { installs: 4 });
+    await put([summer as Record<string, unknown>, partnerSum as Record<string, unknown>]);
+    await bumpStamp(app, week[4] as string);
+    expect(await totals('campaign')).toEqual([
+      ['spring', 8],
+      ['summer', 3],
+    ]);
+    expect(await totals('partner')).toEqual([['meta', 11]]);
+  });
+
   it('shows the operator the same page through admin report show --report performance', async () => {
     const api = await get(`?${window}&group_by=campaign&country=DE`, bearer(a));
     const shown = (await runAdmin([
