@@ -16,8 +16,8 @@ const tenants = new TenantStore(resourceName.table('tenants'));
 const STOP_BEFORE_LIMIT_MS = 30_000;
 
 /**
- * Every five minutes: the performance pages of every app's days that changed since their page was
- * built (functions/domain/analytics/pages.ts; docs/analytics.md, "Reading").
+ * Every five minutes: the performance pages (day, partner and week pages) of every app's days that
+ * changed since their page was built (functions/domain/analytics/pages.ts; docs/analytics.md, "Reading").
  */
 export async function performancePages(_event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<CompactionSummary> {
   const startedMs = Date.now();
@@ -26,9 +26,10 @@ export async function performancePages(_event: unknown, context?: Pick<Context, 
   const summary = await compactPages(store, apps, startedMs + remainingMs - STOP_BEFORE_LIMIT_MS, Date.now);
   metrics.addMetric('PerformancePagesBuilt', MetricUnit.Count, summary.pages);
   metrics.addMetric('PerformancePagesOverflow', MetricUnit.Count, summary.overflows);
+  metrics.addMetric('PerformanceWeekPagesBuilt', MetricUnit.Count, summary.weeks);
   if (summary.unfinished.length > 0)
     logger.warn('performance pages out of time: apps left for the next run', { unfinished: summary.unfinished });
-  logger.info('performance pages built', { apps: summary.apps, pages: summary.pages, overflows: summary.overflows });
+  logger.info('performance pages built', { apps: summary.apps, pages: summary.pages, weeks: summary.weeks, overflows: summary.overflows });
   return summary;
 }
 
