@@ -20,11 +20,14 @@ let stack: LocalStack;
 let app: Tenant;
 let other: Tenant;
 
-const event = (id: string, uuid: string, day: string) => ({
+// The report SQL takes a row's day from corrected_ts in the app's zone (UTC here); the hour a
+// file is under is when the event was received, which may be later than the event itself.
+const event = (id: string, uuid: string, day: string, time = '10:00:00') => ({
   event_id: id,
   event_name: 'open',
   install_uuid: uuid,
   event_day: day,
+  corrected_ts: Date.parse(`${day}T${time}Z`),
   revenue_micros: 0,
 });
 
@@ -37,7 +40,7 @@ beforeAll(async () => {
     exportFileKey('events', app.app.app_id, '2026-03-01T10'),
     encodeTable('events', [event('e1', 'u1', '2026-03-01'), event('e2', 'u1', '2026-03-01')]),
   );
-  await put(exportFileKey('events', app.app.app_id, '2026-03-02T00'), encodeTable('events', [event('e3', 'u2', '2026-03-01')]));
+  await put(exportFileKey('events', app.app.app_id, '2026-03-02T00'), encodeTable('events', [event('e3', 'u2', '2026-03-01', '23:59:00')]));
   await put(exportFileKey('events', other.app.app_id, '2026-03-01T10'), encodeTable('events', [event('x1', 'u9', '2026-03-01')]));
   // Not an export file (a checkpoint-like object under the prefix): never loaded.
   await put(`events/app_id=${app.app.app_id}/_notes.json`, new TextEncoder().encode('{}'));
