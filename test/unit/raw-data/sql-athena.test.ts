@@ -135,7 +135,7 @@ describe('AthenaSql', () => {
 });
 
 describe('admin sql --stack', () => {
-  /** The stack's outputs, the warehouse's among them, and app1 behind app key K. */
+  /** The stack's outputs, the warehouse's among them, and app1 (in Asia/Tokyo) behind app key K. */
   function deployed(withWarehouse = true) {
     const outputs = [
       ...Object.keys(tables).map((name) => [outputKey.table(name), `svc-${name}`]),
@@ -153,7 +153,7 @@ describe('admin sql --stack', () => {
     cloudFormation
       .on(DescribeStacksCommand)
       .resolves({ Stacks: [{ StackName: 'svc', CreationTime: new Date(), StackStatus: 'UPDATE_COMPLETE', Outputs: outputs }] });
-    dynamo.on(GetCommand).resolves({ Item: { pk: 'app#K', app_id: 'app1', app_key: 'K', company_id: 'c1' } });
+    dynamo.on(GetCommand).resolves({ Item: { pk: 'app#K', app_id: 'app1', app_key: 'K', company_id: 'c1', time_zone: 'Asia/Tokyo' } });
   }
 
   it("runs a free query over the app's partitions only and prints its rows", async () => {
@@ -216,7 +216,8 @@ describe('admin sql --stack', () => {
     expect(answer).toEqual({ rows: [{ day: '2026-03-02', partner: 'meta', purchases: 2, revenue_usd: 3.000001, arppu_usd: 1.5 }] });
     const input = athena.commandCalls(StartQueryExecutionCommand)[0]?.args[0].input;
     expect(input?.QueryString).toBe(reportQuery('revenue').sql);
-    expect(input?.ExecutionParameters).toEqual(["'app1'", "'app1'", "'2026-03-01'", "'2026-03-01'", "'2026-03-07'"]);
+    // The window's days are Tokyo's (the app's zone): 2026-03-08T00:00Z is 09:00 there.
+    expect(input?.ExecutionParameters).toEqual(["'app1'", "'app1'", "'2026-03-01'", "'Asia/Tokyo'", "'2026-03-01'", "'2026-03-08'"]);
   });
 
   it('refuses a query that is not one SELECT before it reaches Athena, as a usage error', async () => {
