@@ -1,6 +1,6 @@
 import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../common/days';
 import { ServiceError } from '../common/errors';
-import { appOfKey, etagOf, matches, type ReportAnswer, type ServerKeys } from '../reports/answer-report';
+import { appOfKey, pageAnswer, type ReportAnswer, type ServerKeys } from '../reports/answer-report';
 import { parseReportQuery, type ReportQuery, windowDays } from '../reports/report-query';
 import {
   COST_COUNTERS,
@@ -151,16 +151,9 @@ export async function answerAppPerformance(
   const rows = all
     .slice(query.offset, query.offset + query.limit)
     .map((row) => renderRow(row, query.groupBy, lastInstallDay, zone, startedMs));
-  const etag = etagOf('performance', rows, query, days);
-  if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };
-  const meta = {
-    since_ms: query.sinceMs,
-    until_ms: query.untilMs,
-    limit: query.limit,
-    offset: query.offset,
-    elapsed_ms: Math.round(ports.nowMs() - startedMs),
-  };
-  return { kind: 'page', body: { rows, meta }, etag, appId };
+  return pageAnswer({ report: 'performance', appId, rows, query, days, ifNoneMatch: request.ifNoneMatch }, () =>
+    Math.round(ports.nowMs() - startedMs),
+  );
 }
 
 /** Days between two YYYY-MM-DD days, both included. */

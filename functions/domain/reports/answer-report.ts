@@ -84,15 +84,31 @@ export async function answerAppReport(
   const days = windowDays(query, app.timeZone);
   const stored = await ports.rows.page(appId, REPORT_FAMILY[request.report], days, query.offset + query.limit);
   const rows = stored.slice(query.offset, query.offset + query.limit).map(renderRow[request.report]);
-  const etag = etagOf(request.report, rows, query, days);
-  if (matches(request.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };
-  const meta = {
-    since_ms: query.sinceMs,
-    until_ms: query.untilMs,
-    limit: query.limit,
-    offset: query.offset,
-    elapsed_ms: Math.round(ports.nowMs() - startedMs),
-  };
+  return pageAnswer({ report: request.report, appId, rows, query, days, ifNoneMatch: request.ifNoneMatch }, () =>
+    Math.round(ports.nowMs() - startedMs),
+  );
+}
+
+/**
+ * A report's page of rendered rows with its meta, or a 304 when If-None-Match names its ETag:
+ * the one way every report (the four and the performance report) answers. `elapsedMs` is read
+ * last, once the page is ready.
+ */
+export function pageAnswer(
+  page: {
+    readonly report: ReportName | 'performance';
+    readonly appId: string;
+    readonly rows: ReportBody['rows'];
+    readonly query: ReportQuery;
+    readonly days: { firstDay: string; lastDay: string };
+    readonly ifNoneMatch: string | undefined;
+  },
+  elapsedMs: () => number,
+): ReportAnswer {
+  const { report, appId, rows, query, days } = page;
+  const etag = etagOf(report, rows, query, days);
+  if (matches(page.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };
+  const meta = { since_ms: query.sinceMs, until_ms: query.untilMs, limit: query.limit, offset: query.offset, elapsed_ms: elapsedMs() };
   return { kind: 'page', body: { rows, meta }, etag, appId };
 }
 
@@ -102,7 +118,7 @@ export async function answerAppReport(
  * with "now" as the default bound still gets 304 while nothing changed; only meta (the echoed
  * bounds and elapsed_ms) differs, which is why the validator is weak.
  */
-export function etagOf(
+function etagOf(
   report: ReportName | 'performance',
   rows: unknown[],
   query: ReportQuery,
@@ -116,7 +132,7 @@ export function etagOf(
 }
 
 /** If-None-Match: `*`, or a comma-separated list of (weak or strong) tags, compared weakly. */
-export function matches(header: string | undefined, etag: string): boolean {
+function matches(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   const bare = (tag: string) => tag.trim().replace(/^W\//, '');
   return header.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
