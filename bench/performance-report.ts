@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { PerformanceStore } from '../functions/adapters/performance-store';
 import { SORT_SEPARATOR } from '../functions/domain/aggregation/rows';
@@ -16,12 +15,9 @@ import { DAY_MS, dayOf } from '../functions/domain/common/days';
 import { pool } from '../functions/domain/common/pool';
 import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
-import type { HttpEvent } from '../functions/shared/http';
-import { originVerifyHeader } from '../lib/manifest';
-import { normalizeResult } from '../local/api-gateway';
 import { invoke } from '../local/lambda';
-import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
+import { reportGetEvent, timedInvoke } from './report-requests';
 import { percentile, type Report } from './support';
 
 /**
@@ -136,37 +132,6 @@ interface Read {
 
 const PATH = '/api/v1/reports/performance';
 
-function reportEvent(read: Read, serverKey: string): HttpEvent {
-  const routeKey = `GET ${PATH}`;
-  const nowMs = Date.now();
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath: PATH,
-    rawQueryString: new URLSearchParams(read.params).toString(),
-    headers: {
-      host: 'localhost',
-      authorization: `Bearer ${serverKey}`,
-      'user-agent': 'bench',
-      [originVerifyHeader]: process.env[LOCAL_ORIGIN_SECRET_VARIABLE] ?? '',
-    },
-    queryStringParameters: { ...read.params },
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      domainName: 'localhost',
-      domainPrefix: 'local',
-      http: { method: 'GET', path: PATH, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'bench' },
-      requestId: randomUUID(),
-      routeKey,
-      stage: '$default',
-      time: new Date(nowMs).toUTCString(),
-      timeEpoch: nowMs,
-    },
-    isBase64Encoded: false,
-  };
-}
-
 /** A 200 with the rows and the installs the seed put there, or the timing measured nothing. */
 function checkPage(read: Read, via: string, status: number | undefined, body: string | undefined): void {
   const rows = status === 200 ? ((JSON.parse(body ?? '{}') as { rows?: { installs: number }[] }).rows ?? []) : undefined;
@@ -179,11 +144,8 @@ function checkPage(read: Read, via: string, status: number | undefined, body: st
 }
 
 async function timedRead(read: Read, serverKey: string): Promise<number> {
-  const event = reportEvent(read, serverKey);
-  const started = process.hrtime.bigint();
-  const result = normalizeResult(await invoke('report-performance', event));
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  checkPage(read, 'from the handler', result.statusCode, result.body);
+  const { ms, status, body } = await timedInvoke('report-performance', reportGetEvent(PATH, read.params, serverKey));
+  checkPage(read, 'from the handler', status, body);
   return ms;
 }
 

@@ -9,13 +9,9 @@ import { pool } from '../functions/domain/common/pool';
 import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/reports';
 import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
-import type { HttpEvent } from '../functions/shared/http';
-import { originVerifyHeader } from '../lib/manifest';
-import { normalizeResult } from '../local/api-gateway';
-import { invoke } from '../local/lambda';
-import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
-import type { Report } from './support';
+import { reportGetEvent, timedInvoke } from './report-requests';
+import { percentile, type Report } from './support';
 
 /**
  * What a report costs its reader on a busy app: a year of prebuilt rows (365 days ending today:
@@ -134,40 +130,6 @@ interface Read {
   readonly rows: number;
 }
 
-/** An API Gateway v2 event for a report, as the edge builds it for `GET <path>?<query>`. */
-function reportEvent(read: Read, serverKey: string): HttpEvent {
-  const path = `${REPORTS_PREFIX}/${read.report}`;
-  const routeKey = `GET ${path}`;
-  const nowMs = Date.now();
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath: path,
-    rawQueryString: new URLSearchParams(read.params).toString(),
-    // As CloudFront sends it: the handlers refuse a request without the origin secret.
-    headers: {
-      host: 'localhost',
-      authorization: `Bearer ${serverKey}`,
-      'user-agent': 'bench',
-      [originVerifyHeader]: process.env[LOCAL_ORIGIN_SECRET_VARIABLE] ?? '',
-    },
-    queryStringParameters: { ...read.params },
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      domainName: 'localhost',
-      domainPrefix: 'local',
-      http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'bench' },
-      requestId: randomUUID(),
-      routeKey,
-      stage: '$default',
-      time: new Date(nowMs).toUTCString(),
-      timeEpoch: nowMs,
-    },
-    isBase64Encoded: false,
-  };
-}
-
 /** The page must be a 200 with every row the read asks for, or the timing measured nothing. */
 function checkPage(read: Read, via: string, status: number | undefined, body: string | undefined): void {
   const rows = status === 200 ? (JSON.parse(body ?? '{}') as { rows?: unknown[] }).rows?.length : undefined;
@@ -179,19 +141,12 @@ function checkPage(read: Read, via: string, status: number | undefined, body: st
 }
 
 async function timedRead(read: Read, serverKey: string): Promise<number> {
-  const event = reportEvent(read, serverKey);
-  const started = process.hrtime.bigint();
-  const result = normalizeResult(await invoke(`report-${read.report}`, event));
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  checkPage(read, 'from the handler', result.statusCode, result.body);
+  const { ms, status, body } = await timedInvoke(
+    `report-${read.report}`,
+    reportGetEvent(`${REPORTS_PREFIX}/${read.report}`, read.params, serverKey),
+  );
+  checkPage(read, 'from the handler', status, body);
   return ms;
-}
-
-/** Nearest rank: the smallest sample with at least p of the samples at or below it. */
-function percentile(sorted: readonly number[], p: number): number {
-  const sample = sorted.at(Math.max(0, Math.ceil(p * sorted.length) - 1));
-  if (sample === undefined) throw new Error('a percentile of no samples');
-  return sample;
 }
 
 const round = (n: number) => Number(n.toFixed(1));
