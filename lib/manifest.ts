@@ -267,7 +267,8 @@ export const schedules = {
     kind: 'rate',
     minutes: 5,
     function: 'performance-pages',
-    purpose: 'Builds the performance report\'s pages (day, partner, week) of each day changed since its page was built (docs/analytics.md, "Reading").',
+    purpose:
+      'Builds the performance report\'s pages (day, partner, week) of each day changed since its page was built (docs/analytics.md, "Reading").',
   },
   'fx-fetch': {
     kind: 'daily',

@@ -114,7 +114,10 @@ describe('npm run simulate -- --check: the performance report', () => {
       expect(today.some((r) => Number(r.roas_d0) > 0)).toBe(true);
       // Cohorts of 45 days ago are final; today's are not.
       expect(today.some((r) => r.d30_mature === true && Number(r.installs) > 0)).toBe(true);
-      const latest = today.map((r) => String(r.day)).sort().at(-1);
+      const latest = today
+        .map((r) => String(r.day))
+        .sort()
+        .at(-1);
       for (const row of today.filter((r) => r.day === latest)) expect(row.d0_mature).toBe(false);
     }
   });
