@@ -7,7 +7,9 @@ import { AttributionServiceStack } from '../lib/stack';
  * AWS Solutions pack. Context `alarmEmail` subscribes an address to the alarm topic; `apiRateLimit`
  * and `apiBurstLimit` replace the API stage's throttling defaults (lib/constructs/edge.ts);
  * `originSecretVersion` makes CloudFront send that version of the origin secret, the last step of
- * a rotation (docs/secrets.md). Stack tests build the app through this same function.
+ * a rotation (docs/secrets.md); `fxSourceUrl` replaces the exchange rates' source, the European
+ * Central Bank's daily reference rates (an https URL of a document in the ECB's format,
+ * docs/ingestion.md "Currencies"). Stack tests build the app through this same function.
  */
 export function createApp(props: AppProps = {}): { app: App; stack: AttributionServiceStack } {
   const app = new App(props);
@@ -20,6 +22,7 @@ export function createApp(props: AppProps = {}): { app: App; stack: AttributionS
       burstLimit: positiveContext(app, 'apiBurstLimit'),
     },
     originSecretVersion: secretVersionContext(app, 'originSecretVersion'),
+    internet: httpsContext(app, 'fxSourceUrl', 'FX_SOURCE_URL'),
   });
   // Acknowledged findings are also written into the template's Metadata, so the reasons travel with it.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true }));
@@ -42,6 +45,15 @@ function secretVersionContext(app: App, name: string): string | undefined {
   if (typeof raw !== 'string' || !/^[A-Za-z0-9-]{32,64}$/.test(raw))
     throw new Error(`context ${name} must be a secret's VersionId, got ${String(raw)}`);
   return raw;
+}
+
+/** An https URL context value as the variable it sets (`{FX_SOURCE_URL: url}`), or nothing when unset. */
+function httpsContext(app: App, name: string, variable: string): Record<string, string> {
+  const raw: unknown = app.node.tryGetContext(name);
+  if (raw === undefined || raw === '') return {};
+  if (typeof raw !== 'string' || !URL.canParse(raw) || new URL(raw).protocol !== 'https:')
+    throw new Error(`context ${name} must be an https URL, got ${String(raw)}`);
+  return { [variable]: raw };
 }
 
 if (require.main === module) createApp();

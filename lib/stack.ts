@@ -32,6 +32,11 @@ export interface AttributionServiceStackProps extends StackProps {
   readonly apiThrottle?: Partial<ApiThrottle>;
   /** The origin secret version CloudFront sends (EdgeProps.originSecretVersion); the current one if unset. */
   readonly originSecretVersion?: string;
+  /**
+   * Internet addresses that replace the manifest's (FunctionSpec.internet) in every function that
+   * has the variable: `FX_SOURCE_URL`, the exchange rates' source (the ECB's by default).
+   */
+  readonly internet?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -72,7 +77,7 @@ export class AttributionServiceStack extends Stack {
     assertRoutesUnique(functionSpecs);
     const handlers = new Map<string, ServiceFunction>();
     for (const [name, spec] of entriesOf<string, FunctionSpec>(functionSpecs)) {
-      const common = { name, spec, stores: this.stores, alarms: this.alarms };
+      const common = { name, spec: withInternet(spec, props.internet), stores: this.stores, alarms: this.alarms };
       const component = spec.routes?.length
         ? new Endpoint(this, pascalCase(name), { ...common, edge: this.edge })
         : new ManifestFunction(this, pascalCase(name), common);
@@ -197,4 +202,11 @@ function assertRoutesUnique(specs: Record<string, FunctionSpec>): void {
       owners.set(route, name);
     }
   }
+}
+
+/** The function's spec with the deployment's internet addresses in place of the manifest's, for the variables it has. */
+function withInternet(spec: FunctionSpec, internet: Readonly<Record<string, string>> = {}): FunctionSpec {
+  if (!spec.internet) return spec;
+  const addresses = Object.fromEntries(Object.entries(spec.internet).map(([name, value]) => [name, internet[name] ?? value]));
+  return { ...spec, internet: addresses };
 }

@@ -477,6 +477,22 @@ describe('the service stack', () => {
     );
   });
 
+  it("fetches the exchange rates from the fxSourceUrl context's https URL, else the ECB's", () => {
+    const fxEnvironment = (stack: ReturnType<typeof createApp>['stack']) =>
+      Template.fromStack(stack).findResources('AWS::Lambda::Function', {
+        Properties: { Description: Match.stringLikeRegexp('exchange rates') },
+      });
+    const variables = (found: Record<string, { Properties: { Environment: { Variables: Record<string, string> } } }>) =>
+      Object.values(found).map((fn) => fn.Properties.Environment.Variables.FX_SOURCE_URL);
+    const source = 'https://rates.example.com/eurofxref-daily.xml';
+    const { stack } = createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], fxSourceUrl: source } });
+    expect(variables(fxEnvironment(stack))).toEqual([source]);
+    expect(variables(fxEnvironment(service.stack))).toEqual(['https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml']);
+    expect(() =>
+      createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], fxSourceUrl: 'http://rates.example.com/' } }),
+    ).toThrow(/fxSourceUrl/);
+  });
+
   it('makes CloudFront send the version of the origin secret the originSecretVersion context names, the last step of a rotation', () => {
     const version = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
     const { stack } = createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], originSecretVersion: version } });
