@@ -32,9 +32,14 @@ function formatterOf(timeZone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
+const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
+
 /** Whether a name is an IANA time zone this runtime knows (Intl's database: "Europe/Berlin", "UTC", ...). */
 export function isTimeZone(name: unknown): name is string {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 64) return false;
+  // A name, not an offset: Node 22's Intl also takes "+09:00" (ECMA-402's offset time zones),
+  // which has no daylight saving and is no IANA name; Node 20's refuses it. IANA names are
+  // letters, digits, '_', '-', '+' and '/', and never begin with a sign.
+  if (typeof name !== 'string' || name.length > 64 || !IANA_NAME.test(name)) return false;
   try {
     formatterOf(name);
     return true;
