@@ -482,8 +482,11 @@ describe('the service stack', () => {
       Template.fromStack(stack).findResources('AWS::Lambda::Function', {
         Properties: { Description: Match.stringLikeRegexp('exchange rates') },
       });
-    const variables = (found: Record<string, { Properties: { Environment: { Variables: Record<string, string> } } }>) =>
-      Object.values(found).map((fn) => fn.Properties.Environment.Variables.FX_SOURCE_URL);
+    const variables = (found: Record<string, Record<string, unknown>>) =>
+      Object.values(found).map(
+        (fn) =>
+          (fn as { Properties: { Environment: { Variables: Record<string, string> } } }).Properties.Environment.Variables.FX_SOURCE_URL,
+      );
     const source = 'https://rates.example.com/eurofxref-daily.xml';
     const { stack } = createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], fxSourceUrl: source } });
     expect(variables(fxEnvironment(stack))).toEqual([source]);
