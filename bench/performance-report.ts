@@ -17,8 +17,8 @@ import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
 import { invoke } from '../local/lambda';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
-import { reportGetEvent, timedInvoke } from './report-requests';
-import { percentile, type Report } from './support';
+import { readLatencies, reportGetEvent, SAMPLES, timedInvoke } from './report-requests';
+import type { Report } from './support';
 
 /**
  * The performance report on a busy app (issue 23, item 6): a year of rows of 2,000 partner x
@@ -41,8 +41,6 @@ const COUNTRIES = ['US', 'GB', 'DE', 'FR', 'JP', 'BR', 'IN', 'CA', 'AU', 'ES'];
 const PLATFORMS = ['ios', 'android'];
 const BATCH_ITEMS = 25;
 const SEED_CONCURRENCY = 16;
-const WARMUP = 5;
-const SAMPLES = 50;
 
 type Item = Record<string, string | number>;
 
@@ -211,13 +209,7 @@ export async function performanceReportFigures(report: Report, stack: LocalStack
     checkPage(read, 'over HTTP', response.status, await response.text());
   }
 
-  for (let i = 0; i < WARMUP; i++) for (const read of reads) await timedRead(read, serverKey);
-  const timed = reads.map((read) => ({ read, samples: [] as number[] }));
-  for (let i = 0; i < SAMPLES; i++) for (const { read, samples } of timed) samples.push(await timedRead(read, serverKey));
-  const figures = timed.map(({ read, samples }) => {
-    const sorted = [...samples].sort((a, b) => a - b);
-    return { read, p50: round(percentile(sorted, 0.5)), p95: round(percentile(sorted, 0.95)) };
-  });
+  const figures = await readLatencies(reads, (read) => timedRead(read, serverKey));
 
   report(
     `performance rows seeded (${DAYS} days of ${COMBINATIONS.length.toLocaleString('en-US')} combinations) / seconds`,

@@ -10,8 +10,8 @@ import { REPORTS_PREFIX, type ReportName } from '../functions/domain/reports/rep
 import { dynamoClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
-import { reportGetEvent, timedInvoke } from './report-requests';
-import { percentile, type Report } from './support';
+import { readLatencies, reportGetEvent, SAMPLES, timedInvoke } from './report-requests';
+import type { Report } from './support';
 
 /**
  * What a report costs its reader on a busy app: a year of prebuilt rows (365 days ending today:
@@ -38,8 +38,6 @@ const EVENT_NAMES = Array.from({ length: 200 }, (_, i) => `event_${String(i).pad
 /** BatchWriteItem takes at most 25 items; several requests in flight keep the emulator busy. */
 const BATCH_ITEMS = 25;
 const SEED_CONCURRENCY = 16;
-const WARMUP = 5;
-const SAMPLES = 50;
 
 type Item = Record<string, string | number>;
 
@@ -194,16 +192,7 @@ export async function reportLatencyFigures(report: Report, stack: LocalStack): P
     checkPage(read, 'over HTTP', response.status, await response.text());
   }
 
-  // Round-robin, so whatever the machine does meanwhile (GC, the emulator's compaction of the
-  // fresh rows) falls on the three reads alike and their ratios stay fair.
-  for (let i = 0; i < WARMUP; i++) for (const read of reads) await timedRead(read, serverKey);
-  const timed = reads.map((read) => ({ read, samples: [] as number[] }));
-  for (let i = 0; i < SAMPLES; i++) for (const { read, samples } of timed) samples.push(await timedRead(read, serverKey));
-
-  const figures = timed.map(({ read, samples }) => {
-    const sorted = [...samples].sort((a, b) => a - b);
-    return { read, p50: round(percentile(sorted, 0.5)), p95: round(percentile(sorted, 0.95)) };
-  });
+  const figures = await readLatencies(reads, (read) => timedRead(read, serverKey));
   const oneDay = figures.find(({ read }) => read.key === 'one_day');
   if (oneDay === undefined) throw new Error('the bench has no one-day read to compare with');
   const others = figures

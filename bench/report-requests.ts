@@ -4,6 +4,7 @@ import { originVerifyHeader } from '../lib/manifest';
 import { normalizeResult } from '../local/api-gateway';
 import { invoke } from '../local/lambda';
 import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
+import { percentile } from './support';
 
 /**
  * The report phases' requests (report-latency.ts, performance-report.ts): an API Gateway v2 event
@@ -48,4 +49,26 @@ export async function timedInvoke(functionName: string, event: HttpEvent): Promi
   const result = normalizeResult(await invoke(functionName, event));
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   return { ms, status: result.statusCode, body: result.body };
+}
+
+const WARMUP = 5;
+export const SAMPLES = 50;
+const round = (n: number) => Number(n.toFixed(1));
+
+/**
+ * p50 and p95 (ms, to 0.1) of each read, after WARMUP rounds: SAMPLES rounds, round-robin, so
+ * whatever the machine does meanwhile (GC, the emulator's compaction of fresh rows) falls on
+ * every read alike and their ratios stay fair.
+ */
+export async function readLatencies<R>(
+  reads: readonly R[],
+  time: (read: R) => Promise<number>,
+): Promise<{ read: R; p50: number; p95: number }[]> {
+  for (let i = 0; i < WARMUP; i++) for (const read of reads) await time(read);
+  const timed = reads.map((read) => ({ read, samples: [] as number[] }));
+  for (let i = 0; i < SAMPLES; i++) for (const { read, samples } of timed) samples.push(await time(read));
+  return timed.map(({ read, samples }) => {
+    const sorted = [...samples].sort((a, b) => a - b);
+    return { read, p50: round(percentile(sorted, 0.5)), p95: round(percentile(sorted, 0.95)) };
+  });
 }

@@ -147,10 +147,8 @@ const INSTALL_CONCURRENCY = 8;
 export async function contributionsOf(ports: ContributionPorts, context: AuditObjectContext): Promise<RowDeltas> {
   const deltas = new RowDeltas();
   const byInstall = new Map<string, AcceptedEvent[]>();
-  // Every report day is the app's local day: the context's zone decides, whatever the events were read with.
-  const timeZone = context.timeZone ?? UTC;
-  for (const read of context.events) {
-    const event = read.day === localDayOf(read.tsMs, timeZone) ? read : { ...read, day: localDayOf(read.tsMs, timeZone) };
+  // Each event's day is already the app's local day: acceptedEvents read it in the context's zone.
+  for (const event of context.events) {
     const list = byInstall.get(event.installUuid) ?? [];
     list.push(event);
     byInstall.set(event.installUuid, list);
