@@ -20,6 +20,8 @@ const DAY = 86_400_000;
 let stack: LocalStack;
 let ecb: Server;
 let ecbRequests = 0;
+/** What the stub answers: the ECB's file, the outage of a 503, or a document that is not the ECB's. */
+let ecbAnswer: 'daily' | 'down' | 'garbage' = 'daily';
 let dir: string;
 
 const ECB_DAILY = `<?xml version="1.0" encoding="UTF-8"?>
@@ -41,7 +43,8 @@ const ECB_DAILY = `<?xml version="1.0" encoding="UTF-8"?>
 beforeAll(async () => {
   ecb = createServer((_request, response) => {
     ecbRequests++;
-    response.writeHead(200, { 'content-type': 'text/xml' }).end(ECB_DAILY);
+    if (ecbAnswer === 'down') response.writeHead(503).end('maintenance');
+    else response.writeHead(200, { 'content-type': 'text/xml' }).end(ecbAnswer === 'daily' ? ECB_DAILY : '<html>moved</html>');
   });
   await new Promise<void>((resolve) => ecb.listen(0, '127.0.0.1', resolve));
   const { port } = ecb.address() as AddressInfo;
@@ -127,5 +130,21 @@ describe('the daily fx-fetch', () => {
     expect(stored?.source).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
     // What ingest converts with: 1,000 JPY on that day.
     expect(1000 * (stored?.rates.JPY ?? 0)).toBeCloseTo(6.758190328, 6);
+  });
+
+  it('fails the run (the Errors alarm) and stores nothing when the source is down or answers something else', async () => {
+    const store = new FxStore(resourceName.table('fx_rates'));
+    await store.putRates('2025-03-07', { EUR: 1.5 }, 'admin');
+    try {
+      for (const answer of ['down', 'garbage'] as const) {
+        ecbAnswer = answer;
+        const before = ecbRequests;
+        await expect(stack.scheduler.run('fx-fetch')).rejects.toThrow();
+        expect(ecbRequests).toBe(before + 1);
+        expect((await store.day('2025-03-07'))?.rates).toEqual({ EUR: 1.5 });
+      }
+    } finally {
+      ecbAnswer = 'daily';
+    }
   });
 });
