@@ -1,10 +1,14 @@
 import { z } from 'zod';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
 import { appTimeZone, parseScopes, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
 import { intFlag, key, name, timeZone, url } from './flags';
+
+/** Digits, 1 to 20: the id in the app's App Store URL (`.../id1234567890`). */
+const appStoreId = z.string().regex(APP_STORE_ID, 'must be an App Store id: 1 to 20 digits');
 
 /** The operator's tenant store: with the signing secrets, which `app create` writes and `app show` prints. */
 const tenants = () => new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets')));
@@ -49,7 +53,8 @@ export const tenantCommands = [
     name: 'app create',
     usage:
       'app create --company-key K --name N [--ios-url U] [--android-url U] [--web-url U] [--probabilistic]\n' +
-      '           [--time-zone Z]              (Z: the IANA zone whose days the reports count in, e.g. Europe/Berlin; default UTC)',
+      '           [--time-zone Z]              (Z: the IANA zone whose days the reports count in, e.g. Europe/Berlin; default UTC)\n' +
+      "           [--app-store-id N]           (Apple's postbacks name the app by it; default: the id in --ios-url, if any)",
     flags: z.object({
       'company-key': key,
       name,
@@ -58,6 +63,7 @@ export const tenantCommands = [
       'web-url': url.optional(),
       probabilistic: z.boolean().optional(),
       'time-zone': timeZone.optional(),
+      'app-store-id': appStoreId.optional(),
     }),
     booleanFlags: ['probabilistic'],
     async execute(f) {
@@ -69,14 +75,21 @@ export const tenantCommands = [
         web_url: f['web-url'],
         probabilistic: f.probabilistic,
         timeZone: f['time-zone'],
+        appStoreId: f['app-store-id'],
       });
-      return { app_id: app.app_id, app_key: app.app_key, signing_secret: app.signing_secret, time_zone: appTimeZone(app) };
+      return {
+        app_id: app.app_id,
+        app_key: app.app_key,
+        signing_secret: app.signing_secret,
+        time_zone: appTimeZone(app),
+        ...(app.app_store_id === undefined ? {} : { app_store_id: app.app_store_id }),
+      };
     },
   }),
   defineCommand({
     name: 'app update',
     usage:
-      'app update --app-key K [--name N] [--ios-url U] [--android-url U] [--web-url U] [--time-zone Z]\n' +
+      'app update --app-key K [--name N] [--ios-url U] [--android-url U] [--web-url U] [--time-zone Z] [--app-store-id N]\n' +
       '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past)',
     flags: z.object({
       'app-key': key,
@@ -85,9 +98,11 @@ export const tenantCommands = [
       'android-url': url.optional(),
       'web-url': url.optional(),
       'time-zone': timeZone.optional(),
+      'app-store-id': appStoreId.optional(),
     }),
     async execute(f) {
       const app = await tenants().updateApp(f['app-key'], {
+        app_store_id: f['app-store-id'],
         name: f.name,
         ios_url: f['ios-url'],
         android_url: f['android-url'],
@@ -112,7 +127,7 @@ export const tenantCommands = [
   }),
   defineCommand({
     name: 'app show',
-    usage: 'app show --app-key K                    (the app: its keys, signing secret, store URLs and time zone)',
+    usage: 'app show --app-key K                    (the app: its keys, signing secret, store URLs, time zone, App Store id)',
     flags: z.object({ 'app-key': key }),
     async execute(f) {
       const app = await tenants().appWithSecret(f['app-key']);

@@ -1,17 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { SkanReportStore } from './adapters/skan-report-store';
+import { SkanSchemaStore } from './adapters/skan-schema-store';
 import { SkanStore } from './adapters/skan-store';
+import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { ServiceError } from './domain/common/errors';
-import { APPLE_KEYS } from './domain/skan/postback-keys';
+import { TEST_KEYS_VARIABLE, testKeysOf } from './domain/skan/postback-keys';
 import type { PostbackRefusal } from './domain/skan/postback-record';
 import { type PostbackOutcome, type SkanPostbackPorts, takePostback } from './domain/skan/take-postback';
 import { resourceName } from './shared/config';
 import { type HttpEvent, type HttpResult, httpHandler, json, rawBody } from './shared/http';
 import { errorFields, logger, metrics } from './shared/observability';
 
+const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants')));
+
 const ports: SkanPostbackPorts = {
-  keys: APPLE_KEYS,
+  // Apple's keys; locally also the runtime's test keys (the stack never sets the variable).
+  keys: testKeysOf(process.env[TEST_KEYS_VARIABLE]),
   filing: new SkanStore(resourceName.table('skan_postbacks'), resourceName.bucket()),
+  report: {
+    apps: (appStoreId) => tenants.skanAppOf(appStoreId),
+    schemas: new SkanSchemaStore(resourceName.table('tenants')),
+    report: new SkanReportStore(resourceName.table('aggregates')),
+  },
   newClaimId: randomUUID,
 };
 
@@ -73,6 +84,9 @@ function count(outcome: PostbackOutcome): void {
       const { record } = outcome;
       if (!record.verified) metrics.addMetadata('reason', record.reason ?? 'unknown');
       metrics.addMetric(record.verified ? 'SkanPostbackVerified' : 'SkanPostbackInvalid', MetricUnit.Count, 1);
+      // Postbacks the report leaves out: of no app here (or naming none), or signed with Apple's development key.
+      if (outcome.counted?.kind === 'unknown_app') metrics.addMetric('SkanPostbackUnknownApp', MetricUnit.Count, 1);
+      if (outcome.counted?.kind === 'development') metrics.addMetric('SkanPostbackDevelopment', MetricUnit.Count, 1);
       if (outcome.markFailure !== undefined) {
         logger.error('postback stored, but its claim was not marked stored', {
           transaction_id: record.transaction_id,

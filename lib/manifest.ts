@@ -494,6 +494,17 @@ export const functions = {
     // The key look-up (and the app's time zone) and the performance rows, read only.
     tables: { tenants: 'read', aggregates: 'read' },
   },
+  'report-skan': {
+    entry: 'functions/report-skan.ts',
+    description:
+      "GET /api/v1/reports/skan: the app's SKAN postbacks of a window by day, partner and postback dimensions, a page at a time.",
+    routes: ['GET /api/v1/reports/skan'],
+    // Server-to-server dashboards and exports, a page at a time, as the four reports.
+    throttle: { rateLimit: 50, burstLimit: 100 },
+    // tenants: the key look-up (and the app's time zone); aggregates: the day summaries and items
+    // read, a summary rebuilt from its items written back (conditionally).
+    tables: { tenants: 'read', aggregates: 'readwrite' },
+  },
   'performance-pages': {
     entry: 'functions/performance-pages.ts',
     description: "Every 5 minutes: builds the performance report's day pages of the days whose rows or cost changed.",
@@ -562,8 +573,10 @@ export const functions = {
     // Public. Apple's devices send a few postbacks per install, each at a random time a day or
     // more after it: 100/s is 8.6 million a day. Over it the device retries, as after any non-200.
     throttle: { rateLimit: 100, burstLimit: 200 },
-    // skan_postbacks: the conditional claim on each transaction-id, read back when it is taken.
-    tables: { skan_postbacks: 'readwrite' },
+    // skan_postbacks: the conditional claim on each transaction-id, read back when it is taken;
+    // tenants: the app an App Store id names and its active SKAN schema; aggregates: the SKAN
+    // report's item per counted postback and its day's counters (puts and ADDs only).
+    tables: { skan_postbacks: 'readwrite', tenants: 'read', aggregates: 'write' },
     bucket: 'write',
   },
 } as const satisfies Record<string, FunctionSpec>;

@@ -3,6 +3,7 @@ import { environmentOf } from '../lib/function-environment';
 import { type FunctionSpec, functions } from '../lib/manifest';
 import { type PolicyStatement, policyOf } from '../lib/permissions';
 import { LOCAL_MAX_CONCURRENCY } from './invoke-store';
+import { LOCAL_ONLY_VARIABLES } from './skan-test-key';
 
 /**
  * Each handler runs locally as it runs in Lambda: with exactly the environment the stack gives
@@ -170,6 +171,8 @@ function contextOf(name: string, target: LocalDeployment): FunctionContext {
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
         AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${name}`,
         AWS_LAMBDA_MAX_CONCURRENCY: LOCAL_MAX_CONCURRENCY,
+        // Local stand-ins the stack never sets (skan-postback's test keys: local/skan-test-key.ts).
+        ...LOCAL_ONLY_VARIABLES[name],
       },
       policy: target.policies?.[name] ?? policyOf(spec),
       deployment: target,

@@ -19,7 +19,8 @@ import { isConditionFailure } from './aws-errors';
  * Item: transaction_id, postback_kind, verified, claim_id, claimed_ms, and stored_ms once the
  * record is written (absent while a delivery is writing it); object_key, where the verified
  * record is, and invalid_object_key, where an invalid one is (under the prefix that expires);
- * expires_at (the table's TTL) while the holder is invalid.
+ * expires_at (the table's TTL) while the holder is invalid; first_verified_ms, when the id's
+ * first verified claim was made (the SKAN report's day of it, whatever day a retry comes).
  */
 export class SkanStore implements PostbackFiling {
   constructor(
@@ -42,7 +43,9 @@ export class SkanStore implements PostbackFiling {
       ? 'attribute_not_exists(#id) OR (attribute_not_exists(#stored) AND #claimed < :lapsed) OR (attribute_exists(#stored) AND #verified = :false)'
       : 'attribute_not_exists(#id) OR (attribute_not_exists(#stored) AND #claimed < :lapsed AND #verified = :false)';
     const keyAttribute = claim.verified ? 'object_key' : 'invalid_object_key';
-    const holder = 'SET #kind = :kind, #verified = :verified, #claim = :claim, #claimed = :now, #key = if_not_exists(#key, :key)';
+    const holder = `SET #kind = :kind, #verified = :verified, #claim = :claim, #claimed = :now, #key = if_not_exists(#key, :key)${
+      claim.verified ? ', #first = if_not_exists(#first, :now)' : ''
+    }`;
     try {
       const { Attributes } = await dynamoClient().send(
         new UpdateCommand({
@@ -60,6 +63,7 @@ export class SkanStore implements PostbackFiling {
             '#key': keyAttribute,
             '#stored': 'stored_ms',
             '#expires': 'expires_at',
+            ...(claim.verified ? { '#first': 'first_verified_ms' } : {}),
           },
           ExpressionAttributeValues: {
             ':kind': claim.kind,
@@ -74,8 +78,15 @@ export class SkanStore implements PostbackFiling {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      if (!Attributes) return { kind: 'claimed', objectKey: claim.objectKey };
-      return { kind: 'claimed', objectKey: String(Attributes[keyAttribute] ?? claim.objectKey), replaced: holderOf(Attributes) };
+      const first = Attributes?.first_verified_ms;
+      const firstVerifiedMs = claim.verified ? { firstVerifiedMs: typeof first === 'number' ? first : claim.nowMs } : {};
+      if (!Attributes) return { kind: 'claimed', objectKey: claim.objectKey, ...firstVerifiedMs };
+      return {
+        kind: 'claimed',
+        objectKey: String(Attributes[keyAttribute] ?? claim.objectKey),
+        replaced: holderOf(Attributes),
+        ...firstVerifiedMs,
+      };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }

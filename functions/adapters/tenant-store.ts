@@ -1,7 +1,9 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isTimeZone, UTC } from '../domain/common/days';
+import { ServiceError } from '../domain/common/errors';
 import type { TenantLookup } from '../domain/ingest/event-auth';
 import type { ServerKeys } from '../domain/reports/answer-report';
+import { APP_STORE_ID, appStoreIdOfUrl, type SkanApp } from '../domain/skan/postback-match';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
 import {
   type App,
@@ -32,6 +34,11 @@ export class NotFoundError extends Error {
 const companyPk = (companyKey: string) => `company#${companyKey}`;
 const appPk = (appKey: string) => `app#${appKey}`;
 const serverKeyPk = (keyHash: string) => `server_key#${keyHash}`;
+/** Points an App Store id to its app, so a postback finds its app by the id it names (docs/ios.md section 2). */
+const appStorePk = (appStoreId: string) => `app_store#${appStoreId}`;
+
+/** Another app holds the App Store id (`admin app create|update --app-store-id`): 409, named by its code. */
+export const appStoreIdTaken = () => new ServiceError(409, 'app_store_id_taken');
 
 /**
  * The attribute under which versions before the signing_secrets table kept an app's secret in its
@@ -81,11 +88,21 @@ export class TenantStore {
 
   /** The secret is stored before the app: an app never exists without one (a secret without its app is harmless). */
   async createApp(
-    input: { companyKey: string; name: string; probabilistic?: boolean; lookbackDays?: number; timeZone?: string } & AppDestinations,
+    input: {
+      companyKey: string;
+      name: string;
+      probabilistic?: boolean;
+      lookbackDays?: number;
+      timeZone?: string;
+      /** Else the one in the iOS store URL, if any. */
+      appStoreId?: string;
+    } & AppDestinations,
   ): Promise<AppWithSecret> {
     const secrets = this.secretStore();
     const timeZone = input.timeZone ?? UTC;
     if (!isTimeZone(timeZone)) throw new Error(`${timeZone} is not an IANA time zone`);
+    const appStoreId = input.appStoreId ?? appStoreIdOfUrl(input.ios_url);
+    if (appStoreId !== undefined && !APP_STORE_ID.test(appStoreId)) throw new Error(`${appStoreId} is not an App Store id`);
     const company = await this.companyByKey(input.companyKey);
     if (!company) throw new NotFoundError('company');
     const app: App = {
@@ -100,8 +117,10 @@ export class TenantStore {
       probabilistic: input.probabilistic ?? false,
       lookback_days: input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS,
       time_zone: timeZone,
+      ...(appStoreId === undefined ? {} : { app_store_id: appStoreId }),
       created_ms: Date.now(),
     };
+    if (appStoreId !== undefined) await this.claimAppStoreId(appStoreId, app);
     const signing_secret = await secrets.create(app.app_id);
     await this.putNew(appPk(app.app_key), app.app_id, 'app', app);
     return { ...app, signing_secret };
@@ -115,8 +134,27 @@ export class TenantStore {
    * Changes an app's name, store URLs or time zone (`app update`); undefined when no app has the
    * key. A new time zone applies to data aggregated after it (docs/reports.md, "Time zones").
    */
-  async updateApp(appKey: string, changes: AppChanges): Promise<App | undefined> {
-    if (changes.time_zone !== undefined && !isTimeZone(changes.time_zone)) throw new Error(`${changes.time_zone} is not an IANA time zone`);
+  async updateApp(appKey: string, requested: AppChanges): Promise<App | undefined> {
+    if (requested.time_zone !== undefined && !isTimeZone(requested.time_zone))
+      throw new Error(`${requested.time_zone} is not an IANA time zone`);
+    const changes = { ...requested, app_store_id: requested.app_store_id ?? appStoreIdOfUrl(requested.ios_url) };
+    if (changes.app_store_id !== undefined) {
+      if (!APP_STORE_ID.test(changes.app_store_id)) throw new Error(`${changes.app_store_id} is not an App Store id`);
+      const before = await this.appByKey(appKey);
+      if (!before) return undefined;
+      if (before.app_store_id === changes.app_store_id) delete changes.app_store_id;
+      else {
+        // The new pointer first: an app never names an id that points elsewhere. The old one goes last.
+        await this.claimAppStoreId(changes.app_store_id, before);
+        const after = await this.applyChanges(appKey, changes);
+        if (before.app_store_id !== undefined) await this.dropAppStoreId(before.app_store_id, before);
+        return after;
+      }
+    }
+    return this.applyChanges(appKey, changes);
+  }
+
+  private async applyChanges(appKey: string, changes: AppChanges): Promise<App | undefined> {
     const fields = Object.entries(changes).filter(([, value]) => value !== undefined);
     if (fields.length === 0) return this.appByKey(appKey);
     try {
@@ -136,6 +174,106 @@ export class TenantStore {
       if (isConditionFailure(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * Points the App Store id to the app, unless another app holds it (app_store_id_taken). A
+   * pointer whose app does not name the id back (an app create or update that died halfway) is
+   * anybody's.
+   */
+  private async claimAppStoreId(appStoreId: string, app: Pick<App, 'app_id' | 'app_key'>): Promise<void> {
+    const put = (condition: string, values: Record<string, unknown>) =>
+      dynamoClient().send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: appStorePk(appStoreId), kind: 'app_store', app_store_id: appStoreId, app_id: app.app_id, app_key: app.app_key },
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    try {
+      await put('attribute_not_exists(pk) OR app_key = :mine', { ':mine': app.app_key });
+      return;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    const pointer = await this.get<{ app_key: string }>(appStorePk(appStoreId));
+    const holder = pointer && (await this.appByKey(pointer.app_key));
+    if (holder?.app_store_id === appStoreId) throw appStoreIdTaken();
+    try {
+      await put('attribute_not_exists(pk) OR app_key = :stale', { ':stale': pointer?.app_key ?? '' });
+    } catch (error) {
+      if (isConditionFailure(error)) throw appStoreIdTaken();
+      throw error;
+    }
+  }
+
+  /** Removes the app's old pointer, if it is still the app's. */
+  private async dropAppStoreId(appStoreId: string, app: Pick<App, 'app_key'>): Promise<void> {
+    try {
+      await dynamoClient().send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: appStorePk(appStoreId) },
+          ConditionExpression: 'app_key = :mine',
+          ExpressionAttributeValues: { ':mine': app.app_key },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /** The app whose App Store id this is (one read of its pointer, one of the app), if any. */
+  async appByAppStoreId(appStoreId: string): Promise<App | undefined> {
+    const pointer = await this.get<{ app_key: string }>(appStorePk(appStoreId));
+    if (!pointer) return undefined;
+    const app = await this.appByKey(pointer.app_key);
+    return app?.app_store_id === appStoreId ? app : undefined;
+  }
+
+  /**
+   * Maps an ad network id to a partner name for the app's SKAN report (`admin skan network set`);
+   * undefined when no app has the key. One attribute of the map is set, so two operators mapping
+   * two networks at once both keep theirs.
+   */
+  async setSkanNetwork(appKey: string, adNetworkId: string, partner: string): Promise<App | undefined> {
+    const names = { '#kind': 'kind', '#networks': 'skan_networks' };
+    const update = async (expression: string, condition: string, values: Record<string, unknown>, extra: Record<string, string> = {}) => {
+      const { Attributes } = await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: appPk(appKey) },
+          UpdateExpression: expression,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { ...names, ...extra },
+          ExpressionAttributeValues: { ':app': 'app', ...values },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes ? strip<App>(Attributes) : undefined;
+    };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        return await update(
+          'SET #networks.#id = :partner',
+          'attribute_exists(pk) AND #kind = :app AND attribute_exists(#networks)',
+          { ':partner': partner },
+          { '#id': adNetworkId },
+        );
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+      try {
+        return await update('SET #networks = :map', 'attribute_exists(pk) AND #kind = :app AND attribute_not_exists(#networks)', {
+          ':map': { [adNetworkId]: partner },
+        });
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+      if (!(await this.appByKey(appKey))) return undefined;
+    }
+    throw new Error('the app changed while its ad network was being set; try again');
   }
 
   /** The app with its signing secret (`app show`): the operator's view. */
@@ -389,6 +527,12 @@ export class CachedTenants implements TenantLookup<App, Company>, ServerKeys {
 
   signingSecret(app: Pick<App, 'app_id' | 'app_key'>): Promise<string | undefined> {
     return this.cached(`k:${app.app_id}`, () => this.store.signingSecret(app));
+  }
+
+  /** The app an App Store id names, for Apple's postbacks (docs/ios.md section 2), cached as the keys are. */
+  async skanAppOf(appStoreId: string): Promise<SkanApp | undefined> {
+    const app = await this.cached<App>(`p:${appStoreId}`, () => this.store.appByAppStoreId(appStoreId));
+    return app && { app_id: app.app_id, time_zone: appTimeZone(app), ...(app.skan_networks ? { skan_networks: app.skan_networks } : {}) };
   }
 
   /** The app's report time zone (UTC for an app unknown or without one), from the same cached look-up as appById. */

@@ -96,7 +96,7 @@ export async function answerAppReport(
  */
 export function pageAnswer(
   page: {
-    readonly report: ReportName | 'performance';
+    readonly report: ReportName | 'performance' | 'skan';
     readonly appId: string;
     readonly rows: ReportBody['rows'];
     readonly query: ReportQuery;
@@ -119,7 +119,7 @@ export function pageAnswer(
  * bounds and elapsed_ms) differs, which is why the validator is weak.
  */
 function etagOf(
-  report: ReportName | 'performance',
+  report: ReportName | 'performance' | 'skan',
   rows: unknown[],
   query: ReportQuery,
   days: { firstDay: string; lastDay: string },

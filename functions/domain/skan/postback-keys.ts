@@ -25,6 +25,8 @@ export type AdAttributionKitKeySet = (kid: string) => AdAttributionKitKey | unde
 export interface PostbackKeys {
   readonly skadnetwork: Readonly<Record<SkadnetworkKeyId, KeyObject>>;
   readonly adAttributionKit: AdAttributionKitKeySet;
+  /** A P-256 key trusted beside Apple's for SKAdNetwork 2.1 and later: the local runtime's test key only (testKeysOf). */
+  readonly skadnetworkTest?: KeyObject;
 }
 
 const CURVES = { 'P-192': 'prime192v1', 'P-256': 'prime256v1' } as const;
@@ -72,3 +74,31 @@ export const APPLE_KEYS: PostbackKeys = {
   skadnetwork: { 'skadnetwork/p-192': skadnetworkKey('skadnetwork/p-192'), 'skadnetwork/p-256': skadnetworkKey('skadnetwork/p-256') },
   adAttributionKit: adAttributionKitKeys(APPLE_ADATTRIBUTIONKIT_KEYS),
 };
+
+/**
+ * The variable through which the local runtime (local/skan-test-key.ts) makes skan-postback trust
+ * its test keys, so the simulator can sign postbacks: JSON `{"skadnetwork": "<base64 DER P-256
+ * public key>", "adattributionkit": [{"kid": "...", "key": "<base64 DER>"}]}`. The stack never
+ * sets it (test/stack checks), so in AWS only Apple's keys verify.
+ */
+export const TEST_KEYS_VARIABLE = 'SKAN_TEST_KEYS';
+
+/**
+ * Apple's keys, plus the test keys the variable holds, if it is set. Test AdAttributionKit keys
+ * sign as `production` (the report counts them, as the simulator wants); a malformed value fails
+ * the cold start.
+ */
+export function testKeysOf(value: string | undefined, base: PostbackKeys = APPLE_KEYS): PostbackKeys {
+  if (value === undefined || value === '') return base;
+  const parsed = JSON.parse(value) as { skadnetwork?: string; adattributionkit?: { kid: string; key: string }[] };
+  const extra = (parsed.adattributionkit ?? []).map(({ kid, key }) => ({
+    kid,
+    environment: 'production' as const,
+    key: publicKeyOf(key, 'P-256'),
+  }));
+  return {
+    ...base,
+    adAttributionKit: extra.length ? adAttributionKitKeys([...APPLE_ADATTRIBUTIONKIT_KEYS, ...extra]) : base.adAttributionKit,
+    ...(parsed.skadnetwork === undefined ? {} : { skadnetworkTest: publicKeyOf(parsed.skadnetwork, 'P-256') }),
+  };
+}

@@ -7,6 +7,7 @@ import {
   postbackObjectKey,
   readPostback,
 } from './postback-record';
+import { type CountOutcome, countPostback, type SkanCountingPorts } from './skan-report';
 
 /**
  * A claim still pending after this long is taken to have failed (its delivery died between the
@@ -42,7 +43,17 @@ export interface PostbackHolder {
 }
 
 export type ClaimResult =
-  | { readonly kind: 'claimed'; readonly objectKey: string; readonly replaced?: PostbackHolder }
+  | {
+      readonly kind: 'claimed';
+      readonly objectKey: string;
+      readonly replaced?: PostbackHolder;
+      /**
+       * A verified claim: when the id's first verified claim was made (this one's nowMs if it is
+       * the first). The report takes the postback's day from it, so a retry on a later day writes
+       * the same report item.
+       */
+      readonly firstVerifiedMs?: number;
+    }
   | { readonly kind: 'held'; readonly holder?: PostbackHolder };
 
 /**
@@ -80,6 +91,8 @@ export interface PostbackFiling {
 export interface SkanPostbackPorts {
   readonly keys: PostbackKeys;
   readonly filing: PostbackFiling;
+  /** The SKAN report (docs/ios.md section 3); without it postbacks are filed and not counted. */
+  readonly report?: SkanCountingPorts;
   newClaimId(): string;
 }
 
@@ -96,6 +109,8 @@ export type PostbackOutcome =
       readonly record: PostbackRecord;
       readonly objectKey: string;
       readonly replaced?: PostbackHolder;
+      /** What the report made of it (absent without a report). */
+      readonly counted?: CountOutcome;
       /** The record is written but its claim could not be marked stored: it lapses, and a later verified copy may overwrite the record. */
       readonly markFailure?: unknown;
     }
@@ -103,7 +118,12 @@ export type PostbackOutcome =
   | { readonly kind: 'duplicate'; readonly record: PostbackRecord; readonly holder: PostbackHolder }
   /** Another delivery of the id is being stored right now (or died doing it): retry later. */
   | { readonly kind: 'in_progress'; readonly record: PostbackRecord }
-  | { readonly kind: 'store_failed'; readonly step: 'claim' | 'record'; readonly record: PostbackRecord; readonly failure: unknown };
+  | {
+      readonly kind: 'store_failed';
+      readonly step: 'claim' | 'record' | 'report';
+      readonly record: PostbackRecord;
+      readonly failure: unknown;
+    };
 
 /**
  * POST /skan-postback: read the body, check the signature, then file the record once per
@@ -111,7 +131,9 @@ export type PostbackOutcome =
  * written, so a copy (or a replay with other unsigned conversion values) never overwrites what
  * is filed, and a claim whose record was not written is released (or lapses) so Apple's retry
  * stores it. An invalid signature is filed too, marked invalid (Apple retries anything but 200),
- * but only its defined fields and only until it expires: anybody can send one.
+ * but only its defined fields and only until it expires: anybody can send one. Between the
+ * record and the claim's mark the postback is counted in the SKAN report (countPostback): a
+ * failure there releases the claim too, and the retry writes the same report item.
  */
 export async function takePostback(ports: SkanPostbackPorts, request: PostbackRequest): Promise<PostbackOutcome> {
   const read = readPostback(request.body);
@@ -146,7 +168,18 @@ export async function takePostback(ports: SkanPostbackPorts, request: PostbackRe
     await ports.filing.release(claim).catch(() => undefined);
     return { kind: 'store_failed', step: 'record', record, failure };
   }
-  const stored = { kind: 'stored', record, objectKey: claimed.objectKey, replaced: claimed.replaced } as const;
+  let counted: CountOutcome | undefined;
+  if (ports.report) {
+    try {
+      counted = await countPostback(ports.report, record, claimed.firstVerifiedMs ?? request.receivedMs);
+    } catch (failure) {
+      // The record is filed but not counted: the claim is released, so Apple's retry (the same
+      // record, the same report item) counts it. A report item written twice is one item.
+      await ports.filing.release(claim).catch(() => undefined);
+      return { kind: 'store_failed', step: 'report', record, failure };
+    }
+  }
+  const stored = { kind: 'stored', record, objectKey: claimed.objectKey, replaced: claimed.replaced, counted } as const;
   try {
     await ports.filing.markStored(claim);
   } catch (markFailure) {

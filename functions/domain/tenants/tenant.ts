@@ -43,11 +43,18 @@ export interface App extends AppDestinations {
    * zones"). Apps made before it have none: UTC (appTimeZone).
    */
   time_zone?: string;
+  /**
+   * The app's App Store id (digits), which Apple's postbacks name it by (docs/ios.md section 2);
+   * the tenants table's `app_store#<id>` item points to the app.
+   */
+  app_store_id?: string;
+  /** Ad network ids to partner names, for the SKAN report (`admin skan network set`). */
+  skan_networks?: Record<string, string>;
   created_ms: number;
 }
 
-/** What `app update` may change: the name, the store URLs and the time zone. */
-export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone'>>;
+/** What `app update` may change: the name, the store URLs, the time zone and the App Store id. */
+export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id'>>;
 
 /** The app's report time zone: its own, else UTC. */
 export const appTimeZone = (app: Pick<App, 'time_zone'>): string => app.time_zone ?? UTC;

@@ -1,0 +1,17 @@
+import { SkanReportStore } from './adapters/skan-report-store';
+import { CachedTenants, TenantStore } from './adapters/tenant-store';
+import { answerSkan, type SkanReportPorts } from './domain/skan/skan-report';
+import { resourceName } from './shared/config';
+import { reportHttpEndpoint } from './shared/report-endpoint';
+
+const ports: SkanReportPorts = {
+  keys: new CachedTenants(new TenantStore(resourceName.table('tenants'))),
+  rows: new SkanReportStore(resourceName.table('aggregates')),
+  nowMs: Date.now,
+};
+
+/**
+ * GET /api/v1/reports/skan (functions/domain/skan/skan-report.ts has the rules; docs/ios.md
+ * section 3), on the four reports' HTTP edge: the same caching, 304 and 503 store_unavailable.
+ */
+export const { handle: reportSkan, handler } = reportHttpEndpoint('skan', (request) => answerSkan(ports, request));
