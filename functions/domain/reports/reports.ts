@@ -3,8 +3,8 @@ export const REPORT_NAMES = ['attribution', 'revenue', 'cohorts', 'events'] as c
 export type ReportName = (typeof REPORT_NAMES)[number];
 export const REPORTS_PREFIX = '/api/v1/reports';
 
-/** Every report path under the prefix: the four above and those beside them (issue 23: performance). */
-export const REPORT_ROUTES = [...REPORT_NAMES, 'performance'] as const;
+/** Every report path under the prefix: the four above and those beside them (issue 23: performance; issue 24: skan). */
+export const REPORT_ROUTES = [...REPORT_NAMES, 'performance', 'skan'] as const;
 
 /** Whether a name under the prefix is a report's (its other methods are 405, not 404). */
 export function isReportRoute(name: string): boolean {
