@@ -74,6 +74,7 @@ export async function ingestCpuFigures(report: Report, best: Timer): Promise<voi
       bucket: 'audit-bucket',
     },
     aggregation: { send: async () => undefined },
+    enrichment: { send: async () => undefined },
     // The sample batch has no currency: the rates are never read (the hot path the bench measures).
     rates: new MemoryFxRates(),
     failed: (_step, _batch, error) => {

@@ -1,6 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { functions } from '../lib/manifest';
+import { AdServicesAnswerStore } from './adapters/adservices-answers';
 import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
 import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
@@ -12,12 +13,15 @@ import { delayMessage } from './adapters/message-queue';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
 import { StreamStore } from './adapters/stream-store';
 import { TenantStore } from './adapters/tenant-store';
+import { withAnswers } from './domain/adservices/token';
 import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried } from './domain/aggregation/aggregate';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
 import { LanePicker } from './domain/aggregation/lanes';
 import { LANES, leaseMsFor } from './domain/aggregation/lease';
 import { poisonIfUnreadable } from './domain/aggregation/message';
 import { decideAttribution } from './domain/attribution/decision';
+import { AuditObjectError } from './domain/audit/decode';
+import type { AggregationMessage, AuditLine } from './domain/audit/types';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
 import { appTimeZone } from './domain/tenants/tenant';
@@ -31,6 +35,7 @@ const clicks = new ClickStore(resourceName.table('clicks'));
 const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
 const tenants = new TenantStore(resourceName.table('tenants'));
 const audit = new AuditReader(resourceName.bucket());
+const adServicesAnswers = new AdServicesAnswerStore(resourceName.bucket());
 /**
  * An app's probabilistic switch and time zone change rarely; five minutes of staleness is harmless
  * (a zone change applies to data aggregated after it, docs/reports.md).
@@ -60,7 +65,7 @@ export const ports: AggregationPorts = {
   usage: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
   stream: new StreamStore(resourceName.exportBucket()),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
-  readAudit: (message) => audit.lines(message.audit_key).catch(poisonIfUnreadable),
+  readAudit: (message) => readAudit(message).catch(poisonIfUnreadable),
   app: (appId) =>
     apps.getOrLoad(appId, async () => {
       const app = await tenants.appById(appId);
@@ -71,6 +76,21 @@ export const ports: AggregationPorts = {
     if (records.length > 0) await postbackRecords.enqueue(records, Date.now());
   },
 };
+
+/**
+ * An object's lines; for one adservices-enrich handed on (`enriched`), with Apple's answers joined
+ * to its install lines (docs/ios.md, section 4). The answers are stored before the message is
+ * sent and never change, so every delivery decides the same; missing, the object is poison.
+ */
+async function readAudit(message: AggregationMessage): Promise<AuditLine[]> {
+  const [lines, answers] = await Promise.all([
+    audit.lines(message.audit_key),
+    message.enriched ? adServicesAnswers.get(message.audit_key) : undefined,
+  ]);
+  if (!message.enriched) return lines;
+  if (answers === undefined) throw new AuditObjectError('missing_object', `${message.audit_key} (its AdServices answers)`);
+  return withAnswers(lines, answers);
+}
 
 /** A lane's lease outlives the function's timeout, so an invocation Lambda has stopped never still writes. */
 const LEASE_MS = leaseMsFor(functions.aggregator.timeoutSeconds ?? 60);

@@ -20,6 +20,7 @@ const ports: TakeBatchPorts = {
   caps: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
   audit: new AuditStore(resourceName.bucket()),
   aggregation: new MessageQueue<AggregationMessage>(resourceName.queueUrl('aggregation')),
+  enrichment: new MessageQueue<AggregationMessage>(resourceName.queueUrl('enrichment')),
   rates: new CachedFxRates(new FxStore(resourceName.table('fx_rates'))),
   // The step failed and the client gets 503 audit_write_failed: the AuditWriteFailed metric the
   // alarm watches, and a log line naming the step, ids only, never a key, secret or signature.

@@ -33,6 +33,7 @@ export const tables = {
     purpose:
       'Companies, apps and server keys. Items are keyed by the credential the hot path holds ' +
       '(company#<company_key>, app#<app_key>, server_key#<sha256>); the id index finds them by id. ' +
+      "Apps' SKAN conversion-value schemas too: skan_schema#<app_id> the active version, skan_schema#<app_id>#v<n> each one. " +
       'No signing secret: those are in signing_secrets.',
     partitionKey: S('pk'),
     indexes: [{ name: 'by_id', partitionKey: S('id') }],
@@ -40,7 +41,7 @@ export const tables = {
   signing_secrets: {
     purpose:
       "Each app's signing secret, by app_id. A table of its own so that only the functions that verify signatures " +
-      '(ingest, privacy-request) can read one; the report functions and the aggregator read the tenants table. ' +
+      '(ingest, privacy-request, sdk-skan-schema) can read one; the report functions and the aggregator read the tenants table. ' +
       'Written by the operator alone (admin CLI, console).',
     partitionKey: S('app_id'),
   },
@@ -210,6 +211,20 @@ export const queues = {
     // aggregation/lease.ts, LANES): at most 48 at once leaves lanes free for replays.
     consumer: { function: 'aggregator', batchSize: 100, maxBatchingWindowSeconds: 1, maxConcurrency: 48 },
   },
+  enrichment: {
+    purpose:
+      "Hand-off of audit objects whose installs carry Apple AdServices tokens: adservices-enrich stores Apple's answers " +
+      'beside the object, then sends the message on to aggregation (docs/ios.md, section 4).',
+    // Above adservices-enrich's timeout (a token may wait out Apple's retries: 3 x 5 s).
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    retentionDays: 14,
+    ageAlarm: {
+      seconds: 15 * 60,
+      meaning: "Apple Ads installs have waited more than 15 minutes for Apple's answers: their attribution and reports are going stale.",
+    },
+    consumer: { function: 'adservices-enrich', batchSize: 10 },
+  },
   privacy: {
     purpose: 'Right-to-be-forgotten requests, drained nightly by privacy-drain.',
     visibilityTimeoutSeconds: 900,
@@ -341,7 +356,10 @@ export interface RouteThrottle {
  * functions are granted every queue: typed by QueueName, a queue added to the manifest does not
  * compile until it is probed too (a probe without its grant and variable failed every cold start).
  */
-const probeEveryQueue = { aggregation: 'read', privacy: 'read', postbacks: 'read' } as const satisfies Record<QueueName, 'read'>;
+const probeEveryQueue = { aggregation: 'read', enrichment: 'read', privacy: 'read', postbacks: 'read' } as const satisfies Record<
+  QueueName,
+  'read'
+>;
 
 export const functions = {
   health: {
@@ -377,7 +395,22 @@ export const functions = {
     // app's secret, to verify the signature.
     tables: { tenants: 'read', signing_secrets: 'read', counters: 'readwrite', ledger: 'write_delete', fx_rates: 'read' },
     bucket: 'write',
-    queues: { aggregation: 'send' },
+    // enrichment: a batch whose installs carry Apple AdServices tokens goes there instead (docs/ios.md).
+    queues: { aggregation: 'send', enrichment: 'send' },
+  },
+  'adservices-enrich': {
+    entry: 'functions/adservices-enrich.ts',
+    description:
+      "Enrichment queue consumer: exchanges Apple AdServices tokens with Apple's attribution API, stores the answers beside the audit object, hands it on to aggregation.",
+    // bucket: the audit object read, its answers object (<audit key>.adservices.json) written once
+    // and read back by a redelivery, which then calls Apple no more.
+    bucket: 'readwrite',
+    queues: { enrichment: 'consume', aggregation: 'send' },
+    // ADSERVICES_API_URL: Apple's attribution API. Locally the stub npm start runs (local/adservices-stub.ts).
+    internet: { ADSERVICES_API_URL: 'https://api-adservices.apple.com/api/v1/' },
+    // Each token at most 4 requests of 5 s and 3 waits of 5 s, side by side; under the queue's 180 s.
+    timeoutSeconds: 120,
+    memoryMb: 256,
   },
   'fx-fetch': {
     entry: 'functions/fx-fetch.ts',
@@ -398,6 +431,16 @@ export const functions = {
     // signing_secrets: the app's secret, to verify the signature.
     tables: { tenants: 'read', signing_secrets: 'read', privacy_requests: 'write_delete' },
     queues: { privacy: 'send' },
+  },
+  'sdk-skan-schema': {
+    entry: 'functions/sdk-skan-schema.ts',
+    description: "GET /sdk/v1/skan-schema: authenticate like the event API, answer the app's active conversion-value schema (ETag, 304).",
+    routes: ['GET /sdk/v1/skan-schema'],
+    // Devices fetch it at launch and keep it five minutes (Cache-Control), revalidating with an ETag.
+    throttle: { rateLimit: 100, burstLimit: 200 },
+    // tenants: the keys and the schema items (skan_schema#<app_id>); signing_secrets: the app's
+    // secret, to verify the signature over the empty body.
+    tables: { tenants: 'read', signing_secrets: 'read' },
   },
   'privacy-drain': {
     entry: 'functions/privacy-drain.ts',

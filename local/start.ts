@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { startAdServicesStub } from './adservices-stub';
 import { DataDirInUse, dataDirHolder } from './emulators';
 import { dataDirFromEnv } from './environment';
 import { type Runtime, startRuntime } from './runtime';
@@ -22,10 +23,20 @@ async function main(): Promise<void> {
   await assertPortFree(port);
 
   const existed = existsSync(dataDir);
+  // Apple's attribution API, locally: tokens of the stub's convention (local/adservices-stub.ts) get its answers.
+  const adServices = await startAdServicesStub(host);
   let runtime: Runtime;
   try {
-    runtime = await startRuntime({ dataDir, port, host, trustProxy: process.env.TRUST_PROXY === '1', seed: true });
+    runtime = await startRuntime({
+      dataDir,
+      port,
+      host,
+      trustProxy: process.env.TRUST_PROXY === '1',
+      seed: true,
+      internet: { ADSERVICES_API_URL: adServices.url },
+    });
   } catch (error) {
+    await adServices.close();
     // Taken between the check and the start, or another failure: a first start leaves no half-made directory.
     if (!existed) rmSync(dataDir, { recursive: true, force: true });
     throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUse(port) : error;
@@ -48,7 +59,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping, flushing data to ${dataDir}`);
-    runtime.close().then(
+    Promise.all([runtime.close(), adServices.close()]).then(
       () => process.exit(0),
       (error: unknown) => {
         console.error(error);

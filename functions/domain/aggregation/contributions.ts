@@ -51,6 +51,8 @@ export interface AcceptedEvent {
   readonly country?: string;
   readonly skewMs: number;
   readonly attribution?: InstallFacts['attribution'];
+  /** Apple's answer to an install's AdServices token, joined from the answers object (docs/ios.md, section 4). */
+  readonly adservices?: InstallFacts['adservices'];
   /** What the event stream carries of it besides (functions/domain/raw-data/stream-objects.ts); absent on a held event applied later. */
   readonly raw?: { readonly receivedMs: number; readonly revenueUsd: number | null; readonly properties: Record<string, unknown> | null };
 }
@@ -93,6 +95,7 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
       country: typeof line.country === 'string' && line.country.length > 0 ? line.country : undefined,
       skewMs: line.corrected_ts - ts_ms,
       attribution: isPlainObject(attribution) ? (attribution as InstallFacts['attribution']) : undefined,
+      ...(line.adservices ? { adservices: line.adservices } : {}),
       raw: {
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
@@ -416,6 +419,7 @@ class InstallRun {
       clientIp: event.clientIp,
       deviceHash: event.deviceHash,
       attribution: event.attribution,
+      adservices: event.adservices,
       seenInstallUuid: first?.member !== event.eventId,
     });
     // The e# item's member carries no dims: they follow from its decision and this very line, so

@@ -1,3 +1,4 @@
+import { type AdServicesAnswer, type AdServicesOutcome, APPLE_ADS_PARTNER, type AppleAdsClick } from '../adservices/answers';
 import { DAY_MS } from '../common/days';
 import type { ClickRecord } from '../links/click';
 import type { Platform } from '../links/platform';
@@ -8,13 +9,17 @@ import type { Platform } from '../links/platform';
  *      Play install referrer, a click of this app made within the link's lookback before the install;
  *   2. probabilistic, only for apps that switched it on: the latest click from the same address and
  *      platform in the 24 hours before the install;
+ *   Apple Ads (docs/ios.md, section 4): Apple's answer to the install's AdServices token, when it
+ *      claims the install, is a deterministic click at its clickDate; it competes with a matched
+ *      tracking-link click by click time (the later wins; a tie goes to the tracking link) and
+ *      always beats a probabilistic match, which is only looked for when neither is there;
  *   3. otherwise organic.
  * The decision keeps why, so `admin install show` can explain it, and the rebuild replays it
  * instead of asking click records that have expired since.
  */
 
 export type AttributionType = 'deterministic' | 'probabilistic' | 'organic';
-export type AttributionRule = 'click_id' | 'referrer_click_id' | 'same_ip_platform_24h' | 'no_match';
+export type AttributionRule = 'click_id' | 'referrer_click_id' | 'adservices_token' | 'same_ip_platform_24h' | 'no_match';
 export type FraudReason = 'ctit_under_10s' | 'click_injection' | 'honeypot_ip';
 /** Why a click named by the install was not taken. */
 export type RefusedClick = 'unknown_or_expired' | 'other_app' | 'after_install' | 'outside_lookback';
@@ -42,6 +47,10 @@ export interface AttributionDecision extends ClickFields {
   fraud_reasons: FraudReason[];
   /** A click the install named but that could not be taken, and why. */
   refused_click?: { click_id: string; reason: RefusedClick };
+  /** What Apple answered to the install's AdServices token, when it carried one. */
+  adservices?: AdServicesOutcome;
+  /** Apple's claim when it made one (`adservices: attributed`), taken or beaten by a later tracking-link click. */
+  apple_ads?: AppleAdsClick;
 }
 
 /** What the aggregator knows of an install event, from its audit line. */
@@ -61,6 +70,8 @@ export interface InstallFacts {
   readonly clientIp: string;
   readonly deviceHash?: string;
   readonly attribution?: { readonly click_id?: string; readonly referrer?: string; readonly install_begin_ms?: number };
+  /** Apple's answer to the install's AdServices token (joined from the answers object), when it carried one. */
+  readonly adservices?: AdServicesAnswer;
   /** An earlier install event of the same install_uuid was counted. */
   readonly seenInstallUuid: boolean;
 }
@@ -109,6 +120,11 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
       refused = { click_id: named.clickId, reason: reason ?? 'unknown_or_expired' };
     }
   }
+  const apple = facts.adservices?.outcome === 'attributed' ? facts.adservices.apple_ads : undefined;
+  // Last click wins between the two deterministic claims; a tie stays with the tracking link.
+  if (apple && (!matched || apple.click_ms > matched.click.ts_ms)) {
+    return withAdServices(facts, appleAdsDecision(facts, apple, reinstall, honeypot), refused);
+  }
   if (!matched && facts.probabilistic) {
     const fromMs = facts.tsMs - PROBABILISTIC_WINDOW_MS;
     const click = await lookups.latestClick({ appId: facts.appId, ip: facts.clientIp, platform: facts.platform, fromMs, toMs: facts.tsMs });
@@ -134,7 +150,44 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
     if (beginMs !== undefined && matched.click.ts_ms > beginMs + facts.skewMs) fraud.push('click_injection');
   }
   if (honeypot) fraud.push('honeypot_ip');
+  return withAdServices(facts, decision, refused);
+}
+
+/**
+ * Apple's claim taken: partner apple_search_ads, the campaign id as the install's campaign, the
+ * country Apple served the ad in. No CTIT rule: Apple gives the click to the minute, and its
+ * claim is Apple's own (not a click a fraudster can inject); an address a honeypot blocked still flags it.
+ */
+function appleAdsDecision(
+  facts: InstallFacts,
+  apple: AppleAdsClick,
+  reinstall: Pick<AttributionDecision, 'reinstall' | 'reinstall_reason'>,
+  honeypot: boolean,
+): AttributionDecision {
+  return {
+    partner: APPLE_ADS_PARTNER,
+    attribution_type: 'deterministic',
+    rule: 'adservices_token',
+    ...reinstall,
+    campaign: String(apple.campaign_id),
+    ...(apple.country_or_region ? { country: apple.country_or_region } : {}),
+    click_ms: apple.click_ms,
+    ctit_seconds: Math.max(0, Math.floor((facts.tsMs - apple.click_ms) / 1000)),
+    fraud_reasons: honeypot ? ['honeypot_ip'] : [],
+  };
+}
+
+/** The refused click and Apple's answer, kept on whichever decision was made. */
+function withAdServices(
+  facts: InstallFacts,
+  decision: AttributionDecision,
+  refused: AttributionDecision['refused_click'],
+): AttributionDecision {
   if (refused) decision.refused_click = refused;
+  if (facts.adservices) {
+    decision.adservices = facts.adservices.outcome;
+    if (facts.adservices.apple_ads) decision.apple_ads = facts.adservices.apple_ads;
+  }
   return decision;
 }
 

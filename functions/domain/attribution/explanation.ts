@@ -31,7 +31,10 @@ export function explain(decision: AttributionDecision): string {
 }
 
 function matched(decision: AttributionDecision): string {
-  if (decision.attribution_type === 'organic') return 'organic: no click matched';
+  if (decision.rule === 'adservices_token') {
+    return `deterministic: Apple Ads claimed it through its AdServices token (partner ${decision.partner}, campaign ${decision.campaign}), clicked ${decision.ctit_seconds} s before the install`;
+  }
+  if (decision.attribution_type === 'organic') return `organic: no click matched${appleSaid(decision)}`;
   const click = `click ${decision.click_id} on link ${decision.link_id} (partner ${decision.partner}${decision.campaign ? `, campaign ${decision.campaign}` : ''})`;
   const ctit = decision.ctit_seconds;
   if (decision.attribution_type === 'probabilistic') {
@@ -42,5 +45,21 @@ function matched(decision: AttributionDecision): string {
   }
   const lookback = decision.window?.lookback_days === undefined ? 'the lookback' : `the ${decision.window.lookback_days}-day lookback`;
   const source = decision.rule === 'click_id' || decision.rule === 'referrer_click_id' ? `, named by ${RULE_SOURCE[decision.rule]}` : '';
-  return `deterministic: ${click}${ctit === undefined ? '' : ` ${ctit} s before the install`}, within ${lookback}${source}`;
+  return `deterministic: ${click}${ctit === undefined ? '' : ` ${ctit} s before the install`}, within ${lookback}${source}${appleSaid(decision)}`;
+}
+
+/** What Apple answered to a token that did not decide the install. */
+function appleSaid(decision: AttributionDecision): string {
+  switch (decision.adservices) {
+    case undefined:
+      return '';
+    case 'attributed':
+      return ' (a later click than the Apple Ads claim)';
+    case 'not_attributed':
+      return ' (Apple Ads: not attributed)';
+    case 'bad_token':
+      return ' (Apple Ads: the token was refused as bad)';
+    case 'unavailable':
+      return ' (Apple Ads: no answer after the retries)';
+  }
 }

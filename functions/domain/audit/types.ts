@@ -1,3 +1,5 @@
+import type { AdServicesAnswer } from '../adservices/answers';
+
 /**
  * The audit record (docs/ingestion.md, "The audit object"): one gzip JSON Lines object per batch,
  * one line per event, accepted and rejected, in input order, and one message per object on the
@@ -43,6 +45,11 @@ export interface AuditLine {
   event: unknown;
   /** How a converted event's revenue_usd was made: its currency, amount as sent, the rate and the rate's day. */
   fx?: AuditFx;
+  /**
+   * Never stored in the object: Apple's answer to the line's AdServices token, which the aggregator
+   * joins from the answers object beside it (functions/domain/adservices/answers.ts, docs/ios.md).
+   */
+  adservices?: AdServicesAnswer;
 }
 
 /** The conversion of an event's `revenue` in `currency` (functions/domain/fx/event-revenue.ts). */
@@ -71,4 +78,9 @@ export interface AggregationMessage {
    * monthly count (a company without a cap: docs/ingestion.md, "The free-tier cap, metered once").
    */
   meter?: true;
+  /**
+   * Set by adservices-enrich (docs/ios.md, section 4): Apple's answers to the object's AdServices
+   * tokens are stored beside it (`<audit_key>.adservices.json`), for the aggregator to read.
+   */
+  enriched?: true;
 }

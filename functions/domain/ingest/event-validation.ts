@@ -44,6 +44,8 @@ export interface SdkEvent {
     referrer?: string;
     referrer_click_ms?: number;
     install_begin_ms?: number;
+    /** Apple's AdServices attribution token (docs/ios.md, section 4): exchanged by adservices-enrich, never logged. */
+    adservices_token?: string;
   };
   properties?: Record<string, string | number | boolean | null>;
   [field: string]: unknown;
@@ -111,7 +113,7 @@ export const EVENT_RULES: readonly EventRule[] = [
   },
   {
     field: 'attribution',
-    rule: 'optional, only on `install`: an object whose `click_id` (1–256 chars), `referrer` (up to 2,048 chars), `referrer_click_ms` and `install_begin_ms` (non-negative integers) are each optional',
+    rule: 'optional, only on `install`: an object whose `click_id` (1–256 chars), `referrer` (up to 2,048 chars), `referrer_click_ms` and `install_begin_ms` (non-negative integers), and `adservices_token` (1–4,096 characters of base64, `=`, `-`, `_`: [`ios.md`](ios.md#4-apple-ads-adservices-tokens)) are each optional',
     reason: 'bad_attribution',
   },
   {
@@ -146,6 +148,7 @@ export const EVENT_FAULT_FIELDS = [
   'attribution.referrer',
   'attribution.referrer_click_ms',
   'attribution.install_begin_ms',
+  'attribution.adservices_token',
   'properties',
 ] as const;
 export type EventFaultField = (typeof EVENT_FAULT_FIELDS)[number];
@@ -176,6 +179,7 @@ const BAD_CLICK_ID = fault('bad_attribution', 'attribution.click_id');
 const BAD_REFERRER = fault('bad_attribution', 'attribution.referrer');
 const BAD_REFERRER_CLICK_MS = fault('bad_attribution', 'attribution.referrer_click_ms');
 const BAD_INSTALL_BEGIN_MS = fault('bad_attribution', 'attribution.install_begin_ms');
+const BAD_ADSERVICES_TOKEN = fault('bad_attribution', 'attribution.adservices_token');
 const BAD_PROPERTIES = fault('bad_properties', 'properties');
 
 /** The reason an entry is rejected, or undefined when it is accepted. */
@@ -241,14 +245,21 @@ const isStringOf = (value: unknown, min: number, max: number) => typeof value ==
 const isEpochMs = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
 const isDeviceId = (value: unknown) => isStringOf(value, 1, MAX_DEVICE_ID_CHARS);
 
+export const MAX_ADSERVICES_TOKEN_CHARS = 4096;
+/** What AAAttribution.attributionToken() returns: base64 (standard or URL-safe), 1 to 4,096 characters. */
+const ADSERVICES_TOKEN = /^[A-Za-z0-9+/=_-]+$/;
+export const isAdServicesToken = (value: unknown): value is string =>
+  isStringOf(value, 1, MAX_ADSERVICES_TOKEN_CHARS) && ADSERVICES_TOKEN.test(value as string);
+
 /** The first member of an install's attribution at fault, in the rule's order; undefined when none is. */
 function brokenAttribution(value: unknown): EventFault | undefined {
   if (!isPlainObject(value)) return BAD_ATTRIBUTION;
-  const { click_id, referrer, referrer_click_ms, install_begin_ms } = value;
+  const { click_id, referrer, referrer_click_ms, install_begin_ms, adservices_token } = value;
   if (!absent(click_id) && !isStringOf(click_id, 1, 256)) return BAD_CLICK_ID;
   if (!absent(referrer) && !isStringOf(referrer, 0, 2048)) return BAD_REFERRER;
   if (!absent(referrer_click_ms) && !isEpochMs(referrer_click_ms)) return BAD_REFERRER_CLICK_MS;
   if (!absent(install_begin_ms) && !isEpochMs(install_begin_ms)) return BAD_INSTALL_BEGIN_MS;
+  if (!absent(adservices_token) && !isAdServicesToken(adservices_token)) return BAD_ADSERVICES_TOKEN;
   return undefined;
 }
 

@@ -1,3 +1,4 @@
+import { adServicesTokenOf } from '../adservices/token';
 import { eventTexts } from '../audit/event-text';
 import { auditKey } from '../audit/keys';
 import { auditLines } from '../audit/lines';
@@ -37,6 +38,11 @@ export interface TakeBatchPorts {
   readonly audit: AuditDestination;
   /** The aggregation queue, which the hand-off message goes on. */
   readonly aggregation: MessageSink<AggregationMessage>;
+  /**
+   * The enrichment queue, which takes the hand-off instead when an accepted install carries an
+   * AdServices token (docs/ios.md, section 4): Apple's answers are stored before aggregation.
+   */
+  readonly enrichment: MessageSink<AggregationMessage>;
   /** The exchange rates revenue in a currency is converted with (fx_rates), read only for such events (fx_read). */
   readonly rates: FxRateStore;
   /**
@@ -129,8 +135,10 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
     await storing(ports, audit, 'audit_write', () =>
       ports.audit.putBatch(key, audit, auditLines(batch.events, verdicts, audit, texts, conversions)),
     );
+    // Only a batch with an Apple Ads token waits for Apple; every other goes straight to aggregation.
+    const withToken = batch.events.some((event, i) => verdicts[i]?.status === 'accepted' && adServicesTokenOf(event) !== undefined);
     await storing(ports, audit, 'hand_off', () =>
-      ports.aggregation.send(
+      (withToken ? ports.enrichment : ports.aggregation).send(
         aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected }, monthlyCap === null && accepted > 0),
       ),
     );

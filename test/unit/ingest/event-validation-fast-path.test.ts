@@ -33,6 +33,9 @@ const absent = (value: unknown) => value === undefined || value === null;
 const optional = (check: (value: unknown) => boolean) => (value: unknown) => absent(value) || check(value);
 const stringOf = (min: number, max: number) => (value: unknown) => typeof value === 'string' && value.length >= min && value.length <= max;
 const epochMs = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+/** Written apart from the validator: 1 to 4,096 characters, each a base64 letter (either alphabet) or padding. */
+const adServicesToken = (value: unknown) =>
+  typeof value === 'string' && value.length >= 1 && value.length <= 4096 && [...value].every((c) => /[A-Za-z0-9+/=_-]/.test(c));
 const levels = (value: unknown): number =>
   typeof value !== 'object' || value === null ? 0 : 1 + Math.max(0, ...Object.values(value as object).map((child) => levels(child)));
 
@@ -66,7 +69,8 @@ const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: Ba
       optional(stringOf(1, 256))(attribution.click_id) &&
       optional(stringOf(0, 2048))(attribution.referrer) &&
       optional(epochMs)(attribution.referrer_click_ms) &&
-      optional(epochMs)(attribution.install_begin_ms)
+      optional(epochMs)(attribution.install_begin_ms) &&
+      optional(adServicesToken)(attribution.adservices_token)
     );
   },
   bad_properties: (event) => {
@@ -93,6 +97,7 @@ const ATTRIBUTION_MEMBERS: [string, (value: unknown) => boolean][] = [
   ['referrer', stringOf(0, 2048)],
   ['referrer_click_ms', epochMs],
   ['install_begin_ms', epochMs],
+  ['adservices_token', adServicesToken],
 ];
 
 /**
@@ -172,6 +177,7 @@ const laterFields = {
         referrer: optionalOf(fc.constantFrom('', 'r', 'r'.repeat(2049))),
         referrer_click_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
         install_begin_ms: optionalOf(fc.constantFrom(0, NOW, -5, 1.5)),
+        adservices_token: optionalOf(fc.constantFrom('', 'dG9rZW4+Lw==', 'stub-true-1-2', 'a'.repeat(4097), 'tok en', 'tök')),
       },
       { requiredKeys: [] },
     ),
@@ -219,10 +225,17 @@ const entry = fc.oneof({ weight: 9, arbitrary: event as fc.Arbitrary<unknown> },
 /** A good attribution but for one member (laterFields' has several broken at once as often as not). */
 const oneMemberBroken = fc
   .tuple(
-    fc.constantFrom('click_id', 'referrer', 'referrer_click_ms', 'install_begin_ms'),
+    fc.constantFrom('click_id', 'referrer', 'referrer_click_ms', 'install_begin_ms', 'adservices_token'),
     fc.constantFrom(5, -5, 1.5, 'c'.repeat(2049), '', {}),
   )
-  .map(([member, value]) => ({ click_id: 'clk', referrer: 'r', referrer_click_ms: NOW, install_begin_ms: NOW, [member]: value }));
+  .map(([member, value]) => ({
+    click_id: 'clk',
+    referrer: 'r',
+    referrer_click_ms: NOW,
+    install_begin_ms: NOW,
+    adservices_token: 'dG9rZW4=',
+    [member]: value,
+  }));
 
 /**
  * A batch stamped with a skew (of a clock a little off, of a stamp kept for days, of a sent_at_ms

@@ -69,6 +69,8 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
         messages.push(message);
       },
     },
+    // No batch of these tests carries an AdServices token (test/unit/adservices has those).
+    enrichment: { send: () => Promise.reject(new Error('no batch here carries an AdServices token')) },
     rates: {
       ratesOf: async (days) => {
         fail('ratesOf');
@@ -361,6 +363,7 @@ function attemptPorts(shared: Shared, plan: Attempt, turn: Turn): TakeBatchPorts
           if (message.meter) shared.byAggregator.set(message.audit_key, message.accepted);
         }),
     },
+    enrichment: { send: () => Promise.reject(new Error('no batch here carries an AdServices token')) },
     rates: new MemoryFxRates(),
     failed: () => undefined,
     died: () => dead,
