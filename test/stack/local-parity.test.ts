@@ -1,7 +1,9 @@
+import { TEST_KEYS_VARIABLE } from '../../functions/domain/skan/postback-keys';
 import { environmentOf } from '../../lib/function-environment';
 import { type FunctionSpec, functions, type QueueName, type TableName, tables } from '../../lib/manifest';
 import { iamConditionOf, type PolicyResource, type PolicyStatement, policyOf, resourceKey } from '../../lib/permissions';
 import { LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, templateEnvironment } from '../../local/function-context';
+import { LOCAL_ONLY_VARIABLES } from '../../local/skan-test-key';
 import { logicalId, type SynthesizedService, synthesizeService } from './synthesize';
 
 /**
@@ -110,6 +112,15 @@ describe('the local runtime and the stack', () => {
         .map((variable) => `${name}: ${variable}`),
     );
     expect(found).toEqual([]);
+  });
+
+  it("give skan-postback no SKAN_TEST_KEYS: in AWS only Apple's keys verify, the local runtime alone adds its test keys", () => {
+    expect(LOCAL_ONLY_VARIABLES['skan-postback']).toHaveProperty(TEST_KEYS_VARIABLE);
+    const everywhere = specs.flatMap(([name]) => Object.keys(lambdaOf(name).Properties.Environment.Variables as Record<string, unknown>));
+    expect(everywhere).not.toContain(TEST_KEYS_VARIABLE);
+    expect(Object.keys(lambdaOf('skan-postback').Properties.Environment.Variables as Record<string, unknown>)).toContain(
+      'TABLE_AGGREGATES',
+    );
   });
 
   it.each(specs)('give %s the same IAM policy on every table, both buckets, every queue and the origin secret', (name, spec) => {

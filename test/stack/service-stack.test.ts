@@ -531,6 +531,7 @@ describe('the service stack', () => {
       'GET /api/v1/reports/cohorts': [50, 100],
       'GET /api/v1/reports/events': [50, 100],
       'GET /api/v1/reports/performance': [50, 100],
+      'GET /api/v1/reports/skan': [50, 100],
       'GET /api/v1/stream/events': [50, 100],
       'POST /api/v1/cost': [20, 40],
       'ANY /api/v1/reports/{proxy+}': [10, 20],
