@@ -2,12 +2,12 @@ import type { z } from 'zod';
 
 /**
  * One admin operation, as the CLI (`bin/admin.ts`) and the console (`console/server.ts`) both run
- * it: a name of two words, a zod schema of its flags (as `--flag value` strings and `--flag`
+ * it: a name of two words (three for a group within a group: `skan schema set`), a zod schema of its flags (as `--flag value` strings and `--flag`
  * booleans, exactly what the CLI reads and what the console posts), and the operation itself,
  * which gets the parsed flags and answers one JSON object.
  */
 export interface AdminCommand<Flags extends z.ZodObject = z.ZodObject> {
-  /** Two words, as typed: `company create`. */
+  /** Two words, as typed: `company create` (or three: `skan schema set`). */
   readonly name: string;
   readonly flags: Flags;
   /** Flags that take no value (`--honeypot`); every other flag is read as a string. */

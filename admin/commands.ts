@@ -7,6 +7,7 @@ import { installCommands } from './install-commands';
 import { linkCommands } from './link-commands';
 import { postbackCommands } from './postback-commands';
 import { reportCommands } from './report-commands';
+import { skanCommands } from './skan-commands';
 import { sqlCommands } from './sql-commands';
 import { tenantCommands } from './tenant-commands';
 
@@ -28,6 +29,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...sqlCommands,
   ...costCommands,
   ...fxCommands,
+  ...skanCommands,
 ]);
 
 function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {

@@ -5,6 +5,7 @@ import { LinkConfigError } from '../functions/domain/links/link-config';
 import { PostbackConfigError } from '../functions/domain/partner-postbacks/config';
 import { TargetError, UsageError } from './command';
 import { CostImportError } from './cost-commands';
+import { SkanSchemaFileError } from './skan-commands';
 
 export interface ErrorAnswer {
   /** The console's HTTP status; the CLI exits 2 for 400 usage errors and 1 otherwise. */
@@ -22,7 +23,8 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     error instanceof LinkConfigError ||
     error instanceof PostbackConfigError ||
     error instanceof CostImportError ||
-    error instanceof FxRatesFileError
+    error instanceof FxRatesFileError ||
+    error instanceof SkanSchemaFileError
   )
     return { status: 400, message: err.message, expected: true };
   if (error instanceof NotFoundError) return { status: 404, message: err.message, expected: true };

@@ -93,7 +93,9 @@ function refusal(error: CommanderError, at: Command, path: readonly string[], li
 /** The command the words on the line name: `company create` in `company create --name x --stack`. */
 function commandNamed(line: readonly string[]): string | undefined {
   const named = words(line);
-  return [named.slice(0, 2).join(' '), named[0]].find((candidate) => candidate !== undefined && USAGES.has(candidate));
+  return [named.slice(0, 3).join(' '), named.slice(0, 2).join(' '), named[0]].find(
+    (candidate) => candidate !== undefined && USAGES.has(candidate),
+  );
 }
 
 function ancestors(command: Command): Command[] {
@@ -133,19 +135,27 @@ function program(line: readonly string[], found: (request: Request) => void): Co
     });
   const stack = () => root.getOptionValue('stack') as string | undefined;
 
+  // A command's leading words are groups, nested as deep as its name goes (`skan schema set`).
   const groups = new Map<string, Command>();
   const parentOf = (words: readonly string[]): Command => {
-    const [first, second] = words;
-    if (first === undefined || second === undefined) return root;
-    const existing = groups.get(first);
-    if (existing) return existing;
-    const group = configure(root.command(first), [first])
-      .usage('<command> [flags] [--stack NAME]')
-      .action(() => {
-        throw new UsageError(`unknown command: ${first}`);
-      });
-    groups.set(first, group);
-    return group;
+    let parent = root;
+    for (let end = 1; end < words.length; end++) {
+      const path = words.slice(0, end);
+      const name = path.join(' ');
+      const existing = groups.get(name);
+      if (existing) {
+        parent = existing;
+        continue;
+      }
+      const group = configure(parent.command(path.at(-1) ?? name), path)
+        .usage('<command> [flags] [--stack NAME]')
+        .action(() => {
+          throw new UsageError(`unknown command: ${name}`);
+        });
+      groups.set(name, group);
+      parent = group;
+    }
+    return parent;
   };
 
   for (const command of ADMIN_COMMANDS) {

@@ -137,6 +137,11 @@ function expectedErrors(op: Operation): StatusCode[] {
     if (op.method === 'GET' && op.path === STREAM_PATH) return pairsOf(STREAM_ERRORS);
     // The cost upload's too (functions/domain/analytics/cost.ts), the reports' 401s and 403 among them.
     if (op.method === 'POST' && op.path === COST_PATH) return pairsOf(COST_ERRORS);
+    // The SKAN schema for the SDK authenticates as the event API does, over an empty body it signs.
+    if (op.method === 'GET' && op.path === '/sdk/v1/skan-schema') {
+      const authentication = codesIn('functions/domain/ingest/event-auth.ts').filter((error) => codeOf(error) !== 'empty_body');
+      return [...authentication, ...codesIn(functionServing(op.route)?.entry ?? '')];
+    }
     const spec = functionServing(op.route);
     return spec ? codesIn(spec.entry) : [];
   };

@@ -524,6 +524,7 @@ describe('the service stack', () => {
     /** Every route's own limits, [requests per second, burst]; POST /event has the stage's (DEFAULT_THROTTLE). */
     const ROUTE_LIMITS: Record<string, [number, number]> = {
       'POST /skan-postback': [100, 200],
+      'GET /sdk/v1/skan-schema': [100, 200],
       'GET /l/{link_id}': [500, 1000],
       'POST /privacy/delete': [20, 40],
       'GET /api/v1/reports/attribution': [50, 100],

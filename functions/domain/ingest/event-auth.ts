@@ -38,11 +38,13 @@ export async function authenticate<A extends SigningApp, C extends AccountCompan
   credentials: EventCredentials,
   rawBody: Uint8Array,
   tenants: TenantLookup<A, C>,
+  /** GET /sdk/v1/skan-schema has no body: its signature is over the empty one (docs/ios.md section 1). */
+  options: { readonly emptyBody?: 'refused' | 'signed' } = {},
 ): Promise<{ app: A; company: C }> {
   const { companyKey, appKey, signature } = credentials;
   if (!companyKey || !appKey || !signature) throw new EventApiError('missing_auth_headers');
   if (rawBody.length > MAX_RAW_BODY_BYTES) throw new EventApiError('body_too_large');
-  if (rawBody.length === 0) throw new EventApiError('empty_body');
+  if (rawBody.length === 0 && options.emptyBody !== 'signed') throw new EventApiError('empty_body');
 
   // A key that cannot exist is unknown without a read, so made-up keys cost no database calls.
   // Both look-ups go out together; the checks below still decide in the documented order.

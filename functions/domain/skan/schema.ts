@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isIdText, MAX_EVENT_NAME_CHARS } from '../ingest/event-validation';
 
 /**
@@ -233,4 +234,28 @@ export interface SkanSchemaVersion {
 /** What decoding postbacks needs of the store: the version active now (undefined: the app has none). */
 export interface ActiveSkanSchemas {
   active(appId: string): Promise<SkanSchemaVersion | undefined>;
+}
+
+/**
+ * GET /sdk/v1/skan-schema's answer for an authenticated app: the active version as the JSON the
+ * SDK reads (`{"version", "updated_ms", "fine", "coarse", "lock"}`), under a strong ETag of those
+ * exact bytes; 304 when If-None-Match names it; `no_schema` when the app has none.
+ */
+export type SdkSchemaAnswer =
+  | { readonly kind: 'schema'; readonly body: string; readonly etag: string }
+  | { readonly kind: 'not_modified'; readonly etag: string }
+  | { readonly kind: 'no_schema' };
+
+export function sdkSchemaAnswer(active: SkanSchemaVersion | undefined, ifNoneMatch: string | undefined): SdkSchemaAnswer {
+  if (active === undefined) return { kind: 'no_schema' };
+  const { version, updated_ms, schema } = active;
+  const body = JSON.stringify({ version, updated_ms, fine: schema.fine, coarse: schema.coarse, lock: schema.lock });
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, etag) ? { kind: 'not_modified', etag } : { kind: 'schema', body, etag };
+}
+
+/** If-None-Match: `*`, or a comma-separated list of tags, compared weakly as RFC 9110 says it is. */
+function matchesEtag(header: string, etag: string): boolean {
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim() === '*' || bare(tag) === etag);
 }
