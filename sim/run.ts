@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { runAdmin } from '../bin/admin';
 import { type AppCredentials, buildBatch, type EventBatchResult, EventClient, eventBatchRequest } from '../client/event-client';
 import { pool } from '../functions/domain/common/pool';
+import { ADATTRIBUTIONKIT_TEST_KID, adAttributionKitTestPrivateKey, skadnetworkTestPrivateKey } from '../local/skan-test-key';
+import { type AppleAdsAnswer, planAppleAds, tokenOf, withAppleAds } from './apple-ads';
 import {
   compareReports,
   countedEvents,
@@ -11,11 +13,13 @@ import {
   expectedReports,
   fetchReport,
   fetchReports,
+  type ReportRow,
   type Reports,
   type ReportWindow,
 } from './check';
 import { planRates, type RateTable, toMicroUsd } from './currencies';
 import { type ExpectedAttribution, expectedAttribution, type SentClick } from './expectations';
+import { checkSdkSchema, sendPostbacks, setUpSkan } from './ios';
 import { addDays, clearOfMidnights, localDay, utcDay } from './local-days';
 import { type OracleEvent, oracleRows, type PerfCells } from './oracle';
 import {
@@ -32,6 +36,16 @@ import {
   queryLabel,
 } from './performance';
 import { Random } from './random';
+import {
+  compareSkan,
+  expectedSkan,
+  fetchSkanReport,
+  planSkan,
+  type SchemaFile,
+  type SentPostback,
+  type SigningKey,
+  type SkanPlan,
+} from './skan';
 import {
   type Addressing,
   type AppPlan,
@@ -114,7 +128,15 @@ export interface AppResult {
   cost: { rows: number; requests: number; restated: number; usd: number };
   /** The performance queries compared (empty when the report is not there). */
   performance_checks: string[];
+  /** The App Store id Apple's postbacks name the app by. */
+  app_store_id: string;
+  /** Postbacks sent to POST /skan-postback (copies included), and how many of them were copies, tampered, or for an unknown app. */
+  skan: { sent: number; transactions: number; copies: number; tampered: number; unknown_app: number; schema_versions: number[] };
+  /** Install events that carried an AdServices token, by the answer the local stub gives it. */
+  apple_ads: Partial<Record<AppleAdsAnswer['outcome'] | 'not_ready_first', number>>;
   expected: Reports;
+  /** The SKAN report's rows as the simulator expects them (empty when no postback was sent). */
+  expected_skan: ReportRow[];
 }
 
 export interface SimulationResult {
@@ -131,7 +153,7 @@ export interface SimulationResult {
   checked: boolean;
   notes: string[];
   /** The parts of the service the run found, and so sent traffic for and checked. */
-  features: { time_zones: boolean; currencies: boolean; cost: boolean; performance: boolean };
+  features: { time_zones: boolean; currencies: boolean; cost: boolean; performance: boolean; skan: boolean; apple_ads: boolean };
 }
 
 interface AppState {
@@ -153,6 +175,10 @@ interface AppState {
   decisions: Map<string, ExpectedAttribution>;
   tally: ClickTally;
   events: AppResult['events'];
+  appStoreId: string;
+  /** Install events that carry an AdServices token, by `install_uuid|event_id`. */
+  appleAds: Map<string, AppleAdsAnswer>;
+  skan?: { plan: SkanPlan; sent: SentPostback[]; schemas: Map<number, SchemaFile>; versions: number[] };
 }
 
 interface ClickOutcome {
@@ -164,7 +190,7 @@ interface ClickOutcome {
 }
 
 const STORE = {
-  ios: (n: number) => `https://apps.apple.com/app/id64500000${String(n).padStart(2, '0')}`,
+  ios: (appStoreId: string) => `https://apps.apple.com/us/app/simulated-app/id${appStoreId}`,
   android: (n: number) => `https://play.google.com/store/apps/details?id=com.example.simulated${n}`,
   web: (n: number) => `https://example.com/simulated-app-${n}`,
 };
@@ -180,7 +206,19 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   // The first app is made before the plan: its probe link tells how requests will be addressed.
   const company = await admin(['company', 'create', '--name', `Simulated traffic (seed ${options.seed})`, '--plan', 'paid']);
   const companyKey = String(company.company_key);
-  const features: SimulationResult['features'] = { time_zones: true, currencies: false, cost: true, performance: false };
+  const features: SimulationResult['features'] = {
+    time_zones: true,
+    currencies: false,
+    cost: true,
+    performance: false,
+    skan: false,
+    apple_ads: false,
+  };
+  // App Store ids are unique per service (app_store_id_taken): each run takes its own, from the
+  // moment it starts (they name apps only; the plan still comes from the seed alone).
+  const storeIdBase = 700_000_000_000 + (Date.now() % 1_000_000_000) * 100;
+  const appStoreIdOf = (index: number) => String(storeIdBase + index + 1);
+  const unknownAppStoreId = String(storeIdBase + 99);
   const createApp = async (index: number, probabilistic: boolean, timeZone: string) => {
     const n = index + 1;
     // An app in another zone when the service has time zones (admin app create --time-zone).
@@ -194,7 +232,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
         '--name',
         `Sim App ${n}`,
         '--ios-url',
-        STORE.ios(n),
+        STORE.ios(appStoreIdOf(index)),
         '--android-url',
         STORE.android(n),
         '--web-url',
@@ -289,6 +327,11 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       decisions: new Map(),
       tally: { sent: 0, recorded: 0, dropped: {}, rate_limited: 0, honeypot_hits: 0, waited_for_rate_limit: 0 },
       events: { accepted: 0, rejected: 0, batches: 0, retried_identical: 0, retried_reencoded: 0, in_other_currencies: 0 },
+      appStoreId: appStoreIdOf(appPlan.index),
+      // Apple Ads tokens only where local/adservices-stub.ts answers them: a deployed stack asks Apple.
+      appleAds: options.stack
+        ? new Map()
+        : planAppleAds(new Random(`attribution-sim/${options.seed}/apple-ads/${appPlan.index}`), appPlan.people),
     });
   }
   // Exchange rates for every day events may fall on, set as an operator would: a file a day.
@@ -322,13 +365,48 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     const work = states.flatMap((state) => state.plan.people.map((person) => ({ state, person })));
     const sendingStarted = Date.now();
     await pool(work, concurrency, ({ state, person }) =>
-      sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems, { rates, currencies: features.currencies }),
+      sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems, { rates, currencies: features.currencies }, features),
     );
     const waitingStarted = Date.now();
     for (const state of states) await waitForCounted(baseUrl, state, window, stallTimeoutMs, problems);
     log(
       `  round ${round + 1} of ${rounds + 1}: sent in ${seconds(waitingStarted - sendingStarted)}, counted ${seconds(Date.now() - waitingStarted)} later`,
     );
+  }
+
+  // Apple's postbacks, locally: signed with the keys the local runtime trusts beside Apple's
+  // (local/skan-test-key.ts). A deployed stack trusts Apple's alone, so it gets none.
+  if (options.stack) notes.push("SKAN: a deployed stack trusts only Apple's keys; no postbacks were sent.");
+  else {
+    const key: SigningKey = {
+      skadnetwork: skadnetworkTestPrivateKey(),
+      adAttributionKit: adAttributionKitTestPrivateKey(),
+      kid: ADATTRIBUTIONKIT_TEST_KID,
+    };
+    for (const state of states) {
+      const skanPlan = planSkan(new Random(`attribution-sim/${options.seed}/skan/${state.plan.index}`), {
+        appStoreId: state.appStoreId,
+        unknownAppStoreId,
+        extra: Math.max(10, Math.round(options.installs / 2)),
+      });
+      let setup: Awaited<ReturnType<typeof setUpSkan>>;
+      try {
+        // Every second app sets its App Store id; the others have it from their iOS store URL.
+        setup = await setUpSkan(admin, state.credentials.appKey, state.appStoreId, skanPlan, state.plan.index % 2 === 1);
+      } catch (error) {
+        notes.push(`SKAN: the setup was refused (${(error as Error).message}); no postbacks were sent.`);
+        break;
+      }
+      features.skan = true;
+      const sent = await sendPostbacks(baseUrl, admin, state.credentials.appKey, skanPlan, setup, key, concurrency, (text) =>
+        problems.push(`${state.plan.name}: ${text}`),
+      );
+      state.skan = { plan: skanPlan, sent, schemas: setup.schemas, versions: setup.versions };
+      for (const problem of await checkSdkSchema(baseUrl, state.credentials, setup.versions[1], skanPlan.schemas[1]))
+        problems.push(`${state.plan.name}: ${problem}`);
+    }
+    if (features.skan)
+      log(`Sent ${states.reduce((n, s) => n + (s.skan?.sent.length ?? 0), 0)} SKAdNetwork and AdAttributionKit postbacks.`);
   }
 
   const checked: { state: AppState; result: AppResult; cells: PerfCells }[] = [];
@@ -378,7 +456,14 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
         };
       }
     }
-    checked.push({ state, cells, result: appResult(state, expectedReports(oracle)) });
+    const skan = state.skan
+      ? expectedSkan(state.skan.sent, state.skan.schemas, (id) => state.skan?.plan.networks[id] ?? id, state.timeZone)
+      : { rows: [], ambiguous: 0 };
+    if (skan.ambiguous > 0)
+      problems.push(
+        `${state.plan.name}: ${skan.ambiguous} postback(s) were answered across a local midnight: their day cannot be predicted`,
+      );
+    checked.push({ state, cells, result: appResult(state, expectedReports(oracle), skan.rows) });
   }
   const results: AppResult[] = checked.map(({ result }) => result);
   notes.push(backdatingNote(plan, addressing));
@@ -392,6 +477,22 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       // Reads are eventually consistent: a report may trail the aggregator by a second.
       for (let attempt = 0; attempt < 5; attempt++) {
         found = compareReports(expected, await fetchReports(baseUrl, state.serverKey, window));
+        if (found.length === 0) break;
+        await sleep(1000);
+      }
+      differences.push(...found.map((d) => ({ ...d, app: state.plan.name })));
+    }
+    // The SKAN report, of the apps that were sent postbacks.
+    for (const { state, result } of checked) {
+      if (!state.skan) continue;
+      let found: Difference[] = [];
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const actual = await fetchSkanReport(baseUrl, state.serverKey, window);
+        if (actual === undefined) {
+          notes.push('SKAN report: GET /api/v1/reports/skan answered 404; not checked.');
+          break;
+        }
+        found = compareSkan(result.expected_skan, actual);
         if (found.length === 0) break;
         await sleep(1000);
       }
@@ -607,6 +708,7 @@ async function sendRound(
   honeypotBlocks: Map<string, number>,
   problems: string[],
   money: { rates: RateTable; currencies: boolean },
+  features: SimulationResult['features'],
 ): Promise<void> {
   const batches = person.batches.filter((b) => b.round === round);
   if (batches.length === 0) return;
@@ -678,14 +780,22 @@ async function sendRound(
             };
           }
         }
+        // An Apple Ads install: the token the app got from AdServices, answered by the local stub.
+        const appleAds = e.event_name === 'install' ? state.appleAds.get(`${e.install_uuid}|${e.event_id}`) : undefined;
+        const named = clickId !== undefined && e.attribution ? state.clicks.get(e.attribution.click) : undefined;
+        if (appleAds) {
+          event.attribution = { ...((event.attribution as object | undefined) ?? {}), adservices_token: tokenOf(appleAds, tsMs, named) };
+          features.apple_ads = true;
+        }
         if (e.event_name === 'install') {
           const key = `${e.install_uuid}|${e.event_id}`;
           if (!state.decisions.has(key)) {
-            const decision = expectedAttribution(
+            const tracked = expectedAttribution(
               { tsMs, platform: e.platform ?? person.platform, ip, clickId, installBeginMs },
               { probabilistic: state.plan.probabilistic, clicks: state.recorded },
               (address) => (addressing === 'many' ? honeypotBlocks.get(address) : undefined),
             );
+            const decision = appleAds ? withAppleAds(tracked, appleAds, tsMs, named) : tracked;
             if (decision.ambiguous)
               problems.push(
                 `${state.plan.name}: install ${e.install_uuid} came so close to a slow click that its attribution cannot be predicted (a heavily loaded service?)`,
@@ -774,7 +884,7 @@ async function waitForCounted(baseUrl: string, state: AppState, window: ReportWi
   );
 }
 
-function appResult(state: AppState, expected: Reports): AppResult {
+function appResult(state: AppState, expected: Reports, expectedSkanRows: ReportRow[]): AppResult {
   const planned: Partial<Record<InstallKind, number>> = {};
   const installs = state.plan.people.flatMap((person) => person.installs);
   for (const kind of INSTALL_KINDS) {
@@ -814,8 +924,34 @@ function appResult(state: AppState, expected: Reports): AppResult {
     time_zone: state.timeZone,
     cost: state.cost,
     performance_checks: state.performanceChecks,
+    app_store_id: state.appStoreId,
+    skan: skanTally(state),
+    apple_ads: appleAdsTally(state),
     expected,
+    expected_skan: expectedSkanRows,
   };
+}
+
+function skanTally(state: AppState): AppResult['skan'] {
+  const sent = state.skan?.sent ?? [];
+  const transactions = new Set(sent.map((s) => `${s.delivery.postback.kind}|${s.delivery.postback.id}`)).size;
+  return {
+    sent: sent.length,
+    transactions,
+    copies: sent.length - transactions,
+    tampered: sent.filter((s) => s.delivery.tampered).length,
+    unknown_app: sent.filter((s) => s.delivery.postback.unknownApp).length,
+    schema_versions: [...new Set(state.skan?.versions ?? [])],
+  };
+}
+
+function appleAdsTally(state: AppState): AppResult['apple_ads'] {
+  const tally: AppResult['apple_ads'] = {};
+  for (const answer of state.appleAds.values()) {
+    tally[answer.outcome] = (tally[answer.outcome] ?? 0) + 1;
+    if (answer.outcome === 'attributed' && answer.notReady > 0) tally.not_ready_first = (tally.not_ready_first ?? 0) + 1;
+  }
+  return tally;
 }
 
 function backdatingNote(plan: TrafficPlan, addressing: Addressing): string {

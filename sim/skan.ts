@@ -155,13 +155,15 @@ export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
     window: PostbackWindow,
     shape: 'fine' | 'coarse' | 'none',
     appId = options.appStoreId,
+    conversionType?: ConversionType,
   ): PlannedPostback => {
     const adNetworkId = random.pick(ids);
     const campaign = random.pick(sources.get(adNetworkId) ?? ['0000']);
     const digits = shape === 'fine' ? 4 : shape === 'coarse' ? 3 : 2;
     const redownloadShare = random.next();
     const conversion: ConversionType =
-      kind === 'adattributionkit'
+      conversionType ??
+      (kind === 'adattributionkit'
         ? redownloadShare < 0.15
           ? 're-engagement'
           : redownloadShare < 0.3
@@ -169,7 +171,7 @@ export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
             : 'download'
         : redownloadShare < 0.15
           ? 'redownload'
-          : 'download';
+          : 'download');
     const value: ConversionValue =
       shape === 'fine'
         ? { fine: random.chance(0.15) ? random.int(48, 63) : random.int(0, 47) }
@@ -199,6 +201,9 @@ export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
   const deliveries: Delivery[] = [];
   const planned = [
     ...SHAPES.map((s) => postback(s.kind, s.window, s.value)),
+    // A redownload and a re-engagement, whatever the draws.
+    postback('skadnetwork', 1, 'coarse', options.appStoreId, 'redownload'),
+    postback('adattributionkit', 0, 'coarse', options.appStoreId, 're-engagement'),
     ...Array.from({ length: options.extra }, () => {
       const s = random.pick(SHAPES);
       return postback(s.kind, s.window, s.value);
@@ -231,9 +236,10 @@ export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
   return { schemas, networks, unmapped, deliveries };
 }
 
-/** The key the local runtime trusts for SKAdNetwork 4 signatures, and the AdAttributionKit kid it trusts it under. */
+/** The keys the local runtime trusts beside Apple's (local/skan-test-key.ts): SKAdNetwork's, and AdAttributionKit's with its kid. */
 export interface SigningKey {
-  privateKey: KeyObject;
+  skadnetwork: KeyObject;
+  adAttributionKit: KeyObject;
   kid: string;
 }
 
@@ -288,7 +294,7 @@ export function postbackBody(delivery: Delivery, key: SigningKey): Record<string
     )
       .map((name) => String(over[name]))
       .join(INVISIBLE_SEPARATOR);
-    const signature = sign('sha256', Buffer.from(message, 'utf8'), key.privateKey).toString('base64');
+    const signature = sign('sha256', Buffer.from(message, 'utf8'), key.skadnetwork).toString('base64');
     return { ...signed, ...value, 'attribution-signature': signature };
   }
   const payload: Record<string, unknown> = {
@@ -306,7 +312,10 @@ export function postbackBody(delivery: Delivery, key: SigningKey): Record<string
   const over = delivery.tampered ? { ...payload, 'source-identifier': tamperedSource(p.sourceIdentifier) } : payload;
   const segment = (json: unknown) => Buffer.from(JSON.stringify(json), 'utf8').toString('base64url');
   const header = segment({ kid: key.kid, alg: 'ES256' });
-  const signature = sign('sha256', Buffer.from(`${header}.${segment(over)}`, 'ascii'), { key: key.privateKey, dsaEncoding: 'ieee-p1363' });
+  const signature = sign('sha256', Buffer.from(`${header}.${segment(over)}`, 'ascii'), {
+    key: key.adAttributionKit,
+    dsaEncoding: 'ieee-p1363',
+  });
   return {
     'jws-string': `${header}.${segment(payload)}.${signature.toString('base64url')}`,
     ...value,

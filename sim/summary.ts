@@ -39,6 +39,19 @@ export function summaryText(result: SimulationResult): string {
       lines.push(
         `  cost        ${app.cost.rows} rows, $${app.cost.usd.toFixed(2)}, in ${app.cost.requests} uploads (${app.cost.restated} rows sent again, restated or not)`,
       );
+    const k = app.skan;
+    if (k.sent > 0)
+      lines.push(
+        `  skan        ${k.sent} postbacks to App Store id ${app.app_store_id}: ${k.transactions} transactions, ${k.copies} copies (Apple's retries),` +
+          ` ${k.tampered} tampered, ${k.unknown_app} for an unknown app; schema versions ${k.schema_versions.join(', ')}`,
+      );
+    const ads = app.apple_ads;
+    const tokens = (ads.attributed ?? 0) + (ads.not_attributed ?? 0) + (ads.bad_token ?? 0);
+    if (tokens > 0)
+      lines.push(
+        `  apple ads   ${tokens} installs with an AdServices token: ${ads.attributed ?? 0} claimed (${ads.not_ready_first ?? 0} after two 404s),` +
+          ` ${ads.not_attributed ?? 0} not attributed, ${ads.bad_token ?? 0} bad token`,
+      );
     const r = app.retention;
     const pct = (n: number) => (r.installs ? `${((100 * n) / r.installs).toFixed(1)}%` : '-');
     lines.push(`  retention   ${r.installs} installs: D1 ${r.d1} (${pct(r.d1)}), D7 ${r.d7} (${pct(r.d7)}), D30 ${r.d30} (${pct(r.d30)})`);
@@ -54,7 +67,8 @@ export function summaryText(result: SimulationResult): string {
     const perf = result.apps.reduce((n, app) => n + app.performance_checks.length, 0);
     if (result.differences.length === 0)
       lines.push(
-        `Check: all four reports of every app match what was sent${perf ? `, and so do ${perf} performance report queries` : ''}.`,
+        `Check: all four reports of every app match what was sent${perf ? `, and so do ${perf} performance report queries` : ''}` +
+          `${result.apps.some((app) => app.skan.sent > 0) ? `${perf ? ' and' : ', and so does'} the SKAN report` : ''}.`,
       );
     else {
       lines.push(`Check: ${result.differences.length} difference(s) between the reports and what was sent:`);
@@ -72,7 +86,7 @@ export function summaryText(result: SimulationResult): string {
 export function summaryJson(result: SimulationResult): unknown {
   return {
     ...result,
-    apps: result.apps.map(({ expected: _expected, ...app }) => app),
+    apps: result.apps.map(({ expected: _expected, expected_skan: _skan, ...app }) => app),
     differences: result.differences.map((d) => ({ ...d, text: formatDifference(d) })),
   };
 }

@@ -2,13 +2,16 @@
 // X-Forwarded-For (TRUST_PROXY=1), the simulator run in-process at a small scale with --check,
 // no difference between the four reports and what it sent, and reports with something in them.
 
+import { type AdServicesStub, startAdServicesStub } from '../../local/adservices-stub';
 import { fetchReports, type ReportRow, type Reports } from '../../sim/check';
 import { fetchPerformance, type PerfQuery } from '../../sim/performance';
 import { type SimulationResult, simulate } from '../../sim/run';
+import { fetchSkanReport } from '../../sim/skan';
 import { failed, summaryJson, summaryText } from '../../sim/summary';
 import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 let stack: LocalStack;
+let adServices: AdServicesStub;
 let result: SimulationResult;
 const reports: Reports[] = [];
 const performance = async (app: number, query: PerfQuery): Promise<ReportRow[]> => {
@@ -18,12 +21,15 @@ const performance = async (app: number, query: PerfQuery): Promise<ReportRow[]> 
 };
 
 beforeAll(async () => {
-  stack = await startLocalStack({ trustProxy: true });
+  // Apple's attribution API as npm start stands it in (local/adservices-stub.ts).
+  adServices = await startAdServicesStub();
+  stack = await startLocalStack({ trustProxy: true, internet: { ADSERVICES_API_URL: adServices.url } });
   result = await simulate({ seed: 'integration', apps: 2, installs: 30, days: 45, check: true });
   for (const app of result.apps) reports.push(await fetchReports(result.base_url, app.server_key, result.window));
 }, 300_000);
 afterAll(async () => {
   await stack?.stop();
+  await adServices?.close();
 });
 
 const total = (rows: Reports[keyof Reports], column: string) => rows.reduce((n, row) => n + Number(row[column]), 0);
@@ -40,7 +46,10 @@ describe('npm run simulate -- --check', () => {
     const text = summaryText(result);
     for (const app of result.apps) expect(text).toContain(app.server_key);
     expect(text).toContain('every back-dated install');
-    expect(text).toContain('Check: all four reports of every app match what was sent, and so do 32 performance report queries.');
+    expect(text).toContain(
+      'Check: all four reports of every app match what was sent, and so do 32 performance report queries and the SKAN report.',
+    );
+    expect(text).toContain('installs with an AdServices token');
     expect(text).toContain('days in America/New_York');
     expect(JSON.parse(JSON.stringify(summaryJson(result)))).toMatchObject({ seed: 'integration', checked: true, differences: [] });
   });
@@ -79,7 +88,7 @@ describe('npm run simulate -- --check', () => {
 
 describe('npm run simulate -- --check: the performance report', () => {
   it('found every part of issue 23 in the service and compared eight queries per app, from the day rows and from the day pages', () => {
-    expect(result.features).toEqual({ time_zones: true, currencies: true, cost: true, performance: true });
+    expect(result.features).toEqual({ time_zones: true, currencies: true, cost: true, performance: true, skan: true, apple_ads: true });
     expect(result.apps.map((a) => a.time_zone)).toEqual(['America/New_York', 'UTC']);
     for (const app of result.apps) {
       expect(app.performance_checks).toHaveLength(16);
@@ -119,6 +128,44 @@ describe('npm run simulate -- --check: the performance report', () => {
         .sort()
         .at(-1);
       for (const row of today.filter((r) => r.day === latest)) expect(row.d0_mature).toBe(false);
+    }
+  });
+});
+
+describe('npm run simulate -- --check: iOS measurement', () => {
+  const sum = (rows: ReportRow[], column: string) => rows.reduce((n, row) => n + Number(row[column]), 0);
+
+  it('sent each app Apple-retried, tampered and unknown-app postbacks under two schema versions, and its SKAN report counts each once', async () => {
+    for (const app of result.apps) {
+      expect(app.skan).toMatchObject({ unknown_app: 2, schema_versions: [1, 2] });
+      expect(app.skan.copies).toBeGreaterThan(0);
+      expect(app.skan.tampered).toBeGreaterThanOrEqual(3);
+      const rows = (await fetchSkanReport(result.base_url, app.server_key, result.window)) ?? [];
+      // Every transaction of the app but the two forged ones and the two of the unknown app, once.
+      expect(sum(rows, 'postbacks')).toBe(app.skan.transactions - 4);
+      expect(sum(rows, 'invalid')).toBe(2);
+      expect(sum(rows, 'estimated_revenue_usd')).toBeGreaterThan(0);
+      expect(new Set(rows.map((r) => Number(r.postback_sequence_index)))).toEqual(new Set([0, 1, 2]));
+      expect(new Set(rows.map((r) => r.conversion_type))).toEqual(new Set(['download', 'redownload', 're-engagement']));
+      const partners = new Set(rows.map((r) => String(r.partner)));
+      expect(partners).toContain('meta');
+      expect([...partners].some((p) => p.endsWith('.skadnetwork'))).toBe(true);
+      for (const column of ['with_fine_value', 'with_coarse_value', 'without_value', 'installs', 'redownloads'])
+        expect({ column, n: sum(rows, column) }).toEqual({ column, n: expect.any(Number) });
+      expect(sum(rows, 'with_fine_value') * sum(rows, 'with_coarse_value') * sum(rows, 'without_value')).toBeGreaterThan(0);
+    }
+  });
+
+  it('attributes the installs whose AdServices token the stub claims to apple_search_ads, under their campaign id', async () => {
+    for (const [i, app] of result.apps.entries()) {
+      expect(app.apple_ads.attributed).toBeGreaterThanOrEqual(2);
+      expect(app.apple_ads.not_attributed).toBeGreaterThanOrEqual(1);
+      expect(app.apple_ads.not_ready_first).toBeGreaterThanOrEqual(1);
+      const apple = reports[i]?.attribution.filter((r) => r.partner === 'apple_search_ads') ?? [];
+      expect(apple.map((r) => r.attribution_type)).toEqual(apple.map(() => 'deterministic'));
+      expect(total(apple, 'installs')).toBeGreaterThanOrEqual(2);
+      const campaigns = await performance(i, { groupBy: ['partner', 'campaign'], filters: { partner: ['apple_search_ads'] } });
+      expect(campaigns.filter((r) => Number(r.installs) > 0).every((r) => /^\d+$/.test(String(r.campaign)))).toBe(true);
     }
   });
 });

@@ -1,9 +1,14 @@
-import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { verifyAdAttributionKit } from '../../../functions/domain/skan/adattributionkit';
-import { APPLE_KEYS, adAttributionKitKeys, type PostbackKeys } from '../../../functions/domain/skan/postback-keys';
+import { type PostbackKeys, testKeysOf } from '../../../functions/domain/skan/postback-keys';
 import { validateSkanSchema } from '../../../functions/domain/skan/schema';
 import { SKADNETWORK_VERSIONS, verifySkadnetwork } from '../../../functions/domain/skan/skadnetwork';
+import {
+  ADATTRIBUTIONKIT_TEST_KID,
+  adAttributionKitTestPrivateKey,
+  skadnetworkTestPrivateKey,
+  skanTestKeysValue,
+} from '../../../local/skan-test-key';
 import { Random } from '../../../sim/random';
 import {
   compareSkan,
@@ -17,12 +22,13 @@ import {
   type SentPostback,
 } from '../../../sim/skan';
 
-const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const KEY = { privateKey, kid: 'sim-test/0' };
-const KEYS: PostbackKeys = {
-  skadnetwork: { ...APPLE_KEYS.skadnetwork, 'skadnetwork/p-256': publicKey },
-  adAttributionKit: adAttributionKitKeys([{ kid: KEY.kid, environment: 'production', key: publicKey }]),
+// The keys the local runtime trusts (local/skan-test-key.ts), read as skan-postback reads them.
+const KEY = {
+  skadnetwork: skadnetworkTestPrivateKey(),
+  adAttributionKit: adAttributionKitTestPrivateKey(),
+  kid: ADATTRIBUTIONKIT_TEST_KID,
 };
+const KEYS: PostbackKeys = testKeysOf(skanTestKeysValue());
 const OPTIONS = { appStoreId: '700000000101', unknownAppStoreId: '800000000001', extra: 20 };
 const plan = planSkan(new Random('skan-test'), OPTIONS);
 const T = Date.UTC(2026, 10, 21, 15, 0);
@@ -76,7 +82,7 @@ describe("the simulator's SKAN plan", () => {
 });
 
 describe("the simulator's signed postbacks", () => {
-  it("verify under the service's own verifiers, SKAdNetwork 4.0 in the order skadnetwork.ts has it", () => {
+  it("verify under the service's own verifiers with the keys the local runtime trusts, SKAdNetwork 4.0 in the order skadnetwork.ts has it", () => {
     const order = SKADNETWORK_VERSIONS['4.0']?.fields.flatMap((f) => (typeof f === 'string' ? [f] : f.firstPresentOf)) ?? [];
     for (const delivery of plan.deliveries.filter((d) => !d.tampered)) {
       const body = postbackBody(delivery, KEY);
