@@ -1,6 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isTimeZone, UTC } from '../domain/common/days';
-import { ServiceError } from '../domain/common/errors';
 import type { TenantLookup } from '../domain/ingest/event-auth';
 import type { ServerKeys } from '../domain/reports/answer-report';
 import { APP_STORE_ID, appStoreIdOfUrl, type SkanApp } from '../domain/skan/postback-match';
@@ -37,8 +36,13 @@ const serverKeyPk = (keyHash: string) => `server_key#${keyHash}`;
 /** Points an App Store id to its app, so a postback finds its app by the id it names (docs/ios.md section 2). */
 const appStorePk = (appStoreId: string) => `app_store#${appStoreId}`;
 
-/** Another app holds the App Store id (`admin app create|update --app-store-id`): 409, named by its code. */
-export const appStoreIdTaken = () => new ServiceError(409, 'app_store_id_taken');
+/** Another app holds the App Store id (`admin app create|update --app-store-id`): the admin tools' 409, named by its code. */
+export class AppStoreIdTakenError extends Error {
+  constructor(appStoreId: string) {
+    super(`app_store_id_taken: another app has App Store id ${appStoreId}`);
+    this.name = 'AppStoreIdTakenError';
+  }
+}
 
 /**
  * The attribute under which versions before the signing_secrets table kept an app's secret in its
@@ -101,11 +105,12 @@ export class TenantStore {
     const secrets = this.secretStore();
     const timeZone = input.timeZone ?? UTC;
     if (!isTimeZone(timeZone)) throw new Error(`${timeZone} is not an IANA time zone`);
+    if (input.appStoreId !== undefined && !APP_STORE_ID.test(input.appStoreId))
+      throw new Error(`${input.appStoreId} is not an App Store id`);
     const appStoreId = input.appStoreId ?? appStoreIdOfUrl(input.ios_url);
-    if (appStoreId !== undefined && !APP_STORE_ID.test(appStoreId)) throw new Error(`${appStoreId} is not an App Store id`);
     const company = await this.companyByKey(input.companyKey);
     if (!company) throw new NotFoundError('company');
-    const app: App = {
+    const made: App = {
       app_id: newAppId(),
       app_key: newAppKey(),
       company_id: company.company_id,
@@ -117,10 +122,12 @@ export class TenantStore {
       probabilistic: input.probabilistic ?? false,
       lookback_days: input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS,
       time_zone: timeZone,
-      ...(appStoreId === undefined ? {} : { app_store_id: appStoreId }),
       created_ms: Date.now(),
     };
-    if (appStoreId !== undefined) await this.claimAppStoreId(appStoreId, app);
+    // An id given is the app's or an error; one read from the iOS URL only when no other app has it
+    // (two apps of one service may share a store URL: a test app beside the real one).
+    const claimed = appStoreId !== undefined && (await this.claimAppStoreId(appStoreId, made, input.appStoreId === undefined));
+    const app: App = claimed ? { ...made, app_store_id: appStoreId } : made;
     const signing_secret = await secrets.create(app.app_id);
     await this.putNew(appPk(app.app_key), app.app_id, 'app', app);
     return { ...app, signing_secret };
@@ -131,8 +138,9 @@ export class TenantStore {
   }
 
   /**
-   * Changes an app's name, store URLs or time zone (`app update`); undefined when no app has the
-   * key. A new time zone applies to data aggregated after it (docs/reports.md, "Time zones").
+   * Changes an app's name, store URLs, time zone or App Store id (`app update`); undefined when
+   * no app has the key. A new time zone applies to data aggregated after it (docs/reports.md,
+   * "Time zones"). Another app's App Store id is AppStoreIdTakenError.
    */
   async updateApp(appKey: string, requested: AppChanges): Promise<App | undefined> {
     if (requested.time_zone !== undefined && !isTimeZone(requested.time_zone))
@@ -142,10 +150,13 @@ export class TenantStore {
       if (!APP_STORE_ID.test(changes.app_store_id)) throw new Error(`${changes.app_store_id} is not an App Store id`);
       const before = await this.appByKey(appKey);
       if (!before) return undefined;
-      if (before.app_store_id === changes.app_store_id) delete changes.app_store_id;
-      else {
-        // The new pointer first: an app never names an id that points elsewhere. The old one goes last.
-        await this.claimAppStoreId(changes.app_store_id, before);
+      const fromUrl = requested.app_store_id === undefined;
+      // An id read from a new iOS URL is taken only by an app without one, and only when free (as at app create).
+      const kept = before.app_store_id === changes.app_store_id || (fromUrl && before.app_store_id !== undefined);
+      // The new pointer first: an app never names an id that points elsewhere. The old one goes last.
+      if (kept || !(await this.claimAppStoreId(changes.app_store_id, before, fromUrl))) {
+        delete changes.app_store_id;
+      } else {
         const after = await this.applyChanges(appKey, changes);
         if (before.app_store_id !== undefined) await this.dropAppStoreId(before.app_store_id, before);
         return after;
@@ -177,11 +188,11 @@ export class TenantStore {
   }
 
   /**
-   * Points the App Store id to the app, unless another app holds it (app_store_id_taken). A
-   * pointer whose app does not name the id back (an app create or update that died halfway) is
-   * anybody's.
+   * Points the App Store id to the app, unless another app holds it (AppStoreIdTakenError, or
+   * false when told to take it quietly). A pointer whose app does not name the id back (an app
+   * create or update that died halfway) is anybody's.
    */
-  private async claimAppStoreId(appStoreId: string, app: Pick<App, 'app_id' | 'app_key'>): Promise<void> {
+  private async claimAppStoreId(appStoreId: string, app: Pick<App, 'app_id' | 'app_key'>, quietly = false): Promise<boolean> {
     const put = (condition: string, values: Record<string, unknown>) =>
       dynamoClient().send(
         new PutCommand({
@@ -193,17 +204,22 @@ export class TenantStore {
       );
     try {
       await put('attribute_not_exists(pk) OR app_key = :mine', { ':mine': app.app_key });
-      return;
+      return true;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
     const pointer = await this.get<{ app_key: string }>(appStorePk(appStoreId));
     const holder = pointer && (await this.appByKey(pointer.app_key));
-    if (holder?.app_store_id === appStoreId) throw appStoreIdTaken();
+    const taken = () => {
+      if (quietly) return false;
+      throw new AppStoreIdTakenError(appStoreId);
+    };
+    if (holder?.app_store_id === appStoreId) return taken();
     try {
       await put('attribute_not_exists(pk) OR app_key = :stale', { ':stale': pointer?.app_key ?? '' });
+      return true;
     } catch (error) {
-      if (isConditionFailure(error)) throw appStoreIdTaken();
+      if (isConditionFailure(error)) return taken();
       throw error;
     }
   }

@@ -224,7 +224,14 @@ describe('the skan_postbacks claim', () => {
         (await dynamoClient().send(new GetCommand({ TableName: stack.endpoints.tables.skan_postbacks, Key: { transaction_id: id } }))).Item;
       if (mayTakeOver(holder, { verified }, T0 + 1)) {
         const objectKey = holder?.verified === verified ? first.objectKey : second.objectKey;
-        expect(result).toEqual({ kind: 'claimed', objectKey, ...(holder ? { replaced: holder } : {}) });
+        // A verified claim learns when the id's first verified claim was made: the SKAN report's day of it.
+        const firstVerifiedMs = holder?.verified ? first.nowMs : second.nowMs;
+        expect(result).toEqual({
+          kind: 'claimed',
+          objectKey,
+          ...(holder ? { replaced: holder } : {}),
+          ...(verified ? { firstVerifiedMs } : {}),
+        });
         // An invalid holder's item expires with its record; a verified one's never does.
         expect((await read())?.expires_at).toBe(verified ? undefined : second.expiresAt);
       } else {
