@@ -2,6 +2,7 @@ import { command } from '../api';
 import { actionButton, copyable, dateTime, h, notice, replace, table } from '../dom';
 import { type AppSummary, selection } from '../state';
 import { costUploadSection } from './cost-upload';
+import { skanSchemaSection } from './skan-schema';
 
 interface ServerKeyRow {
   key_id: string;
@@ -37,6 +38,7 @@ export async function settingsPage(root: HTMLElement): Promise<void> {
     created,
     list,
     costUploadSection(app),
+    await skanSchemaSection(app),
   );
 
   async function createKey(scope: 'read' | 'cost'): Promise<void> {
