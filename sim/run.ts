@@ -219,6 +219,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   const storeIdBase = 700_000_000_000 + (Date.now() % 1_000_000_000) * 100;
   const appStoreIdOf = (index: number) => String(storeIdBase + index + 1);
   const unknownAppStoreId = String(storeIdBase + 99);
+  // Apple's transaction ids are unique too: each run's begin with its own 8 hex digits.
+  const runId = (storeIdBase % 2 ** 32).toString(16).padStart(8, '0');
   const createApp = async (index: number, probabilistic: boolean, timeZone: string) => {
     const n = index + 1;
     // An app in another zone when the service has time zones (admin app create --time-zone).
@@ -388,6 +390,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
         appStoreId: state.appStoreId,
         unknownAppStoreId,
         extra: Math.max(10, Math.round(options.installs / 2)),
+        runId,
       });
       let setup: Awaited<ReturnType<typeof setUpSkan>>;
       try {

@@ -127,6 +127,11 @@ export interface SkanPlanOptions {
   unknownAppStoreId: string;
   /** Postbacks beyond the one of each shape. */
   extra: number;
+  /**
+   * 8 hex digits of the run, the first of every transaction id: Apple's ids are unique, and the
+   * service files each once whoever sends it, so a second run with the same seed needs its own.
+   */
+  runId: string;
 }
 
 /**
@@ -182,7 +187,7 @@ export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
     const sourceKind = random.int(0, 2);
     return {
       kind,
-      id: kind === 'skadnetwork' ? random.uuid() : random.uuid().toUpperCase(),
+      id: ((id) => (kind === 'skadnetwork' ? id : id.toUpperCase()))(`${options.runId}${random.uuid().slice(8)}`),
       appId,
       unknownApp: appId !== options.appStoreId,
       adNetworkId,

@@ -29,7 +29,7 @@ const KEY = {
   kid: ADATTRIBUTIONKIT_TEST_KID,
 };
 const KEYS: PostbackKeys = testKeysOf(skanTestKeysValue());
-const OPTIONS = { appStoreId: '700000000101', unknownAppStoreId: '800000000001', extra: 20 };
+const OPTIONS = { appStoreId: '700000000101', unknownAppStoreId: '800000000001', extra: 20, runId: '0a1b2c3d' };
 const plan = planSkan(new Random('skan-test'), OPTIONS);
 const T = Date.UTC(2026, 10, 21, 15, 0);
 const NY = 'America/New_York';
@@ -38,8 +38,13 @@ const verify = (body: Record<string, unknown>) =>
   'jws-string' in body ? verifyAdAttributionKit(body, KEYS.adAttributionKit) : verifySkadnetwork(body, KEYS);
 
 describe("the simulator's SKAN plan", () => {
-  it('is the same for the same seed, and another for another seed', () => {
+  it('is the same for the same seed, and another for another seed; its transaction ids are the run’s own', () => {
     expect(planSkan(new Random('skan-test'), OPTIONS)).toEqual(plan);
+    for (const { postback } of plan.deliveries)
+      expect(postback.id.toLowerCase()).toMatch(/^0a1b2c3d-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const again = planSkan(new Random('skan-test'), { ...OPTIONS, runId: 'ffff0000' });
+    expect(again.deliveries.map((d) => d.postback.id.slice(8))).toEqual(plan.deliveries.map((d) => d.postback.id.slice(8)));
+    expect(again.deliveries.some((d) => plan.deliveries.some((e) => e.postback.id === d.postback.id))).toBe(false);
     expect(planSkan(new Random('other'), OPTIONS).deliveries[0]?.postback.id).not.toBe(plan.deliveries[0]?.postback.id);
   });
 
