@@ -6,7 +6,7 @@ import { failed, summaryJson, summaryText } from './summary';
 /**
  * `npm run simulate -- [--apps N] [--days N] [--installs N] [--seed S] [--check] [--json]
  * [--stack NAME] [--base-url URL]`: realistic traffic through the public endpoints, a summary of
- * what was sent, and with --check the four reports compared with it (exit 1 on any difference).
+ * what was sent, and with --check the reports compared with it (exit 1 on any difference).
  * docs/simulator.md says what it sends and why.
  */
 
@@ -16,7 +16,8 @@ const USAGE = `usage: npm run simulate -- [flags]
   --days N        days of history, 1 to 85 (default 45)
   --installs N    people who install, per app (default 100; reinstalls come on top)
   --seed S        same seed, same traffic (default: a random one, printed)
-  --check         wait for aggregation and compare the four reports with what was sent;
+  --check         wait for aggregation and compare the four reports, the performance report
+                  and (locally) the SKAN report with what was sent;
                   every difference is printed and the exit code is 1 if there is any
   --json          print the summary as JSON
   --stack NAME    a deployed stack (AWS credentials from the usual chain) instead of the local runtime
