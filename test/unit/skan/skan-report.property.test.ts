@@ -34,10 +34,11 @@ const ZONE = 'Asia/Tokyo';
 const APP: SkanApp = { app_id: 'app1', time_zone: ZONE, skan_networks: { 'meta.skadnetwork': 'meta' } };
 const SCHEMA: SkanSchema = {
   fine: [
-    { value: 63, revenue_usd: [10, 20] },
-    { value: 1, revenue_usd: [0.01, 0.02] },
+    { value: 63, revenue_usd: [10, 20], events: [] },
+    { value: 1, revenue_usd: [0.01, 0.02], events: [] },
   ],
-  coarse: [{ window: 0, value: 'high', revenue_usd: [5, 15.5] }],
+  coarse: [{ window: 0, value: 'high', revenue_usd: [5, 15.5], events: [] }],
+  lock: [],
 } as SkanSchema;
 const ESTIMATE: Record<string, number> = { fine63: 15, fine1: 0.015, high: 10.25, none: 0 };
 const START = Date.UTC(2025, 2, 9, 14, 0, 0);
