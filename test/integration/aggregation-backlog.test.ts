@@ -10,8 +10,13 @@ import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { freeLanes, sqsEvent, stored } from '../support/aggregation-deliveries';
 import { createTenant, type LocalStack, startLocalStack } from '../support/local-stack';
+import { captureLogs } from '../support/log-capture';
 import { storedRows } from '../support/stored-rows';
 import { countingWrites } from '../support/write-faults';
+
+// The aggregator logs why a delivery comes back (step and error) at ERROR: read here, so that an
+// unfaulted invocation that sends some back says why in the failure, not only which.
+process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
 
 let stack: LocalStack;
 beforeAll(async () => {
@@ -58,16 +63,21 @@ describe('the aggregation under a backlog of one-event batches on one row', () =
       if (n === FAULTED) {
         // The store fails after the 150th write of this invocation: claims done, some marks or rows not.
         const fault = countingWrites(dynamoClient(), 150);
-        const first = await aggregator(sqsEvent(bodies, `f${n}-`)).catch(() => ({
-          batchItemFailures: bodies.map((_, i) => ({ itemIdentifier: `f${n}-m${i}` })),
-        }));
+        // The injected failures are logged, as they should be: not printed here.
+        const logs = captureLogs();
+        const first = await aggregator(sqsEvent(bodies, `f${n}-`))
+          .catch(() => ({ batchItemFailures: bodies.map((_, i) => ({ itemIdentifier: `f${n}-m${i}` })) }))
+          .finally(() => logs.restore());
         fault.stop();
         expect(first.batchItemFailures.length).toBeGreaterThan(0);
+        expect(logs.lines().some((line) => line.includes('aggregation failed; the message is retried'))).toBe(true);
         await freeLanes();
         const again = bodies.filter((_, i) => first.batchItemFailures.some((f) => f.itemIdentifier === `f${n}-m${i}`));
         expect((await aggregator(sqsEvent(again, `a${n}-`))).batchItemFailures).toEqual([]);
       } else {
-        expect((await aggregator(sqsEvent(bodies, `i${n}-`))).batchItemFailures).toEqual([]);
+        const logs = captureLogs();
+        const { batchItemFailures } = await aggregator(sqsEvent(bodies, `i${n}-`)).finally(() => logs.restore());
+        expect({ batchItemFailures, errors: logs.lines() }).toEqual({ batchItemFailures: [], errors: [] });
       }
       if (n === 2 || n === INVOCATIONS - 1)
         sizesAt[n + 1] = { aggregates: largest(await itemSizes('aggregates')), ledger: largest(await itemSizes('ledger')) };
