@@ -4,6 +4,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { AdServicesAnswerEraser } from './adapters/adservices-answers';
 import { AggregationLedgerStore } from './adapters/aggregate-store';
 import { AuditEraser } from './adapters/audit-eraser';
 import { AuditReader } from './adapters/audit-reader';
@@ -26,6 +27,7 @@ const stores: Omit<DrainPorts, 'nowMs' | 'pause' | 'timeLeftMs'> = {
   postbacks: new PostbackRecords(resourceName.table('postbacks')),
   auditObjects: new AuditReader(resourceName.bucket()),
   auditErasure: new AuditEraser(resourceName.bucket()),
+  adServicesAnswers: new AdServicesAnswerEraser(resourceName.bucket()),
   rawData: {
     marks: new AggregationLedgerStore(resourceName.table('ledger')),
     lanes: new LedgerLaneReader(resourceName.table('ledger')),

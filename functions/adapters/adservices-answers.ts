@@ -1,7 +1,9 @@
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { type AdServicesAnswers, answersKey, parseAnswers } from '../domain/adservices/answers';
 import type { AnswersStore } from '../domain/adservices/enrich';
+import type { AnswersErasure } from '../domain/privacy/drain';
 import { s3Client } from '../shared/clients/s3';
+import { removeVersions } from './audit-eraser';
 
 /** S3 answers 409 to a conditional write while another write of the key is in flight; it asks for a retry. */
 const CONFLICT_ATTEMPTS = 3;
@@ -14,7 +16,7 @@ const CONFLICT_WAIT_MS = 50;
  * aggregator reads whichever delivery hands the object on.
  */
 export class AdServicesAnswerStore implements AnswersStore {
-  constructor(private readonly bucket: string) {}
+  constructor(protected readonly bucket: string) {}
 
   async get(auditKey: string): Promise<AdServicesAnswers | undefined> {
     try {
@@ -50,5 +52,25 @@ export class AdServicesAnswerStore implements AnswersStore {
         await new Promise((resolve) => setTimeout(resolve, CONFLICT_WAIT_MS * attempt));
       }
     }
+  }
+}
+
+/**
+ * What a privacy deletion does to an answers object (docs/privacy.md): put again without the
+ * install's answers, or deleted; as for its audit object, older versions go too (AWS only).
+ */
+export class AdServicesAnswerEraser extends AdServicesAnswerStore implements AnswersErasure {
+  async rewrite(auditKey: string, answers: AdServicesAnswers): Promise<void> {
+    const key = answersKey(auditKey);
+    await s3Client().send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: JSON.stringify(answers), ContentType: 'application/json' }),
+    );
+    await removeVersions(this.bucket, key, { keepLatest: true });
+  }
+
+  async delete(auditKey: string): Promise<void> {
+    const key = answersKey(auditKey);
+    await removeVersions(this.bucket, key, { keepLatest: false });
+    await s3Client().send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 }

@@ -20,7 +20,7 @@ export class AuditEraser implements AuditErasure {
   }
 
   async delete(key: string): Promise<void> {
-    await this.removeVersions(key, { keepLatest: false });
+    await removeVersions(this.bucket, key, { keepLatest: false });
     // Unversioned (locally), or a delete marker on top of nothing: the plain delete does it.
     await s3Client().send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
@@ -29,28 +29,29 @@ export class AuditEraser implements AuditErasure {
     const named = batchOfKey(key);
     if (named === undefined) throw new Error(`${key} is not an audit object key`);
     await this.store.replace(key, { ...named, receivedMs: lines[0]?.received_ms ?? 0, clientIp: lines[0]?.client_ip ?? '' }, lines);
-    await this.removeVersions(key, { keepLatest: true });
+    await removeVersions(this.bucket, key, { keepLatest: true });
   }
+}
 
-  private async removeVersions(key: string, options: { keepLatest: boolean }): Promise<void> {
-    let KeyMarker: string | undefined;
-    let VersionIdMarker: string | undefined;
-    do {
-      let page: ListObjectVersionsCommandOutput;
-      try {
-        page = await s3Client().send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: key, KeyMarker, VersionIdMarker }));
-      } catch (error) {
-        // The local emulator has no versioning and refuses the call: there are no versions to remove.
-        if (UNVERSIONED.has((error as Error).name)) return;
-        throw error;
-      }
-      const versions = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter(
-        (version) => version.Key === key && version.VersionId && version.VersionId !== 'null' && !(options.keepLatest && version.IsLatest),
-      );
-      for (const version of versions)
-        await s3Client().send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, VersionId: version.VersionId }));
-      KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
-      VersionIdMarker = page.IsTruncated ? page.NextVersionIdMarker : undefined;
-    } while (KeyMarker);
-  }
+/** The key's older versions gone (all of them unless `keepLatest`); none to remove locally, where the emulator keeps none. */
+export async function removeVersions(bucket: string, key: string, options: { keepLatest: boolean }): Promise<void> {
+  let KeyMarker: string | undefined;
+  let VersionIdMarker: string | undefined;
+  do {
+    let page: ListObjectVersionsCommandOutput;
+    try {
+      page = await s3Client().send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: key, KeyMarker, VersionIdMarker }));
+    } catch (error) {
+      // The local emulator has no versioning and refuses the call: there are no versions to remove.
+      if (UNVERSIONED.has((error as Error).name)) return;
+      throw error;
+    }
+    const versions = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].filter(
+      (version) => version.Key === key && version.VersionId && version.VersionId !== 'null' && !(options.keepLatest && version.IsLatest),
+    );
+    for (const version of versions)
+      await s3Client().send(new DeleteObjectCommand({ Bucket: bucket, Key: key, VersionId: version.VersionId }));
+    KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+    VersionIdMarker = page.IsTruncated ? page.NextVersionIdMarker : undefined;
+  } while (KeyMarker);
 }

@@ -85,6 +85,15 @@ export function parseAnswers(text: string): AdServicesAnswers {
   return parsed as unknown as AdServicesAnswers;
 }
 
+/**
+ * The answers without those of these lines (the privacy drain's, docs/privacy.md). A line keeps
+ * its index when the drain rewrites its audit object without other lines, so the answers left
+ * keep theirs and still join to their own lines.
+ */
+export function answersWithout(answers: AdServicesAnswers, indexes: ReadonlySet<number>): AdServicesAnswers {
+  return { version: 1, answers: answers.answers.filter((answer) => !indexes.has(answer.index)) };
+}
+
 /** The answers by line index, for the aggregator's join. */
 export function answersByIndex(answers: AdServicesAnswers | undefined): Map<number, AdServicesAnswer> {
   const byIndex = new Map<number, AdServicesAnswer>();

@@ -1,3 +1,5 @@
+import { type AdServicesAnswers, answersWithout } from '../adservices/answers';
+import { tokensOf } from '../adservices/token';
 import { type AuditReference, type EventClaim, type ObjectClaims, SK } from '../aggregation/install-state';
 import { AuditObjectError } from '../audit/decode';
 import { lineOfInstall } from '../audit/lines';
@@ -19,7 +21,10 @@ import { emptyRawDataCounts, eraseRawData, type RawDataCounts, type RawDataPorts
  *     rewritten without the install's lines, and (in AWS, the bucket being versioned) loses its
  *     older versions too. A line is the install's when its install_uuid is, or, malformed, holds
  *     the install's UUID (" <uuid>", "{<UUID>}"): such a line keeps the client IP and device hash
- *     of the install all the same (the aggregator indexes its object under that UUID);
+ *     of the install all the same (the aggregator indexes its object under that UUID). Apple's
+ *     answers to the install's AdServices tokens go with them: the object's answers object
+ *     (`<audit key>.adservices.json`, docs/ios.md section 4) is put again without them, or deleted
+ *     with the audit object, before it;
  *   - its partner postbacks and their delivery attempts, found by the `by_install` index of the
  *     postbacks table: they hold the partner's click id and sub values, and a postback id derived
  *     from the install_uuid;
@@ -48,6 +53,8 @@ export interface DeletionCounts extends RawDataCounts {
   audit_objects_deleted: number;
   audit_objects_rewritten: number;
   audit_lines: number;
+  /** Apple's answers to the install's AdServices tokens, taken out of answers objects. */
+  adservices_answers: number;
   /** Postback records and delivery attempts. */
   postbacks: number;
 }
@@ -98,6 +105,7 @@ export interface DrainPorts {
   /** Audit objects as stored: a missing one (AuditObjectError, missing_object) has nothing left to erase. */
   readonly auditObjects: Pick<AuditObjects, 'lines'>;
   readonly auditErasure: AuditErasure;
+  readonly adServicesAnswers: AnswersErasure;
   /** The event stream's objects and the export files (docs/raw-data.md). */
   readonly rawData: RawDataPorts;
   readonly receipts: DrainReceipts;
@@ -106,6 +114,15 @@ export interface DrainPorts {
   pause(ms: number): Promise<void>;
   /** Milliseconds before the function must stop. */
   timeLeftMs(): number;
+}
+
+/** Apple's answers beside audit objects (functions/adapters/adservices-answers.ts, docs/ios.md section 4). */
+export interface AnswersErasure {
+  get(auditKey: string): Promise<AdServicesAnswers | undefined>;
+  /** Put again with these answers only, and its older versions gone. */
+  rewrite(auditKey: string, answers: AdServicesAnswers): Promise<void>;
+  /** Gone, older versions too. */
+  delete(auditKey: string): Promise<void>;
 }
 
 /** A postback record's or delivery attempt's key in the postbacks table. */
@@ -167,6 +184,7 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
     audit_objects_deleted: 0,
     audit_objects_rewritten: 0,
     audit_lines: 0,
+    adservices_answers: 0,
     postbacks: 0,
     ...emptyRawDataCounts(),
   };
@@ -197,6 +215,8 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
     if (!lines || ofInstall.length === 0) continue;
     const kept = lines.filter((line) => !lineOfInstall(line, message.install_uuid));
     counts.audit_lines += lines.length - kept.length;
+    // The answers first: a run stopped between the two finds the install's lines again and does both.
+    counts.adservices_answers += await eraseAnswers(ports.adServicesAnswers, key, ofInstall, kept.length === 0);
     if (kept.length === 0) {
       await ports.auditErasure.delete(key);
       counts.audit_objects_deleted++;
@@ -241,6 +261,25 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
   const left = more || postbacks.more || deleted.length < items.length;
   await ports.receipts.record(message.request_id, { state: left ? 'in_progress' : 'done', counts, nowMs: ports.nowMs() });
   return left ? 'more' : 'done';
+}
+
+/**
+ * Apple's answers to the install's tokens in one audit object taken out of its answers object, or
+ * the answers object deleted when the audit object is. The answers left keep their line indexes,
+ * as the lines left do (answersWithout). Left empty beside an object that stays, rather than
+ * deleted: the aggregator reads an enriched object's answers, and a redelivery finding none would
+ * be poison. Returns how many answers went.
+ */
+async function eraseAnswers(store: AnswersErasure, key: string, removed: readonly AuditLine[], objectDeleted: boolean): Promise<number> {
+  // Apple was asked only for accepted install lines with a token (tokensOf): no other line has an answer.
+  const indexes = new Set(tokensOf(removed).map((token) => token.index));
+  if (indexes.size === 0) return 0;
+  const stored = await store.get(key);
+  if (stored === undefined) return 0;
+  const left = answersWithout(stored, indexes);
+  if (objectDeleted) await store.delete(key);
+  else if (left.answers.length < stored.answers.length) await store.rewrite(key, left);
+  return stored.answers.length - left.answers.length;
 }
 
 /** The object's lines, or undefined when it is gone: deleted by an earlier run of the request, or never written. */

@@ -1,7 +1,15 @@
+import type { AdServicesAnswer, AdServicesAnswers } from '../../../functions/domain/adservices/answers';
+import { withAnswers } from '../../../functions/domain/adservices/token';
 import { tokenOf } from '../../../functions/domain/aggregation/lease';
 import { AuditObjectError } from '../../../functions/domain/audit/decode';
 import type { AuditLine } from '../../../functions/domain/audit/types';
-import { type DrainPorts, eraseInstall, MAX_ROWS_PER_TABLE, type PostbackItemKey } from '../../../functions/domain/privacy/drain';
+import {
+  type DeletionCounts,
+  type DrainPorts,
+  eraseInstall,
+  MAX_ROWS_PER_TABLE,
+  type PostbackItemKey,
+} from '../../../functions/domain/privacy/drain';
 import { installKey, type PrivacyMessage } from '../../../functions/domain/privacy/privacy';
 import { ERASED_LINE } from '../../../functions/domain/privacy/raw-data';
 import { exportFileKey, HOUR_MS } from '../../../functions/domain/raw-data/export-layout';
@@ -24,18 +32,37 @@ const line = (index: number, fields: Partial<AuditLine>): AuditLine => ({
   ...fields,
 });
 
+const installWithToken = (uuid: string) => ({ event_name: 'install', install_uuid: uuid, attribution: { adservices_token: 'stub-false' } });
+const claim = (campaign: number): AdServicesAnswer => ({
+  outcome: 'attributed',
+  apple_ads: { campaign_id: campaign, ad_group_id: campaign + 1, org_id: 1, country_or_region: 'US', click_ms: 60_000 },
+});
+
 /** One install's partition naming one audit object, that object, and the install's postback items. */
 function world(postbackCount: number) {
   const objects = new Map<string, readonly AuditLine[]>([
     [
       'audit/o',
       [
-        line(0, { status: 'accepted', reason: undefined, install_uuid: GONE, event: { install_uuid: GONE } }),
+        line(0, { status: 'accepted', reason: undefined, install_uuid: GONE, event: installWithToken(GONE) }),
         line(1, { event: { install_uuid: ` ${GONE.toUpperCase()}` }, device_hash: 'h' }),
         line(2, { event: { install_uuid: [`{${GONE}}`] } }),
-        line(3, { status: 'accepted', reason: undefined, install_uuid: KEPT, event: { install_uuid: KEPT } }),
+        line(3, { status: 'accepted', reason: undefined, install_uuid: KEPT, event: installWithToken(KEPT) }),
         line(4, { event: { install_uuid: ` ${KEPT}` } }),
       ],
+    ],
+  ]);
+  // Apple's answers to the object's two tokens (lines 0 and 3), as adservices-enrich stores them.
+  const answers = new Map<string, AdServicesAnswers>([
+    [
+      'audit/o',
+      {
+        version: 1,
+        answers: [
+          { index: 0, ...claim(7) },
+          { index: 3, ...claim(9) },
+        ],
+      },
     ],
   ]);
   const postbacks: PostbackItemKey[] = Array.from({ length: postbackCount }, (_, n) => ({ pk: 'app_1', sk: `log#${n}` }));
@@ -55,6 +82,11 @@ function world(postbackCount: number) {
       },
     },
     auditErasure: { delete: async (key) => void objects.delete(key), rewrite: async (key, lines) => void objects.set(key, lines) },
+    adServicesAnswers: {
+      get: async (key) => answers.get(key),
+      rewrite: async (key, kept) => void answers.set(key, kept),
+      delete: async (key) => void answers.delete(key),
+    },
     rawData: new RawWorld().ports(),
     postbacks: {
       ofInstall: async (key, limit) => {
@@ -68,7 +100,7 @@ function world(postbackCount: number) {
     pause: async () => undefined,
     timeLeftMs: () => 600_000,
   };
-  return { ports, objects, postbacks, asked };
+  return { ports, objects, answers, postbacks, asked };
 }
 
 describe('erasing an install', () => {
@@ -76,6 +108,37 @@ describe('erasing an install', () => {
     const { ports, objects } = world(0);
     expect(await eraseInstall(ports, message)).toBe('done');
     expect(objects.get('audit/o')!.map((kept) => kept.index)).toEqual([3, 4]);
+  });
+
+  it("takes the install's Apple answer out of the answers object; the other install's stays joined to its own line", async () => {
+    const { ports, objects, answers } = world(0);
+    const receipts: DeletionCounts[] = [];
+    ports.receipts.record = async (_id, update) => void receipts.push({ ...update.counts });
+    expect(await eraseInstall(ports, message)).toBe('done');
+    expect(answers.get('audit/o')).toEqual({ version: 1, answers: [{ index: 3, ...claim(9) }] });
+    // The aggregator's join on a redelivery: the line left of KEPT gets campaign 9, as before the drain.
+    const joined = withAnswers(objects.get('audit/o')!, answers.get('audit/o')!);
+    expect(joined.map((kept) => [kept.install_uuid, kept.adservices?.apple_ads?.campaign_id])).toEqual([
+      [KEPT, 9],
+      [undefined, undefined],
+    ]);
+    expect(receipts.at(-1)).toMatchObject({ adservices_answers: 1, audit_objects_rewritten: 1 });
+  });
+
+  it('deletes the answers object with an audit object that held only lines of the install', async () => {
+    const { ports, objects, answers } = world(0);
+    objects.set('audit/o', objects.get('audit/o')!.slice(0, 3));
+    answers.set('audit/o', { version: 1, answers: [{ index: 0, ...claim(7) }] });
+    expect(await eraseInstall(ports, message)).toBe('done');
+    expect(objects.has('audit/o')).toBe(false);
+    expect(answers.has('audit/o')).toBe(false);
+  });
+
+  it('keeps an emptied answers object beside an audit object that stays, so an enriched redelivery still reads', async () => {
+    const { ports, answers } = world(0);
+    answers.set('audit/o', { version: 1, answers: [{ index: 0, ...claim(7) }] });
+    expect(await eraseInstall(ports, message)).toBe('done');
+    expect(answers.get('audit/o')).toEqual({ version: 1, answers: [] });
   });
 
   it("deletes the install's postbacks and attempts, found by its hashed key, 1,000 a run", async () => {
