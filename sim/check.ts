@@ -165,6 +165,18 @@ export interface ReportWindow {
 
 /** Every row of one report, a page of 1,000 at a time. */
 export async function fetchReport(baseUrl: string, serverKey: string, report: ReportName, window: ReportWindow): Promise<ReportRow[]> {
+  const rows = await fetchReportRows(baseUrl, serverKey, report, window);
+  if (!rows) throw new Error(`GET /api/v1/reports/${report} answered 404`);
+  return rows;
+}
+
+/** Every row of a report route, a page of 1,000 at a time; undefined when the route is not there (404, an older stack). */
+export async function fetchReportRows(
+  baseUrl: string,
+  serverKey: string,
+  report: string,
+  window: ReportWindow,
+): Promise<ReportRow[] | undefined> {
   const rows: ReportRow[] = [];
   for (let offset = 0; ; offset += 1000) {
     const url = new URL(`/api/v1/reports/${report}`, baseUrl);
@@ -176,6 +188,7 @@ export async function fetchReport(baseUrl: string, serverKey: string, report: Re
     }).toString();
     const response = await fetch(url, { headers: { authorization: `Bearer ${serverKey}` } });
     const body = (await response.json().catch(() => undefined)) as { rows?: ReportRow[]; error?: string } | undefined;
+    if (response.status === 404 && offset === 0) return undefined;
     if (response.status !== 200 || !body?.rows)
       throw new Error(`GET ${url.pathname} answered ${response.status} ${body?.error ?? ''}`.trim());
     rows.push(...body.rows);

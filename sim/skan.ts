@@ -1,5 +1,5 @@
 import { type KeyObject, sign } from 'node:crypto';
-import { compareRowSets, type Difference, type ReportRow, type ReportWindow } from './check';
+import { compareRowSets, type Difference, fetchReportRows, type ReportRow, type ReportWindow } from './check';
 import { localDay } from './local-days';
 import type { Random } from './random';
 
@@ -454,22 +454,5 @@ export function compareSkan(expected: readonly ReportRow[], actual: readonly Rep
 }
 
 /** Every row of the SKAN report, a page of 1,000 at a time; undefined when the route is not there (404). */
-export async function fetchSkanReport(baseUrl: string, serverKey: string, window: ReportWindow): Promise<ReportRow[] | undefined> {
-  const rows: ReportRow[] = [];
-  for (let offset = 0; ; offset += 1000) {
-    const url = new URL('/api/v1/reports/skan', baseUrl);
-    url.search = new URLSearchParams({
-      since_ms: String(window.sinceMs),
-      until_ms: String(window.untilMs),
-      limit: '1000',
-      offset: String(offset),
-    }).toString();
-    const response = await fetch(url, { headers: { authorization: `Bearer ${serverKey}` } });
-    const body = (await response.json().catch(() => undefined)) as { rows?: ReportRow[]; error?: string } | undefined;
-    if (response.status === 404 && offset === 0) return undefined;
-    if (response.status !== 200 || !body?.rows)
-      throw new Error(`GET ${url.pathname} answered ${response.status} ${body?.error ?? ''}`.trim());
-    rows.push(...body.rows);
-    if (body.rows.length < 1000) return rows;
-  }
-}
+export const fetchSkanReport = (baseUrl: string, serverKey: string, window: ReportWindow): Promise<ReportRow[] | undefined> =>
+  fetchReportRows(baseUrl, serverKey, 'skan', window);
