@@ -362,6 +362,9 @@ describe('with the object store down', () => {
     const capped = await createTenant({ plan: 'free', monthlyCap: 1000 });
     const request = eventBatchRequest(credentialsOf(capped), batchOf(Array.from({ length: 20 }, () => validEvent())));
 
+    // The earlier tests' batches aggregated first: an aggregation in flight when the store stops
+    // would log its own failure beside the one this test reads.
+    await stack.pollers.drain();
     const logged = captureErrors();
     await stack.emulators.stopS3();
     try {
@@ -403,6 +406,9 @@ describe('with the object store down', () => {
       baseUrl: stack.baseUrl,
       retry: { maxAttempts: 8, baseDelayMs: 100, maxDelayMs: 400 },
     });
+    // The earlier tests' batches aggregated first: an aggregation in flight when the store stops
+    // would log its own failure beside the one this test reads.
+    await stack.pollers.drain();
     const logged = captureErrors();
     await stack.emulators.stopS3();
     const restart = new Promise((resolve) => setTimeout(resolve, 500)).then(() => stack.emulators.startS3());
