@@ -30,6 +30,8 @@ export interface Emulators {
 }
 
 const host = '127.0.0.1';
+/** How long the DynamoDB emulator keeps an idle client connection open. */
+const KEEP_ALIVE_MS = 120_000;
 
 /** Takes dataDir first (lockDataDir): throws DataDirInUse while another runtime has it open. */
 export async function startEmulators(dataDir: string, ports: EmulatorPorts = {}): Promise<Emulators> {
@@ -58,6 +60,12 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
   for (const dir of ['dynamodb', 's3', 'sqs']) mkdirSync(join(dataDir, dir), { recursive: true });
 
   const dynamo = dynalite({ path: join(dataDir, 'dynamodb'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // Node's server closes a keep-alive connection after 5 s idle. A client that sends on it at
+  // that moment gets ECONNRESET, and the SDK's retries can take the pool's other sockets, idle as
+  // long: a burst of writes after a 5 s pause (the aggregator's marks after reading 100 objects)
+  // failed that way. DynamoDB keeps idle connections far longer; so does the emulator.
+  dynamo.keepAliveTimeout = KEEP_ALIVE_MS;
+  dynamo.headersTimeout = KEEP_ALIVE_MS + 1000;
   const closeDynamo = () => new Promise<void>((resolve) => dynamo.close(() => resolve()));
   opened.push(closeDynamo);
   const dynamoPort = await listen(dynamo, ports.dynamodb ?? 0);

@@ -1,6 +1,6 @@
 // Minimal typings for the two emulators, which ship none: only what the local runtime uses.
 declare module 'dynalite' {
-  import type { Server } from 'node:net';
+  import type { Server } from 'node:http';
 
   interface DynaliteOptions {
     path?: string;

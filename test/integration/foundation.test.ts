@@ -63,7 +63,7 @@ describe('the local runtime', () => {
     const { endpoints } = stack;
     expect(Object.keys(endpoints.tables)).toEqual(expect.arrayContaining(['tenants', 'counters', 'clicks', 'aggregates']));
     expect(endpoints.bucket).toBeTruthy();
-    expect(Object.keys(endpoints.queues).sort()).toEqual(['aggregation', 'postbacks', 'privacy']);
+    expect(Object.keys(endpoints.queues).sort()).toEqual(['aggregation', 'enrichment', 'postbacks', 'privacy']);
     const sqs = new SQSClient({ region: endpoints.region, endpoint: endpoints.sqs });
     const { Attributes } = await sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: endpoints.queues.aggregation, AttributeNames: ['RedrivePolicy'] }),

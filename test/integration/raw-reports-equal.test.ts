@@ -6,15 +6,19 @@
 
 import { runAdmin } from '../../bin/admin';
 import { REPORT_NAMES } from '../../functions/domain/reports/reports';
+import { type AdServicesStub, startAdServicesStub } from '../../local/adservices-stub';
 import { fetchReport } from '../../sim/check';
 import { type SimulationResult, simulate } from '../../sim/run';
 import { type LocalStack, startLocalStack } from '../support/local-stack';
 
 let stack: LocalStack;
+let adServices: AdServicesStub;
 let result: SimulationResult;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ trustProxy: true });
+  // Apple's attribution API as npm start stands it in: the simulator's Apple Ads installs need it.
+  adServices = await startAdServicesStub();
+  stack = await startLocalStack({ trustProxy: true, internet: { ADSERVICES_API_URL: adServices.url } });
   // A seed whose plan has SDKs that upload a session before their install (the simulator does it
   // for a few organic installs): events the service holds until the install, install_event_id null.
   result = await simulate({ seed: 'raw-sql-4', apps: 2, installs: 30, days: 45, check: true });
@@ -23,6 +27,7 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(async () => {
   await stack?.stop();
+  await adServices?.close();
 });
 
 const sql = async (args: string[]) => ((await runAdmin(['sql', ...args])) as { rows: Record<string, unknown>[] }).rows;
