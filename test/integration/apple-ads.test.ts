@@ -10,14 +10,13 @@ import { runAdmin } from '../../bin/admin';
 import type { SdkEvent } from '../../client/event-client';
 import { AdServicesAnswerStore } from '../../functions/adapters/adservices-answers';
 import { ClickStore } from '../../functions/adapters/click-store';
-import { MessageQueue } from '../../functions/adapters/message-queue';
-import type { AggregationMessage } from '../../functions/domain/audit/types';
 import { sqsClient } from '../../functions/shared/clients/sqs';
 import { resourceName } from '../../functions/shared/config';
 import { type AdServicesStub, STUB_ORG_ID, startAdServicesStub } from '../../local/adservices-stub';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { captureLogs, type LogCapture } from '../support/log-capture';
+import { recordSentMessages, type SentMessage } from '../support/sent-messages';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -35,7 +34,7 @@ let logs: LogCapture;
 /** Every token the run sends: none may appear in a log line. */
 const tokens: string[] = [];
 /** The queue each hand-off and forward went to, by audit key. */
-const sent: { queue: string; message: AggregationMessage }[] = [];
+let sent: SentMessage[] = [];
 const now = Date.now();
 const installAt = now - 2 * MINUTE;
 
@@ -46,12 +45,7 @@ beforeAll(async () => {
   stub = await startAdServicesStub();
   stack = await startLocalStack({ internet: { ADSERVICES_API_URL: stub.url } });
   tenant = await createTenant({ plan: 'paid' });
-  const send = MessageQueue.prototype.send;
-  jest.spyOn(MessageQueue.prototype, 'send').mockImplementation(async function (this: MessageQueue<unknown>, message: unknown) {
-    const url = (this as unknown as { queueUrl: string }).queueUrl;
-    sent.push({ queue: url.split('/').pop() ?? url, message: message as AggregationMessage });
-    return send.call(this, message);
-  });
+  sent = recordSentMessages();
 }, 60_000);
 
 afterAll(async () => {

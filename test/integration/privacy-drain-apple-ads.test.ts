@@ -10,10 +10,8 @@ import { runAdmin } from '../../bin/admin';
 import type { SdkEvent } from '../../client/event-client';
 import { AdServicesAnswerStore } from '../../functions/adapters/adservices-answers';
 import { AuditReader } from '../../functions/adapters/audit-reader';
-import { MessageQueue } from '../../functions/adapters/message-queue';
 import { PrivacyReceipts } from '../../functions/adapters/privacy-store';
 import { withAnswers } from '../../functions/domain/adservices/token';
-import type { AggregationMessage } from '../../functions/domain/audit/types';
 import type { DrainReport } from '../../functions/domain/privacy/drain';
 import { installHash } from '../../functions/domain/privacy/privacy';
 import { s3Client, sqsClient } from '../../functions/shared/clients';
@@ -21,6 +19,7 @@ import { resourceName } from '../../functions/shared/config';
 import { type AdServicesStub, startAdServicesStub } from '../../local/adservices-stub';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { recordSentMessages, type SentMessage } from '../support/sent-messages';
 
 const MINUTE = 60_000;
 const IP = '203.0.113.42';
@@ -32,17 +31,12 @@ let stub: AdServicesStub;
 let stack: LocalStack;
 let tenant: Tenant;
 /** Every message sent to a queue, to deliver one again. */
-const sent: { queue: string; message: AggregationMessage }[] = [];
+let sent: SentMessage[] = [];
 beforeAll(async () => {
   stub = await startAdServicesStub();
   stack = await startLocalStack({ internet: { ADSERVICES_API_URL: stub.url } });
   tenant = await createTenant({ plan: 'paid' });
-  const send = MessageQueue.prototype.send;
-  jest.spyOn(MessageQueue.prototype, 'send').mockImplementation(async function (this: MessageQueue<unknown>, message: unknown) {
-    const url = (this as unknown as { queueUrl: string }).queueUrl;
-    sent.push({ queue: url.split('/').pop() ?? url, message: message as AggregationMessage });
-    return send.call(this, message);
-  });
+  sent = recordSentMessages();
 }, 60_000);
 afterAll(async () => {
   jest.restoreAllMocks();
