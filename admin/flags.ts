@@ -9,6 +9,8 @@ import { UUID_PATTERN } from '../functions/domain/common/uuid';
 export const url = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' });
 export const name = z.string().trim().min(1).max(200);
 export const key = z.string().min(1);
+/** A partner's name, as links, postbacks and ad network mappings carry it. */
+export const partner = z.string().trim().min(1).max(100);
 export const countries = z
   .string()
   .transform((s) =>

@@ -9,7 +9,7 @@ import { followLink, type LinkConfig, type LinkOutcome } from '../functions/doma
 import { resourceName } from '../functions/shared/config';
 import { appByKey } from './apps';
 import { defineCommand, type Target } from './command';
-import { countries, intFlag, key, url } from './flags';
+import { countries, intFlag, key, partner, url } from './flags';
 
 const links = () => new LinkStore(resourceName.table('links'));
 
@@ -51,7 +51,7 @@ export const linkCommands = [
       '            [--countries-allow US,CA] [--countries-block XX] [--lookback-days N]',
     flags: z.object({
       'app-key': key,
-      partner: z.string().trim().min(1).max(100),
+      partner,
       campaign: z.string().trim().min(1).max(200).optional(),
       honeypot: z.boolean().optional(),
       'ios-url': url.optional(),

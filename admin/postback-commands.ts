@@ -9,7 +9,7 @@ import { resourceName } from '../functions/shared/config';
 import { dataDirFromEnv, readEndpoints } from '../local/environment';
 import { appByKey } from './apps';
 import { defineCommand, type Target } from './command';
-import { key } from './flags';
+import { key, partner } from './flags';
 
 /**
  * A deployed stack never allows loopback; the local runtime does when it was started with
@@ -22,7 +22,6 @@ function policyOf(target: Target): DestinationPolicy {
 }
 
 const configs = () => new PostbackConfigs(resourceName.table('postbacks'));
-const partner = z.string().trim().min(1).max(100);
 
 /** Partner postbacks (docs/postbacks.md): templates per app and partner, and the delivery log. */
 export const postbackCommands = [

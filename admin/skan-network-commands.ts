@@ -4,10 +4,9 @@ import { AD_NETWORK_ID } from '../functions/domain/skan/postback-match';
 import { resourceName } from '../functions/shared/config';
 import { appByKey } from './apps';
 import { defineCommand } from './command';
-import { key } from './flags';
+import { key, partner } from './flags';
 
 const adNetworkId = z.string().regex(AD_NETWORK_ID, 'must be an ad network id, such as example123.skadnetwork');
-const partner = z.string().trim().min(1).max(100);
 
 /** Ad network ids to partner names per app, for the SKAN report (docs/ios.md section 2). */
 export const skanNetworkCommands = [
