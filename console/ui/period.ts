@@ -19,7 +19,7 @@ export const PRESET_LABELS: Readonly<Record<Preset, string>> = {
 };
 
 /** What a view starts with when its URL names no period. */
-export const DEFAULT_PRESET: Preset = 'last7';
+export const DEFAULT_PRESET: Exclude<Preset, 'custom'> = 'last7';
 
 export interface Period {
   readonly preset: Preset;
@@ -107,7 +107,7 @@ export function resolvePeriod(
       return periodOf('custom', since, until, timeZone);
     }
   }
-  const named = preset && preset !== 'custom' ? preset : DEFAULT_PRESET;
+  const named: Exclude<Preset, 'custom'> = preset && preset !== 'custom' ? preset : DEFAULT_PRESET;
   const { since, until } = presetDays(named, today);
   return periodOf(named, since, until, timeZone);
 }
