@@ -51,6 +51,8 @@ class HttpRefusal extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The flag at fault, passed on as the answer's `flag` so the page marks that field. */
+    readonly flag?: string,
   ) {
     super(message);
   }
@@ -68,7 +70,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     handle(request, response).catch((error: unknown) => {
       const refusal = error instanceof HttpRefusal ? error : undefined;
       if (!refusal) process.stderr.write(`console: ${(error as Error).stack ?? String(error)}\n`);
-      sendJson(response, refusal?.status ?? 500, { error: refusal?.message ?? 'internal error' });
+      sendJson(response, refusal?.status ?? 500, {
+        error: refusal?.message ?? 'internal error',
+        ...(refusal?.flag === undefined ? {} : { flag: refusal.flag }),
+      });
     });
   });
 
@@ -167,11 +172,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   };
 }
 
-/** An admin command's error as the CLI would print it, with the status that says whose fault it is. */
+/** An admin command's error as the CLI would print it, with the status that says whose fault it is (and the flag at fault). */
 function asRefusal(error: unknown): HttpRefusal {
   const answer = errorAnswer(error);
   if (!answer.expected) process.stderr.write(`console: ${(error as Error).stack ?? String(error)}\n`);
-  return new HttpRefusal(answer.status, answer.message);
+  return new HttpRefusal(answer.status, answer.message, answer.flag);
 }
 
 function sameToken(given: string | string[] | undefined, token: string): boolean {
@@ -229,6 +234,7 @@ function page(token: string): string {
 <meta name="console-token" content="${token}">
 <title>Attribution console</title>
 <link rel="stylesheet" href="/assets/console.css">
+<link rel="icon" href="data:,">
 </head>
 <body>
 <div id="console"></div>
