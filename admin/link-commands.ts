@@ -8,12 +8,39 @@ import { slidingWindow } from '../functions/domain/links/sliding-window';
 import { followLink, type LinkConfig, type LinkOutcome } from '../functions/domain/links/tracking-link';
 import { resourceName } from '../functions/shared/config';
 import { appByKey } from './apps';
-import { defineCommand, type Target } from './command';
+import { defineCommand, type Target, UsageError } from './command';
 import { countries, intFlag, key, partner, url } from './flags';
 
 const links = () => new LinkStore(resourceName.table('links'));
 
-const listedLink = (target: Target, link: LinkConfig) => ({ ...link, url: trackingLinkUrl(target.baseUrl, link.link_id) });
+/** A link as `link list` (and `link update`) print it: `disabled` on every link, false for links made before it. */
+const listedLink = (target: Target, link: LinkConfig) => ({
+  ...link,
+  disabled: link.disabled === true,
+  url: trackingLinkUrl(target.baseUrl, link.link_id),
+});
+
+/**
+ * `link update`'s flags: an empty value clears the setting (`--campaign ''`: no campaign), a flag
+ * left out leaves it as it is. A refinement's message is said as it is, so each names its flag.
+ */
+const clearableUrl = (flag: string) =>
+  z
+    .string()
+    .trim()
+    .refine((value) => value === '' || url.safeParse(value).success, `--${flag} must be an http or https URL, or empty to clear it`);
+const clearableCountries = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((c) => c.trim().toUpperCase())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string().regex(/^[A-Z]{2}$/, 'must be two-letter country codes (ISO 3166-1 alpha-2), separated by commas')));
+/** An empty value (or an empty list) clears; absent leaves unchanged. */
+const cleared = <T>(value: T | undefined): T | null | undefined =>
+  value === undefined ? undefined : value === '' || (Array.isArray(value) && value.length === 0) ? null : value;
 
 /** A typical visitor of each platform, as the redirect tells them apart (functions/domain/links/platform.ts). */
 export const TEST_USER_AGENTS: Record<Platform, string> = {
@@ -77,6 +104,57 @@ export const linkCommands = [
       return { link_id: link.link_id, url: trackingLinkUrl(target.baseUrl, link.link_id) };
     },
   }),
+  defineCommand({
+    name: 'link update',
+    usage:
+      'link update --link-id L [--campaign C] [--ios-url U] [--android-url U] [--web-url U]\n' +
+      '            [--countries-allow US,CA] [--countries-block XX] [--lookback-days N]\n' +
+      "            (an empty value clears a setting: --campaign ''; partner and honeypot cannot change;\n" +
+      '             the redirect follows the change within 30 s)',
+    flags: z.object({
+      'link-id': key,
+      campaign: z.string().trim().max(200).optional(),
+      'ios-url': clearableUrl('ios-url').optional(),
+      'android-url': clearableUrl('android-url').optional(),
+      'web-url': clearableUrl('web-url').optional(),
+      'countries-allow': clearableCountries.optional(),
+      'countries-block': clearableCountries.optional(),
+      'lookback-days': intFlag.max(30).optional(),
+    }),
+    async execute(f, target) {
+      const changes = {
+        campaign: cleared(f.campaign),
+        ios_url: cleared(f['ios-url']),
+        android_url: cleared(f['android-url']),
+        web_url: cleared(f['web-url']),
+        countries_allow: cleared(f['countries-allow']),
+        countries_block: cleared(f['countries-block']),
+        lookback_days: f['lookback-days'],
+      };
+      if (Object.values(changes).every((value) => value === undefined)) {
+        throw new UsageError(
+          'link update: give at least one of --campaign, --ios-url, --android-url, --web-url, --countries-allow, --countries-block, --lookback-days',
+          'link update',
+        );
+      }
+      return listedLink(target, await links().update(f['link-id'], changes));
+    },
+  }),
+  ...(['disable', 'enable'] as const).map((verb) =>
+    defineCommand({
+      name: `link ${verb}`,
+      usage:
+        verb === 'disable'
+          ? 'link disable --link-id L                 (GET /l/L answers 404 as for an unknown link, records no click; link enable undoes it)'
+          : 'link enable --link-id L                  (a disabled link redirects and records clicks again)',
+      flags: z.object({ 'link-id': key }),
+      async execute(f) {
+        const disabled = verb === 'disable';
+        await links().setDisabled(f['link-id'], disabled);
+        return { link_id: f['link-id'], disabled };
+      },
+    }),
+  ),
   defineCommand({
     name: 'link list',
     usage: "link list --app-key K                    (the app's links and their settings)",

@@ -1,10 +1,12 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { type LinkApp, type NewLink, newLinkConfig } from '../domain/links/link-config';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { CHANGEABLE, type LinkApp, type LinkChanges, type NewLink, newLinkConfig, updatedLinkConfig } from '../domain/links/link-config';
 import type { LinkConfig, LinkSource } from '../domain/links/tracking-link';
 import { newLinkId } from '../domain/tenants/keys';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
+import { isConditionFailure } from './aws-errors';
 import { scanItems } from './query-pages';
+import { NotFoundError } from './tenant-store';
 
 export class LinkStore implements LinkSource {
   constructor(private readonly tableName: string) {}
@@ -16,6 +18,64 @@ export class LinkStore implements LinkSource {
       new PutCommand({ TableName: this.tableName, Item: link, ConditionExpression: 'attribute_not_exists(link_id)' }),
     );
     return link;
+  }
+
+  /**
+   * Changes the link's settings (the rules are updatedLinkConfig's): one write that sets the
+   * settings given and removes those cleared, leaving the rest of the item (`disabled` among it)
+   * as it is. The redirect sees the change once its cache of the link expires (30 s).
+   */
+  async update(linkId: string, changes: LinkChanges, nowMs = Date.now()): Promise<LinkConfig> {
+    const link = await this.byId(linkId);
+    if (!link) throw new NotFoundError('link');
+    const updated = updatedLinkConfig(link, changes, nowMs);
+    const names: Record<string, string> = { '#updated': 'updated_ms' };
+    const values: Record<string, unknown> = { ':updated': nowMs };
+    const set = ['#updated = :updated'];
+    const remove: string[] = [];
+    for (const [i, field] of CHANGEABLE.entries()) {
+      if (changes[field] === undefined) continue;
+      names[`#f${i}`] = field;
+      if (updated[field] === undefined) remove.push(`#f${i}`);
+      else {
+        values[`:f${i}`] = updated[field];
+        set.push(`#f${i} = :f${i}`);
+      }
+    }
+    await this.write(linkId, `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`, names, values);
+    return { ...updated, ...(link.disabled === undefined ? {} : { disabled: link.disabled }) };
+  }
+
+  /** `link disable` / `link enable`: a disabled link answers as an unknown one (docs/tracking-links.md). */
+  async setDisabled(linkId: string, disabled: boolean, nowMs = Date.now()): Promise<void> {
+    await this.write(
+      linkId,
+      'SET #disabled = :disabled, #updated = :updated',
+      { '#disabled': 'disabled', '#updated': 'updated_ms' },
+      {
+        ':disabled': disabled,
+        ':updated': nowMs,
+      },
+    );
+  }
+
+  /** An update of an existing link only: a missing one is NotFoundError, never made half. */
+  private async write(linkId: string, expression: string, names: Record<string, string>, values: Record<string, unknown>) {
+    try {
+      await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { link_id: linkId },
+          UpdateExpression: expression,
+          ConditionExpression: 'attribute_exists(link_id)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) throw new NotFoundError('link');
+      throw error;
+    }
   }
 
   async byId(linkId: string): Promise<LinkConfig | undefined> {

@@ -51,3 +51,44 @@ export function newLinkConfig(app: LinkApp, input: NewLink, made: { linkId: stri
   }
   return link;
 }
+
+/**
+ * What `admin link update` may change. Absent: unchanged; null: cleared (the link then has no
+ * campaign, or no destination of its own for that platform, or no country list). Partner and
+ * honeypot never change: the partner is on every click and install the link has made, and a trap
+ * that became a link (or the reverse) would rewrite what its past hits meant.
+ */
+export interface LinkChanges {
+  campaign?: string | null;
+  ios_url?: string | null;
+  android_url?: string | null;
+  web_url?: string | null;
+  countries_allow?: string[] | null;
+  countries_block?: string[] | null;
+  lookback_days?: number;
+}
+
+/** The settings LinkChanges names, in the order `link update` lists them. */
+export const CHANGEABLE = ['campaign', 'ios_url', 'android_url', 'web_url', 'countries_allow', 'countries_block', 'lookback_days'] as const;
+
+/**
+ * The link with the changes made, by the rules a new link follows (a link must still lead
+ * somewhere unless it is a honeypot). A cleared destination is not taken from the app again: the
+ * redirect falls back as for any missing one (docs/tracking-links.md, "Destinations").
+ */
+export function updatedLinkConfig(link: LinkConfig, changes: LinkChanges, nowMs: number): LinkConfig {
+  const updated: LinkConfig = { ...link, updated_ms: nowMs };
+  for (const field of CHANGEABLE) {
+    const value = changes[field];
+    if (value === undefined) continue;
+    if (value === null) delete updated[field];
+    else if (field === 'countries_allow' || field === 'countries_block') updated[field] = countryCodes(value as string[]);
+    else (updated as unknown as Record<string, unknown>)[field] = value;
+  }
+  if (updated.countries_allow === undefined) delete updated.countries_allow;
+  if (updated.countries_block === undefined) delete updated.countries_block;
+  if (!updated.honeypot && !hasDestination(updated)) {
+    throw new LinkConfigError('the link would have no destination: keep or give --ios-url, --android-url or --web-url');
+  }
+  return updated;
+}

@@ -21,6 +21,13 @@ export interface LinkConfig extends Destinations, CountryRules {
   countries_block?: string[];
   lookback_days: number;
   created_ms: number;
+  /** Set by `admin link update` and `link disable|enable`. */
+  updated_ms?: number;
+  /**
+   * `admin link disable`: the link answers exactly as an unknown one (404, no click, no honeypot
+   * block) until `link enable`. Absent on links made before it: enabled.
+   */
+  disabled?: boolean;
 }
 
 /**
@@ -118,7 +125,8 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
   } catch (failure) {
     return { kind: 'link_unavailable', failure };
   }
-  if (!link) return { kind: 'unknown_link' };
+  // A disabled link is, to a visitor, no link: nothing is recorded, counted or blocked.
+  if (!link || link.disabled === true) return { kind: 'unknown_link' };
 
   const address = clientAddress(request.viewer.ip);
   const { country, asn } = request.viewer;

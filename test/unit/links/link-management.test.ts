@@ -1,0 +1,114 @@
+import fc from 'fast-check';
+import type { ClickRecord } from '../../../functions/domain/links/click';
+import { CHANGEABLE, type LinkChanges, LinkConfigError, updatedLinkConfig } from '../../../functions/domain/links/link-config';
+import { slidingWindow } from '../../../functions/domain/links/sliding-window';
+import { followLink, type IpBlockEntry, type LinkConfig, type TrackingLinkPorts } from '../../../functions/domain/links/tracking-link';
+import { MemorySlotCounter } from './memory-slot-counter';
+import { MOBILE } from './user-agents';
+
+const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
+
+const link: LinkConfig = {
+  link_id: 'lnk_regular1',
+  app_id: 'app_1',
+  company_id: 'com_1',
+  partner: 'acme',
+  campaign: 'spring',
+  honeypot: false,
+  ios_url: 'https://apps.apple.com/app/id1',
+  android_url: 'https://play.google.com/store/apps/details?id=com.example',
+  web_url: 'https://example.com/app',
+  countries_allow: ['US'],
+  lookback_days: 7,
+  created_ms: NOW - 86_400_000,
+};
+
+describe('updatedLinkConfig', () => {
+  it('changes what is given, clears what is null, and keeps the rest', () => {
+    expect(updatedLinkConfig(link, { campaign: 'summer', ios_url: null, countries_allow: null, countries_block: [' de'] }, NOW)).toEqual({
+      ...link,
+      campaign: 'summer',
+      ios_url: undefined,
+      countries_allow: undefined,
+      countries_block: ['DE'],
+      updated_ms: NOW,
+    });
+  });
+
+  it('refuses a change that leaves a link without any destination, as create does', () => {
+    expect(() => updatedLinkConfig(link, { ios_url: null, android_url: null, web_url: null }, NOW)).toThrow(LinkConfigError);
+    expect(() => updatedLinkConfig(link, { ios_url: null, android_url: null }, NOW)).not.toThrow();
+    expect(() => updatedLinkConfig({ ...link, honeypot: true }, { ios_url: null, android_url: null, web_url: null }, NOW)).not.toThrow();
+  });
+
+  it('never changes the identity, partner or honeypot, whatever is asked', () => {
+    const value = fc.option(fc.oneof(fc.constant(null), fc.webUrl({ validSchemes: ['https'] })), { nil: undefined });
+    const changes = fc.record({
+      campaign: fc.option(fc.oneof(fc.constant(null), fc.string({ minLength: 1 })), { nil: undefined }),
+      ios_url: value,
+      android_url: value,
+      web_url: fc.option(fc.webUrl({ validSchemes: ['https'] }), { nil: undefined }),
+      countries_allow: fc.option(fc.oneof(fc.constant(null), fc.array(fc.constantFrom('US', 'DE', 'fr'))), { nil: undefined }),
+      lookback_days: fc.option(fc.integer({ min: 1, max: 30 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(changes, (asked: LinkChanges) => {
+        const updated = updatedLinkConfig(link, asked, NOW);
+        expect(updated).toMatchObject({
+          link_id: link.link_id,
+          app_id: link.app_id,
+          partner: 'acme',
+          honeypot: false,
+          created_ms: link.created_ms,
+        });
+        for (const field of CHANGEABLE) {
+          const change = asked[field];
+          if (change === undefined) expect(updated[field]).toEqual(link[field]);
+          else if (change === null) expect(updated[field]).toBeUndefined();
+        }
+      }),
+    );
+  });
+});
+
+function world(links: LinkConfig[]) {
+  const blocks: IpBlockEntry[] = [];
+  const clicks: ClickRecord[] = [];
+  const counted: string[] = [];
+  const ports: TrackingLinkPorts = {
+    links: { byId: async (id) => links.find((l) => l.link_id === id) },
+    ipBlocks: { isBlocked: async () => false, block: async (entry) => void blocks.push(entry) },
+    rateCounter: new MemorySlotCounter(),
+    rateWindow: slidingWindow(120, 60_000),
+    clicks: { record: async (click) => void clicks.push(click) },
+    clickCounts: { countClick: async (_app, _day, dims) => void counted.push(dims[0]) },
+    newClickId: () => 'click_1',
+  };
+  const follow = (linkId: string) =>
+    followLink(ports, { linkId, userAgent: MOBILE.iosSafari, viewer: { ip: '198.51.100.7', country: 'US' }, query: {}, nowMs: NOW });
+  return { blocks, clicks, counted, follow };
+}
+
+describe('a disabled link', () => {
+  it('answers as an unknown link: no click, no count', async () => {
+    const { clicks, counted, follow } = world([{ ...link, disabled: true }]);
+    expect(await follow(link.link_id)).toEqual({ kind: 'unknown_link' });
+    expect(clicks).toEqual([]);
+    expect(counted).toEqual([]);
+  });
+
+  it('blocks no address when it is a honeypot', async () => {
+    const { blocks, follow } = world([{ ...link, link_id: 'lnk_trap', honeypot: true, disabled: true }]);
+    expect(await follow('lnk_trap')).toEqual({ kind: 'unknown_link' });
+    expect(blocks).toEqual([]);
+  });
+
+  it('redirects and counts again once enabled (disabled false, or a link made before the attribute)', async () => {
+    for (const enabled of [{ ...link, disabled: false }, link]) {
+      const { clicks, counted, follow } = world([enabled]);
+      expect(await follow(link.link_id)).toMatchObject({ kind: 'redirect' });
+      expect(clicks).toHaveLength(1);
+      expect(counted).toEqual([link.partner]);
+    }
+  });
+});
