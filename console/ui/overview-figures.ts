@@ -1,0 +1,307 @@
+import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
+import { type Change, change, count, orBlank, pct, usd } from './format';
+import type { Period } from './period';
+
+/**
+ * The overview's arithmetic (docs/console-analytics.md, "Overview"), DOM-free so the unit tests
+ * run it in node: the period's totals from the performance report's rows (summed counters, ratios
+ * from the sums, never sums of ratios), ARPPU from the revenue report, the change of each figure
+ * against the previous period, the installs per day by partner, and the top rows.
+ */
+
+/** A row of the Reporting API, as `report show` answers it. */
+export type ApiRow = Readonly<Record<string, string | number | boolean>>;
+
+const numberOf = (row: ApiRow, column: string): number => {
+  const value = Number(row[column] ?? 0);
+  return Number.isFinite(value) ? value : 0;
+};
+/** Dollars are summed as integer micro-dollars (the API renders them to 6 decimals), so the order of the rows cannot move a cent. */
+const microsOf = (row: ApiRow, column: string): number => Math.round(numberOf(row, column) * 1_000_000);
+
+/** The summed counters of performance rows, and whether every row's cohort figures are final. */
+export interface PerformanceTotals {
+  readonly installs: number;
+  readonly organic: number;
+  readonly costMicros: number;
+  readonly revenueMicros: number;
+  readonly cohortRevenueD7Micros: number;
+  readonly retainedD1: number;
+  readonly retainedD7: number;
+  /** False when any row's `d1_mature` (or `d7_mature`) is false: a total is final only when all its rows are. */
+  readonly d1Mature: boolean;
+  readonly d7Mature: boolean;
+}
+
+export function sumPerformance(rows: readonly ApiRow[]): PerformanceTotals {
+  const totals = {
+    installs: 0,
+    organic: 0,
+    costMicros: 0,
+    revenueMicros: 0,
+    cohortRevenueD7Micros: 0,
+    retainedD1: 0,
+    retainedD7: 0,
+    d1Mature: true,
+    d7Mature: true,
+  };
+  for (const row of rows) {
+    totals.installs += numberOf(row, 'installs');
+    totals.organic += numberOf(row, 'organic');
+    totals.costMicros += microsOf(row, 'cost_usd');
+    totals.revenueMicros += microsOf(row, 'revenue_usd');
+    totals.cohortRevenueD7Micros += microsOf(row, 'cohort_revenue_d7_usd');
+    totals.retainedD1 += numberOf(row, 'retained_d1');
+    totals.retainedD7 += numberOf(row, 'retained_d7');
+    totals.d1Mature &&= row.d1_mature !== false;
+    totals.d7Mature &&= row.d7_mature !== false;
+  }
+  return totals;
+}
+
+/** The revenue report's rows summed: revenue, and paying installs (a row's payers are its revenue over its ARPPU). */
+export interface RevenueTotals {
+  readonly revenueMicros: number;
+  readonly payers: number;
+}
+
+/**
+ * The revenue report gives each (day, partner) row its revenue and ARPPU (revenue over distinct
+ * paying installs); its payers are the quotient, rounded (ARPPU is rounded to the micro-dollar).
+ * An install that paid on two days counts on both, as the daily rows count it.
+ */
+export function sumRevenue(rows: readonly ApiRow[]): RevenueTotals {
+  let revenueMicros = 0;
+  let payers = 0;
+  for (const row of rows) {
+    const revenue = microsOf(row, 'revenue_usd');
+    const arppu = microsOf(row, 'arppu_usd');
+    revenueMicros += revenue;
+    if (arppu > 0) payers += Math.round(revenue / arppu);
+  }
+  return { revenueMicros, payers };
+}
+
+/** undefined when the denominator is 0 (a ratio that does not exist), else the quotient. */
+const quotient = (numerator: number, denominator: number): number | undefined => (denominator > 0 ? numerator / denominator : undefined);
+
+export const FIGURE_KEYS = [
+  'installs',
+  'non_organic_share',
+  'cost',
+  'ecpi',
+  'revenue',
+  'arppu',
+  'roas_d7',
+  'retention_d1',
+  'retention_d7',
+] as const;
+export type FigureKey = (typeof FIGURE_KEYS)[number];
+
+/** The cohort a figure waits for: its value is blank until the performance report flags it final. */
+export type Cohort = 'd1' | 'd7';
+
+interface FigureSpec {
+  readonly label: string;
+  readonly format: (n: number) => string;
+  readonly cohort?: Cohort;
+  /** How the figure is computed, in a marketer's words (the card's title). */
+  readonly means: string;
+  readonly value: (perf: PerformanceTotals, revenue: RevenueTotals) => number | undefined;
+}
+
+const dollars = (micros: number): number => micros / 1_000_000;
+
+export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
+  installs: { label: 'Installs', format: count, means: 'Installs, organic included', value: (p) => p.installs },
+  non_organic_share: {
+    label: 'Non-organic share',
+    format: pct,
+    means: 'Attributed installs over all installs: 1 - organic / installs',
+    value: (p) => quotient(p.installs - p.organic, p.installs),
+  },
+  cost: { label: 'Cost', format: usd, means: 'Ad spend uploaded for the period', value: (p) => dollars(p.costMicros) },
+  ecpi: {
+    label: 'eCPI',
+    format: usd,
+    means: 'Cost over attributed installs: cost / (installs - organic)',
+    value: (p) => quotient(dollars(p.costMicros), p.installs - p.organic),
+  },
+  revenue: {
+    label: 'Revenue',
+    format: usd,
+    means: 'Revenue of events on the period’s days, in USD',
+    value: (p) => dollars(p.revenueMicros),
+  },
+  arppu: {
+    label: 'ARPPU',
+    format: usd,
+    means: 'Revenue over paying installs, per day as the revenue report counts them',
+    value: (_, r) => quotient(dollars(r.revenueMicros), r.payers),
+  },
+  roas_d7: {
+    label: 'ROAS D7',
+    format: pct,
+    cohort: 'd7',
+    means: 'Revenue of the period’s installs within 7 days, over cost',
+    value: (p) => quotient(p.cohortRevenueD7Micros, p.costMicros),
+  },
+  retention_d1: {
+    label: 'D1 retention',
+    format: pct,
+    cohort: 'd1',
+    means: 'Installs seen again on day 1, over installs',
+    value: (p) => quotient(p.retainedD1, p.installs),
+  },
+  retention_d7: {
+    label: 'D7 retention',
+    format: pct,
+    cohort: 'd7',
+    means: 'Installs seen again on day 7, over installs',
+    value: (p) => quotient(p.retainedD7, p.installs),
+  },
+};
+
+/**
+ * Days after the end of a cohort's last install day until its figures are final: the performance
+ * report's MATURE_AFTER_DAYS (functions/domain/analytics/performance-report.ts; a unit test keeps
+ * the two equal). Not imported: that module brings the report's server side into the bundle.
+ */
+export const FINAL_AFTER_DAYS: Readonly<Record<Cohort, number>> = { d1: 2, d7: 8 };
+
+const matureOf = (perf: PerformanceTotals, cohort: Cohort): boolean => (cohort === 'd1' ? perf.d1Mature : perf.d7Mature);
+
+/** A figure's value, or undefined when it does not exist (a ratio over 0) or is not final. */
+export function figureValue(key: FigureKey, perf: PerformanceTotals, revenue: RevenueTotals): number | undefined {
+  const spec = FIGURES[key];
+  if (spec.cohort && !matureOf(perf, spec.cohort)) return undefined;
+  return spec.value(perf, revenue);
+}
+
+/**
+ * The local day a period's cohort figures become final: its last install day (today at the
+ * latest) ends, then FINAL_AFTER_DAYS x 24 hours pass.
+ */
+export function finalOn(period: Pick<Period, 'until' | 'timeZone'>, cohort: Cohort, nowMs: number): string {
+  const today = localDayOf(nowMs, period.timeZone);
+  const lastDay = [period.until, today].sort()[0] as string; // the earlier day
+  return localDayOf(localDayStartMs(nextDay(lastDay), period.timeZone) + FINAL_AFTER_DAYS[cohort] * DAY_MS, period.timeZone);
+}
+
+export interface PeriodData {
+  readonly performance: readonly ApiRow[];
+  readonly revenue: readonly ApiRow[];
+}
+
+export interface OverviewFigure {
+  readonly key: FigureKey;
+  readonly label: string;
+  readonly means: string;
+  /** The value as shown: formatted, or BLANK. */
+  readonly text: string;
+  readonly value: number | undefined;
+  readonly change: Change;
+  /** Set when the figure is blank because its cohort is not final yet: the day it will be. */
+  readonly finalOn?: string;
+}
+
+/** Every figure of the period with its change against the previous period's. */
+export function overviewFigures(current: PeriodData, previous: PeriodData, period: Period, nowMs: number): OverviewFigure[] {
+  const [perf, revenue] = [sumPerformance(current.performance), sumRevenue(current.revenue)];
+  const [perfBefore, revenueBefore] = [sumPerformance(previous.performance), sumRevenue(previous.revenue)];
+  return FIGURE_KEYS.map((key) => {
+    const spec = FIGURES[key];
+    const value = figureValue(key, perf, revenue);
+    const pending = spec.cohort && !matureOf(perf, spec.cohort) ? finalOn(period, spec.cohort, nowMs) : undefined;
+    return {
+      key,
+      label: spec.label,
+      means: spec.means,
+      value,
+      text: orBlank(value, spec.format),
+      change: change(value, figureValue(key, perfBefore, revenueBefore)),
+      ...(pending ? { finalOn: pending } : {}),
+    };
+  });
+}
+
+/** Installs per day and partner over every day of the period (a day without rows is 0). */
+export interface InstallsByDay {
+  readonly days: readonly string[];
+  /** Largest total first (the bottom of the stack), then by name. */
+  readonly partners: readonly string[];
+  readonly installs: (partner: string, day: string) => number;
+  readonly totalOf: (partner: string) => number;
+  readonly dayTotal: (day: string) => number;
+  readonly total: number;
+}
+
+export function installsByDay(rows: readonly ApiRow[], days: readonly string[]): InstallsByDay {
+  const inPeriod = new Set(days);
+  const cells = new Map<string, number>();
+  const byPartner = new Map<string, number>();
+  const byDay = new Map<string, number>();
+  for (const row of rows) {
+    const [day, partner, installs] = [String(row.day), String(row.partner), numberOf(row, 'installs')];
+    if (!inPeriod.has(day)) continue;
+    cells.set(`${partner}\u0000${day}`, (cells.get(`${partner}\u0000${day}`) ?? 0) + installs);
+    byPartner.set(partner, (byPartner.get(partner) ?? 0) + installs);
+    byDay.set(day, (byDay.get(day) ?? 0) + installs);
+  }
+  const partners = [...byPartner.keys()].sort((a, b) => (byPartner.get(b) ?? 0) - (byPartner.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    days,
+    partners,
+    installs: (partner, day) => cells.get(`${partner}\u0000${day}`) ?? 0,
+    totalOf: (partner) => byPartner.get(partner) ?? 0,
+    dayTotal: (day) => byDay.get(day) ?? 0,
+    total: [...byPartner.values()].reduce((sum, n) => sum + n, 0),
+  };
+}
+
+/** A row of a top table: its group values, installs, cost and ROAS D7 (undefined when not final or without cost). */
+export interface RankedRow {
+  readonly group: Readonly<Record<string, string>>;
+  readonly installs: number;
+  readonly costUsd: number;
+  readonly roasD7: number | undefined;
+}
+
+export type Ranking = 'installs' | 'roas_d7';
+
+/** The partner organic installs count under: no partner, so not in the top tables. */
+export const ORGANIC = 'organic';
+
+const byName = (a: RankedRow, b: RankedRow, columns: readonly string[]): number => {
+  for (const column of columns) {
+    const [x, y] = [a.group[column] ?? '', b.group[column] ?? ''];
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+};
+
+/**
+ * The top rows of a grouping (each API row is one group): by installs (most first), or by ROAS D7
+ * among the rows that have one (highest first, then most installs); ties by name. Organic
+ * installs are no partner's and are left out.
+ */
+export function topRows(rows: readonly ApiRow[], columns: readonly string[], ranking: Ranking, limit = 5): RankedRow[] {
+  const ranked = rows
+    .filter((row) => row.partner !== ORGANIC)
+    .map((row): RankedRow => {
+      const perf = sumPerformance([row]);
+      return {
+        group: Object.fromEntries(columns.map((column) => [column, String(row[column] ?? '')])),
+        installs: perf.installs,
+        costUsd: dollars(perf.costMicros),
+        roasD7: figureValue('roas_d7', perf, { revenueMicros: 0, payers: 0 }),
+      };
+    });
+  const chosen =
+    ranking === 'installs'
+      ? ranked.sort((a, b) => b.installs - a.installs || byName(a, b, columns))
+      : ranked
+          .filter((row) => row.roasD7 !== undefined)
+          .sort((a, b) => (b.roasD7 ?? 0) - (a.roasD7 ?? 0) || b.installs - a.installs || byName(a, b, columns));
+  return chosen.slice(0, limit);
+}
