@@ -1,161 +1,232 @@
-import { command } from '../api';
-import { type ChartSpec, draw, eventsChart, installsChart, retentionChart, revenueChart } from '../charts';
+import {
+  arppuChart,
+  type ChartSpec,
+  type ChartTable,
+  chartTable,
+  draw,
+  eventsChart,
+  installsChart,
+  RETENTION_DAYS,
+  retentionChart,
+  revenueChart,
+} from '../charts';
+import { isMature, retentionFlag } from '../cohort-matrix';
 import { download, toCsv } from '../csv';
-import { field, formFlags, h, notice, replace, table } from '../dom';
-import { type AppSummary, selection } from '../state';
+import { h, notice, replace, table } from '../dom';
+import { plainError } from '../errors';
+import { csvPct, csvUsd } from '../format';
+import { describePeriod, type Period } from '../period';
+import { type ReadOptions, type ReportName, type ReportRow, readAll, readPage } from '../report-data';
+import { selection } from '../state';
 
-type Row = Record<string, string | number>;
-interface Page {
-  rows: Row[];
-  meta: { since_ms: number; until_ms: number; limit: number; offset: number };
+type ChartMaker = (rows: ReportRow[], period: Period, nowMs: number) => ChartSpec;
+
+interface ReportView {
+  readonly name: Extract<ReportName, 'attribution' | 'cohorts' | 'revenue' | 'events'>;
+  readonly title: string;
+  readonly charts: readonly { readonly id: string; readonly title: string; readonly make: ChartMaker }[];
 }
 
-const DAY_MS = 86_400_000;
-/** The API's largest page: the charts read the whole window in pages of this size. */
-const MAX_LIMIT = 1000;
-/** A chart stops reading after this many pages (a year of a very busy app); the table still pages on. */
-const MAX_CHART_PAGES = 20;
-
-const REPORTS: { name: string; title: string; chart: (rows: Row[]) => ChartSpec }[] = [
-  { name: 'attribution', title: 'Installs per day by partner', chart: installsChart },
-  { name: 'cohorts', title: 'Retention (D1, D7, D30) by install day', chart: retentionChart },
-  { name: 'revenue', title: 'Revenue and ARPPU by partner', chart: revenueChart },
-  { name: 'events', title: 'Events per day by name', chart: eventsChart },
+const REPORTS: readonly ReportView[] = [
+  {
+    name: 'attribution',
+    title: 'Installs per day by partner',
+    charts: [{ id: 'attribution', title: 'Installs per day by partner', make: (rows, period) => installsChart(rows, period.days) }],
+  },
+  {
+    name: 'cohorts',
+    title: 'Retention (D1, D7, D30) by install day',
+    charts: [
+      {
+        id: 'cohorts',
+        title: 'Retention by install day',
+        make: (rows, period, nowMs) => retentionChart(rows, period.days, period.timeZone, nowMs),
+      },
+    ],
+  },
+  {
+    name: 'revenue',
+    title: 'Revenue per day by partner, and ARPPU',
+    charts: [
+      { id: 'revenue', title: 'Revenue per day by partner', make: (rows, period) => revenueChart(rows, period.days) },
+      { id: 'arppu', title: 'ARPPU by partner', make: (rows) => arppuChart(rows) },
+    ],
+  },
+  {
+    name: 'events',
+    title: 'Events per day by name',
+    charts: [{ id: 'events', title: 'Events per day by name', make: (rows, period) => eventsChart(rows, period.days) }],
+  },
 ];
 
-const dayString = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`);
+const PAGE_SIZES = ['10', '25', '100', '1000'] as const;
 
-/** The four reports of one app and window: each as a chart of the whole window and a table paged as the API pages. */
+/**
+ * The CSV of a report's whole window: the API's columns as they are, then a display column per
+ * dollars (`revenue_usd_display`, 2 decimals) and rate column (`d1_rate_pct`, a percentage; empty
+ * while the cohort's window has not elapsed), as the breakdown's CSV has them.
+ */
+export function reportCsvRows(report: ReportName, rows: readonly ReportRow[], period: Period, nowMs: number): ReportRow[] {
+  return rows.map((row) => {
+    const out: ReportRow = { ...row };
+    for (const [column, value] of Object.entries(row)) {
+      if (column.endsWith('_usd')) out[`${column}_display`] = csvUsd(Number(value));
+      const n = RETENTION_DAYS.find((d) => column === `d${d}_rate`);
+      if (n !== undefined)
+        out[`${column}_pct`] =
+          report === 'cohorts' && !isMature(String(row.day), retentionFlag(n), period.timeZone, nowMs) ? '' : csvPct(Number(value));
+    }
+    return out;
+  });
+}
+
+/**
+ * The four interface reports of the app over the header's period: each as charts of the whole
+ * window (every day on the axis) with their numbers, a table paged as the API pages (row for row
+ * the API's), and a CSV of the whole window.
+ */
 export async function reportsPage(root: HTMLElement): Promise<void> {
   const app = selection.app;
-  if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Reports'), notice('info', 'Select an app first (Companies and apps).'));
-  // The inner functions are hoisted, so they do not see the guard above: they use this one.
-  const selected: AppSummary = app;
+  const heading = h('h1', { tabindex: -1 }, app ? `Reports: ${app.name}` : 'Reports');
+  if (!app) return replace(root, heading, notice('info', 'Select an app first (Companies and apps).'));
 
-  const today = dayString(Date.now());
-  const status = h('div', { 'aria-live': 'polite' });
-  const windowForm = h(
-    'form',
-    { class: 'inline-form', 'aria-label': 'Report window', 'data-testid': 'report-window' },
-    field({ flag: 'since', label: 'From (UTC day)', type: 'date', value: dayString(Date.now() - 29 * DAY_MS), required: true }),
-    field({ flag: 'until', label: 'To (UTC day, included)', type: 'date', value: today, required: true }),
-    field({ flag: 'limit', label: 'Rows per page', type: 'select', options: ['10', '25', '100', '1000'], value: '25' }),
-    h('button', { type: 'submit' }, 'Show reports'),
+  const period = selection.period();
+  const options: ReadOptions = { appKey: app.app_key, period };
+  const pageSize = h(
+    'select',
+    { id: 'report-page-size', onchange: () => void Promise.all(sections.map((s) => s.showPage(0))) },
+    PAGE_SIZES.map((size) => h('option', { value: size, selected: size === '25' }, size)),
   );
+  const limit = () => Number(pageSize.value);
   const sections = REPORTS.map((report) => reportSection(report));
   replace(
     root,
-    h('h1', { tabindex: -1 }, `Reports: ${app.name}`),
-    windowForm,
-    status,
+    heading,
+    h(
+      'p',
+      { class: 'inline-form' },
+      h('span', { 'data-testid': 'report-period' }, describePeriod(period)),
+      ' · ',
+      h('label', { for: 'report-page-size' }, 'Rows per page'),
+      ' ',
+      pageSize,
+    ),
     sections.map((s) => s.element),
   );
+  await Promise.all(sections.map((s) => s.show()));
 
-  windowForm.addEventListener('submit', (event) => {
-    event.preventDefault();
-    void showAll();
-  });
-
-  async function showAll(): Promise<void> {
-    const flags = formFlags(windowForm);
-    const span = { 'since-ms': String(dayStart(String(flags.since))), 'until-ms': String(dayStart(String(flags.until)) + DAY_MS) };
-    replace(status, notice('info', 'Loading…'));
-    const results = await Promise.allSettled(sections.map((s) => s.show(span, Number(flags.limit))));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    replace(status, failed ? notice('error', (failed.reason as Error).message) : null);
-  }
-
-  function reportSection(report: (typeof REPORTS)[number]) {
-    const canvas = h('canvas', { 'data-testid': `chart-${report.name}` });
+  function reportSection(report: ReportView) {
+    const charts = report.charts.map((chart) => {
+      const canvas = h('canvas', { 'data-testid': `chart-${chart.id}` });
+      const numbers = h('div', { 'data-testid': `chart-numbers-${chart.id}` });
+      return {
+        ...chart,
+        canvas,
+        numbers,
+        element: h('div', null, h('h3', null, chart.title), h('div', { class: 'chart' }, canvas), numbers),
+      };
+    });
+    const chartArea = h(
+      'div',
+      { class: 'report-charts' },
+      charts.map((c) => c.element),
+    );
     const tableArea = h('div', { 'data-testid': `table-${report.name}` });
     const pager = h('div', { class: 'pager' });
+    const csvStatus = h('span', { 'aria-live': 'polite' });
+    const csvButton = h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        onclick: () => {
+          replace(csvStatus, 'Reading the whole period…');
+          readAll(report.name, options)
+            .then((rows) => {
+              if (rows.length === 0) return replace(csvStatus, notice('info', 'No rows in this period to download.'));
+              download(
+                `${report.name}_${app?.name.toLowerCase().replace(/[^a-z0-9]+/g, '-') || 'app'}_${period.since}_${period.until}.csv`,
+                toCsv(reportCsvRows(report.name, rows, period, Date.now())),
+              );
+              replace(csvStatus, `${rows.length} rows downloaded.`);
+            })
+            .catch((error) => replace(csvStatus, notice('error', plainError(error))));
+        },
+      },
+      'Download CSV (whole period)',
+    );
     const element = h(
       'section',
       { 'aria-labelledby': `${report.name}-h`, class: 'report', 'data-report': report.name },
       h('h2', { id: `${report.name}-h` }, report.title, h('small', null, ` (${report.name} report)`)),
-      h('div', { class: 'chart' }, canvas),
+      chartArea,
+      h('h3', null, `The ${report.name} report, as the API pages it`),
       tableArea,
       pager,
+      h('div', { class: 'pager' }, csvButton, csvStatus),
     );
-    let span: { 'since-ms': string; 'until-ms': string } = { 'since-ms': '', 'until-ms': '' };
-    let limit = 25;
-
-    const read = (offset: number, pageLimit: number) =>
-      command<Page>('report show', {
-        'app-key': selected.app_key,
-        report: report.name,
-        ...span,
-        limit: String(pageLimit),
-        offset: String(offset),
-      });
 
     /** A pager button's page: its failure is shown where the table was. */
-    const turnTo = (offset: number) => () =>
-      void showPage(offset).catch((error: Error) => replace(tableArea, notice('error', error.message)));
+    const turnTo = (offset: number) => () => void showPage(offset);
 
     async function showPage(offset: number): Promise<void> {
-      const page = await read(offset, limit);
-      const rows = page.rows;
-      replace(tableArea, table(`${report.name} report`, columnsOf(rows), rows, 'No rows in this window.'));
+      const size = limit();
+      let rows: ReportRow[];
+      try {
+        rows = await readPage(report.name, options, offset, size);
+      } catch (error) {
+        replace(tableArea, notice('error', plainError(error)));
+        replace(pager);
+        return;
+      }
+      replace(tableArea, table(`${report.name} report`, columnsOf(rows), rows, 'No rows in this period.'));
       const first = rows.length ? offset + 1 : offset;
       replace(
         pager,
         h(
           'button',
-          { type: 'button', class: 'secondary', disabled: offset === 0, onclick: turnTo(Math.max(0, offset - limit)) },
+          { type: 'button', class: 'secondary', disabled: offset === 0, onclick: turnTo(Math.max(0, offset - size)) },
           'Previous page',
         ),
         h('span', { class: 'range' }, rows.length ? `Rows ${first}–${offset + rows.length}` : `No rows from ${offset + 1}`),
         // The API gives no total: a full page may have more after it.
-        h('button', { type: 'button', class: 'secondary', disabled: rows.length < limit, onclick: turnTo(offset + limit) }, 'Next page'),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary',
-            disabled: rows.length === 0,
-            onclick: () =>
-              download(
-                `${report.name}_${dayString(Number(span['since-ms']))}_${dayString(Number(span['until-ms']) - 1)}_rows-${first}-${offset + rows.length}.csv`,
-                toCsv(rows),
-              ),
-          },
-          'Download CSV',
-        ),
+        h('button', { type: 'button', class: 'secondary', disabled: rows.length < size, onclick: turnTo(offset + size) }, 'Next page'),
       );
     }
 
-    async function showChart(): Promise<void> {
-      const rows: Row[] = [];
-      for (let pageIndex = 0; pageIndex < MAX_CHART_PAGES; pageIndex += 1) {
-        const page = await read(pageIndex * MAX_LIMIT, MAX_LIMIT);
-        rows.push(...page.rows);
-        if (page.rows.length < MAX_LIMIT) break;
+    async function showCharts(): Promise<void> {
+      let rows: ReportRow[];
+      try {
+        rows = await readAll(report.name, options);
+      } catch (error) {
+        // The old pictures go: a chart of another period must not stand beside the error.
+        replace(chartArea, notice('error', plainError(error)));
+        return;
       }
-      draw(canvas, report.chart(rows));
-      canvas.dataset.rows = String(rows.length);
+      const nowMs = Date.now();
+      for (const chart of charts) {
+        const spec = chart.make(rows, period, nowMs);
+        draw(chart.canvas, spec);
+        chart.canvas.dataset.rows = String(rows.length);
+        if (spec.table)
+          replace(chart.numbers, chartTable(spec as ChartSpec & { table: ChartTable }, `${chart.title}: the chart's numbers`));
+      }
     }
 
     return {
       element,
-      async show(next: typeof span, nextLimit: number): Promise<void> {
-        span = next;
-        limit = nextLimit;
-        await Promise.all([showPage(0), showChart()]);
-      },
+      showPage,
+      show: () => Promise.all([showPage(0), showCharts()]),
     };
   }
-
-  await showAll();
 }
 
-function columnsOf(rows: readonly Row[]) {
+function columnsOf(rows: readonly ReportRow[]) {
   const [first] = rows;
   if (first === undefined) return [];
   return Object.keys(first).map((name) => ({
     label: name,
     numeric: typeof first[name] === 'number',
-    cell: (row: Row) => String(row[name]),
+    cell: (row: ReportRow) => String(row[name]),
   }));
 }
