@@ -1,6 +1,7 @@
 import './styles.css';
 import { meta } from './api';
 import { flashArea, h, notice, replace } from './dom';
+import { breakdownPage } from './pages/breakdown';
 import { companiesPage } from './pages/companies';
 import { installPage } from './pages/install';
 import { linksPage } from './pages/links';
@@ -21,6 +22,7 @@ interface Page {
 const HOME: Page = { route: 'companies', label: 'Companies and apps', render: companiesPage };
 const PAGES: Page[] = [
   HOME,
+  { route: 'breakdown', label: 'Breakdown', render: breakdownPage },
   { route: 'settings', label: 'Settings: Server Keys', render: settingsPage },
   { route: 'links', label: 'Tracking links', render: linksPage },
   { route: 'postbacks', label: 'Postbacks', render: postbacksPage },

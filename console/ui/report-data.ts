@@ -1,5 +1,8 @@
 import { command } from './api';
 import type { Period } from './period';
+import type { Filter, GroupColumn, ReportRow } from './report-rows';
+
+export { FILTERS, type Filter, GROUP_COLUMNS, type GroupColumn, num, type ReportRow } from './report-rows';
 
 /**
  * The console's reads of the Reporting API, through `report show` (the API's own use case,
@@ -7,20 +10,12 @@ import type { Period } from './period';
  * totals and CSVs.
  */
 
-export type ReportRow = Record<string, string | number | boolean>;
-
 /** The API's largest page. */
 export const MAX_LIMIT = 1000;
 /** A read stops after this many pages (a year of a very busy app by every dimension is far below). */
 export const MAX_PAGES = 100;
 
 export type ReportName = 'attribution' | 'revenue' | 'cohorts' | 'events' | 'performance' | 'skan';
-
-/** The performance report's grouping columns and filters (docs/analytics.md). */
-export const GROUP_COLUMNS = ['day', 'partner', 'campaign', 'country', 'platform'] as const;
-export type GroupColumn = (typeof GROUP_COLUMNS)[number];
-export const FILTERS = ['partner', 'campaign', 'country', 'platform'] as const;
-export type Filter = (typeof FILTERS)[number];
 
 export interface ReadOptions {
   readonly appKey: string;
@@ -49,15 +44,16 @@ export function readPage(report: ReportName, options: ReadOptions, offset: numbe
   }).then((page) => page.rows);
 }
 
-/** Every row of the window, read page after page (the API gives no total: a short page is the last). */
-export async function readAll(report: ReportName, options: ReadOptions): Promise<ReportRow[]> {
+/**
+ * Every row of the window, read page after page (the API gives no total: a short page is the last).
+ * `pageSize` is the API's page (its largest unless a test or `page_size=` asks for smaller ones).
+ */
+export async function readAll(report: ReportName, options: ReadOptions, pageSize = MAX_LIMIT): Promise<ReportRow[]> {
   const rows: ReportRow[] = [];
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const next = await readPage(report, options, page * MAX_LIMIT, MAX_LIMIT);
+  for (let page = 0; page * pageSize < MAX_PAGES * MAX_LIMIT; page += 1) {
+    const next = await readPage(report, options, page * pageSize, pageSize);
     rows.push(...next);
-    if (next.length < MAX_LIMIT) return rows;
+    if (next.length < pageSize) return rows;
   }
   throw new Error(`the window has more than ${MAX_PAGES * MAX_LIMIT} rows: choose a shorter period or fewer groupings`);
 }
-
-export const num = (value: unknown): number => (typeof value === 'number' ? value : Number(value ?? 0) || 0);
