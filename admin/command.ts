@@ -43,6 +43,8 @@ export class UsageError extends Error {
     message: string,
     /** The command whose flags were refused, when the words on the line named one: its usage is the one shown. */
     readonly command?: string,
+    /** The flag at fault (`lookback-days`), when one is: the console shows the refusal beside that field. */
+    readonly flag?: string,
   ) {
     super(message);
     this.name = 'UsageError';

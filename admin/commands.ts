@@ -61,12 +61,13 @@ export function parseCommand(name: string, rawFlags: Readonly<Record<string, unk
   if (!command) throw new UsageError(`unknown command: ${name || '(none)'}`);
   const known = Object.keys(command.flags.shape);
   const unknown = Object.keys(rawFlags).filter((flag) => !known.includes(flag));
-  if (unknown.length) throw new UsageError(`${command.name} takes no --${unknown[0]} flag`, command.name);
+  if (unknown.length) throw new UsageError(`${command.name} takes no --${unknown[0]} flag`, command.name, unknown[0]);
   const parsed = command.flags.safeParse(rawFlags, { error: flagWording });
   if (!parsed.success) {
     const [issue] = parsed.error.issues;
     if (issue === undefined) throw new UsageError(`${command.name}: its flags were refused`, command.name);
-    throw new UsageError(issue.code === 'custom' ? issue.message : `--${String(issue.path[0])} ${issue.message}`, command.name);
+    const flag = issue.path[0] === undefined ? undefined : String(issue.path[0]);
+    throw new UsageError(issue.code === 'custom' || flag === undefined ? issue.message : `--${flag} ${issue.message}`, command.name, flag);
   }
   return { command, flags: parsed.data };
 }

@@ -13,13 +13,16 @@ export interface ErrorAnswer {
   readonly message: string;
   /** An error the operator can act on, said in their words; anything else is a bug, printed with its name. */
   readonly expected: boolean;
+  /** The flag at fault, when a usage error names one (`lookback-days`): the console shows the refusal beside its field. */
+  readonly flag?: string;
 }
 
 /** How the CLI and the console both say what went wrong with a command: one table, one wording. */
 export function errorAnswer(error: unknown): ErrorAnswer {
   const err = error as Error;
+  if (error instanceof UsageError)
+    return { status: 400, message: err.message, expected: true, ...(error.flag === undefined ? {} : { flag: error.flag }) };
   if (
-    error instanceof UsageError ||
     error instanceof LinkConfigError ||
     error instanceof PostbackConfigError ||
     error instanceof CostImportError ||

@@ -4,12 +4,21 @@
  * Every request carries the run's token, read from this page's own HTML.
  */
 
-const token = document.querySelector<HTMLMetaElement>('meta[name="console-token"]')?.content ?? '';
+// Written without the DOM's types, as node test code imports modules that import this one.
+type TokenSource = { querySelector(selector: string): { getAttribute(name: string): string | null } | null };
+const token =
+  (globalThis as { document?: TokenSource }).document?.querySelector('meta[name="console-token"]')?.getAttribute('content') ?? '';
+
+/** Who is not answering: the local runtime (the server's 502) or the console's own server (no answer at all). */
+export type Unreachable = 'runtime' | 'console';
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The flag at fault, when the server names one: the form marks that field. */
+    readonly flag?: string,
+    readonly unreachable?: Unreachable,
   ) {
     super(message);
   }
@@ -17,15 +26,35 @@ export class ApiError extends Error {
 
 export type Flags = Record<string, string | boolean | undefined>;
 
+const unreachableListeners = new Set<(error: ApiError) => void>();
+
+/** Called whenever a request finds the runtime or the console gone (the shell shows its banner). */
+export function onUnreachable(listener: (error: ApiError) => void): void {
+  unreachableListeners.add(listener);
+}
+
 async function post<T>(path: string, body: object): Promise<T> {
-  const response = await fetch(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-console-token': token },
-    body: JSON.stringify(body),
-  });
-  const answer = (await response.json().catch(() => ({ error: `HTTP ${response.status}` }))) as T & { error?: string };
-  if (!response.ok) throw new ApiError(response.status, answer.error ?? `HTTP ${response.status}`);
-  return answer;
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-console-token': token },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    // fetch rejects only when nothing answered: the console's own server is gone.
+    throw unreachable(new ApiError(0, 'the console server did not answer', undefined, 'console'));
+  }
+  const answer = (await response.json().catch(() => ({ error: `HTTP ${response.status}` }))) as T & { error?: string; flag?: string };
+  if (response.ok) return answer;
+  const error = new ApiError(response.status, answer.error ?? `HTTP ${response.status}`, answer.flag);
+  // 502 is the console server's answer when its target (the local runtime, a stack) cannot be reached.
+  return Promise.reject(response.status === 502 ? unreachable(new ApiError(502, error.message, undefined, 'runtime')) : error);
+}
+
+function unreachable(error: ApiError): ApiError {
+  for (const listener of unreachableListeners) listener(error);
+  return error;
 }
 
 /** Runs an admin command; flags left undefined or false are not sent, as the CLI would not pass them. */

@@ -4,7 +4,9 @@
  * as HTML, so nothing a tenant typed can become markup.
  */
 
-type Child = Node | string | number | null | undefined | false | Child[];
+import { plainError } from './errors';
+
+export type Child = Node | string | number | null | undefined | false | Child[];
 type Props = Record<string, string | number | boolean | EventListener | null | undefined>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(
@@ -180,8 +182,10 @@ export function formFlags(form: HTMLFormElement): Record<string, string | boolea
 }
 
 /**
- * A form that runs something on submit, disables its button meanwhile and shows the outcome (an
- * error stays beside the form; the form is not cleared, so a typo is fixed, not retyped).
+ * A form that runs something on submit, disables its button meanwhile and shows the outcome. A
+ * refusal is said in plain words (errors.ts) beside the field at fault when the server names its
+ * flag (the input gets aria-invalid and is described by the message, and takes focus), otherwise
+ * under the form; the form is not cleared, so a typo is fixed, not retyped.
  */
 export function actionForm(options: {
   readonly label: string;
@@ -207,16 +211,61 @@ export function actionForm(options: {
     event.preventDefault();
     button.disabled = true;
     replace(outcome);
+    clearFieldErrors(form);
     options
       .run(formFlags(form), form)
       .then((shown) => replace(outcome, shown))
-      .catch((error: Error) => replace(outcome, notice('error', error.message)))
+      .catch((error: unknown) => {
+        if (!showFieldError(form, error)) replace(outcome, notice('error', plainError(error, formLabels(form))));
+      })
       .finally(() => (button.disabled = false));
   });
   return form;
 }
 
-/** A button that runs an action and reports its error beside itself. */
+/** The form's field labels by flag (without the required mark), for plainError. */
+function formLabels(form: HTMLFormElement): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const element of Array.from(form.elements)) {
+    const input = element as HTMLInputElement;
+    const text = input.name && input.labels?.[0]?.textContent;
+    if (text) labels[input.name] = text.replace(/\s*\*\s*$/, '').trim();
+  }
+  return labels;
+}
+
+/** Puts the refusal beside its field; false when the error names no field of this form. */
+function showFieldError(form: HTMLFormElement, error: unknown): boolean {
+  const flag = (error as { flag?: string }).flag;
+  if (!flag) return false;
+  const input = Array.from(form.elements).find(
+    (element): element is HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement =>
+      (element instanceof HTMLInputElement || element instanceof HTMLSelectElement || element instanceof HTMLTextAreaElement) &&
+      element.name === flag,
+  );
+  if (!input) return false;
+  const id = `${input.id || `${flag}-field`}-error`;
+  const message = h('small', { id, class: 'field-error', role: 'alert' }, plainError(error, formLabels(form)));
+  input.setAttribute('aria-invalid', 'true');
+  input.dataset.describedBy = input.getAttribute('aria-describedby') ?? '';
+  input.setAttribute('aria-describedby', [id, input.dataset.describedBy].filter(Boolean).join(' '));
+  input.insertAdjacentElement('afterend', message);
+  input.focus();
+  return true;
+}
+
+function clearFieldErrors(form: HTMLFormElement): void {
+  for (const message of Array.from(form.querySelectorAll('.field-error'))) message.remove();
+  for (const input of Array.from(form.querySelectorAll<HTMLElement>('[aria-invalid="true"]'))) {
+    input.removeAttribute('aria-invalid');
+    const before = input.dataset.describedBy;
+    if (before) input.setAttribute('aria-describedby', before);
+    else input.removeAttribute('aria-describedby');
+    delete input.dataset.describedBy;
+  }
+}
+
+/** A button that runs an action and reports its error (in plain words) beside itself. */
 export function actionButton(label: string, run: () => Promise<void>, props: Props = {}): HTMLElement {
   const status = h('span', { class: 'button-status', role: 'status' });
   const button = h('button', { type: 'button', ...props }, label);
@@ -224,13 +273,88 @@ export function actionButton(label: string, run: () => Promise<void>, props: Pro
     button.disabled = true;
     status.textContent = '';
     run()
-      .catch((error: Error) => {
-        status.textContent = error.message;
+      .catch((error: unknown) => {
+        status.textContent = plainError(error);
         status.setAttribute('role', 'alert');
       })
       .finally(() => (button.disabled = false));
   });
   return h('span', { class: 'action-button' }, button, status);
+}
+
+/**
+ * A button whose action is asked first, in a modal dialog that says what will happen (Cancel has
+ * the focus, so Enter or Escape does nothing harmful).
+ */
+export function confirmedButton(
+  label: string,
+  confirm: { readonly title: string; readonly text: string; readonly action: string },
+  run: () => Promise<void>,
+  props: Props = {},
+): HTMLElement {
+  const status = h('span', { class: 'button-status', role: 'status' });
+  const button = h('button', { type: 'button', ...props }, label);
+  const titleId = `confirm-${++fieldIds}`;
+  const cancel = h('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel');
+  const proceed = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: () => {
+        dialog.close();
+        button.disabled = true;
+        status.textContent = '';
+        run()
+          .catch((error: unknown) => {
+            status.textContent = plainError(error);
+            status.setAttribute('role', 'alert');
+          })
+          .finally(() => (button.disabled = false));
+      },
+    },
+    confirm.action,
+  );
+  const dialog = h(
+    'dialog',
+    { class: 'confirm', 'aria-labelledby': titleId },
+    h('h2', { id: titleId }, confirm.title),
+    h('p', null, confirm.text),
+    h('div', { class: 'actions' }, cancel, proceed),
+  );
+  dialog.addEventListener('close', () => button.focus());
+  button.addEventListener('click', () => {
+    dialog.showModal();
+    cancel.focus();
+  });
+  return h('span', { class: 'action-button' }, button, status, dialog);
+}
+
+/** The request each area waits for: an older one answering late does not overwrite a newer one. */
+const loads = new WeakMap<Element, number>();
+let loadCount = 0;
+
+/**
+ * Fills an area with what `load` answers: "Loading…" at once (the old numbers go), then the
+ * result, or on failure the error in plain words in its place, never the stale data. Resolves
+ * true when the result is shown. Every page's reads go through this (docs/console-analytics.md).
+ */
+export async function loadInto(area: Element, load: () => Promise<Child>): Promise<boolean> {
+  const run = ++loadCount;
+  loads.set(area, run);
+  replace(area, h('p', { class: 'loading', role: 'status' }, 'Loading…'));
+  area.setAttribute('aria-busy', 'true');
+  try {
+    const shown = await load();
+    if (loads.get(area) !== run) return false;
+    replace(area, shown);
+    return true;
+  } catch (error) {
+    if (loads.get(area) === run) replace(area, notice('error', plainError(error)));
+    return false;
+  } finally {
+    if (loads.get(area) === run) area.removeAttribute('aria-busy');
+  }
 }
 
 export const dateTime = (ms: number | undefined | null) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC' : '');

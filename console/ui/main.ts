@@ -1,15 +1,20 @@
 import './styles.css';
-import { meta } from './api';
+import { type ApiError, meta, onUnreachable } from './api';
 import { flashArea, h, notice, replace } from './dom';
+import { plainError } from './errors';
 import { breakdownPage } from './pages/breakdown';
+import { cohortsPage } from './pages/cohorts';
 import { companiesPage } from './pages/companies';
 import { installPage } from './pages/install';
 import { linksPage } from './pages/links';
+import { overviewPage } from './pages/overview';
 import { postbacksPage } from './pages/postbacks';
 import { rawDataPage } from './pages/raw-data';
 import { reportsPage } from './pages/reports';
 import { settingsPage } from './pages/settings';
+import { describePeriod, PRESET_LABELS, PRESETS, type Preset } from './period';
 import { selection } from './state';
+import { currentRoute, hrefFor, setView } from './view';
 
 /** The pages, by hash route: plain links, so the browser's history, Tab and Enter all work. */
 interface Page {
@@ -18,11 +23,12 @@ interface Page {
   render: (root: HTMLElement) => Promise<void>;
 }
 
-/** The page an unknown route shows. */
-const HOME: Page = { route: 'companies', label: 'Companies and apps', render: companiesPage };
+/** In the nav's order; a page is one entry here (the `overview` one, when present, is the landing page). */
 const PAGES: Page[] = [
-  HOME,
+  { route: 'overview', label: 'Overview', render: overviewPage },
   { route: 'breakdown', label: 'Breakdown', render: breakdownPage },
+  { route: 'cohorts', label: 'Cohorts', render: cohortsPage },
+  { route: 'companies', label: 'Companies and apps', render: companiesPage },
   { route: 'settings', label: 'Settings: Server Keys', render: settingsPage },
   { route: 'links', label: 'Tracking links', render: linksPage },
   { route: 'postbacks', label: 'Postbacks', render: postbacksPage },
@@ -31,28 +37,112 @@ const PAGES: Page[] = [
   { route: 'raw-data', label: 'Raw data', render: rawDataPage },
 ];
 
+/** The page an empty or unknown route shows. */
+const home = (): Page => PAGES.find((page) => page.route === 'overview') ?? (PAGES[0] as Page);
+
 const root = consoleRoot();
 const main = h('main', { id: 'main', tabindex: -1 });
-const nav = h('nav', { 'aria-label': 'Pages' });
-const picker = h('div', { class: 'picker' });
+const banner = h('div', { class: 'banner', role: 'alert', hidden: true, 'data-testid': 'banner' });
+const brandTarget = h('span', { class: 'target' });
 let rendering = 0;
+let shownRoute: string | undefined;
 
-function currentPage() {
-  const route = location.hash.replace(/^#\/?/, '').split('/')[0];
-  return PAGES.find((page) => page.route === route) ?? HOME;
+const currentPage = (): Page => PAGES.find((page) => page.route === currentRoute()) ?? home();
+
+/*
+ * The header is built once and then updated in place: a <select> being arrowed through keeps its
+ * focus (and its open state) because it is never replaced.
+ */
+const companySelect = h('select', {
+  id: 'pick-company',
+  onchange: () => void selection.selectCompany(companySelect.value),
+});
+const appSelect = h('select', { id: 'pick-app', onchange: () => void selection.selectApp(appSelect.value) });
+const companyNone = h('span', { class: 'none' }, 'none yet');
+const appNone = h('span', { class: 'none' }, 'none yet');
+const periodSelect = h(
+  'select',
+  { id: 'pick-period', onchange: () => choosePreset(periodSelect.value as Preset) },
+  PRESETS.map((preset) => h('option', { value: preset }, PRESET_LABELS[preset])),
+);
+const sinceInput = h('input', { type: 'date', id: 'pick-since', 'aria-label': 'From (first day)' });
+const untilInput = h('input', { type: 'date', id: 'pick-until', 'aria-label': 'To (last day, included)' });
+const customRange = h(
+  'form',
+  { class: 'custom-range', 'aria-label': 'Custom period', hidden: true },
+  h('label', { for: 'pick-since' }, 'From'),
+  sinceInput,
+  h('label', { for: 'pick-until' }, 'To'),
+  untilInput,
+  h('button', { type: 'submit', class: 'secondary' }, 'Apply'),
+);
+const periodText = h('span', { class: 'period-text', 'data-testid': 'period-text', 'aria-live': 'polite' });
+const navList = h('ul');
+const navLinks = new Map<Page, HTMLAnchorElement>();
+
+customRange.addEventListener('submit', (event) => {
+  event.preventDefault();
+  if (!sinceInput.value || !untilInput.value) return;
+  setView({ period: 'custom', since: sinceInput.value, until: untilInput.value });
+});
+
+function choosePreset(preset: Preset): void {
+  if (preset === 'custom') {
+    // The range starts as the period shown, to be changed and applied.
+    const period = selection.period();
+    sinceInput.value = period.since;
+    untilInput.value = period.until;
+    customRange.hidden = false;
+    return;
+  }
+  setView({ period: preset, since: null, until: null });
+}
+
+function updateHeader(): void {
+  const companies = selection.companies.map((c) => [c.company_key, c.suspended ? `${c.name} (suspended)` : c.name] as const);
+  fillSelect(companySelect, companies, selection.companyKey);
+  companySelect.hidden = companies.length === 0;
+  companyNone.hidden = companies.length > 0;
+  const apps = selection.apps.map((a) => [a.app_key, a.name] as const);
+  fillSelect(appSelect, apps, selection.appKey);
+  appSelect.hidden = apps.length === 0;
+  appNone.hidden = apps.length > 0;
+
+  const period = selection.period();
+  if (periodSelect.value !== period.preset) periodSelect.value = period.preset;
+  if (period.preset === 'custom') {
+    customRange.hidden = false;
+    if (document.activeElement !== sinceInput) sinceInput.value = period.since;
+    if (document.activeElement !== untilInput) untilInput.value = period.until;
+  } else if (document.activeElement !== periodSelect) customRange.hidden = true;
+  periodText.textContent = describePeriod(period);
+
+  const page = currentPage();
+  for (const [p, link] of navLinks) {
+    link.href = hrefFor(p.route);
+    if (p === page) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+/** Options replaced only when the list changed; the value set in place. */
+function fillSelect(select: HTMLSelectElement, options: readonly (readonly [string, string])[], value: string | undefined): void {
+  const same =
+    select.options.length === options.length &&
+    options.every(([key, label], i) => select.options[i]?.value === key && select.options[i]?.textContent === label);
+  if (!same)
+    replace(
+      select,
+      options.map(([key, label]) => h('option', { value: key }, label)),
+    );
+  if (value !== undefined && select.value !== value) select.value = value;
 }
 
 async function render(focus: boolean): Promise<void> {
   const page = currentPage();
   const run = ++rendering;
-  replace(
-    nav,
-    h(
-      'ul',
-      null,
-      PAGES.map((p) => h('li', null, h('a', { href: `#/${p.route}`, 'aria-current': p === page ? 'page' : null }, p.label))),
-    ),
-  );
+  shownRoute = currentRoute();
+  updateHeader();
   document.title = `${page.label} · Attribution console`;
   const target = h('div', { 'data-page': page.route });
   if (focus) replace(flashArea);
@@ -60,66 +150,111 @@ async function render(focus: boolean): Promise<void> {
   try {
     await page.render(target);
   } catch (error) {
-    if (run === rendering) target.append(notice('error', (error as Error).message));
+    if (run === rendering) target.append(notice('error', plainError(error)));
   }
   if (focus && run === rendering) (main.querySelector<HTMLElement>('h1') ?? main).focus();
 }
 
-function renderPicker(): void {
-  const companySelect = h(
-    'select',
-    { id: 'pick-company', onchange: (event: Event) => void selection.selectCompany((event.target as HTMLSelectElement).value) },
-    selection.companies.map((c) =>
-      h(
-        'option',
-        { value: c.company_key, selected: c.company_key === selection.companyKey },
-        c.suspended ? `${c.name} (suspended)` : c.name,
-      ),
-    ),
-  );
-  const appSelect = h(
-    'select',
-    { id: 'pick-app', onchange: (event: Event) => void selection.selectApp((event.target as HTMLSelectElement).value) },
-    selection.apps.map((a) => h('option', { value: a.app_key, selected: a.app_key === selection.appKey }, a.name)),
-  );
-  replace(
-    picker,
-    h('label', { for: 'pick-company' }, 'Company'),
-    selection.companies.length ? companySelect : h('span', { class: 'none' }, 'none yet'),
-    h('label', { for: 'pick-app' }, 'App'),
-    selection.apps.length ? appSelect : h('span', { class: 'none' }, 'none yet'),
-  );
+/** A new route moves focus to its heading; the same route with other parameters redraws where focus is. */
+async function onHashChange(): Promise<void> {
+  const moved = currentRoute() !== shownRoute;
+  if (selection.outOfDate) {
+    try {
+      await selection.refresh({}, true);
+    } catch {
+      // The page's own read says what is wrong (or the banner does).
+    }
+  }
+  await render(moved);
+}
+
+/*
+ * While the runtime (or the console itself) does not answer: a banner at the top, /api/meta asked
+ * every 3 s, and on the first answer the banner goes and the page is drawn again.
+ */
+const RETRY_MS = 3000;
+let retrying: ReturnType<typeof setTimeout> | undefined;
+let recovered: () => Promise<void> = () => redrawAll();
+
+function showUnreachable(error: ApiError): void {
+  banner.textContent = plainError(error);
+  banner.hidden = false;
+  if (retrying === undefined) retrying = setTimeout(retry, RETRY_MS);
+}
+
+async function retry(): Promise<void> {
+  try {
+    selection.meta = await meta();
+  } catch {
+    retrying = setTimeout(retry, RETRY_MS);
+    return;
+  }
+  retrying = undefined;
+  banner.hidden = true;
+  banner.textContent = '';
+  await recovered();
+}
+
+async function redrawAll(): Promise<void> {
+  showTarget();
+  await selection.refresh({}, true).catch(() => undefined);
+  await render(false);
+}
+
+function showTarget(): void {
+  const about = selection.meta;
+  if (about) replace(brandTarget, about.target.stack ? `stack ${about.target.stack}` : 'local runtime', ' · ', about.target.base_url);
 }
 
 async function start(): Promise<void> {
-  const about = await meta();
-  selection.meta = about;
+  for (const page of PAGES) navLinks.set(page, h('a', { href: hrefFor(page.route) }, page.label));
+  replace(
+    navList,
+    PAGES.map((page) => h('li', null, navLinks.get(page))),
+  );
   replace(
     root,
     h('a', { href: '#main', class: 'skip' }, 'Skip to the page'),
+    banner,
     h(
       'header',
       null,
+      h('div', { class: 'brand' }, h('strong', null, 'Attribution console'), brandTarget),
       h(
         'div',
-        { class: 'brand' },
-        h('strong', null, 'Attribution console'),
-        h('span', { class: 'target' }, about.target.stack ? `stack ${about.target.stack}` : 'local runtime', ' · ', about.target.base_url),
+        { class: 'picker' },
+        h('span', { class: 'pick' }, h('label', { for: 'pick-company' }, 'Company'), companySelect, companyNone),
+        h('span', { class: 'pick' }, h('label', { for: 'pick-app' }, 'App'), appSelect, appNone),
+        h('span', { class: 'pick' }, h('label', { for: 'pick-period' }, 'Period'), periodSelect),
+        customRange,
+        periodText,
       ),
-      picker,
-      nav,
+      h('nav', { 'aria-label': 'Pages' }, navList),
     ),
     main,
   );
-  selection.onChange(() => {
-    renderPicker();
-    void render(false);
-  });
-  window.addEventListener('hashchange', () => void render(true));
-  await selection.refresh();
+  onUnreachable(showUnreachable);
+  selection.onChange(() => void render(false));
+  window.addEventListener('hashchange', () => void onHashChange());
+  try {
+    selection.meta = await meta();
+  } catch (error) {
+    // Not started yet: the banner (runtime down) retries and starts the console when it answers.
+    if ((error as ApiError).unreachable) {
+      recovered = async () => {
+        recovered = () => redrawAll();
+        await redrawAll();
+      };
+      return;
+    }
+    throw error;
+  }
+  showTarget();
+  await selection.refresh({}, true);
+  await render(false);
 }
 
-start().catch((error: Error) => replace(root, notice('error', `The console could not start: ${error.message}`)));
+start().catch((error: unknown) => replace(main, notice('error', `The console could not start: ${plainError(error)}`)));
 
 function consoleRoot(): HTMLElement {
   const element = document.getElementById('console');

@@ -1,4 +1,6 @@
 import { command, type Meta } from './api';
+import { type Period, resolvePeriod } from './period';
+import { param, setView } from './view';
 
 /** What `company list` and `app list` print. */
 export interface Company {
@@ -21,19 +23,22 @@ export interface AppSummary {
   web_url?: string;
   probabilistic: boolean;
   lookback_days: number;
+  /** The IANA zone the app's report days are counted in; absent on apps made before zones (UTC). */
+  time_zone?: string;
   created_ms: number;
 }
 
 /**
- * The company and app every page works on, chosen in the header and kept across reloads. Pages
- * redraw when the choice changes.
+ * The company and app every page works on: the URL's (`company=`, `app=`, so a shared link opens
+ * the same view) first, else the last chosen (localStorage). Choosing one in the header writes it
+ * into the URL; the shell reloads the lists when the URL names another, and pages redraw.
  */
 class Selection {
   meta!: Meta;
   companies: Company[] = [];
   apps: AppSummary[] = [];
-  companyKey: string | undefined = localStorage.getItem('console.company') ?? undefined;
-  appKey: string | undefined = localStorage.getItem('console.app') ?? undefined;
+  companyKey: string | undefined = stored('console.company');
+  appKey: string | undefined = stored('console.app');
   private readonly listeners = new Set<() => void>();
 
   get company(): Company | undefined {
@@ -44,29 +49,53 @@ class Selection {
     return this.apps.find((a) => a.app_key === this.appKey);
   }
 
+  /** The app's time zone, whose local days the periods are (UTC when the app has none). */
+  get timeZone(): string {
+    return this.app?.time_zone || 'UTC';
+  }
+
+  /** The URL's period (`period`, `since`, `until`) in the app's zone, now. */
+  period(): Period {
+    return resolvePeriod({ period: param('period'), since: param('since'), until: param('until') }, this.timeZone, Date.now());
+  }
+
+  /** The URL names another company or app than the one loaded: the shell refreshes before it redraws. */
+  get outOfDate(): boolean {
+    const company = param('company');
+    const app = param('app');
+    return (company !== undefined && company !== this.companyKey) || (app !== undefined && app !== this.appKey);
+  }
+
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Reloads the companies (and the chosen one's apps), keeping the choice when it still exists. */
-  async refresh(prefer: { companyKey?: string; appKey?: string } = {}): Promise<void> {
+  /**
+   * Reloads the companies (and the chosen one's apps), keeping the choice when it still exists:
+   * `prefer` (a company just created), else the URL's, else the last one. The choice is written
+   * back into the URL (the same history entry) and localStorage; listeners redraw unless `quiet`.
+   */
+  async refresh(prefer: { companyKey?: string; appKey?: string } = {}, quiet = false): Promise<void> {
     this.companies = (await command<{ companies: Company[] }>('company list')).companies;
-    const companyKey = prefer.companyKey ?? this.companyKey;
+    const companyKey = prefer.companyKey ?? param('company') ?? this.companyKey;
     this.companyKey = this.companies.some((c) => c.company_key === companyKey) ? companyKey : this.companies[0]?.company_key;
     this.apps = this.companyKey ? (await command<{ apps: AppSummary[] }>('app list', { 'company-key': this.companyKey })).apps : [];
-    const appKey = prefer.appKey ?? this.appKey;
+    const appKey = prefer.appKey ?? param('app') ?? this.appKey;
     this.appKey = this.apps.some((a) => a.app_key === appKey) ? appKey : this.apps[0]?.app_key;
     this.save();
-    for (const listener of this.listeners) listener();
+    if (!quiet) for (const listener of this.listeners) listener();
   }
 
+  /** Another company: into the URL (a new history entry, so Back returns); its apps' first is chosen. */
   selectCompany(companyKey: string): Promise<void> {
-    return this.refresh({ companyKey, appKey: companyKey === this.companyKey ? this.appKey : '' });
+    setView({ company: companyKey, app: companyKey === this.companyKey ? this.appKey : null });
+    return Promise.resolve();
   }
 
   selectApp(appKey: string): Promise<void> {
-    return this.refresh({ appKey });
+    setView({ company: this.companyKey, app: appKey });
+    return Promise.resolve();
   }
 
   private save(): void {
@@ -77,7 +106,13 @@ class Selection {
       if (value) localStorage.setItem(name, value);
       else localStorage.removeItem(name);
     }
+    // The choice in the URL too, in place (no hashchange: the caller redraws).
+    setView({ company: this.companyKey, app: this.appKey }, { replace: true, silent: true });
   }
+}
+
+function stored(name: string): string | undefined {
+  return localStorage.getItem(name) ?? undefined;
 }
 
 export const selection = new Selection();

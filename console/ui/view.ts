@@ -61,14 +61,16 @@ export function hrefFor(route: string, changes: ViewChanges = {}): string {
 /**
  * Changes the current page's view: a new history entry (Back returns to the view before), or
  * with `replace` the same entry (a default being written into the URL). Pages redraw on the
- * `hashchange` that follows, so a page calls this and does nothing else.
+ * `hashchange` that follows, so a page calls this and does nothing else. With `replace` and
+ * `silent` no hashchange is sent.
  */
-export function setView(changes: ViewChanges, options: { replace?: boolean } = {}): void {
+export function setView(changes: ViewChanges, options: { replace?: boolean; silent?: boolean } = {}): void {
   const { route, params } = parse(location.hash);
   const hash = hashOf(route, withChanges(params, changes));
   if (hash === location.hash) return;
   if (options.replace) {
     history.replaceState(null, '', hash);
-    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    // `silent`: the caller redraws itself (the shell writing the chosen app back into the URL).
+    if (!options.silent) window.dispatchEvent(new HashChangeEvent('hashchange'));
   } else location.hash = hash;
 }

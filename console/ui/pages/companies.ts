@@ -1,6 +1,7 @@
 import { command } from '../api';
-import { actionButton, actionForm, code, copyable, dateTime, flash, h, notice, replace, table } from '../dom';
+import { actionButton, actionForm, code, confirmedButton, copyable, dateTime, flash, h, notice, replace, table } from '../dom';
 import { type AppSummary, type Company, selection } from '../state';
+import { hrefFor } from '../view';
 
 /** `app show`: the app with its signing secret. */
 interface AppDetail extends AppSummary {
@@ -40,14 +41,30 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
                   class: 'secondary',
                   'aria-label': `Select ${c.name}`,
                 }),
-            actionButton(
-              c.suspended ? 'Resume' : 'Suspend',
-              async () => {
-                await command(c.suspended ? 'company resume' : 'company suspend', { 'company-key': c.company_key });
-                await selection.refresh();
-              },
-              { class: c.suspended ? 'secondary' : 'danger', 'aria-label': `${c.suspended ? 'Resume' : 'Suspend'} ${c.name}` },
-            ),
+            c.suspended
+              ? actionButton(
+                  'Resume',
+                  async () => {
+                    await command('company resume', { 'company-key': c.company_key });
+                    await selection.refresh();
+                  },
+                  { class: 'secondary', 'aria-label': `Resume ${c.name}` },
+                )
+              : confirmedButton(
+                  'Suspend',
+                  {
+                    title: `Suspend ${c.name}?`,
+                    text:
+                      `Within a minute, the events of every app of ${c.name} are refused (401 company_suspended) and are ` +
+                      'not counted. Its reports stay readable, and Resume accepts events again.',
+                    action: `Suspend ${c.name}`,
+                  },
+                  async () => {
+                    await command('company suspend', { 'company-key': c.company_key });
+                    await selection.refresh();
+                  },
+                  { class: 'danger', 'aria-label': `Suspend ${c.name}` },
+                ),
           ],
         },
       ],
@@ -191,7 +208,7 @@ export async function companiesPage(root: HTMLElement): Promise<void> {
       'p',
       { class: 'hint' },
       'The app SDK sends X-Service-Company-Key, X-Service-App-Key and an HMAC-SHA256 signature made with the signing secret. Reports need a server key: ',
-      h('a', { href: '#/settings' }, 'Settings, Server Keys'),
+      h('a', { href: hrefFor('settings') }, 'Settings, Server Keys'),
       '.',
     ),
   );
