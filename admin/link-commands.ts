@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { LinkStore } from '../functions/adapters/link-store';
 import { NotFoundError } from '../functions/adapters/tenant-store';
 import { newClickId, SUB_PARAMS } from '../functions/domain/links/click';
@@ -6,6 +7,8 @@ import { type ClickParam, partnerUrl, trackingLinkUrl } from '../functions/domai
 import type { Platform } from '../functions/domain/links/platform';
 import { slidingWindow } from '../functions/domain/links/sliding-window';
 import { followLink, type LinkConfig, type LinkOutcome } from '../functions/domain/links/tracking-link';
+import { isTimeBound, MAX_WINDOW_MS, windowDays } from '../functions/domain/reports/report-query';
+import { appTimeZone } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { appByKey } from './apps';
 import { defineCommand, type Target, UsageError } from './command';
@@ -63,6 +66,30 @@ function asResponse(outcome: LinkOutcome): { status: number; location?: string; 
     case 'link_unavailable':
       return { status: 503 };
   }
+}
+
+/**
+ * `link stats`' window, checked as the Reporting API checks since_ms and until_ms (report-query.ts,
+ * in its order), each refusal said with the report's error code and naming its flag.
+ */
+export function statsWindow(since: string, until: string): { sinceMs: number; untilMs: number } {
+  for (const [flag, value] of [
+    ['since-ms', since],
+    ['until-ms', until],
+  ] as const) {
+    if (!isTimeBound(value.trim())) {
+      throw new UsageError(`--${flag} must be a whole number of epoch milliseconds (invalid_since_until)`, 'link stats', flag);
+    }
+  }
+  const sinceMs = Number(since.trim());
+  const untilMs = Number(until.trim());
+  if (sinceMs >= untilMs) {
+    throw new UsageError('--until-ms must be later than --since-ms (since_ms_must_be_less_than_until_ms)', 'link stats', 'until-ms');
+  }
+  if (untilMs - sinceMs > MAX_WINDOW_MS) {
+    throw new UsageError('--until-ms must be at most 365 days after --since-ms (window_too_large)', 'link stats', 'until-ms');
+  }
+  return { sinceMs, untilMs };
 }
 
 const subFlags = Object.fromEntries(SUB_PARAMS.map((sub) => [sub, z.string().max(256).optional()])) as Record<
@@ -155,6 +182,30 @@ export const linkCommands = [
       },
     }),
   ),
+  defineCommand({
+    name: 'link stats',
+    usage:
+      'link stats --app-key K --since-ms MS --until-ms MS\n' +
+      "            (clicks and attributed installs of each of the app's links, over the app's local days\n" +
+      '             the window overlaps, as the reports count days; at most 365 days)',
+    flags: z.object({ 'app-key': key, 'since-ms': z.string(), 'until-ms': z.string() }),
+    async execute(f) {
+      const window = statsWindow(f['since-ms'], f['until-ms']);
+      const app = await appByKey(f['app-key']);
+      const [all, counts] = await Promise.all([
+        links().linksOfApp(app.app_id),
+        new AggregateStore(resourceName.table('aggregates')).linkCounts(app.app_id, windowDays(window, appTimeZone(app))),
+      ]);
+      return {
+        app_id: app.app_id,
+        links: all.map((link) => ({
+          link_id: link.link_id,
+          clicks: counts.get(link.link_id)?.clicks ?? 0,
+          installs: counts.get(link.link_id)?.installs ?? 0,
+        })),
+      };
+    },
+  }),
   defineCommand({
     name: 'link list',
     usage: "link list --app-key K                    (the app's links and their settings)",

@@ -61,11 +61,11 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
   constructor(private readonly tableName: string) {}
 
   /**
-   * A click of the link redirect: `clicks` 1 up on its perf and perf_partner rows, `v` on its day's
-   * perf_stamp. Plain ADDs, three writes side by side, no lane stamp: a click is written once, by
-   * the request that made it (a retry of a failed ADD could count it twice, so none is made).
+   * A click of the link redirect: `clicks` 1 up on its perf, perf_partner and link rows, `v` on its
+   * day's perf_stamp. Plain ADDs, four writes side by side, no lane stamp: a click is written once,
+   * by the request that made it (a retry of a failed ADD could count it twice, so none is made).
    */
-  async countClick(appId: string, day: string, dims: DimensionValues): Promise<void> {
+  async countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void> {
     const addOne = (family: RowFamily, group: readonly string[], counter: string) => {
       const { names, values, set } = rowColumns({ family, day, group });
       return dynamoClient().send(
@@ -78,7 +78,37 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
         }),
       );
     };
-    await Promise.all([addOne('perf', dims, 'clicks'), addOne('perf_partner', [dims[0]], 'clicks'), addOne('perf_stamp', [], VERSION)]);
+    await Promise.all([
+      addOne('perf', dims, 'clicks'),
+      addOne('perf_partner', [dims[0]], 'clicks'),
+      addOne('perf_stamp', [], VERSION),
+      addOne('link', [linkId], 'clicks'),
+    ]);
+  }
+
+  /**
+   * `admin link stats`: the app's link rows of the days [firstDay, lastDay] summed per link (one
+   * row per link and day that had a click or an install). Eventually consistent, as the reports.
+   */
+  async linkCounts(
+    appId: string,
+    window: { firstDay: string; lastDay: string },
+  ): Promise<Map<string, { clicks: number; installs: number }>> {
+    const items = await queryAll<Record<string, unknown>>({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': `${appId}#link`, ':from': window.firstDay, ':to': `${window.lastDay}${DAY_END}` },
+      ProjectionExpression: 'link_id, clicks, installs',
+    });
+    const sums = new Map<string, { clicks: number; installs: number }>();
+    for (const item of items) {
+      const linkId = String(item.link_id);
+      const sum = sums.get(linkId) ?? { clicks: 0, installs: 0 };
+      sum.clicks += Number(item.clicks ?? 0);
+      sum.installs += Number(item.installs ?? 0);
+      sums.set(linkId, sum);
+    }
+    return sums;
   }
 
   async add(appId: string, row: RowDelta, stamp: RowStamp): Promise<boolean> {

@@ -510,6 +510,11 @@ class InstallRun {
       reinstalls: stored.reinstall ? 1 : 0,
       fraud_flagged: stored.fraud_reasons.length > 0 ? 1 : 0,
     });
+    // The link whose click won, for `admin link stats`: counted as perf counts `installs` (every
+    // install event, reinstalls and fraud-flagged ones included), on the same journal.
+    if (stored.attribution_type !== 'organic' && stored.link_id) {
+      this.deltas.add({ family: 'link', day: own.day, group: [dimensionValue(stored.link_id)] }, { installs: 1 });
+    }
     if (claim.previous_member === null) await this.releaseHeld(own);
   }
 

@@ -5,7 +5,7 @@ import { aggregateDeliveries } from './aggregate';
 import type { InstallStore } from './install-state';
 import type { AggregationLedger } from './lease';
 import { PoisonMessageError } from './message';
-import { ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore } from './rows';
+import { CLICK_FAMILIES, ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore } from './rows';
 
 /**
  * `admin rebuild`: the app's rows computed again from the audit store alone, by the very use case
@@ -129,8 +129,8 @@ export interface RowDifference {
 
 /**
  * Rows whose counters differ, or that only one side has (a row of zeros counts as absent). What
- * the audit store cannot tell is the live side's (docs/analytics.md, "Rebuilding"): a perf row's
- * `clicks` (the link redirect counts them, and clicks are in no audit object), and the
+ * the audit store cannot tell is the live side's (docs/analytics.md, "Rebuilding"): a perf, perf_partner
+ * or link row's `clicks` (the link redirect counts them, and clicks are in no audit object), and the
  * `perf_stamp` rows, versions rather than counts, compared never (setting a perf row moves its
  * day's stamp: AggregateStore.setCounters).
  */
@@ -142,7 +142,7 @@ export function differences(live: readonly RebuiltRow[], rebuilt: readonly Rebui
   const rebuiltRows = new Map(rebuilt.filter(compared).map((row) => [key(row), row]));
   for (const [id, row] of liveRows) {
     const clicks = row.counters.clicks ?? 0;
-    if ((row.family !== 'perf' && row.family !== 'perf_partner') || clicks === 0) continue;
+    if (!CLICK_FAMILIES.has(row.family) || clicks === 0) continue;
     const twin = rebuiltRows.get(id);
     const zeros = Object.fromEntries(Object.keys(row.counters).map((name) => [name, 0]));
     rebuiltRows.set(id, { ...row, ...twin, counters: { ...zeros, ...twin?.counters, clicks } });

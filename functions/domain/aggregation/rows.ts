@@ -14,9 +14,10 @@ export const REPORT_FAMILIES = ['attribution', 'revenue', 'cohorts', 'events'] a
  * Every family the aggregator adds to: the four reports', then the performance report's
  * (docs/analytics.md, "Rows"): `perf` by day and the four install dimensions, `perf_partner` the
  * same contributions by day and partner, and `perf_stamp` per day, `v` 1 up per apply, click or
- * cost upload that changed the day (the page compactor rebuilds a day whose `v` moved).
+ * cost upload that changed the day (the page compactor rebuilds a day whose `v` moved); then
+ * `link`, per day and tracking link, for `admin link stats` (docs/tracking-links.md, "Link stats").
  */
-export const ROW_FAMILIES = [...REPORT_FAMILIES, PERF_FAMILIES.perf, PERF_FAMILIES.perfPartner, PERF_FAMILIES.perfStamp] as const;
+export const ROW_FAMILIES = [...REPORT_FAMILIES, PERF_FAMILIES.perf, PERF_FAMILIES.perfPartner, PERF_FAMILIES.perfStamp, 'link'] as const;
 export type RowFamily = (typeof ROW_FAMILIES)[number];
 
 /** The counters each family keeps, all integers (revenue in micro-dollars). */
@@ -28,6 +29,8 @@ export const ROW_COUNTERS = {
   perf: PERF_COUNTERS,
   perf_partner: PERF_COUNTERS,
   perf_stamp: ['v'],
+  /** `clicks` from the link redirect (a plain ADD, as perf's); `installs` from the aggregator: non-organic install events whose decision names the link. */
+  link: ['clicks', 'installs'],
 } as const satisfies Record<RowFamily, readonly string[]>;
 
 export type Counter<F extends RowFamily> = (typeof ROW_COUNTERS)[F][number];
@@ -42,7 +45,14 @@ export const ROW_GROUPS = {
   perf: DIMENSIONS,
   perf_partner: ['partner'],
   perf_stamp: [],
+  link: ['link_id'],
 } as const satisfies Record<RowFamily, readonly string[]>;
+
+/**
+ * The families whose `clicks` the link redirect adds outside the lanes: no audit object holds a
+ * click, so a rebuild keeps the live rows' (rebuild.ts, `differences`).
+ */
+export const CLICK_FAMILIES: ReadonlySet<RowFamily> = new Set<RowFamily>([PERF_FAMILIES.perf, PERF_FAMILIES.perfPartner, 'link']);
 
 export interface RowKey {
   readonly family: RowFamily;

@@ -67,11 +67,11 @@ export interface ClickLog {
 }
 
 /**
- * The performance report's click counts (docs/analytics.md, "Rows"): `clicks` on the click's perf
- * and perf_partner rows and `v` on its day's stamp, plain ADDs (functions/adapters/aggregate-store.ts).
+ * The click counts (docs/analytics.md, "Rows"): `clicks` on the click's perf, perf_partner and link
+ * rows and `v` on its day's stamp, plain ADDs (functions/adapters/aggregate-store.ts).
  */
 export interface ClickCounts {
-  countClick(appId: string, day: string, dims: DimensionValues): Promise<void>;
+  countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void>;
 }
 
 export interface TrackingLinkPorts {
@@ -226,7 +226,7 @@ export const clickDimensions = (click: Pick<ClickRecord, 'partner' | 'campaign' 
 async function countClick(ports: TrackingLinkPorts, click: ClickRecord): Promise<void> {
   if (!ports.clickCounts) return;
   const zone = ports.timeZoneOf ? await ports.timeZoneOf(click.app_id) : undefined;
-  await ports.clickCounts.countClick(click.app_id, localDayOf(click.ts_ms, zone), clickDimensions(click));
+  await ports.clickCounts.countClick(click.app_id, localDayOf(click.ts_ms, zone), clickDimensions(click), click.link_id);
 }
 
 /** Runs a write whose failure must not change the answer; returns the failure, if any. */

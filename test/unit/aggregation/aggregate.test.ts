@@ -63,6 +63,8 @@ describe('aggregation on in-memory stores', () => {
         },
       },
       perf_stamp: { '2026-06-01': { v: 1 } },
+      // The install's winning click was on link-1 (docs/tracking-links.md, "Link stats").
+      link: { '2026-06-01|link-1': { installs: 1 } },
     });
     const record = await w.installs.get<{ decision: Record<string, unknown> }>(`${APP}#${uuid(1)}`, 'e#i-1');
     expect(record?.decision).toMatchObject({

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
+import { statsWindow } from '../../../admin/link-commands';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import { CHANGEABLE, type LinkChanges, LinkConfigError, updatedLinkConfig } from '../../../functions/domain/links/link-config';
 import { slidingWindow } from '../../../functions/domain/links/sliding-window';
 import { followLink, type IpBlockEntry, type LinkConfig, type TrackingLinkPorts } from '../../../functions/domain/links/tracking-link';
+import { parseReportQuery } from '../../../functions/domain/reports/report-query';
 import { MemorySlotCounter } from './memory-slot-counter';
 import { MOBILE } from './user-agents';
 
@@ -81,7 +83,7 @@ function world(links: LinkConfig[]) {
     rateCounter: new MemorySlotCounter(),
     rateWindow: slidingWindow(120, 60_000),
     clicks: { record: async (click) => void clicks.push(click) },
-    clickCounts: { countClick: async (_app, _day, dims) => void counted.push(dims[0]) },
+    clickCounts: { countClick: async (_app, _day, _dims, linkId) => void counted.push(linkId) },
     newClickId: () => 'click_1',
   };
   const follow = (linkId: string) =>
@@ -108,7 +110,40 @@ describe('a disabled link', () => {
       const { clicks, counted, follow } = world([enabled]);
       expect(await follow(link.link_id)).toMatchObject({ kind: 'redirect' });
       expect(clicks).toHaveLength(1);
-      expect(counted).toEqual([link.partner]);
+      expect(counted).toEqual([link.link_id]);
     }
+  });
+});
+
+describe('link stats window', () => {
+  it('refuses exactly what the Reporting API refuses, with its code and the flag at fault', () => {
+    const bound = fc.oneof(
+      fc.integer({ min: 0, max: 2_000_000_000_000 }).map(String),
+      fc.constantFrom('', 'abc', '1e12', '9'.repeat(17), '-5', ' 100'),
+    );
+    fc.assert(
+      fc.property(bound, bound, (since, until) => {
+        let expected: string | undefined;
+        try {
+          parseReportQuery({ since_ms: since.trim(), until_ms: until.trim() }, 0);
+        } catch (error) {
+          expected = (error as { code: string }).code;
+        }
+        let refused: { message: string; flag?: string } | undefined;
+        try {
+          expect(statsWindow(since, until)).toEqual({ sinceMs: Number(since), untilMs: Number(until) });
+        } catch (error) {
+          refused = error as { message: string; flag?: string };
+        }
+        expect(refused?.message.match(/\((\w+)\)$/)?.[1]).toBe(expected);
+        if (refused) expect(refused.message.startsWith(`--${refused.flag} `)).toBe(true);
+      }),
+    );
+  });
+
+  it('allows exactly 365 days and refuses a millisecond more', () => {
+    const year = 365 * 86_400_000;
+    expect(statsWindow('0', String(year))).toEqual({ sinceMs: 0, untilMs: year });
+    expect(() => statsWindow('0', String(year + 1))).toThrow('--until-ms must be at most 365 days after --since-ms (window_too_large)');
   });
 });
