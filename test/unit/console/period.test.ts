@@ -83,7 +83,7 @@ describe('period presets', () => {
         // Every day listed, in order, consecutive.
         expect(period.days[0]).toBe(expected.since);
         expect(period.days.at(-1)).toBe(expected.until);
-        period.days.forEach((day, i) => i > 0 && expect(day).toBe(plus(period.days[i - 1] as string, 1)));
+        expect(period.days).toEqual(Array.from({ length: period.days.length }, (_, i) => plus(expected.since, i)));
         // The window starts at the first day's local midnight and ends at the midnight after the last.
         expect(wall(period.sinceMs, zone)).toEqual({ day: expected.since, time: '00:00' });
         expect(wall(period.sinceMs - 1, zone).day).toBe(plus(expected.since, -1));
