@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { PerformanceStore } from '../functions/adapters/performance-store';
+import { SkanReportStore } from '../functions/adapters/skan-report-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
 import { answerAppPerformance } from '../functions/domain/analytics/performance-report';
-import { answerAppReport } from '../functions/domain/reports/answer-report';
-import { REPORT_NAMES } from '../functions/domain/reports/reports';
+import { answerAppReport, type ReportAnswer } from '../functions/domain/reports/answer-report';
+import { REPORT_NAMES, type ReportName } from '../functions/domain/reports/reports';
+import { answerAppSkan } from '../functions/domain/skan/skan-report';
 import { appTimeZone } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
@@ -15,13 +17,13 @@ export const reportCommands = [
   defineCommand({
     name: 'report show',
     usage:
-      'report show --app-key K --report attribution|revenue|cohorts|events|performance [--since-ms MS] [--until-ms MS]\n' +
+      'report show --app-key K --report attribution|revenue|cohorts|events|performance|skan [--since-ms MS] [--until-ms MS]\n' +
       '            [--limit N] [--offset N]     (a page of the report, as GET /api/v1/reports/{report} answers it)\n' +
       '            [--group-by day,partner,...] [--partner A,B] [--campaign C] [--country US] [--platform ios]   (performance only)',
     // Window and paging are passed through as given: the API's own checks read them.
     flags: z.object({
       'app-key': key,
-      report: z.enum([...REPORT_NAMES, 'performance']),
+      report: z.enum([...REPORT_NAMES, 'performance', 'skan']),
       'since-ms': z.string().optional(),
       'until-ms': z.string().optional(),
       limit: z.string().optional(),
@@ -39,20 +41,7 @@ export const reportCommands = [
       // key check (window and paging checks, the rows, their rendering) is the Reporting API's own.
       const params = { since_ms: f['since-ms'], until_ms: f['until-ms'], limit: f.limit, offset: f.offset };
       const target = { appId: app.app_id, timeZone: appTimeZone(app) };
-      const table = resourceName.table('aggregates');
-      const answer =
-        f.report === 'performance'
-          ? await answerAppPerformance({ rows: new PerformanceStore(table), nowMs: Date.now }, target, {
-              params: {
-                ...params,
-                group_by: f['group-by'],
-                partner: f.partner,
-                campaign: f.campaign,
-                country: f.country,
-                platform: f.platform,
-              },
-            })
-          : await answerAppReport({ rows: new AggregateStore(table), nowMs: Date.now }, target, { report: f.report, params });
+      const answer = await answerOf(f.report, target, params, f);
       // Without If-None-Match the answer is always a page.
       return answer.kind === 'page' ? { app_id: app.app_id, report: f.report, ...answer.body } : { app_id: app.app_id };
     },
@@ -77,3 +66,31 @@ export const reportCommands = [
     },
   }),
 ];
+
+/** The report's own use case on the aggregate store, after the key check (which the operator's AWS access replaces). */
+function answerOf(
+  report: ReportName | 'performance' | 'skan',
+  target: { appId: string; timeZone: string },
+  params: Record<string, string | undefined>,
+  filters: Partial<Record<'group-by' | 'partner' | 'campaign' | 'country' | 'platform', string>>,
+): Promise<ReportAnswer> {
+  const table = resourceName.table('aggregates');
+  switch (report) {
+    case 'skan':
+      // A stale day summary is rebuilt and written back, as the API's read does.
+      return answerAppSkan({ rows: new SkanReportStore(table), nowMs: Date.now }, target, { params });
+    case 'performance':
+      return answerAppPerformance({ rows: new PerformanceStore(table), nowMs: Date.now }, target, {
+        params: {
+          ...params,
+          group_by: filters['group-by'],
+          partner: filters.partner,
+          campaign: filters.campaign,
+          country: filters.country,
+          platform: filters.platform,
+        },
+      });
+    default:
+      return answerAppReport({ rows: new AggregateStore(table), nowMs: Date.now }, target, { report, params });
+  }
+}

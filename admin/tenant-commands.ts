@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
-import { appTimeZone, parseScopes, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
+import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
 import { intFlag, key, name, timeZone, url } from './flags';
@@ -138,7 +138,7 @@ export const tenantCommands = [
   defineCommand({
     name: 'server-key create',
     usage:
-      'server-key create --app-key K [--scope read|cost|read,cost]   (default read: the reports and the stream; cost: POST /api/v1/cost. The key is printed once: only its SHA-256 is stored)',
+      'server-key create --app-key K [--scope read|cost|read,cost] [--name "BI export"]   (default read: the reports and the stream; cost: POST /api/v1/cost; the name, 1 to 100 characters, says what it is for. The key is printed once: only its SHA-256 is stored)',
     flags: z.object({
       'app-key': key,
       scope: z
@@ -149,15 +149,24 @@ export const tenantCommands = [
           if (!scopes) context.addIssue({ code: 'custom', message: `--scope must be a comma list of ${SERVER_KEY_SCOPES.join(', ')}` });
           return scopes ?? [];
         }),
+      name: z
+        .string()
+        .trim()
+        .min(1)
+        .max(SERVER_KEY_NAME_MAX)
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
+        .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+        .optional(),
     }),
     async execute(f) {
-      const { serverKey, record } = await tenants().createServerKey(f['app-key'], f.scope);
-      return { server_key: serverKey, scopes: record.scopes };
+      const { serverKey, record } = await tenants().createServerKey(f['app-key'], f.scope, f.name);
+      return { server_key: serverKey, scopes: record.scopes, name: record.name ?? null };
     },
   }),
   defineCommand({
     name: 'server-key list',
-    usage: 'server-key list --app-key K              (key ids (SHA-256 of the key), created, revoked; never a key)',
+    usage:
+      'server-key list --app-key K              (key ids (SHA-256 of the key), names, scopes, created, last used (to the hour; null: never), revoked; never a key)',
     flags: z.object({ 'app-key': key }),
     async execute(f) {
       const store = tenants();
@@ -166,7 +175,14 @@ export const tenantCommands = [
       const keys = await store.serverKeysOfApp(app.app_id);
       return {
         app_id: app.app_id,
-        server_keys: keys.map((k) => ({ key_id: k.key_hash, created_ms: k.created_ms, revoked: k.revoked, scopes: scopesOf(k) })),
+        server_keys: keys.map((k) => ({
+          key_id: k.key_hash,
+          name: k.name ?? null,
+          created_ms: k.created_ms,
+          revoked: k.revoked,
+          scopes: scopesOf(k),
+          last_used_ms: k.last_used_ms ?? null,
+        })),
       };
     },
   }),

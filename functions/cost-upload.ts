@@ -1,7 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { CostStore } from './adapters/cost-store';
 import { FxStore } from './adapters/fx-store';
-import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { CostUploadError, type CostUploadPorts, MAX_COST_BODY_BYTES, rowsOfBody, uploadCost } from './domain/analytics/cost';
 import { ServiceError } from './domain/common/errors';
 import { parseStrictJson } from './domain/common/json';
@@ -9,9 +8,10 @@ import { appOfKey } from './domain/reports/answer-report';
 import { resourceName } from './shared/config';
 import { type HttpEvent, type HttpResult, header, httpHandler, json, rawBody } from './shared/http';
 import { errorFields, logger, metrics } from './shared/observability';
+import { serverKeys } from './shared/server-keys';
 
 // The reports' key look-up, cache included: the same 401s, and a revoked key stops within 30 s.
-const keys = new CachedTenants(new TenantStore(resourceName.table('tenants')));
+const keys = serverKeys();
 const ports: CostUploadPorts = {
   days: new CostStore(resourceName.table('aggregates')),
   // Uploads are rare and a rate set a moment ago must count: read, not cached.

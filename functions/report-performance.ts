@@ -1,11 +1,11 @@
 import { PerformanceStore } from './adapters/performance-store';
-import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { answerPerformance, type PerformancePorts } from './domain/analytics/performance-report';
 import { resourceName } from './shared/config';
 import { reportHttpEndpoint } from './shared/report-endpoint';
+import { serverKeys } from './shared/server-keys';
 
 const ports: PerformancePorts = {
-  keys: new CachedTenants(new TenantStore(resourceName.table('tenants'))),
+  keys: serverKeys(),
   rows: new PerformanceStore(resourceName.table('aggregates')),
   nowMs: Date.now,
 };

@@ -1,11 +1,11 @@
 import { SkanReportStore } from './adapters/skan-report-store';
-import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { answerSkan, type SkanReportPorts } from './domain/skan/skan-report';
 import { resourceName } from './shared/config';
 import { reportHttpEndpoint } from './shared/report-endpoint';
+import { serverKeys } from './shared/server-keys';
 
 const ports: SkanReportPorts = {
-  keys: new CachedTenants(new TenantStore(resourceName.table('tenants'))),
+  keys: serverKeys(),
   rows: new SkanReportStore(resourceName.table('aggregates')),
   nowMs: Date.now,
 };

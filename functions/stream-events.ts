@@ -1,15 +1,15 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { LedgerLaneReader, StreamReader } from './adapters/stream-reader';
-import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { ServiceError } from './domain/common/errors';
 import { answerStream, type StreamPorts, streamError } from './domain/raw-data/stream';
 import { resourceName } from './shared/config';
 import { type HttpEvent, type HttpResult, header, httpHandler, json } from './shared/http';
 import { errorFields, logger, metrics } from './shared/observability';
+import { serverKeys } from './shared/server-keys';
 
 const ports: StreamPorts = {
   // The reports' key look-up, cache included: the same 401s, and a revoked key stops within 30 s.
-  keys: new CachedTenants(new TenantStore(resourceName.table('tenants'))),
+  keys: serverKeys(),
   lanes: new LedgerLaneReader(resourceName.table('ledger')),
   objects: new StreamReader(resourceName.exportBucket()),
   nowMs: Date.now,

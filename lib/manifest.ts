@@ -498,8 +498,8 @@ export const functions = {
     routes: ['GET /api/v1/reports/attribution'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
-    // The key look-up and the prebuilt rows, read only.
-    tables: { tenants: 'read', aggregates: 'read' },
+    // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
+    tables: { tenants: 'readwrite', aggregates: 'read' },
   },
   'report-revenue': {
     entry: 'functions/report-revenue.ts',
@@ -507,8 +507,8 @@ export const functions = {
     routes: ['GET /api/v1/reports/revenue'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
-    // The key look-up and the prebuilt rows, read only.
-    tables: { tenants: 'read', aggregates: 'read' },
+    // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
+    tables: { tenants: 'readwrite', aggregates: 'read' },
   },
   'report-cohorts': {
     entry: 'functions/report-cohorts.ts',
@@ -516,8 +516,8 @@ export const functions = {
     routes: ['GET /api/v1/reports/cohorts'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
-    // The key look-up and the prebuilt rows, read only.
-    tables: { tenants: 'read', aggregates: 'read' },
+    // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
+    tables: { tenants: 'readwrite', aggregates: 'read' },
   },
   'report-events': {
     entry: 'functions/report-events.ts',
@@ -525,8 +525,8 @@ export const functions = {
     routes: ['GET /api/v1/reports/events'],
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
-    // The key look-up and the prebuilt rows, read only.
-    tables: { tenants: 'read', aggregates: 'read' },
+    // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
+    tables: { tenants: 'readwrite', aggregates: 'read' },
   },
   'report-performance': {
     entry: 'functions/report-performance.ts',
@@ -534,8 +534,9 @@ export const functions = {
     routes: ['GET /api/v1/reports/performance'],
     // Server-to-server dashboards and exports, a page at a time, as the four reports.
     throttle: { rateLimit: 50, burstLimit: 100 },
-    // The key look-up (and the app's time zone) and the performance rows, read only.
-    tables: { tenants: 'read', aggregates: 'read' },
+    // The key look-up (and the app's time zone; tenants written only for the key's last use, once
+    // an hour) and the performance rows, read only.
+    tables: { tenants: 'readwrite', aggregates: 'read' },
   },
   'report-skan': {
     entry: 'functions/report-skan.ts',
@@ -544,9 +545,9 @@ export const functions = {
     routes: ['GET /api/v1/reports/skan'],
     // Server-to-server dashboards and exports, a page at a time, as the four reports.
     throttle: { rateLimit: 50, burstLimit: 100 },
-    // tenants: the key look-up (and the app's time zone); aggregates: the day summaries and items
-    // read, a summary rebuilt from its items written back (conditionally).
-    tables: { tenants: 'read', aggregates: 'readwrite' },
+    // tenants: the key look-up (and the app's time zone), the key's last use written once an hour;
+    // aggregates: the day summaries and items read, a summary rebuilt from its items written back (conditionally).
+    tables: { tenants: 'readwrite', aggregates: 'readwrite' },
   },
   'performance-pages': {
     entry: 'functions/performance-pages.ts',
@@ -563,8 +564,9 @@ export const functions = {
     routes: ['GET /api/v1/stream/events'],
     // Server-to-server consumers of the raw stream, a page at a time, like the reports.
     throttle: { rateLimit: 50, burstLimit: 100 },
-    // tenants: the key look-up; ledger: the lanes' watermark; exports: the stream objects, read only.
-    tables: { tenants: 'read', ledger: 'read' },
+    // tenants: the key look-up (and the key's last use, written once an hour); ledger: the lanes'
+    // watermark; exports: the stream objects, read only.
+    tables: { tenants: 'readwrite', ledger: 'read' },
     exports: 'read',
   },
   'cost-upload': {
@@ -574,9 +576,10 @@ export const functions = {
     routes: ['POST /api/v1/cost'],
     // Tenants' servers or a daily job, a few requests of up to 1,000 rows a day: the reports' budget is plenty.
     throttle: { rateLimit: 20, burstLimit: 40 },
-    // tenants: the key look-up; aggregates: the cost days read and replaced, their partner sums and
-    // the days' perf_stamp written; fx_rates: the rates of rows in other currencies.
-    tables: { tenants: 'read', aggregates: 'readwrite', fx_rates: 'read' },
+    // tenants: the key look-up (and the key's last use, written once an hour); aggregates: the cost
+    // days read and replaced, their partner sums and the days' perf_stamp written; fx_rates: the
+    // rates of rows in other currencies.
+    tables: { tenants: 'readwrite', aggregates: 'readwrite', fx_rates: 'read' },
   },
   export: {
     entry: 'functions/export.ts',

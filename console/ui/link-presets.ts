@@ -215,18 +215,33 @@ export interface ListedLink extends LinkIdentity {
   readonly disabled?: boolean;
 }
 
-/** A blank field is no value, as `link create` reads it (the app's default). */
+/** A blank field is no value, as `link create` reads it. */
 const norm = (value: string | undefined): string => (value ?? '').trim();
 
-/** The first existing link that is the same as the one about to be created, if any. */
-export function findDuplicate<L extends ListedLink>(links: readonly L[], candidate: LinkIdentity): L | undefined {
+/** The app's store URLs: `link create` copies them into a link made without destinations of its own. */
+export interface AppDestinations {
+  readonly ios_url?: string;
+  readonly android_url?: string;
+  readonly web_url?: string;
+}
+
+/**
+ * The first existing link that is the same as the one about to be created, if any: the candidate's
+ * blank destinations are the app's, as the link would be stored.
+ */
+export function findDuplicate<L extends ListedLink>(
+  links: readonly L[],
+  candidate: LinkIdentity,
+  app: AppDestinations = {},
+): L | undefined {
+  const destination = (field: keyof AppDestinations) => norm(candidate[field]) || norm(app[field]);
   return links.find(
     (link) =>
       norm(link.partner) === norm(candidate.partner) &&
       norm(link.campaign) === norm(candidate.campaign) &&
-      norm(link.ios_url) === norm(candidate.ios_url) &&
-      norm(link.android_url) === norm(candidate.android_url) &&
-      norm(link.web_url) === norm(candidate.web_url) &&
+      norm(link.ios_url) === destination('ios_url') &&
+      norm(link.android_url) === destination('android_url') &&
+      norm(link.web_url) === destination('web_url') &&
       Boolean(link.honeypot) === Boolean(candidate.honeypot),
   );
 }

@@ -368,6 +368,7 @@ export class TenantStore {
   async createServerKey(
     appKey: string,
     scopes: readonly ServerKeyScope[] = ['read'],
+    name?: string,
   ): Promise<{ serverKey: string; record: ServerKeyRecord }> {
     const app = await this.appByKey(appKey);
     if (!app) throw new NotFoundError('app');
@@ -379,6 +380,7 @@ export class TenantStore {
       revoked: false,
       created_ms: Date.now(),
       scopes: [...scopes],
+      ...(name === undefined ? {} : { name }),
     };
     await this.putNew(serverKeyPk(record.key_hash), undefined, 'server_key', record);
     return { serverKey, record };
@@ -386,6 +388,30 @@ export class TenantStore {
 
   async serverKey(serverKey: string): Promise<ServerKeyRecord | undefined> {
     return this.get<ServerKeyRecord>(serverKeyPk(hashServerKey(serverKey)));
+  }
+
+  /**
+   * Sets a key's last use to nowMs unless its item already holds one within the interval (the
+   * hourly rule of functions/domain/tenants/key-use.ts, kept by the table whatever the number of
+   * callers). One write unit, also when the condition refuses it. False when refused, or when no
+   * key has that hash (a use never makes an item).
+   */
+  async recordServerKeyUse(keyHash: string, nowMs: number, intervalMs: number): Promise<boolean> {
+    try {
+      await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: serverKeyPk(keyHash) },
+          UpdateExpression: 'SET last_used_ms = :now',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(last_used_ms) OR last_used_ms < :cutoff)',
+          ExpressionAttributeValues: { ':now': nowMs, ':cutoff': nowMs - intervalMs },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 
   /** Returns false when the key is unknown. */

@@ -1,6 +1,5 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { AggregateStore } from '../adapters/aggregate-store';
-import { CachedTenants, TenantStore } from '../adapters/tenant-store';
 import { ServiceError } from '../domain/common/errors';
 import { answerReport, type ReportAnswer, type ReportPorts } from '../domain/reports/answer-report';
 import { reportError } from '../domain/reports/report-query';
@@ -8,6 +7,7 @@ import type { ReportName } from '../domain/reports/reports';
 import { resourceName } from './config';
 import { type HttpEvent, type HttpResult, header, httpHandler, json } from './http';
 import { errorFields, logger, metrics } from './observability';
+import { serverKeys } from './server-keys';
 
 /** The interface advises clients to cache: a minute, and never in a shared cache (the key is per app). */
 const CACHE_CONTROL = 'private, max-age=60';
@@ -53,7 +53,7 @@ export function reportHttpEndpoint(name: string, answer: (request: ReportHttpReq
 /** One of the four interface reports' HTTP functions (functions/report-*.ts); the rules are answerReport's. */
 export function reportEndpoint(report: ReportName) {
   const ports: ReportPorts = {
-    keys: new CachedTenants(new TenantStore(resourceName.table('tenants'))),
+    keys: serverKeys(),
     rows: new AggregateStore(resourceName.table('aggregates')),
     nowMs: Date.now,
   };

@@ -1,19 +1,49 @@
 import { command } from '../api';
-import { actionButton, actionForm, code, copyable, dateTime, field, formFlags, h, notice, replace, table } from '../dom';
+import {
+  actionButton,
+  actionForm,
+  type Child,
+  code,
+  confirmedButton,
+  copyable,
+  dateTime,
+  field,
+  formFlags,
+  h,
+  loadInto,
+  notice,
+  replace,
+  table,
+} from '../dom';
+import { plainError } from '../errors';
+import { BLANK, count, orBlank, pct } from '../format';
+import {
+  conversionRate,
+  copyPreset,
+  duplicateWarning,
+  findDuplicate,
+  LINK_PRESETS,
+  type LinkIdentity,
+  type LinkPreset,
+  type LinkStat,
+  type ListedLink,
+  PRESET_PARAMS,
+  presetFor,
+  presetTryFlags,
+  statsByLink,
+} from '../link-presets';
+import { describePeriod } from '../period';
 import { type AppSummary, selection } from '../state';
 
-interface LinkRow {
-  link_id: string;
+/** What `link list` prints per link. */
+interface LinkRow extends ListedLink {
   url: string;
-  partner: string;
   campaign?: string;
   honeypot: boolean;
+  disabled: boolean;
   countries_allow?: string[];
   countries_block?: string[];
   lookback_days: number;
-  ios_url?: string;
-  android_url?: string;
-  web_url?: string;
   created_ms: number;
 }
 
@@ -25,16 +55,49 @@ interface LinkTrial {
 }
 
 const SUBS = ['sub1', 'sub2', 'sub3', 'sub4', 'sub5'] as const;
+/** The builder's input of each click parameter a preset fills. */
+const PARAM_FLAG: Readonly<Record<(typeof PRESET_PARAMS)[number], string>> = {
+  click_id: 'click-id',
+  sub1: 'sub1',
+  sub2: 'sub2',
+  sub3: 'sub3',
+  sub4: 'sub4',
+  sub5: 'sub5',
+};
+/** The settings `link update` may change, as the edit form's flags. */
+const EDITABLE = ['campaign', 'ios-url', 'android-url', 'web-url', 'countries-allow', 'countries-block', 'lookback-days'] as const;
 
-/** Tracking links: the builder (link create, then link try for its URL and test clicks) and the list. */
+/**
+ * Tracking links (docs/console-analytics.md, "Tracking links"): the builder with network presets
+ * and a duplicate check (link create, then link try for the URL and test clicks), and the links
+ * with their clicks, installs and conversion rate over the header's period (link stats), a
+ * partner-ready URL to copy, an inline edit (link update) and disable / enable.
+ */
 export async function linksPage(root: HTMLElement): Promise<void> {
   const app = selection.app;
   if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Tracking links'), notice('info', 'Select an app first (Companies and apps).'));
   // The inner functions are hoisted, so they do not see the guard above: they use this one.
   const selected: AppSummary = app;
+  const period = selection.period();
 
   const preview = h('section', { 'aria-labelledby': 'preview-h', class: 'preview', 'data-testid': 'link-preview' });
-  const list = h('section', { 'aria-labelledby': 'links-h' });
+  const listArea = h('div', { 'data-testid': 'links-table' });
+  const editArea = h('div', { 'data-testid': 'link-edit' });
+  const presetInfo = h('div', { class: 'preset-info', 'aria-live': 'polite', 'data-testid': 'preset-info' });
+  /** The links last listed: the duplicate check reads them (and lists again before it creates). */
+  let links: LinkRow[] = [];
+  let current: string | undefined;
+  /** The identity the marketer confirmed as wanted again, after the duplicate warning. */
+  let confirmedDuplicate: string | undefined;
+
+  const presetSelect = h(
+    'select',
+    { id: 'link-preset', 'aria-describedby': 'link-preset-hint' },
+    h('option', { value: '' }, '(none: type the fields)'),
+    LINK_PRESETS.map((preset) => h('option', { value: preset.partner }, preset.label)),
+  );
+  presetSelect.addEventListener('change', () => applyPreset(presetFor(presetSelect.value)));
+
   // The click's parameters: what the partner appends to the link, kept apart from the link's settings.
   const clickParams = h(
     'fieldset',
@@ -57,13 +120,24 @@ export async function linksPage(root: HTMLElement): Promise<void> {
       }),
     ]),
   );
-  let current: string | undefined;
 
   const builder = actionForm({
     label: 'Link builder',
     testId: 'link-builder',
     submit: 'Create link',
     fields: [
+      h(
+        'div',
+        { class: 'field wide' },
+        h('label', { for: 'link-preset' }, 'Network preset'),
+        presetSelect,
+        h(
+          'small',
+          { id: 'link-preset-hint' },
+          "Fills the partner and the click parameters with the network's own macros; a starting point to check against the network's documentation.",
+        ),
+        presetInfo,
+      ),
       { flag: 'partner', label: 'Partner', required: true, placeholder: 'meta' },
       { flag: 'campaign', label: 'Campaign', placeholder: 'spring_sale' },
       {
@@ -88,13 +162,79 @@ export async function linksPage(root: HTMLElement): Promise<void> {
       clickParams,
     ],
     run: async (flags) => {
+      const identity: LinkIdentity = {
+        partner: String(flags.partner ?? ''),
+        campaign: flags.campaign as string | undefined,
+        ios_url: flags['ios-url'] as string | undefined,
+        android_url: flags['android-url'] as string | undefined,
+        web_url: flags['web-url'] as string | undefined,
+        honeypot: flags.honeypot === true,
+      };
+      // Listed again, so a link made elsewhere since the page was drawn counts too.
+      links = await listLinks();
+      const duplicate = findDuplicate(links, identity, selected);
+      const key = JSON.stringify(identity);
+      if (duplicate && confirmedDuplicate !== key) {
+        return h(
+          'div',
+          { class: 'notice error', role: 'alert', 'data-testid': 'duplicate-warning' },
+          h('p', null, duplicateWarning(duplicate)),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              onclick: () => {
+                confirmedDuplicate = key;
+                builder.requestSubmit();
+              },
+            },
+            'Create another anyway',
+          ),
+        );
+      }
+      confirmedDuplicate = undefined;
       const linkFlags = Object.fromEntries(Object.entries(flags).filter(([flag]) => !isClickParam(flag)));
-      const created = await command<{ link_id: string }>('link create', { ...linkFlags, 'app-key': app.app_key });
+      const created = await command<{ link_id: string }>('link create', { ...linkFlags, 'app-key': selected.app_key });
       current = created.link_id;
       await Promise.all([tryLink(), refreshList()]);
       return notice('success', `Created link ${created.link_id}.`);
     },
   });
+
+  function input(flag: string): HTMLInputElement | null {
+    const element = builder.elements.namedItem(flag);
+    return element instanceof HTMLInputElement ? element : null;
+  }
+
+  /** Fills the partner and the click parameters from a preset (clearing the ones it leaves empty). */
+  function applyPreset(preset: LinkPreset | undefined): void {
+    if (!preset) {
+      replace(presetInfo);
+      return;
+    }
+    if (!preset.clickUrl) {
+      replace(presetInfo, notice('info', preset.note ?? `${preset.label} has no click URL.`));
+      return;
+    }
+    const partner = input('partner');
+    if (partner) partner.value = preset.partner;
+    for (const param of PRESET_PARAMS) {
+      const target = input(PARAM_FLAG[param]);
+      if (target) target.value = preset.params[param] ?? '';
+    }
+    const filled = PRESET_PARAMS.filter((param) => preset.params[param] !== undefined);
+    replace(
+      presetInfo,
+      h(
+        'p',
+        { class: 'hint' },
+        filled.length ? `${preset.label}: ${filled.map((param) => `${param} = ${preset.meaning[param]}`).join('; ')}. ` : '',
+        preset.note ? `${preset.note} ` : '',
+        `Macros as documented in: ${preset.docs}.`,
+      ),
+    );
+  }
 
   async function tryLink(): Promise<void> {
     if (!current) return;
@@ -103,7 +243,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     replace(
       preview,
       h('h2', { id: 'preview-h' }, `Link ${trial.link_id}`),
-      h('p', null, 'The URL to give the partner:'),
+      h('p', null, "The URL to give the partner (its macros stay as they are, for the partner's ad server to fill in):"),
       copyable('Final tracking URL', trial.url, 'final-url'),
       h('h3', null, 'A test click from each platform'),
       h('p', { class: 'hint' }, "The redirect's own rules run on the stored link; the test click is not recorded, counted or blocked."),
@@ -118,7 +258,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
               c.location
                 ? h('span', { class: 'mono small break' }, c.location)
                 : c.status === 404
-                  ? '404 (honeypot or no destination)'
+                  ? '404 (honeypot, disabled or no destination)'
                   : '',
           },
           { label: 'Dropped', cell: (c) => c.dropped ?? '' },
@@ -129,48 +269,191 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     );
   }
 
+  async function listLinks(): Promise<LinkRow[]> {
+    return (await command<{ links: LinkRow[] }>('link list', { 'app-key': selected.app_key })).links;
+  }
+
+  /**
+   * The links and their figures over the period. A failed read clears what was there: the list's
+   * failure takes the whole area; the figures' leaves the links (to copy, edit, disable) with blank
+   * figures and the error in plain words above them.
+   */
   async function refreshList(): Promise<void> {
-    const { links } = await command<{ links: LinkRow[] }>('link list', { 'app-key': selected.app_key });
+    await loadInto(listArea, async () => {
+      const listed = await listLinks();
+      links = listed;
+      try {
+        const stats = await command<{ links: LinkStat[] }>('link stats', {
+          'app-key': selected.app_key,
+          'since-ms': String(period.sinceMs),
+          'until-ms': String(period.untilMs),
+        });
+        return linksTable(listed, statsByLink(stats.links));
+      } catch (error) {
+        return [
+          h(
+            'p',
+            { class: 'notice error', role: 'alert', 'data-testid': 'stats-error' },
+            `Clicks and installs could not be read: ${plainError(error)}`,
+          ),
+          linksTable(listed, undefined),
+        ];
+      }
+    });
+  }
+
+  function linksTable(rows: LinkRow[], figures: ReturnType<typeof statsByLink> | undefined): Child {
+    return table<LinkRow>(
+      'Tracking links',
+      [
+        { label: 'Link', cell: (l) => code(l.link_id) },
+        { label: 'Partner', cell: (l) => l.partner },
+        { label: 'Campaign', cell: (l) => l.campaign ?? '' },
+        {
+          label: 'Status',
+          cell: (l) => [
+            l.disabled ? h('span', { class: 'badge warn' }, 'disabled') : h('span', { class: 'badge ok' }, 'active'),
+            l.honeypot ? [' ', h('span', { class: 'badge info' }, 'honeypot')] : null,
+          ],
+        },
+        { label: 'Clicks', cell: (l) => (figures ? count(figures(l.link_id).clicks) : BLANK), numeric: true },
+        { label: 'Installs', cell: (l) => (figures ? count(figures(l.link_id).installs) : BLANK), numeric: true },
+        {
+          label: 'Conversion',
+          cell: (l) => {
+            if (!figures) return BLANK;
+            const { clicks, installs } = figures(l.link_id);
+            return orBlank(conversionRate(clicks, installs), pct);
+          },
+          numeric: true,
+        },
+        {
+          label: 'Countries',
+          cell: (l) =>
+            [
+              l.countries_allow ? `allow ${l.countries_allow.join(',')}` : '',
+              l.countries_block ? ` block ${l.countries_block.join(',')}` : '',
+            ].join(''),
+        },
+        { label: 'Lookback', cell: (l) => `${l.lookback_days} d`, numeric: true },
+        { label: 'Created', cell: (l) => dateTime(l.created_ms) },
+        { label: 'Actions', cell: (l) => h('div', { class: 'row-actions' }, rowActions(l)) },
+      ],
+      rows,
+      'No link yet.',
+    );
+  }
+
+  function rowActions(link: LinkRow): Child {
+    return [
+      copyButton(link),
+      actionButton(
+        'Try',
+        async () => {
+          current = link.link_id;
+          await tryLink();
+          preview.scrollIntoView();
+          preview.querySelector('input')?.focus();
+        },
+        { class: 'secondary', 'aria-label': `Try link ${link.link_id}` },
+      ),
+      h('button', { type: 'button', class: 'secondary', 'aria-label': `Edit link ${link.link_id}`, onclick: () => showEdit(link) }, 'Edit'),
+      link.disabled
+        ? actionButton('Enable', () => setDisabled(link, false), { class: 'secondary', 'aria-label': `Enable link ${link.link_id}` })
+        : confirmedButton(
+            'Disable',
+            {
+              title: `Disable link ${link.link_id}?`,
+              text: `Clicks on ${link.partner}${link.campaign ? ` / ${link.campaign}` : ''} will get 404 (as for an unknown link) and nothing is recorded, until you enable it again.`,
+              action: 'Disable link',
+            },
+            () => setDisabled(link, true),
+            { class: 'secondary', 'aria-label': `Disable link ${link.link_id}` },
+          ),
+    ];
+  }
+
+  /**
+   * Copy: the partner-ready URL, built by `link try` with the preset's macros when the link's
+   * partner has a preset (literal, as the network fills them in), else the plain URL.
+   */
+  function copyButton(link: LinkRow): Child {
+    const preset = copyPreset(link.partner);
+    const status = h('span', { class: 'copy-status', role: 'status' });
+    const run = async () => {
+      const url = preset ? (await command<LinkTrial>('link try', { ...presetTryFlags(preset), 'link-id': link.link_id })).url : link.url;
+      try {
+        await navigator.clipboard.writeText(url);
+        replace(status, preset ? `Copied, with ${preset.label}'s macros` : 'Copied');
+      } catch {
+        // No clipboard (a refused permission): the URL, selected for Ctrl-C.
+        const shown = h('input', { type: 'text', readonly: true, value: url, class: 'mono', 'aria-label': `URL of link ${link.link_id}` });
+        replace(status, shown);
+        shown.select();
+      }
+      status.dataset.url = url;
+    };
+    const button = h('button', { type: 'button', class: 'secondary', 'aria-label': `Copy the URL of link ${link.link_id}` }, 'Copy');
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      run()
+        .catch((error: unknown) => replace(status, h('span', { role: 'alert' }, plainError(error))))
+        .finally(() => (button.disabled = false));
+    });
+    return h('span', { class: 'action-button' }, button, status);
+  }
+
+  async function setDisabled(link: LinkRow, disabled: boolean): Promise<void> {
+    await command(disabled ? 'link disable' : 'link enable', { 'link-id': link.link_id });
+    await refreshList();
+  }
+
+  /** The inline edit of one link: its current settings, and only what changed goes to link update. */
+  function showEdit(link: LinkRow): void {
+    const now: Record<(typeof EDITABLE)[number], string> = {
+      campaign: link.campaign ?? '',
+      'ios-url': link.ios_url ?? '',
+      'android-url': link.android_url ?? '',
+      'web-url': link.web_url ?? '',
+      'countries-allow': link.countries_allow?.join(',') ?? '',
+      'countries-block': link.countries_block?.join(',') ?? '',
+      'lookback-days': String(link.lookback_days),
+    };
+    const form = actionForm({
+      label: `Edit link ${link.link_id}`,
+      testId: 'link-edit-form',
+      submit: 'Save changes',
+      fields: [
+        { flag: 'campaign', label: 'Campaign', value: now.campaign },
+        { flag: 'ios-url', label: 'App Store URL', type: 'url', value: now['ios-url'], placeholder: selected.ios_url ?? '' },
+        { flag: 'android-url', label: 'Google Play URL', type: 'url', value: now['android-url'], placeholder: selected.android_url ?? '' },
+        { flag: 'web-url', label: 'Web URL', type: 'url', value: now['web-url'], placeholder: selected.web_url ?? '' },
+        { flag: 'countries-allow', label: 'Countries allowed', value: now['countries-allow'], placeholder: 'US,CA' },
+        { flag: 'countries-block', label: 'Countries blocked', value: now['countries-block'], placeholder: 'XX' },
+        { flag: 'lookback-days', label: 'Lookback days', type: 'number', value: now['lookback-days'], hint: '1 to 30.' },
+      ],
+      run: async (flags) => {
+        const changed = Object.fromEntries(
+          EDITABLE.flatMap((flag) => (flags[flag] !== undefined && flags[flag] !== now[flag] ? [[flag, flags[flag]]] : [])),
+        );
+        if (Object.keys(changed).length === 0) return notice('info', 'Nothing changed.');
+        await command('link update', { ...changed, 'link-id': link.link_id });
+        await refreshList();
+        replace(editArea, notice('success', `Saved link ${link.link_id}; the redirect follows within 30 seconds.`));
+        return null;
+      },
+    });
     replace(
-      list,
-      h('h2', { id: 'links-h' }, `Links of ${selected.name}`),
-      table<LinkRow>(
-        'Tracking links',
-        [
-          { label: 'Link', cell: (l) => code(l.link_id) },
-          { label: 'Partner', cell: (l) => l.partner },
-          { label: 'Campaign', cell: (l) => l.campaign ?? '' },
-          { label: 'Honeypot', cell: (l) => (l.honeypot ? h('span', { class: 'badge warn' }, 'honeypot') : 'no') },
-          {
-            label: 'Countries',
-            cell: (l) =>
-              [
-                l.countries_allow ? `allow ${l.countries_allow.join(',')}` : '',
-                l.countries_block ? ` block ${l.countries_block.join(',')}` : '',
-              ].join(''),
-          },
-          { label: 'Lookback', cell: (l) => `${l.lookback_days} d`, numeric: true },
-          { label: 'URL', cell: (l) => h('span', { class: 'mono small break' }, l.url) },
-          { label: 'Created', cell: (l) => dateTime(l.created_ms) },
-          {
-            label: '',
-            cell: (l) =>
-              actionButton(
-                'Try',
-                async () => {
-                  current = l.link_id;
-                  await tryLink();
-                  preview.scrollIntoView();
-                  preview.querySelector('input')?.focus();
-                },
-                { class: 'secondary', 'aria-label': `Try link ${l.link_id}` },
-              ),
-          },
-        ],
-        links,
-        'No link yet.',
+      editArea,
+      h(
+        'section',
+        { 'aria-labelledby': 'edit-h' },
+        h('h3', { id: 'edit-h' }, `Edit link ${link.link_id} (${link.partner}; partner and honeypot cannot change)`),
+        form,
+        h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => replace(editArea) }, 'Cancel')),
       ),
     );
+    form.querySelector('input')?.focus();
   }
 
   replace(
@@ -178,7 +461,14 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     h('h1', { tabindex: -1 }, 'Tracking links'),
     h('section', { 'aria-labelledby': 'builder-h' }, h('h2', { id: 'builder-h' }, `Link builder for ${app.name}`), builder),
     preview,
-    list,
+    h(
+      'section',
+      { 'aria-labelledby': 'links-h' },
+      h('h2', { id: 'links-h' }, `Links of ${app.name}`),
+      h('p', { class: 'hint' }, `Clicks, installs and conversion rate (installs / clicks) over ${describePeriod(period)}.`),
+      editArea,
+      listArea,
+    ),
   );
   await refreshList();
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RowFamily } from '../aggregation/rows';
+import type { UsedKey } from '../tenants/key-use';
 import { type ServerKeyScope, scopesOf } from '../tenants/tenant';
 import { bearerKey, parseReportQuery, type ReportQuery, reportError, windowDays } from './report-query';
 import { REPORT_FAMILY, renderRow, type StoredCounters } from './report-rows';
@@ -20,9 +21,21 @@ export interface ReportPorts {
 /** The server keys (CachedTenants in functions/adapters/tenant-store.ts). */
 export interface ServerKeys {
   /** The server key's record (looked up by its SHA-256, cached at most 60 s). */
-  serverKey(
-    key: string,
-  ): Promise<{ readonly app_id: string; readonly revoked: boolean; readonly scopes?: readonly ServerKeyScope[] } | undefined>;
+  serverKey(key: string): Promise<
+    | {
+        readonly app_id: string;
+        readonly revoked: boolean;
+        readonly scopes?: readonly ServerKeyScope[];
+        readonly key_hash?: string;
+        readonly last_used_ms?: number;
+      }
+    | undefined
+  >;
+  /**
+   * Notes that the key was accepted, for its last use (functions/domain/tenants/key-use.ts): at
+   * most one write an hour, in the background; it never throws nor makes the request wait.
+   */
+  keyUsed?(key: UsedKey): void;
   /** The app's IANA time zone, whose days the report rows are (docs/reports.md, "Time zones"); cached as the keys are. */
   appTimeZone(appId: string): Promise<string>;
 }
@@ -64,6 +77,7 @@ export async function appOfKey(keys: ServerKeys, authorization: string | undefin
   const record = await keys.serverKey(bearerKey(authorization));
   if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
   if (!scopesOf(record).includes(scope)) throw reportError('insufficient_scope');
+  if (record.key_hash) keys.keyUsed?.({ key_hash: record.key_hash, last_used_ms: record.last_used_ms });
   return record.app_id;
 }
 

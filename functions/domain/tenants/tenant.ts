@@ -79,7 +79,14 @@ export interface ServerKeyRecord {
   created_ms: number;
   /** Absent on keys made before scopes: those are `read` keys. */
   scopes?: ServerKeyScope[];
+  /** What the key is for (`server-key create --name`, 1 to 100 characters); absent: unnamed. */
+  name?: string;
+  /** Its last accepted request, kept to the hour (functions/domain/tenants/key-use.ts); absent: never used. */
+  last_used_ms?: number;
 }
+
+/** A server key's longest name (`server-key create --name`: 1 to 100 characters once trimmed). */
+export const SERVER_KEY_NAME_MAX = 100;
 
 /** A key's scopes: its own, else `read` (every key made before scopes read the reports). */
 export const scopesOf = (record: { readonly scopes?: readonly ServerKeyScope[] }): readonly ServerKeyScope[] => record.scopes ?? ['read'];

@@ -31,7 +31,20 @@ describe('a refused flag, in plain words', () => {
       'a value not among several choices',
       'report show',
       { 'app-key': 'app_live_x', report: 'sales' },
-      '--report must be attribution, revenue, cohorts, events or performance',
+      '--report must be attribution, revenue, cohorts, events, performance or skan',
+    ],
+    [
+      'a server key name too long',
+      'server-key create',
+      { 'app-key': 'app_live_x', name: 'x'.repeat(101) },
+      '--name must be at most 100 characters',
+    ],
+    ['a server key name of blanks', 'server-key create', { 'app-key': 'app_live_x', name: '   ' }, '--name must not be empty'],
+    [
+      'a server key name with a control character',
+      'server-key create',
+      { 'app-key': 'app_live_x', name: 'BI\u0007export' },
+      '--name must not contain control characters',
     ],
     [
       'a URL of another scheme',

@@ -99,11 +99,30 @@ describe('the duplicate check', () => {
   });
   const links = fc.array(identity, { maxLength: 8 });
 
-  it('finds the first link with the same partner, campaign, destinations and honeypot flag (blank = not given)', () => {
+  const app = fc.record({
+    ios_url: small(['https://apps.apple.com/app/id1']),
+    android_url: small(['https://play.google.com/store/apps/details?id=a']),
+    web_url: small(['https://example.com']),
+  });
+
+  it("finds the first link with the same partner, campaign, destinations (blank = the app's) and honeypot flag", () => {
     fc.assert(
-      fc.property(links, identity, (identities, candidate) => {
-        const listed: ListedLink[] = identities.map((id, i) => ({ ...id, link_id: `L${i}` }));
-        // The oracle: the link fields as `link create` stores them, compared as text.
+      fc.property(links, identity, app, (identities, candidate, defaults) => {
+        // Stored as link create stores them: a destination not given is the app's.
+        const listed: ListedLink[] = identities.map((id, i) => ({
+          ...id,
+          ios_url: id.ios_url || defaults.ios_url,
+          android_url: id.android_url || defaults.android_url,
+          web_url: id.web_url || defaults.web_url,
+          link_id: `L${i}`,
+        }));
+        // The oracle: the candidate as link create would store it, compared with each as text.
+        const stored = {
+          ...candidate,
+          ios_url: candidate.ios_url || defaults.ios_url,
+          android_url: candidate.android_url || defaults.android_url,
+          web_url: candidate.web_url || defaults.web_url,
+        };
         const key = (l: Omit<ListedLink, 'link_id'>) =>
           [
             l.partner.trim(),
@@ -113,8 +132,8 @@ describe('the duplicate check', () => {
             l.web_url || '-',
             l.honeypot ? 'hp' : 'no',
           ].join('|');
-        const expected = listed.find((l) => key(l) === key(candidate));
-        expect(findDuplicate(listed, candidate)).toBe(expected);
+        const expected = listed.find((l) => key(l) === key(stored));
+        expect(findDuplicate(listed, candidate, defaults)).toBe(expected);
       }),
     );
   });
@@ -125,6 +144,10 @@ describe('the duplicate check', () => {
     expect(findDuplicate([existing], { partner: 'meta', campaign: 'spring_sale', web_url: 'https://x.example' })).toBeUndefined();
     expect(findDuplicate([existing], { partner: 'meta' })).toBeUndefined();
     expect(findDuplicate([existing], { partner: 'tiktok', campaign: 'spring_sale' })).toBeUndefined();
+    // A link made without destinations holds the app's: the same as a candidate without any.
+    const stored: ListedLink = { link_id: 'L2', partner: 'tiktok', ios_url: 'https://apps.apple.com/app/id1' };
+    expect(findDuplicate([stored], { partner: 'tiktok' }, { ios_url: 'https://apps.apple.com/app/id1' })).toBe(stored);
+    expect(findDuplicate([stored], { partner: 'tiktok' })).toBeUndefined();
   });
 
   it('words the warning with partner, campaign and the existing link id', () => {
