@@ -231,12 +231,14 @@ function sortedTable(
           null,
           columns.map((column) => {
             const value = cellValue(row, column);
-            const cell = column.kind === 'text' ? 'th' : 'td';
+            // The first group column names the row.
+            const first = column === columns[0];
             return h(
-              cell,
+              first ? 'th' : 'td',
               {
                 class: column.kind === 'text' ? null : 'num',
-                scope: cell === 'th' && column === columns[0] ? 'row' : null,
+                scope: first ? 'row' : null,
+                'data-column': column.key,
                 title: value === undefined ? blankTitle(column) : null,
               },
               formatCell(value, column),
@@ -363,7 +365,10 @@ function chartSpec(chart: ChartData, groups: readonly GroupColumn[]): ChartSpec 
         options: {
           ...base,
           interaction: { mode: 'index', intersect: false },
-          scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'installs' } } },
+          scales: {
+            x: { stacked: true },
+            y: { stacked: true, beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: 'installs' } },
+          },
           plugins: {
             tooltip: {
               callbacks: {
@@ -403,7 +408,7 @@ function chartSpec(chart: ChartData, groups: readonly GroupColumn[]): ChartSpec 
             },
           },
         },
-        scales: { y: { beginAtZero: true, title: { display: true, text: 'installs' } } },
+        scales: { y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: 'installs' } } },
       },
     },
   };

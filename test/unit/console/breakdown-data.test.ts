@@ -21,6 +21,7 @@ import {
 } from '../../../console/ui/breakdown-data';
 import { toCsv } from '../../../console/ui/csv-text';
 import { GROUP_COLUMNS, type GroupColumn, type ReportRow } from '../../../console/ui/report-rows';
+import { parseCsv } from '../../support/parse-csv';
 
 // A performance row as the API renders it, built from integers the oracle keeps: dollars are
 // whole micro-dollars (the API's 6 decimals), ratios the API's own (4 decimals).
@@ -225,35 +226,6 @@ describe("the breakdown's sort", () => {
     expect(nextSort({ key: 'campaign', direction: 'asc' }, installs)).toEqual({ key: 'installs', direction: 'desc' });
   });
 });
-
-/** RFC 4180, as a spreadsheet reads it (the oracle for what toCsv wrote). */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let field = '';
-  let record: string[] = [];
-  let quoted = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i += 1;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      record.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      record.push(field);
-      records.push(record);
-      field = '';
-      record = [];
-      i += 1;
-    } else field += c;
-  }
-  return records;
-}
 
 describe("the breakdown's CSV", () => {
   it('has every row with the API’s columns as they are, then dollars to the cent and rates as percentages, blank where the screen is', () => {
