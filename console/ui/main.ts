@@ -12,6 +12,7 @@ import { postbacksPage } from './pages/postbacks';
 import { rawDataPage } from './pages/raw-data';
 import { reportsPage } from './pages/reports';
 import { settingsPage } from './pages/settings';
+import { skanPage } from './pages/skan';
 import { describePeriod, PRESET_LABELS, PRESETS, type Preset } from './period';
 import { selection } from './state';
 import { currentRoute, hrefFor, setView } from './view';
@@ -28,6 +29,7 @@ const PAGES: Page[] = [
   { route: 'overview', label: 'Overview', render: overviewPage },
   { route: 'breakdown', label: 'Breakdown', render: breakdownPage },
   { route: 'cohorts', label: 'Cohorts', render: cohortsPage },
+  { route: 'skan', label: 'SKAN', render: skanPage },
   { route: 'companies', label: 'Companies and apps', render: companiesPage },
   { route: 'settings', label: 'Settings: Server Keys', render: settingsPage },
   { route: 'links', label: 'Tracking links', render: linksPage },
