@@ -68,7 +68,8 @@ function formatted(format: (value: number) => string, yTitle: string, stacked: b
         stacked,
         beginAtZero: true,
         title: { display: true, text: yTitle },
-        ticks: { callback: (value: string | number) => format(Number(value)) },
+        // Counts tick at whole numbers: "0, 0, 1, 1" from steps of 0.5 would mislead.
+        ticks: { precision: format === count ? 0 : undefined, callback: (value: string | number) => format(Number(value)) },
       },
     },
   };

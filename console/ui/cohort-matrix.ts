@@ -214,11 +214,11 @@ export const contrast = (a: number, b: number): number => (Math.max(a, b) + 0.05
 
 /**
  * A cell's colour: one hue, from nearly white at the column's lowest value to the full hue at its
- * highest (a column of one value sits in the middle), with black or white text, whichever
+ * highest (a column of one value stays pale: it has no range to place it in), with black or white text, whichever
  * contrasts more with it.
  */
 export function heatColour(value: number, range: { min: number; max: number }): HeatColour {
-  const intensity = range.max > range.min ? Math.min(1, Math.max(0, (value - range.min) / (range.max - range.min))) : 0.5;
+  const intensity = range.max > range.min ? Math.min(1, Math.max(0, (value - range.min) / (range.max - range.min))) : 0;
   const weight = 0.08 + 0.92 * intensity;
   const rgb = rgbOf(HEAT_HUE).map((c) => Math.round(255 + (c - 255) * weight)) as [number, number, number];
   const l = luminance(rgb);

@@ -1,6 +1,8 @@
 import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
+import { type Totals, totalsOf } from './breakdown-data';
 import { type Change, change, count, orBlank, pct, usd } from './format';
 import type { Period } from './period';
+import { num, type ReportRow } from './report-rows';
 
 /**
  * The overview's arithmetic (docs/console-analytics.md, "Overview"), DOM-free so the unit tests
@@ -10,54 +12,17 @@ import type { Period } from './period';
  */
 
 /** A row of the Reporting API, as `report show` answers it. */
-export type ApiRow = Readonly<Record<string, string | number | boolean>>;
+export type ApiRow = ReportRow;
 
-const numberOf = (row: ApiRow, column: string): number => {
-  const value = Number(row[column] ?? 0);
-  return Number.isFinite(value) ? value : 0;
-};
 /** Dollars are summed as integer micro-dollars (the API renders them to 6 decimals), so the order of the rows cannot move a cent. */
-const microsOf = (row: ApiRow, column: string): number => Math.round(numberOf(row, column) * 1_000_000);
+const microsOf = (row: ApiRow, column: string): number => Math.round(num(row[column]) * 1_000_000);
 
-/** The summed counters of performance rows, and whether every row's cohort figures are final. */
-export interface PerformanceTotals {
-  readonly installs: number;
-  readonly organic: number;
-  readonly costMicros: number;
-  readonly revenueMicros: number;
-  readonly cohortRevenueD7Micros: number;
-  readonly retainedD1: number;
-  readonly retainedD7: number;
-  /** False when any row's `d1_mature` (or `d7_mature`) is false: a total is final only when all its rows are. */
-  readonly d1Mature: boolean;
-  readonly d7Mature: boolean;
-}
-
-export function sumPerformance(rows: readonly ApiRow[]): PerformanceTotals {
-  const totals = {
-    installs: 0,
-    organic: 0,
-    costMicros: 0,
-    revenueMicros: 0,
-    cohortRevenueD7Micros: 0,
-    retainedD1: 0,
-    retainedD7: 0,
-    d1Mature: true,
-    d7Mature: true,
-  };
-  for (const row of rows) {
-    totals.installs += numberOf(row, 'installs');
-    totals.organic += numberOf(row, 'organic');
-    totals.costMicros += microsOf(row, 'cost_usd');
-    totals.revenueMicros += microsOf(row, 'revenue_usd');
-    totals.cohortRevenueD7Micros += microsOf(row, 'cohort_revenue_d7_usd');
-    totals.retainedD1 += numberOf(row, 'retained_d1');
-    totals.retainedD7 += numberOf(row, 'retained_d7');
-    totals.d1Mature &&= row.d1_mature !== false;
-    totals.d7Mature &&= row.d7_mature !== false;
-  }
-  return totals;
-}
+/**
+ * The performance report's totals are the breakdown's totals row (breakdown-data.ts `totalsOf`:
+ * counters and micro-dollars summed, ratios from the sums, a cohort final only when every row is),
+ * so the overview and a breakdown of the same period cannot disagree.
+ */
+export const sumPerformance = (rows: readonly ApiRow[]): Totals => totalsOf(rows);
 
 /** The revenue report's rows summed: revenue, and paying installs (a row's payers are its revenue over its ARPPU). */
 export interface RevenueTotals {
@@ -107,32 +72,28 @@ interface FigureSpec {
   readonly cohort?: Cohort;
   /** How the figure is computed, in a marketer's words (the card's title). */
   readonly means: string;
-  readonly value: (perf: PerformanceTotals, revenue: RevenueTotals) => number | undefined;
+  /** undefined when the figure does not exist (a ratio over 0). */
+  readonly value: (perf: Totals, revenue: RevenueTotals) => number | undefined;
 }
 
 const dollars = (micros: number): number => micros / 1_000_000;
 
 export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
-  installs: { label: 'Installs', format: count, means: 'Installs, organic included', value: (p) => p.installs },
+  installs: { label: 'Installs', format: count, means: 'Installs, organic included', value: (p) => p.sums.installs },
   non_organic_share: {
     label: 'Non-organic share',
     format: pct,
     means: 'Attributed installs over all installs: 1 - organic / installs',
-    value: (p) => quotient(p.installs - p.organic, p.installs),
+    value: (p) => quotient(p.sums.installs - p.sums.organic, p.sums.installs),
   },
-  cost: { label: 'Cost', format: usd, means: 'Ad spend uploaded for the period', value: (p) => dollars(p.costMicros) },
+  cost: { label: 'Cost', format: usd, means: 'Ad spend uploaded for the period', value: (p) => p.sums.cost_usd },
   ecpi: {
     label: 'eCPI',
     format: usd,
     means: 'Cost over attributed installs: cost / (installs - organic)',
-    value: (p) => quotient(dollars(p.costMicros), p.installs - p.organic),
+    value: (p) => p.values.ecpi_usd,
   },
-  revenue: {
-    label: 'Revenue',
-    format: usd,
-    means: 'Revenue of events on the period’s days, in USD',
-    value: (p) => dollars(p.revenueMicros),
-  },
+  revenue: { label: 'Revenue', format: usd, means: 'Revenue of events on the period’s days, in USD', value: (p) => p.sums.revenue_usd },
   arppu: {
     label: 'ARPPU',
     format: usd,
@@ -144,21 +105,21 @@ export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
     format: pct,
     cohort: 'd7',
     means: 'Revenue of the period’s installs within 7 days, over cost',
-    value: (p) => quotient(p.cohortRevenueD7Micros, p.costMicros),
+    value: (p) => p.values.roas_d7,
   },
   retention_d1: {
     label: 'D1 retention',
     format: pct,
     cohort: 'd1',
     means: 'Installs seen again on day 1, over installs',
-    value: (p) => quotient(p.retainedD1, p.installs),
+    value: (p) => p.values.d1_rate,
   },
   retention_d7: {
     label: 'D7 retention',
     format: pct,
     cohort: 'd7',
     means: 'Installs seen again on day 7, over installs',
-    value: (p) => quotient(p.retainedD7, p.installs),
+    value: (p) => p.values.d7_rate,
   },
 };
 
@@ -169,10 +130,10 @@ export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
  */
 export const FINAL_AFTER_DAYS: Readonly<Record<Cohort, number>> = { d1: 2, d7: 8 };
 
-const matureOf = (perf: PerformanceTotals, cohort: Cohort): boolean => (cohort === 'd1' ? perf.d1Mature : perf.d7Mature);
+const matureOf = (perf: Totals, cohort: Cohort): boolean => perf.mature[cohort];
 
 /** A figure's value, or undefined when it does not exist (a ratio over 0) or is not final. */
-export function figureValue(key: FigureKey, perf: PerformanceTotals, revenue: RevenueTotals): number | undefined {
+export function figureValue(key: FigureKey, perf: Totals, revenue: RevenueTotals): number | undefined {
   const spec = FIGURES[key];
   if (spec.cohort && !matureOf(perf, spec.cohort)) return undefined;
   return spec.value(perf, revenue);
@@ -242,7 +203,7 @@ export function installsByDay(rows: readonly ApiRow[], days: readonly string[]):
   const byPartner = new Map<string, number>();
   const byDay = new Map<string, number>();
   for (const row of rows) {
-    const [day, partner, installs] = [String(row.day), String(row.partner), numberOf(row, 'installs')];
+    const [day, partner, installs] = [String(row.day), String(row.partner), num(row.installs)];
     if (!inPeriod.has(day)) continue;
     cells.set(`${partner}\u0000${day}`, (cells.get(`${partner}\u0000${day}`) ?? 0) + installs);
     byPartner.set(partner, (byPartner.get(partner) ?? 0) + installs);
@@ -292,8 +253,8 @@ export function topRows(rows: readonly ApiRow[], columns: readonly string[], ran
       const perf = sumPerformance([row]);
       return {
         group: Object.fromEntries(columns.map((column) => [column, String(row[column] ?? '')])),
-        installs: perf.installs,
-        costUsd: dollars(perf.costMicros),
+        installs: perf.sums.installs,
+        costUsd: perf.sums.cost_usd,
         roasD7: figureValue('roas_d7', perf, { revenueMicros: 0, payers: 0 }),
       };
     });

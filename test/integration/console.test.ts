@@ -252,22 +252,33 @@ describe('the admin console in a browser', () => {
     await stack.pollers.drain();
     expect(received.filter((url) => url.includes('sub1=creative_')).length).toBe(4);
 
-    // Reports: each chart and table shows them.
-    await go('reports');
-    // The window ends tomorrow (UTC), so installs sent a minute or two ahead are in it even at midnight.
-    await page.getByLabel('To (UTC day, included)').fill(new Date(Date.now() + DAY).toISOString().slice(0, 10));
-    await page.getByRole('button', { name: 'Show reports' }).click();
+    // Reports: each chart and table shows them, over the header's period (in the URL). The period
+    // ends tomorrow (UTC, the app's zone), so installs sent a minute or two ahead are in it even at midnight.
+    const since = new Date(Date.now() - 9 * DAY).toISOString().slice(0, 10);
+    const until = new Date(Date.now() + DAY).toISOString().slice(0, 10);
+    await page.goto(`${server.url}#/reports?period=custom&since=${since}&until=${until}`);
+    await page.getByRole('heading', { name: /^Reports: / }).waitFor();
     const attribution = page.getByTestId('table-attribution');
     await attribution.getByRole('cell', { name: 'meta' }).first().waitFor({ timeout: 15_000 });
     const attributionText = await attribution.innerText();
     expect(attributionText).toContain('deterministic');
     expect(attributionText).toContain('organic');
     await page.getByTestId('table-events').getByRole('cell', { name: 'session' }).first().waitFor();
-    const chartLabel = (report: string) => page.getByTestId(`chart-${report}`).getAttribute('aria-label');
-    expect(await chartLabel('attribution')).toBe('Installs per day by partner, stacked. Totals: meta 2, organic 4.');
-    expect(await chartLabel('revenue')).toMatch(/meta revenue 14\.97, ARPPU 7\.4[89]/);
+    const chartLabel = async (chart: string) => {
+      await page.locator(`[data-testid="chart-${chart}"][aria-label]`).waitFor();
+      return page.getByTestId(`chart-${chart}`).getAttribute('aria-label');
+    };
+    expect(await chartLabel('attribution')).toMatch(
+      /^Installs per day by partner, stacked, from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}\. Totals: meta 2, organic 4\.$/,
+    );
+    expect(await chartLabel('revenue')).toMatch(/meta \$14\.97/);
+    expect(await chartLabel('arppu')).toMatch(/meta \$7\.4[89] \(revenue \$14\.97/);
     expect(await chartLabel('events')).toMatch(/install 6, purchase 4, session 4/);
     expect(await chartLabel('cohorts')).toContain('6 installs');
+    // Every day of the period on each date axis (11 days), and in the chart's numbers.
+    for (const chart of ['attribution', 'revenue', 'events', 'cohorts'])
+      expect(await page.getByTestId(`chart-${chart}`).getAttribute('data-points')).toBe('11');
+    expect(await page.getByTestId('chart-numbers-attribution').locator('tbody tr').count()).toBe(11);
     // The charts were drawn: their canvases hold pixels.
     const painted = await page
       .getByTestId('chart-attribution')
@@ -275,19 +286,26 @@ describe('the admin console in a browser', () => {
     expect(painted).toBeGreaterThan(2000);
     // Paged as the API pages: 10 rows a page, then the next.
     await page.getByLabel('Rows per page').selectOption('10');
-    await page.getByRole('button', { name: 'Show reports' }).click();
     const eventsSection = page.locator('section[data-report="events"]');
     await eventsSection.getByText('Rows 1–10').waitFor();
-    await page.getByText('Loading…').waitFor({ state: 'hidden' });
     await shoot('reports');
     await eventsSection.getByRole('button', { name: 'Next page' }).click();
     await eventsSection.getByText(/^Rows 11–\d+$/).waitFor();
     await eventsSection.getByRole('button', { name: 'Previous page' }).click();
     await eventsSection.getByText('Rows 1–10').waitFor();
+    // The CSV is the whole period, not the page shown: every row the API has, plus display columns.
     const csv = page.waitForEvent('download');
-    await eventsSection.getByRole('button', { name: 'Download CSV' }).click();
+    await eventsSection.getByRole('button', { name: 'Download CSV (whole period)' }).click();
     const text = await (await (await csv).createReadStream()).toArray();
-    expect(Buffer.concat(text).toString().split('\r\n')[0]).toBe('day,event_name,events,unique_installs,revenue_usd');
+    const lines = Buffer.concat(text).toString().trimEnd().split('\r\n');
+    expect(lines[0]).toBe('day,event_name,events,unique_installs,revenue_usd,revenue_usd_display');
+    const span = `since_ms=${Date.parse(`${since}T00:00:00Z`)}&until_ms=${Date.parse(`${until}T00:00:00Z`) + DAY}&limit=1000`;
+    const apiEvents = await fetch(`${stack.baseUrl}/api/v1/reports/events?${span}`, {
+      headers: { authorization: `Bearer ${serverKey}` },
+    });
+    const apiRows = ((await apiEvents.json()) as { rows: unknown[] }).rows;
+    expect(apiRows.length).toBeGreaterThan(10);
+    expect(lines.length - 1).toBe(apiRows.length);
 
     // The server key from Settings reads the same rows through the Reporting API.
     const api = await fetch(`${stack.baseUrl}/api/v1/reports/attribution`, { headers: { authorization: `Bearer ${serverKey}` } });
