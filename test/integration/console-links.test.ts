@@ -7,7 +7,7 @@ import { runAdmin } from '../../bin/admin';
 import { pct } from '../../console/ui/format';
 import { addDays } from '../../console/ui/period';
 import { localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
-import { type MarketerConsole, startMarketerConsole } from '../support/console-browser';
+import { DESKTOP, type MarketerConsole, PHONE, startMarketerConsole } from '../support/console-browser';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
@@ -193,6 +193,15 @@ describe('the Tracking links page', () => {
     row = await rowOf(tiktokLink);
     await row.getByText('active', { exact: true }).waitFor({ timeout: 15_000 });
     expect((await click()).status).toBe(302);
+  });
+
+  it('fits a 390 px screen: the table scrolls inside its frame', async () => {
+    const { page } = mc;
+    await page.setViewportSize(PHONE);
+    await mc.open('links');
+    await page.getByTestId('links-table').locator('tbody tr').first().waitFor({ timeout: 20_000 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    await page.setViewportSize(DESKTOP);
   });
 
   it('renders without a console error (but the refusal the edit step asked for, which Chromium logs)', () => {
