@@ -1,4 +1,4 @@
-// The console's SKAN schema editor in a real headless browser (as test/integration/console.test.ts
+// The console's SKAN schema editor (on the SKAN page) in a real headless browser (as test/integration/console.test.ts
 // drives the console) against the local runtime: an app without a schema, a refused paste naming
 // the field at fault and storing nothing, a saved version shown as tables and served by the same
 // store the SDK endpoint reads, and a file loaded into the editor as the next version.
@@ -36,7 +36,7 @@ afterAll(async () => {
 describe("the console's SKAN schema editor", () => {
   it('refuses a schema naming the field, saves a valid one as a new version, shows it, and loads a file as the next', async () => {
     const store = new SkanSchemaStore(resourceName.table('tenants'));
-    await page.goto(`${server.url}#/settings`);
+    await page.goto(`${server.url}#/skan`);
     const current = page.getByTestId('skan-schema-current');
     await current.getByText('No schema yet').waitFor({ timeout: 20_000 });
 
@@ -52,7 +52,7 @@ describe("the console's SKAN schema editor", () => {
     await page.getByRole('button', { name: 'Save new version' }).click();
     await page.getByTestId('skan-schema-result').getByText('Version 1 of the schema stored and active for Test App.').waitFor();
     await current.getByText('Version 1, set').waitFor();
-    await page.getByRole('region', { name: 'Fine values' }).getByRole('cell', { name: '$10 to $20' }).waitFor();
+    await page.getByRole('region', { name: 'Fine values' }).getByRole('cell', { name: '$10.00 to $20.00' }).waitFor();
     await page.getByRole('region', { name: 'Lock rules' }).getByRole('cell', { name: 'purchase' }).waitFor();
     expect((await store.active(tenant.app.app_id))?.schema.fine).toEqual([{ value: 63, revenue_usd: [10, 20], events: ['purchase'] }]);
 

@@ -1,5 +1,6 @@
 import { command } from '../api';
 import { code, dateTime, h, notice, replace, table } from '../dom';
+import { usd } from '../format';
 import type { AppSummary } from '../state';
 
 type Range = readonly [number, number];
@@ -21,7 +22,8 @@ const EXAMPLE: Schema = {
   lock: [{ window: 0, events: ['purchase'] }],
 };
 
-const dollars = (r: Range) => `$${r[0]} to $${r[1]}`;
+/** A revenue range in dollars to 2 decimals (format.ts), as every figure of the console. */
+const dollars = (r: Range) => `${usd(r[0])} to ${usd(r[1])}`;
 
 /**
  * The app's SKAN conversion-value schema (docs/ios.md section 1): the active version as tables,
