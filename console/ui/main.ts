@@ -85,10 +85,15 @@ const navLinks = new Map<Page, HTMLAnchorElement>();
 customRange.addEventListener('submit', (event) => {
   event.preventDefault();
   if (!sinceInput.value || !untilInput.value) return;
+  customOpen = false;
   setView({ period: 'custom', since: sinceInput.value, until: untilInput.value });
 });
 
+/** Custom chosen but not applied yet: the range stays open through redraws. */
+let customOpen = false;
+
 function choosePreset(preset: Preset): void {
+  customOpen = preset === 'custom';
   if (preset === 'custom') {
     // The range starts as the period shown, to be changed and applied.
     const period = selection.period();
@@ -111,12 +116,13 @@ function updateHeader(): void {
   appNone.hidden = apps.length > 0;
 
   const period = selection.period();
-  if (periodSelect.value !== period.preset) periodSelect.value = period.preset;
-  if (period.preset === 'custom') {
-    customRange.hidden = false;
-    if (document.activeElement !== sinceInput) sinceInput.value = period.since;
-    if (document.activeElement !== untilInput) untilInput.value = period.until;
-  } else if (document.activeElement !== periodSelect) customRange.hidden = true;
+  const shown = customOpen ? 'custom' : period.preset;
+  if (periodSelect.value !== shown) periodSelect.value = shown;
+  customRange.hidden = shown !== 'custom';
+  if (period.preset === 'custom' && !customOpen) {
+    sinceInput.value = period.since;
+    untilInput.value = period.until;
+  }
   periodText.textContent = describePeriod(period);
 
   const page = currentPage();
@@ -149,24 +155,31 @@ async function render(focus: boolean): Promise<void> {
   const target = h('div', { 'data-page': page.route });
   if (focus) replace(flashArea);
   replace(main, flashArea, target);
+  const rendered = page.render(target);
+  // Pages draw their heading before their first read: it takes focus at once, not after the data.
+  const heading = () => main.querySelector<HTMLElement>('h1');
+  const early = focus ? heading() : null;
+  early?.focus();
   try {
-    await page.render(target);
+    await rendered;
   } catch (error) {
     if (run === rendering) target.append(notice('error', plainError(error)));
   }
-  if (focus && run === rendering) (main.querySelector<HTMLElement>('h1') ?? main).focus();
+  if (focus && !early && run === rendering) (heading() ?? main).focus();
 }
 
 /** A new route moves focus to its heading; the same route with other parameters redraws where focus is. */
 async function onHashChange(): Promise<void> {
   const moved = currentRoute() !== shownRoute;
+  // Another view (a link, Back, a preset chosen): an unapplied custom range closes.
+  customOpen = false;
   if (selection.outOfDate) {
     try {
       await selection.refresh({}, true);
     } catch {
       // The page's own read says what is wrong (or the banner does).
     }
-  }
+  } else selection.writeToUrl();
   await render(moved);
 }
 

@@ -98,6 +98,11 @@ class Selection {
     return Promise.resolve();
   }
 
+  /** The choice into the URL, in place (no hashchange: the caller redraws): a link without it gets it. */
+  writeToUrl(): void {
+    setView({ company: this.companyKey, app: this.appKey }, { replace: true, silent: true });
+  }
+
   private save(): void {
     for (const [name, value] of [
       ['console.company', this.companyKey],
@@ -106,8 +111,7 @@ class Selection {
       if (value) localStorage.setItem(name, value);
       else localStorage.removeItem(name);
     }
-    // The choice in the URL too, in place (no hashchange: the caller redraws).
-    setView({ company: this.companyKey, app: this.appKey }, { replace: true, silent: true });
+    this.writeToUrl();
   }
 }
 
