@@ -91,6 +91,7 @@ export async function breakdownPage(root: HTMLElement): Promise<void> {
     data,
   );
 
+  restoreFocus(root);
   if (checked.error) return replace(data, notice('error', checked.error.message));
   let rows: ReportRow[];
   try {
@@ -120,6 +121,19 @@ export async function breakdownPage(root: HTMLElement): Promise<void> {
     ),
   );
   draw(canvas, chartSpec(chart, groups));
+  restoreFocus(root);
+}
+
+/**
+ * The control a change of view came from (a sort button, a grouping checkbox): the redraw replaces
+ * it, so the new one takes focus, and a keyboard user stays where they were.
+ */
+let refocus: string | undefined;
+function restoreFocus(root: HTMLElement): void {
+  const control = refocus ? root.querySelector<HTMLElement>(refocus) : null;
+  if (!control) return;
+  control.focus();
+  refocus = undefined;
 }
 
 /**
@@ -152,6 +166,7 @@ function groupingControl(groups: readonly GroupColumn[]): HTMLElement {
           onchange: (event: Event) => {
             const box = event.target as HTMLInputElement;
             const chosen = GROUP_COLUMNS.filter((c) => (c === column ? box.checked : groups.includes(c)));
+            refocus = `input[name="group"][value="${column}"]`;
             setView({ group: chosen.length ? chosen.join(',') : null });
           },
         }),
@@ -311,7 +326,10 @@ function sortedTable(
                     type: 'button',
                     class: 'sort',
                     'data-column': column.key,
-                    onclick: () => setView({ sort: formatSort(nextSort(order, column)) }),
+                    onclick: () => {
+                      refocus = `button.sort[data-column="${column.key}"]`;
+                      setView({ sort: formatSort(nextSort(order, column)) });
+                    },
                   },
                   column.label,
                   h('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (order.direction === 'asc' ? ' ▲' : ' ▼') : ' ↕'),
