@@ -6,7 +6,7 @@
 
 import { runCommand } from '../../admin/commands';
 import { localTarget } from '../../admin/target';
-import { type ConsoleServer, startConsole } from '../../console/server';
+import { type ConsoleServer, startConsole, TOKEN_HEADER } from '../../console/server';
 import { PRESETS } from '../../console/ui/period';
 import { type Runtime, startRuntime } from '../../local/runtime';
 import { DESKTOP, type MarketerConsole, PHONE, startMarketerConsole } from '../support/console-browser';
@@ -192,6 +192,16 @@ describe('the console shell', () => {
     expect(await lookback.getAttribute('aria-invalid')).toBe('true');
     expect((await lookback.getAttribute('aria-describedby'))?.split(' ')).toContain(await message.getAttribute('id'));
     expect(await focusedId()).toBe(await lookback.getAttribute('id'));
+    // The console server's answer: the CLI's message and the flag at fault.
+    const answer = await fetch(`${m.server.url}api/command`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [TOKEN_HEADER]: m.server.token },
+      body: JSON.stringify({ command: 'link create', flags: { 'app-key': m.app.app_key, partner: 'meta', 'lookback-days': '99' } }),
+    });
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 400,
+      body: { error: '--lookback-days must be at most 30', flag: 'lookback-days' },
+    });
     // Fixed and sent again: the mark goes.
     await lookback.fill('7');
     await builder.getByRole('button', { name: 'Create link' }).click();
