@@ -205,9 +205,12 @@ async function retry(): Promise<void> {
     return;
   }
   retrying = undefined;
-  banner.hidden = true;
-  banner.textContent = '';
   await recovered();
+  // Gone once the page is drawn again (unless the redraw found it down again).
+  if (retrying === undefined) {
+    banner.hidden = true;
+    banner.textContent = '';
+  }
 }
 
 async function redrawAll(): Promise<void> {

@@ -283,6 +283,14 @@ describe('the console shell', () => {
     await page.locator('main h1').waitFor();
     await settled(page);
     expect(await page.locator('main .notice.error').count()).toBe(0);
+
+    // The console's own server gone: no socket error either, and what to do.
+    await second.close();
+    second = undefined;
+    await page.locator('#pick-period').selectOption('yesterday');
+    await banner.waitFor();
+    expect(await banner.innerText()).toBe('The console server is not running: start it with npm run console, then reload this page');
+    expect(await page.locator('body').innerText()).not.toMatch(/Failed to fetch|ECONNREFUSED/);
     await page.close();
   });
 });
