@@ -238,7 +238,7 @@ describe('the console shell', () => {
     for (const route of await navRoutes()) {
       await m.open(route);
       await settled();
-      await m.shoot(route);
+      // Each page's picture at 1440 px is its own test's (with its data shown); this one checks errors.
       expect({ route, errors: m.consoleErrors }).toEqual({ route, errors: [] });
     }
   });
