@@ -7,8 +7,8 @@
 
 import { BLANK } from '../../console/ui/format';
 import { maturityOf } from '../../functions/domain/analytics/performance-report';
-import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
-import { type MarketerConsole, startMarketerConsole } from '../support/console-browser';
+import { localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
+import { type MarketerConsole, shiftDay, startMarketerConsole } from '../support/console-browser';
 
 type Row = Record<string, unknown>;
 interface ShownCell {
@@ -45,7 +45,7 @@ afterAll(async () => {
   await m?.stop();
 });
 
-const addDays = (day: string, n: number): string => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+const addDays = shiftDay;
 const daysFrom = (since: string, until: string): string[] => {
   const days: string[] = [];
   for (let day = since; day <= until; day = nextDay(day)) days.push(day);

@@ -5,7 +5,7 @@
 
 import { BLANK, change, count, pct, usd } from '../../console/ui/format';
 import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
-import { type MarketerConsole, PHONE, startMarketerConsole } from '../support/console-browser';
+import { type MarketerConsole, PHONE, shiftDay, startMarketerConsole } from '../support/console-browser';
 
 type Row = Record<string, unknown>;
 
@@ -23,7 +23,7 @@ afterAll(async () => {
   await m?.stop();
 });
 
-const addDays = (day: string, n: number): string => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+const addDays = shiftDay;
 const dayCount = (since: string, until: string): number => Math.round((Date.parse(until) - Date.parse(since)) / DAY_MS) + 1;
 
 /** The API's window for whole local days. */
@@ -261,12 +261,7 @@ describe('the overview', () => {
 
   it('clears the figures and says why when a read fails', async () => {
     await openOverview({ period: 'last7' });
-    await m.page.route('**/api/command', async (route) => {
-      const body = route.request().postDataJSON() as { command?: string };
-      if (body.command === 'report show')
-        await route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ error: 'window_too_large' }) });
-      else await route.continue();
-    });
+    const restore = await m.failReportReads('window_too_large');
     try {
       await m.page.goto(m.url('overview', { period: 'last30' }));
       const alert = m.page.locator('[data-testid="overview-data"] [role="alert"]');
@@ -275,7 +270,7 @@ describe('the overview', () => {
       expect(await m.page.locator('[data-testid^="figure-"]').count()).toBe(0);
       expect(await m.page.locator('[data-testid="overview-chart"]').count()).toBe(0);
     } finally {
-      await m.page.unroute('**/api/command');
+      await restore();
     }
   }, 60_000);
 });

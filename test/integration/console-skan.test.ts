@@ -7,8 +7,8 @@
 // the Reporting API has used it.
 
 import { count, usd } from '../../console/ui/format';
-import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
-import { type MarketerConsole, PHONE, startMarketerConsole } from '../support/console-browser';
+import { localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
+import { type MarketerConsole, PHONE, shiftDay, startMarketerConsole } from '../support/console-browser';
 
 type Row = Record<string, unknown>;
 
@@ -17,7 +17,7 @@ let zone: string;
 let since: string;
 let until: string;
 
-const addDays = (day: string, n: number): string => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+const addDays = shiftDay;
 
 beforeAll(async () => {
   m = await startMarketerConsole();
@@ -135,12 +135,7 @@ describe('the SKAN page', () => {
 
   it('clears the numbers and says why when the read fails', async () => {
     await openSkan();
-    await m.page.route('**/api/command', async (route) => {
-      const body = route.request().postDataJSON() as { command?: string };
-      if (body.command === 'report show')
-        await route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ error: 'window_too_large' }) });
-      else await route.continue();
-    });
+    const restore = await m.failReportReads('window_too_large');
     try {
       await m.page.goto(m.url('skan', { period: 'last30' }));
       const alert = m.page.locator('[data-testid="skan-report"] [role="alert"]');
@@ -151,7 +146,7 @@ describe('the SKAN page', () => {
       // The editor does not depend on the report.
       await m.page.getByLabel('Schema JSON').waitFor();
     } finally {
-      await m.page.unroute('**/api/command');
+      await restore();
     }
     // The browser logs the 400 this test made up; nothing else.
     expect(m.consoleErrors.filter((e) => !e.includes('status of 400 (Bad Request)'))).toEqual([]);

@@ -19,6 +19,10 @@ const ROOT = join(__dirname, '..', '..');
 export const SCREENSHOTS =
   process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'test-results', 'screenshots');
 
+/** Calendar arithmetic on YYYY-MM-DD, the tests' own (not the console's). */
+export const shiftDay = (day: string, n: number): string =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
 export const DESKTOP = { width: 1440, height: 900 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 
@@ -39,6 +43,12 @@ export interface MarketerConsole {
   open(route: string, params?: Record<string, string>): Promise<void>;
   /** A full-page screenshot, `<name>.png`, in SCREENSHOTS. */
   shoot(name: string): Promise<void>;
+  /**
+   * Until the returned function is called, the page's `report show` requests are answered as the
+   * console server answers a refused one (400 with the given error): a failed read, for the tests
+   * that check a page clears its numbers.
+   */
+  failReportReads(error: string): Promise<() => Promise<void>>;
   /** GET /api/v1/reports/{report} with the app's server key (the API the console must agree with). */
   api(report: string, query: Record<string, string | number>): Promise<Record<string, unknown>[]>;
   stop(): Promise<void>;
@@ -98,6 +108,15 @@ export async function startMarketerConsole(options: MarketerConsoleOptions = {})
     },
     async shoot(name) {
       await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    },
+    async failReportReads(error) {
+      await page.route('**/api/command', async (route) => {
+        const body = route.request().postDataJSON() as { command?: string };
+        if (body.command === 'report show')
+          await route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ error }) });
+        else await route.continue();
+      });
+      return () => page.unroute('**/api/command');
     },
     async api(report, query) {
       const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
