@@ -304,21 +304,42 @@ export const schedules = {
  * HEALTH_PROBE_KEY (an IAM condition on the leading key, so not a tenant item nor a counter); on
  * the bucket, HeadBucket (s3:ListBucket on the bucket, no object). GET /health is public: a fault
  * in it must not open tenants' signing data or audit objects to whoever calls it.
+ *
+ * 'read_key_use' (TableAccess, the tenants table only) is 'read' and one narrow write: a server
+ * key's last use, on its server_key# item, under IAM conditions (below).
  */
 export type Access = 'probe' | 'read' | 'write' | 'readwrite' | 'write_delete' | 'readwrite_delete';
 
+/**
+ * The tenants table has one level more, 'read_key_use', for the functions that check server keys
+ * (the reports, the stream, the cost upload): everything 'read' gives, and UpdateItem of a server
+ * key's last use alone. IAM conditions keep that one write to the items keyed SERVER_KEY_PREFIX
+ * (dynamodb:LeadingKeys) and to the attributes KEY_USE_ATTRIBUTES (dynamodb:Attributes: the key,
+ * and the attributes its update sets and its condition reads), with no ReturnValues that would
+ * read other attributes (lib/permissions.ts, KEY_USE_CONDITION). A fault or a stolen role in one
+ * of those public functions can thus neither make a server key, revoke one, nor change an app: at
+ * worst it stamps a key's last use, or makes an item that holds nothing but a key and a last use.
+ */
+export type TableAccess = Access | 'read_key_use';
+
 /** The key the health probes read, in every table they probe; no item has it. */
 export const HEALTH_PROBE_KEY = 'health#probe';
+/** How the tenants table's server-key items are keyed: server_key#<sha256 of the key> (functions/adapters/tenant-store.ts). */
+export const SERVER_KEY_PREFIX = 'server_key#';
+/** The attributes a key's last-use update names (TenantStore.recordServerKeyUse): the table's key and last_used_ms. */
+export const KEY_USE_ATTRIBUTES: readonly string[] = [tables.tenants.partitionKey.name, 'last_used_ms'];
 
-export const readsWith = (access: Access): boolean => access === 'read' || access === 'readwrite' || access === 'readwrite_delete';
-export const writesWith = (access: Access): boolean => access !== 'read' && access !== 'probe';
-export const deletesWith = (access: Access): boolean => access === 'write_delete' || access === 'readwrite_delete';
+export const readsWith = (access: TableAccess): boolean =>
+  access === 'read' || access === 'readwrite' || access === 'readwrite_delete' || access === 'read_key_use';
+export const writesWith = (access: TableAccess): boolean => access !== 'read' && access !== 'probe' && access !== 'read_key_use';
+export const deletesWith = (access: TableAccess): boolean => access === 'write_delete' || access === 'readwrite_delete';
 export interface FunctionSpec {
   readonly entry: string;
   readonly description: string;
   /** HTTP API route keys, exactly as API Gateway writes them ("GET /l/{link_id}", "$default"). */
   readonly routes?: readonly string[];
-  readonly tables?: Partial<Record<TableName, Access>>;
+  /** 'read_key_use' on the tenants table alone (TableAccess). */
+  readonly tables?: { readonly [T in TableName]?: T extends 'tenants' ? TableAccess : Access };
   /** The audit bucket (`bucket`). */
   readonly bucket?: Access;
   /** The export bucket (`exportBucket`): stream objects and Parquet export files. */
@@ -499,7 +520,7 @@ export const functions = {
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
-    tables: { tenants: 'readwrite', aggregates: 'read' },
+    tables: { tenants: 'read_key_use', aggregates: 'read' },
   },
   'report-revenue': {
     entry: 'functions/report-revenue.ts',
@@ -508,7 +529,7 @@ export const functions = {
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
-    tables: { tenants: 'readwrite', aggregates: 'read' },
+    tables: { tenants: 'read_key_use', aggregates: 'read' },
   },
   'report-cohorts': {
     entry: 'functions/report-cohorts.ts',
@@ -517,7 +538,7 @@ export const functions = {
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
-    tables: { tenants: 'readwrite', aggregates: 'read' },
+    tables: { tenants: 'read_key_use', aggregates: 'read' },
   },
   'report-events': {
     entry: 'functions/report-events.ts',
@@ -526,7 +547,7 @@ export const functions = {
     // Server-to-server dashboards and exports, a page at a time.
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (tenants: written only for the key's last use, once an hour) and the prebuilt rows, read only.
-    tables: { tenants: 'readwrite', aggregates: 'read' },
+    tables: { tenants: 'read_key_use', aggregates: 'read' },
   },
   'report-performance': {
     entry: 'functions/report-performance.ts',
@@ -536,7 +557,7 @@ export const functions = {
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (and the app's time zone; tenants written only for the key's last use, once
     // an hour) and the performance rows, read only.
-    tables: { tenants: 'readwrite', aggregates: 'read' },
+    tables: { tenants: 'read_key_use', aggregates: 'read' },
   },
   'report-skan': {
     entry: 'functions/report-skan.ts',
@@ -547,7 +568,7 @@ export const functions = {
     throttle: { rateLimit: 50, burstLimit: 100 },
     // tenants: the key look-up (and the app's time zone), the key's last use written once an hour;
     // aggregates: the day summaries and items read, a summary rebuilt from its items written back (conditionally).
-    tables: { tenants: 'readwrite', aggregates: 'readwrite' },
+    tables: { tenants: 'read_key_use', aggregates: 'readwrite' },
   },
   'performance-pages': {
     entry: 'functions/performance-pages.ts',
@@ -566,7 +587,7 @@ export const functions = {
     throttle: { rateLimit: 50, burstLimit: 100 },
     // tenants: the key look-up (and the key's last use, written once an hour); ledger: the lanes'
     // watermark; exports: the stream objects, read only.
-    tables: { tenants: 'readwrite', ledger: 'read' },
+    tables: { tenants: 'read_key_use', ledger: 'read' },
     exports: 'read',
   },
   'cost-upload': {
@@ -579,7 +600,7 @@ export const functions = {
     // tenants: the key look-up (and the key's last use, written once an hour); aggregates: the cost
     // days read and replaced, their partner sums and the days' perf_stamp written; fx_rates: the
     // rates of rows in other currencies.
-    tables: { tenants: 'readwrite', aggregates: 'readwrite', fx_rates: 'read' },
+    tables: { tenants: 'read_key_use', aggregates: 'readwrite', fx_rates: 'read' },
   },
   export: {
     entry: 'functions/export.ts',

@@ -3,8 +3,11 @@ import {
   deletesWith,
   type FunctionSpec,
   HEALTH_PROBE_KEY,
+  KEY_USE_ATTRIBUTES,
   type QueueName,
   readsWith,
+  SERVER_KEY_PREFIX,
+  type TableAccess,
   type TableName,
   type TableSpec,
   tables,
@@ -38,12 +41,24 @@ export type PolicyResource =
   | { readonly kind: 'origin-secret' };
 
 /**
- * A condition a statement holds only under. The one kind the service needs: every partition key
- * value a DynamoDB call names is one of these (IAM's ForAllValues:StringEquals on
- * dynamodb:LeadingKeys), which keeps the health probes to their probe key.
+ * A condition a statement holds only under, every part of it at once (IAM ands them). The kinds
+ * the service needs, on DynamoDB calls:
+ * - leadingKeys: every partition key value the call names is one of these (IAM's
+ *   ForAllValues:StringEquals on dynamodb:LeadingKeys), which keeps the health probes to their key;
+ * - leadingKeysLike: every partition key value matches one of these patterns, `*` any run of
+ *   characters and `?` one (ForAllValues:StringLike on dynamodb:LeadingKeys);
+ * - attributes: every attribute the call names is one of these (ForAllValues:StringEquals on
+ *   dynamodb:Attributes): the item's key attributes, and those its expressions name (update,
+ *   condition, projection, through ExpressionAttributeNames or not);
+ * - returnValues: the call's ReturnValues is one of these (StringEquals on dynamodb:ReturnValues;
+ *   a write without one has NONE).
+ * Together the last three keep the 'read_key_use' level to a server key's last use.
  */
 export interface PolicyCondition {
-  readonly leadingKeys: readonly string[];
+  readonly leadingKeys?: readonly string[];
+  readonly leadingKeysLike?: readonly string[];
+  readonly attributes?: readonly string[];
+  readonly returnValues?: readonly string[];
 }
 
 export interface PolicyStatement {
@@ -55,7 +70,15 @@ export interface PolicyStatement {
 
 /** A condition as IAM writes it, for the stack (lib/constructs/service-function.ts) and the parity test. */
 export function iamConditionOf(condition: PolicyCondition): Record<string, Record<string, string[]>> {
-  return { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...condition.leadingKeys] } };
+  const iam: Record<string, Record<string, string[]>> = {};
+  const add = (operator: string, key: string, values: readonly string[] | undefined) => {
+    if (values) iam[operator] = { ...iam[operator], [key]: [...values] };
+  };
+  add('ForAllValues:StringEquals', 'dynamodb:LeadingKeys', condition.leadingKeys);
+  add('ForAllValues:StringLike', 'dynamodb:LeadingKeys', condition.leadingKeysLike);
+  add('ForAllValues:StringEquals', 'dynamodb:Attributes', condition.attributes);
+  add('StringEquals', 'dynamodb:ReturnValues', condition.returnValues);
+  return iam;
 }
 
 /** grantReadData's actions. */
@@ -89,6 +112,23 @@ export const TABLE_PROBE_ACTIONS = ['dynamodb:GetItem'] as const;
 export const TABLE_PROBE_CONDITION: PolicyCondition = { leadingKeys: [HEALTH_PROBE_KEY] };
 export const BUCKET_PROBE_ACTIONS = ['s3:ListBucket'] as const;
 
+/**
+ * The 'read_key_use' level's one write (beside 'read'): UpdateItem of a server key's item, naming
+ * its key and last_used_ms alone, as AWS's own example of an update limited to some attributes
+ * writes it (DynamoDB Developer Guide, "Using IAM policy conditions for fine-grained access
+ * control"): no PutItem or DeleteItem, which replace a whole item, and no ReturnValues ALL_OLD or
+ * ALL_NEW, which would read the item's other attributes. An UpdateItem always has a ReturnValues
+ * (NONE when the call gives none), hence StringEquals rather than StringEqualsIfExists.
+ */
+export const TABLE_KEY_USE_ACTIONS = ['dynamodb:UpdateItem'] as const;
+export const KEY_USE_CONDITION: PolicyCondition = {
+  leadingKeysLike: [`${SERVER_KEY_PREFIX}*`],
+  attributes: KEY_USE_ATTRIBUTES,
+  returnValues: ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'],
+};
+/** The one table 'read_key_use' is for: its condition names that table's server-key items and attributes. */
+export const KEY_USE_TABLE: TableName = 'tenants';
+
 /** What a routed function may do with the origin secret: read its value, nothing else (not even DescribeSecret). */
 export const ORIGIN_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
 
@@ -110,7 +150,7 @@ export const QUEUE_ACTIONS: Record<NonNullable<QueueAccess>, readonly string[]> 
 
 export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
-  for (const [table, access] of Object.entries(spec.tables ?? {}) as [TableName, Access][]) {
+  for (const [table, access] of Object.entries(spec.tables ?? {}) as [TableName, TableAccess][]) {
     const tableSpec: TableSpec = tables[table];
     const resources: PolicyResource[] = [{ kind: 'table', table }];
     if (access === 'probe') {
@@ -119,6 +159,10 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
     }
     if (tableSpec.indexes?.length) resources.push({ kind: 'table-indexes', table });
     if (readsWith(access)) statements.push({ actions: TABLE_READ_ACTIONS, resources });
+    if (access === 'read_key_use') {
+      assertKeyUseTable(table);
+      statements.push({ actions: TABLE_KEY_USE_ACTIONS, resources: [{ kind: 'table', table }], condition: KEY_USE_CONDITION });
+    }
     if (writesWith(access)) {
       statements.push({ actions: [...TABLE_WRITE_ACTIONS, ...(deletesWith(access) ? TABLE_DELETE_ACTIONS : [])], resources });
     }
@@ -131,6 +175,11 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   // Routed functions check every request's origin header against it (functions/shared/http.ts).
   if (spec.routes?.length) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
   return statements;
+}
+
+/** 'read_key_use' names the tenants table's items and attributes: on another table it would mean nothing. */
+export function assertKeyUseTable(table: TableName): void {
+  if (table !== KEY_USE_TABLE) throw new Error(`'read_key_use' is the ${KEY_USE_TABLE} table's level, not the ${table} table's`);
 }
 
 /** The same action sets on either bucket: the bucket itself, and its objects. */
@@ -164,20 +213,42 @@ export function resourceKey(resource: PolicyResource): string {
 
 export const sameResource = (a: PolicyResource, b: PolicyResource): boolean => resourceKey(a) === resourceKey(b);
 
-/** What a call names that a condition looks at: the partition key values of a DynamoDB call, when the call has them. */
+/** What a call names that a condition looks at, when the call has it (local/iam-guard.ts reads it from the call). */
 export interface RequestContext {
+  /** The partition key values of a DynamoDB call (dynamodb:LeadingKeys). */
   readonly leadingKeys?: readonly string[];
+  /** The attribute names the call names (dynamodb:Attributes). */
+  readonly attributes?: readonly string[];
+  /** A write's ReturnValues, NONE when it gives none (dynamodb:ReturnValues); undefined for a call that takes none. */
+  readonly returnValues?: string;
+}
+
+/** IAM's StringLike: case-sensitive, `*` any run of characters, `?` one character. */
+export function stringLike(pattern: string, value: string): boolean {
+  const escaped = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${escaped}$`, 's').test(value);
 }
 
 /**
- * Whether a condition holds for a call. A call whose leading keys are not known (a Query, a Scan)
- * does not meet a leading-key condition: stricter than IAM, whose ForAllValues holds over no keys
- * at all, and never looser; the one conditioned statement grants GetItem alone.
+ * Whether a condition holds for a call. A call whose leading keys or attributes are not known (a
+ * Query's keys, a Scan's) does not meet a condition on them: stricter than IAM, whose ForAllValues
+ * holds over no values at all, and never looser; the conditioned statements grant GetItem (the
+ * probe key) and UpdateItem (a key's last use) alone, which always name their key.
  */
 function holds(condition: PolicyCondition | undefined, request: RequestContext): boolean {
   if (!condition) return true;
-  const keys = request.leadingKeys;
-  return keys !== undefined && keys.length > 0 && keys.every((key) => condition.leadingKeys.includes(key));
+  const everyOf = (values: readonly string[] | undefined, allowed: (value: string) => boolean) =>
+    values !== undefined && values.length > 0 && values.every(allowed);
+  const { leadingKeys, leadingKeysLike, attributes, returnValues } = condition;
+  return (
+    (!leadingKeys || everyOf(request.leadingKeys, (key) => leadingKeys.includes(key))) &&
+    (!leadingKeysLike || everyOf(request.leadingKeys, (key) => leadingKeysLike.some((pattern) => stringLike(pattern, key)))) &&
+    (!attributes || everyOf(request.attributes, (name) => attributes.includes(name))) &&
+    (!returnValues || (request.returnValues !== undefined && returnValues.includes(request.returnValues)))
+  );
 }
 
 /** Whether the statements allow the action on the resource, for a call with that context. */

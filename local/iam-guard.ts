@@ -25,6 +25,10 @@ export interface Authorization {
   readonly arn: string;
   /** The partition key values a DynamoDB call names (dynamodb:LeadingKeys); undefined when it names none (Query, Scan). */
   readonly leadingKeys?: readonly string[];
+  /** The attribute names a DynamoDB call (or one part of a transaction) names (dynamodb:Attributes). */
+  readonly attributes?: readonly string[];
+  /** A DynamoDB write's ReturnValues, NONE when it gives none (dynamodb:ReturnValues). */
+  readonly returnValues?: string;
 }
 
 const ACCOUNT = '000000000000';
@@ -69,15 +73,82 @@ function partitionKeyOf(table: TableName | undefined, key: unknown): string | un
   return typeof marshalled === 'string' ? marshalled : undefined;
 }
 
+/** The words of the expression grammar that are not attribute names (keywords case-insensitively, functions as written). */
+const EXPRESSION_KEYWORDS = new Set(['set', 'remove', 'add', 'delete', 'and', 'or', 'not', 'between', 'in']);
+const EXPRESSION_FUNCTIONS = new Set([
+  'attribute_exists',
+  'attribute_not_exists',
+  'attribute_type',
+  'begins_with',
+  'contains',
+  'size',
+  'if_not_exists',
+  'list_append',
+]);
+const EXPRESSIONS = ['UpdateExpression', 'ConditionExpression', 'ProjectionExpression', 'KeyConditionExpression', 'FilterExpression'];
+
+/**
+ * The attribute names a request (or one part of a transaction) names, as IAM's dynamodb:Attributes
+ * sees them: "the attribute names in a request", those read, written or evaluated in a
+ * conditional write (DynamoDB Developer Guide, "Using IAM policy conditions for fine-grained
+ * access control"), which is why a policy with it must list the key attributes. So: the key's (or
+ * the whole item's) attributes, every name in the expressions (a #placeholder through
+ * ExpressionAttributeNames, every segment of a nested path), every ExpressionAttributeNames value
+ * whether used or not, and the legacy parameters' attributes. Never fewer names than IAM sees: a
+ * nested path's inner segments make it stricter, never looser.
+ */
+export function attributeNamesOf(request: Input): string[] {
+  const names = new Set<string>();
+  const placeholders = (request.ExpressionAttributeNames as Record<string, string> | undefined) ?? {};
+  const keysOf = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : []);
+  for (const name of [
+    ...keysOf(request.Key ?? request.Item),
+    ...Object.values(placeholders),
+    ...keysOf(request.AttributeUpdates),
+    ...keysOf(request.Expected),
+    ...keysOf(request.QueryFilter),
+    ...keysOf(request.ScanFilter),
+    ...keysOf(request.KeyConditions),
+    ...(Array.isArray(request.AttributesToGet) ? (request.AttributesToGet as unknown[]).map(String) : []),
+  ]) {
+    names.add(name);
+  }
+  for (const field of EXPRESSIONS) {
+    for (const [token] of (text(request[field]) ?? '').matchAll(/[#:]?[A-Za-z_][A-Za-z0-9_]*/g)) {
+      if (token.startsWith(':')) continue;
+      if (token.startsWith('#')) names.add(placeholders[token] ?? token);
+      else if (!EXPRESSION_KEYWORDS.has(token.toLowerCase()) && !EXPRESSION_FUNCTIONS.has(token)) names.add(token);
+    }
+  }
+  return [...names];
+}
+
+/** The ReturnValues IAM sees for a write (NONE when the call gives none); none for a call that takes none. */
+const WRITES_WITH_RETURN_VALUES = new Set(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
+const returnValuesOf = (action: string, request: Input): string | undefined =>
+  WRITES_WITH_RETURN_VALUES.has(action) ? (text(request.ReturnValues) ?? 'NONE') : undefined;
+
 export function dynamodbAuthorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
   const operation = operationOf(commandName);
   const action = `dynamodb:${DOCUMENT_COMMANDS[operation] ?? operation}`;
-  /** keys: the items the call names (their keys or whole items); undefined for a call that names none. */
-  const on = (physical: unknown, act: string, options: { index?: unknown; keys?: readonly unknown[] } = {}): Authorization => {
+  /**
+   * keys: the items the call names (their keys or whole items); undefined for a call that names
+   * none. request: the call, or its part of a transaction, whose attributes and ReturnValues IAM
+   * looks at (a batch's parts name only keys or items: their attributes, and no ReturnValues).
+   */
+  const on = (
+    physical: unknown,
+    act: string,
+    options: { index?: unknown; keys?: readonly unknown[]; request?: Input } = {},
+  ): Authorization => {
     const { table, resource, arn } = tableResource(target, text(physical), text(options.index));
     const leading = options.keys?.map((key) => partitionKeyOf(table, key));
     const leadingKeys = leading?.every((key): key is string => key !== undefined) ? leading : undefined;
-    return { action: act, resource, arn, leadingKeys };
+    const request = options.request;
+    const attributes = request
+      ? attributeNamesOf(request)
+      : options.keys?.flatMap((key) => (key && typeof key === 'object' ? Object.keys(key) : []));
+    return { action: act, resource, arn, leadingKeys, attributes, returnValues: request && returnValuesOf(act, request) };
   };
   if (action === 'dynamodb:BatchGetItem') {
     return Object.entries((input.RequestItems as Record<string, Input> | undefined) ?? {}).map(([table, request]) =>
@@ -104,13 +175,18 @@ export function dynamodbAuthorizations(commandName: string, input: Input, target
     return ((input.TransactItems as Input[] | undefined) ?? []).flatMap((item) =>
       Object.entries(item).flatMap(([kind, part]) =>
         parts[kind]
-          ? [on((part as Input).TableName, `dynamodb:${parts[kind]}`, { keys: [(part as Input).Key ?? (part as Input).Item] })]
+          ? [
+              on((part as Input).TableName, `dynamodb:${parts[kind]}`, {
+                keys: [(part as Input).Key ?? (part as Input).Item],
+                request: part as Input,
+              }),
+            ]
           : [],
       ),
     );
   }
   const item = input.Key ?? input.Item;
-  return [on(input.TableName, action, { index: input.IndexName, keys: item === undefined ? undefined : [item] })];
+  return [on(input.TableName, action, { index: input.IndexName, keys: item === undefined ? undefined : [item], request: input })];
 }
 
 /** The deployment's two buckets, each its own resources (the bucket, its objects); any other bucket is none of ours. */
@@ -211,7 +287,13 @@ const authorizationsBy: Record<ClientService, typeof dynamodbAuthorizations> = {
 /** The first authorization the function's policy does not give, if any. */
 export function refusalOf(service: ClientService, commandName: string, input: Input, context: FunctionContext): Authorization | undefined {
   return authorizationsBy[service](commandName, input, context.deployment).find(
-    (needed) => !needed.resource || !allows(context.policy, needed.action, needed.resource, { leadingKeys: needed.leadingKeys }),
+    (needed) =>
+      !needed.resource ||
+      !allows(context.policy, needed.action, needed.resource, {
+        leadingKeys: needed.leadingKeys,
+        attributes: needed.attributes,
+        returnValues: needed.returnValues,
+      }),
   );
 }
 

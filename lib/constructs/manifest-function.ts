@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { type Access, envName, type FunctionSpec, type QueueName, type TableName } from '../manifest';
+import { envName, type FunctionSpec, type QueueName, type TableAccess, type TableName } from '../manifest';
 import type { AlarmTopic } from './alarms';
 import type { DataStores } from './data-stores';
 import { entriesOf } from './naming';
@@ -40,7 +40,7 @@ export class ManifestFunction extends Construct {
       // The internet addresses the manifest gives the function (local/function-context.ts gives '' instead).
       environment: { ...spec.internet, ...props.environment },
     });
-    for (const [table, access] of entriesOf<TableName, Access>(spec.tables)) {
+    for (const [table, access] of entriesOf<TableName, TableAccess>(spec.tables)) {
       this.function.bindTable(table, stores.tables[table], access);
     }
     if (spec.bucket) this.function.bindBucket(stores.bucket, spec.bucket);

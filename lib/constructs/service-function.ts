@@ -16,12 +16,22 @@ import {
   type FunctionSpec,
   type QueueName,
   readsWith,
+  type TableAccess,
   type TableName,
   type TableSpec,
   tables,
   writesWith,
 } from '../manifest';
-import { BUCKET_PROBE_ACTIONS, iamConditionOf, ORIGIN_SECRET_ACTIONS, TABLE_PROBE_ACTIONS, TABLE_PROBE_CONDITION } from '../permissions';
+import {
+  assertKeyUseTable,
+  BUCKET_PROBE_ACTIONS,
+  iamConditionOf,
+  KEY_USE_CONDITION,
+  ORIGIN_SECRET_ACTIONS,
+  TABLE_KEY_USE_ACTIONS,
+  TABLE_PROBE_ACTIONS,
+  TABLE_PROBE_CONDITION,
+} from '../permissions';
 
 export type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 
@@ -93,15 +103,29 @@ export class ServiceFunction extends NodejsFunction {
   /**
    * Access to one manifest table; its physical name goes to TABLE_<NAME>. Writing is PutItem and
    * UpdateItem; only a '_delete' level adds DeleteItem and BatchWriteItem (which can delete too),
-   * unlike CDK's grantWriteData, which gives every writer both.
+   * unlike CDK's grantWriteData, which gives every writer both. 'read_key_use' (the tenants table)
+   * reads, and adds UpdateItem under KEY_USE_CONDITION alone: a server key's last use.
    */
-  bindTable(name: TableName, table: dynamodb.Table, access: Access): this {
+  bindTable(name: TableName, table: dynamodb.Table, access: TableAccess): this {
     if (access === 'probe') return this.bindProbedTable(name, table);
     if (readsWith(access)) table.grantReadData(this);
     if (writesWith(access)) {
       const deletes = deletesWith(access) ? ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] : [];
       table.grant(this, 'dynamodb:PutItem', 'dynamodb:UpdateItem', ...deletes, 'dynamodb:DescribeTable');
-      // The key actions grantWriteData would add: writing under the table's key reads it too.
+    }
+    if (access === 'read_key_use') {
+      assertKeyUseTable(name);
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [...TABLE_KEY_USE_ACTIONS],
+          resources: [table.tableArn],
+          conditions: iamConditionOf(KEY_USE_CONDITION),
+        }),
+      );
+    }
+    const updates = writesWith(access) || access === 'read_key_use';
+    // The key actions grantWriteData would add: writing under the table's key reads it too.
+    if (updates) {
       table.encryptionKey?.grant(this, 'kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*');
     }
     this.addEnvironment(envName.table(name), table.tableName);
@@ -112,7 +136,7 @@ export class ServiceFunction extends NodejsFunction {
         `The grant covers the ${name} table's secondary indexes (queries need the index ARNs); the wildcard spans only this table's indexes.`,
       );
     }
-    if (writesWith(access)) this.acknowledgeKmsDataKeyActions(table.encryptionKey !== undefined);
+    if (updates) this.acknowledgeKmsDataKeyActions(table.encryptionKey !== undefined);
     return this;
   }
 

@@ -1,4 +1,4 @@
-import { type Access, deletesWith, type FunctionSpec, functions, readsWith, type TableName, writesWith } from '../../lib/manifest';
+import { deletesWith, type FunctionSpec, functions, readsWith, type TableAccess, type TableName, writesWith } from '../../lib/manifest';
 import { logicalId, type SynthesizedService, synthesizeService } from './synthesize';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
@@ -93,7 +93,7 @@ describe('least privilege', () => {
       writes: can(actions, write),
       deletes: deletes.some((action) => can(actions, action)),
     });
-    const expected = (access: Access | undefined) => ({
+    const expected = (access: TableAccess | undefined) => ({
       reads: access !== undefined && readsWith(access),
       writes: access !== undefined && writesWith(access),
       deletes: access !== undefined && deletesWith(access),
@@ -116,6 +116,42 @@ describe('least privilege', () => {
       });
     }
   });
+});
+
+describe('the functions that check server keys', () => {
+  const keyCheckers = functionEntries.filter(([, spec]) => spec.tables?.tenants === 'read_key_use').map(([name]) => name);
+
+  it('are the reports, the stream and the cost upload', () => {
+    expect(keyCheckers.sort()).toEqual([...reportFunctions, 'stream-events', 'cost-upload'].sort());
+  });
+
+  it.each(keyCheckers)(
+    "lets %s write nothing in the tenants table but a server key's last use: UpdateItem on server_key# items, of pk and last_used_ms",
+    (name) => {
+      const tenants = logicalId(service.stack.stores.tables.tenants);
+      const writes = [
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:PartiQLUpdate',
+      ];
+      const writing = nonLogStatements(name)
+        .filter((s) => JSON.stringify(s.Resource).includes(`"${tenants}"`))
+        .filter((s) => writes.some((action) => can([s.Action].flat(), action)));
+      expect(writing.map(({ Action, Resource, Condition }) => ({ Action, Resource, Condition }))).toEqual([
+        {
+          Action: 'dynamodb:UpdateItem',
+          Resource: { 'Fn::GetAtt': [tenants, 'Arn'] },
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['server_key#*'] },
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'last_used_ms'] },
+            StringEquals: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+          },
+        },
+      ]);
+    },
+  );
 });
 
 describe('the health functions', () => {
