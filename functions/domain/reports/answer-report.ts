@@ -75,7 +75,9 @@ export async function answerReport(ports: ReportPorts, request: ReportRequest): 
  */
 export async function appOfKey(keys: ServerKeys, authorization: string | undefined, scope: ServerKeyScope = 'read'): Promise<string> {
   const record = await keys.serverKey(bearerKey(authorization));
-  if (!record || record.revoked) throw reportError('invalid_or_revoked_key');
+  // An item without an app is no key: the key-use grant lets a function write `last_used_ms` on
+  // any server_key# item, and so create one holding nothing else (docs/console.md, "Server keys").
+  if (!record || record.revoked || !record.app_id) throw reportError('invalid_or_revoked_key');
   if (!scopesOf(record).includes(scope)) throw reportError('insufficient_scope');
   if (record.key_hash) keys.keyUsed?.({ key_hash: record.key_hash, last_used_ms: record.last_used_ms });
   return record.app_id;

@@ -10,6 +10,8 @@ const keys: ServerKeys = {
       [key('b')]: { app_id: 'app_cost', revoked: false, scopes: ['cost' as const] },
       [key('c')]: { app_id: 'app_both', revoked: false, scopes: ['read' as const, 'cost' as const] },
       [key('d')]: { app_id: 'app_revoked', revoked: true, scopes: ['read' as const] },
+      // What an UpdateItem of last_used_ms alone would leave under a made-up key's hash.
+      [key('f')]: { last_used_ms: 1 } as unknown as { app_id: string; revoked: boolean },
     })[k],
   appTimeZone: async () => 'UTC',
 };
@@ -42,6 +44,7 @@ describe('server key scopes', () => {
     expect(await codeOf(appOfKey(keys, `Bearer ${key('c')}`, 'cost'))).toBe('app_both');
     expect(await codeOf(appOfKey(keys, `Bearer ${key('d')}`, 'read'))).toBe('401 invalid_or_revoked_key');
     expect(await codeOf(appOfKey(keys, `Bearer ${key('e')}`, 'cost'))).toBe('401 invalid_or_revoked_key');
+    expect(await codeOf(appOfKey(keys, `Bearer ${key('f')}`))).toBe('401 invalid_or_revoked_key');
     expect(await codeOf(appOfKey(keys, undefined, 'cost'))).toBe('401 missing_bearer_token');
   });
 });
