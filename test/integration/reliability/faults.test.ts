@@ -32,9 +32,11 @@ const OUTAGE_MS = 2_500;
 // The aggregator's lease is its timeout plus 15 s and must stay shorter than the queue's
 // visibility timeout (docs/aggregation.md). The manifest's 60 s and 120 s would make a delivery
 // that failed during an outage come back two minutes later; both are scaled down together here,
-// before the aggregator loads: a 1 s timeout (lease 16 s) under a 20 s visibility timeout.
-(functions.aggregator as { timeoutSeconds?: number }).timeoutSeconds = 1;
-const VISIBILITY_SECONDS = 20;
+// before the aggregator loads: a 5 s timeout (lease 20 s) under a 25 s visibility timeout. (At
+// 1 s, an invocation slowed by a busy machine timed out on every delivery and sent healthy
+// messages to the DLQ: CI, with the browser tests beside it.)
+(functions.aggregator as { timeoutSeconds?: number }).timeoutSeconds = 5;
+const VISIBILITY_SECONDS = 25;
 
 let stack: LocalStack;
 let faults: EmulatorFaults;
