@@ -59,7 +59,10 @@ export const deployConfigSchema = z
       .strictObject({
         $comment: comment,
         /** Subscribed to the alarm topic by email (each address confirms from the mail AWS sends). */
-        emails: z.array(z.email()).default([]),
+        emails: z
+          .array(z.email())
+          .refine((emails) => new Set(emails).size === emails.length, 'lists an address twice')
+          .default([]),
         /** An existing SNS topic (a chat or paging integration's) every alarm notifies as well, on alarm and on recovery. */
         topicArn: z
           .string()
