@@ -183,7 +183,7 @@ export function functionAlarms(scope: Construct, topic: AlarmTopic, name: string
   // Lambda stops an invocation at its timeout (an error, and for a queue a redelivery); above 80%
   // of it, one slower dependency is enough. p99 for traffic (the slowest 1% of a minute), the
   // slowest run for a schedule.
-  const timeoutMs = (fn.timeout?.toMilliseconds() ?? 3000) * 0.8;
+  const timeoutMs = (fn.timeout ?? Duration.seconds(3)).toMilliseconds() * 0.8; // unset: Lambda's default, 3 s
   topic.whenAboveFor(
     scope,
     'NearTimeout',
@@ -324,12 +324,7 @@ export class ServiceAlarms extends Construct {
         this,
         'AccountConcurrency',
         `Lambda ran more than ${props.accountConcurrency} executions at once in this account and region, in 3 of 5 minutes.`,
-        new cloudwatch.Metric({
-          namespace: 'AWS/Lambda',
-          metricName: 'ConcurrentExecutions',
-          statistic: cloudwatch.Stats.MAXIMUM,
-          period: SUSTAINED.period,
-        }),
+        accountConcurrentExecutions({ period: SUSTAINED.period }),
         props.accountConcurrency,
         SUSTAINED,
       );
@@ -359,11 +354,8 @@ export class ServiceAlarms extends Construct {
       metricValue: '1',
       dimensions: { route: '$.routeKey' },
     });
-    const perMinute = { statistic: cloudwatch.Stats.SUM, period: SUSTAINED.period };
+    const period = SUSTAINED.period;
     for (const [route, { p99Ms }] of Object.entries(HOT_ROUTES)) {
-      const dimensionsMap = { ApiId: edge.api.apiId, Stage: edge.stage.stageName, Route: route };
-      const routeMetric = (metricName: string, statistic: string) =>
-        new cloudwatch.Metric({ namespace: 'AWS/ApiGateway', metricName, dimensionsMap, statistic, period: SUSTAINED.period });
       const id = route
         .split(/[^A-Za-z0-9]+/)
         .filter(Boolean)
@@ -373,7 +365,7 @@ export class ServiceAlarms extends Construct {
         this,
         `${id}Latency`,
         `${route} answered its slowest 1% of requests in over ${p99Ms} ms, in 3 of 5 minutes.`,
-        routeMetric('Latency', cloudwatch.Stats.p(99)),
+        routeMetric(edge.stage, route, 'Latency', { statistic: cloudwatch.Stats.p(99), period }),
         p99Ms,
         SUSTAINED,
       );
@@ -384,10 +376,10 @@ export class ServiceAlarms extends Construct {
         `${id}Throttled`,
         `API Gateway throttled over 1% of ${route} requests (429), in 3 of 5 minutes: raise its limit or find the flood.`,
         percentOf(
-          new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: THROTTLED_REQUESTS, dimensionsMap: { route }, ...perMinute }),
-          routeMetric('Count', cloudwatch.Stats.SUM),
+          throttledRequests(route, { statistic: cloudwatch.Stats.SUM, period }),
+          routeMetric(edge.stage, route, 'Count', { statistic: cloudwatch.Stats.SUM, period }),
           `${route} throttled %`,
-          SUSTAINED.period,
+          period,
         ),
         1,
         SUSTAINED,
@@ -398,6 +390,36 @@ export class ServiceAlarms extends Construct {
 
 /** The metric the access log filter publishes: requests API Gateway refused with 429, by route key. */
 export const THROTTLED_REQUESTS = 'ThrottledRequests';
+
+/** The most executions running at once in the account and region, every function's. */
+export function accountConcurrentExecutions(options: cloudwatch.MetricOptions): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: 'AWS/Lambda',
+    metricName: 'ConcurrentExecutions',
+    statistic: cloudwatch.Stats.MAXIMUM,
+    ...options,
+  });
+}
+
+/** Requests of a route API Gateway refused with 429 (the access log's metric filter, ServiceAlarms). */
+export function throttledRequests(route: string, options: cloudwatch.MetricOptions): cloudwatch.Metric {
+  return new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: THROTTLED_REQUESTS, dimensionsMap: { route }, ...options });
+}
+
+/** One of API Gateway's route-level metrics of a route (only published for the routes enableRouteMetrics names). */
+export function routeMetric(
+  stage: apigw.IHttpStage,
+  route: string,
+  metricName: string,
+  options: cloudwatch.MetricOptions,
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: 'AWS/ApiGateway',
+    metricName,
+    dimensionsMap: { ApiId: stage.api.apiId, Stage: stage.stageName, Route: route },
+    ...options,
+  });
+}
 
 /**
  * Turns on API Gateway's route-level (detailed) metrics for these routes only. A route with its

@@ -176,6 +176,15 @@ describe('the alarms', () => {
     });
   });
 
+  it("put the hot routes' latency and 429s and the account's concurrency on the dashboard", () => {
+    const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const title of ['Hot routes: latency p99 (ms)', 'Hot routes: throttled by API Gateway (429)', 'Account concurrent executions'])
+      expect(body).toContain(title);
+    for (const route of Object.keys(HOT_ROUTES)) expect(body).toContain(`\\"Route\\",\\"${route}\\"`);
+    expect(body).toContain('ConcurrentExecutions');
+  });
+
   it('fire on the 5xx rate of the API, not on one 5xx', () => {
     const found = alarms().filter(([, alarm]) => reads(alarm, '5xx'));
     expect(found.map(([, alarm]) => [reads(alarm, 'Count'), alarm.Threshold, alarm.EvaluationPeriods, alarm.DatapointsToAlarm])).toEqual([
