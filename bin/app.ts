@@ -1,6 +1,6 @@
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { accountConcurrencyThreshold, CONFIG_DIR, type DeployConfig, loadDeployConfig } from '../lib/config';
+import { accountConcurrencyThreshold, CONFIG_DIR, type DeployConfig, DeployConfigError, loadDeployConfig } from '../lib/config';
 import { AttributionServiceStack, type AttributionServiceStackProps } from '../lib/stack';
 
 /**
@@ -28,7 +28,7 @@ export function createApp(props: AppProps = {}): { app: App; stack: AttributionS
   const app = new App(props);
   for (const [name, setting] of Object.entries(MOVED_TO_CONFIG)) {
     if (app.node.tryGetContext(name) !== undefined)
-      throw new Error(`context ${name} is no longer read: set ${setting} in config/<env>.json instead (docs/deploy.md)`);
+      throw new DeployConfigError(`context ${name} is no longer read: set ${setting} in config/<env>.json instead (docs/deploy.md)`);
   }
   const env = stringContext(app, 'env') ?? 'dev';
   const config = loadDeployConfig(env, stringContext(app, 'configDir') ?? CONFIG_DIR);
@@ -74,4 +74,13 @@ function secretVersionContext(app: App, name: string): string | undefined {
   return raw;
 }
 
-if (require.main === module) createApp();
+if (require.main === module) {
+  try {
+    createApp();
+  } catch (error) {
+    // A configuration to fix is said in a few lines; anything else keeps its stack trace.
+    if (!(error instanceof DeployConfigError)) throw error;
+    console.error(error.message);
+    process.exitCode = 1;
+  }
+}

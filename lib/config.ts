@@ -142,6 +142,11 @@ export const deployConfigSchema = z
 export type DeployConfig = z.infer<typeof deployConfigSchema>;
 export type CustomDomain = z.infer<typeof customDomain>;
 
+/** A deploy configuration that cannot be used: its message says what to change, and no stack trace helps. */
+export class DeployConfigError extends Error {
+  override readonly name = 'DeployConfigError';
+}
+
 /** The repository's config/ directory. */
 export const CONFIG_DIR = path.resolve(__dirname, '..', 'config');
 
@@ -150,22 +155,25 @@ export const CONFIG_DIR = path.resolve(__dirname, '..', 'config');
  * reported at once, each with its place in the file, and synth stops there.
  */
 export function loadDeployConfig(env: string, dir: string = CONFIG_DIR): DeployConfig {
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(env)) throw new Error(`-c env=${env}: an environment name is lower-case letters, digits and dashes`);
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(env))
+    throw new DeployConfigError(`-c env=${env}: an environment name is lower-case letters, digits and dashes`);
   const file = path.join(dir, `${env}.json`);
   if (!existsSync(file)) {
     const known = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.json')) : [];
-    throw new Error(`-c env=${env}: no ${file} (environments: ${known.map((name) => name.replace(/\.json$/, '')).join(', ') || 'none'})`);
+    throw new DeployConfigError(
+      `-c env=${env}: no ${file} (environments: ${known.map((name) => name.replace(/\.json$/, '')).join(', ') || 'none'})`,
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`${file} is not JSON: ${(error as Error).message}`);
+    throw new DeployConfigError(`${file} is not JSON: ${(error as Error).message}`);
   }
   const parsed = deployConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(file)'}: ${issue.message}`);
-    throw new Error(`${file} is not a valid deploy configuration (docs/deploy.md):\n${problems.join('\n')}`);
+    throw new DeployConfigError(`${file} is not a valid deploy configuration (docs/deploy.md):\n${problems.join('\n')}`);
   }
   return parsed.data;
 }

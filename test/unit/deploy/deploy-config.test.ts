@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accountConcurrencyThreshold, type DeployConfig, loadDeployConfig } from '../../../lib/config';
+import { accountConcurrencyThreshold, type DeployConfig, DeployConfigError, loadDeployConfig } from '../../../lib/config';
 import { queues } from '../../../lib/manifest';
 
 let dir: string;
@@ -27,6 +27,8 @@ describe('the shipped configurations', () => {
 
   it('refuse prod until someone fills in an alarm destination', () => {
     expect(() => loadDeployConfig('prod')).toThrow(/prod\.json[\s\S]*alarms: a prod environment needs an alarm destination/);
+    // bin/app.ts prints this kind of error as its message alone, without a stack trace.
+    expect(() => loadDeployConfig('prod')).toThrow(DeployConfigError);
   });
 });
 
