@@ -1,41 +1,68 @@
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { AttributionServiceStack } from '../lib/stack';
+import { accountConcurrencyThreshold, CONFIG_DIR, type DeployConfig, DeployConfigError, loadDeployConfig } from '../lib/config';
+import { AttributionServiceStack, type AttributionServiceStackProps } from '../lib/stack';
 
 /**
- * The CDK app: one stack (`AttributionService`, or context `stackName`), checked by cdk-nag's
- * AWS Solutions pack. Context `alarmEmail` subscribes an address to the alarm topic; `apiRateLimit`
- * and `apiBurstLimit` replace the API stage's throttling defaults (lib/constructs/edge.ts);
- * `originSecretVersion` makes CloudFront send that version of the origin secret, the last step of
- * a rotation (docs/secrets.md); `fxSourceUrl` replaces the exchange rates' source, the European
- * Central Bank's daily reference rates (an https URL of a document in the ECB's format,
- * docs/ingestion.md "Currencies"). Stack tests build the app through this same function.
+ * Context values that used to configure a deploy. They are refused rather than read: a value
+ * given on one command line was silently dropped by the next deploy without it (issue 34).
  */
-export function createApp(props: AppProps = {}): { app: App; stack: AttributionServiceStack } {
+const MOVED_TO_CONFIG: Readonly<Record<string, string>> = {
+  alarmEmail: 'alarms.emails',
+  apiRateLimit: 'api.rateLimit',
+  apiBurstLimit: 'api.burstLimit',
+  fxSourceUrl: 'fxSourceUrl',
+  stackName: 'stackName',
+};
+
+/**
+ * The CDK app: one stack, configured by `config/<env>.json` (`-c env=<name>`, `dev` by default;
+ * lib/config.ts, docs/deploy.md), checked by cdk-nag's AWS Solutions pack. Context `configDir`
+ * reads the files from another directory (tests). Context `originSecretVersion` makes CloudFront
+ * send that version of the origin secret: the last step of a rotation (docs/secrets.md), a
+ * one-off that a later deploy without it leaves harmless (CloudFront then sends the current
+ * version, which is the same value), so it is a flag and not a setting. Stack tests build the
+ * app through this same function.
+ */
+export function createApp(props: AppProps = {}): { app: App; stack: AttributionServiceStack; config: DeployConfig } {
   const app = new App(props);
-  const stackName: unknown = app.node.tryGetContext('stackName');
-  const alarmEmail: unknown = app.node.tryGetContext('alarmEmail');
-  const stack = new AttributionServiceStack(app, typeof stackName === 'string' && stackName ? stackName : 'AttributionService', {
-    alarmEmail: typeof alarmEmail === 'string' && alarmEmail ? alarmEmail : undefined,
-    apiThrottle: {
-      rateLimit: positiveContext(app, 'apiRateLimit'),
-      burstLimit: positiveContext(app, 'apiBurstLimit'),
-    },
+  for (const [name, setting] of Object.entries(MOVED_TO_CONFIG)) {
+    if (app.node.tryGetContext(name) !== undefined)
+      throw new DeployConfigError(`context ${name} is no longer read: set ${setting} in config/<env>.json instead (docs/deploy.md)`);
+  }
+  const env = stringContext(app, 'env') ?? 'dev';
+  const config = loadDeployConfig(env, stringContext(app, 'configDir') ?? CONFIG_DIR);
+  const stack = new AttributionServiceStack(app, config.stackName, {
+    ...stackPropsOf(config),
     originSecretVersion: secretVersionContext(app, 'originSecretVersion'),
-    internet: httpsContext(app, 'fxSourceUrl', 'FX_SOURCE_URL'),
   });
   // Acknowledged findings are also written into the template's Metadata, so the reasons travel with it.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true }));
-  return { app, stack };
+  return { app, stack, config };
 }
 
-/** A positive whole-number context value (`-c name=500` arrives as a string), or undefined when unset. */
-function positiveContext(app: App, name: string): number | undefined {
+/** What the stack takes from the deploy configuration. */
+export function stackPropsOf(config: DeployConfig): AttributionServiceStackProps {
+  return {
+    env: config.account || config.region ? { account: config.account, region: config.region } : undefined,
+    alarmDestination: { emails: config.alarms.emails, topicArn: config.alarms.topicArn },
+    accountConcurrencyAlarm: accountConcurrencyThreshold(config),
+    apiThrottle: config.api,
+    internet: config.fxSourceUrl ? { FX_SOURCE_URL: config.fxSourceUrl } : undefined,
+    reservedConcurrency: config.reservedConcurrency,
+    linkDomain: config.linkDomain,
+    apiDomain: config.apiDomain,
+    webAclArn: config.webAclArn,
+    priceClass: config.priceClass,
+    deletionProtection: config.deletionProtection,
+  };
+}
+
+function stringContext(app: App, name: string): string | undefined {
   const raw: unknown = app.node.tryGetContext(name);
   if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`context ${name} must be a positive whole number, got ${String(raw)}`);
-  return value;
+  if (typeof raw !== 'string') throw new Error(`context ${name} must be a string, got ${String(raw)}`);
+  return raw;
 }
 
 /** A Secrets Manager VersionId (`put-secret-value` prints it: a UUID), or undefined when unset. */
@@ -47,13 +74,13 @@ function secretVersionContext(app: App, name: string): string | undefined {
   return raw;
 }
 
-/** An https URL context value as the variable it sets (`{FX_SOURCE_URL: url}`), or nothing when unset. */
-function httpsContext(app: App, name: string, variable: string): Record<string, string> {
-  const raw: unknown = app.node.tryGetContext(name);
-  if (raw === undefined || raw === '') return {};
-  if (typeof raw !== 'string' || !URL.canParse(raw) || new URL(raw).protocol !== 'https:')
-    throw new Error(`context ${name} must be an https URL, got ${String(raw)}`);
-  return { [variable]: raw };
+if (require.main === module) {
+  try {
+    createApp();
+  } catch (error) {
+    // A configuration to fix is said in a few lines; anything else keeps its stack trace.
+    if (!(error instanceof DeployConfigError)) throw error;
+    console.error(error.message);
+    process.exitCode = 1;
+  }
 }
-
-if (require.main === module) createApp();

@@ -201,9 +201,14 @@ export interface QueueSpec {
 export const queues = {
   aggregation: {
     purpose: 'Hand-off from ingestion to the aggregator: one message per audit object.',
-    visibilityTimeoutSeconds: 120,
+    // 6x the aggregator's 60 s timeout (AWS's advice for an event source mapping: room for Lambda
+    // to retry a throttled batch before its messages come back and count a receive towards the
+    // DLQ). The lane lease (timeout plus 15 s) still runs out long before; a delivery waiting for a
+    // busy lane sets its own, shorter visibility (docs/aggregation.md).
+    visibilityTimeoutSeconds: 360,
     maxReceiveCount: 5,
-    retentionDays: 14,
+    // A week, under the DLQ's 14 days: a dead-lettered message keeps its first enqueue time.
+    retentionDays: 7,
     ageAlarm: { seconds: 15 * 60, meaning: 'Aggregation lags more than 15 minutes behind ingestion: reports are going stale.' },
     // Big batches are what keeps an app's report rows cool: the aggregator writes each row once
     // per invocation, whatever the number of audit objects behind it (docs/aggregation.md). Each
@@ -215,10 +220,11 @@ export const queues = {
     purpose:
       "Hand-off of audit objects whose installs carry Apple AdServices tokens: adservices-enrich stores Apple's answers " +
       'beside the object, then sends the message on to aggregation (docs/ios.md, section 4).',
-    // Above adservices-enrich's timeout (a token may wait out Apple's retries: 3 x 5 s).
-    visibilityTimeoutSeconds: 180,
+    // 6x adservices-enrich's 120 s timeout (a token may wait out Apple's retries: 3 x 5 s), as
+    // AWS advises for an event source mapping: a throttled batch is retried before it comes back.
+    visibilityTimeoutSeconds: 720,
     maxReceiveCount: 5,
-    retentionDays: 14,
+    retentionDays: 7,
     ageAlarm: {
       seconds: 15 * 60,
       meaning: "Apple Ads installs have waited more than 15 minutes for Apple's answers: their attribution and reports are going stale.",
@@ -227,9 +233,13 @@ export const queues = {
   },
   privacy: {
     purpose: 'Right-to-be-forgotten requests, drained nightly by privacy-drain.',
+    // privacy-drain's timeout, not 6x: no event source mapping reads this queue (the drain receives
+    // itself, so no Lambda retry of a throttled batch holds messages), and a request the drain holds
+    // must not come round again in the same run, which the timeout alone guarantees.
     visibilityTimeoutSeconds: 900,
     maxReceiveCount: 5,
-    retentionDays: 14,
+    // A week, under the DLQ's 14 days; a request with rows left is sent again (a new message).
+    retentionDays: 7,
     ageAlarm: {
       seconds: 36 * 60 * 60,
       meaning: 'A privacy request has waited more than 36 hours: the nightly drain is failing or not keeping up.',
@@ -240,6 +250,8 @@ export const queues = {
       'Partner postbacks to deliver: one message per postback. A failed attempt leaves its message invisible for the ' +
       'next delay of the retry schedule (5 min, 1 h, 6 h, 12 h); after the fifth attempt it moves to the DLQ.',
     // Above postback-sender's timeout; a retry sets the message's own visibility to its delay.
+    // 2x, not 6x: the retry schedule is being redesigned (issue 34, item 1) and this queue's
+    // visibility with it; until then a crashed delivery comes back after a minute, not six.
     visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
     retentionDays: 4,

@@ -1,11 +1,12 @@
 import { Annotations, Aspects, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import { athenaNamedQueries } from '../functions/domain/raw-data/report-sql';
 import { ServiceFunctionsOnly } from './aspects/service-functions-only';
-import { AlarmTopic, ServiceAlarms } from './constructs/alarms';
+import { type AlarmDestination, AlarmTopic, ServiceAlarms } from './constructs/alarms';
 import { ServiceDashboard } from './constructs/dashboard';
 import { DataStores } from './constructs/data-stores';
 import { type ApiThrottle, Edge } from './constructs/edge';
@@ -25,9 +26,31 @@ import {
   schedules as scheduleSpecs,
 } from './manifest';
 
+/** A custom domain name (lib/config.ts validates it). */
+export interface CustomDomainProps {
+  readonly domainName: string;
+  readonly certificateArn?: string;
+  readonly hostedZoneId?: string;
+  readonly hostedZoneName?: string;
+}
+
 export interface AttributionServiceStackProps extends StackProps {
-  /** Email address subscribed to the alarm topic, if any. */
-  readonly alarmEmail?: string;
+  /** Who the alarms notify besides the stack's own topic: emails subscribed to it, an existing topic (config/<env>.json `alarms`). */
+  readonly alarmDestination?: AlarmDestination;
+  /** Concurrent executions in the account and region above which an alarm fires (ServiceAlarms); none when unset. */
+  readonly accountConcurrencyAlarm?: number;
+  /**
+   * Concurrency reserved for the aggregator and ingest: a burst of link or API traffic cannot take
+   * it from them, and it is their ceiling. Unset, they share the account's unreserved pool.
+   */
+  readonly reservedConcurrency?: { readonly aggregator?: number; readonly ingest?: number };
+  /** Branded domains, WAF and price class of the distribution (lib/constructs/edge.ts). */
+  readonly linkDomain?: CustomDomainProps;
+  readonly apiDomain?: CustomDomainProps;
+  readonly webAclArn?: string;
+  readonly priceClass?: 'PriceClass_100' | 'PriceClass_200' | 'PriceClass_All';
+  /** Deletion protection on the data tables (default true). */
+  readonly deletionProtection?: boolean;
   /** API Gateway stage throttling; defaults in lib/constructs/edge.ts (DEFAULT_THROTTLE). */
   readonly apiThrottle?: Partial<ApiThrottle>;
   /** The origin secret version CloudFront sends (EdgeProps.originSecretVersion); the current one if unset. */
@@ -67,7 +90,7 @@ export class AttributionServiceStack extends Stack {
       // The four reports as Athena SQL (functions/domain/raw-data/report-sql.ts), saved in the workgroup.
       namedQueries: athenaNamedQueries(),
     });
-    this.alarms = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail });
+    this.alarms = new AlarmTopic(this, 'Alarms', props.alarmDestination);
     this.edge = new Edge(this, 'Edge', {
       accessLogs: this.stores.accessLogs,
       throttle: props.apiThrottle,
@@ -84,13 +107,33 @@ export class AttributionServiceStack extends Stack {
       handlers.set(name, component.function);
     }
     this.functions = handlers;
+    this.reserveConcurrency(props.reservedConcurrency ?? {});
 
     this.connectQueueConsumers();
     this.connectSchedules();
 
-    new ServiceAlarms(this, 'ServiceAlarms', { topic: this.alarms, api: this.edge.api, stores: this.stores });
-    new ServiceDashboard(this, 'Dashboard', { api: this.edge.api, functions: handlers, stores: this.stores });
+    new ServiceAlarms(this, 'ServiceAlarms', {
+      topic: this.alarms,
+      edge: this.edge,
+      stores: this.stores,
+      accountConcurrency: props.accountConcurrencyAlarm,
+    });
+    new ServiceDashboard(this, 'Dashboard', { api: this.edge.api, stage: this.edge.stage, functions: handlers, stores: this.stores });
     this.addOutputs();
+  }
+
+  /**
+   * Reserved concurrency (docs/deploy.md): Lambda refuses a reservation that leaves the account
+   * fewer than 100 unreserved, and throttles an event source mapping whose maxConcurrency is above
+   * its function's reservation; lib/config.ts checks both before this runs.
+   */
+  private reserveConcurrency(reserved: NonNullable<AttributionServiceStackProps['reservedConcurrency']>): void {
+    for (const [name, executions] of Object.entries(reserved)) {
+      if (executions === undefined) continue;
+      const fn = this.functions.get(name);
+      if (!fn) throw new Error(`reservedConcurrency names ${name}, which is not a function of the manifest`);
+      (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = executions;
+    }
   }
 
   /**

@@ -1,10 +1,10 @@
 import { Duration } from 'aws-cdk-lib';
-import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { IHttpApi, IHttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { type FunctionSpec, functions as functionSpecs } from '../manifest';
-import { serviceMetric } from './alarms';
+import { accountConcurrentExecutions, HOT_ROUTES, routeMetric, serviceMetric, throttledRequests } from './alarms';
 import { SERVICE_NAME } from './service-function';
 
 /** The attribution types the aggregator counts installs under (functions/domain/attribution/decision.ts). */
@@ -21,6 +21,8 @@ import { entriesOf } from './naming';
 
 export interface ServiceDashboardProps {
   readonly api: IHttpApi;
+  /** The API's stage, whose hot routes have route-level metrics (HOT_ROUTES). */
+  readonly stage: IHttpStage;
   /** Every function of the manifest, by manifest name. */
   readonly functions: ReadonlyMap<string, lambda.IFunction>;
   readonly stores: DataStores;
@@ -32,7 +34,8 @@ export class ServiceDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: ServiceDashboardProps) {
     super(scope, id);
-    const { api, functions, stores } = props;
+    const { api, stage, functions, stores } = props;
+    const hotRoutes = Object.keys(HOT_ROUTES);
     const period = Duration.minutes(5);
     const perFunction = (metric: (fn: lambda.IFunction) => cloudwatch.Metric) =>
       [...functions].map(([name, fn]) => metric(fn).with({ label: name, period }));
@@ -66,6 +69,22 @@ export class ServiceDashboard extends Construct {
           new cloudwatch.GraphWidget({
             title: 'Audit write failures',
             left: [serviceMetric('AuditWriteFailed', { statistic: cloudwatch.Stats.SUM, period })],
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Hot routes: latency p99 (ms)',
+            left: hotRoutes.map((route) =>
+              routeMetric(stage, route, 'Latency', { statistic: cloudwatch.Stats.p(99), period, label: route }),
+            ),
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Hot routes: throttled by API Gateway (429)',
+            left: hotRoutes.map((route) => throttledRequests(route, { statistic: cloudwatch.Stats.SUM, period, label: route })),
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Account concurrent executions',
+            left: [accountConcurrentExecutions({ period, label: 'all functions of the account' })],
           }),
         ],
         [

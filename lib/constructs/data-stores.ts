@@ -19,7 +19,11 @@ import { entriesOf, pascalCase } from './naming';
 
 /** Operational logs (S3 and CloudFront access logs) hold client IPs: kept one month, like function logs. */
 const ACCESS_LOG_RETENTION = Duration.days(30);
-/** Long enough to notice, investigate and redrive a failed message. */
+/**
+ * Long enough to notice, investigate and redrive a failed message: SQS's most. A message moved to
+ * a DLQ keeps its first enqueue time, so the DLQ's retention must exceed its source queue's (the
+ * manifest's retentionDays, a week), or a message that failed late would expire on arrival.
+ */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /**

@@ -1,9 +1,8 @@
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { envName, type FunctionSpec, type QueueName, type TableAccess, type TableName } from '../manifest';
-import type { AlarmTopic } from './alarms';
+import { envName, type FunctionSpec, type QueueName, type QueueSpec, queues, type TableAccess, type TableName } from '../manifest';
+import { type AlarmTopic, functionAlarms } from './alarms';
 import type { DataStores } from './data-stores';
 import { entriesOf } from './naming';
 import { type QueueAccess, ServiceFunction } from './service-function';
@@ -22,7 +21,7 @@ export interface ManifestFunctionProps {
 
 /**
  * One function of the manifest with everything the manifest says about it: the handler, its
- * grants and environment, and alarms on its errors and throttles. Routed functions are
+ * grants and environment, and its alarms (functionAlarms: error rate, duration near timeout, throttles). Routed functions are
  * Endpoints, which add the HTTP routes; queue consumers and scheduled functions are this alone.
  */
 export class ManifestFunction extends Construct {
@@ -49,18 +48,9 @@ export class ManifestFunction extends Construct {
       this.function.bindQueue(queue, stores.queues[queue], access);
     }
 
-    const fiveMinutes = Duration.minutes(5);
-    alarms.whenAbove(
-      this,
-      'Errors',
-      `The ${name} function failed (an uncaught error or a timeout).`,
-      this.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
-    );
-    alarms.whenAbove(
-      this,
-      'Throttles',
-      `Invocations of the ${name} function were throttled (account or function concurrency reached).`,
-      this.function.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
-    );
+    // A function fed by neither routes nor a queue runs on a schedule (lib/manifest.ts, schedules).
+    const scheduled =
+      !spec.routes?.length && !Object.values(queues as Record<string, QueueSpec>).some((q) => q.consumer?.function === name);
+    functionAlarms(this, alarms, name, this.function, scheduled);
   }
 }

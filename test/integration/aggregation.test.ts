@@ -12,6 +12,7 @@ import { buildClick } from '../../functions/domain/links/click';
 import { clientAddress } from '../../functions/domain/links/ip-block';
 import { dynamoClient, sqsClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
+import { queues } from '../../lib/manifest';
 import { freeLanes, sqsEvent, stored } from '../support/aggregation-deliveries';
 import { dropZeros, type OracleAttribution, type OracleEvent, oracleRows } from '../support/aggregation-oracle';
 import { eventClientFrom } from '../support/event-client';
@@ -382,7 +383,10 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       expect(Attributes?.ApproximateNumberOfMessages).toBe('0');
       expect(Object.values((await storedRows(tenant.app.app_id)).cohorts)).toEqual([{ installs: 1 }]);
     } finally {
-      await sqsClient().send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: { VisibilityTimeout: '120' } }));
+      const { visibilityTimeoutSeconds } = queues.aggregation;
+      await sqsClient().send(
+        new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: { VisibilityTimeout: String(visibilityTimeoutSeconds) } }),
+      );
     }
   }, 60_000);
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { LANES, leaseMsFor } from '../../functions/domain/aggregation/lease';
 import { type QueueName, type QueueSpec, queues } from '../../lib/manifest';
@@ -6,7 +8,8 @@ import { logicalId, serviceApp } from './synthesize';
 
 /**
  * A queue's visibility timeout against its consumer, as deployed: a message must not come back
- * while the invocation that holds it may still run (so each consumer's timeout is under it), and a
+ * while the invocation that holds it may still run (so each consumer's timeout is under it, and 6x
+ * under it unless the manifest says why not), its dead letters must outlive it, and a
  * delivery the aggregator lost must find its lease (the timeout plus 15 s) run out when it comes
  * back, or it is deferred again and counts towards the DLQ for nothing. The local runtime
  * provisions its queues and runs its functions from the same manifest entries.
@@ -62,6 +65,28 @@ describe('the queues and their consumers', () => {
       expect(typeof visibilityTimeoutSeconds).toBe('number');
     }
     expect(consumed.filter((c) => !(c.timeoutSeconds < c.visibilityTimeoutSeconds))).toEqual([]);
+  });
+
+  it("gives every queue a visibility timeout of at least 6x its consumer's timeout, or the reason beside the setting", () => {
+    // AWS's advice for an event source mapping: room for Lambda to retry a throttled batch before
+    // its messages come back. lib/manifest.ts says why each exception is one.
+    const exceptions: Partial<Record<QueueName, RegExp>> = { postbacks: /2x, not 6x: the retry schedule is being redesigned/ };
+    const manifest = readFileSync(join(__dirname, '..', '..', 'lib', 'manifest.ts'), 'utf8');
+    const below = consumedQueues().filter((c) => c.visibilityTimeoutSeconds < 6 * c.timeoutSeconds);
+    expect(below.map((c) => c.queue).sort()).toEqual(Object.keys(exceptions).sort());
+    for (const [, reason] of Object.entries(exceptions)) expect(manifest).toMatch(reason!);
+    // The privacy queue has no mapping (the drain receives itself): its reason is beside it too.
+    expect(manifest).toMatch(/privacy-drain's timeout, not 6x: no event source mapping reads this queue/);
+  });
+
+  it("keeps every dead-letter queue's messages longer than its source queue's, since a moved message keeps its first enqueue time", () => {
+    for (const [name, queue] of Object.entries(stack.stores.queues) as [QueueName, (typeof stack.stores.queues)[QueueName]][]) {
+      const source: number = resources[logicalId(queue)]!.Properties.MessageRetentionPeriod;
+      const deadLetters: number = resources[logicalId(stack.stores.deadLetterQueues[name])]!.Properties.MessageRetentionPeriod;
+      expect([name, source]).toEqual([name, queues[name].retentionDays * 86_400]);
+      // At least a week in the DLQ, whenever the message failed.
+      expect([name, deadLetters - source >= 7 * 86_400]).toEqual([name, true]);
+    }
   });
 
   it("keeps the aggregator's lease (its timeout plus 15 s) under the aggregation queue's visibility timeout", () => {

@@ -15,10 +15,11 @@ export function cdkJsonContext(): Record<string, unknown> {
 
 /**
  * The app exactly as bin/app.ts builds it (cdk-nag on), without esbuild: stack tests assert on
- * the template, not on bundles, and bundling every function would take most of the run.
+ * the template, not on bundles, and bundling every function would take most of the run. Extra
+ * context (`env`, `configDir`) on top of cdk.json's; config/dev.json by default.
  */
-export function serviceApp(): { app: App; stack: AttributionServiceStack } {
-  return createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+export function serviceApp(context: Record<string, unknown> = {}): { app: App; stack: AttributionServiceStack } {
+  return createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context } });
 }
 
 export interface PolicyViolation {
