@@ -13,6 +13,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { QueueSpec } from '../../lib/manifest';
 import { startQueuePollers } from '../../local/queue-pollers';
 import { type SqsEmulator, startSqsEmulator } from '../../local/sqs';
+import { sleep, waitFor } from '../support/wait-for';
 
 describe('the local queue pollers', () => {
   let emulator: SqsEmulator;
@@ -166,7 +167,7 @@ describe('the local queue pollers', () => {
         },
       });
       await sqs.send(new SendMessageCommand({ QueueUrl: slowUrl, MessageBody: 'stuck' }));
-      while (calls < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => calls >= 1, { timeoutMs: 10_000, intervalMs: 20, what: 'the handler call' });
       const stopping = Date.now();
       await pollers.stop(200);
       expect(Date.now() - stopping).toBeLessThan(1_000);
@@ -180,10 +181,11 @@ describe('the local queue pollers', () => {
         queueUrls: { slow: slowUrl },
         specs: held,
         onError: () => undefined,
-        invoke: () => new Promise((resolve) => setTimeout(() => resolve({ batchItemFailures: [] }), 300)),
+        // A handler that takes 300 ms, timed: it must still run when the stop begins, and end within the grace.
+        invoke: () => sleep(300).then(() => ({ batchItemFailures: [] })),
       });
       await sqs.send(new SendMessageCommand({ QueueUrl: slowUrl, MessageBody: 'quick' }));
-      while ((await counts()).held < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(async () => (await counts()).held >= 1, { timeoutMs: 10_000, intervalMs: 20, what: 'the message held' });
       await pollers.stop(5_000);
       expect(await counts()).toEqual({ visible: 0, held: 0 });
     });
