@@ -25,7 +25,10 @@ export interface Pollers {
    * handler itself).
    */
   stop(graceMs?: number): Promise<void>;
-  /** Resolves once every queue has been polled empty and no batch is in a handler. */
+  /**
+   * Resolves once every queue has been polled empty and no batch is in a handler; or sooner, once
+   * every queue is seen holding no message while every poller waits in its receive.
+   */
   drain(): Promise<void>;
 }
 
