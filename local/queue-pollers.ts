@@ -66,8 +66,8 @@ export function startQueuePollers(options: PollerOptions): Pollers {
    */
   let generation = 0;
   const idle = new Map<string, number>();
-  /** The pollers in a receive, and how many receives brought messages (drain's quick proof). */
-  const receiving = new Set<string>();
+  /** The pollers in a receive, with their queue and when it began, and how many receives brought messages (drain's quick proof). */
+  const receiving = new Map<string, { url: string; sinceMs: number }>();
   let receivedBatches = 0;
   const polledUrls: string[] = [];
   const loops: Promise<void>[] = [];
@@ -89,7 +89,7 @@ export function startQueuePollers(options: PollerOptions): Pollers {
           while (running) {
             const started = generation;
             try {
-              receiving.add(poller);
+              receiving.set(poller, { url, sinceMs: Date.now() });
               const messages = await receiveBatch(sqs, url, consumer.batchSize, () => running).finally(() => receiving.delete(poller));
               if (messages.length > 0) receivedBatches++;
               if (!running) {
@@ -136,27 +136,34 @@ export function startQueuePollers(options: PollerOptions): Pollers {
    * second, so up to two a drain, which the tests call hundreds of times): at one moment every
    * poller is in a receive, no receive brought messages, and no polled queue holds a message,
    * visible or in flight. A queue holding one (a batch in a handler, a retry waiting out its
-   * visibility timeout) leaves drain to the polls; so does an emulator that does not answer.
+   * visibility timeout) leaves drain to the polls; so does an emulator that does not answer, and
+   * a queue whose attributes changed since its receive began (tests shorten a visibility timeout,
+   * then drain so that the next receive takes it: the one waiting keeps the old one).
    */
   async function quiet(): Promise<boolean> {
     const before = receivedBatches;
     const allReceiving = () => receiving.size === idle.size && receivedBatches === before;
     if (!allReceiving()) return false;
     try {
-      const counts = await Promise.all(
-        polledUrls.map((url) =>
-          sqs.send(
+      const states = await Promise.all(
+        polledUrls.map(async (url) => {
+          const { Attributes = {} } = await sqs.send(
             new GetQueueAttributesCommand({
               QueueUrl: url,
-              AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+              AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'LastModifiedTimestamp'],
             }),
-          ),
-        ),
+          );
+          // The timestamp is in whole seconds: a receive begun in the same second may predate the change.
+          const changedBeforeMs = (Number(Attributes.LastModifiedTimestamp) + 1) * 1000;
+          const receivesAfterChange = [...receiving.values()].every((r) => r.url !== url || r.sinceMs >= changedBeforeMs);
+          return (
+            Attributes.ApproximateNumberOfMessages === '0' &&
+            Attributes.ApproximateNumberOfMessagesNotVisible === '0' &&
+            receivesAfterChange
+          );
+        }),
       );
-      const empty = counts.every(
-        ({ Attributes = {} }) => Attributes.ApproximateNumberOfMessages === '0' && Attributes.ApproximateNumberOfMessagesNotVisible === '0',
-      );
-      return empty && allReceiving();
+      return states.every(Boolean) && allReceiving();
     } catch {
       return false;
     }
