@@ -337,8 +337,10 @@ export function billedRequests(requests: readonly MeteredRequest[]) {
       (r) => r.service === 's3' && r.operation === 'PutObject',
       (r) => r.bytes,
     ),
-    // An empty receive is a poller's idle cost (the event source mapping long-polls whatever the traffic), not the traffic's.
-    sqs: sum((r) => r.service === 'sqs' && !(r.operation === 'ReceiveMessage' && r.messages === 0)),
+    // An empty receive is a poller's idle cost (the event source mapping long-polls whatever the
+    // traffic), not the traffic's; nor is GetQueueAttributes, which only the local pollers' drain
+    // sends here (local/queue-pollers.ts): the event source mapping and this traffic's handlers send none.
+    sqs: sum((r) => r.service === 'sqs' && !(r.operation === 'ReceiveMessage' && r.messages === 0) && r.operation !== 'GetQueueAttributes'),
   };
 }
 

@@ -1,6 +1,7 @@
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   type SQSClient,
@@ -24,7 +25,10 @@ export interface Pollers {
    * handler itself).
    */
   stop(graceMs?: number): Promise<void>;
-  /** Resolves once every queue has been polled empty and no batch is in a handler. */
+  /**
+   * Resolves once every queue has been polled empty and no batch is in a handler; or sooner, once
+   * every queue is seen holding no message while every poller waits in its receive.
+   */
   drain(): Promise<void>;
 }
 
@@ -62,6 +66,10 @@ export function startQueuePollers(options: PollerOptions): Pollers {
    */
   let generation = 0;
   const idle = new Map<string, number>();
+  /** The pollers in a receive, with their queue and when it began, and how many receives brought messages (drain's quick proof). */
+  const receiving = new Map<string, { url: string; sinceMs: number }>();
+  let receivedBatches = 0;
+  const polledUrls: string[] = [];
   const loops: Promise<void>[] = [];
 
   for (const [name, spec] of Object.entries(specs)) {
@@ -70,6 +78,7 @@ export function startQueuePollers(options: PollerOptions): Pollers {
     const consumer = spec.consumer;
     const url = queueUrls[name];
     if (url === undefined) throw new Error(`no URL for queue ${name}: it was not provisioned`);
+    polledUrls.push(url);
     // As many loops as the event source mapping runs invocations at once, up to LOCAL_CONCURRENCY:
     // each receives and invokes on its own, as Lambda's pollers do.
     for (let loop = 0; loop < Math.min(consumer.maxConcurrency ?? 1, LOCAL_CONCURRENCY); loop++) {
@@ -80,7 +89,9 @@ export function startQueuePollers(options: PollerOptions): Pollers {
           while (running) {
             const started = generation;
             try {
-              const messages = await receiveBatch(sqs, url, consumer.batchSize, () => running);
+              receiving.set(poller, { url, sinceMs: Date.now() });
+              const messages = await receiveBatch(sqs, url, consumer.batchSize, () => running).finally(() => receiving.delete(poller));
+              if (messages.length > 0) receivedBatches++;
               if (!running) {
                 await giveBack(sqs, url, messages);
                 break;
@@ -115,9 +126,48 @@ export function startQueuePollers(options: PollerOptions): Pollers {
     },
     drain: async () => {
       const awaited = ++generation;
-      while (running && [...idle.values()].some((emptyAt) => emptyAt < awaited)) await new Promise((resolve) => setTimeout(resolve, 50));
+      const polledEmpty = () => [...idle.values()].every((emptyAt) => emptyAt >= awaited);
+      while (running && !polledEmpty() && !(await quiet())) await new Promise((resolve) => setTimeout(resolve, 50));
     },
   };
+
+  /**
+   * What a poll started now would prove, without waiting out the long poll a poller is in (a
+   * second, so up to two a drain, which the tests call hundreds of times): at one moment every
+   * poller is in a receive, no receive brought messages, and no polled queue holds a message,
+   * visible or in flight. A queue holding one (a batch in a handler, a retry waiting out its
+   * visibility timeout) leaves drain to the polls; so does an emulator that does not answer, and
+   * a queue whose attributes changed since its receive began (tests shorten a visibility timeout,
+   * then drain so that the next receive takes it: the one waiting keeps the old one).
+   */
+  async function quiet(): Promise<boolean> {
+    const before = receivedBatches;
+    const allReceiving = () => receiving.size === idle.size && receivedBatches === before;
+    if (!allReceiving()) return false;
+    try {
+      const states = await Promise.all(
+        polledUrls.map(async (url) => {
+          const { Attributes = {} } = await sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: url,
+              AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'LastModifiedTimestamp'],
+            }),
+          );
+          // The timestamp is in whole seconds: a receive begun in the same second may predate the change.
+          const changedBeforeMs = (Number(Attributes.LastModifiedTimestamp) + 1) * 1000;
+          const receivesAfterChange = [...receiving.values()].every((r) => r.url !== url || r.sinceMs >= changedBeforeMs);
+          return (
+            Attributes.ApproximateNumberOfMessages === '0' &&
+            Attributes.ApproximateNumberOfMessagesNotVisible === '0' &&
+            receivesAfterChange
+          );
+        }),
+      );
+      return states.every(Boolean) && allReceiving();
+    } catch {
+      return false;
+    }
+  }
 }
 
 const ABANDONED = Symbol('abandoned');

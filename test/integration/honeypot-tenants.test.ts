@@ -11,6 +11,7 @@ import { LinkStore } from '../../functions/adapters/link-store';
 import { resourceName } from '../../functions/shared/config';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { waitFor } from '../support/wait-for';
 import { MOBILE } from '../unit/links/user-agents';
 
 // Read by the runtime at start and by the sender at its cold start: a local receiver on 127.0.0.1.
@@ -80,15 +81,6 @@ const postbackLog = async (tenant: Tenant) =>
     }
   ).attempts;
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await stack.pollers.drain();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe("a honeypot hit on one tenant's link", () => {
   it("leaves another tenant's links, installs and postbacks from that address untouched, and keeps its own company's blocked", async () => {
     const links = new LinkStore(resourceName.table('links'));
@@ -130,7 +122,16 @@ describe("a honeypot hit on one tenant's link", () => {
     };
     await send(a, SHARED_IP, [install(uuid.aAttributed, installTs, aClick.clickId!), install(uuid.aOrganic, installTs)]);
     await send(b, SHARED_IP, [install(uuid.bAttributed, installTs, bClick.clickId!), install(uuid.bOrganic, installTs)]);
-    await waitFor(async () => received.some((url) => url.pathname === '/beta') && (await postbackLog(a)).length > 0, 20_000);
+    // A drain between looks: the pollers finish the work in flight before the next one.
+    const sent = async () => received.some((url) => url.pathname === '/beta') && (await postbackLog(a)).length > 0;
+    await waitFor(
+      async () => {
+        if (await sent()) return true;
+        await stack.pollers.drain();
+        return sent();
+      },
+      { timeoutMs: 20_000, intervalMs: 200, what: "tenant b's postback and tenant a's postback log" },
+    );
 
     expect(await show(b, uuid.bAttributed)).toMatchObject({ partner: 'beta', attribution_type: 'deterministic', fraud_reasons: [] });
     expect(await show(b, uuid.bOrganic)).toMatchObject({ partner: 'organic', fraud_reasons: [] });

@@ -14,6 +14,7 @@ import { signBody } from '../../functions/domain/ingest/signature';
 import { newAppKey, newCompanyKey } from '../../functions/domain/tenants/keys';
 import { dynamoClient } from '../../functions/shared/clients';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { sleep } from '../support/wait-for';
 import { credentialsOf, post, signedBytes, validEvent } from './ingest-support';
 
 let stack: LocalStack;
@@ -411,7 +412,8 @@ describe('with the object store down', () => {
     await stack.pollers.drain();
     const logged = captureErrors();
     await stack.emulators.stopS3();
-    const restart = new Promise((resolve) => setTimeout(resolve, 500)).then(() => stack.emulators.startS3());
+    // A 500 ms outage, timed: the client's retries (100-400 ms apart) must meet it and outlast it.
+    const restart = sleep(500).then(() => stack.emulators.startS3());
     try {
       const result = await client.sendEvents(Array.from({ length: 3 }, () => validEvent()));
       expect(result.accepted).toBe(3);

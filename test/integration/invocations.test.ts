@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../functions/shared/clients/sqs';
 import { abandonInvocations, acceptInvocations, trackInvocation } from '../../local/invocations';
+import { sleep, waitFor } from '../support/wait-for';
 
 /**
  * Abandoning invocations at shutdown (local/invocations.ts), against an SQS endpoint that answers
@@ -44,9 +45,7 @@ const attributes = (queue: string) =>
   sqsClient().send(
     new GetQueueAttributesCommand({ QueueUrl: `${process.env.AWS_ENDPOINT_URL_SQS}/000000000000/${queue}`, AttributeNames: ['All'] }),
   );
-const until = async (condition: () => boolean) => {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-};
+const until = (condition: () => boolean) => waitFor(condition, { timeoutMs: 10_000, intervalMs: 5, what: 'the held calls' });
 
 describe('abandoning invocations at shutdown', () => {
   it('waits for the call in flight, then neither returns it nor starts another, and starts no new invocation', async () => {
@@ -61,7 +60,8 @@ describe('abandoning invocations at shutdown', () => {
 
     let abandoned = false;
     const abandoning = abandonInvocations(5_000).then(() => (abandoned = true));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Fixed waits here show that something does not happen, which only time passing can show.
+    await sleep(100);
     // The call in flight is waited for: it lands whole before the emulators would close.
     expect(abandoned).toBe(false);
     held[0]!.answer();
@@ -71,7 +71,7 @@ describe('abandoning invocations at shutdown', () => {
       seen.push('a new invocation ran');
       await attributes('later');
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     expect(seen).toEqual([]);
     expect(arrived).toEqual(['first']);
     // Neither settles: an abandoned invocation stops where it was.

@@ -7,9 +7,13 @@
 import { runAdmin } from '../../bin/admin';
 import { EventClient } from '../../client/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { sleep } from '../support/wait-for';
 import { DESKTOP, MOBILE } from '../unit/links/user-agents';
 
-/** The redirect's link cache, short (30 s in AWS): a change is seen once it has run out, as there. */
+/**
+ * The redirect's link cache, short (30 s in AWS): a change is seen once it has run out, as there.
+ * The test waits it out with fixed sleeps, not a poll: a visit made to look would record a click.
+ */
 const CACHE_MS = 1_000;
 
 let stack: LocalStack;
@@ -24,7 +28,6 @@ afterAll(async () => {
   delete process.env.LINK_CACHE_TTL_MS;
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const admin = (...argv: string[]) => runAdmin(argv) as Promise<Record<string, unknown>>;
 
 let address = 0;

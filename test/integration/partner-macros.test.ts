@@ -7,6 +7,7 @@ import { runAdmin } from '../../bin/admin';
 import { type ConsoleServer, startConsole, TOKEN_HEADER } from '../../console/server';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { waitFor } from '../support/wait-for';
 import { MOBILE } from '../unit/links/user-agents';
 
 // Read by the runtime at start and by the sender at its cold start: a receiver on 127.0.0.1.
@@ -46,15 +47,6 @@ async function consoleCommand(command: string, flags: Record<string, unknown>): 
   });
   expect(response.status).toBe(200);
   return (await response.json()) as Record<string, unknown>;
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await stack.pollers.drain();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe('partner macros in the tracking-link URL', () => {
@@ -111,7 +103,15 @@ describe('partner macros in the tracking-link URL', () => {
       },
     ]);
     expect(sent.results.map((r) => r.status)).toEqual(['accepted']);
-    await waitFor(() => postbacks.length >= 1, 15_000);
+    // A drain between looks: the pollers finish the work in flight before the next one.
+    await waitFor(
+      async () => {
+        if (postbacks.length >= 1) return true;
+        await stack.pollers.drain();
+        return postbacks.length >= 1;
+      },
+      { timeoutMs: 15_000, intervalMs: 200, what: 'the install postback' },
+    );
 
     const shown = (await runAdmin(['install', 'show', '--app-key', tenant.app.app_key, '--install-uuid', installUuid])) as {
       installs: { click_id: string; partner: string; ext_click_id?: string; sub1?: string; sub2?: string }[];

@@ -9,6 +9,7 @@ import { s3Client, sqsClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { sleep, waitFor } from '../support/wait-for';
 import { MOBILE } from '../unit/links/user-agents';
 
 // Read by the runtime at start and by the sender at its cold start: a local receiver on
@@ -76,14 +77,6 @@ async function click(linkId: string, ip: string, query: string): Promise<string>
   const clickId = new URL(response.headers.get('location') ?? 'http://x/').searchParams.get('click_id');
   if (!clickId) throw new Error(`no click id from the link (status ${response.status})`);
   return clickId;
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 /** An attributed install of a fresh user, 40 s after its click (no fast-CTIT flag), with the events after it. */
@@ -165,7 +158,7 @@ describe('partner postbacks through the local runtime', () => {
       { event_id: 'p', event_name: 'purchase', install_uuid: '6f0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f', ts_ms: Date.now(), revenue_usd: 1 },
     ] as never);
     await stack.pollers.drain();
-    await waitFor(() => received.filter((r) => r.path === '/ok').length >= 2, 10_000);
+    await waitFor(() => received.filter((r) => r.path === '/ok').length >= 2, { timeoutMs: 10_000, what: 'two postbacks' });
     await stack.pollers.drain();
 
     const ok = received.filter((r) => r.path === '/ok');
@@ -237,7 +230,8 @@ describe('partner postbacks through the local runtime', () => {
     const rebuilt = (await runCommand('rebuild', { 'app-key': tenant.app.app_key, apply: true }, target())) as { differences: unknown[] };
     expect(rebuilt.differences).toEqual([]);
     await stack.pollers.drain();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A fixed wait, not a poll: it proves that nothing arrives, which only time passing can show.
+    await sleep(1500);
     await stack.pollers.drain();
     expect(received.length).toBe(before);
   }, 30_000);
@@ -266,7 +260,10 @@ describe('partner postbacks through the local runtime', () => {
       return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
     };
     // Five attempts of 5 s each with a second between them, plus the move to the DLQ.
-    await waitFor(async () => (await inDlq()) === 1 && received.filter((r) => r.path === '/flaky').length === 3, 60_000);
+    await waitFor(async () => (await inDlq()) === 1 && received.filter((r) => r.path === '/flaky').length === 3, {
+      timeoutMs: 60_000,
+      what: 'three attempts and the DLQ',
+    });
 
     const byPath = (path: string) => received.filter((r) => r.path === path);
     expect(byPath('/flaky')).toHaveLength(3);

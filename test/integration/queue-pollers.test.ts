@@ -13,6 +13,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { QueueSpec } from '../../lib/manifest';
 import { startQueuePollers } from '../../local/queue-pollers';
 import { type SqsEmulator, startSqsEmulator } from '../../local/sqs';
+import { sleep, waitFor } from '../support/wait-for';
 
 describe('the local queue pollers', () => {
   let emulator: SqsEmulator;
@@ -131,6 +132,42 @@ describe('the local queue pollers', () => {
     expect(Attributes).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
 
+  it('drains idle queues without waiting out the long poll, and still waits for a batch in its handler', async () => {
+    const handled: string[] = [];
+    let release: (() => void) | undefined;
+    const pollers = startQueuePollers({
+      sqs,
+      queueUrls: { work: queueUrl },
+      specs,
+      onError: () => undefined,
+      invoke: async (_name, event): Promise<SQSBatchResponse> => {
+        await new Promise<void>((resolve) => (release = resolve));
+        handled.push(...event.Records.map((r) => r.body));
+        return { batchItemFailures: [] };
+      },
+    });
+    try {
+      await pollers.drain();
+      // A poll started after the call would take the whole long poll (1 s): the empty queue is proof enough.
+      const started = Date.now();
+      await pollers.drain();
+      expect(Date.now() - started).toBeLessThan(900);
+
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'late' }));
+      await waitFor(() => release !== undefined, { timeoutMs: 10_000, what: 'the handler to take the batch' });
+      let drained = false;
+      const draining = pollers.drain().then(() => (drained = true));
+      // Longer than a long poll: a fixed wait, to show that drain does not return while the batch is in its handler.
+      await sleep(1_500);
+      expect(drained).toBe(false);
+      release?.();
+      await draining;
+      expect(handled).toEqual(['late']);
+    } finally {
+      await pollers.stop();
+    }
+  });
+
   describe('when stopped', () => {
     // A visibility timeout longer than the test: a held message stays held.
     const held: Record<string, QueueSpec> = { slow: { ...specs.work, visibilityTimeoutSeconds: 60 } };
@@ -166,7 +203,7 @@ describe('the local queue pollers', () => {
         },
       });
       await sqs.send(new SendMessageCommand({ QueueUrl: slowUrl, MessageBody: 'stuck' }));
-      while (calls < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => calls >= 1, { timeoutMs: 10_000, intervalMs: 20, what: 'the handler call' });
       const stopping = Date.now();
       await pollers.stop(200);
       expect(Date.now() - stopping).toBeLessThan(1_000);
@@ -180,10 +217,11 @@ describe('the local queue pollers', () => {
         queueUrls: { slow: slowUrl },
         specs: held,
         onError: () => undefined,
-        invoke: () => new Promise((resolve) => setTimeout(() => resolve({ batchItemFailures: [] }), 300)),
+        // A handler that takes 300 ms, timed: it must still run when the stop begins, and end within the grace.
+        invoke: () => sleep(300).then(() => ({ batchItemFailures: [] })),
       });
       await sqs.send(new SendMessageCommand({ QueueUrl: slowUrl, MessageBody: 'quick' }));
-      while ((await counts()).held < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(async () => (await counts()).held >= 1, { timeoutMs: 10_000, intervalMs: 20, what: 'the message held' });
       await pollers.stop(5_000);
       expect(await counts()).toEqual({ visible: 0, held: 0 });
     });

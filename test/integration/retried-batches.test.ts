@@ -11,6 +11,7 @@ import { MessageQueue } from '../../functions/adapters/message-queue';
 import { DAY_MS } from '../../functions/domain/common/days';
 import { resourceName } from '../../functions/shared/config';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { sleep } from '../support/wait-for';
 import { credentialsOf, post } from './ingest-support';
 
 const HOUR = 3_600_000;
@@ -30,7 +31,6 @@ afterAll(async () => {
 const rebuild = (owner: Tenant) =>
   runAdmin(['rebuild', '--app-key', owner.app.app_key]) as Promise<{ objects: number; events: number; differences: unknown[] }>;
 const storedLines = (auditKey: string) => new AuditReader(resourceName.bucket()).lines(auditKey);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a batch retried with the same bytes', () => {
   it('keeps the first attempt audit object, answers the retry as the first, and leaves admin rebuild agreeing with the live rows', async () => {
@@ -54,7 +54,8 @@ describe('a batch retried with the same bytes', () => {
     expect(before.map((line) => line.corrected_ts! < midnight - (line.index === 0 ? DAY_MS : 0))).toEqual([true, true]);
     await stack.pollers.drain();
 
-    // The client never saw the first answer and sends the very same bytes again, seconds later.
+    // The client never saw the first answer and sends the very same bytes again, seconds later (a
+    // fixed wait: the retry's receive time must be past the midnight, which only time passing gives).
     await sleep(6000);
     const retry = await post(stack.baseUrl, '/event', request);
     expect(retry).toEqual(first);

@@ -22,8 +22,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type SqsEmulator, startSqsEmulator } from '../../local/sqs';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../support/wait-for';
 
 function clientFor(emulator: SqsEmulator): SQSClient {
   return new SQSClient({
@@ -251,6 +250,7 @@ describe('messages', () => {
     expect(hidden.Messages).toBeUndefined();
     expect(await counts(url)).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '1' });
 
+    // The 1 s visibility timeout running out: a fixed wait is the point here.
     await sleep(1100);
     // AttributeNames is the deprecated spelling that older consumers still send.
     const again = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, AttributeNames: ['All'] }));
@@ -298,6 +298,7 @@ describe('messages', () => {
     const { url } = await createQueue();
     const started = Date.now();
     const polling = sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 10 }));
+    // The send comes while the long poll waits: the fixed wait puts it there.
     await sleep(300);
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'wake up' }));
 
