@@ -237,8 +237,8 @@ export const queues = {
   },
   postbacks: {
     purpose:
-      'Partner postbacks to deliver: one message per postback. A failed attempt leaves its message invisible for the ' +
-      'next delay of the retry schedule (5 min, 1 h, 6 h, 12 h); after the fifth attempt it moves to the DLQ.',
+      'Partner postbacks to deliver: one message per attempt. A failed attempt sends the next as a new message that waits ' +
+      'out the retry schedule (5 min, 1 h, 6 h, 12 h) in delays of at most 15 min; after the fifth attempt it moves to the DLQ.',
     // Above postback-sender's timeout; a retry sets the message's own visibility to its delay.
     visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
@@ -628,7 +628,8 @@ export const functions = {
     description:
       "Postback queue consumer: calls partners' postback URLs (checked against SSRF at each send), retries with backoff, logs every attempt.",
     tables: { postbacks: 'readwrite' },
-    queues: { postbacks: 'consume' },
+    // requeue: a retry, or one hop of its wait, is a new delayed message (docs/postbacks.md, "Delivery").
+    queues: { postbacks: 'requeue' },
     // Ten postbacks a batch side by side, each at most 5 s.
     timeoutSeconds: 30,
     memoryMb: 256,

@@ -122,7 +122,9 @@ describe("the SQS emulator's AWS limits", () => {
       receiptHandle: encodeReceiptHandle('full', `m${n}`),
     }));
     store.restore([{ name: 'full', createdAt: receivedAt, lastModifiedAt: receivedAt, attributes: {}, messages: held }]);
-    const run = (action: string, input: Record<string, unknown>) => store.dispatch(action, { QueueUrl, ...input }, {} as ServerResponse);
+    const run = (action: string, input: Record<string, unknown>) =>
+      // Synchronous: no receive here waits.
+      store.dispatch(action, { QueueUrl, ...input }, {} as ServerResponse) as Record<string, unknown>;
 
     run('SendMessage', { MessageBody: 'the 120,001st' });
     expect(() => run('ReceiveMessage', {})).toThrow(expect.objectContaining({ code: 'OverLimit' }));
