@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import {
   type AttemptRecord,
   type DeliveryPorts,
   deliverPostback,
   type HttpResult,
   MAX_HOP_SECONDS,
+  parsePostbackMessage,
   RequeueFailed,
   retryDelaysFromEnv,
 } from '../../../functions/domain/partner-postbacks/deliver';
@@ -228,6 +230,74 @@ describe('delivering a postback', () => {
       outcome: 'refused',
       error: expect.stringMatching(/partner\.example resolves to 10\.0\.0\.7, a private address/),
     });
+  });
+
+  it('makes attempts 1, 2, ... in order, each once unless its retry could not be sent, whatever copies, early receives and send failures SQS brings', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(503, 200), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.record({ pick: fc.nat(), copy: fc.boolean(), early: fc.boolean(), down: fc.boolean() }), { maxLength: 60 }),
+        async (statuses, steps) => {
+          let down = false;
+          const w = world({ answers: statuses.map((status) => ({ status })), queueDown: () => down });
+          // The queue: messages not yet acknowledged. A copy stays after its receive (at-least-once).
+          const bag: PostbackMessage[] = [FIRST];
+          let retryFailures = 0;
+          const receive = async (step: { pick: number; copy: boolean; early: boolean; down: boolean }) => {
+            const index = step.pick % bag.length;
+            const message = bag[index] as PostbackMessage;
+            if (!step.copy) bag.splice(index, 1);
+            w.clock.now += 61_000; // the visibility timeout, and any lease, ran out
+            if (!step.early) w.clock.now = Math.max(w.clock.now, message.not_before_ms ?? 0);
+            down = step.down;
+            const queuedBefore = w.queued.length;
+            try {
+              await w.deliver(message);
+              bag.push(...w.queued.slice(queuedBefore).map((q) => q.message));
+            } catch (error) {
+              if (!(error instanceof RequeueFailed)) throw error;
+              if (error.reason === 'retry') retryFailures++;
+              if (!step.copy) bag.push(message); // not acknowledged: it comes back
+            }
+          };
+          for (const step of steps) if (bag.length > 0) await receive(step);
+          // Then SQS behaves: no copies, nothing early, every send accepted, until the queue is empty.
+          for (let guard = 0; bag.length > 0 && guard < 500; guard++) await receive({ pick: 0, copy: false, early: false, down: false });
+          expect(bag).toHaveLength(0);
+
+          // The oracle: the partner's answers in call order decide everything.
+          const made = w.attempts.map((a) => a.attempt);
+          const distinct = [...new Set(made)];
+          expect(distinct).toEqual(distinct.map((_, i) => i + 1));
+          expect(made).toEqual([...made].sort((a, b) => a - b));
+          expect(made.length).toBeLessThanOrEqual(distinct.length + retryFailures);
+          const answered = w.sent.map((_, call) => statuses[call] ?? 200); // the world answers 200 once the list runs out
+          const delivered = answered.indexOf(200);
+          if (delivered >= 0) {
+            expect(delivered).toBe(w.sent.length - 1);
+            expect(w.record.state).toBe('delivered');
+          } else {
+            expect([distinct.length, w.record.state]).toEqual([5, 'dead']);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('refuses a message whose attempt or time is not a bounded whole number', () => {
+    const message = (extra: object) => JSON.stringify({ ...FIRST, ...extra });
+    expect(parsePostbackMessage(message({ attempt: 3, not_before_ms: 1_800_000_000_000 }))).toMatchObject({ attempt: 3 });
+    for (const bad of [
+      { attempt: 0 },
+      { attempt: 1.5 },
+      { attempt: '2' },
+      { attempt: 101 },
+      { not_before_ms: 'soon' },
+      { not_before_ms: 1e300 },
+    ]) {
+      expect(() => parsePostbackMessage(message(bad))).toThrow(/bad postback message/);
+    }
   });
 
   it('reads the retry schedule from POSTBACK_RETRY_DELAYS_SECONDS', () => {
