@@ -243,7 +243,8 @@ export const queues = {
     visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
     retentionDays: 4,
-    // No age alarm: messages wait up to 12 hours on purpose. The DLQ alarm says a postback gave up.
+    // No age alarm: a retry's wait is hops of at most 15 minutes, each a new message (docs/postbacks.md);
+    // the DLQ alarm says a postback gave up.
     consumer: { function: 'postback-sender', batchSize: 10 },
   },
 } as const satisfies Record<string, QueueSpec>;
