@@ -247,15 +247,16 @@ export const queues = {
   },
   postbacks: {
     purpose:
-      'Partner postbacks to deliver: one message per postback. A failed attempt leaves its message invisible for the ' +
-      'next delay of the retry schedule (5 min, 1 h, 6 h, 12 h); after the fifth attempt it moves to the DLQ.',
+      'Partner postbacks to deliver: one message per attempt. A failed attempt sends the next as a new message that waits ' +
+      'out the retry schedule (5 min, 1 h, 6 h, 12 h) in delays of at most 15 min; after the fifth attempt it moves to the DLQ.',
     // Above postback-sender's timeout; a retry sets the message's own visibility to its delay.
     // 2x, not 6x: the retry schedule is being redesigned (issue 34, item 1) and this queue's
     // visibility with it; until then a crashed delivery comes back after a minute, not six.
     visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
     retentionDays: 4,
-    // No age alarm: messages wait up to 12 hours on purpose. The DLQ alarm says a postback gave up.
+    // No age alarm: a retry's wait is hops of at most 15 minutes, each a new message (docs/postbacks.md);
+    // the DLQ alarm says a postback gave up.
     consumer: { function: 'postback-sender', batchSize: 10 },
   },
 } as const satisfies Record<string, QueueSpec>;
@@ -640,7 +641,8 @@ export const functions = {
     description:
       "Postback queue consumer: calls partners' postback URLs (checked against SSRF at each send), retries with backoff, logs every attempt.",
     tables: { postbacks: 'readwrite' },
-    queues: { postbacks: 'consume' },
+    // requeue: a retry, or one hop of its wait, is a new delayed message (docs/postbacks.md, "Delivery").
+    queues: { postbacks: 'requeue' },
     // Ten postbacks a batch side by side, each at most 5 s.
     timeoutSeconds: 30,
     memoryMb: 256,

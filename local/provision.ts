@@ -14,7 +14,7 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { hasErrorName } from '../functions/adapters/aws-errors';
-import { bucket, exportBucket, type IndexSpec, type KeySpec, queues, type TableSpec, tables } from '../lib/manifest';
+import { bucket, exportBucket, type IndexSpec, type KeySpec, type QueueSpec, queues, type TableSpec, tables } from '../lib/manifest';
 
 /**
  * Creates every table, both buckets and every queue (with its dead-letter queue and the manifest's
@@ -66,25 +66,9 @@ export async function provision(endpoints: EmulatorEndpoints): Promise<ResourceN
       });
     }
     for (const [name, spec] of Object.entries(queues)) {
-      const dlq = await sqs.send(
-        new CreateQueueCommand({
-          QueueName: `${name}-dlq`,
-          Attributes: { MessageRetentionPeriod: String(14 * 86400) },
-        }),
-      );
-      const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }));
-      const queue = await sqs.send(
-        new CreateQueueCommand({
-          QueueName: name,
-          Attributes: {
-            VisibilityTimeout: String(spec.visibilityTimeoutSeconds),
-            MessageRetentionPeriod: String(spec.retentionDays * 86400),
-            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: spec.maxReceiveCount }),
-          },
-        }),
-      );
-      names.queues[name] = queue.QueueUrl as string;
-      names.deadLetterQueues[name] = dlq.QueueUrl as string;
+      const created = await createQueue(sqs, name, spec);
+      names.queues[name] = created.queueUrl;
+      names.deadLetterQueues[name] = created.deadLetterQueueUrl;
     }
     return names;
   } finally {
@@ -92,6 +76,32 @@ export async function provision(endpoints: EmulatorEndpoints): Promise<ResourceN
     s3.destroy();
     sqs.destroy();
   }
+}
+
+/** A manifest queue and its dead-letter queue, with the manifest's settings. */
+export async function createQueue(
+  sqs: SQSClient,
+  name: string,
+  spec: QueueSpec,
+): Promise<{ queueUrl: string; deadLetterQueueUrl: string }> {
+  const dlq = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-dlq`,
+      Attributes: { MessageRetentionPeriod: String(14 * 86400) },
+    }),
+  );
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }));
+  const queue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: {
+        VisibilityTimeout: String(spec.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(spec.retentionDays * 86400),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: spec.maxReceiveCount }),
+      },
+    }),
+  );
+  return { queueUrl: queue.QueueUrl as string, deadLetterQueueUrl: dlq.QueueUrl as string };
 }
 
 function tableDefinition(name: string, spec: TableSpec): CreateTableCommandInput {

@@ -237,7 +237,8 @@ async function giveBack(sqs: SQSClient, url: string, messages: Message[]) {
   }
 }
 
-function toRecord(queueName: string, message: Message): SQSRecord {
+/** A received message as Lambda hands it to the consumer. */
+export function toRecord(queueName: string, message: Message): SQSRecord {
   const attributes = message.Attributes ?? {};
   return {
     messageId: message.MessageId as string,

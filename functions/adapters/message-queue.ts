@@ -6,15 +6,19 @@ import { sqsClient } from '../shared/clients/sqs';
 export class MessageQueue<T> implements MessageSink<T> {
   constructor(private readonly queueUrl: string) {}
 
-  async send(message: T): Promise<void> {
-    await sqsClient().send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message) }));
+  /** `delaySeconds` (0..900, SQS's DelaySeconds) keeps the message from consumers that long. */
+  async send(message: T, delaySeconds?: number): Promise<void> {
+    await sqsClient().send(
+      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds }),
+    );
   }
 }
 
 /**
- * Leaves a received message invisible for `seconds` (at most 12 h, SQS's limit): reported as a
- * batch item failure afterwards, it comes back once that time is up rather than after the
- * queue's visibility timeout (a postback's retry delay, the rest of an aggregation lease).
+ * Leaves a received message invisible for `seconds` (SQS ends no visibility more than 12 h after
+ * the receive, and counts the message in flight meanwhile, at most 120,000 a queue: keep it short):
+ * reported as a batch item failure afterwards, it comes back once that time is up rather than
+ * after the queue's visibility timeout (the rest of an aggregation lease, a dead postback at once).
  */
 export async function delayMessage(queueUrl: string, receiptHandle: string, seconds: number): Promise<void> {
   await sqsClient().send(

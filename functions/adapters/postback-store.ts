@@ -142,16 +142,25 @@ export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
       });
   }
 
-  async claim(appId: string, postbackId: string, nowMs: number, leaseMs: number): Promise<boolean> {
+  async claim(appId: string, postbackId: string, nowMs: number, leaseMs: number, attempt: number): Promise<boolean> {
     try {
       await dynamoClient().send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: appId, sk: SK.postback(postbackId) },
           UpdateExpression: 'SET lease_until = :until',
-          ConditionExpression: '#state IN (:new, :queued) AND (attribute_not_exists(lease_until) OR lease_until < :now)',
+          // attempts: a copy of a message whose attempt was made already finds it made.
+          ConditionExpression:
+            '#state IN (:new, :queued) AND (attribute_not_exists(lease_until) OR lease_until < :now) AND ' +
+            '(attribute_not_exists(attempts) OR attempts < :attempt)',
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':until': nowMs + leaseMs, ':now': nowMs, ':new': 'new', ':queued': 'queued' },
+          ExpressionAttributeValues: {
+            ':until': nowMs + leaseMs,
+            ':now': nowMs,
+            ':new': 'new',
+            ':queued': 'queued',
+            ':attempt': attempt,
+          },
         }),
       );
       return true;
@@ -161,14 +170,14 @@ export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
     }
   }
 
-  async settle(appId: string, postbackId: string, state: PostbackState): Promise<void> {
+  async settle(appId: string, postbackId: string, state: PostbackState, attempts: number): Promise<void> {
     await dynamoClient().send(
       new UpdateCommand({
         TableName: this.table,
         Key: { pk: appId, sk: SK.postback(postbackId) },
-        UpdateExpression: 'SET #state = :state REMOVE lease_until',
+        UpdateExpression: 'SET #state = :state, attempts = :attempts REMOVE lease_until',
         ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':state': state },
+        ExpressionAttributeValues: { ':state': state, ':attempts': attempts },
       }),
     );
   }

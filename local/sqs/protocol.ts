@@ -11,6 +11,9 @@ export const SQS_EMULATOR_ACCOUNT_ID = '000000000000';
 export const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 export const MAX_BATCH_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_VISIBILITY_TIMEOUT = 43_200;
+// Messages received and not yet deleted (in flight) per standard queue; beyond it ReceiveMessage
+// answers OverLimit. A delayed message is not in flight.
+export const MAX_IN_FLIGHT_MESSAGES = 120_000;
 export const MAX_DELAY_SECONDS = 900;
 export const MAX_WAIT_TIME_SECONDS = 20;
 export const MAX_MESSAGE_ATTRIBUTES = 10;
@@ -82,6 +85,7 @@ export const ERROR_WIRE = {
   InvalidAddress: { queryCode: 'InvalidAddress', status: 404 },
   ReceiptHandleIsInvalid: { queryCode: 'ReceiptHandleIsInvalid', status: 404 },
   MessageNotInflight: { queryCode: 'AWS.SimpleQueueService.MessageNotInflight', status: 400 },
+  OverLimit: { queryCode: 'OverLimit', status: 403 },
   EmptyBatchRequest: { queryCode: 'AWS.SimpleQueueService.EmptyBatchRequest', status: 400 },
   TooManyEntriesInBatchRequest: { queryCode: 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest', status: 400 },
   BatchEntryIdsNotDistinct: { queryCode: 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct', status: 400 },

@@ -35,6 +35,11 @@ export interface SqsEmulatorOptions {
    * retention and message ages without waiting for days. Timers still run in real time.
    */
   now?: () => number;
+  /**
+   * Messages in flight per queue before ReceiveMessage answers OverLimit; SQS's 120,000 unless a
+   * test asks for fewer, to reach the limit without receiving 120,000 messages.
+   */
+  maxInFlightMessages?: number;
 }
 
 export interface SqsEmulator {
@@ -69,7 +74,7 @@ export class SqsEmulatorServer {
   ) {
     const now = options.now ?? Date.now;
     this.logger = options.logger;
-    this.store = new SqsStore(region, now);
+    this.store = new SqsStore(region, now, options.maxInFlightMessages);
     if (options.dataDir) this.journal = new Journal(options.dataDir, now, () => this.store.snapshot(), options.logger);
     this.store.journal = this.journal;
     this.server = createServer((req, res) => this.handle(req, res));

@@ -18,6 +18,7 @@ import {
   type Json,
   MAX_BATCH_PAYLOAD_BYTES,
   MAX_DELAY_SECONDS,
+  MAX_IN_FLIGHT_MESSAGES,
   MAX_VISIBILITY_TIMEOUT,
   MAX_WAIT_TIME_SECONDS,
   type MessageAttributeValue,
@@ -51,6 +52,8 @@ export interface StoredMessage {
   visibleAt: number;
   receiveCount: number;
   firstReceiveAt?: number;
+  /** When the latest receive happened: SQS ends no visibility more than 12 h after it. */
+  receivedAt?: number;
   /** Handle of the latest receive; undefined until received (used to tell delayed from in flight). */
   receiptHandle?: string;
   /**
@@ -89,6 +92,8 @@ export class SqsStore {
   constructor(
     readonly region: string,
     private readonly now: () => number,
+    /** Messages in flight per queue before ReceiveMessage answers OverLimit (SQS: 120,000). */
+    private readonly inFlightLimit = MAX_IN_FLIGHT_MESSAGES,
   ) {}
 
   queueUrl(name: string): string {
@@ -568,6 +573,12 @@ export class SqsStore {
     const format = (messages: StoredMessage[]): Json =>
       messages.length > 0 ? { Messages: messages.map((message) => this.formatMessage(message, systemNames, attributeNames)) } : {};
 
+    if (this.inFlight(queue, this.now()) >= this.inFlightLimit) {
+      throw new SqsError(
+        'OverLimit',
+        `The maximum number of in flight messages (${this.inFlightLimit}) has been reached for this queue. Delete messages or let their visibility time out.`,
+      );
+    }
     const received = this.take(queue, maxMessages, visibilityTimeout);
     if (received.length > 0 || waitSeconds === 0 || this.closing) return format(received);
 
@@ -605,10 +616,21 @@ export class SqsStore {
     });
   }
 
-  /** Marks up to `max` visible messages in flight, redriving those past maxReceiveCount. */
-  private take(queue: QueueState, max: number, visibilityTimeout: number): StoredMessage[] {
+  /** Received and not deleted, with visibility left: what counts toward the in-flight limit (a delayed message does not). */
+  private inFlight(queue: QueueState, now: number): number {
+    let count = 0;
+    for (const message of queue.messages.values()) if (message.receiptHandle !== undefined && message.visibleAt > now) count++;
+    return count;
+  }
+
+  /**
+   * Marks up to `max` visible messages in flight, redriving those past maxReceiveCount, and never
+   * more than the in-flight limit leaves room for (a long poll waits for room, as for messages).
+   */
+  private take(queue: QueueState, wanted: number, visibilityTimeout: number): StoredMessage[] {
     const now = this.now();
     this.sweepExpired(queue, now);
+    const max = Math.min(wanted, this.inFlightLimit - this.inFlight(queue, now));
     const policy = this.redrivePolicy(queue);
     const deadLetterQueue = policy ? this.queues.get(this.queueNameFromArn(policy.deadLetterTargetArn) ?? '') : undefined;
     const taken: StoredMessage[] = [];
@@ -632,6 +654,7 @@ export class SqsStore {
       }
       message.receiveCount++;
       message.firstReceiveAt ??= now;
+      message.receivedAt = now;
       message.receiptHandle = encodeReceiptHandle(queue.name, message.messageId);
       message.visibleAt = now + visibilityTimeout * 1000;
       delete message.visibilityChanged;
@@ -726,6 +749,15 @@ export class SqsStore {
       throw new SqsError(
         'MessageNotInflight',
         'Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.',
+      );
+    }
+    // SQS ends no visibility more than 12 h after the receive that gave the handle (a message from
+    // a snapshot older than receivedAt counts from its first receive).
+    const receivedAt = message.receivedAt ?? message.firstReceiveAt ?? now;
+    if (now + timeout * 1000 > receivedAt + MAX_VISIBILITY_TIMEOUT * 1000) {
+      throw new SqsError(
+        'InvalidParameterValue',
+        `Value ${timeout} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [${MAX_VISIBILITY_TIMEOUT} seconds].`,
       );
     }
     message.visibleAt = now + timeout * 1000;

@@ -9,16 +9,28 @@ import type { PostbackMessage, PostbackRecord, PostbackState } from './trigger';
  * 5 s limit and no redirect followed, and the attempt recorded whatever happens.
  *
  * - 2xx: delivered.
- * - network error, timeout, 429 or 5xx: tried again after the next delay of the schedule (the
- *   message stays on the queue, invisible that long); the last attempt fails for good and the
- *   message goes to the DLQ, whose alarm fires.
+ * - network error, timeout, 429 or 5xx: tried again after the next delay of the schedule; the
+ *   last attempt fails for good and the message goes to the DLQ, whose alarm fires.
+ *
+ * A retry is a new message carrying its attempt and its time (`not_before_ms`), sent with a delay
+ * of at most 15 minutes (SQS's DelaySeconds); received before its time, it is sent on again with
+ * the next hop's delay. So no message waits in flight (SQS holds at most 120,000 in flight per
+ * queue, and one dead partner would otherwise stop every partner's postbacks) and no visibility
+ * ends more than 12 h after its receive. The next message is sent before the attempt is recorded:
+ * if it cannot be sent, the received message comes back and the attempt is made again, rather
+ * than the postback being lost. Copies are harmless: the record counts the attempts made, and a
+ * message for an attempt already made sends nothing.
  * - any other status (3xx, 4xx): failed, not retried: the partner said no, or sent us elsewhere.
  * - a destination that is not allowed any more: refused, never called.
  */
 
-/** Delays before attempts 2..5: 5 min, 1 h, 6 h, 12 h (about 19 hours in all). SQS allows at most 12 h. */
+/** Delays before attempts 2..5: 5 min, 1 h, 6 h, 12 h (about 19 hours in all). */
 export const DEFAULT_RETRY_DELAYS_SECONDS = [300, 3600, 21_600, 43_200] as const;
 export const MAX_ATTEMPTS = DEFAULT_RETRY_DELAYS_SECONDS.length + 1;
+/** The longest delay SQS gives a message it is sent (DelaySeconds): one hop of a longer wait. */
+export const MAX_HOP_SECONDS = 900;
+/** Bounds a message's attempt number: far above any schedule the environment can set. */
+const MAX_MESSAGE_ATTEMPT = 100;
 export const SEND_TIMEOUT_MS = 5000;
 /** Longer than a send can take, so two copies of one message never call the partner together. */
 export const ATTEMPT_LEASE_MS = 60_000;
@@ -63,15 +75,36 @@ export interface HttpResult {
 /** The postback records and their attempt log (functions/adapters/postback-store.ts). */
 export interface DeliveryRecords {
   get(appId: string, postbackId: string): Promise<PostbackRecord | undefined>;
-  /** Takes the record for one attempt unless another holds it or it is finished; false otherwise. */
-  claim(appId: string, postbackId: string, nowMs: number, leaseMs: number): Promise<boolean>;
-  /** Sets the record's state and lets go of the attempt. */
-  settle(appId: string, postbackId: string, state: PostbackState): Promise<void>;
+  /**
+   * Takes the record for one attempt unless another holds it, it is finished or `attempt` was made
+   * already (its attempts are `attempt` or more); false otherwise.
+   */
+  claim(appId: string, postbackId: string, nowMs: number, leaseMs: number, attempt: number): Promise<boolean>;
+  /** Sets the record's state and the attempts made, and lets go of the attempt. */
+  settle(appId: string, postbackId: string, state: PostbackState, attempts: number): Promise<void>;
   logAttempt(attempt: AttemptRecord): Promise<void>;
+}
+
+/** The postback queue (functions/adapters/message-queue.ts). */
+export interface PostbackQueue {
+  /** Sends the message, received no sooner than `delaySeconds` (0..MAX_HOP_SECONDS) from now. */
+  send(message: PostbackMessage, delaySeconds: number): Promise<void>;
+}
+
+/** The next message could not be sent: the received one must come back, not be acknowledged. */
+export class RequeueFailed extends Error {
+  constructor(
+    readonly reason: Requeued['reason'],
+    readonly cause: unknown,
+  ) {
+    super(`the postback's next message could not be sent (${reason})`);
+    this.name = 'RequeueFailed';
+  }
 }
 
 export interface DeliveryPorts {
   readonly records: DeliveryRecords;
+  readonly queue: PostbackQueue;
   readonly resolve: Resolve;
   /** One request to the checked address, Host and TLS name from the URL; throws on network errors and timeout. */
   send(request: { url: URL; address: ResolvedAddress; method: 'GET' | 'POST'; body?: string; timeoutMs: number }): Promise<HttpResult>;
@@ -83,10 +116,21 @@ export interface DeliveryOptions {
   readonly nowMs: () => number;
 }
 
+/**
+ * The message's work goes on in a new message, sent with `delaySeconds`: a retry, a copy that
+ * found another copy attempting (busy), or a message early for its time (waiting, one hop).
+ * The received message is finished with.
+ */
+export interface Requeued {
+  readonly kind: 'requeued';
+  readonly reason: 'retry' | 'busy' | 'waiting';
+  readonly attempt: number;
+  readonly delaySeconds: number;
+}
+
 export type DeliveryResult =
   | { readonly kind: 'done'; readonly outcome?: AttemptOutcome | 'duplicate' | 'unknown' }
-  /** Comes back after delaySeconds (the message is left invisible that long). */
-  | { readonly kind: 'retry'; readonly delaySeconds: number; readonly outcome: 'retry' | 'busy' }
+  | Requeued
   /** The last attempt failed: the message goes on to the DLQ. */
   | { readonly kind: 'dead' };
 
@@ -107,10 +151,36 @@ export function parsePostbackMessage(body: string): PostbackMessage {
   if (!isPlainObject(message) || message.version !== 1 || typeof message.app_id !== 'string' || typeof message.postback_id !== 'string') {
     throw new BadPostbackMessage('not a version 1 postback message');
   }
+  const { attempt, not_before_ms: notBefore } = message;
+  if (attempt !== undefined && !(Number.isInteger(attempt) && (attempt as number) >= 1 && (attempt as number) <= MAX_MESSAGE_ATTEMPT)) {
+    throw new BadPostbackMessage(`attempt is a whole number from 1 to ${MAX_MESSAGE_ATTEMPT}`);
+  }
+  if (notBefore !== undefined && !Number.isSafeInteger(notBefore)) throw new BadPostbackMessage('not_before_ms is epoch milliseconds');
   return message as unknown as PostbackMessage;
 }
 
-/** POSTBACK_RETRY_DELAYS_SECONDS="1,1,2,2" (tests) or the default schedule; at most 12 h each. */
+/** A message's wait, at most one hop: how long until its time, or 0 when it is due. */
+export function hopSeconds(message: PostbackMessage, nowMs: number): number {
+  if (message.not_before_ms === undefined || message.not_before_ms <= nowMs) return 0;
+  return Math.min(MAX_HOP_SECONDS, Math.ceil((message.not_before_ms - nowMs) / 1000));
+}
+
+/** Sends `message` for its next hop; a failure is RequeueFailed, so the received message comes back. */
+async function requeue(
+  ports: DeliveryPorts,
+  message: PostbackMessage,
+  delaySeconds: number,
+  reason: Requeued['reason'],
+): Promise<Requeued> {
+  try {
+    await ports.queue.send(message, delaySeconds);
+  } catch (error) {
+    throw new RequeueFailed(reason, error);
+  }
+  return { kind: 'requeued', reason, attempt: message.attempt ?? 1, delaySeconds };
+}
+
+/** POSTBACK_RETRY_DELAYS_SECONDS="1,1,2,2" (tests) or the default schedule; at most 12 h each (a bound, not SQS's: a wait is chained hops). */
 export function retryDelaysFromEnv(value: string | undefined): readonly number[] {
   if (!value) return DEFAULT_RETRY_DELAYS_SECONDS;
   const delays = value.split(',').map((part) => Number(part.trim()));
@@ -120,24 +190,23 @@ export function retryDelaysFromEnv(value: string | undefined): readonly number[]
   return delays;
 }
 
-/** `receiveCount` is the queue's count of this message's receives: attempt n is the n-th. */
-export async function deliverPostback(
-  ports: DeliveryPorts,
-  message: PostbackMessage,
-  receiveCount: number,
-  options: DeliveryOptions,
-): Promise<DeliveryResult> {
+/** One received message: its attempt when due, or its next hop when early. */
+export async function deliverPostback(ports: DeliveryPorts, message: PostbackMessage, options: DeliveryOptions): Promise<DeliveryResult> {
+  const hop = hopSeconds(message, options.nowMs());
+  if (hop > 0) return requeue(ports, message, hop, 'waiting');
   const record = await ports.records.get(message.app_id, message.postback_id);
   if (!record) return { kind: 'done', outcome: 'unknown' };
   // A dead postback's message keeps failing until SQS moves it to the DLQ.
   if (record.state === 'dead') return { kind: 'dead' };
   if (record.state !== 'new' && record.state !== 'queued') return { kind: 'done', outcome: 'duplicate' };
+  const attempt = message.attempt ?? 1;
+  if ((record.attempts ?? 0) >= attempt) return { kind: 'done', outcome: 'duplicate' };
   const started = options.nowMs();
-  if (!(await ports.records.claim(record.app_id, record.postback_id, started, ATTEMPT_LEASE_MS))) {
-    // Another copy of the message holds it: come back once its attempt is over, and find it settled.
-    return { kind: 'retry', delaySeconds: Math.ceil(ATTEMPT_LEASE_MS / 1000), outcome: 'busy' };
+  if (!(await ports.records.claim(record.app_id, record.postback_id, started, ATTEMPT_LEASE_MS, attempt))) {
+    // Another copy of the message holds it (or has just made this attempt): come back once its
+    // attempt is over, and find it made.
+    return requeue(ports, message, Math.ceil(ATTEMPT_LEASE_MS / 1000), 'busy');
   }
-  const attempt = Math.max(1, receiveCount);
   const last = attempt >= options.retryDelaysSeconds.length + 1;
   const log = (outcome: AttemptRecord['outcome'], detail: { response_code?: number; error?: string } = {}) =>
     ports.records.logAttempt({ ...attemptOf(record, attempt, started, outcome), duration_ms: options.nowMs() - started, ...detail });
@@ -150,7 +219,7 @@ export async function deliverPostback(
     // A name that does not resolve now may later (a DNS outage): that is a network error.
     if (error.reason !== 'unresolvable') {
       await log('refused', { error: error.message });
-      await ports.records.settle(record.app_id, record.postback_id, 'refused');
+      await ports.records.settle(record.app_id, record.postback_id, 'refused', attempt);
       return { kind: 'done', outcome: 'refused' };
     }
     return retryOrDie(ports, record, last, attempt, options, () => log(last ? 'dead' : 'retry', { error: error.message }));
@@ -170,7 +239,7 @@ export async function deliverPostback(
   }
   if (status >= 200 && status < 300) {
     await log('delivered', { response_code: status });
-    await ports.records.settle(record.app_id, record.postback_id, 'delivered');
+    await ports.records.settle(record.app_id, record.postback_id, 'delivered', attempt);
     return { kind: 'done', outcome: 'delivered' };
   }
   if (status === 429 || status >= 500) {
@@ -180,7 +249,7 @@ export async function deliverPostback(
   }
   const why = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}: not retried`;
   await log('failed', { response_code: status, error: why });
-  await ports.records.settle(record.app_id, record.postback_id, 'failed');
+  await ports.records.settle(record.app_id, record.postback_id, 'failed', attempt);
   return { kind: 'done', outcome: 'failed' };
 }
 
@@ -193,11 +262,23 @@ async function retryOrDie(
   log: () => Promise<void>,
 ): Promise<DeliveryResult> {
   await log();
-  await ports.records.settle(record.app_id, record.postback_id, last ? 'dead' : 'queued');
   // Attempt n is retried after the n-th delay; the attempt after the last delay is the last one.
   const delaySeconds = options.retryDelaysSeconds[attempt - 1];
-  if (last || delaySeconds === undefined) return { kind: 'dead' };
-  return { kind: 'retry', delaySeconds, outcome: 'retry' };
+  if (last || delaySeconds === undefined) {
+    await ports.records.settle(record.app_id, record.postback_id, 'dead', attempt);
+    return { kind: 'dead' };
+  }
+  const next: PostbackMessage = {
+    version: 1,
+    app_id: record.app_id,
+    postback_id: record.postback_id,
+    attempt: attempt + 1,
+    not_before_ms: options.nowMs() + delaySeconds * 1000,
+  };
+  // Sent before the attempt is recorded: if it is not sent, this attempt is made again.
+  const requeued = await requeue(ports, next, Math.min(MAX_HOP_SECONDS, delaySeconds), 'retry');
+  await ports.records.settle(record.app_id, record.postback_id, 'queued', attempt);
+  return requeued;
 }
 
 function networkError(error: unknown): string {

@@ -62,6 +62,11 @@ export interface PostbackRecord {
   readonly body?: string;
   readonly created_ms: number;
   state: PostbackState;
+  /**
+   * Attempts made so far (the sender's): a message for an attempt already made is a copy and sends
+   * nothing (docs/postbacks.md, "Delivery"). Absent until the first attempt.
+   */
+  readonly attempts?: number;
   /** Why a postback was withheld rather than queued. */
   readonly withheld_reason?: string;
 }
@@ -71,6 +76,10 @@ export interface PostbackMessage {
   readonly version: 1;
   readonly app_id: string;
   readonly postback_id: string;
+  /** The attempt this message is for; absent (the aggregator's message) is the first. */
+  readonly attempt?: number;
+  /** A retry's time, epoch ms: received earlier, the message is sent on again to wait (at most 15 minutes a hop). */
+  readonly not_before_ms?: number;
 }
 
 export const INSTALL_EVENT_NAME = 'install';

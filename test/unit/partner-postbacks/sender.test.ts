@@ -1,8 +1,15 @@
-import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
+import { logger, metrics } from '../../../functions/shared/observability';
 import { envName, queues, tables } from '../../../lib/manifest';
+
+// The partner answers 503 and its host resolves to a public address: nothing leaves the test.
+jest.mock('../../../functions/adapters/postback-http', () => ({
+  resolveHost: async () => [{ address: '93.184.215.14', family: 4 }],
+  sendPostback: async () => ({ status: 503 }),
+}));
 
 // The sender reads its resource names and retry schedule at cold start.
 for (const name of Object.keys(tables)) process.env[envName.table(name)] = name;
@@ -45,6 +52,7 @@ describe('the postback sender when a store fails or a message is bad', () => {
   beforeEach(() => {
     db.reset();
     sqs.reset();
+    jest.restoreAllMocks();
   });
 
   it('sends the message back when the postbacks table is down, without throwing or calling anyone', async () => {
@@ -69,7 +77,7 @@ describe('the postback sender when a store fails or a message is bad', () => {
     const handler = await sender();
     await expect(handler(sqsEvent(record(1)), context)).resolves.toEqual({ batchItemFailures: [] });
     const settled = db.commandCalls(UpdateCommand).map((call) => call.args[0].input.ExpressionAttributeValues);
-    expect(settled).toContainEqual({ ':state': 'refused' });
+    expect(settled).toContainEqual({ ':state': 'refused', ':attempts': 1 });
     expect(db.commandCalls(PutCommand)[0].args[0].input.Item).toMatchObject({
       outcome: 'refused',
       attempt: 1,
@@ -98,5 +106,59 @@ describe('the postback sender when a store fails or a message is bad', () => {
     const handler = await sender();
     await expect(handler(sqsEvent(record(6)), context)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm6' }] });
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0].args[0].input).toMatchObject({ ReceiptHandle: 'h6', VisibilityTimeout: 0 });
+  });
+
+  describe('when the queue refuses the next message', () => {
+    const queueDown = Object.assign(new Error('We encountered an internal error'), { name: 'InternalError' });
+    const watch = () => ({
+      metricNames: jest.spyOn(metrics, 'addMetric').mockImplementation(() => metrics),
+      errors: jest.spyOn(logger, 'error').mockImplementation(() => undefined),
+    });
+
+    it('does not acknowledge a failed attempt whose retry cannot be sent, and logs and meters it, leaving the attempt unrecorded', async () => {
+      db.on(GetCommand).resolves({ Item: { ...refusedPostback, url: 'https://partner.example/cb' } });
+      db.on(UpdateCommand).resolves({});
+      db.on(PutCommand).resolves({});
+      sqs.on(SendMessageCommand).rejects(queueDown);
+      const { metricNames, errors } = watch();
+      const handler = await sender();
+      await expect(handler(sqsEvent(record(1)), context)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+      expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({ DelaySeconds: 7 });
+      expect(metricNames.mock.calls.map(([name]) => name)).toContain('PostbackRequeueFailures');
+      expect(errors).toHaveBeenCalledWith(
+        expect.stringMatching(/could not be sent/),
+        expect.objectContaining({ message_id: 'm1', reason: 'retry' }),
+      );
+      // The partner was called (503) and the attempt logged, but the record keeps attempts at 0: the
+      // message that comes back makes attempt 1 again instead of losing the postback.
+      const updates = db.commandCalls(UpdateCommand).map((call) => call.args[0].input.UpdateExpression);
+      expect(updates).toEqual(['SET lease_until = :until']);
+      expect(sqs.commandCalls(DeleteMessageCommand)).toHaveLength(0);
+    });
+
+    it('does not acknowledge an early message whose next hop cannot be sent, and logs and meters it', async () => {
+      sqs.on(SendMessageCommand).rejects(queueDown);
+      const { metricNames, errors } = watch();
+      const handler = await sender();
+      const early = JSON.stringify({ version: 1, app_id: 'app_1', postback_id: 'pb1', attempt: 3, not_before_ms: Date.now() + 3_600_000 });
+      await expect(handler(sqsEvent(record(1, early)), context)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+      expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({ DelaySeconds: 900, MessageBody: early });
+      expect(metricNames.mock.calls.map(([name]) => name)).toContain('PostbackRequeueFailures');
+      expect(errors).toHaveBeenCalledWith(expect.stringMatching(/could not be sent/), expect.objectContaining({ reason: 'waiting' }));
+      expect(db.calls()).toHaveLength(0);
+    });
+
+    it("logs and meters a dead postback's message that cannot be made visible, and still reports it failed", async () => {
+      db.on(GetCommand).resolves({ Item: { ...refusedPostback, state: 'dead' } });
+      sqs.on(ChangeMessageVisibilityCommand).rejects(queueDown);
+      const { metricNames, errors } = watch();
+      const handler = await sender();
+      await expect(handler(sqsEvent(record(2)), context)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }] });
+      expect(metricNames.mock.calls.map(([name]) => name)).toContain('PostbackReleaseFailures');
+      expect(errors).toHaveBeenCalledWith(
+        expect.stringMatching(/could not be made visible/),
+        expect.objectContaining({ message_id: 'm2' }),
+      );
+    });
   });
 });
