@@ -249,10 +249,10 @@ export const queues = {
     purpose:
       'Partner postbacks to deliver: one message per attempt. A failed attempt sends the next as a new message that waits ' +
       'out the retry schedule (5 min, 1 h, 6 h, 12 h) in delays of at most 15 min; after the fifth attempt it moves to the DLQ.',
-    // Above postback-sender's timeout; a retry sets the message's own visibility to its delay.
-    // 2x, not 6x: the retry schedule is being redesigned (issue 34, item 1) and this queue's
-    // visibility with it; until then a crashed delivery comes back after a minute, not six.
-    visibilityTimeoutSeconds: 60,
+    // 6x postback-sender's 30 s timeout (AWS's advice for an event source mapping). It only
+    // matters when an attempt dies: a retry is a new delayed message and the received one is
+    // acknowledged, so no message waits out a retry in flight (docs/postbacks.md).
+    visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     retentionDays: 4,
     // No age alarm: a retry's wait is hops of at most 15 minutes, each a new message (docs/postbacks.md);
