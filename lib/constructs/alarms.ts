@@ -272,6 +272,16 @@ export class ServiceAlarms extends Construct {
       serviceMetric('AuditWriteFailed', { statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
     );
 
+    // A postback retry is a new delayed message (docs/postbacks.md); when it cannot be sent, the
+    // attempt is reported failed and comes back, so a few are harmless, but a queue refusing sends
+    // for 5 minutes means retries are being made late.
+    topic.whenAbove(
+      this,
+      'PostbackRequeueFailing',
+      "A partner postback's next attempt could not be queued (SendMessage to the postbacks queue failed).",
+      serviceMetric('PostbackRequeueFailures', { statistic: cloudwatch.Stats.SUM, period: fiveMinutes }),
+    );
+
     this.hotRouteAlarms(topic, edge);
 
     for (const [name, deadLetterQueue] of entriesOf(stores.deadLetterQueues)) {
