@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventClient } from './event-client';
 
-// The README's TypeScript example, whole: with `npm start` running, `npx tsx client/example.ts`
-// sends a session of the demo install as the demo app. npm start keeps the demo's keys and its own
-// address in its data directory (DATA_DIR, .data by default).
+// `npx tsx client/example.ts`, with `npm start` running: a session of the demo install, sent as the
+// demo app. npm start keeps the demo's keys and its own address in its data directory (DATA_DIR).
 async function main(): Promise<void> {
   const dataDir = process.env.DATA_DIR || '.data';
   const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as {
