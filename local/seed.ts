@@ -5,6 +5,9 @@ import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
 import { type FunctionSpec, functions } from '../lib/manifest';
 
+/** The demo app's App Store id (its ios_url): what the banner's SKAN postback names. */
+const DEMO_APP_STORE_ID = '1234567890';
+
 /** The demo tenant a first `npm start` creates, so a newcomer can send an event at once. */
 export interface Demo {
   company_id: string;
@@ -13,6 +16,8 @@ export interface Demo {
   app_key: string;
   signing_secret: string;
   server_key: string;
+  /** A server key of the `cost` scope: it uploads ad spend (POST /api/v1/cost) and reads nothing. */
+  cost_key: string;
   link_id: string;
   link_url: string;
 }
@@ -23,13 +28,21 @@ export async function seedDemo(
   baseUrl: string,
 ): Promise<{ demo: Demo; created: boolean }> {
   const file = join(dataDir, 'demo.json');
-  if (existsSync(file)) return { demo: JSON.parse(readFileSync(file, 'utf8')) as Demo, created: false };
   const tenants = new TenantStore(names.tenants, new SigningSecretStore(names.signing_secrets));
+  const costKey = async (appKey: string) => (await tenants.createServerKey(appKey, ['cost'], 'demo cost upload')).serverKey;
+  if (existsSync(file)) {
+    const demo = JSON.parse(readFileSync(file, 'utf8')) as Omit<Demo, 'cost_key'> & { cost_key?: string };
+    if (demo.cost_key !== undefined) return { demo: { ...demo, cost_key: demo.cost_key }, created: false };
+    // A demo made before the banner had a cost curl: it gets its cost key now, once.
+    const upgraded: Demo = { ...demo, cost_key: await costKey(demo.app_key) };
+    writeFileSync(file, `${JSON.stringify(upgraded, null, 2)}\n`, { mode: 0o600 });
+    return { demo: upgraded, created: false };
+  }
   const company = await tenants.createCompany({ name: 'Demo Company' });
   const app = await tenants.createApp({
     companyKey: company.company_key,
     name: 'Demo App',
-    ios_url: 'https://apps.apple.com/app/id1234567890',
+    ios_url: `https://apps.apple.com/app/id${DEMO_APP_STORE_ID}`,
     android_url: 'https://play.google.com/store/apps/details?id=com.example.demo',
     web_url: 'https://example.com/demo',
   });
@@ -42,6 +55,7 @@ export async function seedDemo(
     app_key: app.app_key,
     signing_secret: app.signing_secret,
     server_key: serverKey,
+    cost_key: await costKey(app.app_key),
     link_id: link.link_id,
     link_url: `${baseUrl}/l/${link.link_id}`,
   };
@@ -49,46 +63,110 @@ export async function seedDemo(
   return { demo, created: true };
 }
 
+/** The routes that answer whatever no other route does (unknown reports, unknown paths): nothing to try. */
+export const CATCH_ALL_ROUTES: readonly string[] = ['ANY /api/v1/reports/{proxy+}', '$default'];
+
 const routeKeys = new Set(Object.values(functions as Record<string, FunctionSpec>).flatMap((f) => f.routes ?? []));
 
-/** Ready-to-paste curl commands for every endpoint the manifest serves, with the demo credentials filled in. */
+/** One thing to try: the routes it calls and the lines to paste. */
+export interface Section {
+  readonly routes: readonly string[];
+  readonly lines: readonly string[];
+}
+
+/**
+ * Ready-to-paste curl commands for every endpoint the manifest serves (the catch-alls aside), with
+ * the demo credentials filled in. Each runs on its own, from the repository (the SKAN postback is
+ * signed by sim/postback.ts); test/integration/start-banner.test.ts runs every one.
+ */
 export function demoCurls(demo: Demo, baseUrl: string): string {
+  return demoSections(demo, baseUrl)
+    .filter((section) => section.routes.every((route) => routeKeys.has(route)))
+    .map((section) => section.lines.join('\n'))
+    .join('\n\n');
+}
+
+export function demoSections(demo: Demo, baseUrl: string): Section[] {
   const now = '$(date +%s000)';
   const install = '3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f';
+  const appHeaders = `-H 'x-service-company-key: ${demo.company_key}' -H 'x-service-app-key: ${demo.app_key}'`;
+  const hmac = `openssl dgst -sha256 -hmac '${demo.signing_secret}' | sed 's/^.* //'`;
   const signed = (path: string, body: string) => [
     `body='${body}'`,
-    `sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${demo.signing_secret}' | sed 's/^.* //')`,
+    `sig=$(printf '%s' "$body" | ${hmac})`,
     `curl -i ${baseUrl}${path} -H 'content-type: application/json' \\`,
-    `  -H 'x-service-company-key: ${demo.company_key}' -H 'x-service-app-key: ${demo.app_key}' \\`,
+    `  ${appHeaders} \\`,
     `  -H "x-service-signature: $sig" --data-binary "$body"`,
   ];
-  const sections: [string, string[]][] = [
-    ['GET /health', ['# Health', `curl -i ${baseUrl}/health`]],
-    [
-      'POST /event',
-      [
+  const bearer = (key: string) => `-H 'authorization: Bearer ${key}'`;
+  const reports: [string, string][] = [
+    ['attribution', ''],
+    ['revenue', ''],
+    ['cohorts', ''],
+    ['events', ''],
+    ['performance', '?group_by=partner,platform'],
+    ['skan', ''],
+  ];
+  return [
+    { routes: ['GET /health'], lines: ['# Health', `curl -i ${baseUrl}/health`] },
+    {
+      routes: ['POST /event'],
+      lines: [
         "# Send an event batch (signed with the app's signing secret)",
         ...signed(
           '/event',
           `{"sent_at_ms":'${now}',"events":[{"event_id":"e-1","event_name":"install","install_uuid":"${install}","ts_ms":'${now}',"platform":"ios"}]}`,
         ),
       ],
-    ],
-    [
-      'GET /l/{link_id}',
-      [
+    },
+    {
+      routes: ['GET /l/{link_id}'],
+      lines: [
         '# Click the demo tracking link as an iPhone',
         `curl -i '${demo.link_url}?click_id=abc123&sub1=creative_a' -A 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1'`,
       ],
-    ],
-    ['POST /privacy/delete', ["# Ask for the install's data to be deleted", ...signed('/privacy/delete', `{"install_uuid":"${install}"}`)]],
-    [
-      'GET /api/v1/reports/attribution',
-      ['# Read a report', `curl -s ${baseUrl}/api/v1/reports/attribution -H 'authorization: Bearer ${demo.server_key}'`],
-    ],
+    },
+    {
+      routes: ['POST /privacy/delete'],
+      lines: ["# Ask for the install's data to be deleted", ...signed('/privacy/delete', `{"install_uuid":"${install}"}`)],
+    },
+    {
+      routes: reports.map(([name]) => `GET /api/v1/reports/${name}`),
+      lines: [
+        '# Read the reports with the server key (rows appear a second or two after an event)',
+        ...reports.map(([name, query]) => `curl -i -w '\\n' '${baseUrl}/api/v1/reports/${name}${query}' ${bearer(demo.server_key)}`),
+      ],
+    },
+    {
+      routes: ['GET /api/v1/stream/events'],
+      lines: [
+        '# Follow the event stream: every counted event with its attribution, about 10 s after it was counted',
+        `curl -i ${baseUrl}/api/v1/stream/events ${bearer(demo.server_key)}`,
+      ],
+    },
+    {
+      routes: ['POST /api/v1/cost'],
+      lines: [
+        "# Upload a day's ad spend with the cost key (it reads nothing)",
+        `curl -i ${baseUrl}/api/v1/cost ${bearer(demo.cost_key)} -H 'content-type: application/json' \\`,
+        `  --data '{"rows":[{"date":"'$(date -u +%F)'","partner":"demo_network","platform":"ios","cost":12.5,"currency":"USD"}]}'`,
+      ],
+    },
+    {
+      routes: ['GET /sdk/v1/skan-schema'],
+      lines: [
+        "# The app's SKAN conversion-value schema, as the SDK reads it (signed over the empty body; 404 no_schema until `admin skan schema set`)",
+        `sig=$(printf '' | ${hmac})`,
+        `curl -i ${baseUrl}/sdk/v1/skan-schema ${appHeaders} -H "x-service-signature: $sig"`,
+      ],
+    },
+    {
+      routes: ['POST /skan-postback'],
+      lines: [
+        "# An Apple SKAN postback, signed with the key the local runtime trusts beside Apple's (run from the repository)",
+        `pb=$(npx tsx sim/postback.ts --app-store-id ${DEMO_APP_STORE_ID} --ad-network-id example123.skadnetwork --fine 63)`,
+        `curl -i ${baseUrl}/skan-postback --data "$pb"`,
+      ],
+    },
   ];
-  return sections
-    .filter(([route]) => routeKeys.has(route))
-    .map(([, lines]) => lines.join('\n'))
-    .join('\n\n');
 }

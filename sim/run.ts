@@ -17,10 +17,10 @@ import {
   type Reports,
   type ReportWindow,
 } from './check';
-import { planRates, type RateTable, toMicroUsd } from './currencies';
+import { planRates, RATE_LOOKBACK_DAYS, type RateTable, toMicroUsd } from './currencies';
 import { type ExpectedAttribution, expectedAttribution, type SentClick } from './expectations';
 import { checkSdkSchema, sendPostbacks, setUpSkan } from './ios';
-import { addDays, clearOfMidnights, localDay, utcDay } from './local-days';
+import { addDays, clearOfMidnights, daysFrom, localDay, utcDay } from './local-days';
 import { type OracleEvent, oracleRows, type PerfCells } from './oracle';
 import {
   addClicks,
@@ -337,11 +337,13 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     });
   }
   // Exchange rates for every day events may fall on, set as an operator would: a file a day.
-  const rates = planRates(addDays(utcDay(startedMs - options.days * DAY), -1), addDays(utcDay(startedMs), 1));
-  features.currencies = await setRates(admin, rates, notes);
+  const planned = planRates(addDays(utcDay(startedMs - options.days * DAY), -1), addDays(utcDay(startedMs), 1));
+  const fx = await setRates(admin, planned, notes);
+  features.currencies = fx !== undefined;
+  const rates = fx?.table ?? planned;
   log(
     `Set up ${states.length} app(s) under company ${companyKey} (zones ${states.map((s) => s.timeZone).join(', ')}); ` +
-      `${features.currencies ? `${rates.size} days of exchange rates set` : 'no exchange rates (purchases in other currencies go as revenue_usd)'}; clicking...`,
+      `${fx ? `${fx.set} days of exchange rates set (${fx.kept} kept as the service had them)` : 'no exchange rates (purchases in other currencies go as revenue_usd)'}; clicking...`,
   );
 
   // Clicks: one person's clicks in order (the honeypot before the blocked click, the last click
@@ -550,27 +552,58 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   };
 }
 
-/** `admin fx set --date D --file rates.json` for each day of the table; false when the service has no exchange rates. */
-async function setRates(admin: (args: string[]) => Promise<Record<string, unknown>>, rates: RateTable, notes: string[]): Promise<boolean> {
+/**
+ * The rates the service will convert with, over the plan's days and the 7 before them (the lookback
+ * of the first): `admin fx set --date D --file rates.json` for each planned day that has no rates
+ * yet, and the rates already there kept as they are, whoever set them (an operator's `admin fx set`
+ * such as the README's, the daily ECB fetch of a deployment). Overwriting them would change the
+ * conversion of other tenants' events, and ingest may still hold the old ones for minutes
+ * (CachedFxRates in functions/adapters/fx-store.ts); the check converts by the table returned.
+ * Undefined when the service has no exchange rates.
+ */
+async function setRates(
+  admin: (args: string[]) => Promise<Record<string, unknown>>,
+  planned: RateTable,
+  notes: string[],
+): Promise<{ table: RateTable; set: number; kept: number } | undefined> {
+  const plannedDays = [...planned.keys()].sort();
+  const first = plannedDays[0];
+  const last = plannedDays[plannedDays.length - 1];
+  if (first === undefined || last === undefined) return { table: planned, set: 0, kept: 0 };
+  const table = new Map<string, Readonly<Record<string, number>>>();
+  let set = 0;
+  let kept = 0;
   const dir = await mkdtemp(join(tmpdir(), 'sim-fx-'));
   try {
-    for (const [day, table] of rates) {
-      const file = join(dir, `${day}.json`);
-      await writeFile(file, JSON.stringify(table));
-      try {
-        await admin(['fx', 'set', '--date', day, '--file', file]);
-      } catch (error) {
-        notes.push(
-          `Currencies: admin fx set was refused (${(error as Error).message}); purchases in other currencies were sent as revenue_usd.`,
-        );
-        return false;
+    for (const day of daysFrom(addDays(first, -RATE_LOOKBACK_DAYS), last)) {
+      const stored = await admin(['fx', 'show', '--date', day]).catch((error: Error) => error);
+      const wanted = planned.get(day);
+      if (!(stored instanceof Error) && isRates(stored.rates)) {
+        table.set(day, stored.rates);
+        if (wanted !== undefined) kept++;
+      } else if (wanted !== undefined) {
+        const file = join(dir, `${day}.json`);
+        await writeFile(file, JSON.stringify(wanted));
+        try {
+          await admin(['fx', 'set', '--date', day, '--file', file]);
+        } catch (error) {
+          notes.push(
+            `Currencies: admin fx set was refused (${(error as Error).message}); purchases in other currencies were sent as revenue_usd.`,
+          );
+          return undefined;
+        }
+        table.set(day, wanted);
+        set++;
       }
     }
-    return true;
+    return { table, set, kept };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+const isRates = (value: unknown): value is Record<string, number> =>
+  typeof value === 'object' && value !== null && Object.values(value).every((rate) => typeof rate === 'number');
 
 /**
  * POST /api/v1/cost, request by request (1,000 rows at most each): the rows of the requests answered

@@ -2,6 +2,10 @@
 // X-Forwarded-For (TRUST_PROXY=1), the simulator run in-process at a small scale with --check,
 // no difference between the four reports and what it sent, and reports with something in them.
 
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runAdmin } from '../../bin/admin';
 import { type AdServicesStub, startAdServicesStub } from '../../local/adservices-stub';
 import { fetchReports, type ReportRow, type Reports } from '../../sim/check';
 import { fetchPerformance, type PerfQuery } from '../../sim/performance';
@@ -24,6 +28,12 @@ beforeAll(async () => {
   // Apple's attribution API as npm start stands it in (local/adservices-stub.ts).
   adServices = await startAdServicesStub();
   stack = await startLocalStack({ trustProxy: true, internet: { ADSERVICES_API_URL: adServices.url } });
+  // An operator's rates for today, as the README tour sets them before a newcomer runs the check:
+  // the simulator keeps them, and expects its events of today converted at them.
+  const dir = mkdtempSync(join(tmpdir(), 'sim-test-fx-'));
+  writeFileSync(join(dir, 'rates.json'), JSON.stringify({ EUR: 1.08, JPY: 0.0066 }));
+  await runAdmin(['fx', 'set', '--date', new Date().toISOString().slice(0, 10), '--file', join(dir, 'rates.json')]);
+  rmSync(dir, { recursive: true });
   result = await simulate({ seed: 'integration', apps: 2, installs: 30, days: 45, check: true });
   for (const app of result.apps) reports.push(await fetchReports(result.base_url, app.server_key, result.window));
 }, 300_000);

@@ -1,0 +1,43 @@
+import { type FunctionSpec, functions } from '../../../lib/manifest';
+import { CATCH_ALL_ROUTES, type Demo, demoCurls, demoSections } from '../../../local/seed';
+
+const demo: Demo = {
+  company_id: 'com_1',
+  company_key: 'co_live_1',
+  app_id: 'app_1',
+  app_key: 'app_live_1',
+  signing_secret: 'secret',
+  server_key: 'srv_read',
+  cost_key: 'srv_cost',
+  link_id: 'L1',
+  link_url: 'http://127.0.0.1:3000/l/L1',
+};
+const routes = Object.values(functions as Record<string, FunctionSpec>).flatMap((f) => f.routes ?? []);
+const sections = demoSections(demo, 'http://127.0.0.1:3000');
+
+describe("npm start's banner", () => {
+  it('has a curl for every route the manifest serves but the catch-alls', () => {
+    for (const route of CATCH_ALL_ROUTES) expect(routes).toContain(route);
+    const tried = sections.flatMap((section) => section.routes);
+    expect([...tried].sort()).toEqual(routes.filter((route) => !CATCH_ALL_ROUTES.includes(route)).sort());
+  });
+
+  it("calls each section's routes in its own lines", () => {
+    for (const section of sections) {
+      const text = section.lines.join('\n');
+      for (const route of section.routes) {
+        const path = (route.split(' ')[1] ?? '').replace('{link_id}', demo.link_id);
+        expect(text).toContain(path);
+      }
+    }
+  });
+
+  it('prints every section, each with its comment', () => {
+    const text = demoCurls(demo, 'http://127.0.0.1:3000');
+    for (const section of sections) {
+      expect(section.lines[0]).toMatch(/^# /);
+      expect(text).toContain(section.lines.join('\n'));
+    }
+    expect(text).toContain('srv_cost');
+  });
+});
