@@ -1,4 +1,13 @@
-import { addDays, daysFrom, dayNumber, isAcceptedDay, localDayOf, localDayStartMs, mondayOf, nextDay } from '../../functions/domain/common/days';
+import {
+  addDays,
+  dayNumber,
+  daysFrom,
+  isAcceptedDay,
+  localDayOf,
+  localDayStartMs,
+  mondayOf,
+  nextDay,
+} from '../../functions/domain/common/days';
 
 // The day arithmetic is the server's (one module for the service, the admin CLI and the console).
 export { addDays, mondayOf };
