@@ -31,8 +31,8 @@ export function errorFields(error: unknown): { name?: string; message?: string }
  * dimension (a metric exists only for an app that failed, so the dimension stays cheap). The job
  * goes on with the other apps: one tenant's bad data never holds back another's.
  */
-export function appFailed(job: string, appId: string, error: unknown): void {
-  logger.error(`${job}: app failed, the run goes on with the other apps`, { app_id: appId, error: errorFields(error) });
+export function appFailed(job: string, appId: string, error: unknown, context: Record<string, unknown> = {}): void {
+  logger.error(`${job}: app failed, the run goes on with the other apps`, { ...context, app_id: appId, error: errorFields(error) });
   const single = metrics.singleMetric();
   single.addDimension('app_id', appId);
   single.addMetric(`${job}AppFailed`, MetricUnit.Count, 1);

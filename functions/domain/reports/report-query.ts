@@ -121,7 +121,9 @@ const EARLIEST_MS = Date.parse(`${BEFORE_RANGE}T00:00:00Z`) - DAY_MS;
 const LATEST_MS = Date.parse(`${AFTER_RANGE}T00:00:00Z`) + 2 * DAY_MS;
 const keyedDay = (ms: number, timeZone: string): string => {
   const day = localDayOf(Math.min(LATEST_MS, Math.max(EARLIEST_MS, ms)), timeZone);
-  return day < BEFORE_RANGE ? BEFORE_RANGE : day > AFTER_RANGE ? AFTER_RANGE : day;
+  if (day < BEFORE_RANGE) return BEFORE_RANGE;
+  if (day > AFTER_RANGE) return AFTER_RANGE;
+  return day;
 };
 
 /**
