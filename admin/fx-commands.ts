@@ -6,7 +6,7 @@ import { parseRatesFile } from '../functions/domain/fx/rates-file';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand, UsageError } from './command';
 
-const day = z.string().refine(isAcceptedDay, { message: `must be a calendar day from ${FIRST_DAY} to ${LAST_DAY}, as YYYY-MM-DD` });
+const day = z.string().refine(isAcceptedDay, { message: `--date must be a calendar day from ${FIRST_DAY} to ${LAST_DAY}, as YYYY-MM-DD` });
 const store = () => new FxStore(resourceName.table('fx_rates'));
 
 /** Exchange rates (docs/ingestion.md, "Currencies"): what ingest and the cost upload convert with. */
