@@ -44,7 +44,9 @@ export const exportCommands = [
         // The watermark's "now" is when the lanes were read, never later.
         { apps, lanes, nowMs: readMs, skan: !f['app-key'], ...(f.hour ? { hour: f.hour } : {}) },
       );
-      return { ...(f['app-key'] ? { app_id: apps[0]?.app_id } : {}), ...summary };
+      // An app's failure is in the answer (the run went on with the others), as a message: an Error prints as {}.
+      const failed = summary.failed.map(({ app_id, error }) => ({ app_id, error: error instanceof Error ? error.message : String(error) }));
+      return { ...(f['app-key'] ? { app_id: apps[0]?.app_id } : {}), ...summary, failed };
     },
   }),
 ];

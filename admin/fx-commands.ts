@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { FxStore } from '../functions/adapters/fx-store';
-import { isDay } from '../functions/domain/fx/rates';
+import { FIRST_DAY, isAcceptedDay, LAST_DAY } from '../functions/domain/common/days';
 import { parseRatesFile } from '../functions/domain/fx/rates-file';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand, UsageError } from './command';
 
-const day = z.string().refine(isDay, { message: 'must be a calendar day as YYYY-MM-DD' });
+const day = z.string().refine(isAcceptedDay, { message: `--date must be a calendar day from ${FIRST_DAY} to ${LAST_DAY}, as YYYY-MM-DD` });
 const store = () => new FxStore(resourceName.table('fx_rates'));
 
 /** Exchange rates (docs/ingestion.md, "Currencies"): what ingest and the cost upload convert with. */

@@ -8,7 +8,7 @@ import { LedgerLaneReader } from './adapters/stream-reader';
 import { type ExportSummary, runExport } from './domain/raw-data/export';
 import { RAW_TABLE_NAMES } from './domain/raw-data/tables';
 import { resourceName } from './shared/config';
-import { logger, metrics } from './shared/observability';
+import { appFailed, errorFields, logger, metrics } from './shared/observability';
 
 const ports = exportPorts({
   exportBucket: resourceName.exportBucket(),
@@ -29,6 +29,7 @@ export interface ScheduledExportResult {
   readonly watermark_ms: number;
   readonly apps: number;
   readonly unfinished: readonly string[];
+  readonly failed: readonly { app_id: string; error: ReturnType<typeof errorFields> }[];
   readonly tables: Record<string, { files: number; rows: number; deleted: number; skipped: number }>;
 }
 
@@ -49,6 +50,7 @@ export async function scheduledExport(_event: unknown, context: Context): Promis
   const result = countsOf(summary);
   for (const table of RAW_TABLE_NAMES) metrics.addMetric(`ExportRows_${table}`, MetricUnit.Count, summary.tables[table].rows);
   metrics.addMetric('ExportAppsUnfinished', MetricUnit.Count, summary.unfinished.length);
+  for (const { app_id, error } of summary.failed) appFailed('Export', app_id, error);
   if (summary.unfinished.length > 0) logger.warn('export run out of time: apps left for the next run', { unfinished: summary.unfinished });
   logger.info('export finished', { ...result });
   return result;
@@ -59,6 +61,7 @@ export function countsOf(summary: ExportSummary): ScheduledExportResult {
     watermark_ms: summary.watermark_ms,
     apps: summary.apps,
     unfinished: summary.unfinished,
+    failed: summary.failed.map(({ app_id, error }) => ({ app_id, error: errorFields(error) })),
     tables: Object.fromEntries(
       RAW_TABLE_NAMES.map((table) => {
         const { files, rows, deleted, skipped } = summary.tables[table];

@@ -7,7 +7,7 @@ import { PerformanceStore } from './adapters/performance-store';
 import { TenantStore } from './adapters/tenant-store';
 import { type CompactionSummary, compactPages } from './domain/analytics/pages';
 import { resourceName } from './shared/config';
-import { logger, metrics } from './shared/observability';
+import { appFailed, errorFields, logger, metrics } from './shared/observability';
 
 const store = new PerformanceStore(resourceName.table('aggregates'));
 const tenants = new TenantStore(resourceName.table('tenants'));
@@ -27,10 +27,11 @@ export async function performancePages(_event: unknown, context?: Pick<Context, 
   metrics.addMetric('PerformancePagesBuilt', MetricUnit.Count, summary.pages);
   metrics.addMetric('PerformancePagesOverflow', MetricUnit.Count, summary.overflows);
   metrics.addMetric('PerformanceWeekPagesBuilt', MetricUnit.Count, summary.weeks);
+  for (const { app_id, error } of summary.failed) appFailed('PerformancePages', app_id, error);
   if (summary.unfinished.length > 0)
     logger.warn('performance pages out of time: apps left for the next run', { unfinished: summary.unfinished });
   logger.info('performance pages built', { apps: summary.apps, pages: summary.pages, weeks: summary.weeks, overflows: summary.overflows });
-  return summary;
+  return { ...summary, failed: summary.failed.map(({ app_id, error }) => ({ app_id, error: errorFields(error) })) };
 }
 
 export const handler = middy(performancePages).use(injectLambdaContext(logger)).use(logMetrics(metrics));

@@ -18,7 +18,7 @@ import { LedgerLaneReader, StreamReader } from './adapters/stream-reader';
 import { StreamStore } from './adapters/stream-store';
 import { type DrainPorts, type DrainReport, drainPrivacyRequests } from './domain/privacy/drain';
 import { resourceName } from './shared/config';
-import { logger, metrics } from './shared/observability';
+import { appFailed, logger, metrics } from './shared/observability';
 
 const stores: Omit<DrainPorts, 'nowMs' | 'pause' | 'timeLeftMs'> = {
   queue: new PrivacyQueue(resourceName.queueUrl('privacy'), () => logger.error('privacy message not readable: left for the DLQ')),
@@ -52,7 +52,8 @@ export async function privacyDrain(_event: unknown, context: Context): Promise<D
   metrics.addMetric('PrivacyRequestsDrained', MetricUnit.Count, report.done.length);
   metrics.addMetric('PrivacyRequestsCarried', MetricUnit.Count, report.carried.length);
   metrics.addMetric('PrivacyDrainFailed', MetricUnit.Count, report.failed.length);
-  for (const failure of report.failed) logger.error('privacy request not drained; it comes back', failure);
+  // Each comes back after the visibility timeout; the run went on with the other requests.
+  for (const { app_id, request_id, error } of report.failed) appFailed('PrivacyDrain', app_id, { message: error }, { request_id });
   logger.info('privacy drain finished', {
     batches: report.batches,
     done: report.done.length,

@@ -1,4 +1,5 @@
 import './styles.css';
+import { FIRST_DAY, LAST_DAY } from '../../functions/domain/common/days';
 import { type ApiError, meta, onUnreachable } from './api';
 import { flashArea, h, notice, replace } from './dom';
 import { plainError } from './errors';
@@ -67,8 +68,10 @@ const periodSelect = h(
   { id: 'pick-period', onchange: () => choosePreset(periodSelect.value as Preset) },
   PRESETS.map((preset) => h('option', { value: preset }, PRESET_LABELS[preset])),
 );
-const sinceInput = h('input', { type: 'date', id: 'pick-since', 'aria-label': 'From (first day)' });
-const untilInput = h('input', { type: 'date', id: 'pick-until', 'aria-label': 'To (last day, included)' });
+// The days a period may name (docs/reports.md, "Days"): the browser refuses others before Apply.
+const dayRange = { min: FIRST_DAY, max: LAST_DAY };
+const sinceInput = h('input', { type: 'date', id: 'pick-since', 'aria-label': 'From (first day)', ...dayRange });
+const untilInput = h('input', { type: 'date', id: 'pick-until', 'aria-label': 'To (last day, included)', ...dayRange });
 const customRange = h(
   'form',
   { class: 'custom-range', 'aria-label': 'Custom period', hidden: true },

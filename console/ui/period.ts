@@ -1,4 +1,16 @@
-import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
+import {
+  addDays,
+  dayNumber,
+  daysFrom,
+  isAcceptedDay,
+  localDayOf,
+  localDayStartMs,
+  mondayOf,
+  nextDay,
+} from '../../functions/domain/common/days';
+
+// The day arithmetic is the server's (one module for the service, the admin CLI and the console).
+export { addDays, mondayOf };
 
 /**
  * The console's report periods: whole local days of the app's time zone (docs/analytics.md, "Time
@@ -35,27 +47,8 @@ export interface Period {
   readonly timeZone: string;
 }
 
-const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-
-/** A YYYY-MM-DD that is a real calendar day. */
-export const isDay = (text: string | undefined | null): text is string =>
-  typeof text === 'string' && DAY_PATTERN.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text);
-
-/** Calendar arithmetic on YYYY-MM-DD (no zone). */
-export const addDays = (day: string, n: number): string => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
-
-/** Days from a to b inclusive (a <= b). */
-export function daysBetween(a: string, b: string): string[] {
-  const days: string[] = [];
-  for (let day = a; day <= b; day = nextDay(day)) days.push(day);
-  return days;
-}
-
-/** Monday of a day's week (ISO weeks, as the performance report's week pages). */
-export function mondayOf(day: string): string {
-  const weekday = new Date(`${day}T00:00:00Z`).getUTCDay(); // 0 Sunday .. 6 Saturday
-  return addDays(day, -((weekday + 6) % 7));
-}
+/** The longest custom period, in days: the Reporting API's window (365 days). */
+export const MAX_PERIOD_DAYS = 365;
 
 /** The days a preset names, seen from `today` (the app's local day now). */
 export function presetDays(preset: Exclude<Preset, 'custom'>, today: string): { since: string; until: string } {
@@ -84,7 +77,7 @@ export function periodOf(preset: Preset, since: string, until: string, timeZone:
     until,
     sinceMs: localDayStartMs(since, timeZone),
     untilMs: localDayStartMs(nextDay(until), timeZone),
-    days: daysBetween(since, until),
+    days: daysFrom(since, until),
     timeZone,
   };
 }
@@ -92,7 +85,8 @@ export function periodOf(preset: Preset, since: string, until: string, timeZone:
 /**
  * The period a URL's parameters name (`period`, and `since`/`until` for custom), in the app's
  * zone at `nowMs`. Anything unreadable falls back to the default preset: a bad shared link still
- * opens a view. A custom range given backwards is put in order.
+ * opens a view. A custom range given backwards is put in order; one with a day outside
+ * 2000-01-01..2099-12-31 or longer than MAX_PERIOD_DAYS is unreadable.
  */
 export function resolvePeriod(
   params: { period?: string | null; since?: string | null; until?: string | null },
@@ -101,11 +95,10 @@ export function resolvePeriod(
 ): Period {
   const today = localDayOf(nowMs, timeZone);
   const preset = (PRESETS as readonly string[]).includes(params.period ?? '') ? (params.period as Preset) : undefined;
-  if (preset === 'custom' || (preset === undefined && isDay(params.since) && isDay(params.until))) {
-    if (isDay(params.since) && isDay(params.until)) {
-      const [since, until] = params.since <= params.until ? [params.since, params.until] : [params.until, params.since];
-      return periodOf('custom', since, until, timeZone);
-    }
+  const { since: from, until: to } = params;
+  if ((preset === 'custom' || preset === undefined) && isAcceptedDay(from) && isAcceptedDay(to)) {
+    const [first, last] = from <= to ? [from, to] : [to, from];
+    if (dayNumber(last) - dayNumber(first) < MAX_PERIOD_DAYS) return periodOf('custom', first, last, timeZone);
   }
   const named: Exclude<Preset, 'custom'> = preset && preset !== 'custom' ? preset : DEFAULT_PRESET;
   const { since, until } = presetDays(named, today);

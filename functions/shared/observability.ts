@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 /**
  * Logger and metrics are made once per execution environment. Service name and namespace come
@@ -23,4 +23,17 @@ export const metrics = new Metrics({
 export function errorFields(error: unknown): { name?: string; message?: string } {
   const { name, message } = (error ?? {}) as Partial<Error>;
   return { name, message };
+}
+
+/**
+ * One app's failure in a scheduled job that runs over every app (performance pages, export,
+ * privacy drain): an error line naming the app, and `<job>AppFailed` counted with the app as a
+ * dimension (a metric exists only for an app that failed, so the dimension stays cheap). The job
+ * goes on with the other apps: one tenant's bad data never holds back another's.
+ */
+export function appFailed(job: string, appId: string, error: unknown, context: Record<string, unknown> = {}): void {
+  logger.error(`${job}: app failed, the run goes on with the other apps`, { ...context, app_id: appId, error: errorFields(error) });
+  const single = metrics.singleMetric();
+  single.addDimension('app_id', appId);
+  single.addMetric(`${job}AppFailed`, MetricUnit.Count, 1);
 }

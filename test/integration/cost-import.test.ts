@@ -96,6 +96,10 @@ describe('admin cost import', () => {
       /^line 4: bad_cost_row \(cost\): cost must be a number/,
     );
     expect((await days.readDay(tenant.app.app_id, '2026-04-02')).ver).toBe(0);
+    // A day past 2099 (issue 36: 9999-12-27 made weeks ending in "+010000-01" that stopped the compactor).
+    await expect(
+      runAdmin(['cost', 'import', '--app-key', tenant.app.app_key, '--csv', 'date,partner,cost\n9999-12-27,meta,1\n']),
+    ).rejects.toThrow(/^line 2: bad_cost_row \(date\): date must be a calendar day from 2000-01-01 to 2099-12-31/);
     await expect(
       runAdmin(['cost', 'import', '--app-key', tenant.app.app_key, '--file', csvFile('d.csv', 'date,partner,cots\n2026-04-02,meta,1\n')]),
     ).rejects.toThrow(/^line 2: bad_cost_row: unknown member "cots"/);

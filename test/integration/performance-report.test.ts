@@ -174,6 +174,38 @@ describe('GET /api/v1/reports/performance', () => {
     expect(await totals('partner')).toEqual([['meta', 11]]);
   });
 
+  it('builds the pages of every app beside one holding a cost row of 9999-12-27, and answers a window in 9999 at once (issue 36)', async () => {
+    const [poisoned, other] = [await createTenant(), await createTenant()];
+    const far = '9999-12-27';
+    const costRows = [
+      { dims: ['meta', 'spring', 'US', 'ios'], cost_micros: 1_000_000, network_clicks: 0, impressions: 0, currency: 'USD', cost: 1 },
+    ] as const;
+    await put([
+      { pk: `${poisoned.app.app_id}#${PERF_FAMILIES.cost}`, sk: far, ver: 1, rows: encodeCostDay(costRows) },
+      ...perf(other.app.app_id, D1, ['meta', 'spring', 'US', 'ios'], { installs: 3 }),
+    ]);
+    await bumpStamp(poisoned.app.app_id, far);
+    await bumpStamp(other.app.app_id, D1);
+    const summary = (await invoke('performance-pages', {})) as CompactionSummary;
+    expect(summary.failed).toEqual([]);
+    const [page, stamp] = await Promise.all([
+      dynamoClient().send(new GetCommand({ TableName: table(), Key: { pk: `${other.app.app_id}#${PERF_FAMILIES.perfPage}`, sk: D1 } })),
+      dynamoClient().send(
+        new GetCommand({ TableName: table(), Key: { pk: `${poisoned.app.app_id}#${PERF_FAMILIES.perfStamp}`, sk: far } }),
+      ),
+    ]);
+    expect(page.Item).toMatchObject({ v: 1 });
+    expect(stamp.Item).toMatchObject({ v: 1, page_v: 1 });
+
+    const startedMs = Date.now();
+    const farWindow = `since_ms=253402214400000&until_ms=${253402214400000 + 2 * DAY}`;
+    for (const group_by of ['partner', 'campaign', 'day,partner']) {
+      const answer = await get(`?${farWindow}&group_by=${group_by}`, bearer(poisoned));
+      expect({ status: answer.status, rows: answer.body?.rows }).toEqual({ status: 200, rows: [] });
+    }
+    expect(Date.now() - startedMs).toBeLessThan(3000);
+  });
+
   it('shows the operator the same page through admin report show --report performance', async () => {
     const api = await get(`?${window}&group_by=campaign&country=DE`, bearer(a));
     const shown = (await runAdmin([

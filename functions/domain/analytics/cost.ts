@@ -11,10 +11,11 @@
  * the day's page. Every write is idempotent or conditional, and the answer comes after all of
  * them: a request cut short anywhere is completed by its resend.
  */
+import { FIRST_DAY, isAcceptedDay, LAST_DAY } from '../common/days';
 import { ServiceError } from '../common/errors';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
-import { convertToUsd, type FxRateStore, isCurrencyCode, isDay, readRatesFor, USD } from '../fx/rates';
+import { convertToUsd, type FxRateStore, isCurrencyCode, readRatesFor, USD } from '../fx/rates';
 import { COST_COUNTERS, type CostCounter, type CostRow, type DimensionValues, dimsKey, encodeCostDay, NONE } from './performance';
 
 /**
@@ -139,7 +140,7 @@ const countFault = (value: unknown, field: CostField): RowFault | undefined =>
 
 /**
  * One row, checked member by member in COST_FIELDS order; the first fault is the answer.
- *   date         required, YYYY-MM-DD, a real calendar day (the app's local day)
+ *   date         required, YYYY-MM-DD, a real calendar day from 2000-01-01 to 2099-12-31 (the app's local day)
  *   partner      required, text of 1 to 100 characters without control characters
  *   campaign     optional, the same rule; missing or empty is "(none)"
  *   country      optional, ISO 3166-1 alpha-2 (any case, stored upper-case); missing or empty is "(none)"
@@ -156,7 +157,8 @@ export function checkCostRow(row: unknown): { readonly row: CostInput } | { read
   if (unknown !== undefined)
     return { fault: { message: `unknown member ${JSON.stringify(unknown)}; a row has ${COST_FIELDS.join(', ')}` } };
   const date = row.date;
-  if (!isDay(date)) return { fault: { field: 'date', message: 'date must be a calendar day, YYYY-MM-DD' } };
+  if (!isAcceptedDay(date))
+    return { fault: { field: 'date', message: `date must be a calendar day from ${FIRST_DAY} to ${LAST_DAY}, YYYY-MM-DD` } };
   const partnerFault = nameFault(row.partner, 'partner');
   if (partnerFault) return { fault: partnerFault };
   if (given(row.campaign)) {

@@ -1,3 +1,4 @@
+import { isAcceptedDay } from '../common/days';
 import { type CostRow, type DimensionValues, daysOfWeek, dimsKey, encodePerfPage, NONE, type PerfPageRow, weekOf } from './performance';
 import { ALL_COUNTERS, type AnyCounter, type DayFact, type DayWindow, type PageKind, type StoredPerfPage } from './performance-report';
 
@@ -60,6 +61,8 @@ export interface CompactionSummary {
   weeks: number;
   /** Apps left for the next run when the time ran out. */
   unfinished: string[];
+  /** Apps whose compaction failed, with the error (the run went on with the others; docs/analytics.md, "Reading"). */
+  failed: { app_id: string; error: unknown }[];
 }
 
 /** The day's rows merged by dimensions: perf counters and cost counters of the same dimensions in one row, in dimension order. */
@@ -140,7 +143,12 @@ export function weekOfPages(monday: string, pages: ReadonlyMap<string, StoredPer
 export async function compactApp(store: PageStore, appId: string): Promise<{ pages: number; overflows: number; weeks: number }> {
   let pages = 0;
   let overflows = 0;
-  const stale = await store.staleDays(appId);
+  const all = await store.staleDays(appId);
+  // A day outside the accepted range (a cost row stored before such dates were refused) is never
+  // read (report windows stop at the range's edges) and its week may end past 9999-12-31: it is
+  // marked built without pages, so it neither fails nor returns on every run.
+  const stale = all.filter(({ day }) => isAcceptedDay(day));
+  for (const { day, v } of all) if (!isAcceptedDay(day)) await store.markBuilt(appId, day, v);
   for (const { day, v } of stale) {
     const { perf, cost } = await store.dayRows(appId, day);
     const built = pagesOf(v, perf, cost);
@@ -161,20 +169,30 @@ export async function compactApp(store: PageStore, appId: string): Promise<{ pag
   return { pages, overflows, weeks: mondays.length };
 }
 
-/** Every app's stale days, app after app, until the deadline: the apps not reached are the next run's. */
+/**
+ * Every app's stale days, app after app, until the deadline: the apps not reached are the next
+ * run's. One app's failure (a store error, a row nobody foresaw) is the app's: it is named in
+ * `failed` and the run goes on with the others, whose pages would otherwise wait behind it forever.
+ */
 export async function compactPages(
   store: PageStore,
   appIds: readonly string[],
   deadlineMs: number,
   nowMs: () => number,
 ): Promise<CompactionSummary> {
-  const summary: CompactionSummary = { apps: 0, pages: 0, overflows: 0, weeks: 0, unfinished: [] };
+  const summary: CompactionSummary = { apps: 0, pages: 0, overflows: 0, weeks: 0, unfinished: [], failed: [] };
   for (const appId of appIds) {
     if (nowMs() >= deadlineMs) {
       summary.unfinished.push(appId);
       continue;
     }
-    const done = await compactApp(store, appId);
+    let done: Awaited<ReturnType<typeof compactApp>>;
+    try {
+      done = await compactApp(store, appId);
+    } catch (error) {
+      summary.failed.push({ app_id: appId, error });
+      continue;
+    }
     summary.apps++;
     summary.pages += done.pages;
     summary.overflows += done.overflows;

@@ -1,4 +1,4 @@
-import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../common/days';
+import { DAY_MS, daysFrom, localDayOf, localDayStartMs, nextDay } from '../common/days';
 import { ServiceError } from '../common/errors';
 import { appOfKey, pageAnswer, type ReportAnswer, type ServerKeys } from '../reports/answer-report';
 import { parseReportQuery, type ReportQuery, windowDays } from '../reports/report-query';
@@ -156,12 +156,8 @@ export async function answerAppPerformance(
   );
 }
 
-/** Days between two YYYY-MM-DD days, both included. */
-export function daysOf(window: DayWindow): string[] {
-  const days: string[] = [];
-  for (let day = window.firstDay; day <= window.lastDay; day = nextDay(day)) days.push(day);
-  return days;
-}
+/** The days of a window, both ends included; a window of more than MAX_WINDOW_DAYS is refused before any loop (windowDays never makes one). */
+export const daysOf = (window: DayWindow): string[] => daysFrom(window.firstDay, window.lastDay);
 
 /** The days of a list, in runs of consecutive days. */
 function runsOf(days: readonly string[]): DayWindow[] {

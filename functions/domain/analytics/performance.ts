@@ -5,6 +5,8 @@
  * cannot disagree.
  */
 
+import { addDays, daysFrom, mondayOf } from '../common/days';
+
 /** The value of a dimension nobody gave (a cost row without a campaign, an install without a country). */
 export const NONE = '(none)';
 
@@ -124,20 +126,10 @@ export function decodeCostDay(text: string): CostRow[] {
  * The week of a local day: ISO weeks, Monday to Sunday, named by their Monday. Days are calendar
  * days (YYYY-MM-DD of the app's zone), so the week is the same whatever the zone.
  */
-export function weekOf(day: string): string {
-  const epochDay = Math.round(Date.parse(`${day}T00:00:00Z`) / DAY);
-  // 1970-01-01 was a Thursday: (epochDay + 3) % 7 is 0 on Mondays.
-  const sinceMonday = (((epochDay + 3) % 7) + 7) % 7;
-  return new Date((epochDay - sinceMonday) * DAY).toISOString().slice(0, 10);
-}
+export const weekOf = mondayOf;
 
-/** The 7 days of the week that starts on `monday`. */
-export function daysOfWeek(monday: string): string[] {
-  const start = Date.parse(`${monday}T00:00:00Z`);
-  return Array.from({ length: 7 }, (_, i) => new Date(start + i * DAY).toISOString().slice(0, 10));
-}
-
-const DAY = 86_400_000;
+/** The 7 days of the week that starts on `monday` (a RangeError for the last week of 9999, which no accepted day is in). */
+export const daysOfWeek = (monday: string): string[] => daysFrom(monday, addDays(monday, 6));
 
 /** The key of a row's dimensions (the cost row's identity within its day). */
 export const dimsKey = (dims: DimensionValues): string => dims.join('\u0001');

@@ -88,5 +88,71 @@ export function localDayStartMs(day: string, timeZone: string = UTC): number {
   return high;
 }
 
-/** The day after a YYYY-MM-DD day (calendar arithmetic, no zone). */
-export const nextDay = (day: string): string => dayOf(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
+/*
+ * Calendar arithmetic on YYYY-MM-DD days (no zone), for the server, the admin CLI and the console
+ * alike. It is total on the days a key can name, 0000-01-01 to 9999-12-31: every day it gives is
+ * one of them, so day strings always sort as the days do. A step past either end throws a
+ * RangeError instead of giving "+010000-01-01" (which sorts before "9999" and is its own next day
+ * when cut to 10 characters). Callers never get that far: the days users send are within
+ * FIRST_DAY..LAST_DAY, and report windows are clipped to the day just outside them (windowDays).
+ */
+
+/** The first and last days a user may name (cost rows, exchange rates, console periods; docs/reports.md, "Days"). */
+export const FIRST_DAY = '2000-01-01';
+export const LAST_DAY = '2099-12-31';
+
+/**
+ * The most days one loop over a window's days may cover. A window is at most 365 days of 24 hours;
+ * on a zone's calendar it touches at most 366 days, or 368 across a day a zone skipped crossing the
+ * date line (Samoa's 2011-12-30, a change of offset of 24 hours, 25 with daylight saving).
+ */
+export const MAX_WINDOW_DAYS = 368;
+
+const DAY_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
+/** Days since 1970-01-01 of the first and last days a key can name. */
+const FIRST_KEY_DAY_NUMBER = Date.parse('0000-01-01T00:00:00Z') / DAY_MS;
+const LAST_KEY_DAY_NUMBER = Date.parse('9999-12-31T00:00:00Z') / DAY_MS;
+
+/** A YYYY-MM-DD that is a real calendar day (0000-01-01 to 9999-12-31). */
+export function isDay(text: unknown): text is string {
+  if (typeof text !== 'string' || !DAY_FORMAT.test(text)) return false;
+  const ms = Date.parse(`${text}T00:00:00Z`);
+  return Number.isFinite(ms) && dayOf(ms) === text;
+}
+
+/** A real calendar day from FIRST_DAY to LAST_DAY: what a user may name. */
+export const isAcceptedDay = (text: unknown): text is string => isDay(text) && text >= FIRST_DAY && text <= LAST_DAY;
+
+/** Days since 1970-01-01 (negative before); NaN for anything but a day. */
+export const dayNumber = (day: string): number => (isDay(day) ? Date.parse(`${day}T00:00:00Z`) / DAY_MS : Number.NaN);
+
+/** The day of a day number; a RangeError outside 0000-01-01..9999-12-31. */
+export function dayOfNumber(n: number): string {
+  if (!Number.isSafeInteger(n) || n < FIRST_KEY_DAY_NUMBER || n > LAST_KEY_DAY_NUMBER)
+    throw new RangeError(`day number ${n} is outside 0000-01-01..9999-12-31`);
+  return dayOf(n * DAY_MS);
+}
+
+/** The day `n` days after (before, when negative) a day. */
+export const addDays = (day: string, n: number): string => dayOfNumber(dayNumber(day) + n);
+
+/** The day after a day. */
+export const nextDay = (day: string): string => addDays(day, 1);
+
+/**
+ * The days from `first` to `last`, both included (none when `last` is before `first`). The count
+ * is checked before the loop starts: more than MAX_WINDOW_DAYS is a RangeError, never a long loop.
+ */
+export function daysFrom(first: string, last: string): string[] {
+  const start = dayNumber(first);
+  const count = dayNumber(last) - start + 1;
+  if (!(count <= MAX_WINDOW_DAYS)) throw new RangeError(`${first}..${last} is more than ${MAX_WINDOW_DAYS} days`);
+  return Array.from({ length: Math.max(0, count) }, (_, i) => dayOfNumber(start + i));
+}
+
+/** The Monday of a day's ISO week (Monday to Sunday). */
+export function mondayOf(day: string): string {
+  const n = dayNumber(day);
+  // 1970-01-01 was a Thursday: (n + 3) mod 7 is 0 on Mondays.
+  return dayOfNumber(n - ((((n + 3) % 7) + 7) % 7));
+}

@@ -1,5 +1,6 @@
 import { XMLParser } from 'fast-xml-parser';
-import { isCurrencyCode, isDay, USD, type UsdRates } from './rates';
+import { isDay } from '../common/days';
+import { isCurrencyCode, USD, type UsdRates } from './rates';
 
 /**
  * The European Central Bank's euro foreign exchange reference rates (eurofxref-daily.xml, and

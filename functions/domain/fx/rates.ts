@@ -12,7 +12,7 @@
  * - `usd` is amount x rate rounded to the micro-dollar; undefined when the code is not an ISO 4217
  *   code or no day of the window has a rate for it. USD itself is always 1.
  */
-import { DAY_MS } from '../common/days';
+import { addDays } from '../common/days';
 
 /** US dollars per unit of each currency of one day: { EUR: 1.08, JPY: 0.0066 }. */
 export type UsdRates = Readonly<Record<string, number>>;
@@ -45,9 +45,7 @@ export const FX_LOOKBACK_DAYS = 7;
 export const USD = 'USD';
 
 /** The day `days` days before YYYY-MM-DD `day`. */
-export function dayBefore(day: string, days: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) - days * DAY_MS).toISOString().slice(0, 10);
-}
+export const dayBefore = (day: string, days: number): string => addDays(day, -days);
 
 /** The days whose rates can convert an amount of `day`: day-7 .. day, latest first. */
 export function rateWindow(day: string): string[] {
@@ -78,13 +76,6 @@ const toMicroDollars = (usd: number) => Math.round(usd * 1e6) / 1e6;
 
 /** A usable rate: a finite number above 0. */
 export const isUsdRate = (rate: unknown): rate is number => typeof rate === 'number' && Number.isFinite(rate) && rate > 0;
-
-/** YYYY-MM-DD that is a real calendar day. */
-export function isDay(text: unknown): text is string {
-  if (typeof text !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
-  const ms = Date.parse(`${text}T00:00:00Z`);
-  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === text;
-}
 
 /**
  * The active ISO 4217 codes (the list of the ISO 4217 maintenance agency, funds and metals left

@@ -136,7 +136,8 @@ export interface DrainReport {
   batches: number[];
   done: string[];
   carried: string[];
-  failed: { request_id: string; error: string }[];
+  /** Requests that failed, with their app: the run went on with the others (each comes back after the visibility timeout). */
+  failed: { request_id: string; app_id: string; error: string }[];
   stopped: 'queue_empty' | 'time_budget';
 }
 
@@ -170,7 +171,7 @@ export async function drainPrivacyRequests(ports: DrainPorts): Promise<DrainRepo
         }
       } catch (error) {
         // Left on the queue: it comes back after the visibility timeout (and to the DLQ if it never works).
-        report.failed.push({ request_id: request.message.request_id, error: (error as Error).message });
+        report.failed.push({ request_id: request.message.request_id, app_id: request.message.app_id, error: (error as Error).message });
       }
     }
   }

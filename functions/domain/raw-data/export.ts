@@ -113,6 +113,8 @@ export interface ExportSummary {
   readonly tables: Record<RawTableName, TableSummary>;
   /** Apps the run had no time for (the next run starts with them). */
   readonly unfinished: string[];
+  /** Apps whose export failed, with the error: the run went on with the others, and the next starts at their checkpoints. */
+  readonly failed: { app_id: string; error: unknown }[];
 }
 
 /**
@@ -169,31 +171,53 @@ export async function runExport(ports: ExportPorts, input: ExportRunInput): Prom
       skan_postbacks: emptyTable(),
     },
     unfinished: [],
+    failed: [],
+  };
+  // One app's failure is the app's (issue 36): it is named in `failed` and the run goes on.
+  const isolated = async (appId: string, work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+    } catch (error) {
+      summary.failed.push({ app_id: appId, error });
+    }
   };
   const run = new Run(ports, input, summary);
   if (input.hour !== undefined) {
+    const hour = input.hour;
     for (const app of input.apps) {
-      await run.streamHours(app.app_id, run.watermark(app.app_id), new Set([input.hour]), '');
-      await run.clickHours(app.app_id, [input.hour]);
-      summary.apps += 1;
+      await isolated(app.app_id, async () => {
+        await run.streamHours(app.app_id, run.watermark(app.app_id), new Set([hour]), '');
+        await run.clickHours(app.app_id, [hour]);
+        summary.apps += 1;
+      });
     }
-    if (input.skan) await run.postbackHours([input.hour]);
+    if (input.skan) await run.postbackHours([hour]);
     return summary;
   }
 
   if (input.skan) await run.postbacksChanged();
   const checkpoints = new Map<string, ExportCheckpoint | undefined>();
-  await pool(input.apps, READS_AT_ONCE, async (app) => {
-    checkpoints.set(app.app_id, await ports.checkpoints.get(app.app_id));
-  });
+  await pool(input.apps, READS_AT_ONCE, (app) =>
+    isolated(app.app_id, async () => {
+      checkpoints.set(app.app_id, await ports.checkpoints.get(app.app_id));
+    }),
+  );
   // The apps exported longest ago first: a run out of time leaves the freshest for the next one.
   const apps = [...input.apps].sort(
     (a, b) =>
       (checkpoints.get(a.app_id)?.records_ms ?? 0) - (checkpoints.get(b.app_id)?.records_ms ?? 0) || a.app_id.localeCompare(b.app_id),
   );
+  const failedToRead = new Set(summary.failed.map(({ app_id }) => app_id));
   for (const app of apps) {
-    if (run.outOfTime() || !(await run.appChanged(app, checkpoints.get(app.app_id)))) summary.unfinished.push(app.app_id);
-    else summary.apps += 1;
+    if (failedToRead.has(app.app_id)) continue;
+    if (run.outOfTime()) {
+      summary.unfinished.push(app.app_id);
+      continue;
+    }
+    await isolated(app.app_id, async () => {
+      if (await run.appChanged(app, checkpoints.get(app.app_id))) summary.apps += 1;
+      else summary.unfinished.push(app.app_id);
+    });
   }
   return summary;
 }

@@ -1,4 +1,4 @@
-import { DAY_MS, dayOf, localDayOf, UTC } from '../common/days';
+import { addDays, DAY_MS, FIRST_DAY, LAST_DAY, localDayOf, UTC } from '../common/days';
 import { ServiceError } from '../common/errors';
 import { SERVER_KEY_PATTERN } from '../tenants/keys';
 
@@ -106,17 +106,23 @@ export function limitOf(value: string | undefined): number {
 }
 
 /**
- * The days whose keys YYYY-MM-DD can name: 0000-01-01 to 9999-12-31. Rows exist only for days of
- * accepted events, which are all in that range, so a window reaching beyond it reads the days
- * within it (and its key range keeps its order: "+010000-01-01" would sort before "9999").
+ * The days a report reads are FIRST_DAY..LAST_DAY (docs/reports.md, "Days"). Rows exist only for
+ * days in that range (events are taken near the time they are received, cost rows and exchange
+ * rates outside it are refused), so a window reaching beyond it reads the days within it, and the
+ * part beyond reads only the day just past the range's edge, which holds nothing. A window in the
+ * year 9999 is therefore a one-day read answered at once (200, no rows), and no day string past
+ * the range is ever made from a bound.
  */
-const FIRST_KEYED_DAY_MS = Date.parse('0000-01-01T00:00:00Z');
-const LAST_KEYED_DAY_MS = Date.parse('9999-12-31T00:00:00Z');
-const LAST_KEYED_MS = LAST_KEYED_DAY_MS + DAY_MS - 1;
+const BEFORE_RANGE = addDays(FIRST_DAY, -1);
+const AFTER_RANGE = addDays(LAST_DAY, 1);
+// Instants a day clear of the range's edge days, so that no zone's offset (at most 26 hours) can
+// carry them to a day that is not YYYY-MM-DD before the day is clipped.
+const EARLIEST_MS = Date.parse(`${BEFORE_RANGE}T00:00:00Z`) - DAY_MS;
+const LATEST_MS = Date.parse(`${AFTER_RANGE}T00:00:00Z`) + 2 * DAY_MS;
 const keyedDay = (ms: number, timeZone: string): string => {
-  const day = localDayOf(Math.min(LAST_KEYED_MS, Math.max(FIRST_KEYED_DAY_MS, ms)), timeZone);
-  // A zone's offset can carry the first or last instant a day beyond the range ("-000001-12-31").
-  if (!/^\d{4}-\d\d-\d\d$/.test(day)) return ms < 0 ? dayOf(FIRST_KEYED_DAY_MS) : dayOf(LAST_KEYED_DAY_MS);
+  const day = localDayOf(Math.min(LATEST_MS, Math.max(EARLIEST_MS, ms)), timeZone);
+  if (day < BEFORE_RANGE) return BEFORE_RANGE;
+  if (day > AFTER_RANGE) return AFTER_RANGE;
   return day;
 };
 

@@ -53,6 +53,18 @@ describe('a refused flag, in plain words', () => {
       '--ios-url must be an http or https URL',
     ],
     [
+      'an exchange-rate day past 2099 (issue 36)',
+      'fx set',
+      { date: '9999-12-31', file: 'rates.json' },
+      '--date must be a calendar day from 2000-01-01 to 2099-12-31, as YYYY-MM-DD',
+    ],
+    [
+      'an exchange-rate day before 2000',
+      'fx show',
+      { date: '1999-12-31' },
+      '--date must be a calendar day from 2000-01-01 to 2099-12-31, as YYYY-MM-DD',
+    ],
+    [
       'a time zone Intl does not know',
       'app create',
       { 'company-key': 'co_live_x', name: 'x', 'time-zone': 'Mars/Olympus' },

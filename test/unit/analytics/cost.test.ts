@@ -103,6 +103,10 @@ describe('a cost row', () => {
     });
   });
 
+  it('takes the first and last days of the accepted range, 2000-01-01 and 2099-12-31', () => {
+    for (const date of ['2000-01-01', '2099-12-31']) expect(checkCostRow({ ...good, date })).toMatchObject({ row: { date } });
+  });
+
   it('upper-cases the country and lower-cases the platform', () => {
     expect(checkCostRow({ ...good, country: 'de', platform: 'Android' })).toMatchObject({
       row: { dims: ['meta', 'spring', 'DE', 'android'] },
@@ -113,6 +117,12 @@ describe('a cost row', () => {
     ['a missing date', { date: undefined }, 'date'],
     ['a date that is no calendar day', { date: '2026-02-30' }, 'date'],
     ['a date with a time', { date: '2026-03-01T00:00:00Z' }, 'date'],
+    // Days past 2099 are refused: 9999-12-27..31 made weeks ending in "+010000-01" (issue 36).
+    ['a date in the last week of 9999', { date: '9999-12-27' }, 'date'],
+    ['the last day a key can name', { date: '9999-12-31' }, 'date'],
+    ['the first day a key can name', { date: '0000-01-01' }, 'date'],
+    ['the day before 2000-01-01', { date: '1999-12-31' }, 'date'],
+    ['the day after 2099-12-31', { date: '2100-01-01' }, 'date'],
     ['a missing partner', { partner: undefined }, 'partner'],
     ['an empty partner', { partner: '  ' }, 'partner'],
     ['a partner that is no text', { partner: 7 }, 'partner'],

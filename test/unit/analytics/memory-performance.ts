@@ -57,7 +57,13 @@ export class MemoryPerformance implements PerformanceRows, PageStore {
 
   private inWindow = (day: string, window: DayWindow) => day >= window.firstDay && day <= window.lastDay;
 
+  /** A window's days are read with DynamoDB's `BETWEEN`, which refuses a window that ends before it starts. */
+  private read(window: DayWindow): void {
+    if (window.lastDay < window.firstDay) throw new Error('BETWEEN operator requires upper bound >= lower bound');
+  }
+
   async stamps(_appId: string, window: DayWindow) {
+    this.read(window);
     return new Map([...this.stamp].filter(([day]) => this.inWindow(day, window)).map(([day, { v }]) => [day, v]));
   }
 
@@ -65,10 +71,12 @@ export class MemoryPerformance implements PerformanceRows, PageStore {
   weeksOf = (kind: PageKind) => (kind === 'rows' ? this.week : this.partnerWeek);
 
   async pages(_appId: string, kind: PageKind, window: DayWindow) {
+    this.read(window);
     return new Map([...this.pagesOf(kind)].filter(([day]) => this.inWindow(day, window)));
   }
 
   async weeks(_appId: string, kind: PageKind, window: DayWindow) {
+    this.read(window);
     return new Map([...this.weeksOf(kind)].filter(([monday]) => this.inWindow(monday, window)));
   }
 
@@ -77,12 +85,14 @@ export class MemoryPerformance implements PerformanceRows, PageStore {
   }
 
   async perfRows(_appId: string, window: DayWindow): Promise<DayFact[]> {
+    this.read(window);
     return [...this.perf.values()]
       .filter((row) => this.inWindow(row.day, window))
       .map((row) => ({ ...row, counters: { ...row.counters } }));
   }
 
   async costDays(_appId: string, window: DayWindow) {
+    this.read(window);
     return [...this.cost].filter(([day]) => this.inWindow(day, window)).map(([day, rows]) => ({ day, rows: [...rows] }));
   }
 

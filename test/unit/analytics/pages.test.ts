@@ -1,4 +1,4 @@
-import { compactApp, compactPages, MAX_PAGE_BYTES } from '../../../functions/domain/analytics/pages';
+import { compactApp, compactPages, MAX_PAGE_BYTES, type PageStore } from '../../../functions/domain/analytics/pages';
 import { decodePerfPage } from '../../../functions/domain/analytics/performance';
 import { answerPerformance } from '../../../functions/domain/analytics/performance-report';
 import { MemoryPerformance } from './memory-performance';
@@ -98,6 +98,48 @@ describe('the performance pages', () => {
     store.addPerf('2025-03-01', ['meta', 'spring', 'US', 'ios'], { installs: 4 });
     let now = 0;
     const summary = await compactPages(store, ['a', 'b', 'c'], 1, () => now++);
-    expect(summary).toEqual({ apps: 1, pages: 1, overflows: 0, weeks: 1, unfinished: ['b', 'c'] });
+    expect(summary).toEqual({ apps: 1, pages: 1, overflows: 0, weeks: 1, unfinished: ['b', 'c'], failed: [] });
+  });
+
+  it('marks a stored day outside 2000-01-01..2099-12-31 built without a page, and builds the app’s other days', async () => {
+    // A cost row of 9999-12-27 taken before such dates were refused: its week would end past 9999-12-31 (issue 36).
+    const store = new MemoryPerformance();
+    store.putCost('9999-12-27', [
+      { dims: ['meta', 'spring', 'US', 'ios'], cost_micros: 1, network_clicks: 0, impressions: 0, currency: 'USD', cost: 1 },
+    ]);
+    store.addPerf('2025-03-01', ['meta', 'spring', 'US', 'ios'], { installs: 4 });
+    expect(await compactApp(store, APP)).toEqual({ pages: 1, overflows: 0, weeks: 1 });
+    expect(store.page.has('9999-12-27')).toBe(false);
+    expect(store.page.get('2025-03-01')).toMatchObject({ v: 1 });
+    expect(await store.staleDays()).toEqual([]);
+  });
+
+  it("goes on with the other apps when one app's compaction fails, and names the app and its error", async () => {
+    const stores = { a: new MemoryPerformance(), poisoned: new MemoryPerformance(), c: new MemoryPerformance() };
+    for (const store of Object.values(stores)) store.addPerf('2025-03-01', ['meta', 'spring', 'US', 'ios'], { installs: 4 });
+    const broken = new Error('BETWEEN operator requires upper bound >= lower bound');
+    const byApp = (appId: string) => {
+      if (appId === 'poisoned') throw broken;
+      return stores[appId as keyof typeof stores];
+    };
+    const router: PageStore = {
+      staleDays: async (appId) => byApp(appId).staleDays(),
+      dayRows: (appId, day) => byApp(appId).dayRows(appId, day),
+      putPage: (appId, kind, day, page) => byApp(appId).putPage(appId, kind, day, page),
+      dayPages: (appId, kind, window) => byApp(appId).dayPages(appId, kind, window),
+      putWeek: (appId, kind, monday, week) => byApp(appId).putWeek(appId, kind, monday, week),
+      markBuilt: (appId, day, v) => byApp(appId).markBuilt(appId, day, v),
+    };
+    const summary = await compactPages(router, ['a', 'poisoned', 'c'], Number.POSITIVE_INFINITY, Date.now);
+    expect(summary).toEqual({
+      apps: 2,
+      pages: 2,
+      overflows: 0,
+      weeks: 2,
+      unfinished: [],
+      failed: [{ app_id: 'poisoned', error: broken }],
+    });
+    for (const app of ['a', 'c'] as const) expect(stores[app].page.get('2025-03-01')).toMatchObject({ v: 1 });
+    expect(stores.poisoned.page.size).toBe(0);
   });
 });

@@ -326,6 +326,41 @@ describe('the performance report', () => {
     ]);
   });
 
+  it('answers a window reaching 9999-12-31 at once with no rows, even beside rows stored there (issue 36)', async () => {
+    const store = new MemoryPerformance();
+    // A poisoned app: rows of the last week of 9999, stored before such dates were refused.
+    for (const day of ['9999-12-27', '9999-12-31']) {
+      store.addPerf(day, ['meta', 'spring', 'US', 'ios'], { installs: 5 });
+      store.putCost(day, [
+        { dims: ['meta', 'spring', 'US', 'ios'], cost_micros: 1, network_clicks: 0, impressions: 0, currency: 'USD', cost: 1 },
+      ]);
+    }
+    const since = 253_402_214_400_000; // 9999-12-31T00:00:00Z
+    const windows = [
+      [since, since + 2 * DAY],
+      [since - 10 * DAY, since + 2 * DAY],
+      [8.64e15 - 365 * DAY, 8.64e15],
+      [-8.64e15, -8.64e15 + 365 * DAY],
+      [Date.parse('0000-01-01T00:00:00Z'), Date.parse('0000-01-03T00:00:00Z')],
+    ];
+    const startedMs = Date.now();
+    for (const zone of ['UTC', 'Pacific/Kiritimati', 'Pacific/Pago_Pago'])
+      for (const group_by of ['partner', 'day,partner', 'campaign', 'day,country'])
+        for (const [from, to] of windows) {
+          const rows = await page(portsOf(store, FIRST, zone), { since_ms: String(from), until_ms: String(to), group_by });
+          expect(rows).toEqual([]);
+        }
+    expect(Date.now() - startedMs).toBeLessThan(1000);
+  });
+
+  it('reads the days of 2099 and none past it for a window across 2100-01-01', async () => {
+    const store = new MemoryPerformance();
+    store.addPerf('2099-12-31', ['meta', 'spring', 'US', 'ios'], { installs: 3 });
+    const since = Date.parse('2099-12-30T00:00:00Z');
+    const rows = await page(portsOf(store, FIRST), { since_ms: String(since), until_ms: String(since + 365 * DAY), group_by: 'day' });
+    expect(rows.map((row) => [row.day, row.installs])).toEqual([['2099-12-31', 3]]);
+  });
+
   it.each([
     ['an empty group_by', { group_by: '' }, 'invalid_group_by'],
     ['an unknown column', { group_by: 'day,os' }, 'invalid_group_by'],

@@ -6,6 +6,7 @@ import type { AuditLine } from '../../../functions/domain/audit/types';
 import {
   type DeletionCounts,
   type DrainPorts,
+  drainPrivacyRequests,
   eraseInstall,
   MAX_ROWS_PER_TABLE,
   type PostbackItemKey,
@@ -252,5 +253,34 @@ describe("erasing an install's raw data", () => {
     expect(await eraseInstall(ports, request)).toBe('done');
     expect(items.size).toBe(0);
     expect(raw.events()).toEqual(['-', '-', 'k', 'x']);
+  });
+});
+
+describe('the drain', () => {
+  it("goes on with the other apps' requests when one app's fails, and names that app and request", async () => {
+    const { ports } = world(0);
+    const requests = ['app_a', 'app_poisoned', 'app_c'].map((app_id, n) => ({
+      message: { ...message, request_id: `r-${n}`, app_id },
+      handle: `h-${n}`,
+    }));
+    const deliveries = [requests];
+    const report = await drainPrivacyRequests({
+      ...ports,
+      queue: {
+        receive: async () => deliveries.shift() ?? [],
+        remove: async () => undefined,
+        carry: async () => undefined,
+        release: async () => undefined,
+      },
+      installs: {
+        firstItems: async (pk, limit) => {
+          if (pk.startsWith('app_poisoned#')) throw new Error('a partition nobody foresaw');
+          return ports.installs.firstItems(pk, limit);
+        },
+        deleteItems: async () => undefined,
+      },
+    });
+    expect(report.done).toEqual(['r-0', 'r-2']);
+    expect(report.failed).toEqual([{ request_id: 'r-1', app_id: 'app_poisoned', error: 'a partition nobody foresaw' }]);
   });
 });

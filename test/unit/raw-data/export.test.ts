@@ -290,6 +290,36 @@ describe('the warehouse export', () => {
     );
   });
 
+  it("exports the other apps when one app's export fails, and names that app with its error", async () => {
+    const POISONED = 'app_poisoned0000000000000';
+    const apps = [APP, POISONED, OTHER_APP].map((app_id) => ({ app_id, created_ms: 0 }));
+    const shared = new MemoryExportWorld();
+    for (const [appId, id] of [
+      [APP, 'a1'],
+      [POISONED, 'p1'],
+      [OTHER_APP, 'o1'],
+    ] as const)
+      object(shared, H0 + 5 * MIN, [streamLine(id, H0 + MIN)], { appId });
+    const broken = new Error('a row nobody foresaw');
+    const base = shared.ports();
+    const ports = {
+      ...base,
+      clicks: {
+        ofHour: async (app: string, hour: string) => {
+          if (app === POISONED) throw broken;
+          return base.clicks.ofHour(app, hour);
+        },
+      },
+    };
+    const summary = await runExport(ports, { apps, lanes: [], nowMs: H0 + HOUR_MS + 7 * MIN, skan: false });
+    expect(summary).toMatchObject({ apps: 2, unfinished: [], failed: [{ app_id: POISONED, error: broken }] });
+    expect(ids(await rowsOf(shared, 'events')).sort()).toEqual(['a1', 'o1']);
+    expect([...shared.checkpoints.keys()].sort()).toEqual([APP, OTHER_APP].sort());
+    // One hour again (--hour): the same.
+    const again = await runExport(ports, { apps, lanes: [], nowMs: H0 + HOUR_MS + 7 * MIN, skan: false, hour: hourOf(H0) });
+    expect(again).toMatchObject({ apps: 2, failed: [{ app_id: POISONED, error: broken }] });
+  });
+
   it('counts every table in the summary', async () => {
     const summary = await run(new MemoryExportWorld(), H0);
     expect(Object.keys(summary.tables)).toEqual([...RAW_TABLE_NAMES]);

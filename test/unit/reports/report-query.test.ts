@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { DAY_MS } from '../../../functions/domain/common/days';
+import { DAY_MS, daysFrom, MAX_WINDOW_DAYS } from '../../../functions/domain/common/days';
 import { ServiceError } from '../../../functions/domain/common/errors';
 import { bearerKey, parseReportQuery, REPORT_ERRORS, windowDays } from '../../../functions/domain/reports/report-query';
 
@@ -125,29 +125,41 @@ describe('the report parameters', () => {
     }
   });
 
-  it('names days as YYYY-MM-DD keys in order for any window JavaScript time holds, clamped to 0000-01-01..9999-12-31', () => {
-    const KEY = /^\d{4}-\d{2}-\d{2}$/;
-    const first = Date.parse('0000-01-01T00:00:00Z');
-    const last = Date.parse('9999-12-31T00:00:00Z');
+  it('names the days of any window JavaScript time holds, in order, clipped to the day just outside 2000-01-01..2099-12-31', () => {
+    const first = Date.parse('2000-01-01T00:00:00Z');
+    const end = Date.parse('2100-01-01T00:00:00Z');
+    const zones = ['UTC', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'Europe/Berlin', 'Pacific/Apia'];
+    const instant = fc.oneof(
+      fc.integer({ min: -8.64e15, max: 8.64e15 - 1 }),
+      fc.integer({ min: first - 400 * DAY_MS, max: first + 400 * DAY_MS }),
+      fc.integer({ min: end - 400 * DAY_MS, max: end + 400 * DAY_MS }),
+    );
     fc.assert(
-      fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 - 1 }), fc.integer({ min: 1, max: 365 * DAY_MS }), (sinceMs, length) => {
+      fc.property(instant, fc.integer({ min: 1, max: 365 * DAY_MS }), fc.constantFrom(...zones), (sinceMs, length, zone) => {
         const untilMs = Math.min(8.64e15, sinceMs + length);
-        const { firstDay, lastDay } = windowDays({ sinceMs, untilMs });
-        expect(firstDay).toMatch(KEY);
-        expect(lastDay).toMatch(KEY);
-        expect(firstDay <= lastDay).toBe(true);
-        // Within the keyed range, the days are the window's own.
-        if (sinceMs >= first && untilMs - 1 < last + DAY_MS) {
-          expect({ firstDay, lastDay }).toEqual({
+        const window = windowDays({ sinceMs, untilMs }, zone);
+        const days = daysFrom(window.firstDay, window.lastDay);
+        // Days the same validator takes, in order, never past the edges, and few enough to loop over.
+        expect(days.length).toBeGreaterThanOrEqual(1);
+        expect(days.length).toBeLessThanOrEqual(MAX_WINDOW_DAYS);
+        expect(window.firstDay >= '1999-12-31' && window.lastDay <= '2100-01-01').toBe(true);
+        // Within the range, the days are the window's own (UTC: the instants' dates).
+        if (zone === 'UTC' && sinceMs >= first && untilMs <= end)
+          expect(window).toEqual({
             firstDay: new Date(sinceMs).toISOString().slice(0, 10),
             lastDay: new Date(untilMs - 1).toISOString().slice(0, 10),
           });
-        }
       }),
+      { numRuns: 400 },
     );
-    expect(windowDays({ sinceMs: Date.UTC(9999, 11, 31), untilMs: Date.UTC(9999, 11, 31) + 2 * DAY_MS })).toEqual({
-      firstDay: '9999-12-31',
-      lastDay: '9999-12-31',
+    // The reproduction of issue 36: two days from 9999-12-31 read only the day after the range.
+    expect(windowDays({ sinceMs: 253_402_214_400_000, untilMs: 253_402_214_400_000 + 2 * DAY_MS })).toEqual({
+      firstDay: '2100-01-01',
+      lastDay: '2100-01-01',
+    });
+    expect(windowDays({ sinceMs: Date.parse('2099-12-30T00:00:00Z'), untilMs: Date.parse('2100-12-30T00:00:00Z') })).toEqual({
+      firstDay: '2099-12-30',
+      lastDay: '2100-01-01',
     });
   });
 });
