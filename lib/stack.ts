@@ -8,7 +8,7 @@ import { ServiceFunctionsOnly } from './aspects/service-functions-only';
 import { AlarmTopic, ServiceAlarms } from './constructs/alarms';
 import { ServiceDashboard } from './constructs/dashboard';
 import { DataStores } from './constructs/data-stores';
-import { type ApiThrottle, Edge } from './constructs/edge';
+import { type ApiThrottle, type CustomDomain, Edge, type PriceClass } from './constructs/edge';
 import { Endpoint } from './constructs/endpoint';
 import { ManifestFunction } from './constructs/manifest-function';
 import { entriesOf, pascalCase } from './constructs/naming';
@@ -37,6 +37,16 @@ export interface AttributionServiceStackProps extends StackProps {
    * has the variable: `FX_SOURCE_URL`, the exchange rates' source (the ECB's by default).
    */
   readonly internet?: Readonly<Record<string, string>>;
+  /** The tracking links' branded name; the public base URL (BaseUrl) when set (docs/domains.md). */
+  readonly linkDomain?: CustomDomain;
+  /** The API's own name, for SDKs and server-side callers (docs/domains.md). */
+  readonly apiDomain?: CustomDomain;
+  /** A CloudFront-scope WAF web ACL to attach to the distribution (docs/domains.md). */
+  readonly webAclArn?: string;
+  /** CloudFront's price class; unset, every edge location. */
+  readonly priceClass?: PriceClass;
+  /** DynamoDB deletion protection on the data tables; default true (docs/operations.md). */
+  readonly deletionProtection?: boolean;
 }
 
 /**
@@ -59,7 +69,7 @@ export class AttributionServiceStack extends Stack {
     });
     Aspects.of(this).add(new ServiceFunctionsOnly());
 
-    this.stores = new DataStores(this, 'Data');
+    this.stores = new DataStores(this, 'Data', { deletionProtection: props.deletionProtection });
     this.warehouse = new Warehouse(this, 'Warehouse', {
       exportBucket: this.stores.exportBucket,
       key: this.stores.key,
@@ -72,6 +82,10 @@ export class AttributionServiceStack extends Stack {
       accessLogs: this.stores.accessLogs,
       throttle: props.apiThrottle,
       originSecretVersion: props.originSecretVersion,
+      linkDomain: props.linkDomain,
+      apiDomain: props.apiDomain,
+      webAclArn: props.webAclArn,
+      priceClass: props.priceClass,
     });
 
     assertRoutesUnique(functionSpecs);
@@ -166,7 +180,10 @@ export class AttributionServiceStack extends Stack {
     for (const [name, queue] of entriesOf(this.stores.queues)) {
       new CfnOutput(this, outputKey.queue(name), { value: queue.queueUrl, description: `Queue ${name}` });
     }
-    new CfnOutput(this, outputKey.baseUrl(), { value: this.edge.baseUrl, description: 'Public base URL (CloudFront)' });
+    new CfnOutput(this, outputKey.baseUrl(), {
+      value: this.edge.baseUrl,
+      description: 'Public base URL: the link domain when set, else the CloudFront domain; admin prints links on it',
+    });
     new CfnOutput(this, 'ApiUrl', {
       value: this.edge.stage.url,
       description: 'HTTP API URL behind CloudFront; requests sent here directly are not trusted for viewer address, country or ASN',
