@@ -90,11 +90,17 @@ export class AttributionServiceStack extends Stack {
 
     assertRoutesUnique(functionSpecs);
     const handlers = new Map<string, ServiceFunction>();
-    for (const [name, spec] of entriesOf<string, FunctionSpec>(functionSpecs)) {
+    // The authorizer first: every route is made with it (Edge.authorizeWith).
+    const specs = entriesOf<string, FunctionSpec>(functionSpecs).sort(([, a], [, b]) => Number(!a.authorizer) - Number(!b.authorizer));
+    for (const [name, spec] of specs) {
       const common = { name, spec: withInternet(spec, props.internet), stores: this.stores, alarms: this.alarms };
       const component = spec.routes?.length
         ? new Endpoint(this, pascalCase(name), { ...common, edge: this.edge })
         : new ManifestFunction(this, pascalCase(name), common);
+      if (spec.authorizer) {
+        component.function.bindOriginSecret(this.edge.originSecret);
+        this.edge.authorizeWith(component.function, spec.authorizer.cacheSeconds);
+      }
       handlers.set(name, component.function);
     }
     this.functions = handlers;
@@ -183,10 +189,6 @@ export class AttributionServiceStack extends Stack {
     new CfnOutput(this, outputKey.baseUrl(), {
       value: this.edge.baseUrl,
       description: 'Public base URL: the link domain when set, else the CloudFront domain; admin prints links on it',
-    });
-    new CfnOutput(this, 'ApiUrl', {
-      value: this.edge.stage.url,
-      description: 'HTTP API URL behind CloudFront; requests sent here directly are not trusted for viewer address, country or ASN',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
     new CfnOutput(this, 'OriginSecretArn', {

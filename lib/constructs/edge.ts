@@ -1,9 +1,11 @@
 import { Duration, Lazy, RemovalPolicy, SecretValue, Stack, Token, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
@@ -78,6 +80,11 @@ export class Edge extends Construct {
   readonly originSecret: secretsmanager.Secret;
   /** The service's public base URL: https://<link domain> when one is set, else https://<distribution domain>. */
   readonly baseUrl: string;
+  /**
+   * The authorizer every route has (authorizeWith): API Gateway answers 401 to a request without
+   * the origin header and 403 to one with a wrong value, before the route's function runs.
+   */
+  authorizer?: apigw.IHttpRouteAuthorizer;
   /** The certificate the distribution serves its custom domains with, if any. */
   readonly certificate?: acm.ICertificate;
   private readonly stageThrottle: ApiThrottle;
@@ -276,6 +283,23 @@ export class Edge extends Construct {
     });
     this.zones.set(hostedZoneId, zone);
     return zone;
+  }
+
+  /**
+   * Makes `handler` (the manifest's authorizer, functions/origin-authorizer.ts) the authorizer of
+   * every route added after this. Its identity source is the origin header, so API Gateway
+   * refuses a request sent to the execute-api URL without it (401) without invoking anything, and
+   * keeps the answer for a value it has seen for `cacheSeconds` (the manifest's): a flood of
+   * direct requests costs neither a route function nor, mostly, the authorizer.
+   */
+  authorizeWith(handler: lambda.IFunction, cacheSeconds: number): void {
+    if (this.authorizer) throw new Error('the HTTP API has an authorizer already: the manifest names one authorizer');
+    this.authorizer = new HttpLambdaAuthorizer('OriginAuthorizer', handler, {
+      authorizerName: 'origin-verify',
+      identitySource: [`$request.header.${originVerifyHeader}`],
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      resultsCacheTtl: Duration.seconds(cacheSeconds),
+    });
   }
 
   /**

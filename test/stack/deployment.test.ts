@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import type { CustomDomain } from '../../lib/constructs/edge';
-import { outputKey } from '../../lib/manifest';
+import { envName, type FunctionSpec, functions, originVerifyHeader, outputKey } from '../../lib/manifest';
 import { AttributionServiceStack, type AttributionServiceStackProps } from '../../lib/stack';
 import { type StatefulSnapshot, statefulResources, unsafeChanges, withAdditions } from './stateful-snapshot';
 import {
@@ -124,6 +124,41 @@ describe('the default stack', () => {
     expect(service.template.toJSON().Outputs[outputKey.baseUrl()].Value).toEqual({
       'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [logicalId(service.stack.edge.distribution), 'DomainName'] }]],
     });
+  });
+
+  it('authorizes every route with the origin authorizer on x-origin-verify, whose answers API Gateway keeps per value', () => {
+    const authorizers = ofType(resources, 'AWS::ApiGatewayV2::Authorizer');
+    expect(authorizers).toHaveLength(1);
+    const [[authorizerId, authorizer]] = authorizers;
+    const spec = functions['origin-authorizer'];
+    expect(authorizer.Properties).toMatchObject({
+      AuthorizerType: 'REQUEST',
+      IdentitySource: [`$request.header.${originVerifyHeader}`],
+      AuthorizerResultTtlInSeconds: spec.authorizer.cacheSeconds,
+      EnableSimpleResponses: true,
+      AuthorizerPayloadFormatVersion: '2.0',
+    });
+    const authorizerFunction = logicalId(service.stack.functions.get('origin-authorizer')!);
+    expect(JSON.stringify(authorizer.Properties.AuthorizerUri)).toContain(authorizerFunction);
+    const routes = ofType(resources, 'AWS::ApiGatewayV2::Route');
+    const routeKeys = Object.values(functions).flatMap((f: FunctionSpec) => f.routes ?? []);
+    expect(routes.map(([, route]) => route.Properties.RouteKey).sort()).toEqual([...routeKeys].sort());
+    for (const [, route] of routes) {
+      expect([route.Properties.RouteKey, route.Properties.AuthorizationType, route.Properties.AuthorizerId]).toEqual([
+        route.Properties.RouteKey,
+        'CUSTOM',
+        { Ref: authorizerId },
+      ]);
+    }
+    // The authorizer reads the origin secret, and API Gateway alone may invoke it.
+    expect(resources[authorizerFunction].Properties.Environment.Variables[envName.originVerifySecretArn()]).toEqual({
+      Ref: logicalId(service.stack.edge.originSecret),
+    });
+    const invokers = ofType(resources, 'AWS::Lambda::Permission').filter(
+      ([, permission]) =>
+        JSON.stringify(permission.Properties.FunctionName) === JSON.stringify({ 'Fn::GetAtt': [authorizerFunction, 'Arn'] }),
+    );
+    expect(invokers.map(([, permission]) => permission.Properties.Principal)).toEqual(['apigateway.amazonaws.com']);
   });
 
   describe('with a link domain, an API domain, a web ACL and a price class', () => {
