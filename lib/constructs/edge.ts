@@ -80,16 +80,13 @@ export class Edge extends Construct {
   readonly originSecret: secretsmanager.Secret;
   /** The service's public base URL: https://<link domain> when one is set, else https://<distribution domain>. */
   readonly baseUrl: string;
-  /**
-   * The authorizer every route has (authorizeWith): API Gateway answers 401 to a request without
-   * the origin header and 403 to one with a wrong value, before the route's function runs.
-   */
-  authorizer?: apigw.IHttpRouteAuthorizer;
   /** The certificate the distribution serves its custom domains with, if any. */
   readonly certificate?: acm.ICertificate;
   private readonly stageThrottle: ApiThrottle;
   /** Hosted zones by id, one construct each however many domains and records use it. */
   private readonly zones = new Map<string, route53.IHostedZone>();
+  /** Set once, by authorizeWith. */
+  private originAuthorizer?: apigw.IHttpRouteAuthorizer;
   /** The stage's RouteSettings, by route key, filled in by throttleRoute. */
   private readonly routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
 
@@ -286,6 +283,14 @@ export class Edge extends Construct {
   }
 
   /**
+   * The authorizer every route has (authorizeWith): API Gateway answers 401 to a request without
+   * the origin header and 403 to one with a wrong value, before the route's function runs.
+   */
+  get authorizer(): apigw.IHttpRouteAuthorizer | undefined {
+    return this.originAuthorizer;
+  }
+
+  /**
    * Makes `handler` (the manifest's authorizer, functions/origin-authorizer.ts) the authorizer of
    * every route added after this. Its identity source is the origin header, so API Gateway
    * refuses a request sent to the execute-api URL without it (401) without invoking anything, and
@@ -293,8 +298,8 @@ export class Edge extends Construct {
    * direct requests costs neither a route function nor, mostly, the authorizer.
    */
   authorizeWith(handler: lambda.IFunction, cacheSeconds: number): void {
-    if (this.authorizer) throw new Error('the HTTP API has an authorizer already: the manifest names one authorizer');
-    this.authorizer = new HttpLambdaAuthorizer('OriginAuthorizer', handler, {
+    if (this.originAuthorizer) throw new Error('the HTTP API has an authorizer already: the manifest names one authorizer');
+    this.originAuthorizer = new HttpLambdaAuthorizer('OriginAuthorizer', handler, {
       authorizerName: 'origin-verify',
       identitySource: [`$request.header.${originVerifyHeader}`],
       responseTypes: [HttpLambdaResponseType.SIMPLE],
