@@ -1,9 +1,9 @@
-import { envName, type FunctionSpec, type QueueName, type TableName } from './manifest';
+import { envName, type FunctionSpec, type QueueName, readsOriginSecret, type TableName } from './manifest';
 
 /**
  * The environment the stack gives each function, as plain data: the constants every function
  * gets, and one variable per resource its manifest grants name (TABLE_<NAME>, AUDIT_BUCKET,
- * EXPORT_BUCKET, QUEUE_<NAME>_URL) plus the origin secret's ARN for routed functions (never a secret's value). The CDK function construct sets
+ * EXPORT_BUCKET, QUEUE_<NAME>_URL) plus the origin secret's ARN for routed functions and the authorizer (never a secret's value). The CDK function construct sets
  * exactly these, and the local runtime gives each handler exactly these too
  * (local/function-context.ts), so a handler that reads a variable its grants do not name fails
  * at `npm start` as it would at cold start in Lambda. test/stack/function-environment.test.ts
@@ -35,7 +35,7 @@ export type EnvironmentSource =
 export function environmentOf(spec: FunctionSpec): Record<string, EnvironmentSource> {
   const environment: Record<string, EnvironmentSource> = {};
   for (const [name, value] of Object.entries(BASE_ENVIRONMENT)) environment[name] = { kind: 'constant', value };
-  if (spec.routes?.length) environment[envName.originVerifySecretArn()] = { kind: 'origin-secret-arn' };
+  if (readsOriginSecret(spec)) environment[envName.originVerifySecretArn()] = { kind: 'origin-secret-arn' };
   for (const table of Object.keys(spec.tables ?? {}) as TableName[]) environment[envName.table(table)] = { kind: 'table', table };
   if (spec.bucket) environment[envName.bucket()] = { kind: 'bucket' };
   if (spec.exports) environment[envName.exportBucket()] = { kind: 'export-bucket' };

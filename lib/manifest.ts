@@ -377,6 +377,19 @@ export interface FunctionSpec {
    * 127.0.0.1, RuntimeOptions.internet).
    */
   readonly internet?: Readonly<Record<string, string>>;
+  /**
+   * The HTTP API's origin authorizer (functions/origin-authorizer.ts): every route is authorized by
+   * it, on the x-origin-verify header, before its own function runs. It reads the origin secret.
+   */
+  readonly authorizer?: {
+    /** How long API Gateway keeps its answer for one header value (the stack's and the local runtime's cache). */
+    readonly cacheSeconds: number;
+  };
+}
+
+/** Functions that read the CloudFront origin secret: every routed one, and the authorizer. */
+export function readsOriginSecret(spec: FunctionSpec): boolean {
+  return Boolean(spec.routes?.length) || spec.authorizer !== undefined;
 }
 
 /** Requests per second a route takes steadily, and in a burst; over it API Gateway answers 429. */
@@ -412,6 +425,16 @@ export const functions = {
     tables: { tenants: 'probe', counters: 'probe' },
     bucket: 'probe',
     queues: probeEveryQueue,
+  },
+  'origin-authorizer': {
+    entry: 'functions/origin-authorizer.ts',
+    description: 'HTTP API authorizer: refuses a request whose x-origin-verify is not the origin secret before any route runs.',
+    // As long as a function keeps the secret's values (ORIGIN_SECRET_CACHE_MS), so a rotation done
+    // as docs/secrets.md says (put the value, wait five minutes, deploy CloudFront) is never refused.
+    authorizer: { cacheSeconds: 300 },
+    // Compares one header with two cached values: the smallest function there is.
+    memoryMb: 128,
+    timeoutSeconds: 5,
   },
   fallback: {
     entry: 'functions/fallback.ts',

@@ -5,6 +5,7 @@ import {
   HEALTH_PROBE_KEY,
   KEY_USE_ATTRIBUTES,
   type QueueName,
+  readsOriginSecret,
   readsWith,
   SERVER_KEY_PREFIX,
   type TableAccess,
@@ -172,8 +173,9 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   for (const [queue, access] of Object.entries(spec.queues ?? {}) as [QueueName, NonNullable<QueueAccess>][]) {
     statements.push({ actions: QUEUE_ACTIONS[access], resources: [{ kind: 'queue', queue }] });
   }
-  // Routed functions check every request's origin header against it (functions/shared/http.ts).
-  if (spec.routes?.length) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
+  // Routed functions and the authorizer check every request's origin header against it
+  // (functions/shared/http.ts, functions/origin-authorizer.ts).
+  if (readsOriginSecret(spec)) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
   return statements;
 }
 

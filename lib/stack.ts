@@ -9,7 +9,7 @@ import { ServiceFunctionsOnly } from './aspects/service-functions-only';
 import { type AlarmDestination, AlarmTopic, ServiceAlarms } from './constructs/alarms';
 import { ServiceDashboard } from './constructs/dashboard';
 import { DataStores } from './constructs/data-stores';
-import { type ApiThrottle, Edge } from './constructs/edge';
+import { type ApiThrottle, type CustomDomain, Edge, type PriceClass } from './constructs/edge';
 import { Endpoint } from './constructs/endpoint';
 import { ManifestFunction } from './constructs/manifest-function';
 import { entriesOf, pascalCase } from './constructs/naming';
@@ -26,14 +26,6 @@ import {
   schedules as scheduleSpecs,
 } from './manifest';
 
-/** A custom domain name (lib/config.ts validates it). */
-export interface CustomDomainProps {
-  readonly domainName: string;
-  readonly certificateArn?: string;
-  readonly hostedZoneId?: string;
-  readonly hostedZoneName?: string;
-}
-
 export interface AttributionServiceStackProps extends StackProps {
   /** Who the alarms notify besides the stack's own topic: emails subscribed to it, an existing topic (config/<env>.json `alarms`). */
   readonly alarmDestination?: AlarmDestination;
@@ -44,13 +36,6 @@ export interface AttributionServiceStackProps extends StackProps {
    * it from them, and it is their ceiling. Unset, they share the account's unreserved pool.
    */
   readonly reservedConcurrency?: { readonly aggregator?: number; readonly ingest?: number };
-  /** Branded domains, WAF and price class of the distribution (lib/constructs/edge.ts). */
-  readonly linkDomain?: CustomDomainProps;
-  readonly apiDomain?: CustomDomainProps;
-  readonly webAclArn?: string;
-  readonly priceClass?: 'PriceClass_100' | 'PriceClass_200' | 'PriceClass_All';
-  /** Deletion protection on the data tables (default true). */
-  readonly deletionProtection?: boolean;
   /** API Gateway stage throttling; defaults in lib/constructs/edge.ts (DEFAULT_THROTTLE). */
   readonly apiThrottle?: Partial<ApiThrottle>;
   /** The origin secret version CloudFront sends (EdgeProps.originSecretVersion); the current one if unset. */
@@ -60,6 +45,16 @@ export interface AttributionServiceStackProps extends StackProps {
    * has the variable: `FX_SOURCE_URL`, the exchange rates' source (the ECB's by default).
    */
   readonly internet?: Readonly<Record<string, string>>;
+  /** The tracking links' branded name; the public base URL (BaseUrl) when set (docs/domains.md). */
+  readonly linkDomain?: CustomDomain;
+  /** The API's own name, for SDKs and server-side callers (docs/domains.md). */
+  readonly apiDomain?: CustomDomain;
+  /** A CloudFront-scope WAF web ACL to attach to the distribution (docs/domains.md). */
+  readonly webAclArn?: string;
+  /** CloudFront's price class; unset, every edge location. */
+  readonly priceClass?: PriceClass;
+  /** DynamoDB deletion protection on the data tables; default true (docs/operations.md). */
+  readonly deletionProtection?: boolean;
 }
 
 /**
@@ -82,7 +77,7 @@ export class AttributionServiceStack extends Stack {
     });
     Aspects.of(this).add(new ServiceFunctionsOnly());
 
-    this.stores = new DataStores(this, 'Data');
+    this.stores = new DataStores(this, 'Data', { deletionProtection: props.deletionProtection });
     this.warehouse = new Warehouse(this, 'Warehouse', {
       exportBucket: this.stores.exportBucket,
       key: this.stores.key,
@@ -95,15 +90,25 @@ export class AttributionServiceStack extends Stack {
       accessLogs: this.stores.accessLogs,
       throttle: props.apiThrottle,
       originSecretVersion: props.originSecretVersion,
+      linkDomain: props.linkDomain,
+      apiDomain: props.apiDomain,
+      webAclArn: props.webAclArn,
+      priceClass: props.priceClass,
     });
 
     assertRoutesUnique(functionSpecs);
     const handlers = new Map<string, ServiceFunction>();
-    for (const [name, spec] of entriesOf<string, FunctionSpec>(functionSpecs)) {
+    // The authorizer first: every route is made with it (Edge.authorizeWith).
+    const specs = entriesOf<string, FunctionSpec>(functionSpecs).sort(([, a], [, b]) => Number(!a.authorizer) - Number(!b.authorizer));
+    for (const [name, spec] of specs) {
       const common = { name, spec: withInternet(spec, props.internet), stores: this.stores, alarms: this.alarms };
       const component = spec.routes?.length
         ? new Endpoint(this, pascalCase(name), { ...common, edge: this.edge })
         : new ManifestFunction(this, pascalCase(name), common);
+      if (spec.authorizer) {
+        component.function.bindOriginSecret(this.edge.originSecret);
+        this.edge.authorizeWith(component.function, spec.authorizer.cacheSeconds);
+      }
       handlers.set(name, component.function);
     }
     this.functions = handlers;
@@ -209,10 +214,9 @@ export class AttributionServiceStack extends Stack {
     for (const [name, queue] of entriesOf(this.stores.queues)) {
       new CfnOutput(this, outputKey.queue(name), { value: queue.queueUrl, description: `Queue ${name}` });
     }
-    new CfnOutput(this, outputKey.baseUrl(), { value: this.edge.baseUrl, description: 'Public base URL (CloudFront)' });
-    new CfnOutput(this, 'ApiUrl', {
-      value: this.edge.stage.url,
-      description: 'HTTP API URL behind CloudFront; requests sent here directly are not trusted for viewer address, country or ASN',
+    new CfnOutput(this, outputKey.baseUrl(), {
+      value: this.edge.baseUrl,
+      description: 'Public base URL: the link domain when set, else the CloudFront domain; admin prints links on it',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
     new CfnOutput(this, 'OriginSecretArn', {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type FunctionSpec, functions } from '../lib/manifest';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
+import { type FunctionSpec, functions, originVerifyHeader } from '../lib/manifest';
 
 /**
  * What API Gateway (HTTP API, payload format 2.0) does between the client and the function:
@@ -162,5 +162,64 @@ export function normalizeResult(result: unknown): APIGatewayProxyStructuredResul
     statusCode: 200,
     headers: { 'content-type': 'application/json' },
     body: typeof result === 'string' ? result : JSON.stringify(result ?? null),
+  };
+}
+
+/** An answer API Gateway gives by itself, with its own body. */
+export interface GatewayAnswer {
+  readonly statusCode: number;
+  readonly body: { readonly message: string };
+}
+
+/** The most answers the local authorizer cache keeps; API Gateway's is bounded too. */
+const AUTHORIZER_CACHE_ENTRIES = 10_000;
+
+/**
+ * The HTTP API's Lambda authorizer as API Gateway runs it (lib/constructs/edge.ts, authorizeWith):
+ * identity source the origin header, simple responses, answers cached per header value for the
+ * manifest's `cacheSeconds`. No header (or an empty one): 401 {"message":"Unauthorized"} without
+ * invoking anything. A value the authorizer refuses: 403 {"message":"Forbidden"}. A failing
+ * authorizer throws, which the edge answers 500 as API Gateway does. Undefined means the route's
+ * function runs. Without an authorizer in the manifest every request goes through.
+ */
+export function authorizerFromManifest(
+  invoke: (name: string, event: unknown) => Promise<unknown>,
+  now: () => number = Date.now,
+): (event: APIGatewayProxyEventV2) => Promise<GatewayAnswer | undefined> {
+  const entry = (Object.entries(functions) as [string, FunctionSpec][]).find(([, spec]) => spec.authorizer);
+  if (!entry) return async () => undefined;
+  const [name, spec] = entry;
+  const ttlMs = (spec.authorizer?.cacheSeconds ?? 0) * 1000;
+  const answers = new Map<string, { authorized: boolean; expiresAt: number }>();
+  return async (event) => {
+    const value = event.headers[originVerifyHeader];
+    if (!value) return { statusCode: 401, body: { message: 'Unauthorized' } };
+    let answer = answers.get(value);
+    if (!answer || answer.expiresAt <= now()) {
+      const result = await invoke(name, authorizerEvent(event, value));
+      const authorized = typeof result === 'object' && result !== null && 'isAuthorized' in result && result.isAuthorized === true;
+      answer = { authorized, expiresAt: now() + ttlMs };
+      answers.delete(value);
+      answers.set(value, answer);
+      // Oldest first: Map keeps insertion order.
+      for (const oldest of answers.keys()) {
+        if (answers.size <= AUTHORIZER_CACHE_ENTRIES) break;
+        answers.delete(oldest);
+      }
+    }
+    return answer.authorized ? undefined : { statusCode: 403, body: { message: 'Forbidden' } };
+  };
+}
+
+/** The REQUEST authorizer event (payload 2.0) API Gateway sends for a route's event. */
+function authorizerEvent(event: APIGatewayProxyEventV2, identity: string): APIGatewayRequestAuthorizerEventV2 {
+  const { body: _body, isBase64Encoded: _encoded, ...request } = event;
+  const { method, path } = event.requestContext.http;
+  return {
+    ...request,
+    cookies: event.cookies ?? [],
+    type: 'REQUEST',
+    routeArn: `arn:aws:execute-api:us-east-1:000000000000:${event.requestContext.apiId}/${event.requestContext.stage}/${method}${path}`,
+    identitySource: [identity],
   };
 }

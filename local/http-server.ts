@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, isIP } from 'node:net';
 import { originVerifyHeader } from '../lib/manifest';
-import { buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
+import { authorizerFromManifest, buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
 import { invoke } from './lambda';
 
 /** API Gateway's own payload limit; each handler enforces its documented, smaller limit itself. */
@@ -13,15 +13,19 @@ export interface EdgeOptions {
   port: number;
   /** Local only: take the client address from X-Forwarded-For and let simulations set country/ASN. */
   trustProxy: boolean;
-  /** The secret CloudFront adds so handlers believe its viewer headers (see functions/shared/viewer.ts). */
-  originSecret: string;
+  /**
+   * The secret CloudFront adds so handlers believe its viewer headers (see functions/shared/viewer.ts).
+   * Without it the server is API Gateway alone, the execute-api URL a client could call directly:
+   * nothing is added or dropped, and the authorizer refuses what lacks the secret.
+   */
+  originSecret?: string;
   onError?: (error: unknown) => void;
 }
 
 /**
  * Plays CloudFront and API Gateway in front of the handlers: CloudFront's part sets the
  * CloudFront-Viewer-* headers (dropping any the client sent) and the origin secret; API Gateway's
- * part routes and builds the payload-2.0 event.
+ * part routes, runs the origin authorizer and builds the payload-2.0 event.
  */
 export interface Edge {
   server: Server;
@@ -38,6 +42,8 @@ export interface Edge {
 
 export async function startEdge(options: EdgeOptions): Promise<Edge> {
   const routes = routesFromManifest();
+  // Looked up at each call, as the route's invoke is (tests count invocations through it).
+  const authorize = authorizerFromManifest((name, event) => invoke(name, event));
   let shuttingDown = false;
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
@@ -64,19 +70,9 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     if (!match) return send(response, 404, { message: 'Not Found' });
 
     const socketIp = request.socket.remoteAddress ?? '127.0.0.1';
-    const viewerIp = options.trustProxy ? (forwardedFor(request) ?? socketIp) : socketIp;
-    const edgeHeaders: Record<string, string> = {
-      'cloudfront-viewer-address': viewerIp.includes(':')
-        ? `[${viewerIp}]:${request.socket.remotePort}`
-        : `${viewerIp}:${request.socket.remotePort}`,
-      [originVerifyHeader]: options.originSecret,
-    };
-    for (const name of Object.keys(request.headers)) {
-      const edgeOwned = name.startsWith('cloudfront-') || name === originVerifyHeader;
-      const simulated = options.trustProxy && (name === 'cloudfront-viewer-country' || name === 'cloudfront-viewer-asn');
-      if (edgeOwned && !simulated) delete request.headers[name];
-    }
-    const event = buildEvent(request, body, match, socketIp, edgeHeaders);
+    const event = buildEvent(request, body, match, socketIp, cloudFrontHeaders(request, options));
+    const refusal = await authorize(event);
+    if (refusal) return send(response, refusal.statusCode, refusal.body);
     const result = normalizeResult(await invoke(match.route.functionName, event));
 
     const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
@@ -106,6 +102,27 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     clearTimeout(timer);
   };
   return { server, url: `http://${options.host}:${port}`, shutdown, open };
+}
+
+/**
+ * CloudFront's part: the viewer address and the origin secret it adds, after dropping whatever of
+ * its headers a client sent. Nothing without an origin secret (API Gateway alone).
+ */
+function cloudFrontHeaders(request: IncomingMessage, options: EdgeOptions): Record<string, string> {
+  if (options.originSecret === undefined) return {};
+  const socketIp = request.socket.remoteAddress ?? '127.0.0.1';
+  const viewerIp = options.trustProxy ? (forwardedFor(request) ?? socketIp) : socketIp;
+  for (const name of Object.keys(request.headers)) {
+    const edgeOwned = name.startsWith('cloudfront-') || name === originVerifyHeader;
+    const simulated = options.trustProxy && (name === 'cloudfront-viewer-country' || name === 'cloudfront-viewer-asn');
+    if (edgeOwned && !simulated) delete request.headers[name];
+  }
+  return {
+    'cloudfront-viewer-address': viewerIp.includes(':')
+      ? `[${viewerIp}]:${request.socket.remotePort}`
+      : `${viewerIp}:${request.socket.remotePort}`,
+    [originVerifyHeader]: options.originSecret,
+  };
 }
 
 function forwardedFor(request: IncomingMessage): string | undefined {

@@ -36,6 +36,8 @@ export interface RuntimeOptions {
 
 export interface Runtime {
   baseUrl: string;
+  /** API Gateway alone, as a client calling the execute-api URL directly reaches it (no CloudFront, no origin secret). */
+  apiUrl: string;
   controlUrl: string;
   endpoints: EndpointsFile;
   emulators: Emulators;
@@ -109,6 +111,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     originSecret,
     onError,
   });
+  // The execute-api URL's stand-in: API Gateway with no CloudFront in front, on a free port, for
+  // tests of what a client calling it directly gets (the origin authorizer's 401 and 403).
+  const api = await startEdge({ host, port: 0, trustProxy: false, onError });
   const seeded = options.seed
     ? await seedDemo(
         options.dataDir,
@@ -141,6 +146,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   writeFileSync(endpointsPath(options.dataDir), `${JSON.stringify(endpoints, null, 2)}\n`);
   // Only now, with endpoints.json and demo.json written, does the edge answer (held requests too).
   edge.open();
+  api.open();
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -153,7 +159,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       scheduler.stop();
       const controlClosed = new Promise<void>((resolve) => control.server.close(() => resolve()));
       control.server.closeAllConnections();
-      await Promise.all([edge.shutdown(SHUTDOWN_GRACE_MS), pollers.stop(SHUTDOWN_GRACE_MS)]);
+      await Promise.all([edge.shutdown(SHUTDOWN_GRACE_MS), api.shutdown(SHUTDOWN_GRACE_MS), pollers.stop(SHUTDOWN_GRACE_MS)]);
       await abandonInvocations();
       await controlClosed;
       sqs.destroy();
@@ -163,6 +169,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   return {
     baseUrl: edge.url,
+    apiUrl: api.url,
     controlUrl: control.url,
     endpoints,
     emulators,

@@ -7,7 +7,7 @@ import { envName, originVerifyHeader } from '../../lib/manifest';
 import { originSecretValues } from '../adapters/origin-secret';
 import { ServiceError } from '../domain/common/errors';
 import { logger, metrics } from './observability';
-import { fromEdge, markFromEdge } from './viewer';
+import { fromEdge, markFromEdge, type WithHeaders } from './viewer';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -70,13 +70,22 @@ export function originVerify(options: { countRefusals: boolean }): MiddlewareObj
       const arn = process.env[envName.originVerifySecretArn()];
       if (!arn) throw new Error(`${envName.originVerifySecretArn()} is not set: every request is refused`);
       if (request.event.headers?.[originVerifyHeader] === undefined) throw refuse();
-      const values = await originSecretValues(arn);
-      // Every value is compared, matched or not, so the time taken does not say which one matched.
-      const matches = values.map((value) => fromEdge(request.event, value));
-      if (!matches.includes(true)) throw refuse();
+      if (!(await carriesOriginSecret(request.event, arn))) throw refuse();
       markFromEdge(request.event);
     },
   };
+}
+
+/**
+ * Whether a request's origin header is a value of the secret at `arn`: the current one or, during
+ * a rotation, the previous one. The routes' origin check and the API's authorizer
+ * (functions/origin-authorizer.ts) both ask this.
+ */
+export async function carriesOriginSecret(event: WithHeaders, arn: string): Promise<boolean> {
+  const values = await originSecretValues(arn);
+  // Every value is compared, matched or not, so the time taken does not say which one matched.
+  const matches = values.map((value) => fromEdge(event, value));
+  return matches.includes(true);
 }
 
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;

@@ -18,6 +18,11 @@ export interface Viewer {
   readonly asn?: number;
 }
 
+/** A request's headers, as a route's event and an authorizer's event both carry them (lower-case names). */
+export interface WithHeaders {
+  readonly headers?: Readonly<Record<string, string | undefined>>;
+}
+
 /** Requests the origin check (functions/shared/http.ts) found to carry the origin secret. */
 const throughEdge = new WeakSet<HttpEvent>();
 
@@ -49,7 +54,7 @@ export function viewerOf(event: HttpEvent, cameThroughEdge = throughEdge.has(eve
  * buffers and neither the time taken nor a length check tells a caller how close a guess was or
  * how long the secret is. An empty or unset secret matches nothing.
  */
-export function fromEdge(event: HttpEvent, secret: string | undefined): boolean {
+export function fromEdge(event: WithHeaders, secret: string | undefined): boolean {
   const sent = event.headers?.[originVerifyHeader];
   if (!secret || sent === undefined) return false;
   return timingSafeEqual(sha256(sent), sha256(secret));

@@ -26,6 +26,15 @@ const ACCESS_LOG_RETENTION = Duration.days(30);
  */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
+export interface DataStoresProps {
+  /**
+   * DynamoDB deletion protection on every table (default true): a table cannot be deleted, by
+   * the console, the API or CloudFormation, until it is turned off. A dev stack that is torn down
+   * often turns it off; docs/operations.md says what stays behind either way.
+   */
+  readonly deletionProtection?: boolean;
+}
+
 /**
  * Every table, the audit and export buckets and every queue of the manifest. Data is encrypted
  * with one customer-managed key (rotated yearly), kept when the stack is deleted, and recoverable
@@ -42,7 +51,7 @@ export class DataStores extends Construct {
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly deadLetterQueues: Record<QueueName, sqs.Queue>;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: DataStoresProps = {}) {
     super(scope, id);
 
     this.key = new kms.Key(this, 'DataKey', {
@@ -62,7 +71,9 @@ export class DataStores extends Construct {
         encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED,
         encryptionKey: this.key,
         timeToLiveAttribute: spec.ttlAttribute,
+        // Retained and protected: `cdk destroy` leaves the table, and nothing deletes it by mistake.
         removalPolicy: RemovalPolicy.RETAIN,
+        deletionProtection: props.deletionProtection ?? true,
       });
       for (const index of spec.indexes ?? []) {
         table.addGlobalSecondaryIndex({

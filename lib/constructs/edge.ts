@@ -1,9 +1,14 @@
-import { Duration, Lazy, RemovalPolicy, SecretValue, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, SecretValue, Stack, Token, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -21,6 +26,23 @@ export type ApiThrottle = RouteThrottle;
  */
 export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 1000, burstLimit: 2000 };
 
+/**
+ * A name the distribution also answers to (docs/domains.md). CloudFront needs a certificate in
+ * us-east-1 that covers it: `certificateArn`, or, when the stack itself is deployed in us-east-1
+ * and the hosted zone is given, one the stack makes and validates in that zone. With the zone,
+ * the stack also writes the A and AAAA alias records.
+ */
+export interface CustomDomain {
+  readonly domainName: string;
+  /** An ACM certificate in us-east-1 covering this name (and the other domain's, if both are set). */
+  readonly certificateArn?: string;
+  /** The Route 53 public hosted zone the name is in, by id and name (both or neither). */
+  readonly hostedZoneId?: string;
+  readonly hostedZoneName?: string;
+}
+
+export type PriceClass = 'PriceClass_100' | 'PriceClass_200' | 'PriceClass_All';
+
 export interface EdgeProps {
   /** Where CloudFront writes its standard access logs. */
   readonly accessLogs: s3.IBucket;
@@ -32,6 +54,14 @@ export interface EdgeProps {
    * reaches CloudFront: CloudFormation re-reads a secret only for a resource whose template changed.
    */
   readonly originSecretVersion?: string;
+  /** The tracking links' branded name (`go.example.com`): the public base URL when set. */
+  readonly linkDomain?: CustomDomain;
+  /** The name SDKs and server-side callers use (`api.example.com`). */
+  readonly apiDomain?: CustomDomain;
+  /** A CloudFront-scope WAF web ACL (`arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>`). */
+  readonly webAclArn?: string;
+  /** CloudFront's price class; unset, CloudFront's default (every edge location). */
+  readonly priceClass?: PriceClass;
 }
 
 /**
@@ -48,9 +78,15 @@ export class Edge extends Construct {
    * template or cdk.out); functions get its ARN and read the value themselves (bindOriginSecret).
    */
   readonly originSecret: secretsmanager.Secret;
-  /** https://<distribution domain>, the service's public base URL. */
+  /** The service's public base URL: https://<link domain> when one is set, else https://<distribution domain>. */
   readonly baseUrl: string;
+  /** The certificate the distribution serves its custom domains with, if any. */
+  readonly certificate?: acm.ICertificate;
   private readonly stageThrottle: ApiThrottle;
+  /** Hosted zones by id, one construct each however many domains and records use it. */
+  private readonly zones = new Map<string, route53.IHostedZone>();
+  /** Set once, by authorizeWith. */
+  private originAuthorizer?: apigw.IHttpRouteAuthorizer;
   /** The stage's RouteSettings, by route key, filled in by throttleRoute. */
   private readonly routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
 
@@ -116,6 +152,8 @@ export class Edge extends Construct {
       produce: () => (Object.keys(this.routeSettings).length > 0 ? this.routeSettings : undefined),
     });
 
+    const domains = namedDomains(props);
+    this.certificate = this.certificateFor(domains);
     const apiDomain = `${this.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Attribution service',
@@ -141,27 +179,132 @@ export class Edge extends Construct {
       enableLogging: true,
       logBucket: props.accessLogs,
       logFilePrefix: 'cloudfront/',
+      // Each only when configured, so that a stack without them keeps its template as it was.
+      ...(this.certificate && {
+        domainNames: domains.map(({ domain }) => domain.domainName),
+        certificate: this.certificate,
+        minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+      }),
+      ...(props.webAclArn !== undefined && { webAclId: webAclArnOf(props.webAclArn) }),
+      ...(props.priceClass !== undefined && { priceClass: priceClassOf(props.priceClass) }),
     });
-    Validations.of(this.distribution).acknowledge({
-      id: 'AwsSolutions-CFR4',
-      reason:
-        'The distribution serves on its own *.cloudfront.net name, whose default certificate CloudFront fixes at a TLSv1 ' +
-        'minimum; a custom domain with an ACM certificate and TLSv1.2_2021 is the operator’s choice at deploy time.',
-    });
+    this.addAliasRecords(domains);
+    if (!this.certificate) {
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR4',
+        reason:
+          'No linkDomain or apiDomain is configured, so the distribution serves on its own *.cloudfront.net name, whose ' +
+          'default certificate CloudFront fixes at a TLSv1 minimum; with either (and a us-east-1 certificate) it serves ' +
+          'TLSv1.2_2021 (docs/domains.md).',
+      });
+    }
     Validations.of(this.distribution).acknowledge({
       id: 'AwsSolutions-CFR1',
       reason:
         'Country filtering is per tracking link and done by the link handler (it still redirects filtered clicks); ' +
         'a geo restriction at the edge would break ingestion and redirects for whole countries.',
     });
-    Validations.of(this.distribution).acknowledge({
-      id: 'AwsSolutions-CFR2',
-      reason:
-        'No WAF by default: it costs a fixed monthly fee per web ACL; requests are authenticated by HMAC or bearer key, ' +
-        'clicks are rate limited per IP block in the handler. Operators can attach a web ACL without code changes.',
-    });
+    if (props.webAclArn === undefined) {
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR2',
+        reason:
+          'No webAclArn is configured: a web ACL costs a fixed monthly fee; requests are authenticated by HMAC or bearer key, ' +
+          'clicks are rate limited per IP block in the handler. Setting webAclArn attaches one (docs/domains.md).',
+      });
+    }
 
-    this.baseUrl = `https://${this.distribution.distributionDomainName}`;
+    this.baseUrl = `https://${props.linkDomain?.domainName ?? this.distribution.distributionDomainName}`;
+  }
+
+  /**
+   * The one certificate of the distribution's custom domains (CloudFront takes one): the ARN
+   * given (the same one when both domains give one), or, in a us-east-1 stack whose domains all
+   * have their hosted zone, one made here and validated by DNS in those zones. Anything else is
+   * refused at synth, where a deploy would fail later or, worse, half way.
+   */
+  private certificateFor(named: readonly NamedDomain[]): acm.ICertificate | undefined {
+    const domains = named.map(({ domain }) => domain);
+    if (domains.length === 0) return undefined;
+    const arns = [...new Set(domains.flatMap((domain) => (domain.certificateArn === undefined ? [] : [domain.certificateArn])))];
+    if (arns.length > 1) {
+      throw new Error(
+        `linkDomain and apiDomain give different certificates (${arns.join(', ')}); CloudFront serves one certificate per ` +
+          'distribution: give one that covers both names to both, or to one of them',
+      );
+    }
+    const [arn] = arns;
+    if (arn !== undefined) return acm.Certificate.fromCertificateArn(this, 'Certificate', certificateArnOf(arn));
+    const region = Stack.of(this).region;
+    const unzoned = domains.filter((domain) => domain.hostedZoneId === undefined);
+    if (unzoned.length > 0 || Token.isUnresolved(region) || region !== 'us-east-1') {
+      throw new Error(
+        `${domains.map((domain) => domain.domainName).join(' and ')} need a certificateArn (an ACM certificate in us-east-1, ` +
+          'docs/domains.md): the stack makes one itself only when it is deployed in us-east-1 and every domain gives its hosted zone',
+      );
+    }
+    const [first, ...others] = domains as [CustomDomain, ...CustomDomain[]];
+    return new acm.Certificate(this, 'Certificate', {
+      domainName: first.domainName,
+      subjectAlternativeNames: others.length > 0 ? others.map((domain) => domain.domainName) : undefined,
+      validation: acm.CertificateValidation.fromDnsMultiZone(
+        Object.fromEntries(
+          domains.flatMap((domain) => {
+            const zone = this.hostedZoneOf(domain);
+            return zone ? [[domain.domainName, zone]] : [];
+          }),
+        ),
+      ),
+    });
+  }
+
+  /** A and AAAA alias records to the distribution for each domain whose hosted zone is given. */
+  private addAliasRecords(domains: readonly NamedDomain[]): void {
+    const target = route53.RecordTarget.fromAlias(new route53Targets.CloudFrontTarget(this.distribution));
+    for (const { kind, domain } of domains) {
+      const zone = this.hostedZoneOf(domain);
+      if (!zone) continue;
+      new route53.ARecord(this, `${kind}DomainAliasA`, { zone, recordName: domain.domainName, target });
+      new route53.AaaaRecord(this, `${kind}DomainAliasAaaa`, { zone, recordName: domain.domainName, target });
+    }
+  }
+
+  /** The domain's hosted zone, if it gives one. */
+  private hostedZoneOf(domain: CustomDomain): route53.IHostedZone | undefined {
+    const { hostedZoneId, hostedZoneName } = domain;
+    if (hostedZoneId === undefined || hostedZoneName === undefined) return undefined;
+    const known = this.zones.get(hostedZoneId);
+    if (known) return known;
+    const zone = route53.HostedZone.fromHostedZoneAttributes(this, `Zone${hostedZoneId}`, {
+      hostedZoneId,
+      zoneName: hostedZoneName,
+    });
+    this.zones.set(hostedZoneId, zone);
+    return zone;
+  }
+
+  /**
+   * The authorizer every route has (authorizeWith): API Gateway answers 401 to a request without
+   * the origin header and 403 to one with a wrong value, before the route's function runs.
+   */
+  get authorizer(): apigw.IHttpRouteAuthorizer | undefined {
+    return this.originAuthorizer;
+  }
+
+  /**
+   * Makes `handler` (the manifest's authorizer, functions/origin-authorizer.ts) the authorizer of
+   * every route added after this. Its identity source is the origin header, so API Gateway
+   * refuses a request sent to the execute-api URL without it (401) without invoking anything, and
+   * keeps the answer for a value it has seen for `cacheSeconds` (the manifest's): a flood of
+   * direct requests costs neither a route function nor, mostly, the authorizer.
+   */
+  authorizeWith(handler: lambda.IFunction, cacheSeconds: number): void {
+    if (this.originAuthorizer) throw new Error('the HTTP API has an authorizer already: the manifest names one authorizer');
+    this.originAuthorizer = new HttpLambdaAuthorizer('OriginAuthorizer', handler, {
+      authorizerName: 'origin-verify',
+      identitySource: [`$request.header.${originVerifyHeader}`],
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      resultsCacheTtl: Duration.seconds(cacheSeconds),
+    });
   }
 
   /**
@@ -177,4 +320,77 @@ export class Edge extends Construct {
     };
     this.stage.node.addDependency(route);
   }
+}
+
+interface NamedDomain {
+  /** Which option set it, and the prefix of its records' construct ids. */
+  readonly kind: 'Link' | 'Api';
+  readonly domain: CustomDomain;
+}
+
+/** A DNS name CloudFront accepts as an alternate domain name: lowercase labels, no wildcard, no trailing dot. */
+const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const HOSTED_ZONE_ID = /^Z[A-Z0-9]{1,31}$/;
+
+/** The configured domains, each checked: a well-formed name, its zone given whole, the name inside it. */
+function namedDomains(props: EdgeProps): NamedDomain[] {
+  const named: NamedDomain[] = [];
+  if (props.linkDomain) named.push({ kind: 'Link', domain: props.linkDomain });
+  if (props.apiDomain) named.push({ kind: 'Api', domain: props.apiDomain });
+  for (const { kind, domain } of named) {
+    const option = `${kind === 'Link' ? 'linkDomain' : 'apiDomain'}`;
+    if (!DOMAIN_NAME.test(domain.domainName))
+      throw new Error(`${option}.domainName must be a lowercase DNS name, got ${domain.domainName}`);
+    const { hostedZoneId, hostedZoneName } = domain;
+    if ((hostedZoneId === undefined) !== (hostedZoneName === undefined)) {
+      throw new Error(`${option}: hostedZoneId and hostedZoneName go together (the zone's id and its name)`);
+    }
+    if (hostedZoneId !== undefined && !HOSTED_ZONE_ID.test(hostedZoneId)) {
+      throw new Error(`${option}.hostedZoneId must be a Route 53 hosted zone id (Z...), got ${hostedZoneId}`);
+    }
+    if (hostedZoneName !== undefined) {
+      const zone = hostedZoneName.replace(/\.$/, '');
+      if (domain.domainName !== zone && !domain.domainName.endsWith(`.${zone}`)) {
+        throw new Error(`${option}: ${domain.domainName} is not in the hosted zone ${hostedZoneName}`);
+      }
+    }
+  }
+  if (props.linkDomain && props.linkDomain.domainName === props.apiDomain?.domainName) {
+    throw new Error(
+      `linkDomain and apiDomain are both ${props.linkDomain.domainName}; give the API a name of its own or leave apiDomain unset`,
+    );
+  }
+  return named;
+}
+
+/** CloudFront takes certificates from us-east-1 only; any other region fails at deploy, so it fails here. */
+function certificateArnOf(arn: string): string {
+  if (!/^arn:aws:acm:us-east-1:\d{12}:certificate\/[0-9a-f-]{36}$/.test(arn)) {
+    throw new Error(
+      `certificateArn must be an ACM certificate in us-east-1 (arn:aws:acm:us-east-1:<account>:certificate/<id>), got ${arn}`,
+    );
+  }
+  return arn;
+}
+
+/** CloudFront takes WAFv2 web ACLs of CLOUDFRONT scope, which live in us-east-1 under global/. */
+function webAclArnOf(arn: string): string {
+  if (!/^arn:aws:wafv2:us-east-1:\d{12}:global\/webacl\/[A-Za-z0-9_-]{1,128}\/[0-9a-f-]{36}$/.test(arn)) {
+    throw new Error(
+      `webAclArn must be a CloudFront-scope WAF web ACL (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>), got ${arn}`,
+    );
+  }
+  return arn;
+}
+
+const PRICE_CLASSES: Record<PriceClass, cloudfront.PriceClass> = {
+  PriceClass_100: cloudfront.PriceClass.PRICE_CLASS_100,
+  PriceClass_200: cloudfront.PriceClass.PRICE_CLASS_200,
+  PriceClass_All: cloudfront.PriceClass.PRICE_CLASS_ALL,
+};
+
+function priceClassOf(priceClass: PriceClass): cloudfront.PriceClass {
+  const known = PRICE_CLASSES[priceClass];
+  if (!known) throw new Error(`priceClass must be one of ${Object.keys(PRICE_CLASSES).join(', ')}, got ${String(priceClass)}`);
+  return known;
 }

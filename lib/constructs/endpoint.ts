@@ -1,4 +1,3 @@
-import { Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Construct } from 'constructs';
@@ -29,15 +28,11 @@ export class Endpoint extends ManifestFunction {
         httpApi: props.edge.api,
         routeKey: routeKeyOf(route),
         integration,
+        // The origin check at API Gateway (Edge.authorizeWith); the service's own authentication
+        // (HMAC-signed keys, bearer server keys) stays in the handlers, as the interface specifies.
+        authorizer: props.edge.authorizer,
       });
       if (props.spec.throttle) props.edge.throttleRoute(httpRoute, route, props.spec.throttle);
-      Validations.of(httpRoute).acknowledge({
-        id: 'AwsSolutions-APIG4',
-        reason:
-          'Authentication is the service’s own, as the interface specifies: HMAC-signed app and company keys for ingestion ' +
-          'and privacy requests, bearer server keys for reports, checked in the handler; tracking links, SKAN postbacks, ' +
-          '/health and unknown paths are public by design, and 404/405 are decided before authentication.',
-      });
       return httpRoute;
     });
   }

@@ -79,6 +79,10 @@ export class Warehouse extends Construct {
       // Athena names a database in SQL unquoted only when it is lowercase letters, digits and underscores.
       databaseName: `${snakeCase(stackName)}_raw`,
       description: 'Raw data out of the attribution service: hourly Parquet exports (docs/raw-data.md).',
+      // Deleted with the stack, unlike the data: the database and its tables are metadata over the
+      // export bucket (kept), which the next deploy makes again from this file. Retained, the
+      // database kept its name, and deploying the same stack name again failed on "already exists".
+      removalPolicy: RemovalPolicy.DESTROY,
     });
 
     const tables = {} as Record<ExportTableName, glue.S3Table>;

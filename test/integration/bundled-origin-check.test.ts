@@ -29,7 +29,12 @@ beforeAll(async () => {
   process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = secretsManager.url;
   process.env[envName.originVerifySecretArn()] = newLocalOriginSecret(secretsManager).arn;
   outdir = mkdtempSync(join(tmpdir(), 'bundled-origin-'));
-  const entries = { health: 'functions/health.ts', ingest: 'functions/ingest.ts', fallback: 'functions/fallback.ts' };
+  const entries = {
+    health: 'functions/health.ts',
+    ingest: 'functions/ingest.ts',
+    fallback: 'functions/fallback.ts',
+    'origin-authorizer': 'functions/origin-authorizer.ts',
+  };
   await build({
     entryPoints: Object.fromEntries(Object.entries(entries).map(([name, entry]) => [name, join(ROOT, entry)])),
     outdir,
@@ -77,5 +82,15 @@ describe('a bundled HTTP function', () => {
   it('serves a request that carries the origin secret', async () => {
     expect(await answer('fallback', '/nowhere', fromCloudFront())).toEqual({ status: 404, body: { error: 'not_found' } });
     expect(await answer('fallback', '/nowhere', {})).toEqual({ status: 403, body: { error: 'forbidden' } });
+  });
+});
+
+describe('the bundled origin authorizer', () => {
+  const authorize = (headers: Record<string, string>) =>
+    (bundled['origin-authorizer'].handler as unknown as (event: unknown, context: Context) => Promise<unknown>)({ headers }, context);
+
+  it('authorizes the origin secret and refuses a wrong value', async () => {
+    expect(await authorize(fromCloudFront())).toEqual({ isAuthorized: true });
+    expect(await authorize({ [originVerifyHeader]: 'guess' })).toEqual({ isAuthorized: false });
   });
 });

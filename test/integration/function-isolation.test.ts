@@ -4,7 +4,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient, s3Client, secretsManagerClient, sqsClient } from '../../functions/shared/clients';
 import { environmentOf } from '../../lib/function-environment';
-import { type FunctionSpec, functions } from '../../lib/manifest';
+import { type FunctionSpec, functions, readsOriginSecret } from '../../lib/manifest';
 import { policyOf, resourceKey } from '../../lib/permissions';
 import { LAMBDA_PLATFORM_VARIABLES, LOCAL_EMULATOR_VARIABLES, LOCAL_SETTINGS, runAsFunction } from '../../local/function-context';
 import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../../local/origin-secret';
@@ -212,7 +212,7 @@ describe('the IAM check on every AWS call', () => {
     });
   });
 
-  it("lets the routed functions alone read the origin secret, whose value no function's environment holds", async () => {
+  it("lets the routed functions and the authorizer alone read the origin secret, whose value no function's environment holds", async () => {
     // Read here, as the operator: inside a function without the grant, the variable is not there either.
     const arn = process.env.ORIGIN_VERIFY_SECRET_ARN;
     const value = process.env[LOCAL_ORIGIN_SECRET_VARIABLE];
@@ -220,7 +220,7 @@ describe('the IAM check on every AWS call', () => {
     for (const [name, spec] of specs) {
       const environment = runAsFunction(name, () => ({ ...process.env }));
       expect({ name, holdsValue: Object.values(environment).includes(value) }).toEqual({ name, holdsValue: false });
-      if (spec.routes?.length) {
+      if (readsOriginSecret(spec)) {
         expect(environment.ORIGIN_VERIFY_SECRET_ARN).toBe(arn);
         await expect(read(name)).resolves.toMatchObject({ SecretString: value });
       } else {

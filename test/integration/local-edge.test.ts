@@ -1,6 +1,9 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { LinkStore } from '../../functions/adapters/link-store';
+import { originVerifyHeader } from '../../lib/manifest';
+import * as lambda from '../../local/lambda';
+import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../../local/origin-secret';
 import { createTenant, type LocalStack, startLocalStack } from '../support/local-stack';
 
 const IPHONE =
@@ -36,6 +39,42 @@ describe('the local edge without TRUST_PROXY', () => {
     expect(click).toMatchObject({ ip: '127.0.0.1', ip_block: '127.0.0.0/24' });
     expect(click?.country).toBeUndefined();
     expect(click?.asn).toBeUndefined();
+  });
+
+  describe('and its API Gateway URL called directly, without CloudFront', () => {
+    const invoked = () => invoke.mock.calls.map(([name]) => name);
+    let invoke: jest.SpyInstance;
+    beforeEach(() => {
+      invoke = jest.spyOn(lambda, 'invoke');
+    });
+    afterEach(() => invoke.mockRestore());
+
+    it('answers 401 Unauthorized, as API Gateway does, to a request without the origin header, and invokes nothing', async () => {
+      for (const path of ['/health', '/event', '/l/anything']) {
+        const response = await fetch(`${stack.apiUrl}${path}`);
+        expect([path, response.status, await response.json()]).toEqual([path, 401, { message: 'Unauthorized' }]);
+      }
+      expect(invoked()).toEqual([]);
+    });
+
+    it('answers 403 Forbidden to a wrong value after invoking only the authorizer, whose answer it keeps for that value', async () => {
+      for (let i = 0; i < 2; i += 1) {
+        const response = await fetch(`${stack.apiUrl}/health`, { headers: { [originVerifyHeader]: 'guessed' } });
+        expect([response.status, await response.json()]).toEqual([403, { message: 'Forbidden' }]);
+      }
+      expect(invoked()).toEqual(['origin-authorizer']);
+    });
+
+    it('passes a request carrying the origin secret to its route, and so every request CloudFront sends', async () => {
+      // The fallback route: its answer depends on no stored state (health keeps its probes a while).
+      const secret = process.env[LOCAL_ORIGIN_SECRET_VARIABLE] as string;
+      const direct = await fetch(`${stack.apiUrl}/nowhere`, { headers: { [originVerifyHeader]: secret } });
+      expect([direct.status, await direct.json()]).toEqual([404, { error: 'not_found' }]);
+      const throughEdge = await fetch(`${stack.baseUrl}/nowhere`);
+      expect([throughEdge.status, await throughEdge.json()]).toEqual([404, { error: 'not_found' }]);
+      expect(invoked().filter((name) => name === 'fallback')).toHaveLength(2);
+      expect(invoked().filter((name) => name === 'origin-authorizer').length).toBeLessThanOrEqual(1);
+    });
   });
 });
 

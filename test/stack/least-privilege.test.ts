@@ -1,4 +1,13 @@
-import { deletesWith, type FunctionSpec, functions, readsWith, type TableAccess, type TableName, writesWith } from '../../lib/manifest';
+import {
+  deletesWith,
+  type FunctionSpec,
+  functions,
+  readsOriginSecret,
+  readsWith,
+  type TableAccess,
+  type TableName,
+  writesWith,
+} from '../../lib/manifest';
 import { logicalId, type SynthesizedService, synthesizeService } from './synthesize';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
@@ -207,7 +216,7 @@ describe('signing secrets, audit objects and the origin secret', () => {
 
   it.each(reportFunctions)('gives %s no read of an audit object', noAuditObjectRead);
 
-  it("holds the origin secret in no function's environment: routed functions get its ARN and may read that one secret", () => {
+  it("holds the origin secret in no function's environment: routed functions and the authorizer get its ARN and may read that one secret", () => {
     const secrets = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::SecretsManager::Secret');
     expect(secrets).toHaveLength(1);
     const [[secretId]] = secrets;
@@ -220,7 +229,7 @@ describe('signing secrets, audit objects and the origin secret', () => {
         plain: 'ORIGIN_VERIFY_SECRET' in variables,
       }).toEqual({ name, resolved: false, plain: false });
       const onSecrets = nonLogStatements(name).filter((s) => [s.Action].flat().some((action) => action.startsWith('secretsmanager:')));
-      if (spec.routes?.length) {
+      if (readsOriginSecret(spec)) {
         expect({ name, arn: variables.ORIGIN_VERIFY_SECRET_ARN }).toEqual({ name, arn: { Ref: secretId } });
         expect(onSecrets.map(({ Action, Resource }) => ({ Action, Resource }))).toEqual([
           { Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId } },

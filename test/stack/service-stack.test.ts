@@ -14,6 +14,7 @@ import {
   type QueueName,
   type QueueSpec,
   queues,
+  readsOriginSecret,
   type ScheduleSpec,
   schedules,
   type TableName,
@@ -99,7 +100,7 @@ describe('the service stack', () => {
     }
   });
 
-  it("sets the environment variable of every table, bucket and queue a function is granted, and the origin secret's ARN on HTTP functions", () => {
+  it("sets the environment variable of every table, bucket and queue a function is granted, and the origin secret's ARN on HTTP functions and the authorizer", () => {
     for (const [name, spec] of functionEntries) {
       const variables = resources[functionId(name)].Properties.Environment.Variables;
       for (const table of Object.keys(spec.tables ?? {}) as TableName[]) {
@@ -109,7 +110,7 @@ describe('the service stack', () => {
       for (const queue of Object.keys(spec.queues ?? {}) as QueueName[]) {
         expect(variables[envName.queue(queue)]).toEqual({ Ref: logicalId(service.stack.stores.queues[queue]) });
       }
-      if (spec.routes?.length) expect(variables.ORIGIN_VERIFY_SECRET_ARN).toEqual({ Ref: ofType('AWS::SecretsManager::Secret')[0][0] });
+      if (readsOriginSecret(spec)) expect(variables.ORIGIN_VERIFY_SECRET_ARN).toEqual({ Ref: ofType('AWS::SecretsManager::Secret')[0][0] });
       else expect(variables.ORIGIN_VERIFY_SECRET_ARN).toBeUndefined();
     }
   });
@@ -578,7 +579,8 @@ describe('the service stack', () => {
     service.template.hasOutput(outputKey.baseUrl(), {
       Value: { 'Fn::Join': ['', ['https://', getAtt(logicalId(edge.distribution), 'DomainName')]] },
     });
-    service.template.hasOutput('ApiUrl', { Value: Match.anyValue() });
+    // The execute-api URL is no output: only CloudFront is meant to call it (its origin authorizer).
+    expect(service.template.findOutputs('ApiUrl')).toEqual({});
     // The ARN a rotation names (docs/secrets.md); the value is in no output.
     service.template.hasOutput('OriginSecretArn', { Value: { Ref: logicalId(edge.originSecret) } });
   });

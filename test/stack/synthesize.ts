@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { App, CfnElement, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, type Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { createApp } from '../../bin/app';
-import type { AttributionServiceStack } from '../../lib/stack';
+import { AttributionServiceStack, type AttributionServiceStackProps } from '../../lib/stack';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -19,7 +20,11 @@ export function cdkJsonContext(): Record<string, unknown> {
  * context (`env`, `configDir`) on top of cdk.json's; config/dev.json by default.
  */
 export function serviceApp(context: Record<string, unknown> = {}): { app: App; stack: AttributionServiceStack } {
-  return createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context } });
+  return createApp({ context: { ...unbundledContext(), ...context } });
+}
+
+function unbundledContext(): Record<string, unknown> {
+  return { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] };
 }
 
 export interface PolicyViolation {
@@ -38,7 +43,26 @@ export interface SynthesizedService {
 }
 
 export function synthesizeService(): SynthesizedService {
-  const { app, stack } = serviceApp();
+  return synthesized(serviceApp());
+}
+
+/**
+ * The stack with deployment options bin/app.ts does not pass (domains, deletion protection), as a
+ * deployer's app would build it, with cdk-nag's AWS Solutions checks as bin/app.ts adds them.
+ */
+export function synthesizeServiceWith(props: AttributionServiceStackProps): SynthesizedService {
+  const app = new App({ context: unbundledContext() });
+  const stack = new AttributionServiceStack(app, 'AttributionService', props);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true }));
+  return synthesized({ app, stack });
+}
+
+/** The stack alone, without cdk-nag: for options whose template is all a test looks at. */
+export function serviceTemplateWith(props: AttributionServiceStackProps): Template {
+  return Template.fromStack(new AttributionServiceStack(new App({ context: unbundledContext() }), 'AttributionService', props));
+}
+
+function synthesized({ app, stack }: { app: App; stack: AttributionServiceStack }): SynthesizedService {
   // Throws when any validation plugin (cdk-nag among them) reports an error.
   const assembly = app.synth();
   const validationReport = JSON.parse(fs.readFileSync(path.join(assembly.directory, 'validation-report.json'), 'utf8'));
