@@ -61,7 +61,6 @@ function reportOf(period: Period, rows: readonly ReportRow[]): { elements: HTMLE
       { label: 'Coarse value', cell: (g) => count(g.with_coarse_value), numeric: true },
       { label: 'No value', cell: (g) => count(g.without_value), numeric: true },
       { label: 'Estimated revenue', cell: (g) => usd(g.estimated_revenue_usd), numeric: true },
-      { label: 'Invalid', cell: (g) => count(g.invalid), numeric: true },
     ],
     groups.length ? [...groups, total] : [],
     'No SKAN postback in this period.',
