@@ -137,7 +137,7 @@ export interface SkanPlanOptions {
 /**
  * The postbacks of one app: one of each (kind, window, value) shape, then `extra` more, some sent
  * again (Apple's retries; one replayed with another unsigned value, one tampered: duplicates both),
- * a tampered one of each kind under a transaction id of its own (counted only in `invalid`, once
+ * a tampered one of each kind under a transaction id of its own (counted only in `invalid_postbacks`, once
  * though sent twice), and one of each kind for an unknown app.
  */
 export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
@@ -232,7 +232,7 @@ export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
     });
     deliveries.push({ postback: first, tampered: true, phase: 1 });
   }
-  // Tampered postbacks under ids of their own, each sent twice: `invalid` 1 each.
+  // Tampered postbacks under ids of their own, each sent twice: `invalid_postbacks` 1 each.
   for (const kind of ['skadnetwork', 'adattributionkit'] as const) {
     const forged = postback(kind, 0, 'coarse');
     deliveries.push({ postback: forged, tampered: true, phase: 0 }, { postback: forged, tampered: true, phase: 1 });

@@ -35,7 +35,7 @@ export interface SkanItem extends SkanRowDims {
   readonly received_ms: number;
 }
 
-/** A report row's counters, but `invalid` (which is counted apart). */
+/** A report row's counters (invalid postbacks are counted apart, in no row). */
 export const SKAN_COUNTERS = ['postbacks', 'installs', 'redownloads', 'with_fine_value', 'with_coarse_value', 'without_value'] as const;
 export type SkanCounter = (typeof SKAN_COUNTERS)[number];
 export type SkanSums = Record<SkanCounter | 'estimate_micros', number>;
