@@ -104,6 +104,10 @@ describe('the SKAN page', () => {
 
     await openSkan();
     expect(await tableCells('[data-testid="skan-summary"]')).toEqual(expectedCells(rows));
+    // The simulator's forged postbacks are under no partner: only in the app's invalid total.
+    expect(await m.page.getByTestId('skan-invalid').innerText()).toMatch(
+      /^Postbacks whose signature failed in this period: [1-9][\d,]* \(counted under no partner\)\.$/,
+    );
 
     // Postbacks per day by partner: a value on every day of the period, the chart's summary naming each partner's total.
     const perDay = await tableCells('[data-testid="skan-per-day"]');
