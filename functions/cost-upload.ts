@@ -30,7 +30,7 @@ export async function costUpload(event: HttpEvent): Promise<HttpResult> {
     const raw = rawBody(event);
     if (raw.length > MAX_COST_BODY_BYTES) throw new CostUploadError('body_too_large');
     if (raw.length === 0) throw new CostUploadError('empty_body');
-    const { accepted } = await uploadCost(ports, appId, rowsOfBody(parseBody(raw)));
+    const { accepted } = await uploadCost(ports, appId, rowsOfBody(parseBody(raw, event.isBase64Encoded === true)));
     metrics.addMetric('CostRowsAccepted', MetricUnit.Count, accepted);
     return json(200, { accepted });
   } catch (error) {
@@ -40,12 +40,23 @@ export async function costUpload(event: HttpEvent): Promise<HttpResult> {
   }
 }
 
-function parseBody(raw: Buffer): unknown {
+/**
+ * The bytes as sent must be UTF-8 JSON (parseStrictJson), as POST /event's are. A body API Gateway
+ * passed as text (application/json) was decoded on the way, an invalid byte becoming U+FFFD, so
+ * U+FFFD in a text body is bad_json too: it is such a byte, or a character no name needs, and
+ * two names that differ only in their invalid bytes must not merge (issue 36).
+ */
+function parseBody(raw: Buffer, base64: boolean): unknown {
+  let body: unknown;
   try {
-    return parseStrictJson(raw);
+    body = parseStrictJson(raw);
   } catch {
     throw new CostUploadError('bad_json');
   }
+  if (!base64 && raw.includes(REPLACEMENT_CHARACTER)) throw new CostUploadError('bad_json');
+  return body;
 }
+
+const REPLACEMENT_CHARACTER = Buffer.from('\uFFFD', 'utf8');
 
 export const handler = httpHandler(costUpload);

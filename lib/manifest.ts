@@ -94,6 +94,8 @@ export const tables = {
       'Reports query a day range and never scan events.',
     partitionKey: S('pk'),
     sortKey: S('sk'),
+    // Only the SKAN report's invalid totals carry it: they go with the invalid records they count.
+    ttlAttribute: 'expires_at',
   },
   ledger: {
     purpose:

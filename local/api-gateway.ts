@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
@@ -121,7 +122,9 @@ export function buildEvent(
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
 
   const now = new Date();
-  const textual = isTextual(headers['content-type'], headers['content-encoding']);
+  // A text type's body that is not UTF-8 goes as base64, so the handler judges the bytes as sent
+  // (they fail its strict decode) instead of a string with U+FFFD where they were.
+  const textual = isTextual(headers['content-type'], headers['content-encoding']) && isUtf8(body);
   const method = (request.method ?? 'GET').toUpperCase();
   return {
     version: '2.0',

@@ -463,7 +463,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     }
     const skan = state.skan
       ? expectedSkan(state.skan.sent, state.skan.schemas, (id) => state.skan?.plan.networks[id] ?? id, state.timeZone)
-      : { rows: [], ambiguous: 0 };
+      : { rows: [], ambiguous: 0, invalid: 0 };
     if (skan.ambiguous > 0)
       problems.push(
         `${state.plan.name}: ${skan.ambiguous} postback(s) were answered across a local midnight: their day cannot be predicted`,

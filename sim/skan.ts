@@ -137,7 +137,7 @@ export interface SkanPlanOptions {
 /**
  * The postbacks of one app: one of each (kind, window, value) shape, then `extra` more, some sent
  * again (Apple's retries; one replayed with another unsigned value, one tampered: duplicates both),
- * a tampered one of each kind under a transaction id of its own (counted only in `invalid`, once
+ * a tampered one of each kind under a transaction id of its own (counted only in `invalid_postbacks`, once
  * though sent twice), and one of each kind for an unknown app.
  */
 export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
@@ -232,7 +232,7 @@ export function planSkan(random: Random, options: SkanPlanOptions): SkanPlan {
     });
     deliveries.push({ postback: first, tampered: true, phase: 1 });
   }
-  // Tampered postbacks under ids of their own, each sent twice: `invalid` 1 each.
+  // Tampered postbacks under ids of their own, each sent twice: `invalid_postbacks` 1 each.
   for (const kind of ['skadnetwork', 'adattributionkit'] as const) {
     const forged = postback(kind, 0, 'coarse');
     deliveries.push({ postback: forged, tampered: true, phase: 0 }, { postback: forged, tampered: true, phase: 1 });
@@ -354,7 +354,6 @@ const SKAN_COUNTERS = [
   'with_coarse_value',
   'without_value',
   'revenue_cents',
-  'invalid',
 ] as const;
 type SkanCounter = (typeof SKAN_COUNTERS)[number];
 
@@ -373,16 +372,19 @@ export function estimateCents(schema: SchemaFile | undefined, window: PostbackWi
 
 export interface SkanExpectation {
   rows: ReportRow[];
+  /** Ids a forgery took first: the report's `invalid_postbacks`, in no row. */
+  invalid: number;
   /** Deliveries answered across a local midnight: their day cannot be predicted. */
   ambiguous: number;
 }
 
 /**
  * The SKAN report's rows from what was sent, by docs/ios.md: per transaction id, the first
- * delivery answered 200 takes it; a verified one counts once in every column but `invalid`, with
- * the estimate of the schema version active when it arrived; a later verified copy is a duplicate;
- * an invalid one counts 1 in `invalid` (under the dimensions it names) when it takes a fresh id, and
- * is replaced by a verified one (which then counts too). Unknown apps' postbacks appear nowhere.
+ * delivery answered 200 takes it; a verified one counts once in its row, with the estimate of
+ * the schema version active when it arrived; a later verified copy is a duplicate; an invalid one
+ * makes no row and counts 1 in `invalid` (the report's invalid_postbacks) when it takes a fresh
+ * id, and is replaced by a verified one (which then counts too). Unknown apps' postbacks appear
+ * nowhere.
  */
 export function expectedSkan(
   sent: readonly SentPostback[],
@@ -393,6 +395,7 @@ export function expectedSkan(
   const holders = new Map<string, 'verified' | 'invalid'>();
   const rows = new Map<string, { columns: ReportRow; n: Record<SkanCounter, number> }>();
   let ambiguous = 0;
+  let invalid = 0;
   for (const s of sent) {
     const p = s.delivery.postback;
     if (s.status !== 200 || p.unknownApp) continue;
@@ -400,6 +403,10 @@ export function expectedSkan(
     const verified = !s.delivery.tampered;
     if (held === 'verified' || (held === 'invalid' && !verified)) continue;
     holders.set(`${p.kind}|${p.id}`, verified ? 'verified' : 'invalid');
+    if (!verified) {
+      invalid++;
+      continue;
+    }
     const day = localDay(s.answeredMs, zone);
     if (day !== localDay(s.sentMs, zone)) ambiguous++;
     const columns: ReportRow = {
@@ -413,10 +420,6 @@ export function expectedSkan(
     const key = SKAN_GROUP_COLUMNS.map((c) => String(columns[c])).join('|');
     const row = rows.get(key) ?? { columns, n: Object.fromEntries(SKAN_COUNTERS.map((c) => [c, 0])) as Record<SkanCounter, number> };
     rows.set(key, row);
-    if (!verified) {
-      row.n.invalid++;
-      continue;
-    }
     const value = s.delivery.replayValue ?? p.value;
     row.n.postbacks++;
     if (p.window === 0 && p.conversion === 'download') row.n.installs++;
@@ -428,6 +431,7 @@ export function expectedSkan(
   }
   return {
     ambiguous,
+    invalid,
     rows: [...rows.values()].map(({ columns, n }) => ({
       ...columns,
       postbacks: n.postbacks,
@@ -437,7 +441,6 @@ export function expectedSkan(
       with_coarse_value: n.with_coarse_value,
       without_value: n.without_value,
       estimated_revenue_usd: n.revenue_cents / 100,
-      invalid: n.invalid,
     })),
   };
 }

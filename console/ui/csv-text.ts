@@ -5,9 +5,16 @@ export function toCsv(rows: readonly Record<string, string | number | boolean>[]
   const columns = Object.keys(first);
   const quote = (value: unknown) => {
     const text = String(value ?? '');
-    // A leading =, +, - or @ would be a formula to a spreadsheet: the text is kept as text.
-    const safe = /^[=+\-@]/.test(text) && Number.isNaN(Number(text)) ? `'${text}` : text;
+    const safe = startsFormula(text) ? `'${text}` : text;
     return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
   };
   return [columns.join(','), ...rows.map((row) => columns.map((column) => quote(row[column])).join(','))].join('\r\n') + '\r\n';
 }
+
+/**
+ * A text a spreadsheet would take for a formula (OWASP, "CSV Injection"): a leading =, +, - or @
+ * (a number such as -5 excepted), or a leading tab or carriage return, which some spreadsheets
+ * skip before reading the rest as a formula (issue 36: a click's sub1 to sub5 are the public's).
+ * It is written with a leading quote, kept as text.
+ */
+export const startsFormula = (text: string): boolean => /^[\t\r]/.test(text) || (/^[=+\-@]/.test(text) && Number.isNaN(Number(text)));

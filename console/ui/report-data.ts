@@ -28,6 +28,8 @@ export interface ReadOptions {
 
 interface Page {
   rows: ReportRow[];
+  /** The SKAN report's postbacks of the window whose signature failed (in no row). */
+  invalid_postbacks?: number;
 }
 
 /** One page, as `GET /api/v1/reports/{report}` answers it. */
@@ -42,6 +44,17 @@ export function readPage(report: ReportName, options: ReadOptions, offset: numbe
     'group-by': options.groupBy?.length ? options.groupBy.join(',') : undefined,
     ...(options.filters ?? {}),
   }).then((page) => page.rows);
+}
+
+/** The SKAN report's invalid postbacks of the window: the app's total, which no row carries. */
+export function readSkanInvalid(options: ReadOptions): Promise<number> {
+  return command<Page>('report show', {
+    'app-key': options.appKey,
+    report: 'skan',
+    'since-ms': String(options.period.sinceMs),
+    'until-ms': String(options.period.untilMs),
+    limit: '1',
+  }).then((page) => page.invalid_postbacks ?? 0);
 }
 
 /**

@@ -7,15 +7,7 @@ import { num, type ReportRow } from './report-rows';
  */
 
 /** The report's counters, summed as they are. */
-export const SKAN_COUNTS = [
-  'postbacks',
-  'installs',
-  'redownloads',
-  'with_fine_value',
-  'with_coarse_value',
-  'without_value',
-  'invalid',
-] as const;
+export const SKAN_COUNTS = ['postbacks', 'installs', 'redownloads', 'with_fine_value', 'with_coarse_value', 'without_value'] as const;
 export type SkanCount = (typeof SKAN_COUNTS)[number];
 
 export interface SkanGroup extends Record<SkanCount, number> {
@@ -42,7 +34,6 @@ function empty(
     with_fine_value: 0,
     with_coarse_value: 0,
     without_value: 0,
-    invalid: 0,
   };
 }
 

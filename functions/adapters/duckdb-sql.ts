@@ -11,7 +11,7 @@ import {
   StatementType,
 } from '@duckdb/node-api';
 import { DUCKDB_SHIMS, type ReportQuery } from '../domain/raw-data/report-sql';
-import { checkReadOnlyQuery, type ReadOnlyQuery, SqlQueryFailed, SqlRefused } from '../domain/raw-data/sql-guard';
+import { checkOneReading, checkReadOnlyQuery, type ReadOnlyQuery, SqlQueryFailed, SqlRefused } from '../domain/raw-data/sql-guard';
 import { quotedName } from '../domain/raw-data/sql-scope';
 import { type SqlJson, type SqlResult, safeDecimal, safeInteger } from '../domain/raw-data/sql-values';
 import { PARTITION_COLUMNS, RAW_TABLE_NAMES, RAW_TABLES, type RawColumnType, type RawTableName } from '../domain/raw-data/tables';
@@ -116,8 +116,12 @@ export async function checkQueryText(sql: string): Promise<ReadOnlyQuery> {
   }
 }
 
-/** DuckDB's own parse of the text: json_serialize_sql, which serializes SELECT statements only. */
+/**
+ * DuckDB's own parse of the text: json_serialize_sql, which serializes SELECT statements only.
+ * A text Athena could read otherwise is refused first (sql-guard.ts, checkOneReading).
+ */
 async function parseTree(connection: DuckDBConnection, sql: string): Promise<unknown> {
+  checkOneReading(sql);
   const reader = await connection.runAndReadAll('SELECT json_serialize_sql(CAST($1 AS VARCHAR)) AS tree', [sql]);
   return JSON.parse(String(reader.getRows()[0]?.[0] ?? 'null'));
 }

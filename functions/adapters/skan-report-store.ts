@@ -1,21 +1,19 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DaySummary, DayWindow, SkanItem, SkanReportRows, SkanReportWriter } from '../domain/skan/skan-report';
+import type { DaySummary, DayWindow, InvalidTotal, SkanItem, SkanReportRows, SkanReportWriter } from '../domain/skan/skan-report';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { queryAll } from './query-pages';
 
 /** An item per counted postback of a day: pk `<app_id>#skanpb#<day>`, sk the transaction id. */
 const itemsPk = (appId: string, day: string) => `${appId}#skanpb#${day}`;
-/** The day summaries (sk `<day>`) and the days' invalid counters (sk `<day>#invalid`). */
+/** The day summaries (sk `<day>`) and the days' invalid totals (sk `<day>#invalid`). */
 const summaryPk = (appId: string) => `${appId}#skan`;
 const INVALID_SUFFIX = '#invalid';
-/** An invalid counter's attribute: this prefix and the row key, so it never meets pk or sk. */
-const INVALID_PREFIX = 'r:';
 
 /**
- * The SKAN report in the aggregates table (docs/ios.md section 3). The invalid counters live in
- * an item of their own per day, not on the day summary: anybody can send invalid postbacks naming
- * any row, and a summary that junk grew to DynamoDB's 400 KB item limit would refuse the
- * `written` ADD of every genuine postback of that day.
+ * The SKAN report in the aggregates table (docs/ios.md section 3). The invalid total of a day
+ * lives in an item of its own, `postbacks` and `expires_at` (the table's TTL attribute): two
+ * numbers whatever the junk names, so it never grows, and it goes with the day's last invalid
+ * record. Items of the former layout (`r:<row key>` counters, issue 19) are read as nothing.
  */
 export class SkanReportStore implements SkanReportWriter, SkanReportRows {
   constructor(private readonly table: string) {}
@@ -27,21 +25,25 @@ export class SkanReportStore implements SkanReportWriter, SkanReportRows {
   }
 
   async addWritten(appId: string, day: string): Promise<void> {
-    await this.add(summaryPk(appId), day, 'written');
-  }
-
-  async addInvalid(appId: string, day: string, rowKey: string): Promise<void> {
-    await this.add(summaryPk(appId), `${day}${INVALID_SUFFIX}`, `${INVALID_PREFIX}${rowKey}`);
-  }
-
-  private async add(pk: string, sk: string, attribute: string): Promise<void> {
     await dynamoClient().send(
       new UpdateCommand({
         TableName: this.table,
-        Key: { pk, sk },
-        UpdateExpression: 'ADD #n :one',
-        ExpressionAttributeNames: { '#n': attribute },
+        Key: { pk: summaryPk(appId), sk: day },
+        UpdateExpression: 'ADD written :one',
         ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
+  }
+
+  async addInvalid(appId: string, day: string, expiresAt: number): Promise<void> {
+    // Postbacks arrive in time order, so the latest expiry is nearly always the one being set; a
+    // late, earlier one only shortens the total's life by the seconds between them.
+    await dynamoClient().send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: { pk: summaryPk(appId), sk: `${day}${INVALID_SUFFIX}` },
+        UpdateExpression: 'ADD postbacks :one SET expires_at = :expires',
+        ExpressionAttributeValues: { ':one': 1, ':expires': expiresAt },
       }),
     );
   }
@@ -55,15 +57,12 @@ export class SkanReportStore implements SkanReportWriter, SkanReportRows {
       ConsistentRead: true,
     });
     const days = new Map<string, DaySummary>();
-    const invalid = new Map<string, Map<string, number>>();
+    const invalid = new Map<string, InvalidTotal>();
     for (const item of items) {
       const sk = String(item.sk);
       if (sk.endsWith(INVALID_SUFFIX)) {
-        const counters = new Map<string, number>();
-        for (const [name, value] of Object.entries(item)) {
-          if (name.startsWith(INVALID_PREFIX)) counters.set(name.slice(INVALID_PREFIX.length), Number(value));
-        }
-        invalid.set(sk.slice(0, -INVALID_SUFFIX.length), counters);
+        if (typeof item.postbacks === 'number' && typeof item.expires_at === 'number')
+          invalid.set(sk.slice(0, -INVALID_SUFFIX.length), { postbacks: item.postbacks, expiresAt: item.expires_at });
       } else {
         days.set(sk, {
           written: Number(item.written ?? 0),

@@ -182,6 +182,26 @@ describe('POST /api/v1/cost', () => {
     expect(await costDays.readDay(tenant.app.app_id, '2026-03-05')).toEqual(before);
   });
 
+  it('answers 400 bad_json to an application/json body that is not UTF-8, or holds what a gateway makes of such bytes', async () => {
+    const json = { ...bearer(costKey), 'content-type': 'application/json' };
+    const withName = (name: Buffer) =>
+      Buffer.concat([Buffer.from(`{"rows":[{"date":"2026-03-07","partner":"`), name, Buffer.from('","cost":1}]}')]);
+    expect(await call('POST', COST_PATH, json, withName(Buffer.from([0x6d, 0xff])))).toEqual({ status: 400, body: { error: 'bad_json' } });
+    expect(await call('POST', COST_PATH, json, withName(Buffer.from('m\uFFFD')))).toEqual({ status: 400, body: { error: 'bad_json' } });
+    expect((await costDays.readDay(tenant.app.app_id, '2026-03-07')).ver).toBe(0);
+  });
+
+  it('answers 400 cost_day_too_large to a day whose cost would add up past $20,000,000, and stores nothing of it', async () => {
+    const rows = Array.from({ length: 10 }, (_, i) => ({ ...spring, date: '2026-03-08', campaign: `c${i}`, cost: 1e9 }));
+    const answer = await upload(costKey, rows);
+    expect(answer).toEqual({
+      status: 400,
+      body: { error: 'cost_day_too_large', index: 0, field: 'cost', message: expect.stringContaining('$20000000') },
+    });
+    expect((await costDays.readDay(tenant.app.app_id, '2026-03-08')).ver).toBe(0);
+    expect(await partnerCost('2026-03-08', 'meta')).toBeUndefined();
+  });
+
   it('answers 413 body_too_large to a body over 1 MiB', async () => {
     const body = JSON.stringify({ rows: [spring], padding: 'x'.repeat(MAX_COST_BODY_BYTES) });
     expect(await call('POST', COST_PATH, bearer(costKey), body)).toEqual({ status: 413, body: { error: 'body_too_large' } });

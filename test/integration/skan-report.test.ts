@@ -1,7 +1,8 @@
 // The SKAN report end to end: postbacks POSTed through the local edge to skan-postback (its
 // grants enforced, the local runtime's test keys trusted), then GET /api/v1/reports/skan. Apple's
 // examples and postbacks signed with local/skan-test-key.ts appear once under their partner with
-// the schema's estimated revenue; a tampered one only in `invalid`; an unknown app's nowhere; a
+// the schema's estimated revenue; a tampered or junk one only in the app's `invalid_postbacks`,
+// never in a row; an unknown app's nowhere; a
 // redelivery and a retry after a failed report write count once. Every answer as
 // docs/openapi.yaml documents it.
 
@@ -62,8 +63,14 @@ async function report(query = '', headers: Record<string, string> = { authorizat
   return {
     status: response.status,
     etag: response.headers.get('etag'),
-    body: text ? (JSON.parse(text) as { rows: Record<string, unknown>[]; error?: string }) : undefined,
+    body: text ? (JSON.parse(text) as { rows: Record<string, unknown>[]; invalid_postbacks?: number; error?: string }) : undefined,
   };
+}
+
+/** The app's invalid postbacks of the last two days. */
+async function invalidNow(): Promise<number | undefined> {
+  const now = Date.now();
+  return (await report(`?since_ms=${now - 2 * 86_400_000}&until_ms=${now + 86_400_000}`)).body?.invalid_postbacks;
 }
 
 /** The rows without their day (checked apart: the test may straddle Tokyo's midnight), keyed partner/source/window/fidelity/type. */
@@ -91,7 +98,6 @@ const counts = (postbacks: number, more: Partial<Record<string, number>> = {}) =
   with_coarse_value: 0,
   without_value: 0,
   estimated_revenue_usd: 0,
-  invalid: 0,
   ...more,
 });
 
@@ -143,7 +149,7 @@ describe('the App Store id and the ad network mapping', () => {
 });
 
 describe('GET /api/v1/reports/skan', () => {
-  it("counts Apple's examples once each under their partner, the test key's postbacks, a tampered one only in invalid, and no unknown app's", async () => {
+  it("counts Apple's examples once each under their partner, the test key's postbacks, a tampered one only in invalid_postbacks, and no unknown app's", async () => {
     const { metrics } = await import('../../functions/shared/observability');
     const published: string[] = [];
     const addMetric = jest.spyOn(metrics, 'addMetric').mockImplementation((name) => {
@@ -176,11 +182,24 @@ describe('GET /api/v1/reports/skan', () => {
       'com.example/5239/0/1/download': counts(1, { installs: 1, with_fine_value: 1, estimated_revenue_usd: 15 }),
       // 3.0 winning (fine 20: 1.5) and nonwinning; the 2.2 and 2.1 examples share the winning one's transaction id.
       'meta/42/0/1/redownload': counts(2, { redownloads: 2, with_fine_value: 1, without_value: 1, estimated_revenue_usd: 1.5 }),
-      // The local test keys: AdAttributionKit (fine 24: 3.5) and SKAdNetwork 4 (sent twice), and the tampered copy's row.
+      // The local test keys: AdAttributionKit (fine 24: 3.5) and SKAdNetwork 4 (sent twice); the tampered copy has no row.
       'development.adattributionkit/1234/0/1/download': counts(1, { installs: 1, with_fine_value: 1, estimated_revenue_usd: 3.5 }),
       'sim.skadnetwork/1111/0/0/download': counts(1, { installs: 1, with_fine_value: 1, estimated_revenue_usd: 15 }),
-      'sim.skadnetwork/2222/0/0/download': counts(0, { invalid: 1 }),
     });
+    expect(await invalidNow()).toBe(1);
+  });
+
+  it("makes no row and no partner of forged postbacks (30 new ad network ids, a version 99), only the app's invalid total", async () => {
+    const rowsBefore = await rowsNow();
+    const invalidBefore = (await invalidNow()) ?? 0;
+    for (let i = 0; i < 30; i++) {
+      // Signed, then re-labelled: the signature no longer holds.
+      const forged = changed(testSigned(`forged-${i}`), { 'ad-network-id': `forger${i}.skadnetwork`, 'source-identifier': `${7000 + i}` });
+      expect((await postback(forged)).status).toBe(200);
+    }
+    expect((await postback({ ...testSigned('forged-99'), version: '99', 'ad-network-id': 'v99.skadnetwork' })).status).toBe(200);
+    expect(await rowsNow()).toEqual(rowsBefore);
+    expect(await invalidNow()).toBe(invalidBefore + 31);
   });
 
   it('answers 503 when the report item cannot be written, and counts the retry once', async () => {

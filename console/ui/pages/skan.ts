@@ -4,7 +4,7 @@ import { seriesFill } from '../colors';
 import { h, loadInto, notice, replace, table } from '../dom';
 import { count, usd } from '../format';
 import { describePeriod, type Period } from '../period';
-import { type ReportRow, readAll } from '../report-data';
+import { type ReportRow, readAll, readSkanInvalid } from '../report-data';
 import { postbacksPerDay, type SkanGroup, skanByPartnerAndWindow, windowLabel } from '../skan-summary';
 import { selection } from '../state';
 import { skanSchemaSection } from './skan-schema';
@@ -37,7 +37,9 @@ export async function skanPage(root: HTMLElement): Promise<void> {
   let drawChart: (() => void) | undefined;
   const [shown] = await Promise.all([
     loadInto(report, async () => {
-      const built = reportOf(period, await readAll('skan', { appKey: app.app_key, period }));
+      const options = { appKey: app.app_key, period };
+      const [rows, invalid] = await Promise.all([readAll('skan', options), readSkanInvalid(options)]);
+      const built = reportOf(period, rows, invalid);
       drawChart = built.drawChart;
       return built.elements;
     }),
@@ -47,7 +49,7 @@ export async function skanPage(root: HTMLElement): Promise<void> {
 }
 
 /** The report's sections, and the chart to draw once they are on the page (Chart.js sizes itself to its box). */
-function reportOf(period: Period, rows: readonly ReportRow[]): { elements: HTMLElement[]; drawChart: () => void } {
+function reportOf(period: Period, rows: readonly ReportRow[], invalid: number): { elements: HTMLElement[]; drawChart: () => void } {
   const { groups, total } = skanByPartnerAndWindow(rows);
   const summary = table<SkanGroup>(
     'SKAN postbacks by partner and postback window, with totals',
@@ -61,7 +63,6 @@ function reportOf(period: Period, rows: readonly ReportRow[]): { elements: HTMLE
       { label: 'Coarse value', cell: (g) => count(g.with_coarse_value), numeric: true },
       { label: 'No value', cell: (g) => count(g.without_value), numeric: true },
       { label: 'Estimated revenue', cell: (g) => usd(g.estimated_revenue_usd), numeric: true },
-      { label: 'Invalid', cell: (g) => count(g.invalid), numeric: true },
     ],
     groups.length ? [...groups, total] : [],
     'No SKAN postback in this period.',
@@ -86,6 +87,12 @@ function reportOf(period: Period, rows: readonly ReportRow[]): { elements: HTMLE
         { 'aria-labelledby': 'skan-summary-h', 'data-testid': 'skan-summary' },
         h('h2', { id: 'skan-summary-h' }, 'Postbacks by partner and window'),
         summary,
+        // Anybody can send a postback naming any partner: one that fails Apple's signature is counted here only.
+        h(
+          'p',
+          { 'data-testid': 'skan-invalid' },
+          `Postbacks whose signature failed in this period: ${count(invalid)} (counted under no partner).`,
+        ),
       ),
       h(
         'section',

@@ -21,7 +21,7 @@ import { COST_COUNTERS, type CostCounter, type CostRow, type DimensionValues, di
 /**
  * The endpoint's refusals and their statuses (docs/openapi.yaml, `POST /api/v1/cost`). The 401s
  * and the 403 are the reports' (appOfKey), the body's codes the event API's names for the same
- * faults, bad_cost_row and cost_day_full its own.
+ * faults, bad_cost_row, cost_day_full and cost_day_too_large its own.
  */
 export const COST_ERRORS = {
   empty_body: 400,
@@ -29,6 +29,7 @@ export const COST_ERRORS = {
   bad_batch_shape: 400,
   bad_cost_row: 400,
   cost_day_full: 400,
+  cost_day_too_large: 400,
   missing_bearer_token: 401,
   invalid_or_revoked_key: 401,
   insufficient_scope: 403,
@@ -43,7 +44,7 @@ export const COST_FIELDS = ['date', 'partner', 'campaign', 'country', 'platform'
 export type CostField = (typeof COST_FIELDS)[number];
 
 /**
- * A refused upload: {"error": code}, plus for bad_cost_row and cost_day_full the `index` of the
+ * A refused upload: {"error": code}, plus for bad_cost_row, cost_day_full and cost_day_too_large the `index` of the
  * first row at fault (0-based, in the request), the `field` at fault when one is, and a `message`
  * saying what is wrong in words; for bad_batch_shape the member at fault (`rows`).
  */
@@ -79,6 +80,15 @@ export const MAX_NAME_LENGTH = 100;
  * partner x campaign x country x platform rows than that is refused (cost_day_full).
  */
 export const MAX_COST_DAY_BYTES = 350_000;
+/**
+ * What one counter of one app's day may add up to, over all its rows (micro-dollars of cost,
+ * network clicks, impressions): $20,000,000 a day. A performance report adds at most 366 days of
+ * an app, so every sum it or the partner rows make stays below 2^53, an exact integer in
+ * JavaScript and in DynamoDB's SDK (366 x 2e13 = 7.3e15 < 9.007e15). A day past it would have
+ * stored rows whose partner sums the SDK refuses (issue 36): it is refused (cost_day_too_large)
+ * before anything is written.
+ */
+export const MAX_COST_DAY_SUM = 20_000_000_000_000;
 /** Replaces of one day tried before the request gives up (503): only a storm of concurrent uploads of the day gets there. */
 export const MAX_REPLACE_ATTEMPTS = 8;
 
@@ -306,10 +316,13 @@ const encodedBytes = (rows: readonly CostRow[]) => Buffer.byteLength(encodeCostD
 /**
  * The request's rows merged into their days: per day, read the day, merge, refuse a day that
  * would pass MAX_COST_DAY_BYTES (cost_day_full, naming the first of the day's rows that does
- * not fit), put it if its ver is unchanged (else read and merge again), then the day's partner
- * sums at that ver and the day's stamp. Every day is read and checked for size before any is
- * written, so a refused request normally stored nothing; only an upload of the same day racing it
- * can make a later day overflow after earlier ones were stored, and resending is harmless.
+ * not fit) or whose totals would pass MAX_COST_DAY_SUM (cost_day_too_large), put it if its ver is
+ * unchanged (else read and merge again), then the day's partner sums at that ver and the day's
+ * stamp. Every day is read and checked before any is written, so a refused request normally
+ * stored nothing; only an upload of the same day racing it can make a later day overflow after
+ * earlier ones were stored, and resending is harmless. Each merge is checked again before its
+ * replace, so no day is stored whose partner sums could not be: the views by partner and by
+ * campaign agree.
  * Returns how many rows the request had.
  */
 export async function uploadCost(ports: CostUploadPorts, appId: string, rawRows: readonly unknown[]): Promise<{ accepted: number }> {
@@ -321,14 +334,14 @@ export async function uploadCost(ports: CostUploadPorts, appId: string, rawRows:
   const firstRead = new Map<string, CostDay>();
   await pool(days, DAYS_IN_FLIGHT, async (day) => {
     const stored = await ports.days.readDay(appId, day);
-    checkDaySize(stored.rows, byDay.get(day) ?? []);
+    checkDay(stored.rows, byDay.get(day) ?? []);
     firstRead.set(day, stored);
   });
   await pool(days, DAYS_IN_FLIGHT, async (day) => {
     const sent = byDay.get(day) ?? [];
     let stored = firstRead.get(day) ?? (await ports.days.readDay(appId, day));
     for (let attempt = 1; ; attempt++) {
-      const merged = checkDaySize(stored.rows, sent);
+      const merged = checkDay(stored.rows, sent);
       let ver = stored.ver;
       // Nothing new (a resend): the stored ver stands, and the sums and stamp below are redone in case the first send stopped before them.
       if (!sameRows(merged, stored.rows)) {
@@ -347,13 +360,54 @@ export async function uploadCost(ports: CostUploadPorts, appId: string, rawRows:
   return { accepted: rawRows.length };
 }
 
-/** The merged day, when it fits; cost_day_full naming the first row of the request that does not. */
-function checkDaySize(stored: readonly CostRow[], sent: readonly DatedCostRow[]): CostRow[] {
+/**
+ * The merged day, when it fits: cost_day_full naming the first row of the request from which on
+ * it does not fit its item, cost_day_too_large the first from which on a counter's day total
+ * passes MAX_COST_DAY_SUM.
+ */
+function checkDay(stored: readonly CostRow[], sent: readonly DatedCostRow[]): CostRow[] {
   const merged = mergeCostRows(
     stored,
     sent.map((dated) => dated.row),
   );
-  if (encodedBytes(merged) <= MAX_COST_DAY_BYTES) return merged;
+  if (encodedBytes(merged) > MAX_COST_DAY_BYTES) throw dayFullAt(stored, sent);
+  if (COST_COUNTERS.some((counter) => merged.reduce((sum, row) => sum + row[counter], 0) > MAX_COST_DAY_SUM))
+    throw dayTooLargeAt(stored, sent);
+  return merged;
+}
+
+/** The field of a row that carries each counter. */
+const COUNTER_FIELDS: Readonly<Record<CostCounter, CostField>> = {
+  cost_micros: 'cost',
+  network_clicks: 'clicks',
+  impressions: 'impressions',
+};
+
+/** cost_day_too_large at the first row of the request whose merge takes a counter's day total past the bound. */
+function dayTooLargeAt(stored: readonly CostRow[], sent: readonly DatedCostRow[]): CostUploadError {
+  const rows = new Map(stored.map((row) => [dimsKey(row.dims), row]));
+  const totals = { cost_micros: 0, network_clicks: 0, impressions: 0 };
+  for (const row of stored) for (const counter of COST_COUNTERS) totals[counter] += row[counter];
+  for (const dated of sent) {
+    const key = dimsKey(dated.row.dims);
+    const before = rows.get(key);
+    rows.set(key, dated.row);
+    for (const counter of COST_COUNTERS) {
+      totals[counter] += dated.row[counter] - (before?.[counter] ?? 0);
+      if (totals[counter] > MAX_COST_DAY_SUM)
+        return new CostUploadError('cost_day_too_large', {
+          index: dated.index,
+          field: COUNTER_FIELDS[counter],
+          message: `${dated.date}'s ${counter === 'cost_micros' ? 'cost' : COUNTER_FIELDS[counter]} would add up to more than ${counter === 'cost_micros' ? `$${MAX_COST_DAY_SUM / 1e6}` : MAX_COST_DAY_SUM} from this row on; nothing of the request was stored`,
+        });
+    }
+  }
+  // Unreachable: the merged day's totals are the last running totals.
+  return new CostUploadError('cost_day_too_large', { message: 'the day would add up to more than its bound' });
+}
+
+/** cost_day_full at the first row of the request whose merge passes the limit. */
+function dayFullAt(stored: readonly CostRow[], sent: readonly DatedCostRow[]): CostUploadError {
   // The first row whose merge passes the limit: the encoding is "[" + the rows' encodings joined by "," + "]".
   const sizes = new Map(stored.map((row) => [dimsKey(row.dims), rowBytes(row)]));
   let total = 2 + Math.max(0, sizes.size - 1) + [...sizes.values()].reduce((sum, bytes) => sum + bytes, 0);
@@ -364,12 +418,12 @@ function checkDaySize(stored: readonly CostRow[], sent: readonly DatedCostRow[])
     total += before === undefined ? bytes + (sizes.size > 0 ? 1 : 0) : bytes - before;
     sizes.set(key, bytes);
     if (total > MAX_COST_DAY_BYTES)
-      throw new CostUploadError('cost_day_full', {
+      return new CostUploadError('cost_day_full', {
         index: dated.index,
         message: `${dated.date} would hold more than ${MAX_COST_DAY_BYTES} bytes of cost rows from this row on; nothing of the request was stored`,
       });
   }
-  return merged;
+  return new CostUploadError('cost_day_full', { message: `a day would hold more than ${MAX_COST_DAY_BYTES} bytes of cost rows` });
 }
 
 const rowBytes = (row: CostRow) => encodedBytes([row]) - 2;

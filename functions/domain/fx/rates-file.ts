@@ -1,4 +1,4 @@
-import { isCurrencyCode, isUsdRate, type UsdRates } from './rates';
+import { isCurrencyCode, isUsdRate, USD_RATE_RANGE, type UsdRates } from './rates';
 
 /** A rates file `admin fx set` refuses, with the code at fault named. */
 export class FxRatesFileError extends Error {
@@ -11,7 +11,7 @@ export class FxRatesFileError extends Error {
 /**
  * A day's rates as an operator writes them: a JSON object mapping ISO 4217 codes to the US
  * dollars one unit is worth that day ({"EUR": 1.08, "JPY": 0.0066}). Every code an active ISO 4217
- * code, every rate a finite number above 0, at least one; USD, when given, must be 1.
+ * code, every rate a number from 1e-12 to 1e6 (USD_RATE_RANGE), at least one; USD, when given, must be 1.
  */
 export function parseRatesFile(text: string): UsdRates {
   let value: unknown;
@@ -27,7 +27,9 @@ export function parseRatesFile(text: string): UsdRates {
   for (const [code, rate] of Object.entries(value)) {
     if (!isCurrencyCode(code)) throw new FxRatesFileError(`${code}: not an ISO 4217 currency code (three capital letters, as EUR)`);
     if (!isUsdRate(rate))
-      throw new FxRatesFileError(`${code}: the rate must be a number above 0 (US dollars per unit), not ${JSON.stringify(rate)}`);
+      throw new FxRatesFileError(
+        `${code}: the rate must be a number from ${USD_RATE_RANGE.min} to ${USD_RATE_RANGE.max} (US dollars per unit), not ${JSON.stringify(rate)}`,
+      );
     if (code === 'USD' && rate !== 1) throw new FxRatesFileError(`USD: one US dollar is worth 1 US dollar, not ${rate}`);
     rates[code] = rate;
   }

@@ -74,8 +74,17 @@ export function readRatesFor(store: FxRateStore, days: Iterable<string>): Promis
 
 const toMicroDollars = (usd: number) => Math.round(usd * 1e6) / 1e6;
 
-/** A usable rate: a finite number above 0. */
-export const isUsdRate = (rate: unknown): rate is number => typeof rate === 'number' && Number.isFinite(rate) && rate > 0;
+/**
+ * The range of a usable rate, US dollars per unit: no currency is worth a millionth of a
+ * millionth of a dollar or a million dollars, and DynamoDB's SDK cannot write a number above 2^53
+ * nor DynamoDB one below 1e-130 (issue 36: `admin fx set` with a rate above 2^53 failed with the
+ * SDK's marshalling error instead of naming the code at fault).
+ */
+export const USD_RATE_RANGE = { min: 1e-12, max: 1e6 } as const;
+
+/** A usable rate: a number within USD_RATE_RANGE. */
+export const isUsdRate = (rate: unknown): rate is number =>
+  typeof rate === 'number' && rate >= USD_RATE_RANGE.min && rate <= USD_RATE_RANGE.max;
 
 /**
  * The active ISO 4217 codes (the list of the ISO 4217 maintenance agency, funds and metals left

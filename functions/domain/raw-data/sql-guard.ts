@@ -6,7 +6,8 @@ import { RAW_TABLE_NAMES } from './tables';
  * is judged on DuckDB's own parse tree (json_serialize_sql, which serializes SELECT statements
  * only and says so of any other), not on its text, so no spelling of COPY, ATTACH, INSTALL,
  * PRAGMA, SET or a second statement gets through. The same judgement serves Athena: its query is
- * parsed by DuckDB first.
+ * parsed by DuckDB first, and the text sent is the text judged, so it must mean the same to both
+ * lexers: `checkOneReading` refuses comments and every spelling the two read differently.
  *
  * Locally the engine is also shut off from files and the network before any query runs
  * (functions/adapters/duckdb-sql.ts); this check is what makes the refusal say why.
@@ -38,6 +39,47 @@ const TABLE_FUNCTIONS: readonly string[] = ['unnest', 'range', 'generate_series'
 export interface ReadOnlyQuery {
   /** The statement begins with WITH: Athena's app scoping joins its list (functions/domain/raw-data/sql-scope.ts). */
   readonly withClause: boolean;
+}
+
+/**
+ * Refuses a text that DuckDB and Athena (Trino) could split into different tokens, before either
+ * parses it. DuckDB nests block comments and Trino does not, so `/* /* *\/ UNION ... -- *\/` hid a
+ * second SELECT from the check and showed it to Athena (issue 36). Both read '...' strings and
+ * "..." names alike (a doubled quote inside), so outside them the text may hold none of: a
+ * comment (`--`, `/*`), DuckDB's escape and dollar strings (`E'\''`, `$$...$$`), a backslash, a
+ * backquote, or a control character other than tab and line breaks. A query needs none of them.
+ */
+export function checkOneReading(sql: string): void {
+  let at = 0;
+  while (at < sql.length) {
+    const char = sql.charAt(at);
+    if (char === "'" || char === '"') {
+      if (char === "'" && /[eE]/.test(sql.charAt(at - 1)) && !/[\w$]/.test(sql.charAt(at - 2)))
+        throw new SqlRefused(`an escape string (E'...') reads differently on DuckDB and Athena: write '...' with '' for a quote`);
+      at = closingQuote(sql, at);
+      continue;
+    }
+    const pair = sql.slice(at, at + 2);
+    if (pair === '--' || pair === '/*') throw new SqlRefused(`comments are not allowed in a query (${pair} at character ${at + 1})`);
+    if (char === '$' || char === '\\' || char === '`' || isControl(char))
+      throw new SqlRefused(`${JSON.stringify(char)} at character ${at + 1} is allowed only inside a '...' string`);
+    at += 1;
+  }
+}
+
+/** A control character other than tab, line feed and carriage return (the blanks both lexers skip). */
+const isControl = (char: string): boolean => (char < ' ' && !'\t\n\r'.includes(char)) || char === '\u007f';
+
+/** Where the string or quoted name opened at `open` ends (past its closing quote); an unclosed one is refused. */
+function closingQuote(sql: string, open: number): number {
+  const quote = sql.charAt(open);
+  let at = open + 1;
+  for (;;) {
+    const close = sql.indexOf(quote, at);
+    if (close < 0) throw new SqlRefused(`the ${quote === "'" ? 'string' : 'quoted name'} at character ${open + 1} is not closed`);
+    if (sql.charAt(close + 1) !== quote) return close + 1;
+    at = close + 2;
+  }
 }
 
 type Tree = Record<string, unknown>;

@@ -24,22 +24,11 @@ export function scopedToApp(
   const body = withoutTrailingSemicolon(sql);
   if (!scope.withClause) return `WITH ${tables}\n${body}`;
   // The query's own WITH list follows the tables in one list (Trino allows one WITH per query level).
-  const start = withoutLeadingComments(body);
-  const keyword = /^with(\s+recursive)?\s+/i.exec(body.slice(start));
+  // A query holds no comment (sql-guard.ts, checkOneReading): only blanks may come before its WITH.
+  const keyword = /^\s*with(\s+recursive)?\s+/i.exec(body);
   if (!keyword) throw new SqlRefused('a query with WITH queries must begin with WITH');
-  const at = start + keyword[0].length;
+  const at = keyword[0].length;
   return `${body.slice(0, at)}${tables},\n${body.slice(at)}`;
-}
-
-/** Where the text starts after blanks, `-- line` and block comments. */
-function withoutLeadingComments(sql: string): number {
-  let at = 0;
-  for (;;) {
-    const rest = sql.slice(at);
-    const skip = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)/.exec(rest);
-    if (!skip) return at;
-    at += skip[0].length;
-  }
 }
 
 /** Athena takes one statement without a closing semicolon. */

@@ -60,6 +60,8 @@ export type ReportAnswer =
 export interface ReportBody {
   rows: Record<string, string | number | boolean>[];
   meta: { since_ms: number; until_ms: number; limit: number; offset: number; elapsed_ms: number };
+  /** The SKAN report's postbacks of the window whose signature failed: the app's, in no row. */
+  invalid_postbacks?: number;
 }
 
 export async function answerReport(ports: ReportPorts, request: ReportRequest): Promise<ReportAnswer> {
@@ -118,14 +120,16 @@ export function pageAnswer(
     readonly query: ReportQuery;
     readonly days: { firstDay: string; lastDay: string };
     readonly ifNoneMatch: string | undefined;
+    /** Members of the body beside rows and meta (the SKAN report's invalid_postbacks): the ETag covers them. */
+    readonly extra?: Pick<ReportBody, 'invalid_postbacks'>;
   },
   elapsedMs: () => number,
 ): ReportAnswer {
-  const { report, appId, rows, query, days } = page;
-  const etag = etagOf(report, rows, query, days);
+  const { report, appId, rows, query, days, extra } = page;
+  const etag = etagOf(report, extra === undefined ? rows : [rows, extra], query, days);
   if (matches(page.ifNoneMatch, etag)) return { kind: 'not_modified', etag, appId };
   const meta = { since_ms: query.sinceMs, until_ms: query.untilMs, limit: query.limit, offset: query.offset, elapsed_ms: elapsedMs() };
-  return { kind: 'page', body: { rows, meta }, etag, appId };
+  return { kind: 'page', body: { rows, meta, ...extra }, etag, appId };
 }
 
 /**

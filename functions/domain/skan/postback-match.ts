@@ -84,7 +84,7 @@ function fineOf(value: unknown): number | undefined {
 /**
  * The facts of a filed postback. A verified one is read from its signed fields only (an unsigned
  * field beside them could say anything), its conversion values from the unsigned ones (Apple never
- * signs them). An invalid one has nothing trustworthy: its fields as sent, for the invalid column.
+ * signs them). An invalid one has nothing trustworthy: its fields as sent, kept in its record and never a row's.
  * Before SKAdNetwork 4 a postback has no sequence index (window 0), and before 2.2 no fidelity
  * type: StoreKit-rendered ads (1), the only kind there was.
  */
@@ -143,7 +143,7 @@ export interface SkanApp {
 export type PostbackMatch =
   /** Verified, production, of a known app: one report item. */
   | { readonly kind: 'count'; readonly app: SkanApp; readonly facts: PostbackFacts; readonly dims: SkanRowDims }
-  /** Its signature failed: the invalid column of the row it names. */
+  /** Its signature failed: its app's invalid total only (what it names is the sender's word). */
   | { readonly kind: 'invalid'; readonly app: SkanApp; readonly facts: PostbackFacts; readonly dims: SkanRowDims }
   /** AdAttributionKit signed with a development key: anyone with a test device makes these. */
   | { readonly kind: 'development' }

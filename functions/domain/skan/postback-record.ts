@@ -199,6 +199,9 @@ function invalidRecord(record: PostbackRecord): PostbackRecord {
     unverified: unverified.kept,
     signature: signature.value ?? null,
     ...(trimmed ? { trimmed: true } : {}),
-    expires_at: Math.floor(record.received_ms / 1000) + INVALID_POSTBACKS.expireAfterDays * 86_400,
+    expires_at: invalidExpiry(record.received_ms),
   };
 }
+
+/** When an invalid postback received at `receivedMs` expires (epoch seconds): its record, its table item, its count. */
+export const invalidExpiry = (receivedMs: number): number => Math.floor(receivedMs / 1000) + INVALID_POSTBACKS.expireAfterDays * 86_400;

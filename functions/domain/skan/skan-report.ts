@@ -2,15 +2,17 @@ import { localDayOf } from '../common/days';
 import { appOfKey, pageAnswer, type ReportAnswer, type ReportBody, type ServerKeys } from '../reports/answer-report';
 import { parseReportQuery, windowDays } from '../reports/report-query';
 import { type AppsByStoreId, type ConversionType, matchPostback, type SkanRowDims } from './postback-match';
-import type { PostbackKind, PostbackRecord } from './postback-record';
+import { invalidExpiry, type PostbackKind, type PostbackRecord } from './postback-record';
 import { type ActiveSkanSchemas, estimateRevenueUsd, type PostbackWindow } from './schema';
 
 /**
  * The SKAN report (docs/ios.md section 3). Counting: one item per counted postback, keyed by
  * its transaction id, so writing it again (Apple's retry after a failure) is the same item; each
  * write also bumps its day's `written` counter. Reading: each day's summary of its items, rebuilt
- * from them when `written` moved since it was built. Invalid postbacks get no item: one counter
- * per row they name, in an item of their own per day.
+ * from them when `written` moved since it was built. Invalid postbacks get no item and no row:
+ * what they name is the sender's word, so they only add to the app's invalid total of the day
+ * (issue 36: forged postbacks once made rows and partner labels), a counter that expires with
+ * the day's last invalid record.
  */
 
 /** What crowd anonymity left of a postback's conversion value. */
@@ -33,7 +35,7 @@ export interface SkanItem extends SkanRowDims {
   readonly received_ms: number;
 }
 
-/** A report row's counters, but `invalid` (which is counted apart). */
+/** A report row's counters (invalid postbacks are counted apart, in no row). */
 export const SKAN_COUNTERS = ['postbacks', 'installs', 'redownloads', 'with_fine_value', 'with_coarse_value', 'without_value'] as const;
 export type SkanCounter = (typeof SKAN_COUNTERS)[number];
 export type SkanSums = Record<SkanCounter | 'estimate_micros', number>;
@@ -48,7 +50,7 @@ const zeroSums = (): SkanSums => ({
   estimate_micros: 0,
 });
 
-/** A row's dimensions as one string: the key of a summary's rows and of the invalid counters. */
+/** A row's dimensions as one string: the key of a summary's rows. */
 export const rowKeyOf = (dims: SkanRowDims): string =>
   JSON.stringify([dims.partner, dims.source_identifier, dims.postback_sequence_index, dims.fidelity_type, dims.conversion_type]);
 
@@ -112,8 +114,11 @@ export interface SkanReportWriter {
   putItem(appId: string, item: SkanItem): Promise<void>;
   /** ADDs 1 to the day summary's `written`: the summary is stale until rebuilt. */
   addWritten(appId: string, day: string): Promise<void>;
-  /** ADDs 1 to the invalid counter of a day's row. */
-  addInvalid(appId: string, day: string, rowKey: string): Promise<void>;
+  /**
+   * ADDs 1 to the app's invalid total of a day, and sets its expiry (epoch seconds) to
+   * `expiresAt` if later: the total goes when the day's last invalid record does.
+   */
+  addInvalid(appId: string, day: string, expiresAt: number): Promise<void>;
 }
 
 export interface SkanCountingPorts {
@@ -128,20 +133,21 @@ export type CountOutcome =
 
 /**
  * Takes a filed postback into the report: a verified production postback of a known app becomes
- * its item (then its day's `written` moves); an invalid one adds to the invalid counter of the
- * row it names; the rest are not reported. `countedMs` is the instant its day is taken from: the
+ * its item (then its day's `written` moves); an invalid one adds to its app's invalid total of
+ * the day, under no row; the rest are not reported. `countedMs` is the instant its day is taken from: the
  * first verified delivery's, so a retry on a later day writes the same item. Throws when a store
  * fails: the caller releases the claim and Apple's retry counts it.
  */
 export async function countPostback(ports: SkanCountingPorts, record: PostbackRecord, countedMs: number): Promise<CountOutcome> {
   const match = await matchPostback(record, ports.apps);
   if (match.kind === 'development' || match.kind === 'unknown_app') return { kind: match.kind };
-  const { app, facts, dims } = match;
+  const { app } = match;
   const day = localDayOf(countedMs, app.time_zone);
   if (match.kind === 'invalid') {
-    await ports.report.addInvalid(app.app_id, day, rowKeyOf(dims));
+    await ports.report.addInvalid(app.app_id, day, record.expires_at ?? invalidExpiry(record.received_ms));
     return { kind: 'invalid', appId: app.app_id, day };
   }
+  const { facts, dims } = match;
   const active = await ports.schemas.active(app.app_id);
   const value = { window: dims.postback_sequence_index, fine: facts.fine, coarse: facts.coarse };
   const item: SkanItem = {
@@ -171,6 +177,12 @@ export interface DaySummary {
   readonly rows?: string;
 }
 
+/** The invalid postbacks of an app's day, and when the last of their records expires (epoch seconds). */
+export interface InvalidTotal {
+  readonly postbacks: number;
+  readonly expiresAt: number;
+}
+
 export interface DayWindow {
   readonly firstDay: string;
   readonly lastDay: string;
@@ -178,11 +190,11 @@ export interface DayWindow {
 
 /** The report's rows in the aggregates table (functions/adapters/skan-report-store.ts). */
 export interface SkanReportRows {
-  /** The window's day summaries, and its invalid counters by day and row key. */
+  /** The window's day summaries, and its invalid totals by day. */
   summaries(
     appId: string,
     window: DayWindow,
-  ): Promise<{ readonly days: ReadonlyMap<string, DaySummary>; readonly invalid: ReadonlyMap<string, ReadonlyMap<string, number>> }>;
+  ): Promise<{ readonly days: ReadonlyMap<string, DaySummary>; readonly invalid: ReadonlyMap<string, InvalidTotal> }>;
   /** Every item of a day, read consistently. */
   items(appId: string, day: string): Promise<readonly SkanItem[]>;
   /** Writes a rebuilt summary back, only if `written` is still what it was built at; otherwise leaves it (a later read rebuilds). */
@@ -217,37 +229,52 @@ export async function answerAppSkan(
 ): Promise<ReportAnswer> {
   const query = parseReportQuery(request.params, startedMs);
   const days = windowDays(query, app.timeZone);
-  const all = await skanRows(ports.rows, app.appId, days);
-  const rows = all.slice(query.offset, query.offset + query.limit);
-  return pageAnswer({ report: 'skan', appId: app.appId, rows, query, days, ifNoneMatch: request.ifNoneMatch }, () =>
-    Math.round(ports.nowMs() - startedMs),
+  const all = await skanRows(ports.rows, app.appId, days, startedMs);
+  const rows = all.rows.slice(query.offset, query.offset + query.limit);
+  return pageAnswer(
+    {
+      report: 'skan',
+      appId: app.appId,
+      rows,
+      query,
+      days,
+      ifNoneMatch: request.ifNoneMatch,
+      extra: { invalid_postbacks: all.invalidPostbacks },
+    },
+    () => Math.round(ports.nowMs() - startedMs),
   );
 }
 
 /**
- * Every row of the window, sorted by day then by the row's dimensions. A day's summary is used
- * while `built` equals `written`; otherwise the day's items are summed and the summary written
- * back on the condition that `written` did not move meanwhile (so past days are one read each).
+ * Every row of the window, sorted by day then by the row's dimensions, and the window's invalid
+ * postbacks (the days' totals whose records have not expired at `nowMs`; DynamoDB's TTL deletes
+ * them up to days late, and never locally). A day's summary is used while `built` equals
+ * `written`; otherwise the day's items are summed and the summary written back on the condition
+ * that `written` did not move meanwhile (so past days are one read each).
  */
-export async function skanRows(rows: SkanReportRows, appId: string, window: DayWindow): Promise<ReportBody['rows']> {
+export async function skanRows(
+  rows: SkanReportRows,
+  appId: string,
+  window: DayWindow,
+  nowMs: number,
+): Promise<{ readonly rows: ReportBody['rows']; readonly invalidPostbacks: number }> {
   const { days, invalid } = await rows.summaries(appId, window);
-  const out: { day: string; key: string; dims: SkanRowDims; sums: SkanSums; invalid: number }[] = [];
-  const allDays = [...new Set([...days.keys(), ...invalid.keys()])].filter((day) => day >= window.firstDay && day <= window.lastDay);
-  for (const day of allDays) {
-    const summary = days.get(day);
-    let sums = new Map<string, SkanSums>();
-    if (summary && summary.built === summary.written && summary.rows !== undefined) sums = decodeSummary(summary.rows);
-    else if (summary) {
+  const inWindow = (day: string) => day >= window.firstDay && day <= window.lastDay;
+  const out: { day: string; key: string; dims: SkanRowDims; sums: SkanSums }[] = [];
+  for (const [day, summary] of days) {
+    if (!inWindow(day)) continue;
+    let sums: Map<string, SkanSums>;
+    if (summary.built === summary.written && summary.rows !== undefined) sums = decodeSummary(summary.rows);
+    else {
       sums = summaryOf(await rows.items(appId, day));
       await rows.saveSummary(appId, day, summary.written, encodeSummary(sums));
     }
-    const invalidRows = invalid.get(day) ?? new Map<string, number>();
-    for (const key of new Set([...sums.keys(), ...invalidRows.keys()])) {
-      out.push({ day, key, dims: dimsOfKey(key), sums: sums.get(key) ?? zeroSums(), invalid: invalidRows.get(key) ?? 0 });
-    }
+    for (const [key, daySums] of sums) out.push({ day, key, dims: dimsOfKey(key), sums: daySums });
   }
+  let invalidPostbacks = 0;
+  for (const [day, total] of invalid) if (inWindow(day) && total.expiresAt * 1000 > nowMs) invalidPostbacks += total.postbacks;
   out.sort((a, b) => compare(a.day, b.day) || compareDims(a.dims, b.dims));
-  return out.map(({ day, dims, sums, invalid: invalidCount }) => ({
+  const reportRows = out.map(({ day, dims, sums }) => ({
     day,
     ...dims,
     postbacks: sums.postbacks,
@@ -257,8 +284,8 @@ export async function skanRows(rows: SkanReportRows, appId: string, window: DayW
     with_coarse_value: sums.with_coarse_value,
     without_value: sums.without_value,
     estimated_revenue_usd: Math.round(sums.estimate_micros / 10_000) / 100,
-    invalid: invalidCount,
   }));
+  return { rows: reportRows, invalidPostbacks };
 }
 
 const compare = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);

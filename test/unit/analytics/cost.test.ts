@@ -5,7 +5,9 @@ import {
   type CostDays,
   CostUploadError,
   checkCostRow,
+  MAX_COST,
   MAX_COST_DAY_BYTES,
+  MAX_COST_DAY_SUM,
   MAX_COST_ROWS,
   type PartnerCost,
   rowsOfBody,
@@ -44,6 +46,9 @@ class MemoryCostDays implements CostDays {
   }
 
   async putPartnerCosts(appId: string, day: string, ver: number, sums: readonly PartnerCost[]): Promise<void> {
+    // As DynamoDB's SDK does: a number it cannot hold exactly is refused, and nothing is written.
+    if (sums.some((sum) => Object.values(sum.counters).some((n) => !Number.isSafeInteger(n))))
+      throw new Error('Number is greater than Number.MAX_SAFE_INTEGER');
     for (const sum of sums) {
       const key = `${appId}|${day}|${sum.partner}`;
       const stored = this.partners.get(key);
@@ -343,5 +348,63 @@ describe('uploading cost', () => {
     expect((await days.readDay(APP, '2026-03-02')).ver).toBe(0);
     // Replacing rows the day already holds still fits.
     await upload([row(0), row(1)]);
+  });
+
+  it('refuses a day whose cost would add up past its bound (10 rows of 1e9 for one partner), naming the row, and stores nothing', async () => {
+    const { upload, days } = world();
+    const rows = Array.from({ length: 10 }, (_, i) => ({ ...good, campaign: `c${i}`, cost: MAX_COST }));
+    // $20,000,000 is 20 rows of $1,000,000: the 21st passes the bound.
+    expect(await refusal(upload(rows))).toMatchObject({ status: 400, error: 'cost_day_too_large', index: 0, field: 'cost' });
+    const million = Array.from({ length: 21 }, (_, i) => ({ ...good, campaign: `c${i}`, cost: 1_000_000 }));
+    expect(await refusal(upload(million))).toMatchObject({ status: 400, error: 'cost_day_too_large', index: 20, field: 'cost' });
+    expect(await refusal(upload([good, { ...good, campaign: 'x', clicks: MAX_COST_DAY_SUM }]))).toMatchObject({
+      error: 'cost_day_too_large',
+      index: 1,
+      field: 'clicks',
+    });
+    expect(days.days.size).toBe(0);
+    expect(days.partners.size).toBe(0);
+    // Up to the bound is taken, and a row replaced by a smaller one makes room again.
+    await upload(million.slice(0, 20));
+    await upload([{ ...million[0], cost: 0 }, million[20]]);
+    expect(days.partners.get(`${APP}|${good.date}|meta`)?.counters.cost_micros).toBe(MAX_COST_DAY_SUM);
+  });
+
+  it("keeps a day's totals by partner equal to its totals by campaign under any upload, taken or refused", async () => {
+    const amount = fc.oneof(fc.constantFrom(0, 1, MAX_COST, MAX_COST_DAY_SUM / 1e6), fc.integer({ min: 0, max: MAX_COST }));
+    const count = fc.oneof(fc.constantFrom(0, MAX_COST_DAY_SUM, Number.MAX_SAFE_INTEGER), fc.nat());
+    const row = fc.record({
+      date: fc.constantFrom('2026-03-01', '2026-03-02'),
+      partner: fc.constantFrom('meta', 'google'),
+      campaign: fc.constantFrom('a', 'b', 'c'),
+      cost: amount,
+      clicks: count,
+      impressions: count,
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(row, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }), async (sent) => {
+        const { upload, days } = world();
+        for (const rows of sent) {
+          const answer = await upload(rows).then(
+            () => 'taken',
+            (error: unknown) => (error instanceof CostUploadError ? error.code : String(error)),
+          );
+          expect(['taken', 'cost_day_too_large']).toContain(answer);
+        }
+        for (const [key, day] of days.days) {
+          const byCampaign = { cost_micros: 0, network_clicks: 0, impressions: 0 };
+          for (const stored of day.rows)
+            for (const counter of ['cost_micros', 'network_clicks', 'impressions'] as const) byCampaign[counter] += stored[counter];
+          const byPartner = { cost_micros: 0, network_clicks: 0, impressions: 0 };
+          for (const [partnerKey, partner] of days.partners)
+            if (partnerKey.startsWith(`${key}|`))
+              for (const counter of ['cost_micros', 'network_clicks', 'impressions'] as const)
+                byPartner[counter] += partner.counters[counter];
+          expect(byPartner).toEqual(byCampaign);
+          for (const total of Object.values(byCampaign)) expect(total).toBeLessThanOrEqual(MAX_COST_DAY_SUM);
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

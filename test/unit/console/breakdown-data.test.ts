@@ -251,7 +251,7 @@ describe("the breakdown's CSV", () => {
           for (const name of apiColumns) {
             const text = String(row[name]);
             // A text that a spreadsheet would take for a formula is written with a leading quote.
-            expect(field(name)).toBe(/^[=+\-@]/.test(text) && Number.isNaN(Number(text)) ? `'${text}` : text);
+            expect(field(name)).toBe(/^[\t\r]/.test(text) || (/^[=+\-@]/.test(text) && Number.isNaN(Number(text))) ? `'${text}` : text);
           }
           for (const column of METRIC_COLUMNS) {
             const shown = cellValue(row, column);

@@ -19,7 +19,6 @@ const row = fc.record({
   without_value: fc.nat(50),
   // Cents, as the report rounds them.
   estimated_revenue_usd: fc.nat(1_000_000).map((cents) => cents / 100),
-  invalid: fc.nat(5),
 });
 
 describe("the SKAN page's sums", () => {

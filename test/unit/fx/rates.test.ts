@@ -140,13 +140,18 @@ ${cubes}
 describe('the rates file of admin fx set', () => {
   it('takes codes to US dollars per unit', () => {
     expect(parseRatesFile('{"EUR": 1.08, "JPY": 0.0066}')).toEqual({ EUR: 1.08, JPY: 0.0066 });
+    expect(parseRatesFile('{"KWD": 1000000, "IRR": 1e-12}')).toEqual({ KWD: 1e6, IRR: 1e-12 });
   });
 
   it.each([
     ['{"eur": 1.08}', /^eur: not an ISO 4217/],
     ['{"EUR": 1.08, "XYZ": 2}', /^XYZ: not an ISO 4217/],
-    ['{"JPY": 0}', /^JPY: the rate must be a number above 0/],
-    ['{"JPY": "0.0066"}', /^JPY: the rate must be a number above 0/],
+    ['{"JPY": 0}', /^JPY: the rate must be a number from 1e-12 to 1000000/],
+    ['{"JPY": "0.0066"}', /^JPY: the rate must be a number from 1e-12 to 1000000/],
+    // Issue 36: DynamoDB's SDK refuses a number above 2^53, DynamoDB one below 1e-130.
+    ['{"EUR": 9007199254740993}', /^EUR: the rate must be a number from 1e-12 to 1000000 \(US dollars per unit\), not 9007199254740992$/],
+    ['{"EUR": 1000000.5}', /^EUR: the rate must be a number from/],
+    ['{"EUR": 1e-131}', /^EUR: the rate must be a number from/],
     ['{"USD": 1.1}', /^USD: /],
     ['{}', /names no currency/],
     ['[1]', /JSON object/],

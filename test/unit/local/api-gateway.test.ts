@@ -48,6 +48,13 @@ describe('local API Gateway events', () => {
     expect(event.requestContext.http).toMatchObject({ method: 'POST', path: '/event', sourceIp: '10.0.0.1' });
   });
 
+  it('base64-encodes a JSON body that is not UTF-8, so the handler judges the bytes as sent', () => {
+    const body = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const event = buildEvent(request('POST', '/event', { 'content-type': 'application/json' }), body, match, '10.0.0.1', {});
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(event.body as string, 'base64')).toEqual(body);
+  });
+
   it('base64-encodes a gzip body, as API Gateway does for binary content', () => {
     const body = Buffer.from([0x1f, 0x8b, 0x08, 0x00]);
     const event = buildEvent(

@@ -364,6 +364,9 @@ describe('the stream cursor', () => {
     ['a line as text', b64(`{"v":1,"k":"${name}","i":"1"}`)],
     ['a since_ms beyond any date', b64('{"v":1,"s":8640000000000001}')],
     ['a since_ms as text', b64('{"v":1,"s":"5"}')],
+    // Issue 36: one limit=1 page of it read 1,000 objects that hold nothing for the filter.
+    ['a position before its filter (the first object, since_ms at the end of time)', b64(`{"v":1,"k":"${name}","s":8640000000000000}`)],
+    ['a line before its filter', b64(`{"v":1,"k":"${name}","i":0,"s":${NOW + 60_000}}`)],
     ['too long', b64(`{"v":1,"k":"${name}","x":"${'a'.repeat(300)}"}`)],
   ])('is invalid_cursor when %s', (_why, text) => {
     expect(() => decodeCursor(text)).toThrow(expect.objectContaining({ statusCode: 400, code: 'invalid_cursor' }));

@@ -7,6 +7,7 @@ import {
   type DaySummary,
   decodeSummary,
   encodeSummary,
+  type InvalidTotal,
   type SkanItem,
   type SkanReportRows,
   skanRows,
@@ -38,17 +39,13 @@ function item(id: string, over: Partial<SkanItem> = {}): SkanItem {
   };
 }
 
-function memoryRows(
-  days: Record<string, DaySummary>,
-  items: Record<string, SkanItem[]>,
-  invalid: Record<string, Record<string, number>> = {},
-) {
+function memoryRows(days: Record<string, DaySummary>, items: Record<string, SkanItem[]>, invalid: Record<string, InvalidTotal> = {}) {
   const saved: [string, number, string][] = [];
   const reads: string[] = [];
   const rows: SkanReportRows = {
     summaries: async () => ({
       days: new Map(Object.entries(days)),
-      invalid: new Map(Object.entries(invalid).map(([day, counters]) => [day, new Map(Object.entries(counters))])),
+      invalid: new Map(Object.entries(invalid)),
     }),
     items: async (_app, day) => {
       reads.push(day);
@@ -86,7 +83,7 @@ describe('counting a postback', () => {
     expect(items[0]).toMatchObject({ day: '2025-03-09', value: 'fine', fine: 63, estimate_micros: 1_500, schema_version: 4 });
   });
 
-  it('adds a tampered postback to its row’s invalid counter only', async () => {
+  it("adds a tampered postback to its app's invalid total of the day only, expiring with its record: no row, no partner", async () => {
     const calls: string[] = [];
     const outcome = await countPostback(
       {
@@ -95,14 +92,14 @@ describe('counting a postback', () => {
         report: {
           putItem: async () => void calls.push('put'),
           addWritten: async () => void calls.push('written'),
-          addInvalid: async (_app, day, key) => void calls.push(`invalid ${day} ${key}`),
+          addInvalid: async (_app, day, expiresAt) => void calls.push(`invalid ${day} ${expiresAt}`),
         },
       },
       judgePostback(changed(COARSE, { 'did-win': false }), APPLE_KEYS, AT)!,
       AT,
     );
     expect(outcome.kind).toBe('invalid');
-    expect(calls).toEqual(['invalid 2025-03-09 ["com.example","39",0,1,"download"]']);
+    expect(calls).toEqual([`invalid 2025-03-09 ${Math.floor(AT / 1000) + 30 * 86_400}`]);
   });
 });
 
@@ -115,9 +112,16 @@ describe('reading the report', () => {
         '2025-03-09': { written: 5, built: 3, rows: encodeSummary(new Map()) },
       },
       { '2025-03-09': [item('c', { day: '2025-03-09', partner: 'meta', conversion_type: 'redownload', value: 'coarse' })] },
-      { '2025-03-09': { '["junk","9",1,0,"download"]': 4 } },
+      {
+        '2025-03-09': { postbacks: 4, expiresAt: Math.floor(AT / 1000) + 30 * 86_400 },
+        // Its records are gone (TTL deletes late, and never locally): its count is too.
+        '2025-03-08': { postbacks: 7, expiresAt: Math.floor(AT / 1000) },
+        // Outside the window.
+        '2025-04-01': { postbacks: 9, expiresAt: Math.floor(AT / 1000) + 30 * 86_400 },
+      },
     );
-    const report = await skanRows(rows, 'app1', { firstDay: '2025-03-01', lastDay: '2025-03-31' });
+    const { rows: report, invalidPostbacks } = await skanRows(rows, 'app1', { firstDay: '2025-03-01', lastDay: '2025-03-31' }, AT);
+    expect(invalidPostbacks).toBe(4);
     expect(reads).toEqual(['2025-03-09']);
     expect(saved.map(([day, written, encoded]) => [day, written, [...decodeSummary(encoded).values()].map((s) => s.postbacks)])).toEqual([
       ['2025-03-09', 5, [1]],
@@ -125,10 +129,9 @@ describe('reading the report', () => {
     expect(
       report.map((row) => [row.day, row.partner, row.source_identifier, row.postbacks, row.installs, row.redownloads, row.invalid]),
     ).toEqual([
-      ['2025-03-08', 'com.example', '1', 1, 1, 0, 0],
-      ['2025-03-08', 'com.example', '2', 1, 1, 0, 0],
-      ['2025-03-09', 'junk', '9', 0, 0, 0, 4],
-      ['2025-03-09', 'meta', '1', 1, 0, 1, 0],
+      ['2025-03-08', 'com.example', '1', 1, 1, 0, undefined],
+      ['2025-03-08', 'com.example', '2', 1, 1, 0, undefined],
+      ['2025-03-09', 'meta', '1', 1, 0, 1, undefined],
     ]);
     // 1,500 micro-dollars is 0.0015: rounded to cents, 0.
     expect(report[0]?.estimated_revenue_usd).toBe(0);
@@ -140,7 +143,7 @@ describe('reading the report', () => {
       { '2025-03-09': { written: 2 } },
       { '2025-03-09': [item('a', { estimate_micros: 4_000 }), item('b', { estimate_micros: 4_000 })] },
     );
-    const [row] = await skanRows(rows, 'app1', { firstDay: '2025-03-09', lastDay: '2025-03-09' });
+    const [row] = (await skanRows(rows, 'app1', { firstDay: '2025-03-09', lastDay: '2025-03-09' }, AT)).rows;
     expect(row?.estimated_revenue_usd).toBe(0.01);
   });
 });
