@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { envName, type FunctionSpec, type QueueName, type QueueSpec, queues, type TableAccess, type TableName } from '../manifest';
+import { envName, type FunctionSpec, type QueueName, type ScheduleSpec, schedules, type TableAccess, type TableName } from '../manifest';
 import { type AlarmTopic, functionAlarms } from './alarms';
 import type { DataStores } from './data-stores';
 import { entriesOf } from './naming';
@@ -48,9 +48,9 @@ export class ManifestFunction extends Construct {
       this.function.bindQueue(queue, stores.queues[queue], access);
     }
 
-    // A function fed by neither routes nor a queue runs on a schedule (lib/manifest.ts, schedules).
-    const scheduled =
-      !spec.routes?.length && !Object.values(queues as Record<string, QueueSpec>).some((q) => q.consumer?.function === name);
+    // A function a schedule runs (lib/manifest.ts, schedules) is judged per hour; one fed by routes,
+    // a queue or API Gateway's authorizer (invoked per request) per minute.
+    const scheduled = Object.values(schedules as Record<string, ScheduleSpec>).some((schedule) => schedule.function === name);
     functionAlarms(this, alarms, name, this.function, scheduled);
   }
 }

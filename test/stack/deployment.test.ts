@@ -95,11 +95,11 @@ describe('the default stack', () => {
     expect(Object.keys(current).length).toBeGreaterThan(20);
   });
 
-  it('protects every data table from deletion and keeps it when the stack is deleted', () => {
+  it('keeps every data table when the stack is deleted, with deletion protection as config/dev.json sets it (off)', () => {
     const tables = ofType(resources, 'AWS::DynamoDB::Table');
     expect(tables.length).toBeGreaterThan(0);
     for (const [id, table] of tables) {
-      expect([id, table.DeletionPolicy, table.Properties.DeletionProtectionEnabled]).toEqual([id, 'Retain', true]);
+      expect([id, table.DeletionPolicy, table.Properties.DeletionProtectionEnabled]).toEqual([id, 'Retain', false]);
     }
   });
 
@@ -170,7 +170,6 @@ describe('the default stack', () => {
         apiDomain: { domainName: 'api.example.com', ...ZONE },
         webAclArn: WEB_ACL_ARN,
         priceClass: 'PriceClass_100',
-        deletionProtection: false,
       });
       brandedResources = resourcesOf(branded);
     });
@@ -215,9 +214,9 @@ describe('the default stack', () => {
       expect(branded.template.toJSON().Outputs[outputKey.baseUrl()].Value).toBe('https://go.example.com');
     });
 
-    it('turns deletion protection off when asked, and keeps the tables when the stack is deleted', () => {
+    it('protects every data table from deletion by default (no deletionProtection given), and keeps it when the stack is deleted', () => {
       for (const [, table] of ofType(brandedResources, 'AWS::DynamoDB::Table')) {
-        expect([table.DeletionPolicy, table.Properties.DeletionProtectionEnabled]).toEqual(['Retain', false]);
+        expect([table.DeletionPolicy, table.Properties.DeletionProtectionEnabled]).toEqual(['Retain', true]);
       }
     });
   });
