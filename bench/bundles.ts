@@ -3,8 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { BUNDLING, METRICS_NAMESPACE, SERVICE_NAME } from '../lib/constructs/service-function';
-import { bucket, envName, functions, queues, tables } from '../lib/manifest';
+import { BUNDLING } from '../lib/constructs/service-function';
+import { type EnvironmentSource, environmentOf } from '../lib/function-environment';
+import { bucket, exportBucket, type FunctionSpec, functions } from '../lib/manifest';
 import type { Report } from './support';
 
 /**
@@ -45,7 +46,7 @@ export async function bundleFigures(report: Report): Promise<void> {
         external: ['@aws-sdk/*', '@smithy/*'],
         logLevel: 'error',
       });
-      const load = loadTimes(outfile);
+      const load = loadTimes(outfile, spec);
       if (name === 'link-redirect') {
         const text = readFileSync(outfile, 'utf8');
         const loaded = FORBIDDEN_IN_LINK_REDIRECT.filter((client) => text.includes(client) || load.modules.some((m) => m.includes(client)));
@@ -66,13 +67,13 @@ export async function bundleFigures(report: Report): Promise<void> {
  * names every resource (a handler reads its configuration at load and fails fast without it);
  * NODE_PATH finds the SDK in the project's node_modules, as the runtime finds its own.
  */
-function loadTimes(bundle: string): { ms: number; modules: string[] } {
+function loadTimes(bundle: string, spec: FunctionSpec): { ms: number; modules: string[] } {
   const script = `const t = process.hrtime.bigint(); require(${JSON.stringify(bundle)});
     const ms = Number(process.hrtime.bigint() - t) / 1e6;
     process.stdout.write(JSON.stringify({ ms, modules: Object.keys(require.cache) }));`;
   let best = { ms: Infinity, modules: [] as string[] };
   for (let i = 0; i < LOADS; i++) {
-    const child = spawnSync(process.execPath, ['-e', script], { env: bundleEnvironment(), encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['-e', script], { env: bundleEnvironment(spec), encoding: 'utf8' });
     if (child.status !== 0) throw new Error(`loading ${bundle} failed: ${child.stderr}`);
     const run = JSON.parse(child.stdout) as { ms: number; modules: string[] };
     if (run.ms < best.ms) best = run;
@@ -80,17 +81,31 @@ function loadTimes(bundle: string): { ms: number; modules: string[] } {
   return { ms: Number(best.ms.toFixed(1)), modules: best.modules };
 }
 
-function bundleEnvironment(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    NODE_PATH: path.join(ROOT, 'node_modules'),
-    AWS_REGION: 'eu-west-1',
-    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-    [envName.bucket()]: bucket.name,
-    [envName.originVerifySecretArn()]: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:origin-verify-a1b2c3',
-  };
-  for (const table of Object.keys(tables)) env[envName.table(table)] = table;
-  for (const queue of Object.keys(queues)) env[envName.queue(queue)] = `https://sqs.eu-west-1.amazonaws.com/123456789012/${queue}`;
+/**
+ * What the stack gives the function (environmentOf, the same list the CDK construct and the local
+ * runtime set), each resource as a plausible deployed name, plus what Lambda sets itself. A copy
+ * of the list here went stale once (no EXPORT_BUCKET: the privacy-drain bundle failed its load).
+ */
+function bundleEnvironment(spec: FunctionSpec): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, NODE_PATH: path.join(ROOT, 'node_modules'), AWS_REGION: 'eu-west-1' };
+  for (const [variable, source] of Object.entries(environmentOf(spec))) env[variable] = deployedValue(source);
   return env;
+}
+
+function deployedValue(source: EnvironmentSource): string {
+  switch (source.kind) {
+    case 'constant':
+    case 'internet':
+      return source.value;
+    case 'table':
+      return `attribution-${source.table}`;
+    case 'bucket':
+      return `attribution-${bucket.name}`;
+    case 'export-bucket':
+      return `attribution-${exportBucket.name}`;
+    case 'queue':
+      return `https://sqs.eu-west-1.amazonaws.com/123456789012/${source.queue}`;
+    case 'origin-secret-arn':
+      return 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:origin-verify-a1b2c3';
+  }
 }
