@@ -53,7 +53,8 @@ beforeAll(async () => {
   resources = (assembly.stacks[0].template as { Resources: Record<string, Resource> }).Resources;
   secretsManager = await startSecretsManagerEmulator();
   originSecretArn = secretsManager.put('origin-verify', ORIGIN_SECRET);
-}, 240_000);
+  // The synth bundles every function with esbuild, the SDK inside: minutes on a busy 2-core machine.
+}, 360_000);
 
 afterAll(async () => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });
