@@ -9,7 +9,7 @@ import { resourceName } from '../functions/shared/config';
 import { startQueuePollers } from '../local/queue-pollers';
 import { createTenant, type LocalStack, type Tenant } from '../test/support/local-stack';
 import { anonymousKey, backlogBatches, hottestKey, itemBytes, TARGET_EVENTS_PER_S } from './batch-figures';
-import { type EventTraffic, percentile, type Report } from './support';
+import { type EventTraffic, percentile, type Report, sized } from './support';
 import {
   eventTraffic,
   isPerInstall,
@@ -40,7 +40,7 @@ import {
 
 export const BATCH_SIZES = [1, 10, 50] as const;
 /** Each batch size's traffic: INSTALLS installs of EVENTS_PER_INSTALL events each (600 events). */
-const INSTALLS = 12;
+const INSTALLS = sized(12, 3);
 const EVENTS_PER_INSTALL = 50;
 const CONCURRENCY = 8;
 /** DynamoDB serves at most this many write units a second on one partition key. */
@@ -50,7 +50,7 @@ export const PARTITION_WRITE_UNITS_PER_S = 1000;
  * One-event batches queued before the aggregator consumes any (issue 21 measured 3,000). The one
  * place to change it: `npm run bench -- --backlog-batches 500` for a quicker run.
  */
-export const BACKLOG_BATCHES = backlogBatches(process.argv);
+export const BACKLOG_BATCHES = backlogBatches(process.argv, sized(3000, 100));
 const BACKLOG_INSTALLS = 50;
 
 // ---------------------------------------------------------------------------------------------

@@ -1,22 +1,24 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { build } from 'esbuild';
-import { BUNDLING, METRICS_NAMESPACE, SERVICE_NAME } from '../lib/constructs/service-function';
-import { bucket, envName, functions, queues, tables } from '../lib/manifest';
+import { type BuildOptions, build } from 'esbuild';
+import { BUNDLING } from '../lib/constructs/service-function';
+import { type EnvironmentSource, environmentOf } from '../lib/function-environment';
+import { bucket, exportBucket, type FunctionSpec, functions } from '../lib/manifest';
 import type { Report } from './support';
 
 /**
  * Each function's bundle, built with the stack's own bundling options (BUNDLING in
- * lib/constructs/service-function.ts, the SDK left external as the Lambda runtime provides it),
- * its size, and its cold module load: `require` of the bundle in a fresh node, the best of a few,
- * which is the part of a cold start the code decides (the SDK clients it loads count here).
+ * lib/constructs/service-function.ts: the pinned AWS SDK inside, minified), its size, and its
+ * cold module load: `require` of the bundle in a fresh node, the best of a few, which is the part
+ * of a cold start the code decides (the SDK clients it loads count here).
  *
- * A function loads only the SDK clients it uses (functions/shared/clients/): the run fails if the
- * link-redirect bundle requires the S3 or SQS client, since a click pays for every module loaded.
+ * A function bundles only the SDK clients it uses (functions/shared/clients/): the run fails if
+ * the link-redirect bundle holds the S3 or SQS client, since a click pays for every module loaded.
  */
 const ROOT = path.resolve(__dirname, '..');
+/** Fresh processes per bundle, the best reported; `--quick` takes fewer. */
 const LOADS = 5;
 const FORBIDDEN_IN_LINK_REDIRECT = ['@aws-sdk/client-s3', '@aws-sdk/client-sqs'];
 
@@ -26,30 +28,38 @@ export type BundleFigure = {
   readonly load_ms: number;
 };
 
-export async function bundleFigures(report: Report): Promise<void> {
+/** BUNDLING as esbuild's own options: what the CDK passes to the esbuild command line. */
+export function esbuildOptionsOf(entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: BUNDLING.format,
+    target: BUNDLING.target,
+    minify: BUNDLING.minify,
+    sourcemap: BUNDLING.sourceMap,
+    sourcesContent: BUNDLING.sourcesContent,
+    external: [...BUNDLING.externalModules],
+    mainFields: [...BUNDLING.mainFields],
+    define: BUNDLING.define,
+    metafile: true,
+    logLevel: 'error',
+  };
+}
+
+export async function bundleFigures(report: Report, loads = LOADS): Promise<void> {
   const out = mkdtempSync(path.join(tmpdir(), 'attribution-bundles-'));
   try {
     const bundles: BundleFigure[] = [];
     for (const [name, spec] of Object.entries(functions)) {
       const outfile = path.join(out, name, 'index.js');
-      await build({
-        entryPoints: [path.join(ROOT, spec.entry)],
-        outfile,
-        bundle: true,
-        platform: 'node',
-        format: BUNDLING.format,
-        target: BUNDLING.target,
-        minify: BUNDLING.minify,
-        sourcemap: BUNDLING.sourceMap,
-        sourcesContent: BUNDLING.sourcesContent,
-        external: ['@aws-sdk/*', '@smithy/*'],
-        logLevel: 'error',
-      });
-      const load = loadTimes(outfile);
+      const { metafile } = await build(esbuildOptionsOf(path.join(ROOT, spec.entry), outfile));
+      const load = loadTimes(outfile, spec, loads);
       if (name === 'link-redirect') {
-        const text = readFileSync(outfile, 'utf8');
-        const loaded = FORBIDDEN_IN_LINK_REDIRECT.filter((client) => text.includes(client) || load.modules.some((m) => m.includes(client)));
-        if (loaded.length > 0) throw new Error(`the link-redirect bundle loads ${loaded.join(' and ')}, which it never uses`);
+        const inputs = Object.keys(metafile?.inputs ?? {});
+        const loaded = FORBIDDEN_IN_LINK_REDIRECT.filter((client) => inputs.some((input) => input.includes(`node_modules/${client}/`)));
+        if (loaded.length > 0) throw new Error(`the link-redirect bundle holds ${loaded.join(' and ')}, which it never uses`);
       }
       const figure = { name, bytes: statSync(outfile).size, load_ms: load.ms };
       bundles.push(figure);
@@ -62,35 +72,52 @@ export async function bundleFigures(report: Report): Promise<void> {
 }
 
 /**
- * The best of LOADS fresh processes, each timing its own require of the bundle. The environment
- * names every resource (a handler reads its configuration at load and fails fast without it);
- * NODE_PATH finds the SDK in the project's node_modules, as the runtime finds its own.
+ * The best of `loads` fresh processes, each timing its own require of the bundle. The environment
+ * names every resource (a handler reads its configuration at load and fails fast without it), and
+ * nothing outside the bundle can be found: no NODE_PATH, no node_modules above it.
  */
-function loadTimes(bundle: string): { ms: number; modules: string[] } {
+function loadTimes(bundle: string, spec: FunctionSpec, loads: number): { ms: number } {
   const script = `const t = process.hrtime.bigint(); require(${JSON.stringify(bundle)});
-    const ms = Number(process.hrtime.bigint() - t) / 1e6;
-    process.stdout.write(JSON.stringify({ ms, modules: Object.keys(require.cache) }));`;
-  let best = { ms: Infinity, modules: [] as string[] };
-  for (let i = 0; i < LOADS; i++) {
-    const child = spawnSync(process.execPath, ['-e', script], { env: bundleEnvironment(), encoding: 'utf8' });
+    process.stdout.write(JSON.stringify({ ms: Number(process.hrtime.bigint() - t) / 1e6 }));`;
+  let best = Infinity;
+  for (let i = 0; i < loads; i++) {
+    // The bundle's own directory, under the system's temporary one: no node_modules to fall back on.
+    const child = spawnSync(process.execPath, ['-e', script], {
+      env: bundleEnvironment(spec),
+      cwd: path.dirname(bundle),
+      encoding: 'utf8',
+    });
     if (child.status !== 0) throw new Error(`loading ${bundle} failed: ${child.stderr}`);
-    const run = JSON.parse(child.stdout) as { ms: number; modules: string[] };
-    if (run.ms < best.ms) best = run;
+    best = Math.min(best, (JSON.parse(child.stdout) as { ms: number }).ms);
   }
-  return { ms: Number(best.ms.toFixed(1)), modules: best.modules };
+  return { ms: Number(best.toFixed(1)) };
 }
 
-function bundleEnvironment(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    NODE_PATH: path.join(ROOT, 'node_modules'),
-    AWS_REGION: 'eu-west-1',
-    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-    [envName.bucket()]: bucket.name,
-    [envName.originVerifySecretArn()]: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:origin-verify-a1b2c3',
-  };
-  for (const table of Object.keys(tables)) env[envName.table(table)] = table;
-  for (const queue of Object.keys(queues)) env[envName.queue(queue)] = `https://sqs.eu-west-1.amazonaws.com/123456789012/${queue}`;
+/**
+ * What the stack gives the function (environmentOf, the same list the CDK construct and the local
+ * runtime set), each resource as a plausible deployed name, plus what Lambda sets itself. A copy
+ * of the list here went stale once (no EXPORT_BUCKET: the privacy-drain bundle failed its load).
+ */
+function bundleEnvironment(spec: FunctionSpec): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, AWS_REGION: 'eu-west-1' };
+  for (const [variable, source] of Object.entries(environmentOf(spec))) env[variable] = deployedValue(source);
   return env;
+}
+
+function deployedValue(source: EnvironmentSource): string {
+  switch (source.kind) {
+    case 'constant':
+    case 'internet':
+      return source.value;
+    case 'table':
+      return `attribution-${source.table}`;
+    case 'bucket':
+      return `attribution-${bucket.name}`;
+    case 'export-bucket':
+      return `attribution-${exportBucket.name}`;
+    case 'queue':
+      return `https://sqs.eu-west-1.amazonaws.com/123456789012/${source.queue}`;
+    case 'origin-secret-arn':
+      return 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:origin-verify-a1b2c3';
+  }
 }

@@ -8,7 +8,7 @@ import { LinkStore } from '../functions/adapters/link-store';
 import { resourceName } from '../functions/shared/config';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { MOBILE } from '../test/unit/links/user-agents';
-import { percentile, type Report } from './support';
+import { percentile, type Report, sized } from './support';
 
 /**
  * The whole local service under load, end to end over HTTP: autocannon drives signed SDK-like
@@ -30,12 +30,12 @@ import { percentile, type Report } from './support';
  * the queue to drain, so the phases after it start from an empty queue, and reports how long the
  * backlog took.
  */
-const LOAD_SECONDS = 10;
+const LOAD_SECONDS = sized(10, 2);
 const CONNECTIONS = 8;
 /** Enough distinct batches for LOAD_SECONDS at well above what a 2-core machine serves. */
-const POOL_BATCHES = 4000;
+const POOL_BATCHES = sized(4000, 800);
 const BATCHES_PER_INSTALL = 4;
-const UNLOADED_SAMPLES = 30;
+const UNLOADED_SAMPLES = sized(30, 5);
 const CLICK_BLOCKS = 512;
 
 /** A recorded click's Location carries the click id the server made (Android: inside the Play referrer, encoded). */

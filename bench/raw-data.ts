@@ -13,7 +13,7 @@ import { resourceName } from '../functions/shared/config';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { sender } from './batch-sizes';
 import { lambdaInvocationUsd, memoryOf, PRICES } from './cost';
-import { percentile, type Report } from './support';
+import { percentile, type Report, sized } from './support';
 import { billedRequests, meteredConsumers, WriteMeter } from './write-units';
 
 /**
@@ -33,7 +33,7 @@ import { billedRequests, meteredConsumers, WriteMeter } from './write-units';
  * figure's name): the export reads stream objects and writes files in proportion to the events.
  */
 
-const INSTALLS = 400;
+const INSTALLS = sized(400, 20);
 const EVENTS_PER_INSTALL = 50;
 /** SDK-like batches: the install alone, then 10 events a batch. */
 const EVENTS_PER_BATCH = 10;

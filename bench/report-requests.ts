@@ -4,7 +4,7 @@ import { originVerifyHeader } from '../lib/manifest';
 import { normalizeResult } from '../local/api-gateway';
 import { invoke } from '../local/lambda';
 import { LOCAL_ORIGIN_SECRET_VARIABLE } from '../local/origin-secret';
-import { percentile } from './support';
+import { percentile, sized } from './support';
 
 /**
  * The report phases' requests (report-latency.ts, performance-report.ts): an API Gateway v2 event
@@ -51,8 +51,8 @@ export async function timedInvoke(functionName: string, event: HttpEvent): Promi
   return { ms, status: result.statusCode, body: result.body };
 }
 
-const WARMUP = 5;
-export const SAMPLES = 50;
+const WARMUP = sized(5, 1);
+export const SAMPLES = sized(50, 5);
 const round = (n: number) => Number(n.toFixed(1));
 
 /**

@@ -12,8 +12,10 @@
  * several rounds, to keep a busy machine's noise out of the comparison.
  *
  * `npm run --silent bench -- --json` prints every figure as one JSON object and nothing else
- * (--silent keeps npm's own banner off stdout). Either way the run fails if a figure of the
- * contract in bench/support.ts (REQUIRED_FIGURES) is missing.
+ * (--silent keeps npm's own banner off stdout). `--quick` runs every phase on small loads (QUICK in
+ * bench/support.ts), which .ci/run does so that the bench cannot break unnoticed again. Either way
+ * the run fails if a figure of the contract in bench/support.ts (REQUIRED_FIGURES) is missing, or
+ * if any figure is not a finite number or a string (missingFigures).
  */
 import { cpus, totalmem } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -35,10 +37,19 @@ import { ingestCpuFigures } from './ingest-cpu';
 import { performanceReportFigures } from './performance-report';
 import { rawDataFigures } from './raw-data';
 import { reportLatencyFigures } from './report-latency';
-import { type ClickTraffic, contractViolations, type EventTraffic, type Figure, type Report } from './support';
+import {
+  type ClickTraffic,
+  contractViolations,
+  type EventTraffic,
+  type Figure,
+  missingFigures,
+  QUICK,
+  type Report,
+  sized,
+} from './support';
 import { writeUnitFigures } from './write-units';
 
-const ROUNDS = 5;
+const ROUNDS = sized(5, 2);
 const MiB = 1024 * 1024;
 
 async function best(work: () => unknown | Promise<unknown>, iterations: number): Promise<number> {
@@ -60,7 +71,8 @@ const json = process.argv.includes('--json');
 const stdout = process.stdout.write.bind(process.stdout);
 if (json) process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
 
-const COMMAND = `npm run bench${json ? ' -- --json' : ''}`;
+const flags = [...(QUICK ? ['--quick'] : []), ...(json ? ['--json'] : [])];
+const COMMAND = `npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}`;
 const machine = `${cpus().length} x ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 1024 ** 3)} GiB`;
 const figures: Record<string, Figure> = { command: COMMAND, node: process.version, machine };
 const isTable = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -72,6 +84,17 @@ const report: Report = (name, figure, values) => {
   }
   if (!json) console.log(`${name.padEnd(72)} ${figure}`);
 };
+
+/** Seconds each phase took (`phase_seconds`): what to shorten when the quick run outgrows CI's budget. */
+const phaseSeconds: Record<string, number> = {};
+async function phase<T>(name: string, work: () => Promise<T> | T): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    phaseSeconds[name] = round((performance.now() - started) / 1000);
+  }
+}
 
 async function main(): Promise<void> {
   const now = Date.now();
@@ -165,11 +188,11 @@ async function main(): Promise<void> {
 
   // One 100-event batch through the handler's own code, against the primitives it cannot avoid.
   if (!json) console.log('');
-  await ingestCpuFigures(report, best);
+  await phase('ingest_cpu', () => ingestCpuFigures(report, best));
 
   // What each function loads at a cold start.
   if (!json) console.log('');
-  await bundleFigures(report);
+  await phase('bundles', () => bundleFigures(report, sized(5, 1)));
 
   // The whole local service, in one runtime for every phase, each with its own tenant: events
   // and clicks under load (bench/end-to-end.ts, which leaves the queue drained), the write units
@@ -180,17 +203,17 @@ async function main(): Promise<void> {
   let byBatch: Record<string, BatchSizeTraffic> | undefined;
   try {
     if (!json) console.log('');
-    await endToEndFigures(report, stack);
+    await phase('end_to_end', () => endToEndFigures(report, stack));
     if (!json) console.log('');
-    await writeUnitFigures(report, stack);
+    await phase('write_units', () => writeUnitFigures(report, stack));
     if (!json) console.log('');
-    byBatch = await batchSizeFigures(report, stack);
+    byBatch = await phase('batch_sizes', () => batchSizeFigures(report, stack));
     if (!json) console.log('');
-    await reportLatencyFigures(report, stack);
+    await phase('report_latency', () => reportLatencyFigures(report, stack));
     if (!json) console.log('');
-    await performanceReportFigures(report, stack);
+    await phase('performance_report', () => performanceReportFigures(report, stack));
     if (!json) console.log('');
-    await rawDataFigures(report, stack);
+    await phase('raw_data', () => rawDataFigures(report, stack));
   } finally {
     await stack.stop();
   }
@@ -207,8 +230,14 @@ async function main(): Promise<void> {
 
   const seconds = (performance.now() - started) / 1000;
   figures.bench_seconds = Number(seconds.toFixed(1));
-  if (!json) console.log(`\n${COMMAND}: ${seconds.toFixed(0)} s`);
-  const violations = contractViolations(figures);
+  figures.phase_seconds = phaseSeconds;
+  if (!json)
+    console.log(
+      `\n${COMMAND}: ${seconds.toFixed(0)} s (${Object.entries(phaseSeconds)
+        .map(([name, s]) => `${name} ${s}`)
+        .join(', ')})`,
+    );
+  const violations = [...contractViolations(figures), ...missingFigures(figures)];
   if (violations.length > 0) throw new Error(`the bench's figures break their contract (bench/support.ts):\n  ${violations.join('\n  ')}`);
 }
 

@@ -6,6 +6,14 @@ export type Figure =
   | Readonly<Record<string, number>>
   | Readonly<Record<string, Readonly<Record<string, number | string>>>>
   | readonly Readonly<Record<string, number | string>>[];
+/**
+ * `npm run bench -- --quick`: every phase on small loads, so that CI (.ci/run) sees every figure
+ * still made in about a minute. Its figures say the bench works, not how fast the service is:
+ * compare full runs only. `sized(full, quick)` is a phase's setting for the run.
+ */
+export const QUICK = process.argv.includes('--quick');
+export const sized = <T>(full: T, quick: T): T => (QUICK ? quick : full);
+
 /** One line of the bench table, and the figures it stands for in --json output. */
 export type Report = (name: string, figure: string, figures: Readonly<Record<string, Figure>>) => void;
 
@@ -82,6 +90,20 @@ export const REQUIRED_FIGURES = {
   export_cost_per_million_events_usd: 'number',
   export_s_per_million_events: 'number',
 } as const;
+
+/**
+ * Every figure that is not made: a value anywhere in the figures (in tables and lists too) that is
+ * null, undefined, or a number that is not finite (NaN from a division by no samples). A phase that
+ * stops measuring something fails the run here, not in the docs months later.
+ */
+export function missingFigures(figures: unknown, at = 'figures'): string[] {
+  if (typeof figures === 'string') return [];
+  if (typeof figures === 'number') return Number.isFinite(figures) ? [] : [`${at} is ${figures}`];
+  if (figures === null || figures === undefined) return [`${at} is ${figures}`];
+  if (Array.isArray(figures)) return figures.flatMap((value, i) => missingFigures(value, `${at}[${i}]`));
+  if (typeof figures === 'object') return Object.entries(figures).flatMap(([key, value]) => missingFigures(value, `${at}.${key}`));
+  return [`${at} is a ${typeof figures}, not a figure`];
+}
 
 /** The contract's violations in a figures object: an empty list when it holds. */
 export function contractViolations(figures: Readonly<Record<string, unknown>>): string[] {

@@ -15,7 +15,7 @@ import { invoke } from '../local/lambda';
 import { startQueuePollers } from '../local/queue-pollers';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { MOBILE } from '../test/unit/links/user-agents';
-import type { ClickTraffic, EventTraffic, Report } from './support';
+import { type ClickTraffic, type EventTraffic, type Report, sized } from './support';
 
 /**
  * What the service costs in DynamoDB writes, measured on the real protocol: the whole local
@@ -38,12 +38,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const MINUTE_MS = 60_000;
 
 /** The traffic: clicks, then installs that each send an install batch and ~50-event batches. */
-const CLICKS = 200;
-const BACKDATED_INSTALLS = 30;
+const CLICKS = sized(200, 40);
+const BACKDATED_INSTALLS = sized(30, 6);
 /** Days after the install on which a back-dated install sends a batch (covers d1 and d7 retention). */
 const ACTIVE_DAYS = [0, 1, 2, 4, 7, 9];
 /** Installs made after the clicks (a click must precede its install); their batches fit in the next hour. */
-const CLICKED_INSTALLS = 10;
+const CLICKED_INSTALLS = sized(10, 2);
 const CLICKED_BATCH_OFFSETS_MS = [5, 15, 30].map((minutes) => minutes * MINUTE_MS);
 const EVENTS_PER_BATCH = 50;
 const CONCURRENCY = 8;

@@ -1,6 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { functions } from '../lib/manifest';
+import { AGGREGATOR_TIMEOUT_SECONDS } from '../lib/function-constants';
 import { AdServicesAnswerStore } from './adapters/adservices-answers';
 import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
 import { attributionLookups } from './adapters/attribution-lookups';
@@ -93,7 +93,7 @@ async function readAudit(message: AggregationMessage): Promise<AuditLine[]> {
 }
 
 /** A lane's lease outlives the function's timeout, so an invocation Lambda has stopped never still writes. */
-const LEASE_MS = leaseMsFor(functions.aggregator.timeoutSeconds ?? 60);
+const LEASE_MS = leaseMsFor(AGGREGATOR_TIMEOUT_SECONDS);
 /** Each execution environment starts at a lane of its own and keeps it while it can (lanes.ts). */
 const lanes = new LanePicker(Math.floor(Math.random() * LANES), Math.random);
 const queueUrl = resourceName.queueUrl('aggregation');

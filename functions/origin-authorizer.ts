@@ -3,7 +3,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult } from 'aws-lambda';
-import { envName } from '../lib/manifest';
+import { envName } from '../lib/function-constants';
 import { carriesOriginSecret } from './shared/http';
 import { logger, metrics } from './shared/observability';
 

@@ -5,7 +5,7 @@ import { SkanSchemaStore } from './adapters/skan-schema-store';
 import { SkanStore } from './adapters/skan-store';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { ServiceError } from './domain/common/errors';
-import { TEST_KEYS_VARIABLE, testKeysOf } from './domain/skan/postback-keys';
+import { testKeysOf } from './domain/skan/postback-keys';
 import type { PostbackRefusal } from './domain/skan/postback-record';
 import { type PostbackOutcome, type SkanPostbackPorts, takePostback } from './domain/skan/take-postback';
 import { resourceName } from './shared/config';
@@ -15,8 +15,9 @@ import { errorFields, logger, metrics } from './shared/observability';
 const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants')));
 
 const ports: SkanPostbackPorts = {
-  // Apple's keys; locally also the runtime's test keys (the stack never sets the variable).
-  keys: testKeysOf(process.env[TEST_KEYS_VARIABLE]),
+  // Apple's keys; locally also the runtime's test keys (TEST_KEYS_VARIABLE, which the stack never
+  // sets). Read by its literal name: production bundles compile it to undefined (LOCAL_ONLY_SWITCHES).
+  keys: testKeysOf(process.env.SKAN_TEST_KEYS),
   filing: new SkanStore(resourceName.table('skan_postbacks'), resourceName.bucket()),
   report: {
     apps: (appStoreId) => tenants.skanAppOf(appStoreId),

@@ -3,8 +3,13 @@
  * and every function with its routes and grants. The CDK stack and the local runtime both build from this
  * file, so the deployed service and `npm start` cannot drift apart.
  *
- * Plain data only: no aws-cdk-lib import here, because handlers and the local runtime read it too.
+ * Plain data only: no aws-cdk-lib import here, because the local runtime reads it too. Handlers
+ * import lib/function-constants.ts instead, which holds what they need and no text.
  */
+
+import { AGGREGATOR_TIMEOUT_SECONDS, INVALID_SKAN_POSTBACKS, STREAM_OBJECTS } from './function-constants';
+
+export { envName, HEALTH_PROBE_KEY, originVerifyHeader } from './function-constants';
 
 export type AttributeType = 'S' | 'N';
 export interface KeySpec {
@@ -146,13 +151,8 @@ export const bucket = {
   infrequentAccessAfterDays: 30,
   glacierInstantAfterDays: 90,
   noncurrentVersionsExpireAfterDays: 30,
-  /**
-   * SKAN postbacks whose signature did not verify: POST /skan-postback is public, so how many
-   * arrive is the sender's choice. They are kept small (functions/domain/skan/postback-record.ts)
-   * and under their own prefix, which a lifecycle rule empties after this many days; their
-   * skan_postbacks items expire at the same time.
-   */
-  invalidSkanPostbacks: { prefix: 'audit/skan/invalid/', expireAfterDays: 30 },
+  /** SKAN postbacks whose signature did not verify (INVALID_SKAN_POSTBACKS says why a prefix of their own). */
+  invalidSkanPostbacks: INVALID_SKAN_POSTBACKS,
 } as const;
 
 /**
@@ -169,8 +169,7 @@ export const exportBucket = {
   purpose:
     'Raw data out: stream objects (stream/<app_id>/..., gzip JSON Lines, kept 30 days) and hourly Parquet exports ' +
     '(<table>/app_id=/dt=/hour=/, kept, Infrequent Access after 30 days).',
-  /** Stream objects are read within minutes by the stream endpoint and the export; a month lets a reader catch up. */
-  stream: { prefix: 'stream/', expireAfterDays: 30 },
+  stream: STREAM_OBJECTS,
   /** The export tables, one prefix each (functions/domain/raw-data/tables.ts, RAW_TABLES, has their columns). */
   tables: ['events', 'installs', 'clicks', 'skan_postbacks'],
   /** Export files are kept; queries mostly read recent hours, so older files move to cheaper storage. */
@@ -337,8 +336,6 @@ export type Access = 'probe' | 'read' | 'write' | 'readwrite' | 'write_delete' |
  */
 export type TableAccess = Access | 'read_key_use';
 
-/** The key the health probes read, in every table they probe; no item has it. */
-export const HEALTH_PROBE_KEY = 'health#probe';
 /** How the tenants table's server-key items are keyed: server_key#<sha256 of the key> (functions/adapters/tenant-store.ts). */
 export const SERVER_KEY_PREFIX = 'server_key#';
 /** The attributes a key's last-use update names (TenantStore.recordServerKeyUse): the table's key and last_used_ms. */
@@ -548,7 +545,7 @@ export const functions = {
     exports: 'readwrite',
     queues: { aggregation: 'consume', postbacks: 'send' },
     // Under the queue's 120 s visibility timeout; the aggregator's lane lease is this plus 15 s.
-    timeoutSeconds: 60,
+    timeoutSeconds: AGGREGATOR_TIMEOUT_SECONDS,
     memoryMb: 1024,
   },
   'report-attribution': {
@@ -688,22 +685,6 @@ export const functions = {
 } as const satisfies Record<string, FunctionSpec>;
 
 export type FunctionName = keyof typeof functions;
-
-/** Environment variable through which a handler learns a resource's physical name or URL. */
-export const envName = {
-  table: (name: string) => `TABLE_${name.toUpperCase()}`,
-  bucket: () => 'AUDIT_BUCKET',
-  exportBucket: () => 'EXPORT_BUCKET',
-  queue: (name: string) => `QUEUE_${name.toUpperCase()}_URL`,
-  /**
-   * The ARN of the secret CloudFront adds as x-origin-verify; routed handlers read its value from
-   * Secrets Manager (functions/adapters/origin-secret.ts) and trust viewer headers only with it.
-   */
-  originVerifySecretArn: () => 'ORIGIN_VERIFY_SECRET_ARN',
-};
-
-/** The origin header CloudFront (or the local edge) sets to that secret on every request it forwards. */
-export const originVerifyHeader = 'x-origin-verify';
 
 /** Manifest names ("ip_blocks", "health-check") as construct ids and output keys ("IpBlocks", "HealthCheck"). */
 export function pascalCase(name: string): string {

@@ -1,4 +1,5 @@
-import { envName, type QueueName, type TableName } from '../../lib/manifest';
+import { envName } from '../../lib/function-constants';
+import type { QueueName, TableName } from '../../lib/manifest';
 
 /**
  * Configuration is read from the environment once, at cold start, and a missing value fails

@@ -3,7 +3,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { envName, originVerifyHeader } from '../../lib/manifest';
+import { envName, originVerifyHeader } from '../../lib/function-constants';
 import { originSecretValues } from '../adapters/origin-secret';
 import { ServiceError } from '../domain/common/errors';
 import { logger, metrics } from './observability';

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { originVerifyHeader } from '../../lib/manifest';
+import { originVerifyHeader } from '../../lib/function-constants';
 import type { HttpEvent } from './http';
 
 /**

@@ -47,8 +47,21 @@ export interface ServiceFunctionProps {
 export { METRICS_NAMESPACE, SERVICE_NAME } from '../function-environment';
 
 /**
+ * Settings of the local runtime and the tests that no deployed function may act on: skan-postback
+ * trusting the local test keys, the postback sender calling loopback, the aggregator taking over
+ * another local run's lanes. Each is read by its literal name (`process.env.NAME`), which every
+ * production bundle compiles to `undefined` (BUNDLING.define), so the code that acts on it is
+ * dead there whatever a function's environment holds; test/stack/bundled-functions.test.ts fails
+ * if any bundle still holds a name. The local runtime runs the handlers from source (tsx), where
+ * they stay live. The local tuning settings (local/function-context.ts, LOCAL_SETTINGS: rate
+ * limits, cache times, retry delays) are not here: they only shorten what a test waits for, and
+ * the stack never sets them (test/stack/local-parity.test.ts).
+ */
+export const LOCAL_ONLY_SWITCHES = ['SKAN_TEST_KEYS', 'POSTBACK_ALLOW_LOOPBACK', 'LOCAL_RUN_ID'] as const;
+
+/**
  * How every function is bundled; `npm run bench` bundles the handlers with these same options to
- * report each function's size and cold module-load time.
+ * report each function's size and cold module-load time (bench/bundles.ts, esbuildOptionsOf).
  */
 export const BUNDLING = {
   minify: true,
@@ -57,8 +70,16 @@ export const BUNDLING = {
   sourcesContent: false,
   target: 'node22',
   format: OutputFormat.CJS,
-  // The default externals (@aws-sdk/*, @smithy/*: cdk.json's sdkV3ExcludeSmithyPackages) stay: the
-  // Node 22 runtime provides SDK v3.
+  // The AWS SDK the tests ran, pinned in package-lock.json, goes into every bundle: left external,
+  // a function would run whatever SDK version the nodejs22.x runtime ships that day. With nothing
+  // external, cdk.json's sdkV3ExcludeSmithyPackages (which only chooses the default externals) has
+  // no effect.
+  bundleAwsSDK: true,
+  externalModules: [] as string[],
+  // The SDK's and Powertools' ES module builds first: esbuild tree-shakes those and drops what a
+  // function never calls (docs/benchmarks.md has the sizes and cold loads before and after).
+  mainFields: ['module', 'main'] as string[],
+  define: Object.fromEntries(LOCAL_ONLY_SWITCHES.map((name) => [`process.env.${name}`, 'undefined'])),
 } as const;
 
 export const DEFAULT_TIMEOUT = Duration.seconds(10);

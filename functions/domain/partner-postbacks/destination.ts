@@ -47,8 +47,13 @@ export class DestinationRefused extends Error {
 /** Addresses of cloud metadata services that are not in a refused range already. */
 const METADATA = new Set(['168.63.129.16']);
 
-export const policyFromEnv = (env: NodeJS.ProcessEnv = process.env): DestinationPolicy => ({
-  allowLoopback: env.POSTBACK_ALLOW_LOOPBACK === '1',
+/**
+ * The process's policy. The variable is read by its literal name, which production bundles compile
+ * to undefined (lib/constructs/service-function.ts, LOCAL_ONLY_SWITCHES): loopback is never
+ * allowed in AWS, whatever a function's environment holds.
+ */
+export const policyFromEnv = (allowLoopback = process.env.POSTBACK_ALLOW_LOOPBACK): DestinationPolicy => ({
+  allowLoopback: allowLoopback === '1',
 });
 
 /** Why an address may not be called, or undefined when it may. */

@@ -1,4 +1,4 @@
-import { exportBucket } from '../../../lib/manifest';
+import { STREAM_OBJECTS } from '../../../lib/function-constants';
 import { DAY_MS } from '../common/days';
 import { pool } from '../common/pool';
 import type { ClickRecord } from '../links/click';
@@ -141,10 +141,10 @@ export const FIRST_RUN_RECORDS_MS = 12 * HOUR_MS;
  * would lose rows the source no longer has.
  */
 export const SOURCE_KEPT_MS: Readonly<Record<RawTableName, number>> = {
-  events: (exportBucket.stream.expireAfterDays - 1) * DAY_MS,
-  installs: (exportBucket.stream.expireAfterDays - 1) * DAY_MS,
+  events: (STREAM_OBJECTS.expireAfterDays - 1) * DAY_MS,
+  installs: (STREAM_OBJECTS.expireAfterDays - 1) * DAY_MS,
   clicks: DAY_MS - HOUR_MS,
-  skan_postbacks: (exportBucket.stream.expireAfterDays - 1) * DAY_MS,
+  skan_postbacks: (STREAM_OBJECTS.expireAfterDays - 1) * DAY_MS,
 };
 
 /**

@@ -1,4 +1,4 @@
-import { bucket } from '../../../lib/manifest';
+import { INVALID_SKAN_POSTBACKS } from '../../../lib/function-constants';
 import { dayOf } from '../common/days';
 import {
   ADATTRIBUTIONKIT_BODY_FIELDS,
@@ -45,7 +45,7 @@ export const MAX_INVALID_FIELD_CHARS = 256;
 export const MAX_INVALID_SIGNATURE_CHARS = 2048;
 
 /** Where invalid postbacks go, and after how many days they expire (the bucket's lifecycle rule, the table's TTL). */
-export const INVALID_POSTBACKS = bucket.invalidSkanPostbacks;
+export const INVALID_POSTBACKS = INVALID_SKAN_POSTBACKS;
 
 export type PostbackKind = 'skadnetwork' | 'adattributionkit';
 

@@ -1,0 +1,43 @@
+/**
+ * What the handlers take from the manifest at run time: the variables that name resources, the
+ * origin header, the health probe key, and the few settings the stack and the code share. Plain
+ * values, no description or purpose. Handlers import these from here and never lib/manifest.ts:
+ * esbuild keeps the manifest's tables whole in any bundle that imports it (their key specs are
+ * calls), so every purpose and description would be in every function, and a change to the
+ * manifest's text would change every bundle and redeploy every function.
+ * test/stack/bundled-functions.test.ts checks that no bundle holds any of the manifest's text.
+ * lib/manifest.ts builds from these and re-exports them, so each is written once.
+ */
+
+/** Environment variable through which a handler learns a resource's physical name or URL. */
+export const envName = {
+  table: (name: string) => `TABLE_${name.toUpperCase()}`,
+  bucket: () => 'AUDIT_BUCKET',
+  exportBucket: () => 'EXPORT_BUCKET',
+  queue: (name: string) => `QUEUE_${name.toUpperCase()}_URL`,
+  /**
+   * The ARN of the secret CloudFront adds as x-origin-verify; routed handlers read its value from
+   * Secrets Manager (functions/adapters/origin-secret.ts) and trust viewer headers only with it.
+   */
+  originVerifySecretArn: () => 'ORIGIN_VERIFY_SECRET_ARN',
+};
+
+/** The origin header CloudFront (or the local edge) sets to that secret on every request it forwards. */
+export const originVerifyHeader = 'x-origin-verify';
+
+/** The key the health probes read, in every table they probe; no item has it. */
+export const HEALTH_PROBE_KEY = 'health#probe';
+
+/**
+ * SKAN postbacks whose signature did not verify: POST /skan-postback is public, so how many
+ * arrive is the sender's choice. They are kept small (functions/domain/skan/postback-record.ts)
+ * and under their own prefix, which a lifecycle rule empties after this many days; their
+ * skan_postbacks items expire at the same time.
+ */
+export const INVALID_SKAN_POSTBACKS = { prefix: 'audit/skan/invalid/', expireAfterDays: 30 } as const;
+
+/** The export bucket's stream objects: read within minutes by the stream endpoint and the export; a month lets a reader catch up. */
+export const STREAM_OBJECTS = { prefix: 'stream/', expireAfterDays: 30 } as const;
+
+/** The aggregator's timeout: under the aggregation queue's visibility timeout; its lane lease is this plus 15 s. */
+export const AGGREGATOR_TIMEOUT_SECONDS = 60;
