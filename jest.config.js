@@ -11,6 +11,16 @@ const transform = {
   ],
 };
 const transformIgnorePatterns = ['/node_modules/(?!(@middy|hyparquet|hyparquet-writer)/)'];
+// The integration files whose tests time themselves against the machine: injected faults and outages
+// on timers (reliability/), `npm start` killed with -9 and restarted, a console process outliving
+// its runtime. A second stack beside them is load that made them flaky (CONTRIBUTING.md, "Workers").
+const serialIntegration = [
+  'test/integration/reliability/**/*.test.ts',
+  'test/integration/npm-start.test.ts',
+  'test/integration/console-runtime-restart.test.ts',
+];
+/** A glob of `serialIntegration` as the regular expression `testPathIgnorePatterns` takes. */
+const asPattern = (glob) => glob.replace(/[.]/g, '\\.').replace('/**/*', '/.*');
 const common = { testEnvironment: 'node', transform, transformIgnorePatterns, setupFiles: ['<rootDir>/test/support/env.ts'] };
 
 module.exports = {
@@ -26,7 +36,16 @@ module.exports = {
   },
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    // Integration files run two at a time (CI's `--maxWorkers=2`): each starts its own stack on free
+    // ports in its own directory. The files in `serialIntegration` run alone, one at a time, after
+    // them: their tests are timed against the machine (fault timers, process kills and restarts).
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...serialIntegration.map(asPattern)],
+    },
+    { ...common, displayName: 'integration-serial', testMatch: serialIntegration.map((path) => `<rootDir>/${path}`) },
     { ...common, displayName: 'stack', testMatch: ['<rootDir>/test/stack/**/*.test.ts'] },
   ],
 };
