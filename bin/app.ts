@@ -1,5 +1,6 @@
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { CertificateStack, CLOUDFRONT_CERTIFICATE_REGION } from '../lib/certificate-stack';
 import { accountConcurrencyThreshold, CONFIG_DIR, type DeployConfig, DeployConfigError, loadDeployConfig } from '../lib/config';
 import { AttributionServiceStack, type AttributionServiceStackProps } from '../lib/stack';
 
@@ -16,7 +17,8 @@ const MOVED_TO_CONFIG: Readonly<Record<string, string>> = {
 };
 
 /**
- * The CDK app: one stack, configured by `config/<env>.json` (`-c env=<name>`, `dev` by default;
+ * The CDK app: the service's stack (and, for custom domains outside us-east-1, the stack of their
+ * certificate there: certificateStackOf), configured by `config/<env>.json` (`-c env=<name>`, `dev` by default;
  * lib/config.ts, docs/deploy.md), checked by cdk-nag's AWS Solutions pack. Context `configDir`
  * reads the files from another directory (tests). Context `originSecretVersion` makes CloudFront
  * send that version of the origin secret: the last step of a rotation (docs/secrets.md), a
@@ -24,7 +26,12 @@ const MOVED_TO_CONFIG: Readonly<Record<string, string>> = {
  * version, which is the same value), so it is a flag and not a setting. Stack tests build the
  * app through this same function.
  */
-export function createApp(props: AppProps = {}): { app: App; stack: AttributionServiceStack; config: DeployConfig } {
+export function createApp(props: AppProps = {}): {
+  app: App;
+  stack: AttributionServiceStack;
+  config: DeployConfig;
+  certificateStack?: CertificateStack;
+} {
   const app = new App(props);
   for (const [name, setting] of Object.entries(MOVED_TO_CONFIG)) {
     if (app.node.tryGetContext(name) !== undefined)
@@ -32,13 +39,37 @@ export function createApp(props: AppProps = {}): { app: App; stack: AttributionS
   }
   const env = stringContext(app, 'env') ?? 'dev';
   const config = loadDeployConfig(env, stringContext(app, 'configDir') ?? CONFIG_DIR);
+  const certificateStack = certificateStackOf(app, config);
   const stack = new AttributionServiceStack(app, config.stackName, {
     ...stackPropsOf(config),
     originSecretVersion: secretVersionContext(app, 'originSecretVersion'),
+    ...(certificateStack && { certificate: certificateStack.certificate, crossRegionReferences: true }),
   });
   // Acknowledged findings are also written into the template's Metadata, so the reasons travel with it.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true }));
-  return { app, stack, config };
+  return { app, stack, config, certificateStack };
+}
+
+/**
+ * The us-east-1 stack that makes the custom domains' certificate, when the service stack is in
+ * another region and every domain gives its hosted zone but none a certificateArn
+ * (lib/certificate-stack.ts, docs/domains.md). A us-east-1 service stack makes it itself.
+ */
+function certificateStackOf(app: App, config: DeployConfig): CertificateStack | undefined {
+  const domains = [config.linkDomain, config.apiDomain].filter((domain) => domain !== undefined);
+  const zoned = domains.length > 0 && domains.every((domain) => domain.hostedZoneId && domain.hostedZoneName && !domain.certificateArn);
+  if (!zoned || config.region === CLOUDFRONT_CERTIFICATE_REGION) return undefined;
+  if (!config.region) {
+    throw new DeployConfigError(
+      `${domains.map((domain) => domain.domainName).join(' and ')}: the certificate is made in a us-east-1 stack, whose output ` +
+        "the service stack reads across regions; set region in config/<env>.json (CDK needs the service stack's region at " +
+        'synth for that), or give a certificateArn (docs/domains.md)',
+    );
+  }
+  return new CertificateStack(app, `${config.stackName}-Certificate`, {
+    env: { account: config.account, region: CLOUDFRONT_CERTIFICATE_REGION },
+    domains,
+  });
 }
 
 /** What the stack takes from the deploy configuration. */

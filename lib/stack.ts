@@ -1,4 +1,5 @@
 import { Annotations, Aspects, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -55,6 +56,8 @@ export interface AttributionServiceStackProps extends StackProps {
   readonly priceClass?: PriceClass;
   /** DynamoDB deletion protection on the data tables; default true (docs/operations.md). */
   readonly deletionProtection?: boolean;
+  /** The custom domains' certificate when another stack made it (EdgeProps.certificate, lib/certificate-stack.ts). */
+  readonly certificate?: acm.ICertificate;
 }
 
 /**
@@ -94,6 +97,7 @@ export class AttributionServiceStack extends Stack {
       apiDomain: props.apiDomain,
       webAclArn: props.webAclArn,
       priceClass: props.priceClass,
+      certificate: props.certificate,
     });
 
     assertRoutesUnique(functionSpecs);

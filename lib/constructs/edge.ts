@@ -13,6 +13,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { originVerifyHeader, type RouteThrottle } from '../manifest';
+import { domainCertificate, hostedZoneOf } from './domain-certificate';
 
 /** Steady requests per second and burst the API Gateway stage lets through on a route without a throttle of its own. */
 export type ApiThrottle = RouteThrottle;
@@ -62,6 +63,11 @@ export interface EdgeProps {
   readonly webAclArn?: string;
   /** CloudFront's price class; unset, CloudFront's default (every edge location). */
   readonly priceClass?: PriceClass;
+  /**
+   * The certificate of the custom domains when another stack made it: the us-east-1 certificate
+   * stack bin/app.ts adds for a stack in another region whose domains give their hosted zones.
+   */
+  readonly certificate?: acm.ICertificate;
 }
 
 /**
@@ -153,7 +159,7 @@ export class Edge extends Construct {
     });
 
     const domains = namedDomains(props);
-    this.certificate = this.certificateFor(domains);
+    this.certificate = props.certificate ?? this.certificateFor(domains);
     const apiDomain = `${this.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Attribution service',
@@ -239,22 +245,18 @@ export class Edge extends Construct {
     if (unzoned.length > 0 || Token.isUnresolved(region) || region !== 'us-east-1') {
       throw new Error(
         `${domains.map((domain) => domain.domainName).join(' and ')} need a certificateArn (an ACM certificate in us-east-1, ` +
-          'docs/domains.md): the stack makes one itself only when it is deployed in us-east-1 and every domain gives its hosted zone',
+          'docs/domains.md), or their hosted zones: the stack makes the certificate when it is in us-east-1, and the app ' +
+          '(bin/app.ts) in a us-east-1 certificate stack otherwise',
       );
     }
-    const [first, ...others] = domains as [CustomDomain, ...CustomDomain[]];
-    return new acm.Certificate(this, 'Certificate', {
-      domainName: first.domainName,
-      subjectAlternativeNames: others.length > 0 ? others.map((domain) => domain.domainName) : undefined,
-      validation: acm.CertificateValidation.fromDnsMultiZone(
-        Object.fromEntries(
-          domains.flatMap((domain) => {
-            const zone = this.hostedZoneOf(domain);
-            return zone ? [[domain.domainName, zone]] : [];
-          }),
-        ),
-      ),
-    });
+    return domainCertificate(
+      this,
+      'Certificate',
+      domains.flatMap((domain) => {
+        const zone = this.hostedZoneOf(domain);
+        return zone ? [{ domainName: domain.domainName, zone }] : [];
+      }),
+    );
   }
 
   /** A and AAAA alias records to the distribution for each domain whose hosted zone is given. */
@@ -270,16 +272,7 @@ export class Edge extends Construct {
 
   /** The domain's hosted zone, if it gives one. */
   private hostedZoneOf(domain: CustomDomain): route53.IHostedZone | undefined {
-    const { hostedZoneId, hostedZoneName } = domain;
-    if (hostedZoneId === undefined || hostedZoneName === undefined) return undefined;
-    const known = this.zones.get(hostedZoneId);
-    if (known) return known;
-    const zone = route53.HostedZone.fromHostedZoneAttributes(this, `Zone${hostedZoneId}`, {
-      hostedZoneId,
-      zoneName: hostedZoneName,
-    });
-    this.zones.set(hostedZoneId, zone);
-    return zone;
+    return hostedZoneOf(this, this.zones, domain);
   }
 
   /**

@@ -1,6 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import type { CustomDomain } from '../../lib/constructs/edge';
 import { envName, type FunctionSpec, functions, originVerifyHeader, outputKey } from '../../lib/manifest';
 import { AttributionServiceStack, type AttributionServiceStackProps } from '../../lib/stack';
@@ -9,6 +11,7 @@ import {
   cdkJsonContext,
   logicalId,
   type SynthesizedService,
+  serviceApp,
   serviceTemplateWith,
   synthesizeService,
   synthesizeServiceWith,
@@ -33,6 +36,10 @@ const acknowledged = (resource: Resource) =>
   ((resource.Metadata?.cdk_nag?.rules_to_suppress ?? []) as { id: string }[]).map(({ id }) => id);
 const nagViolations = (service: SynthesizedService) =>
   service.validationReport.pluginReports.filter((r) => r.pluginName === 'AwsSolutions').flatMap((r) => r.violations ?? []);
+const nagViolationsIn = (assemblyDirectory: string) =>
+  nagViolations({
+    validationReport: JSON.parse(readFileSync(join(assemblyDirectory, 'validation-report.json'), 'utf8')),
+  } as SynthesizedService);
 
 describe('the stateful-resource comparison', () => {
   const table = (indexes: Record<string, string[]>, keys = ['pk:S', 'sk:S']) => ({
@@ -237,6 +244,70 @@ describe('a stack in us-east-1 with a hosted zone and no certificate ARN', () =>
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: { Aliases: ['go.example.com'], ViewerCertificate: { AcmCertificateArn: { Ref: certificateId } } },
     });
+  });
+});
+
+describe('a stack outside us-east-1 with hosted zones and no certificate ARN', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'certificate-stack-'));
+  const zoned = (region?: string) => ({
+    kind: 'dev',
+    ...(region && { region }),
+    linkDomain: { domainName: 'go.example.com', ...ZONE },
+    apiDomain: { domainName: 'api.example.com', ...ZONE },
+  });
+  const appFor = (config: object) => {
+    writeFileSync(join(dir, 'dev.json'), JSON.stringify(config));
+    return serviceApp({ configDir: dir });
+  };
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('gets its certificate from a us-east-1 stack the app adds, read by its output, with no custom resource or nag finding', () => {
+    const { app, stack, certificateStack } = appFor(zoned('eu-west-1'));
+    // Throws on any cdk-nag error, in either stack.
+    const assembly = app.synth();
+    expect(nagViolationsIn(assembly.directory)).toEqual([]);
+    expect(certificateStack).toBeDefined();
+    expect([certificateStack!.region, certificateStack!.stackName, stack.dependencies]).toEqual([
+      'us-east-1',
+      'AttributionService-Certificate',
+      [certificateStack],
+    ]);
+    const certificates = Template.fromStack(certificateStack!);
+    certificates.resourceCountIs('AWS::CertificateManager::Certificate', 1);
+    certificates.hasResourceProperties('AWS::CertificateManager::Certificate', {
+      DomainName: 'go.example.com',
+      SubjectAlternativeNames: ['api.example.com'],
+      ValidationMethod: 'DNS',
+      DomainValidationOptions: [
+        { DomainName: 'go.example.com', HostedZoneId: ZONE.hostedZoneId },
+        { DomainName: 'api.example.com', HostedZoneId: ZONE.hostedZoneId },
+      ],
+    });
+    const service = Template.fromStack(stack);
+    service.resourceCountIs('AWS::CertificateManager::Certificate', 0);
+    const distribution = Object.values(service.findResources('AWS::CloudFront::Distribution'))[0] as Resource;
+    expect(distribution.Properties.DistributionConfig.Aliases).toEqual(['go.example.com', 'api.example.com']);
+    expect(distribution.Properties.DistributionConfig.ViewerCertificate).toEqual({
+      AcmCertificateArn: {
+        'Fn::GetStackOutput': { StackName: 'AttributionService-Certificate', Region: 'us-east-1', OutputName: expect.any(String) },
+      },
+      MinimumProtocolVersion: 'TLSv1.2_2021',
+      SslSupportMethod: 'sni-only',
+    });
+    const resourceTypes = Object.values(service.toJSON().Resources as Record<string, Resource>).map((r) => r.Type);
+    expect(resourceTypes.filter((type) => type.startsWith('Custom::'))).toEqual([]);
+  });
+
+  it('makes no certificate stack with a certificate ARN, or in us-east-1, and asks for the region when it is not set', () => {
+    expect(
+      appFor({
+        ...zoned('eu-west-1'),
+        apiDomain: undefined,
+        linkDomain: { domainName: 'go.example.com', certificateArn: CERTIFICATE_ARN, ...ZONE },
+      }).certificateStack,
+    ).toBeUndefined();
+    expect(appFor(zoned('us-east-1')).certificateStack).toBeUndefined();
+    expect(() => appFor(zoned())).toThrow(/set region in config\/<env>\.json/);
   });
 });
 

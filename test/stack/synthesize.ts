@@ -19,7 +19,7 @@ export function cdkJsonContext(): Record<string, unknown> {
  * the template, not on bundles, and bundling every function would take most of the run. Extra
  * context (`env`, `configDir`) on top of cdk.json's; config/dev.json by default.
  */
-export function serviceApp(context: Record<string, unknown> = {}): { app: App; stack: AttributionServiceStack } {
+export function serviceApp(context: Record<string, unknown> = {}): ReturnType<typeof createApp> {
   return createApp({ context: { ...unbundledContext(), ...context } });
 }
 
