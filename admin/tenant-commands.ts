@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
+import { MAX_GRACE_DAYS } from '../functions/domain/tenants/signing-keys';
 import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
@@ -133,6 +134,27 @@ export const tenantCommands = [
       const app = await tenants().appWithSecret(f['app-key']);
       if (!app) throw new NotFoundError('app');
       return { ...app, time_zone: appTimeZone(app) };
+    },
+  }),
+  defineCommand({
+    name: 'app rotate-signing-secret',
+    usage: `app rotate-signing-secret --app-key K --grace-days N   (a new signing secret for new builds; the old one keeps verifying for N days, 0 to ${MAX_GRACE_DAYS}, so builds already shipped keep working)`,
+    flags: z.object({ 'app-key': key, 'grace-days': z.coerce.number().int('must be a whole number of days').min(0).max(MAX_GRACE_DAYS) }),
+    async execute(f) {
+      const store = tenants();
+      const app = await store.appByKey(f['app-key']);
+      if (!app) throw new NotFoundError('app');
+      const keys = await new SigningSecretStore(resourceName.table('signing_secrets')).rotate(app.app_id, f['grace-days'] * 86_400_000);
+      if (!keys) {
+        throw new Error(
+          `app ${app.app_id} keeps its signing secret in the tenants table still: run signing-secrets migrate first (docs/secrets.md)`,
+        );
+      }
+      return {
+        app_id: app.app_id,
+        signing_secret: keys.current,
+        retired: keys.previous.map((retired) => ({ verifies_until: new Date(retired.until_ms).toISOString() })),
+      };
     },
   }),
   defineCommand({

@@ -1,5 +1,6 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newSigningSecret } from '../domain/tenants/keys';
+import { type RetiredSecret, rotated, type SigningKeys } from '../domain/tenants/signing-keys';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
 
@@ -19,9 +20,43 @@ export class SigningSecretStore {
     return secret;
   }
 
+  /** The app's current secret (what `app show` prints and new builds embed). */
   async get(appId: string): Promise<string | undefined> {
+    return (await this.keys(appId))?.current;
+  }
+
+  /** The app's current secret and the retired ones still in their grace (one read). */
+  async keys(appId: string): Promise<SigningKeys | undefined> {
     const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tableName, Key: { app_id: appId }, ConsistentRead: true }));
-    return typeof Item?.signing_secret === 'string' ? Item.signing_secret : undefined;
+    if (typeof Item?.signing_secret !== 'string') return undefined;
+    return { current: Item.signing_secret, previous: retiredOf(Item.retired) };
+  }
+
+  /**
+   * Replaces the app's secret by a new one, the old one verifying for `graceMs` more
+   * (signing-keys.ts). Conditional on the secret read, so two rotations at once cannot both
+   * retire the same secret and lose one: the second is refused and may run again. Undefined when
+   * the app has no secret in this table (an app not moved from the tenants table yet).
+   */
+  async rotate(appId: string, graceMs: number, nowMs = Date.now()): Promise<SigningKeys | undefined> {
+    const keys = await this.keys(appId);
+    if (!keys) return undefined;
+    const next = rotated(keys, newSigningSecret(), nowMs, graceMs);
+    try {
+      await dynamoClient().send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { app_id: appId },
+          UpdateExpression: 'SET signing_secret = :next, retired = :retired, rotated_ms = :now',
+          ConditionExpression: 'signing_secret = :current',
+          ExpressionAttributeValues: { ':next': next.current, ':retired': next.previous, ':now': nowMs, ':current': keys.current },
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) throw new Error(`app ${appId}'s signing secret was rotated at the same time; run the rotation again`);
+      throw error;
+    }
+    return next;
   }
 
   /**
@@ -43,4 +78,13 @@ export class SigningSecretStore {
       throw error;
     }
   }
+}
+
+/** The retired secrets as stored; anything malformed is left out, so it verifies nothing. */
+function retiredOf(stored: unknown): RetiredSecret[] {
+  if (!Array.isArray(stored)) return [];
+  return stored.flatMap((entry: unknown) => {
+    const { secret, until_ms } = (entry ?? {}) as Record<string, unknown>;
+    return typeof secret === 'string' && typeof until_ms === 'number' ? [{ secret, until_ms }] : [];
+  });
 }

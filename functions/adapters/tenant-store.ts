@@ -4,6 +4,7 @@ import type { TenantLookup } from '../domain/ingest/event-auth';
 import type { ServerKeys } from '../domain/reports/answer-report';
 import { APP_STORE_ID, appStoreIdOfUrl, type SkanApp } from '../domain/skan/postback-match';
 import { hashServerKey, newAppId, newAppKey, newCompanyId, newCompanyKey, newServerKey } from '../domain/tenants/keys';
+import type { SigningKeys } from '../domain/tenants/signing-keys';
 import {
   type App,
   type AppChanges,
@@ -306,8 +307,13 @@ export class TenantStore {
    * moved) from the app's tenants item. Functions that verify signatures may read both.
    */
   async signingSecret(app: Pick<App, 'app_id' | 'app_key'>): Promise<string | undefined> {
-    const secret = await this.secretStore().get(app.app_id);
-    if (secret !== undefined) return secret;
+    return (await this.signingKeys(app))?.current;
+  }
+
+  /** The app's current signing secret and the retired ones in their grace (signing-keys.ts): what a signature is checked against. */
+  async signingKeys(app: Pick<App, 'app_id' | 'app_key'>): Promise<SigningKeys | undefined> {
+    const keys = await this.secretStore().keys(app.app_id);
+    if (keys !== undefined) return keys;
     const { Item } = await dynamoClient().send(
       new GetCommand({
         TableName: this.tableName,
@@ -318,7 +324,7 @@ export class TenantStore {
       }),
     );
     const legacy: unknown = Item?.[LEGACY_SECRET];
-    return typeof legacy === 'string' ? legacy : undefined;
+    return typeof legacy === 'string' ? { current: legacy, previous: [] } : undefined;
   }
 
   /**
@@ -567,8 +573,8 @@ export class CachedTenants implements TenantLookup<App, Company>, ServerKeys {
     return this.cached(`s:${hashServerKey(key)}`, () => this.store.serverKey(key));
   }
 
-  signingSecret(app: Pick<App, 'app_id' | 'app_key'>): Promise<string | undefined> {
-    return this.cached(`k:${app.app_id}`, () => this.store.signingSecret(app));
+  signingKeys(app: Pick<App, 'app_id' | 'app_key'>): Promise<SigningKeys | undefined> {
+    return this.cached(`k:${app.app_id}`, () => this.store.signingKeys(app));
   }
 
   /** The app an App Store id names, for Apple's postbacks (docs/ios.md section 2), cached as the keys are. */

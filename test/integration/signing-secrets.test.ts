@@ -65,6 +65,39 @@ describe('signing secrets', () => {
     );
   });
 
+  it('rotated with a grace: new and old builds both verify until it ends, and a rotation without one refuses the old at once', async () => {
+    // Rotated before the app's first request, so no warm cache holds the secrets from before
+    // (a rotation reaches a warm function within KEY_CACHE_TTL_MS, docs/secrets.md).
+    const rotateWith = async (graceDays: number) => {
+      const tenant = await createTenant();
+      const rotated = (await runAdmin([
+        'app',
+        'rotate-signing-secret',
+        '--app-key',
+        tenant.app.app_key,
+        '--grace-days',
+        String(graceDays),
+      ])) as { signing_secret: string; retired: { verifies_until: string }[] };
+      const status = async (secret: string) =>
+        (await post(stack.baseUrl, '/event', signedBytes({ ...tenant, app: { ...tenant.app, signing_secret: secret } }, batch()))).status;
+      return { old: tenant.app.signing_secret, rotated, status };
+    };
+    const graced = await rotateWith(30);
+    expect(graced.rotated.signing_secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(graced.rotated.signing_secret).not.toBe(graced.old);
+    const until = Date.parse(graced.rotated.retired[0]?.verifies_until ?? '');
+    expect(Math.abs(until - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000);
+    expect([await graced.status(graced.rotated.signing_secret), await graced.status(graced.old)]).toEqual([200, 200]);
+
+    const abrupt = await rotateWith(0);
+    expect(abrupt.rotated.retired).toEqual([]);
+    expect([await abrupt.status(abrupt.rotated.signing_secret), await abrupt.status(abrupt.old)]).toEqual([200, 401]);
+    await expect(runAdmin(['app', 'rotate-signing-secret', '--app-key', newAppKey(), '--grace-days', '1'])).rejects.toThrow(/app/);
+    await expect(
+      runAdmin(['app', 'rotate-signing-secret', '--app-key', (await createTenant()).app.app_key, '--grace-days', '366']),
+    ).rejects.toThrow(/grace-days/);
+  });
+
   const otherReaders = [
     'health',
     'health-check',

@@ -1,4 +1,5 @@
 import { APP_KEY_PATTERN, COMPANY_KEY_PATTERN } from '../tenants/keys';
+import { type SigningKeys, verifyingSecrets } from '../tenants/signing-keys';
 import { EventApiError, MAX_RAW_BODY_BYTES } from './event-api';
 import { isValidSignature } from './signature';
 
@@ -28,10 +29,11 @@ export interface TenantLookup<A extends SigningApp, C extends AccountCompany> {
   appByKey(appKey: string): Promise<A | undefined>;
   companyByKey(companyKey: string): Promise<C | undefined>;
   /**
-   * The app's signing secret, kept apart from the app (only the functions that verify signatures
-   * may read it). Undefined means the store lost it: a fault of the service, not of the caller.
+   * The app's signing secrets (the current one and those retired by a rotation, in their grace),
+   * kept apart from the app: only the functions that verify signatures may read them. Undefined
+   * means the store lost them: a fault of the service, not of the caller.
    */
-  signingSecret(app: A): Promise<string | undefined>;
+  signingKeys(app: A): Promise<SigningKeys | undefined>;
 }
 
 export async function authenticate<A extends SigningApp, C extends AccountCompany>(
@@ -39,7 +41,7 @@ export async function authenticate<A extends SigningApp, C extends AccountCompan
   rawBody: Uint8Array,
   tenants: TenantLookup<A, C>,
   /** GET /sdk/v1/skan-schema has no body: its signature is over the empty one (docs/ios.md section 1). */
-  options: { readonly emptyBody?: 'refused' | 'signed' } = {},
+  options: { readonly emptyBody?: 'refused' | 'signed'; readonly nowMs?: number } = {},
 ): Promise<{ app: A; company: C }> {
   const { companyKey, appKey, signature } = credentials;
   if (!companyKey || !appKey || !signature) throw new EventApiError('missing_auth_headers');
@@ -57,9 +59,11 @@ export async function authenticate<A extends SigningApp, C extends AccountCompan
   if (app.company_id !== company.company_id) throw new EventApiError('app_company_mismatch');
   if (company.suspended) throw new EventApiError('company_suspended');
   // Read last, once everything else holds: a request refused above costs no read of a secret.
-  const secret = await tenants.signingSecret(app);
+  const keys = await tenants.signingKeys(app);
   // A 503 the client retries, and an error logged: a 401 would tell a client with the right secret it was wrong.
-  if (secret === undefined) throw new Error(`app ${app.app_id} has no signing secret`);
-  if (!isValidSignature(secret, rawBody, signature)) throw new EventApiError('bad_signature');
+  if (keys === undefined) throw new Error(`app ${app.app_id} has no signing secret`);
+  // The current secret, or one a rotation retired whose grace has not ended (builds shipped before it).
+  const secrets = verifyingSecrets(keys, options.nowMs ?? Date.now());
+  if (!secrets.some((secret) => isValidSignature(secret, rawBody, signature))) throw new EventApiError('bad_signature');
   return { app, company };
 }

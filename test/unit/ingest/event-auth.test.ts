@@ -56,9 +56,9 @@ describe('authentication', () => {
       return undefined;
     },
     // The secret is kept apart from the app (the signing_secrets table), read by app id.
-    signingSecret: async (of) => {
+    signingKeys: async (of) => {
       lookups.push(`secret of ${of.app_id}`);
-      return of.app_id === app.app_id ? secret : undefined;
+      return of.app_id === app.app_id ? { current: secret, previous: [] } : undefined;
     },
   };
   const valid = { companyKey: keys.company, appKey: keys.app, signature: signBody(secret, body) };
@@ -115,13 +115,34 @@ describe('authentication', () => {
   });
 
   it('fails as a store does, not with a 401, for an app whose signing secret cannot be found', async () => {
-    const without: typeof tenants = { ...tenants, signingSecret: async () => undefined };
+    const without: typeof tenants = { ...tenants, signingKeys: async () => undefined };
     const refusal = await authenticate(valid, body, without).then(
       () => undefined,
       (error: unknown) => error,
     );
     expect(refusal).toBeInstanceOf(Error);
     expect(refusal).not.toBeInstanceOf(EventApiError);
+  });
+
+  it('accepts a secret a rotation retired until its grace ends, and only the current one after', async () => {
+    const retired = newSigningSecret();
+    const never = newSigningSecret();
+    const graceEnds = Date.UTC(2026, 11, 1);
+    const rotatedTenants: typeof tenants = {
+      ...tenants,
+      signingKeys: async () => ({ current: secret, previous: [{ secret: retired, until_ms: graceEnds }] }),
+    };
+    const signedWith = (key: string) => ({ ...valid, signature: signBody(key, body) });
+    const outcome = (key: string, nowMs: number) =>
+      authenticate(signedWith(key), body, rotatedTenants, { nowMs }).then(
+        () => 'ok',
+        (error: unknown) => (error instanceof EventApiError ? error.code : 'error'),
+      );
+    expect(await outcome(secret, graceEnds - 1)).toBe('ok');
+    expect(await outcome(retired, graceEnds - 1)).toBe('ok');
+    expect(await outcome(never, graceEnds - 1)).toBe('bad_signature');
+    expect(await outcome(secret, graceEnds)).toBe('ok');
+    expect(await outcome(retired, graceEnds)).toBe('bad_signature');
   });
 
   it('never looks up a key that cannot exist', async () => {
