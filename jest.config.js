@@ -1,6 +1,6 @@
 // Three projects so a developer can run one layer at a time (`jest --selectProjects unit`).
 // Type checking is done once by `tsc --noEmit` in `npm test`; here ts-jest only transpiles,
-// which keeps the suite fast on a 2-core machine. @middy/*, hyparquet and hyparquet-writer ship ESM only, so they are transformed too.
+// which keeps the suite fast on a 2-core machine. @middy/*, @noble/hashes, hyparquet and hyparquet-writer ship ESM only, so they are transformed too.
 const transform = {
   '^.+\\.[tj]s$': [
     'ts-jest',
@@ -10,7 +10,7 @@ const transform = {
     },
   ],
 };
-const transformIgnorePatterns = ['/node_modules/(?!(@middy|hyparquet|hyparquet-writer)/)'];
+const transformIgnorePatterns = ['/node_modules/(?!(@middy|@noble|hyparquet|hyparquet-writer)/)'];
 // The integration files whose tests time themselves against the machine: injected faults and outages
 // on timers (reliability/), `npm start` killed with -9 and restarted, a console process outliving
 // its runtime. A second stack beside them is load that made them flaky (CONTRIBUTING.md, "Workers").
@@ -21,7 +21,15 @@ const serialIntegration = [
 ];
 /** A glob of `serialIntegration` as the regular expression `testPathIgnorePatterns` takes. */
 const asPattern = (glob) => glob.replace(/[.]/g, '\\.').replace('/**/*', '/.*');
-const common = { testEnvironment: 'node', transform, transformIgnorePatterns, setupFiles: ['<rootDir>/test/support/env.ts'] };
+// The SDK packages import their own files as `./x.js`, as Node's ESM needs in the built package: Jest finds `./x.ts`.
+const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
+const common = {
+  testEnvironment: 'node',
+  transform,
+  transformIgnorePatterns,
+  moduleNameMapper,
+  setupFiles: ['<rootDir>/test/support/env.ts'],
+};
 
 module.exports = {
   // Tests against the emulators do real I/O on a 2-core machine; under load a few take longer than
@@ -35,7 +43,8 @@ module.exports = {
     './functions/domain/': { statements: 95, branches: 90, functions: 94, lines: 96 },
   },
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // The SDK packages' own tests (packages/*/test) are unit tests: no emulator, no I/O.
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/packages/*/test/**/*.test.ts'] },
     // Integration files run two at a time (CI's `--maxWorkers=2`): each starts its own stack on free
     // ports in its own directory. The files in `serialIntegration` run alone, one at a time, after
     // them: their tests are timed against the machine (fault timers, process kills and restarts).

@@ -1,0 +1,15 @@
+export { type BackoffPolicy, backoffMs, DEFAULT_BACKOFF, retryAfterMs } from './backoff.js';
+export type { HttpRequest, HttpResponse, NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './ports.js';
+export {
+  type Diagnostics,
+  linkOf,
+  type Ports,
+  type RejectedEvent,
+  SDK_VERSION,
+  Sdk,
+  type SdkConfig,
+  STATE_KEY,
+  type TrackOptions,
+} from './sdk.js';
+export { type Credentials, HEADERS, signature, signedBody } from './signing.js';
+export { DEFAULT_BOUNDS, type FirstLaunchAnswer, type InstallSignals, type QueueBounds, type QueuedEvent, type SdkState } from './state.js';

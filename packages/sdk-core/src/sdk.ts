@@ -1,0 +1,534 @@
+import { type BackoffPolicy, backoffMs, DEFAULT_BACKOFF } from './backoff.js';
+import type { NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './ports.js';
+import { type Credentials, signedBody } from './signing.js';
+import {
+  DEFAULT_BOUNDS,
+  dequeued,
+  enqueued,
+  type FirstLaunchAnswer,
+  type InstallSignals,
+  initialState,
+  parseState,
+  type QueueBounds,
+  type QueuedEvent,
+  type SdkState,
+} from './state.js';
+
+export const SDK_VERSION = 'attribution-sdk-core/0.1.0';
+/** The one storage key the SDK writes (state.ts: one value, written whole). */
+export const STATE_KEY = 'attribution.state.v1';
+
+export interface Ports {
+  readonly storage: StoragePort;
+  readonly network: NetworkPort;
+  readonly scheduler: SchedulerPort;
+  readonly platform: PlatformPort;
+  /** What the store said about the install (Android's install referrer), read once, at the first launch. */
+  readonly installSignals?: () => Promise<InstallSignals | undefined>;
+}
+
+export interface RejectedEvent {
+  readonly event_id: string;
+  readonly event_name: string;
+  readonly reason: string;
+  readonly field?: string;
+}
+
+export interface SdkConfig extends Credentials {
+  /** The service's base URL (its `BaseUrl` output, or the API domain). */
+  readonly baseUrl: string;
+  readonly sdkVersion?: string;
+  /** Send at once when this many events wait (at most 1,000: the service's batch limit). Default 50. */
+  readonly batchSize?: number;
+  /** In the foreground, send what waits this often. Default 30 s. */
+  readonly flushIntervalMs?: number;
+  /** Gzip a batch of at least this many events. Default 10 (the interface's recommendation). */
+  readonly gzipFrom?: number;
+  /** A new session after this long in the background. Default 30 minutes. */
+  readonly sessionTimeoutMs?: number;
+  /** The first-launch call's timeout. Default 3 s. */
+  readonly firstLaunchTimeoutMs?: number;
+  /** A batch the service refuses whole (400) this many times is dropped and reported. Default 3. */
+  readonly maxBatchRefusals?: number;
+  readonly bounds?: Partial<QueueBounds>;
+  readonly backoff?: Partial<BackoffPolicy>;
+  /** Send nothing until setConsent(true). */
+  readonly requireConsent?: boolean;
+  /** With requireConsent: keep tracked events until consent is decided (default), or drop them. */
+  readonly queueBeforeConsent?: boolean;
+  readonly onAttribution?: (answer: FirstLaunchAnswer) => void;
+  /** A deferred deep link: called once, when the first-launch answer names one. */
+  readonly onDeepLink?: (deepLink: Record<string, string>) => void;
+  readonly onEventRejected?: (rejected: RejectedEvent) => void;
+  /** Something the app's developer should know: `unauthorized` (sending stopped), `batch_dropped`, `bad_answer`. */
+  readonly onError?: (code: string, detail: string) => void;
+}
+
+export interface TrackOptions {
+  /** An amount: in `currency` when given (the service converts it), else in USD. */
+  readonly revenue?: number;
+  readonly currency?: string;
+  readonly params?: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+export interface Diagnostics {
+  readonly installUuid: string;
+  readonly queued: number;
+  readonly queuedBytes: number;
+  readonly dropped: number;
+  readonly paused: boolean;
+  readonly sessionCount: number;
+}
+
+/** What a send attempt came to, decided from the answer (or its absence) without touching state. */
+type Outcome =
+  | { kind: 'answered'; results: readonly { event_id: string; status: string; reason?: string; field?: string }[] }
+  | { kind: 'retry'; retryAfter?: string }
+  | { kind: 'unauthorized'; detail: string }
+  | { kind: 'refused'; detail: string };
+
+const MAX_BATCH = 1_000;
+
+/**
+ * The SDK: one serialized state machine over a persisted queue, a sender with one request in
+ * flight, and a backoff policy (docs/sdk.md). Every change of state is one write of the whole
+ * state (state.ts) made inside `serial`, so two calls never interleave their changes; the network
+ * is awaited outside it, so `track` never waits for a request.
+ */
+export class Sdk {
+  private chain: Promise<unknown> = Promise.resolve();
+  private sending = false;
+  private paused = false;
+  private failures = 0;
+  private retryAt = 0;
+  private cancelRetry?: () => void;
+  private cancelInterval?: () => void;
+  private stopped = false;
+  private background = false;
+  private readonly settings: Required<
+    Pick<
+      SdkConfig,
+      | 'sdkVersion'
+      | 'batchSize'
+      | 'flushIntervalMs'
+      | 'gzipFrom'
+      | 'sessionTimeoutMs'
+      | 'firstLaunchTimeoutMs'
+      | 'maxBatchRefusals'
+      | 'queueBeforeConsent'
+    >
+  > & { bounds: QueueBounds; backoff: BackoffPolicy };
+
+  private constructor(
+    private readonly config: SdkConfig,
+    private readonly ports: Ports,
+    private state: SdkState,
+  ) {
+    this.settings = {
+      sdkVersion: config.sdkVersion ?? SDK_VERSION,
+      batchSize: Math.min(Math.max(1, config.batchSize ?? 50), MAX_BATCH),
+      flushIntervalMs: config.flushIntervalMs ?? 30_000,
+      gzipFrom: config.gzipFrom ?? 10,
+      sessionTimeoutMs: config.sessionTimeoutMs ?? 30 * 60_000,
+      firstLaunchTimeoutMs: config.firstLaunchTimeoutMs ?? 3_000,
+      maxBatchRefusals: config.maxBatchRefusals ?? 3,
+      queueBeforeConsent: config.queueBeforeConsent ?? true,
+      bounds: { ...DEFAULT_BOUNDS, ...config.bounds },
+      backoff: { ...DEFAULT_BACKOFF, ...config.backoff },
+    };
+  }
+
+  /**
+   * Starts the SDK from what the device kept: at the very first launch it makes the install id
+   * and queues the install event in the same write, so neither exists without the other. Then a
+   * session, the first-launch answer, and the periodic send.
+   */
+  static async start(config: SdkConfig, ports: Ports): Promise<Sdk> {
+    const stored = parseState(await ports.storage.get(STATE_KEY));
+    let state = stored;
+    if (!state) {
+      const signals = await ports.installSignals?.().catch(() => undefined);
+      state = { ...initialState(ports.platform.randomUuid(), ports.scheduler.now()), ...(signals && { install_signals: signals }) };
+    }
+    const sdk = new Sdk(config, ports, state);
+    await sdk.serial(async () => {
+      if (!stored) {
+        const signals = sdk.state.install_signals;
+        const attribution = signals?.install_referrer
+          ? {
+              referrer: signals.install_referrer,
+              ...(signals.referrer_click_ms !== undefined && { referrer_click_ms: signals.referrer_click_ms }),
+              ...(signals.install_begin_ms !== undefined && { install_begin_ms: signals.install_begin_ms }),
+            }
+          : undefined;
+        sdk.state = sdk.withEvent(sdk.state, 'install', { ...(attribution && { attribution }) });
+        await sdk.save();
+      }
+      await sdk.startSession();
+    });
+    sdk.scheduleInterval();
+    void sdk.firstLaunch();
+    void sdk.send();
+    return sdk;
+  }
+
+  /**
+   * Tracks an event: it gets its event_id now and is on the device before the promise resolves,
+   * so no retry, crash or reload can double it or lose it. Resolves with the id, or undefined when
+   * nothing is measured (opted out, or consent refused or pending without queueing).
+   */
+  track(name: string, options: TrackOptions = {}): Promise<string | undefined> {
+    return this.serial(async () => {
+      if (!this.measuring(true)) return undefined;
+      const fields: Record<string, unknown> = {};
+      if (options.revenue !== undefined) {
+        if (options.currency !== undefined) Object.assign(fields, { revenue: options.revenue, currency: options.currency });
+        else fields.revenue_usd = options.revenue;
+      }
+      if (options.params) fields.properties = { ...options.params };
+      this.state = this.withEvent(this.state, name, fields);
+      await this.save();
+      const id = this.state.queue.at(-1)?.event_id;
+      // In the background no periodic send runs, and the platform may suspend the app at any moment: send at once.
+      if (this.background || this.state.queue.length >= this.settings.batchSize) void this.send();
+      return id;
+    });
+  }
+
+  /** The app was opened by a link (a Universal Link, an App Link, or a URL with the link's click id): a `deep_link_open` event. */
+  openedByLink(url: string): Promise<string | undefined> {
+    const { linkId, clickId } = linkOf(url);
+    return this.track('deep_link_open', { params: { ...(linkId && { link_id: linkId }), ...(clickId && { click_id: clickId }) } });
+  }
+
+  /** Sends what waits now (still one request at a time, and not before a backoff ends). */
+  async flush(): Promise<void> {
+    await this.send();
+  }
+
+  /** The app came to the foreground: a new session after the timeout, and the periodic send again. */
+  async onForeground(): Promise<void> {
+    this.background = false;
+    await this.serial(() => this.startSession());
+    this.scheduleInterval();
+    void this.send();
+  }
+
+  /** The app went to the background: its time is kept for the session rule, and what waits is sent at once. */
+  async onBackground(): Promise<void> {
+    this.background = true;
+    this.cancelInterval?.();
+    this.cancelInterval = undefined;
+    await this.serial(async () => {
+      this.state = { ...this.state, session: { ...this.state.session, last_active_ms: this.ports.scheduler.now() } };
+      await this.save();
+    });
+    await this.send();
+  }
+
+  /** Grants or refuses measurement (with requireConsent). Refused, what waits is dropped. */
+  async setConsent(granted: boolean): Promise<void> {
+    await this.serial(async () => {
+      this.state = granted ? { ...this.state, consent: true } : { ...dequeued(this.state, idsOf(this.state.queue)), consent: false };
+      await this.save();
+    });
+    if (granted) {
+      void this.firstLaunch();
+      void this.send();
+    }
+  }
+
+  /** Stops measuring on this device for good: nothing more is queued or sent, and what waits is dropped. */
+  async optOut(): Promise<void> {
+    await this.serial(async () => {
+      this.state = { ...dequeued(this.state, idsOf(this.state.queue)), opted_out: true };
+      await this.save();
+    });
+  }
+
+  /**
+   * Asks the service to delete this install's data (POST /privacy/delete), retried until it
+   * answers 202, then stops measuring and forgets the queue. Resolves once the service took it.
+   */
+  async forgetMe(): Promise<void> {
+    await this.optOut();
+    for (let failures = 1; !this.stopped; failures++) {
+      const outcome = await this.post('/privacy/delete', { install_uuid: this.state.install_uuid }, false).catch(() => undefined);
+      if (outcome?.status === 202) return;
+      if (outcome && outcome.status !== 429 && outcome.status < 500) {
+        this.config.onError?.('forget_refused', `POST /privacy/delete answered ${outcome.status}`);
+        return;
+      }
+      await this.wait(backoffMs(failures, this.ports.platform.random(), this.settings.backoff, outcome?.headers['retry-after']));
+    }
+  }
+
+  diagnostics(): Diagnostics {
+    return {
+      installUuid: this.state.install_uuid,
+      queued: this.state.queue.length,
+      queuedBytes: this.state.queue_bytes,
+      dropped: this.state.dropped,
+      paused: this.paused,
+      sessionCount: this.state.session.count,
+    };
+  }
+
+  /** Stops the timers (a test, or an app tearing the SDK down); what waits stays on the device. */
+  stop(): void {
+    this.stopped = true;
+    this.cancelInterval?.();
+    this.cancelRetry?.();
+  }
+
+  // The machine.
+
+  private serial<T>(operation: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(operation, operation);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async save(): Promise<void> {
+    await this.ports.storage.set(STATE_KEY, JSON.stringify(this.state));
+  }
+
+  /** Whether events are measured now; `queueing`: whether they may be queued (before consent, when allowed). */
+  private measuring(queueing = false): boolean {
+    if (this.state.opted_out) return false;
+    if (!this.config.requireConsent || this.state.consent === true) return true;
+    return queueing && this.state.consent === undefined && this.settings.queueBeforeConsent;
+  }
+
+  private withEvent(state: SdkState, name: string, fields: Record<string, unknown>): SdkState {
+    const event: QueuedEvent = {
+      event_id: this.ports.platform.randomUuid(),
+      event_name: name,
+      install_uuid: state.install_uuid,
+      ts_ms: this.ports.scheduler.now(),
+      ...(this.ports.platform.platform && { platform: this.ports.platform.platform }),
+      ...fields,
+    };
+    return enqueued(state, event, this.settings.bounds);
+  }
+
+  private async startSession(): Promise<void> {
+    const now = this.ports.scheduler.now();
+    const { count, last_active_ms } = this.state.session;
+    if (count > 0 && now - last_active_ms < this.settings.sessionTimeoutMs) return;
+    this.state = { ...this.state, session: { count: count + 1, last_active_ms: now } };
+    if (this.measuring(true)) {
+      this.state = this.withEvent(this.state, 'session_start', { properties: { session_count: count + 1 } });
+    }
+    await this.save();
+  }
+
+  private scheduleInterval(): void {
+    if (this.stopped || this.cancelInterval) return;
+    this.cancelInterval = this.ports.scheduler.setTimeout(() => {
+      this.cancelInterval = undefined;
+      void this.send();
+      this.scheduleInterval();
+    }, this.settings.flushIntervalMs);
+  }
+
+  /** The sender: one request in flight, batches from the head of the queue until it is empty or a failure waits. */
+  private async send(): Promise<void> {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      for (;;) {
+        const batch = await this.serial(async () => this.nextBatch());
+        if (!batch) return;
+        const outcome = await this.attempt(batch);
+        const more = await this.serial(() => this.settle(batch, outcome));
+        if (!more) return;
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  private nextBatch(): QueuedEvent[] | undefined {
+    if (this.stopped || this.paused || !this.measuring() || this.state.queue.length === 0) return undefined;
+    if (this.ports.scheduler.now() < this.retryAt) return undefined;
+    return this.state.queue.slice(0, this.settings.batchSize);
+  }
+
+  /** One attempt: stamped and signed now (the service corrects event times by its stamp), the answer read. */
+  private async attempt(batch: readonly QueuedEvent[]): Promise<Outcome> {
+    let response: Awaited<ReturnType<NetworkPort>>;
+    try {
+      response = await this.post(
+        '/event',
+        { events: batch, sent_at_ms: this.ports.scheduler.now() },
+        batch.length >= this.settings.gzipFrom,
+      );
+    } catch {
+      return { kind: 'retry' };
+    }
+    if (response.status === 200) {
+      const results = resultsOf(response.body);
+      return results ? { kind: 'answered', results } : { kind: 'retry' };
+    }
+    if (response.status === 429 || response.status >= 500) return { kind: 'retry', retryAfter: response.headers['retry-after'] };
+    if (response.status === 401) return { kind: 'unauthorized', detail: errorOf(response.body) };
+    return { kind: 'refused', detail: `${response.status} ${errorOf(response.body)}` };
+  }
+
+  /** Applies an attempt's outcome to the state; true when the sender may go on at once. */
+  private async settle(batch: readonly QueuedEvent[], outcome: Outcome): Promise<boolean> {
+    switch (outcome.kind) {
+      case 'answered': {
+        this.failures = 0;
+        const byId = new Map(batch.map((event) => [event.event_id, event]));
+        // The whole batch is answered: every event of it leaves the queue, accepted or rejected.
+        this.state = dequeued(this.state, new Set(byId.keys()));
+        await this.save();
+        for (const result of outcome.results) {
+          const event = byId.get(result.event_id);
+          if (result.status === 'rejected' && event) {
+            this.config.onEventRejected?.({
+              event_id: event.event_id,
+              event_name: event.event_name,
+              reason: result.reason ?? 'unknown',
+              field: result.field,
+            });
+          }
+        }
+        return true;
+      }
+      case 'unauthorized':
+        // Wrong keys or secret: sending more would be refused the same way. The queue is kept for a build that fixes them.
+        this.paused = true;
+        this.config.onError?.('unauthorized', outcome.detail);
+        return false;
+      case 'refused': {
+        const refusals = this.state.head_refusals + 1;
+        if (refusals >= this.settings.maxBatchRefusals) {
+          this.state = { ...dequeued(this.state, idsOf(batch)), dropped: this.state.dropped + batch.length };
+          await this.save();
+          this.config.onError?.('batch_dropped', `${batch.length} events refused as a batch ${refusals} times: ${outcome.detail}`);
+          return true;
+        }
+        this.state = { ...this.state, head_refusals: refusals };
+        await this.save();
+        this.config.onError?.('bad_answer', outcome.detail);
+        this.scheduleRetry();
+        return false;
+      }
+      case 'retry':
+        this.scheduleRetry(outcome.retryAfter);
+        return false;
+    }
+  }
+
+  private scheduleRetry(retryAfter?: string): void {
+    this.failures++;
+    const delay = backoffMs(this.failures, this.ports.platform.random(), this.settings.backoff, retryAfter);
+    this.retryAt = this.ports.scheduler.now() + delay;
+    this.cancelRetry?.();
+    if (this.stopped) return;
+    this.cancelRetry = this.ports.scheduler.setTimeout(() => {
+      this.cancelRetry = undefined;
+      void this.send();
+    }, delay);
+  }
+
+  /** The first-launch answer (POST /sdk/v1/attribution), asked until the service gives one, then kept. */
+  private async firstLaunch(): Promise<void> {
+    const known = this.state.first_launch;
+    if (known) {
+      this.config.onAttribution?.(known);
+      return;
+    }
+    if (!this.measuring()) return;
+    const signals = this.state.install_signals;
+    const body = {
+      install_uuid: this.state.install_uuid,
+      platform: this.ports.platform.kind,
+      app_version: this.ports.platform.appVersion,
+      sdk_version: this.settings.sdkVersion,
+      ...signals,
+    };
+    let response: Awaited<ReturnType<NetworkPort>> | undefined;
+    try {
+      response = await this.post('/sdk/v1/attribution', body, false, this.settings.firstLaunchTimeoutMs);
+    } catch {
+      return; // Asked again at the next start or consent.
+    }
+    const answer = response.status === 200 ? answerOf(response.body) : undefined;
+    if (!answer) return;
+    await this.serial(async () => {
+      this.state = { ...this.state, first_launch: answer };
+      await this.save();
+    });
+    this.config.onAttribution?.(answer);
+    if (answer.deep_link) this.config.onDeepLink?.(answer.deep_link);
+  }
+
+  private post(path: string, payload: unknown, gzip: boolean, timeoutMs = 30_000) {
+    const { body, headers } = signedBody(this.config, payload, { gzip, sdkVersion: this.settings.sdkVersion });
+    // No URL class: React Native's is incomplete without a polyfill.
+    return this.ports.network({ url: `${this.config.baseUrl.replace(/\/+$/, '')}${path}`, method: 'POST', headers, body, timeoutMs });
+  }
+
+  private wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.ports.scheduler.setTimeout(resolve, ms);
+    });
+  }
+}
+
+const idsOf = (events: readonly QueuedEvent[]) => new Set(events.map((event) => event.event_id));
+
+function resultsOf(text: string): Extract<Outcome, { kind: 'answered' }>['results'] | undefined {
+  try {
+    const body = JSON.parse(text) as { results?: unknown };
+    return Array.isArray(body.results) ? (body.results as Extract<Outcome, { kind: 'answered' }>['results']) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorOf(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown };
+    return typeof body.error === 'string' ? body.error : 'no error code';
+  } catch {
+    return 'no error code';
+  }
+}
+
+function answerOf(text: string): FirstLaunchAnswer | undefined {
+  try {
+    const body = JSON.parse(text) as Partial<FirstLaunchAnswer>;
+    if (body.status !== 'found' && body.status !== 'not_found') return undefined;
+    return {
+      status: body.status,
+      attribution: body.attribution ?? null,
+      deep_link: body.deep_link ?? null,
+      ...(body.reason && { reason: body.reason }),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The link id (`/l/{link_id}`) and click id (`click_id` query parameter) a link URL carries, if any. */
+export function linkOf(url: string): { linkId?: string; clickId?: string } {
+  const [beforeFragment = ''] = url.split('#');
+  const [path = '', query = ''] = beforeFragment.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, '').split('?');
+  const linkId = /^\/l\/([A-Za-z0-9_-]{1,64})\/?$/.exec(path)?.[1];
+  const rawClickId = query
+    .split('&')
+    .map((pair) => pair.split('='))
+    .find(([name]) => name === 'click_id')?.[1];
+  let clickId: string | undefined;
+  try {
+    clickId = rawClickId === undefined ? undefined : decodeURIComponent(rawClickId);
+  } catch {
+    clickId = undefined;
+  }
+  return { ...(linkId && { linkId }), ...(clickId && /^[A-Za-z0-9._:-]{1,128}$/.test(clickId) && { clickId }) };
+}
