@@ -375,8 +375,20 @@ async function apply(
       }
     }),
   );
+  // A mark whose answer was lost may have landed: then the apply includes an object this invocation
+  // does not know of, and a replay writes the rows of every object marked with its stamp. Rows
+  // written here under that stamp would refuse the replay's write, and the lost object's share of
+  // them with it (issue 35, item 1). So no row is written: the apply is left open, the lane given
+  // back, and the objects marked come back in a moment to replay it whole.
+  if (!whole) {
+    await ports.ledger.release(lane.lane, holder).catch(() => undefined);
+    for (const { id, message } of included)
+      outcomes.set(id, { id, kind: 'busy', auditKey: message.audit_key, retryInSeconds: NO_LANE_RETRY_SECONDS });
+    if (elsewhere.length > 0) await concurrentOutcomes(ports, elsewhere, outcomes, nowMs);
+    return;
+  }
   // Objects another delivery included first are in that apply's stream objects, not in these.
-  if (whole && stream && elsewhere.some(({ object }) => object.stream.length > 0)) {
+  if (stream && elsewhere.some(({ object }) => object.stream.length > 0)) {
     const tokens = new Set(included.map((object) => object.token));
     const apps = new Set(elsewhere.map(({ object }) => object.message.app_id));
     try {
