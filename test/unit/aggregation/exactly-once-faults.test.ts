@@ -5,8 +5,10 @@
 
 import { type DeliveryOutcome, isRetried } from '../../../functions/domain/aggregation/aggregate';
 import { tokenOf } from '../../../functions/domain/aggregation/lease';
-import { LEASE_MS, T0, world } from './world';
+import { click, LEASE_MS, T0, world } from './world';
 
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const event = (n: number, id: string, name: string, tsMs: number, extra: object = {}) => ({
   event_id: id,
@@ -54,5 +56,79 @@ describe('a mark that landed but whose answer was lost (issue 35, item 1)', () =
     expect(w.table().events).toEqual({ '2026-06-01|level': { events: 3, unique_installs: 3 } });
     // Each event once in the stream too.
     expect(w.streamEvents().map((e) => e.event_id)).toEqual(['e-1', 'e-2', 'e-3']);
+  });
+});
+
+describe('held events under two installs of one install_uuid (issue 35, item 2)', () => {
+  // A purchase of uuid 1 arrives before any install and is held. Then two installs of the uuid:
+  // i (organic, at T0), whose object claims the `first` mark, and j (a click's, an hour later).
+  // Whatever the interleaving, i is the first install: the purchase counts under i's partner,
+  // retains i's cohort on day 1, and the stream marks i alone as the first.
+  const setUp = () => {
+    const w = world();
+    w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, partner: 'meta' }));
+    w.clock.now = T0 + 2 * DAY;
+    const purchase = w.upload([event(1, 'e-1', 'purchase', T0 + DAY + 5, { revenue_usd: 2 })]);
+    const i = w.upload([{ ...event(1, 'i-1', 'install', T0), platform: 'ios' }]);
+    const j = w.upload([{ ...event(1, 'i-1b', 'install', T0 + HOUR), platform: 'ios', attribution: { click_id: 'c1' } }]);
+    return { w, purchase, i, j };
+  };
+
+  /** The ports with i's object stopped right after its `first` mark is written, until `resume()` settles. */
+  const stoppedAfterFirstMark = (w: World, i: string, resume: () => Promise<void>) => {
+    const token = tokenOfBody(i);
+    const claimItem = w.installs.claimItem.bind(w.installs);
+    let marked!: () => void;
+    const firstMarked = new Promise<void>((resolve) => {
+      marked = resolve;
+    });
+    const ports = {
+      ...w.ports,
+      installs: Object.assign(Object.create(w.installs), {
+        claimItem: async <T extends { pk: string; sk: string }>(item: T): Promise<T> => {
+          const stored = await claimItem(item);
+          if (item.sk === 'first' && (item as unknown as { owner: string }).owner === token) {
+            marked();
+            await resume();
+          }
+          return stored;
+        },
+      }),
+    };
+    return { ports, firstMarked };
+  };
+
+  const expectHeldPurchaseOnTheFirstInstall = (w: World) => {
+    expect(w.table().revenue).toEqual({ '2026-06-02|organic': { purchases: 1, revenue_micros: 2_000_000, payers: 1 } });
+    expect(w.table().cohorts).toEqual({ '2026-06-01': { installs: 2, d1: 1 } });
+    const installs = w.stream.lines().filter((line) => line.install !== undefined);
+    expect(installs.filter((line) => line.install?.first).map((line) => line.event.event_id)).toEqual(['i-1']);
+  };
+
+  it('applies them to the install the first mark names when its delivery died after the mark and the other install came first', async () => {
+    const { w, purchase, i, j } = setUp();
+    expect((await w.deliver([purchase])).map((o) => o.kind)).toEqual(['counted']);
+    const dead = stoppedAfterFirstMark(w, i, () => Promise.reject(new Error('killed after the first mark (injected)')));
+    expect((await w.deliver([i], dead.ports)).map((o) => o.kind)).toEqual(['failed']);
+    expect((await w.deliver([j])).map((o) => o.kind)).toEqual(['counted']);
+    w.clock.now += LEASE_MS + 1;
+    expect((await w.deliver([i])).map((o) => o.kind)).toEqual(['counted']);
+    expectHeldPurchaseOnTheFirstInstall(w);
+  });
+
+  it('applies them to the install the first mark names when it is slow and the other install is counted meanwhile', async () => {
+    const { w, purchase, i, j } = setUp();
+    expect((await w.deliver([purchase])).map((o) => o.kind)).toEqual(['counted']);
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const slow = stoppedAfterFirstMark(w, i, () => resumed);
+    const first = w.deliver([i], slow.ports);
+    await slow.firstMarked;
+    expect((await w.deliver([j])).map((o) => o.kind)).toEqual(['counted']);
+    resume();
+    expect((await first).map((o) => o.kind)).toEqual(['counted']);
+    expectHeldPurchaseOnTheFirstInstall(w);
   });
 });
