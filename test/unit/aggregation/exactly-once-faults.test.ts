@@ -3,9 +3,11 @@
 // fault of the kind it names: a write that lands and then answers an error, a delivery that dies
 // at a chosen step, two invocations in a chosen interleaving.
 
-import { type DeliveryOutcome, isRetried } from '../../../functions/domain/aggregation/aggregate';
-import { tokenOf } from '../../../functions/domain/aggregation/lease';
-import { click, LEASE_MS, T0, world } from './world';
+import { aggregateDeliveries, type DeliveryOutcome, isRetried, settleStaleLanes } from '../../../functions/domain/aggregation/aggregate';
+import { LanePicker } from '../../../functions/domain/aggregation/lanes';
+import { LANES, tokenOf } from '../../../functions/domain/aggregation/lease';
+import { STREAM_SETTLE_MS, watermarkOf } from '../../../functions/domain/raw-data/watermark';
+import { APP, click, LEASE_MS, T0, world } from './world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -130,5 +132,36 @@ describe('held events under two installs of one install_uuid (issue 35, item 2)'
     resume();
     expect((await first).map((o) => o.kind)).toEqual(['counted']);
     expectHeldPurchaseOnTheFirstInstall(w);
+  });
+});
+
+describe('an apply whose invocation died before its first mark (issue 35, item 4)', () => {
+  it("is taken over once its lease has run out, so the app's stream is held back no longer than the lease", async () => {
+    const w = world();
+    const body = w.upload([event(1, 'e-1', 'level', T0 + 1)]);
+    const opened = w.clock.now;
+    // The invocation takes lane 0 and dies writing its stream object: nothing else is written.
+    const killed = () => Promise.reject(new Error('killed (injected)'));
+    const dying = {
+      ...w.ports,
+      stream: Object.assign(Object.create(w.stream), { put: killed }),
+      ledger: Object.assign(Object.create(w.ledger), { release: killed }),
+    };
+    const options = (lanes: LanePicker) => ({ nowMs: () => w.clock.now, leaseMs: LEASE_MS, lanes });
+    expect((await aggregateDeliveries(dying, [{ id: 'm0', body }], options(new LanePicker(0)))).map((o) => o.kind)).toEqual(['failed']);
+    // Its object comes back and is counted on another lane; nothing takes lane 0 meanwhile.
+    w.clock.now += 30_000;
+    expect((await aggregateDeliveries(w.ports, [{ id: 'm0', body }], options(new LanePicker(5)))).map((o) => o.kind)).toEqual(['counted']);
+    const watermark = async () =>
+      watermarkOf((await w.ledger.lanes(Array.from({ length: LANES }, (_, n) => n))).values(), w.clock.now, APP);
+    expect(await watermark()).toBe(opened);
+
+    // While the dead apply's lease holds, it is left alone; once it has run out it is replayed and closed.
+    expect(await settleStaleLanes(w.ports, { nowMs: () => w.clock.now, leaseMs: LEASE_MS })).toEqual([]);
+    w.clock.now = opened + LEASE_MS + 1;
+    expect(await settleStaleLanes(w.ports, { nowMs: () => w.clock.now, leaseMs: LEASE_MS })).toEqual([0]);
+    expect(await watermark()).toBe(w.clock.now - STREAM_SETTLE_MS);
+    expect(w.table().events).toEqual({ '2026-06-01|level': { events: 1, unique_installs: 1 } });
+    expect(w.streamEvents().map((e) => e.event_id)).toEqual(['e-1']);
   });
 });
