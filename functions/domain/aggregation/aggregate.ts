@@ -18,6 +18,7 @@ import { applyJournals, LanePicker, replay, takeLane, type UsageCounter } from '
 import {
   type AggregationLedger,
   type Journal,
+  LANES,
   type LaneState,
   type ObjectMark,
   type Stamp,
@@ -242,11 +243,34 @@ async function alreadyApplied(
   return fresh;
 }
 
+/**
+ * Takes over every lane whose open apply no live invocation holds (its lease has run out, or its
+ * holder gave it back) and replays it, as the lane's next holder would (issue 35, item 4). Without
+ * it, an apply whose invocation died before its first mark stays open until some invocation
+ * happens to take that lane (its objects come back and are counted on others), and holds the
+ * stream of its apps at its opening time (functions/domain/raw-data/watermark.ts) as long. Run on a
+ * schedule, it bounds that to the lease plus the schedule's period. Returns the lanes settled.
+ */
+export async function settleStaleLanes(
+  ports: AggregationPorts,
+  options: Pick<AggregateOptions, 'nowMs' | 'leaseMs' | 'holder'>,
+): Promise<number[]> {
+  const holder = options.holder ?? randomBytes(8).toString('hex');
+  const states = await ports.ledger.lanes(Array.from({ length: LANES }, (_, lane) => lane));
+  const nowMs = options.nowMs();
+  const stale = [...states.values()].filter((state) => state.seq > state.applied && state.leaseUntilMs < nowMs);
+  const settled: number[] = [];
+  for (const { lane } of stale) {
+    if ((await settleLane(ports, lane, { ...options, holder })) === true) settled.push(lane);
+  }
+  return settled;
+}
+
 /** Takes another invocation's lane to finish what it left open: true when done, the lease that holds it otherwise. */
 async function settleLane(
   ports: AggregationPorts,
   lane: number,
-  options: AggregateOptions & { readonly holder: string },
+  options: Pick<AggregateOptions, 'nowMs' | 'leaseMs'> & { readonly holder: string },
 ): Promise<true | { leaseUntilMs: number } | Error> {
   const { holder } = options;
   const nowMs = options.nowMs();
