@@ -3,11 +3,13 @@
 // fault of the kind it names: a write that lands and then answers an error, a delivery that dies
 // at a chosen step, two invocations in a chosen interleaving.
 
+import fc from 'fast-check';
+import type { AggregationPorts } from '../../../functions/domain/aggregation/aggregate';
 import { aggregateDeliveries, type DeliveryOutcome, isRetried, settleStaleLanes } from '../../../functions/domain/aggregation/aggregate';
 import { LanePicker } from '../../../functions/domain/aggregation/lanes';
 import { LANES, tokenOf } from '../../../functions/domain/aggregation/lease';
 import { STREAM_SETTLE_MS, watermarkOf } from '../../../functions/domain/raw-data/watermark';
-import { APP, click, LEASE_MS, T0, world } from './world';
+import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -163,5 +165,138 @@ describe('an apply whose invocation died before its first mark (issue 35, item 4
     expect(await watermark()).toBe(w.clock.now - STREAM_SETTLE_MS);
     expect(w.table().events).toEqual({ '2026-06-01|level': { events: 1, unique_installs: 1 } });
     expect(w.streamEvents().map((e) => e.event_id)).toEqual(['e-1']);
+  });
+});
+
+/**
+ * The ports with the answer of their `lost`-th write (from 1) lost after the write was made: the
+ * caller gets an error, the store keeps the write, and every other call goes through (a timeout,
+ * or a 5xx after the write applied, with the SDK's retries used up).
+ */
+function losingAnswer(ports: AggregationPorts, lost: number): AggregationPorts {
+  let writes = 0;
+  const counted = failingAfter(ports, Number.POSITIVE_INFINITY).ports;
+  const wrap =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const result = await fn(...args);
+      if (++writes === lost) throw Object.assign(new Error('answer lost after the write (injected)'), { name: 'TimeoutError' });
+      return result;
+    };
+  const { installs, ledger, rows } = ports;
+  return {
+    ...counted,
+    installs: {
+      ...counted.installs,
+      claimItem: wrap(installs.claimItem.bind(installs)),
+      claimAttributes: wrap(installs.claimAttributes.bind(installs)),
+      replaceHead: wrap(installs.replaceHead.bind(installs)),
+    } as AggregationPorts['installs'],
+    ledger: {
+      ...counted.ledger,
+      include: wrap(ledger.include.bind(ledger)),
+      void: wrap(ledger.void.bind(ledger)),
+      take: wrap(ledger.take.bind(ledger)),
+      reserveAfter: wrap(ledger.reserveAfter.bind(ledger)),
+      settle: wrap(ledger.settle.bind(ledger)),
+      release: wrap(ledger.release.bind(ledger)),
+    },
+    rows: { add: wrap(rows.add.bind(rows)), refreshPages: wrap(rows.refreshPages.bind(rows)) },
+  };
+}
+
+describe('the aggregation under the faults of issue 35', () => {
+  it('counts every event once, and each install_uuid one first install that alone takes its held events, whatever dies or loses its answer', async () => {
+    const eventArb = fc.record({
+      install: fc.integer({ min: 1, max: 2 }),
+      id: fc.integer({ min: 1, max: 3 }),
+      kind: fc.constantFrom('install', 'purchase', 'session'),
+    });
+    // Per delivery: none, the store dying after some writes, or the answer of one write lost.
+    const faultArb = fc.option(
+      fc.oneof(
+        fc.record({ kind: fc.constant('dies' as const), at: fc.integer({ min: 0, max: 30 }) }),
+        fc.record({ kind: fc.constant('loses' as const), at: fc.integer({ min: 1, max: 30 }) }),
+      ),
+      { nil: undefined, freq: 2 },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(eventArb, { minLength: 1, maxLength: 3 }), { minLength: 2, maxLength: 5 }),
+        fc.array(faultArb, { minLength: 5, maxLength: 5 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (objects, faults, per) => {
+          const w = world();
+          w.clock.now = T0 + 3 * DAY;
+          const sent: { install_uuid: string; event_id: string; event_name: string; revenue_usd?: number }[] = [];
+          const bodies = objects.map((events, n) => {
+            const batch = events
+              .map((e) =>
+                e.kind === 'install'
+                  ? { ...event(e.install, `i-${e.install}-${e.id}`, 'install', T0 + e.id * HOUR), platform: 'ios' }
+                  : event(
+                      e.install,
+                      `${e.kind}-${e.install}-${e.id}`,
+                      e.kind,
+                      T0 + DAY + e.id * HOUR,
+                      e.kind === 'purchase' ? { revenue_usd: e.id } : {},
+                    ),
+              )
+              .filter((e, i, all) => all.findIndex((o) => o.event_id === e.event_id) === i);
+            sent.push(...batch);
+            return w.upload(batch, { body: `object ${n}` });
+          });
+          // `per` objects a delivery, each delivery with its fault; then every one not done comes back.
+          let pending: string[] = [];
+          for (let i = 0, d = 0; i < bodies.length; i += per, d++) {
+            const slice = bodies.slice(i, i + per);
+            const fault = faults[d];
+            const ports =
+              fault === undefined
+                ? w.ports
+                : fault.kind === 'dies'
+                  ? failingAfter(w.ports, fault.at).ports
+                  : losingAnswer(w.ports, fault.at);
+            const outcomes = await w.deliver(slice, ports);
+            pending.push(...slice.filter((_, j) => isRetried(outcomes[j] as DeliveryOutcome)));
+          }
+          for (let round = 0; round < 6 && pending.length > 0; round++) {
+            w.clock.now += LEASE_MS + 1;
+            const outcomes = await w.deliver(pending);
+            pending = pending.filter((_, j) => isRetried(outcomes[j] as DeliveryOutcome));
+          }
+          expect(pending).toEqual([]);
+
+          // Oracle, independent of the order things were counted in: distinct identities.
+          // An identity sent again is the same event (ids name their kind, so a copy is the same event).
+          const distinct = new Map<string, (typeof sent)[number]>();
+          for (const e of sent) if (!distinct.has(`${e.install_uuid}|${e.event_id}`)) distinct.set(`${e.install_uuid}|${e.event_id}`, e);
+          const events = [...distinct.values()];
+          const installed = new Set(events.filter((e) => e.event_name === 'install').map((e) => e.install_uuid));
+          const total = (family: Record<string, Record<string, number>>, counter: string) =>
+            Object.values(family).reduce((sum, row) => sum + (row[counter] ?? 0), 0);
+          const table = w.table();
+          expect(total(table.events, 'events')).toBe(events.length);
+          expect(total(table.attribution, 'installs')).toBe(events.filter((e) => e.event_name === 'install').length);
+          expect(total(table.attribution, 'reinstalls')).toBe(events.filter((e) => e.event_name === 'install').length - installed.size);
+          // Every purchase of an install_uuid that has an install counts its revenue once.
+          const paid = events.filter((e) => e.event_name === 'purchase' && installed.has(e.install_uuid));
+          expect(total(table.revenue, 'purchases')).toBe(paid.length);
+          expect(total(table.revenue, 'revenue_micros')).toBe(paid.reduce((sum, e) => sum + (e.revenue_usd ?? 0) * 1e6, 0));
+          // The stream: each event once; each install_uuid's one first install, the one its mark names.
+          const identities = w.streamEvents().map((e) => `${e.install_uuid}|${e.event_id}`);
+          expect(identities.sort()).toEqual([...distinct.keys()].sort());
+          for (const installUuid of installed) {
+            const mark = await w.installs.get<{ member: string }>(`${APP}#${installUuid}`, 'first');
+            const firsts = w.stream
+              .lines()
+              .filter((line) => line.install?.first && line.event.install_uuid === installUuid)
+              .map((line) => line.event.event_id);
+            expect(firsts).toEqual([mark?.member]);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });
