@@ -554,10 +554,12 @@ class InstallRun {
   }
 
   /**
-   * The head names the install counted last. Only when two install events of the uuid race does
-   * the later one by time win, so that the head never goes back to an older install.
+   * The head names the current install: the latest in time of those counted (issue 35), so an
+   * older install counted late (a late batch, an offline SDK) never becomes current, and events
+   * after it count against the newer one. A tie in time goes to the one counted last.
    */
   private async moveHead(head: InstallHead, expected: string | undefined): Promise<void> {
+    if (this.head && this.head.member !== head.member && this.head.ts_ms > head.ts_ms) return;
     let expectedMember = expected;
     for (let attempt = 0; attempt < 5; attempt++) {
       if (await this.ports.installs.replaceHead(head, expectedMember)) break;
