@@ -289,7 +289,12 @@ class InstallRun {
         revenue_usd: event.raw.revenueUsd,
         platform: event.platform ?? null,
         properties: event.raw.properties,
-        country: (install?.decision ?? (attribution ? await this.decisionOf(attribution.install_event_id) : undefined))?.country ?? null,
+        // The matched click's country, else the viewer country of the request that carried the
+        // event (docs/raw-data.md; issue 35), as the performance report counts an organic install.
+        country:
+          (install?.decision ?? (attribution ? await this.decisionOf(attribution.install_event_id) : undefined))?.country ??
+          event.country ??
+          null,
         attribution: attribution ?? null,
       },
       ...(install ? { install } : {}),
