@@ -169,18 +169,18 @@ describe('an apply whose invocation died before its first mark (issue 35, item 4
 });
 
 /**
- * The ports with the answer of their `lost`-th write (from 1) lost after the write was made: the
- * caller gets an error, the store keeps the write, and every other call goes through (a timeout,
- * or a 5xx after the write applied, with the SDK's retries used up).
+ * The ports with `after` run once the `at`-th write (from 1) has been made, before its answer: it
+ * can lose the answer (throw: a timeout, or a 5xx after the write applied, with the SDK's retries
+ * used up) or hold it (a slow writer). Every other call goes through.
  */
-function losingAnswer(ports: AggregationPorts, lost: number): AggregationPorts {
+function afterWrite(ports: AggregationPorts, at: number, after: () => Promise<void>): AggregationPorts {
   let writes = 0;
   const counted = failingAfter(ports, Number.POSITIVE_INFINITY).ports;
   const wrap =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       const result = await fn(...args);
-      if (++writes === lost) throw Object.assign(new Error('answer lost after the write (injected)'), { name: 'TimeoutError' });
+      if (++writes === at) await after();
       return result;
     };
   const { installs, ledger, rows } = ports;
@@ -205,18 +205,44 @@ function losingAnswer(ports: AggregationPorts, lost: number): AggregationPorts {
   };
 }
 
+const losingAnswer = (ports: AggregationPorts, at: number) =>
+  afterWrite(ports, at, () => Promise.reject(Object.assign(new Error('answer lost after the write (injected)'), { name: 'TimeoutError' })));
+
+/** The ports holding the answer of their `at`-th write until `resume()`; `reached` settles when it is held. */
+function slowAt(ports: AggregationPorts, at: number) {
+  let resume!: () => void;
+  const resumed = new Promise<void>((resolve) => {
+    resume = resolve;
+  });
+  let reach!: () => void;
+  const reached = new Promise<void>((resolve) => {
+    reach = resolve;
+  });
+  return {
+    ports: afterWrite(ports, at, () => {
+      reach();
+      return resumed;
+    }),
+    reached,
+    resume,
+  };
+}
+
 describe('the aggregation under the faults of issue 35', () => {
-  it('counts every event once, and each install_uuid one first install that alone takes its held events, whatever dies or loses its answer', async () => {
+  it('counts every event once, and each install_uuid one first install that alone takes its held events, whatever dies, loses its answer or is slow', async () => {
     const eventArb = fc.record({
       install: fc.integer({ min: 1, max: 2 }),
       id: fc.integer({ min: 1, max: 3 }),
       kind: fc.constantFrom('install', 'purchase', 'session'),
     });
-    // Per delivery: none, the store dying after some writes, or the answer of one write lost.
+    // Per delivery: none, the store dying after some writes (between the lane's take and the first
+    // mark among them), the answer of one write lost, or one write's answer held while the next
+    // delivery runs whole (a slow writer).
     const faultArb = fc.option(
       fc.oneof(
         fc.record({ kind: fc.constant('dies' as const), at: fc.integer({ min: 0, max: 30 }) }),
         fc.record({ kind: fc.constant('loses' as const), at: fc.integer({ min: 1, max: 30 }) }),
+        fc.record({ kind: fc.constant('slow' as const), at: fc.integer({ min: 1, max: 30 }) }),
       ),
       { nil: undefined, freq: 2 },
     );
@@ -248,17 +274,30 @@ describe('the aggregation under the faults of issue 35', () => {
           });
           // `per` objects a delivery, each delivery with its fault; then every one not done comes back.
           let pending: string[] = [];
-          for (let i = 0, d = 0; i < bodies.length; i += per, d++) {
-            const slice = bodies.slice(i, i + per);
+          const slices = Array.from({ length: Math.ceil(bodies.length / per) }, (_, d) => bodies.slice(d * per, (d + 1) * per));
+          const portsOf = (d: number) => {
             const fault = faults[d];
-            const ports =
-              fault === undefined
-                ? w.ports
-                : fault.kind === 'dies'
-                  ? failingAfter(w.ports, fault.at).ports
-                  : losingAnswer(w.ports, fault.at);
+            if (fault === undefined || fault.kind === 'slow') return w.ports;
+            return fault.kind === 'dies' ? failingAfter(w.ports, fault.at).ports : losingAnswer(w.ports, fault.at);
+          };
+          const deliver = async (d: number, ports: AggregationPorts) => {
+            const slice = slices[d] as string[];
             const outcomes = await w.deliver(slice, ports);
             pending.push(...slice.filter((_, j) => isRetried(outcomes[j] as DeliveryOutcome)));
+          };
+          for (let d = 0; d < slices.length; d++) {
+            const fault = faults[d];
+            if (fault?.kind !== 'slow') {
+              await deliver(d, portsOf(d));
+              continue;
+            }
+            // The slow delivery holds one write's answer while the next delivery runs whole.
+            const slow = slowAt(w.ports, fault.at);
+            const running = deliver(d, slow.ports);
+            await Promise.race([slow.reached, running]);
+            if (d + 1 < slices.length) await deliver(++d, portsOf(d));
+            slow.resume();
+            await running;
           }
           for (let round = 0; round < 6 && pending.length > 0; round++) {
             w.clock.now += LEASE_MS + 1;
@@ -266,6 +305,11 @@ describe('the aggregation under the faults of issue 35', () => {
             pending = pending.filter((_, j) => isRetried(outcomes[j] as DeliveryOutcome));
           }
           expect(pending).toEqual([]);
+          // An apply a dead invocation left open with no mark is taken over once its lease has run out.
+          w.clock.now += LEASE_MS + 1;
+          await settleStaleLanes(w.ports, { nowMs: () => w.clock.now, leaseMs: LEASE_MS });
+          const lanes = await w.ledger.lanes(Array.from({ length: LANES }, (_, n) => n));
+          expect([...lanes.values()].filter((lane) => lane.seq > lane.applied)).toEqual([]);
 
           // Oracle, independent of the order things were counted in: distinct identities.
           // An identity sent again is the same event (ids name their kind, so a copy is the same event).
