@@ -1,6 +1,5 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerResult } from 'aws-lambda';
 import { envName } from '../lib/function-constants';
@@ -25,10 +24,13 @@ export async function authorizeOrigin(
   const arn = process.env[envName.originVerifySecretArn()];
   if (!arn) throw new Error(`${envName.originVerifySecretArn()} is not set: every request is refused`);
   const isAuthorized = await carriesOriginSecret(event, arn);
-  if (!isAuthorized) metrics.addMetric('OriginForbidden', MetricUnit.Count, 1);
+  if (!isAuthorized) {
+    // Published here, not by the logMetrics middleware, which would warn on every answer that
+    // adds no metric (each cache miss of CloudFront's own value).
+    metrics.addMetric('OriginForbidden', MetricUnit.Count, 1);
+    metrics.publishStoredMetrics();
+  }
   return { isAuthorized };
 }
 
-export const handler = middy(authorizeOrigin)
-  .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics));
+export const handler = middy(authorizeOrigin).use(injectLambdaContext(logger, { resetKeys: true }));

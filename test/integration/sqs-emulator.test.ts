@@ -22,6 +22,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type SqsEmulator, startSqsEmulator } from '../../local/sqs';
+import { rejectionOf } from '../support/rejection';
 import { sleep } from '../support/wait-for';
 
 function clientFor(emulator: SqsEmulator): SQSClient {
@@ -30,15 +31,6 @@ function clientFor(emulator: SqsEmulator): SQSClient {
     region: 'us-east-1',
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 let dataDir: string;
@@ -95,23 +87,25 @@ describe('queues', () => {
 
   it('rejects re-creating a queue with different attributes as QueueNameExists', async () => {
     const { name } = await createQueue({ VisibilityTimeout: '5' });
-    const error = await errorOf(sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { VisibilityTimeout: '6' } })));
+    const error = await rejectionOf(sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { VisibilityTimeout: '6' } })));
     expect(error.name).toBe('QueueNameExists');
   });
 
   it('reports an unknown queue as QueueDoesNotExist', async () => {
-    const byName = await errorOf(sqs.send(new GetQueueUrlCommand({ QueueName: 'no-such-queue' })));
+    const byName = await rejectionOf(sqs.send(new GetQueueUrlCommand({ QueueName: 'no-such-queue' })));
     expect(byName.name).toBe('QueueDoesNotExist');
     expect(byName.$metadata?.httpStatusCode).toBe(400);
 
-    const byUrl = await errorOf(sqs.send(new SendMessageCommand({ QueueUrl: emulator.queueUrl('no-such-queue'), MessageBody: 'x' })));
+    const byUrl = await rejectionOf(sqs.send(new SendMessageCommand({ QueueUrl: emulator.queueUrl('no-such-queue'), MessageBody: 'x' })));
     expect(byUrl.name).toBe('QueueDoesNotExist');
   });
 
   it('rejects invalid attribute values and names', async () => {
-    const value = await errorOf(sqs.send(new CreateQueueCommand({ QueueName: 'bad-attrs', Attributes: { VisibilityTimeout: '99999' } })));
+    const value = await rejectionOf(
+      sqs.send(new CreateQueueCommand({ QueueName: 'bad-attrs', Attributes: { VisibilityTimeout: '99999' } })),
+    );
     expect(value.name).toBe('InvalidAttributeValue');
-    const name = await errorOf(
+    const name = await rejectionOf(
       sqs.send(new CreateQueueCommand({ QueueName: 'bad-attrs', Attributes: { Colour: 'blue' } as Record<string, string> })),
     );
     expect(name.name).toBe('InvalidAttributeName');
@@ -120,7 +114,7 @@ describe('queues', () => {
   it('deletes a queue', async () => {
     const { name, url } = await createQueue();
     await sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
-    const error = await errorOf(sqs.send(new GetQueueUrlCommand({ QueueName: name })));
+    const error = await rejectionOf(sqs.send(new GetQueueUrlCommand({ QueueName: name })));
     expect(error.name).toBe('QueueDoesNotExist');
   });
 });
@@ -208,15 +202,15 @@ describe('messages', () => {
 
   it('rejects empty, oversized and ambiguous batches as a whole', async () => {
     const { url } = await createQueue();
-    const empty = await errorOf(sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [] })));
+    const empty = await rejectionOf(sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [] })));
     expect(empty.name).toBe('EmptyBatchRequest');
-    const tooMany = await errorOf(
+    const tooMany = await rejectionOf(
       sqs.send(
         new SendMessageBatchCommand({ QueueUrl: url, Entries: Array.from({ length: 11 }, (_, i) => ({ Id: `e${i}`, MessageBody: 'x' })) }),
       ),
     );
     expect(tooMany.name).toBe('TooManyEntriesInBatchRequest');
-    const duplicate = await errorOf(
+    const duplicate = await rejectionOf(
       sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: url,
@@ -232,7 +226,7 @@ describe('messages', () => {
 
   it('rejects a malformed receipt handle as ReceiptHandleIsInvalid', async () => {
     const { url } = await createQueue();
-    const error = await errorOf(sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: 'garbage!' })));
+    const error = await rejectionOf(sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: 'garbage!' })));
     expect(error.name).toBe('ReceiptHandleIsInvalid');
   });
 

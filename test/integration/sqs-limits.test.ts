@@ -19,6 +19,7 @@ import {
 import { type SqsEmulator, startSqsEmulator } from '../../local/sqs';
 import { encodeReceiptHandle, MAX_IN_FLIGHT_MESSAGES } from '../../local/sqs/protocol';
 import { SqsStore } from '../../local/sqs/store';
+import { rejectionOf } from '../support/rejection';
 
 const HOUR_MS = 3_600_000;
 let clockMs = Date.now();
@@ -33,15 +34,6 @@ async function emulator(options: { maxInFlightMessages?: number } = {}) {
   return { sqs, queue };
 }
 
-async function errorOf(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to fail');
-}
-
 afterAll(async () => {
   await Promise.all(emulators.map((started) => started.close()));
 });
@@ -54,14 +46,14 @@ describe("the SQS emulator's AWS limits", () => {
     const [message] = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, VisibilityTimeout: 43_200 }))).Messages ?? [];
     const handle = message?.ReceiptHandle;
 
-    const thirteenHours = await errorOf(
+    const thirteenHours = await rejectionOf(
       sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 46_800 })),
     );
     expect(thirteenHours.name).toBe('InvalidParameterValue');
 
     // An hour later, 12 hours more would end 13 hours after the receive: what the old postback retry asked for.
     clockMs += HOUR_MS;
-    const pastReceipt = await errorOf(
+    const pastReceipt = await rejectionOf(
       sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: 43_200 })),
     );
     expect(pastReceipt.name).toBe('InvalidParameterValue');
@@ -84,7 +76,7 @@ describe("the SQS emulator's AWS limits", () => {
 
     const first = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 }))).Messages ?? [];
     expect(first).toHaveLength(3); // only room for three
-    const over = await errorOf(sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 })));
+    const over = await rejectionOf(sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 })));
     expect(over.name).toBe('OverLimit');
     expect(over.$metadata?.httpStatusCode).toBe(403);
 
@@ -136,7 +128,7 @@ describe("the SQS emulator's AWS limits", () => {
   it('refuses a delay over 900 seconds and accepts 900', async () => {
     const { sqs, queue } = await emulator();
     const url = await queue('delays');
-    const tooLong = await errorOf(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', DelaySeconds: 901 })));
+    const tooLong = await rejectionOf(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', DelaySeconds: 901 })));
     expect(tooLong.name).toBe('InvalidParameterValue');
     await expect(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', DelaySeconds: 900 }))).resolves.toBeDefined();
   });
@@ -144,13 +136,13 @@ describe("the SQS emulator's AWS limits", () => {
   it("refuses a message over the queue's maximum size: 256 KiB when set so, 1 MiB by default", async () => {
     const { sqs, queue } = await emulator();
     const small = await queue('small', { MaximumMessageSize: String(256 * 1024) });
-    const tooLong = await errorOf(sqs.send(new SendMessageCommand({ QueueUrl: small, MessageBody: 'x'.repeat(256 * 1024 + 1) })));
+    const tooLong = await rejectionOf(sqs.send(new SendMessageCommand({ QueueUrl: small, MessageBody: 'x'.repeat(256 * 1024 + 1) })));
     expect(tooLong.name).toBe('InvalidParameterValue');
     expect(tooLong.message).toMatch(/shorter than 262144 bytes/);
     await expect(sqs.send(new SendMessageCommand({ QueueUrl: small, MessageBody: 'x'.repeat(256 * 1024) }))).resolves.toBeDefined();
 
     const standard = await queue('standard');
-    const overMiB = await errorOf(sqs.send(new SendMessageCommand({ QueueUrl: standard, MessageBody: 'x'.repeat(1024 * 1024 + 1) })));
+    const overMiB = await rejectionOf(sqs.send(new SendMessageCommand({ QueueUrl: standard, MessageBody: 'x'.repeat(1024 * 1024 + 1) })));
     expect(overMiB.name).toBe('InvalidParameterValue');
   });
 
@@ -158,13 +150,13 @@ describe("the SQS emulator's AWS limits", () => {
     const { sqs, queue } = await emulator();
     const url = await queue('batches');
     const eleven = Array.from({ length: 11 }, (_, i) => `e${i}`);
-    const sends = await errorOf(
+    const sends = await rejectionOf(
       sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: eleven.map((Id) => ({ Id, MessageBody: 'x' })) })),
     );
-    const deletes = await errorOf(
+    const deletes = await rejectionOf(
       sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: eleven.map((Id) => ({ Id, ReceiptHandle: 'h' })) })),
     );
-    const changes = await errorOf(
+    const changes = await rejectionOf(
       sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: url,
