@@ -14,7 +14,7 @@ import {
   streamOrder,
   UnreadableAuditError,
 } from './contributions';
-import { applyJournals, LanePicker, replay, takeLane, type UsageCounter } from './lanes';
+import { applyJournals, LanePicker, type LanePorts, replay, takeLane, type UsageCounter } from './lanes';
 import {
   type AggregationLedger,
   type Journal,
@@ -243,32 +243,42 @@ async function alreadyApplied(
   return fresh;
 }
 
+/** What one pass over the lanes did: the lanes it settled, and those it could not, with the error. */
+export interface LaneSweep {
+  readonly settled: readonly number[];
+  readonly failed: readonly { readonly lane: number; readonly error: Error }[];
+}
+
 /**
  * Takes over every lane whose open apply no live invocation holds (its lease has run out, or its
  * holder gave it back) and replays it, as the lane's next holder would (issue 35, item 4). Without
  * it, an apply whose invocation died before its first mark stays open until some invocation
  * happens to take that lane (its objects come back and are counted on others), and holds the
- * stream of its apps at its opening time (functions/domain/raw-data/watermark.ts) as long. Run on a
- * schedule, it bounds that to the lease plus the schedule's period. Returns the lanes settled.
+ * stream of its apps at its opening time (functions/domain/raw-data/watermark.ts) as long. The
+ * lane sweep (functions/lane-sweep.ts) runs it every minute, which bounds that to the lease plus a
+ * minute. A lane a live invocation took meanwhile is left to it.
  */
 export async function settleStaleLanes(
-  ports: AggregationPorts,
+  ports: LanePorts,
   options: Pick<AggregateOptions, 'nowMs' | 'leaseMs' | 'holder'>,
-): Promise<number[]> {
+): Promise<LaneSweep> {
   const holder = options.holder ?? randomBytes(8).toString('hex');
   const states = await ports.ledger.lanes(Array.from({ length: LANES }, (_, lane) => lane));
   const nowMs = options.nowMs();
   const stale = [...states.values()].filter((state) => state.seq > state.applied && state.leaseUntilMs < nowMs);
   const settled: number[] = [];
+  const failed: { lane: number; error: Error }[] = [];
   for (const { lane } of stale) {
-    if ((await settleLane(ports, lane, { ...options, holder })) === true) settled.push(lane);
+    const outcome = await settleLane(ports, lane, { ...options, holder });
+    if (outcome === true) settled.push(lane);
+    else if (outcome instanceof Error) failed.push({ lane, error: outcome });
   }
-  return settled;
+  return { settled, failed };
 }
 
 /** Takes another invocation's lane to finish what it left open: true when done, the lease that holds it otherwise. */
 async function settleLane(
-  ports: AggregationPorts,
+  ports: LanePorts,
   lane: number,
   options: Pick<AggregateOptions, 'nowMs' | 'leaseMs'> & { readonly holder: string },
 ): Promise<true | { leaseUntilMs: number } | Error> {

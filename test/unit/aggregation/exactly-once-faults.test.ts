@@ -9,6 +9,9 @@ import { aggregateDeliveries, type DeliveryOutcome, isRetried, settleStaleLanes 
 import { LanePicker } from '../../../functions/domain/aggregation/lanes';
 import { LANES, tokenOf } from '../../../functions/domain/aggregation/lease';
 import { STREAM_SETTLE_MS, watermarkOf } from '../../../functions/domain/raw-data/watermark';
+import { LANE_LEASE_MS } from '../../../functions/shared/lane-ports';
+import { schedules } from '../../../lib/manifest';
+import { nextFireTime } from '../../../local/scheduler';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
 
 const HOUR = 3_600_000;
@@ -138,33 +141,60 @@ describe('held events under two installs of one install_uuid (issue 35, item 2)'
 });
 
 describe('an apply whose invocation died before its first mark (issue 35, item 4)', () => {
-  it("is taken over once its lease has run out, so the app's stream is held back no longer than the lease", async () => {
-    const w = world();
-    const body = w.upload([event(1, 'e-1', 'level', T0 + 1)]);
+  /** An invocation that takes lane 0 and dies writing its stream object: nothing else is written. Returns when the apply opened. */
+  async function dieAfterLaneTake(w: World, body: string): Promise<number> {
     const opened = w.clock.now;
-    // The invocation takes lane 0 and dies writing its stream object: nothing else is written.
     const killed = () => Promise.reject(new Error('killed (injected)'));
     const dying = {
       ...w.ports,
       stream: Object.assign(Object.create(w.stream), { put: killed }),
       ledger: Object.assign(Object.create(w.ledger), { release: killed }),
     };
-    const options = (lanes: LanePicker) => ({ nowMs: () => w.clock.now, leaseMs: LEASE_MS, lanes });
-    expect((await aggregateDeliveries(dying, [{ id: 'm0', body }], options(new LanePicker(0)))).map((o) => o.kind)).toEqual(['failed']);
+    const options = { nowMs: () => w.clock.now, leaseMs: LANE_LEASE_MS, lanes: new LanePicker(0) };
+    expect((await aggregateDeliveries(dying, [{ id: 'm0', body }], options)).map((o) => o.kind)).toEqual(['failed']);
+    return opened;
+  }
+  const watermark = async (w: World) =>
+    watermarkOf((await w.ledger.lanes(Array.from({ length: LANES }, (_, n) => n))).values(), w.clock.now, APP);
+  const sweep = (w: World) => settleStaleLanes(w.ports, { nowMs: () => w.clock.now, leaseMs: LANE_LEASE_MS });
+
+  it("is taken over once its lease has run out, so the app's stream is held back no longer than the lease", async () => {
+    const w = world();
+    const body = w.upload([event(1, 'e-1', 'level', T0 + 1)]);
+    const opened = await dieAfterLaneTake(w, body);
     // Its object comes back and is counted on another lane; nothing takes lane 0 meanwhile.
     w.clock.now += 30_000;
-    expect((await aggregateDeliveries(w.ports, [{ id: 'm0', body }], options(new LanePicker(5)))).map((o) => o.kind)).toEqual(['counted']);
-    const watermark = async () =>
-      watermarkOf((await w.ledger.lanes(Array.from({ length: LANES }, (_, n) => n))).values(), w.clock.now, APP);
-    expect(await watermark()).toBe(opened);
+    const elsewhere = { nowMs: () => w.clock.now, leaseMs: LANE_LEASE_MS, lanes: new LanePicker(5) };
+    expect((await aggregateDeliveries(w.ports, [{ id: 'm0', body }], elsewhere)).map((o) => o.kind)).toEqual(['counted']);
+    expect(await watermark(w)).toBe(opened);
 
     // While the dead apply's lease holds, it is left alone; once it has run out it is replayed and closed.
-    expect(await settleStaleLanes(w.ports, { nowMs: () => w.clock.now, leaseMs: LEASE_MS })).toEqual([]);
-    w.clock.now = opened + LEASE_MS + 1;
-    expect(await settleStaleLanes(w.ports, { nowMs: () => w.clock.now, leaseMs: LEASE_MS })).toEqual([0]);
-    expect(await watermark()).toBe(w.clock.now - STREAM_SETTLE_MS);
+    expect(await sweep(w)).toEqual({ settled: [], failed: [] });
+    w.clock.now = opened + LANE_LEASE_MS + 1;
+    expect(await sweep(w)).toEqual({ settled: [0], failed: [] });
+    expect(await watermark(w)).toBe(w.clock.now - STREAM_SETTLE_MS);
     expect(w.table().events).toEqual({ '2026-06-01|level': { events: 1, unique_installs: 1 } });
     expect(w.streamEvents().map((e) => e.event_id)).toEqual(['e-1']);
+  });
+
+  it('holds the stream back at most the lease plus the period of the lane-sweep schedule, whenever the invocation dies', async () => {
+    const schedule = schedules['lane-sweep'];
+    const bound = LANE_LEASE_MS + schedule.minutes * 60_000;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 3 * 60_000 }), async (deathOffsetMs) => {
+        const w = world();
+        w.clock.now = T0 + deathOffsetMs;
+        const opened = await dieAfterLaneTake(w, w.upload([event(1, 'e-1', 'level', T0 + 1)]));
+        // The sweep runs at each time the local scheduler (as EventBridge) fires it, nothing else.
+        while ((await watermark(w)) <= opened && w.clock.now - opened <= bound) {
+          w.clock.now = nextFireTime(schedule, w.clock.now);
+          await sweep(w);
+        }
+        expect(await watermark(w)).toBeGreaterThan(opened);
+        expect(w.clock.now - opened).toBeLessThanOrEqual(bound);
+      }),
+      { numRuns: 25 },
+    );
   });
 });
 
