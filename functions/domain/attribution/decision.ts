@@ -229,7 +229,7 @@ function safeDecode(value: string): string | undefined {
   }
 }
 
-/** Clicks recorded before lookback_days was kept on them: their expiry is ts + lookback. */
+/** Clicks recorded before lookback_days was kept on them: their expires_at is still their claim deadline, ts + lookback. */
 function lookbackFromExpiry(click: ClickRecord | undefined): number | undefined {
   return click ? Math.round((click.expires_at * 1000 - click.ts_ms) / DAY_MS) : undefined;
 }
