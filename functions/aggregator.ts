@@ -1,23 +1,19 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { AGGREGATOR_TIMEOUT_SECONDS } from '../lib/function-constants';
 import { AdServicesAnswerStore } from './adapters/adservices-answers';
-import { AggregateStore, AggregationLedgerStore } from './adapters/aggregate-store';
 import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
-import { CapCounter } from './adapters/cap-counter';
 import { ClickStore } from './adapters/click-store';
 import { DynamoInstallStore } from './adapters/install-store';
 import { IpBlockStore } from './adapters/ip-block-store';
 import { delayMessage } from './adapters/message-queue';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
-import { StreamStore } from './adapters/stream-store';
 import { TenantStore } from './adapters/tenant-store';
 import { withAnswers } from './domain/adservices/token';
 import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried } from './domain/aggregation/aggregate';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
 import { LanePicker } from './domain/aggregation/lanes';
-import { LANES, leaseMsFor } from './domain/aggregation/lease';
+import { LANES } from './domain/aggregation/lease';
 import { poisonIfUnreadable } from './domain/aggregation/message';
 import { decideAttribution } from './domain/attribution/decision';
 import { AuditObjectError } from './domain/audit/decode';
@@ -26,6 +22,7 @@ import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
 import { appTimeZone } from './domain/tenants/tenant';
 import { resourceName } from './shared/config';
+import { LANE_LEASE_MS, lanePorts } from './shared/lane-ports';
 import { errorFields, logger, metrics } from './shared/observability';
 import { sqsHandler } from './shared/sqs';
 import { TtlCache } from './shared/ttl-cache';
@@ -57,13 +54,9 @@ const trigger: TriggerPorts = {
 };
 
 export const ports: AggregationPorts = {
+  ...lanePorts(),
   installs,
   decide: (facts) => decideAttribution(facts, lookups),
-  // LOCAL_RUN_ID: set by the local runtime alone, never in AWS (AggregationLedgerStore says why).
-  ledger: new AggregationLedgerStore(resourceName.table('ledger'), { run: process.env.LOCAL_RUN_ID || undefined }),
-  rows: new AggregateStore(resourceName.table('aggregates')),
-  usage: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
-  stream: new StreamStore(resourceName.exportBucket()),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
   readAudit: (message) => readAudit(message).catch(poisonIfUnreadable),
   app: (appId) =>
@@ -92,8 +85,6 @@ async function readAudit(message: AggregationMessage): Promise<AuditLine[]> {
   return withAnswers(lines, answers);
 }
 
-/** A lane's lease outlives the function's timeout, so an invocation Lambda has stopped never still writes. */
-const LEASE_MS = leaseMsFor(AGGREGATOR_TIMEOUT_SECONDS);
 /** Each execution environment starts at a lane of its own and keeps it while it can (lanes.ts). */
 const lanes = new LanePicker(Math.floor(Math.random() * LANES), Math.random);
 const queueUrl = resourceName.queueUrl('aggregation');
@@ -106,7 +97,7 @@ const queueUrl = resourceName.queueUrl('aggregation');
  */
 export async function aggregator(event: SQSEvent): Promise<SQSBatchResponse> {
   const deliveries = event.Records.map((record) => ({ id: record.messageId, body: record.body }));
-  const outcomes = await aggregateDeliveries(ports, deliveries, { nowMs: Date.now, leaseMs: LEASE_MS, lanes });
+  const outcomes = await aggregateDeliveries(ports, deliveries, { nowMs: Date.now, leaseMs: LANE_LEASE_MS, lanes });
   for (const outcome of outcomes) report(outcome);
   // A busy object's message comes back when the lease ends (a dead delivery's lease runs out well
   // before the visibility timeout). If the delay cannot be set, it comes back after the timeout.

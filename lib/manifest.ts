@@ -299,6 +299,13 @@ export const schedules = {
     purpose:
       'Builds the performance report\'s pages (day, partner, week) of each day changed since its page was built (docs/analytics.md, "Reading").',
   },
+  'lane-sweep': {
+    kind: 'rate',
+    minutes: 1,
+    function: 'lane-sweep',
+    purpose:
+      'Replays the aggregation lanes a dead invocation left open, so an event stream is held back at most the lease plus a minute (docs/raw-data.md, "Latency").',
+  },
   'fx-fetch': {
     kind: 'daily',
     // The ECB publishes its reference rates at about 16:00 CET (15:00 UTC in winter, 14:00 in summer).
@@ -541,12 +548,26 @@ export const functions = {
     },
     bucket: 'read',
     // exports: the stream objects of each apply, written before its marks and read back to be
-    // rewritten when the apply is replayed (docs/raw-data.md).
-    exports: 'readwrite',
+    // rewritten when the apply is replayed, or deleted when it included none of their objects
+    // (docs/raw-data.md).
+    exports: 'readwrite_delete',
     queues: { aggregation: 'consume', postbacks: 'send' },
     // Under the queue's 120 s visibility timeout; the aggregator's lane lease is this plus 15 s.
     timeoutSeconds: AGGREGATOR_TIMEOUT_SECONDS,
     memoryMb: 1024,
+  },
+  'lane-sweep': {
+    entry: 'functions/lane-sweep.ts',
+    description: 'Every minute: replays and closes each aggregation lane whose open apply no live invocation holds.',
+    // What a replay writes, as the aggregator's: ledger: the lanes and marks (a mark of the apply
+    // missing is voided); aggregates: the report rows and day pages; counters: the monthly count of
+    // companies without a cap. exports: the apply's stream objects narrowed to the objects it
+    // included, deleted when it included none. No install, click or queue.
+    tables: { ledger: 'readwrite', aggregates: 'readwrite', counters: 'readwrite' },
+    exports: 'readwrite_delete',
+    // As the aggregator's, so the lane lease it takes (the timeout plus 15 s) outlives it too.
+    timeoutSeconds: AGGREGATOR_TIMEOUT_SECONDS,
+    memoryMb: 512,
   },
   'report-attribution': {
     entry: 'functions/report-attribution.ts',

@@ -4,7 +4,7 @@ import type { AddressInfo, Server } from 'node:net';
 import { resolve as absolute, join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
-import { makeS3PutsAtomic } from './s3-atomic-puts';
+import { makeS3PutsAtomic, recoverS3Store } from './s3-atomic-puts';
 import { startSqsEmulator } from './sqs';
 
 /**
@@ -87,6 +87,8 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
     s3 = undefined;
   };
   opened.push(stopS3);
+  // Once, before anything writes: a restart by stopS3/startS3 may have this process's writes in flight.
+  await recoverS3Store(join(dataDir, 's3'));
   await startS3();
 
   const sqs = await startSqsEmulator({ host, port: ports.sqs ?? 0, dataDir: join(dataDir, 'sqs') });

@@ -165,7 +165,9 @@ export function oracleRows(
         fraud_flagged: decided.fraud ? 1 : 0,
       });
       const member: Member = { id: event.eventId, tsMs: event.tsMs, partner: decided.partner, dims };
-      current.set(event.installUuid, member);
+      // The current install is the latest in time (a tie: the one counted last), not the latest counted.
+      const previous = current.get(event.installUuid);
+      if (!previous || event.tsMs >= previous.tsMs) current.set(event.installUuid, member);
       apply(event, member);
       if (first) for (const waiting of held.get(event.installUuid) ?? []) apply(waiting, member);
       held.delete(event.installUuid);

@@ -11,8 +11,9 @@ import { queryItems } from './query-pages';
 /**
  * Click records. The redirect writes them; the aggregator reads one by id (deterministic
  * attribution) or the latest of an (app, IP, platform) through the by_app_ip_platform index
- * (probabilistic). DynamoDB's TTL removes a click some time after expires_at and dynalite never
- * does, so the reads here skip expired clicks themselves.
+ * (probabilistic). DynamoDB's TTL removes a click some time after expires_at (long after its claim
+ * deadline, click.ts) and dynalite never does, so the reads here can skip clicks past it
+ * themselves; attribution reads with nowMs 0 (attribution-lookups.ts) and applies the lookback.
  */
 export class ClickStore implements ClickLog, ClickEraser {
   constructor(private readonly tableName: string) {}

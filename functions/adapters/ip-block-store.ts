@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { clientAddress } from '../domain/links/ip-block';
-import type { IpBlockEntry, IpBlocks } from '../domain/links/tracking-link';
+import { blockInForce, type IpBlockEntry, type IpBlocks, renewedBlock } from '../domain/links/tracking-link';
 import { dynamoClient } from '../shared/clients/dynamo';
 
 /**
@@ -19,26 +19,35 @@ import { dynamoClient } from '../shared/clients/dynamo';
 export class IpBlockStore implements IpBlocks {
   constructor(private readonly tableName: string) {}
 
-  /** A later hit replaces the entry, so the block runs from the latest honeypot hit. */
+  /**
+   * A later hit replaces the entry, so the block runs until the latest hit's expiry; a hit while a
+   * block is in force keeps its start (renewedBlock), so the installs it flagged stay flagged. Two
+   * hits at once both read the same entry and write starts no later than either: harmless.
+   */
   async block(entry: IpBlockEntry): Promise<void> {
-    const { ip, ...rest } = entry;
+    const renewed = renewedBlock(entry, await this.stored(entry.company_id, entry.ip));
+    const { ip, ...rest } = renewed;
     const item: StoredBlock = { ...rest, ip: blockKey(entry.company_id, ip), address: clientAddress(ip).ip };
     await dynamoClient().send(new PutCommand({ TableName: this.tableName, Item: item }));
   }
 
-  /** The company's active block of an address (any spelling of it), if there is one. */
-  async activeBlock(companyId: string, ip: string, nowMs = Date.now()): Promise<IpBlockEntry | undefined> {
+  /** The company's block of an address (any spelling of it) in force at atMs, if there is one. */
+  async activeBlock(companyId: string, ip: string, atMs = Date.now()): Promise<IpBlockEntry | undefined> {
+    const stored = await this.stored(companyId, ip);
+    return stored && blockInForce(stored, atMs) ? stored : undefined;
+  }
+
+  async isBlocked(companyId: string, ip: string, atMs = Date.now()): Promise<boolean> {
+    return (await this.activeBlock(companyId, ip, atMs)) !== undefined;
+  }
+
+  private async stored(companyId: string, ip: string): Promise<IpBlockEntry | undefined> {
     const { Item } = await dynamoClient().send(
       new GetCommand({ TableName: this.tableName, Key: { ip: blockKey(companyId, ip) }, ConsistentRead: true }),
     );
-    const stored = Item as StoredBlock | undefined;
-    if (!stored || stored.expires_at * 1000 <= nowMs) return undefined;
-    const { address, ...rest } = stored;
+    if (!Item) return undefined;
+    const { address, ...rest } = Item as StoredBlock;
     return { ...rest, ip: address };
-  }
-
-  async isBlocked(companyId: string, ip: string, nowMs = Date.now()): Promise<boolean> {
-    return (await this.activeBlock(companyId, ip, nowMs)) !== undefined;
   }
 }
 

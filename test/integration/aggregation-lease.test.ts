@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { AggregationLedgerStore } from '../../functions/adapters/aggregate-store';
+import { StreamStore } from '../../functions/adapters/stream-store';
+import { type StreamLine, streamKey } from '../../functions/domain/raw-data/stream-objects';
+import { LANE_NUMBERS, watermarkOf } from '../../functions/domain/raw-data/watermark';
 import { resourceName } from '../../functions/shared/config';
 import { type LocalStack, startLocalStack } from '../support/local-stack';
 
@@ -59,6 +62,31 @@ describe('the aggregation lanes', () => {
       state: 'reserved',
       seq: 2,
     });
+  });
+
+  it("are closed by the lane sweep once a dead invocation's lease has run out, with the grants the stack gives it", async () => {
+    // An invocation (no run, as in AWS) took lane 20 for an object of a fresh app, wrote its stream
+    // object and died before any mark; its lease ran out a minute ago.
+    const dead = new AggregationLedgerStore(table());
+    const appId = `app_sweep_${randomUUID().slice(0, 8)}`;
+    const token = `test-${randomUUID()}`;
+    const openedMs = Date.now() - LEASE_MS - 60_000;
+    const taken = await dead.take(20, 'dead', [token], openedMs, LEASE_MS, [appId]);
+    if (taken.state !== 'reserved') throw new Error(`lane 20 not free: ${JSON.stringify(taken)}`);
+    const key = streamKey(appId, { openedMs, lane: 20, seq: taken.seq });
+    const stream = new StreamStore(resourceName.exportBucket());
+    const line = { o: token, event: { event_id: 'e-1' } } as unknown as StreamLine;
+    await stream.put(key, [line]);
+    const watermark = async () => watermarkOf((await dead.lanes([...LANE_NUMBERS])).values(), Date.now(), appId);
+    expect(await watermark()).toBe(openedMs);
+
+    // One run of the schedule, as EventBridge (or npm start) fires it, through the local IAM guard.
+    expect(await stack.scheduler.run('lane-sweep')).toMatchObject({ settled: expect.arrayContaining([20]), failed: [] });
+    expect((await dead.lanes([20])).get(20)).toMatchObject({ seq: taken.seq, applied: taken.seq });
+    // The apply included nothing: its object's mark is void and its stream object deleted.
+    expect(await dead.marks([token])).toEqual(new Map([[token, { kind: 'void', stamp: { lane: 20, seq: taken.seq } }]]));
+    expect(await stream.get(key)).toBeUndefined();
+    expect(await watermark()).toBeGreaterThan(openedMs + LEASE_MS);
   });
 
   it('are not taken over by a run when the invocation that holds one named none', async () => {

@@ -7,7 +7,7 @@ import { runAdmin } from '../../bin/admin';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { IpBlockStore } from '../../functions/adapters/ip-block-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { type ClickRecord, clickAppHour } from '../../functions/domain/links/click';
+import { CLICK_KEPT_AFTER_CLAIM_S, type ClickRecord, claimDeadline, clickAppHour } from '../../functions/domain/links/click';
 import { LinkConfigError, type NewLink } from '../../functions/domain/links/link-config';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
@@ -134,7 +134,7 @@ describe('GET /l/{link_id}', () => {
       app_ip_platform: `${tenant.app.app_id}#${ip}#${platform}`,
       app_hour: clickAppHour(record),
       lookback_days: 7,
-      expires_at: Math.floor(record.ts_ms / 1000) + 7 * 86_400,
+      expires_at: Math.floor(record.ts_ms / 1000) + 7 * 86_400 + CLICK_KEPT_AFTER_CLAIM_S,
     });
     expect(Math.abs(record.ts_ms - now)).toBeLessThan(10_000);
 
@@ -447,7 +447,8 @@ describe('GET /l/{link_id}', () => {
       const response = await click(String(made.link_id), { ip: `${freshNetwork()}.1`, ua: DESKTOP.safariMac, country: 'US' });
       const [record] = await clicksOfLink(String(made.link_id));
       expect(response.location).toBe(`https://landing.example.com/x?ref=cli&click_id=${record.click_id}&link_id=${made.link_id}`);
-      expect(record.expires_at - Math.floor(record.ts_ms / 1000)).toBe(3 * 86_400);
+      expect(claimDeadline(record) - Math.floor(record.ts_ms / 1000)).toBe(3 * 86_400);
+      expect(record.expires_at - claimDeadline(record)).toBe(CLICK_KEPT_AFTER_CLAIM_S);
     });
 
     it('refuses a link that would lead nowhere, but not a honeypot', async () => {

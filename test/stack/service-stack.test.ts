@@ -331,7 +331,7 @@ describe('the service stack', () => {
       service.template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression:
           spec.kind === 'rate'
-            ? `rate(${spec.minutes} minutes)`
+            ? `rate(${spec.minutes} ${spec.minutes === 1 ? 'minute' : 'minutes'})`
             : `cron(${spec.minuteUtc} ${spec.kind === 'hourly' ? '*' : spec.hourUtc} * * ? *)`,
         State: 'ENABLED',
         Targets: [Match.objectLike({ Arn: getAtt(functionId(spec.function), 'Arn') })],

@@ -100,7 +100,7 @@ describe('the export bucket', () => {
         .filter(([, spec]) => spec.exports)
         .map(([name]) => name)
         .sort(),
-    ).toEqual(['aggregator', 'export', 'privacy-drain', 'stream-events']);
+    ).toEqual(['aggregator', 'export', 'lane-sweep', 'privacy-drain', 'stream-events']);
   });
 });
 

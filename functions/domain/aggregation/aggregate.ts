@@ -14,10 +14,11 @@ import {
   streamOrder,
   UnreadableAuditError,
 } from './contributions';
-import { applyJournals, LanePicker, replay, takeLane, type UsageCounter } from './lanes';
+import { applyJournals, LanePicker, type LanePorts, replay, takeLane, type UsageCounter } from './lanes';
 import {
   type AggregationLedger,
   type Journal,
+  LANES,
   type LaneState,
   type ObjectMark,
   type Stamp,
@@ -242,11 +243,44 @@ async function alreadyApplied(
   return fresh;
 }
 
+/** What one pass over the lanes did: the lanes it settled, and those it could not, with the error. */
+export interface LaneSweep {
+  readonly settled: readonly number[];
+  readonly failed: readonly { readonly lane: number; readonly error: Error }[];
+}
+
+/**
+ * Takes over every lane whose open apply no live invocation holds (its lease has run out, or its
+ * holder gave it back) and replays it, as the lane's next holder would (issue 35, item 4). Without
+ * it, an apply whose invocation died before its first mark stays open until some invocation
+ * happens to take that lane (its objects come back and are counted on others), and holds the
+ * stream of its apps at its opening time (functions/domain/raw-data/watermark.ts) as long. The
+ * lane sweep (functions/lane-sweep.ts) runs it every minute, which bounds that to the lease plus a
+ * minute. A lane a live invocation took meanwhile is left to it.
+ */
+export async function settleStaleLanes(
+  ports: LanePorts,
+  options: Pick<AggregateOptions, 'nowMs' | 'leaseMs' | 'holder'>,
+): Promise<LaneSweep> {
+  const holder = options.holder ?? randomBytes(8).toString('hex');
+  const states = await ports.ledger.lanes(Array.from({ length: LANES }, (_, lane) => lane));
+  const nowMs = options.nowMs();
+  const stale = [...states.values()].filter((state) => state.seq > state.applied && state.leaseUntilMs < nowMs);
+  const settled: number[] = [];
+  const failed: { lane: number; error: Error }[] = [];
+  for (const { lane } of stale) {
+    const outcome = await settleLane(ports, lane, { ...options, holder });
+    if (outcome === true) settled.push(lane);
+    else if (outcome instanceof Error) failed.push({ lane, error: outcome });
+  }
+  return { settled, failed };
+}
+
 /** Takes another invocation's lane to finish what it left open: true when done, the lease that holds it otherwise. */
 async function settleLane(
-  ports: AggregationPorts,
+  ports: LanePorts,
   lane: number,
-  options: AggregateOptions & { readonly holder: string },
+  options: Pick<AggregateOptions, 'nowMs' | 'leaseMs'> & { readonly holder: string },
 ): Promise<true | { leaseUntilMs: number } | Error> {
   const { holder } = options;
   const nowMs = options.nowMs();
@@ -375,8 +409,20 @@ async function apply(
       }
     }),
   );
+  // A mark whose answer was lost may have landed: then the apply includes an object this invocation
+  // does not know of, and a replay writes the rows of every object marked with its stamp. Rows
+  // written here under that stamp would refuse the replay's write, and the lost object's share of
+  // them with it (issue 35, item 1). So no row is written: the apply is left open, the lane given
+  // back, and the objects marked come back in a moment to replay it whole.
+  if (!whole) {
+    await ports.ledger.release(lane.lane, holder).catch(() => undefined);
+    for (const { id, message } of included)
+      outcomes.set(id, { id, kind: 'busy', auditKey: message.audit_key, retryInSeconds: NO_LANE_RETRY_SECONDS });
+    if (elsewhere.length > 0) await concurrentOutcomes(ports, elsewhere, outcomes, nowMs);
+    return;
+  }
   // Objects another delivery included first are in that apply's stream objects, not in these.
-  if (whole && stream && elsewhere.some(({ object }) => object.stream.length > 0)) {
+  if (stream && elsewhere.some(({ object }) => object.stream.length > 0)) {
     const tokens = new Set(included.map((object) => object.token));
     const apps = new Set(elsewhere.map(({ object }) => object.message.app_id));
     try {

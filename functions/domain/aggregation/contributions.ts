@@ -289,7 +289,12 @@ class InstallRun {
         revenue_usd: event.raw.revenueUsd,
         platform: event.platform ?? null,
         properties: event.raw.properties,
-        country: (install?.decision ?? (attribution ? await this.decisionOf(attribution.install_event_id) : undefined))?.country ?? null,
+        // The matched click's country, else the viewer country of the request that carried the
+        // event (docs/raw-data.md; issue 35), as the performance report counts an organic install.
+        country:
+          (install?.decision ?? (attribution ? await this.decisionOf(attribution.install_event_id) : undefined))?.country ??
+          event.country ??
+          null,
         attribution: attribution ?? null,
       },
       ...(install ? { install } : {}),
@@ -372,15 +377,44 @@ class InstallRun {
   }
 
   /**
-   * The object's held events. An install of this uuid may have been counted since the head was
-   * read; if it was, it may or may not have seen this item, so whoever claims `applied` first
-   * applies them.
+   * The object's held events, which only the uuid's first install (the one its `first` mark names)
+   * applies (issue 35, item 2): never the head, which can be a reinstall counted while the first
+   * install's delivery was slow or dead. That install may have been counted since the item was
+   * written; if it was, it may or may not have seen this item, so whoever claims `applied` first
+   * applies them, to the same install. If its decision is not claimed yet, it has not queried the
+   * partition either (it claims its e# item, then queries): it will find this item and apply them.
    */
   private async ownHeld(own: ObjectClaims): Promise<void> {
     if (!own.held?.length) return;
     if (own.applied) return this.applyHeld(own, own.applied.member);
-    const head = await this.ports.installs.get<InstallHead>(this.pk, SK.head);
-    if (head) await this.applyHeld(own, memberOf(head));
+    const first = await this.firstInstall();
+    if (first) await this.applyHeld(own, first);
+  }
+
+  /**
+   * The uuid's first install as held events count against it, once its decision is claimed; else
+   * undefined. A partition from before the `first` mark has only its head to go by.
+   */
+  private async firstInstall(): Promise<MemberRef | undefined> {
+    const mark = await this.ports.installs.get<FirstInstallMark>(this.pk, SK.first);
+    if (!mark) {
+      const head = await this.ports.installs.get<InstallHead>(this.pk, SK.head);
+      return head ? memberOf(head) : undefined;
+    }
+    const claim = await this.ports.installs.get<EventClaim>(this.pk, SK.event(mark.member));
+    if (!claim?.member) return undefined;
+    if (claim.member.dims) return claim.member;
+    // A first install decided before its e# item carried dims: the batch's country is not on it.
+    const { decision } = claim;
+    return {
+      ...claim.member,
+      dims: [
+        dimensionValue(decision?.partner ?? claim.member.partner),
+        dimensionValue(decision?.campaign),
+        dimensionValue(decision?.country),
+        dimensionValue(claim.platform),
+      ],
+    };
   }
 
   /**
@@ -422,9 +456,20 @@ class InstallRun {
       adservices: event.adservices,
       seenInstallUuid: first?.member !== event.eventId,
     });
+    // Only the install the mark names is the first: it alone applies the held events and is
+    // streamed as the first, whatever the head says (issue 35, item 2).
+    const isFirst = first?.member === event.eventId;
     // The e# item's member carries no dims: they follow from its decision and this very line, so
-    // they need no bytes there (an item a little over 1 KB costs a second write unit).
-    const member: MemberRef = { id: event.eventId, ts_ms: event.tsMs, day: event.day, partner: decision.partner };
+    // they need no bytes there (an item a little over 1 KB costs a second write unit). The first
+    // install's does: a held event's own object, counted later, applies itself to that install
+    // (ownHeld) and has no other way to its dims.
+    const member: MemberRef = {
+      id: event.eventId,
+      ts_ms: event.tsMs,
+      day: event.day,
+      partner: decision.partner,
+      ...(isFirst ? { dims: dimsOf(decision, event) } : {}),
+    };
     // The log made the event this object's; its e# item records the decision, first wins, for a
     // redelivery, admin install show, the rebuild and the partner postbacks.
     const claim = await this.ports.installs.claimItem<EventClaim>({
@@ -444,18 +489,13 @@ class InstallRun {
     if (claim.owner !== token) return;
     // A redelivery decided this before: the stored decision stands, whatever the clicks say now.
     const stored = claim.decision ?? decision;
-    const dims: DimensionValues = [
-      dimensionValue(stored.partner),
-      dimensionValue(stored.campaign),
-      dimensionValue(stored.country ?? event.country),
-      dimensionValue(event.platform),
-    ];
+    const dims = dimsOf(stored, event);
     const own: MemberRef = { ...(claim.member ?? member), dims };
     this.count(event);
     await this.applyTo(event, own);
     this.decisions.set(own.id, Promise.resolve(stored));
     await this.streamLine(event, this.context.stream ? streamAttribution(stored, own.ts_ms, own.id) : undefined, {
-      first: claim.previous_member === null,
+      first: isFirst,
       previous_install_event_id: claim.previous_member ?? null,
       decision: stored,
     });
@@ -468,7 +508,7 @@ class InstallRun {
       decision: stored,
     });
 
-    if (claim.previous_member === null && event.deviceHash) {
+    if (isFirst && event.deviceHash) {
       await this.ports.installs.claimItem<DeviceItem>({
         pk: this.pk,
         sk: SK.device,
@@ -515,14 +555,16 @@ class InstallRun {
     if (stored.attribution_type !== 'organic' && stored.link_id) {
       this.deltas.add({ family: 'link', day: own.day, group: [dimensionValue(stored.link_id)] }, { installs: 1 });
     }
-    if (claim.previous_member === null) await this.releaseHeld(own);
+    if (isFirst) await this.releaseHeld(own);
   }
 
   /**
-   * The head names the install counted last. Only when two install events of the uuid race does
-   * the later one by time win, so that the head never goes back to an older install.
+   * The head names the current install: the latest in time of those counted (issue 35), so an
+   * older install counted late (a late batch, an offline SDK) never becomes current, and events
+   * after it count against the newer one. A tie in time goes to the one counted last.
    */
   private async moveHead(head: InstallHead, expected: string | undefined): Promise<void> {
+    if (this.head && this.head.member !== head.member && this.head.ts_ms > head.ts_ms) return;
     let expectedMember = expected;
     for (let attempt = 0; attempt < 5; attempt++) {
       if (await this.ports.installs.replaceHead(head, expectedMember)) break;
@@ -712,6 +754,16 @@ class InstallRun {
         : read;
     return [...flags].filter((flag) => ownerOf(stored[flag]) === token);
   }
+}
+
+/** An install's dimensions: its decision's, the batch's country when the click named none. */
+function dimsOf(decision: AttributionDecision, event: AcceptedEvent): DimensionValues {
+  return [
+    dimensionValue(decision.partner),
+    dimensionValue(decision.campaign),
+    dimensionValue(decision.country ?? event.country),
+    dimensionValue(event.platform),
+  ];
 }
 
 function memberOf(head: InstallHead): MemberRef {

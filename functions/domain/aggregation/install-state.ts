@@ -108,8 +108,9 @@ export interface MemberRef {
    * The install's dimensions (docs/analytics.md, "Dimensions of an install"), so that later events
    * count under the same ones: on the head and every reference written from it (a log item's
    * `head`, `after:`, `applied`). Not on the install's own `e#` item, whose decision and audit line
-   * give them. Absent from a reference written before them: contributions.ts counts such an
-   * install as [partner, (none), (none), its platform].
+   * give them, except the uuid's first install's: a held event's object applies itself to it.
+   * Absent from a reference written before them: contributions.ts counts such an install as
+   * [partner, (none), (none), its platform].
    */
   dims?: DimensionValues;
 }

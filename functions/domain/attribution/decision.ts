@@ -92,11 +92,11 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
     reinstallOf(facts, lookups),
     lookups.honeypotBlocked(facts.companyId, facts.clientIp, facts.tsMs),
   ]);
-  const named = namedClickId(facts.attribution);
   let matched: { click: ClickRecord; rule: AttributionRule; type: AttributionType; window: AttributionDecision['window'] } | undefined;
   let refused: AttributionDecision['refused_click'];
-
-  if (named) {
+  // The click_id first, then the Play referrer's: a valid referrer click beats an unknown or stale
+  // click_id (issue 35; AppsFlyer and Adjust do the same). The first refusal is the one recorded.
+  for (const named of namedClickIds(facts.attribution)) {
     const click = await lookups.clickById(named.clickId);
     const lookbackDays = click?.lookback_days ?? lookbackFromExpiry(click) ?? DEFAULT_LOOKBACK_DAYS;
     const fromMs = facts.tsMs - lookbackDays * DAY_MS;
@@ -116,9 +116,9 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
         type: 'deterministic',
         window: { from_ms: fromMs, to_ms: facts.tsMs, lookback_days: lookbackDays },
       };
-    } else {
-      refused = { click_id: named.clickId, reason: reason ?? 'unknown_or_expired' };
+      break;
     }
+    refused ??= { click_id: named.clickId, reason: reason ?? 'unknown_or_expired' };
   }
   const apple = facts.adservices?.outcome === 'attributed' ? facts.adservices.apple_ads : undefined;
   // Last click wins between the two deterministic claims; a tie stays with the tracking link.
@@ -202,15 +202,21 @@ async function reinstallOf(
   return { reinstall: false };
 }
 
-/** attribution.click_id first; else the click_id parameter of the Play install referrer. */
-export function namedClickId(attribution: InstallFacts['attribution']): { clickId: string; rule: AttributionRule } | undefined {
-  if (attribution?.click_id) return { clickId: attribution.click_id, rule: 'click_id' };
-  const referrer = attribution?.referrer;
+/** The clicks the install names, in the order they are tried: attribution.click_id, then the Play install referrer's click_id. */
+export function namedClickIds(attribution: InstallFacts['attribution']): { clickId: string; rule: AttributionRule }[] {
+  const named: { clickId: string; rule: AttributionRule }[] = [];
+  if (attribution?.click_id) named.push({ clickId: attribution.click_id, rule: 'click_id' });
+  const referred = referrerClickId(attribution?.referrer);
+  if (referred !== undefined && referred !== attribution?.click_id) named.push({ clickId: referred, rule: 'referrer_click_id' });
+  return named;
+}
+
+function referrerClickId(referrer: string | undefined): string | undefined {
   if (!referrer) return undefined;
   // The Install Referrer API hands back the decoded string; some SDKs pass it still URL-encoded.
   for (const candidate of [referrer, safeDecode(referrer)]) {
     const clickId = candidate ? new URLSearchParams(candidate.replace(/^\?/, '')).get('click_id') : null;
-    if (clickId) return { clickId, rule: 'referrer_click_id' };
+    if (clickId) return clickId;
   }
   return undefined;
 }
@@ -223,7 +229,7 @@ function safeDecode(value: string): string | undefined {
   }
 }
 
-/** Clicks recorded before lookback_days was kept on them: their expiry is ts + lookback. */
+/** Clicks recorded before lookback_days was kept on them: their expires_at is still their claim deadline, ts + lookback. */
 function lookbackFromExpiry(click: ClickRecord | undefined): number | undefined {
   return click ? Math.round((click.expires_at * 1000 - click.ts_ms) / DAY_MS) : undefined;
 }

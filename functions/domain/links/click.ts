@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { MAX_PAST_AGE_MS } from '../ingest/event-validation';
 import type { ClientAddress } from './ip-block';
 import type { Platform } from './platform';
 
 /**
  * The click record (docs/tracking-links.md). The aggregator finds a click by click_id (deterministic
  * attribution) and the latest click of an (app, IP, platform) through app_ip_platform + ts_ms
- * (probabilistic attribution). It expires after the link's lookback window.
+ * (probabilistic attribution). An install may claim it until its claim deadline (`claimDeadline`:
+ * its time plus the link's lookback), and it is kept well after that (`expires_at`), so that an
+ * install made before the deadline and sent late still finds it.
  */
 export interface ClickRecord {
   click_id: string;
@@ -30,8 +33,29 @@ export interface ClickRecord {
   app_ip_platform: string;
   /** The link's attribution lookback: an install may claim the click this many days after it. */
   lookback_days?: number;
-  /** Epoch seconds: ts + the lookback window. */
+  /**
+   * Epoch seconds, the clicks table's TTL attribute: DynamoDB deletes the click some time after it.
+   * The claim deadline plus CLICK_KEPT_AFTER_CLAIM_S; on a click without lookback_days (recorded
+   * before it was kept) the claim deadline itself. Attribution never reads it as the window.
+   */
   expires_at: number;
+}
+
+/**
+ * How long a click is kept after its claim deadline (issue 35, the click TTL rule): ingestion
+ * accepts an event up to MAX_PAST_AGE_MS (90 days) old, so an install made at the deadline may be
+ * counted that much later; a day more for the aggregation queue's retries and the hosts' clocks.
+ * Without it, DynamoDB's TTL deleted the click at the deadline and a late install (an SDK offline
+ * for a week, a retried batch) made inside the window was counted organic.
+ */
+export const CLICK_KEPT_AFTER_CLAIM_S = MAX_PAST_AGE_MS / 1000 + 86_400;
+
+/**
+ * Epoch seconds after which no install can claim the click: its time (whole seconds) plus the
+ * link's lookback. A click recorded before lookback_days was kept has it as its expires_at.
+ */
+export function claimDeadline(click: Pick<ClickRecord, 'ts_ms' | 'lookback_days' | 'expires_at'>): number {
+  return click.lookback_days === undefined ? click.expires_at : Math.floor(click.ts_ms / 1000) + click.lookback_days * 86_400;
 }
 
 /** 128 random bits, URL-safe: unguessable, so a click id cannot be forged to steal an install. */
@@ -98,7 +122,7 @@ export function buildClick(input: ClickInput): ClickRecord {
     ts_ms: input.nowMs,
     app_ip_platform: appIpPlatform(link.app_id, address.ip, input.platform),
     lookback_days: link.lookback_days,
-    expires_at: Math.floor(input.nowMs / 1000) + link.lookback_days * 86_400,
+    expires_at: Math.floor(input.nowMs / 1000) + link.lookback_days * 86_400 + CLICK_KEPT_AFTER_CLAIM_S,
   };
 }
 

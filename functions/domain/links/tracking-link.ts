@@ -42,12 +42,33 @@ export interface IpBlockEntry {
   link_id: string;
   app_id: string;
   company_id: string;
+  /** The latest hit. */
   blocked_ms: number;
+  /**
+   * When the block now in force began: the first hit of a run of hits each made while the previous
+   * one's block was in force (a renewal extends the block, it does not move its start). Absent on
+   * entries written before issue 35: their block began at blocked_ms.
+   */
+  since_ms?: number;
   /** Epoch seconds. */
   expires_at: number;
 }
 
 export const HONEYPOT_BLOCK_DAYS = 7;
+
+/**
+ * Whether the block was in force at `atMs`: from its first hit until it expires. An install made
+ * before the hit and counted after it (a late batch, an offline SDK) is not flagged
+ * (docs/aggregation.md, fraud flags).
+ */
+export const blockInForce = (entry: IpBlockEntry, atMs: number): boolean =>
+  (entry.since_ms ?? entry.blocked_ms) <= atMs && atMs < entry.expires_at * 1000;
+
+/** The entry a new hit stores, given the one stored: a hit while a block is in force renews it. */
+export const renewedBlock = (hit: IpBlockEntry, stored: IpBlockEntry | undefined): IpBlockEntry =>
+  stored !== undefined && blockInForce(stored, hit.blocked_ms)
+    ? { ...hit, since_ms: Math.min(stored.since_ms ?? stored.blocked_ms, hit.blocked_ms) }
+    : { ...hit, since_ms: hit.blocked_ms };
 
 /** The links by id (functions/adapters/link-store.ts, CachedLinks in front of LinkStore). */
 export interface LinkSource {
@@ -56,8 +77,8 @@ export interface LinkSource {
 
 /** The addresses honeypots have blocked (functions/adapters/ip-block-store.ts). */
 export interface IpBlocks {
-  /** Whether a honeypot of this company has blocked the address. */
-  isBlocked(companyId: string, ip: string, nowMs: number): Promise<boolean>;
+  /** Whether a block of the address by a honeypot of this company was in force at atMs (blockInForce). */
+  isBlocked(companyId: string, ip: string, atMs: number): Promise<boolean>;
   block(entry: IpBlockEntry): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 import { toMicros } from '../aggregation/rows';
 import { explain } from '../attribution/explanation';
 import { dayOf } from '../common/days';
-import type { ClickRecord } from '../links/click';
+import { type ClickRecord, claimDeadline } from '../links/click';
 import type { PostbackRecord } from '../skan/postback-record';
 import type { StreamLine } from './stream-objects';
 import { RAW_TABLES, type RawColumn } from './tables';
@@ -96,7 +96,8 @@ export function installRow({ event, install }: StreamLine): ExportRow | undefine
  * a file unless the table names it.
  */
 export function clickRow(click: ClickRecord): ExportRow {
-  const fields = click as unknown as Record<string, unknown>;
+  // expires_at is the claim deadline, as the column says; the stored one is the TTL, kept longer.
+  const fields = { ...click, expires_at: claimDeadline(click) } as unknown as Record<string, unknown>;
   return Object.fromEntries(RAW_TABLES.clicks.columns.map((column) => [column.name, typedValue(column, fields[column.name])]));
 }
 

@@ -57,7 +57,10 @@ export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
       n('revenue_micros', 'round(revenue_usd * 1e6) as the reports add it up; 0 when there is no positive revenue.'),
       s('platform', 'ios or android; null when unknown.'),
       s('properties', 'Custom properties, JSON text; null when absent.'),
-      s('country', 'ISO country of the request, when known.'),
+      s(
+        'country',
+        'Country of the click the install it counts against matched, else of the request that carried the event (viewer country); null when unknown.',
+      ),
       s('partner', 'Partner of the install the event counts against (organic when none); null when attribution is null.'),
       s('campaign', 'Campaign of the attributed link.'),
       s('attribution_type', 'deterministic, probabilistic or organic.'),

@@ -59,12 +59,13 @@ describe('the aggregator handler on a busy audit object', () => {
   const event: SQSEvent = {
     Records: [{ messageId: 'm1', receiptHandle: 'h1', body: message, attributes: { ApproximateReceiveCount: '1' } }],
   } as unknown as SQSEvent;
-  // The object is in apply 5 of lane 3, which another invocation holds for `ms` more.
+  // The object is in apply 5 of lane 3, which another invocation holds for `ms` more. The handler's
+  // clock (Date.now) stands still at T0, so the time left is exactly `ms` on a loaded machine too.
   const leasedFor = (ms: number) => {
     db.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
     const items: Record<string, Record<string, unknown>> = {
       [`agg#${tokenOf('audit/app_1/2026/06/01/x.jsonl.gz')}`]: { m: 'included', lane: 3, seq: 5, app_id: 'app_1', journal: '{}' },
-      'lane#3': { seq: 5, applied: 4, objects: [], holder: 'another', lease_until: Date.now() + ms },
+      'lane#3': { seq: 5, applied: 4, objects: [], holder: 'another', lease_until: T0 + ms },
     };
     db.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: { pk: string }[] }> }) => ({
       Responses: Object.fromEntries(
@@ -80,7 +81,9 @@ describe('the aggregator handler on a busy audit object', () => {
   beforeEach(() => {
     db.reset();
     sqs.reset();
+    jest.spyOn(Date, 'now').mockReturnValue(T0);
   });
+  afterEach(() => jest.restoreAllMocks());
 
   it('makes its message visible again when the lease ends, and reports it for retry', async () => {
     leasedFor(40_000);

@@ -137,7 +137,8 @@ function oracle(steps: readonly Step[], zone: string): Rows {
       for (const e of state.held) apply(e.ts, e.revenue, member);
       state.held = [];
     }
-    state.head = member;
+    // The current install is the latest in time (a tie: the one counted last), issue 35.
+    if (!state.head || member.ts >= state.head.ts) state.head = member;
   });
   for (const { member, days } of retained.values()) for (const n of days) add(member.day, member.dims, { [`retained_d${n}`]: 1 });
   return rows;

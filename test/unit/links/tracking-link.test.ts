@@ -1,5 +1,5 @@
 import type { ClickRecord } from '../../../functions/domain/links/click';
-import { cap, FIELD_CAPS } from '../../../functions/domain/links/click';
+import { CLICK_KEPT_AFTER_CLAIM_S, cap, FIELD_CAPS } from '../../../functions/domain/links/click';
 import { slidingWindow } from '../../../functions/domain/links/sliding-window';
 import {
   followLink,
@@ -103,7 +103,7 @@ describe('followLink', () => {
         asn: 3320,
         ts_ms: NOW,
         app_ip_platform: 'app_1#2001:db8:1:2::7#android',
-        expires_at: NOW / 1000 + 7 * 86_400,
+        expires_at: NOW / 1000 + 7 * 86_400 + CLICK_KEPT_AFTER_CLAIM_S,
       },
     ]);
     expect(outcome).toMatchObject({ kind: 'redirect', click: clicks[0] });
