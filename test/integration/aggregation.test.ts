@@ -191,7 +191,7 @@ describe('the aggregator on traffic through the public endpoints', () => {
       }),
       { numRuns: 8 },
     );
-  }, 120_000);
+  }, 240_000);
 });
 
 describe('the aggregator handler against DynamoDB and S3 emulators', () => {
@@ -258,10 +258,10 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       const tenant = await createTenant();
       const bodies = await scenario(tenant, now);
       const fault = countingWrites(dynamoClient(), k);
-      const first = await aggregator(sqsEvent(bodies)).catch(() => ({
-        batchItemFailures: bodies.map((_, i) => ({ itemIdentifier: `m${i}` })),
-      }));
-      fault.stop();
+      // Stopped whatever happens: a fault left on would fail every test after this one.
+      const first = await aggregator(sqsEvent(bodies))
+        .catch(() => ({ batchItemFailures: bodies.map((_, i) => ({ itemIdentifier: `m${i}` })) }))
+        .finally(() => fault.stop());
       expect(first.batchItemFailures.length).toBeGreaterThan(0);
       // The dead invocation's lane lease runs out (given back here rather than waited for), and SQS
       // delivers the failed messages again.
@@ -270,7 +270,7 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       expect((await aggregator(sqsEvent(again, 'again-'))).batchItemFailures).toEqual([]);
       expect({ k, rows: await storedRows(tenant.app.app_id) }).toEqual({ k, rows: expected });
     }
-  }, 120_000);
+  }, 240_000);
 
   it('counts the install that claimed the first mark as the first when its invocation died and another batch installed the uuid before the redelivery', async () => {
     const now = Date.UTC(2026, 10, 20, 12);
@@ -325,7 +325,7 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
       const { mark, notReinstalls } = await firstInstalls(tenant);
       expect({ k, notReinstalls }).toEqual({ k, notReinstalls: [`e#${mark}`] });
     }
-  }, 120_000);
+  }, 240_000);
 
   it('counts a message delivered to two invocations at once exactly once', async () => {
     const tenant = await createTenant();
