@@ -68,7 +68,9 @@ const deepLinkFlags = (clearable: boolean) =>
   ) as Record<`deep-link-${DeepLinkField}`, z.ZodOptional<z.ZodString>>;
 
 /** The deep link fields the flags give (empty values as null, to clear, when clearable), or undefined for none. */
-function deepLinkOf(flags: Partial<Record<`deep-link-${DeepLinkField}`, string>>): Partial<Record<DeepLinkField, string | null>> | undefined {
+function deepLinkOf(
+  flags: Partial<Record<`deep-link-${DeepLinkField}`, string>>,
+): Partial<Record<DeepLinkField, string | null>> | undefined {
   const given = DEEP_LINK_FIELDS.flatMap((field) => {
     const value = flags[`deep-link-${field}`];
     return value === undefined ? [] : [[field, value === '' ? null : value] as const];

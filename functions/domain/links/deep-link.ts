@@ -56,7 +56,10 @@ export function resolveClickDeepLink(
  * A link's deep link after `link update`: each field given replaced, each given null cleared,
  * the rest kept. Undefined when no field is left.
  */
-export function changedDeepLink(before: DeepLink | undefined, changes: Partial<Record<DeepLinkField, string | null>>): DeepLink | undefined {
+export function changedDeepLink(
+  before: DeepLink | undefined,
+  changes: Partial<Record<DeepLinkField, string | null>>,
+): DeepLink | undefined {
   const after: DeepLink = { ...before };
   for (const field of DEEP_LINK_FIELDS) {
     const change = changes[field];
