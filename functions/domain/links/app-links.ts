@@ -104,3 +104,29 @@ export function linkIdentityOf(app: AppLinkIdentity): AppLinkIdentity {
 /** The same apps always give the same bytes, whatever order the store returned them in. */
 const byAppId = (apps: readonly LinkDomainApp[]) => [...apps].sort((a, b) => (a.app_id < b.app_id ? -1 : a.app_id > b.app_id ? 1 : 0));
 const unique = (values: string[]) => [...new Set(values)];
+
+/** The two files, by the path they are served on. */
+export const WELL_KNOWN_FILES = {
+  '/.well-known/apple-app-site-association': appleAppSiteAssociation,
+  '/.well-known/assetlinks.json': assetLinks,
+} as const satisfies Record<string, (apps: readonly LinkDomainApp[]) => string | undefined>;
+
+export type WellKnownPath = keyof typeof WELL_KNOWN_FILES;
+
+export const isWellKnownPath = (path: string): path is WellKnownPath => Object.hasOwn(WELL_KNOWN_FILES, path);
+
+/** The apps of a link domain (functions/adapters/link-domain-store.ts, cached); undefined for a domain no app names. */
+export interface LinkDomains {
+  apps(domain: string): Promise<readonly LinkDomainApp[] | undefined>;
+}
+
+/**
+ * The file a host serves at a path: its bytes, or undefined (a 404) for a host that is not a link
+ * domain, a domain no app names, or a domain none of whose apps is on that file's platform.
+ */
+export async function wellKnownFile(domains: LinkDomains, host: string | undefined, path: string): Promise<string | undefined> {
+  const domain = linkDomainOfHost(host);
+  if (domain === undefined || !isWellKnownPath(path)) return undefined;
+  const apps = await domains.apps(domain);
+  return apps === undefined ? undefined : WELL_KNOWN_FILES[path](apps);
+}
