@@ -141,8 +141,8 @@ export function demoSections(demo: Demo, baseUrl: string): Section[] {
       routes: ['GET /.well-known/apple-app-site-association', 'GET /.well-known/assetlinks.json'],
       lines: [
         "# The demo link domain's well-known files, chosen by the Host header (a demo made before them: 404 until `admin app update --link-domain`)",
-        `curl -i -H 'host: ${DEMO_LINK_DOMAIN}' ${baseUrl}/.well-known/apple-app-site-association`,
-        `curl -i -H 'host: ${DEMO_LINK_DOMAIN}' ${baseUrl}/.well-known/assetlinks.json`,
+        `curl -i -w '\\n' -H 'host: ${DEMO_LINK_DOMAIN}' ${baseUrl}/.well-known/apple-app-site-association`,
+        `curl -i -w '\\n' -H 'host: ${DEMO_LINK_DOMAIN}' ${baseUrl}/.well-known/assetlinks.json`,
       ],
     },
     {
