@@ -93,7 +93,8 @@ function deepLinkFields(values: Partial<Record<string, string>> = {}): HTMLEleme
       DEEP_LINK_FIELDS.map((name) =>
         field({
           flag: deepLinkFlag(name),
-          label: name === 'value' ? 'deep_link_value' : `deep_link_${name}`,
+          // "sub 1", not "sub1": the click parameters' fields above are labelled sub1..sub5.
+          label: name === 'value' ? 'Deep link value' : `Deep link ${name.replace('sub', 'sub ')}`,
           value: values[name] ?? '',
           ...(name === 'value' ? { hint: 'Up to 100 characters; a click URL may override each with its deep_link_* parameter.' } : {}),
         }),
