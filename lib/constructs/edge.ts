@@ -12,6 +12,7 @@ import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { LINK_DOMAIN } from '../../functions/domain/links/app-links';
 import { WELL_KNOWN_PATHS } from '../function-constants';
 import { originVerifyHeader, type RouteThrottle, viewerHostHeader } from '../manifest';
 
@@ -360,8 +361,8 @@ export const viewerHostCode = [
   '}',
 ].join('\n');
 
-/** A DNS name CloudFront accepts as an alternate domain name: lowercase labels, no wildcard, no trailing dot. */
-const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+/** A DNS name CloudFront accepts as an alternate domain name: the rule an app's --link-domain follows too. */
+const DOMAIN_NAME = LINK_DOMAIN;
 const HOSTED_ZONE_ID = /^Z[A-Z0-9]{1,31}$/;
 
 /** The configured domains, each checked: a well-formed name, its zone given whole, the name inside it. */

@@ -30,7 +30,7 @@ export const IOS_APP_ID = /^[A-Z0-9]{10}\.[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/;
 export const ANDROID_PACKAGE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$/;
 /** `keytool -list -v`'s SHA256 line: 32 bytes as uppercase hex pairs joined by colons. */
 export const CERT_SHA256 = /^[0-9A-F]{2}(:[0-9A-F]{2}){31}$/;
-/** A DNS name the distribution can serve: lowercase labels, no wildcard, no trailing dot (as lib/constructs/edge.ts checks linkDomain). */
+/** A DNS name the distribution can serve: lowercase labels, no wildcard, no trailing dot (lib/constructs/edge.ts checks linkDomain with it). */
 export const LINK_DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 /** Bounds on what one app names, so the domain's item and its files stay small. */
