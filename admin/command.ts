@@ -12,6 +12,8 @@ export interface AdminCommand<Flags extends z.ZodObject = z.ZodObject> {
   readonly flags: Flags;
   /** Flags that take no value (`--honeypot`); every other flag is read as a string. */
   readonly booleanFlags?: readonly string[];
+  /** Flags that take a comma list and may be given more than once: the CLI joins the values with commas. */
+  readonly listFlags?: readonly string[];
   /**
    * A flag the CLI also takes as the command's one positional argument (`sql --app-key K "SELECT 1"`
    * fills `query`); the console posts it as that flag.

@@ -1,3 +1,4 @@
+import { LinkDomainFullError, LinkDomainTakenError } from '../functions/adapters/link-domain-store';
 import { AppStoreIdTakenError, NotFoundError } from '../functions/adapters/tenant-store';
 import { ServiceError } from '../functions/domain/common/errors';
 import { FxRatesFileError } from '../functions/domain/fx/rates-file';
@@ -31,7 +32,8 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   )
     return { status: 400, message: err.message, expected: true };
   if (error instanceof NotFoundError) return { status: 404, message: err.message, expected: true };
-  if (error instanceof AppStoreIdTakenError) return { status: 409, message: err.message, expected: true };
+  if (error instanceof AppStoreIdTakenError || error instanceof LinkDomainTakenError || error instanceof LinkDomainFullError)
+    return { status: 409, message: err.message, expected: true };
   if (error instanceof ServiceError) return { status: error.statusCode, message: error.code, expected: true };
   if (error instanceof TargetError) return { status: 502, message: err.message, expected: true };
   return { status: 500, message: `${err.name}: ${err.message}`, expected: false };

@@ -7,6 +7,8 @@ import { UUID_PATTERN } from '../functions/domain/common/uuid';
  * as flagWording's are: `--install-uuid must be a UUID`.
  */
 export const url = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' });
+/** A link's destinations: https only, as the stores' and any page worth sending a visitor to are. */
+export const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' });
 export const name = z.string().trim().min(1).max(200);
 export const key = z.string().min(1);
 /** A partner's name, as links, postbacks and ad network mappings carry it. */

@@ -3,6 +3,7 @@ import { AggregateStore } from '../functions/adapters/aggregate-store';
 import { LinkStore } from '../functions/adapters/link-store';
 import { NotFoundError } from '../functions/adapters/tenant-store';
 import { newClickId, SUB_PARAMS } from '../functions/domain/links/click';
+import { DEEP_LINK_FIELDS, type DeepLinkField, deepLinkFlag, isDeepLinkText } from '../functions/domain/links/deep-link';
 import { type ClickParam, partnerUrl, trackingLinkUrl } from '../functions/domain/links/partner-url';
 import type { Platform } from '../functions/domain/links/platform';
 import { slidingWindow } from '../functions/domain/links/sliding-window';
@@ -12,7 +13,7 @@ import { appTimeZone } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { appByKey } from './apps';
 import { defineCommand, type Target, UsageError } from './command';
-import { countries, intFlag, key, partner, url } from './flags';
+import { countries, httpsUrl, intFlag, key, partner, url } from './flags';
 
 const links = () => new LinkStore(resourceName.table('links'));
 
@@ -27,11 +28,14 @@ const listedLink = (target: Target, link: LinkConfig) => ({
  * `link update`'s flags: an empty value clears the setting (`--campaign ''`: no campaign), a flag
  * left out leaves it as it is. A refinement's message is said as it is, so each names its flag.
  */
-const clearableUrl = (flag: string) =>
+const clearableUrl = (flag: string, schema: z.ZodURL = url) =>
   z
     .string()
     .trim()
-    .refine((value) => value === '' || url.safeParse(value).success, `--${flag} must be an http or https URL, or empty to clear it`);
+    .refine(
+      (value) => value === '' || schema.safeParse(value).success,
+      `--${flag} must be an ${schema === url ? 'http or https' : 'https'} URL, or empty to clear it`,
+    );
 const clearableCountries = z
   .string()
   .transform((s) =>
@@ -44,6 +48,37 @@ const clearableCountries = z
 /** An empty value (or an empty list) clears; absent leaves unchanged. */
 const cleared = <T>(value: T | undefined): T | null | undefined =>
   value === undefined ? undefined : value === '' || (Array.isArray(value) && value.length === 0) ? null : value;
+
+/**
+ * `--deep-link-value` and `--deep-link-sub1`..`--deep-link-sub10` (docs/deep-links.md): 1 to 100
+ * characters without control characters; on `link update` an empty value clears the field.
+ */
+const deepLinkFlags = (clearable: boolean) =>
+  Object.fromEntries(
+    DEEP_LINK_FIELDS.map((field) => [
+      deepLinkFlag(field),
+      z
+        .string()
+        .refine(
+          (value) => (clearable && value === '') || isDeepLinkText(value),
+          `--${deepLinkFlag(field)} must be 1 to 100 characters without control characters${clearable ? ', or empty to clear it' : ''}`,
+        )
+        .optional(),
+    ]),
+  ) as Record<`deep-link-${DeepLinkField}`, z.ZodOptional<z.ZodString>>;
+
+/** The deep link fields the flags give (empty values as null, to clear, when clearable), or undefined for none. */
+function deepLinkOf(
+  flags: Partial<Record<`deep-link-${DeepLinkField}`, string>>,
+): Partial<Record<DeepLinkField, string | null>> | undefined {
+  const given = DEEP_LINK_FIELDS.flatMap((field) => {
+    const value = flags[`deep-link-${field}`];
+    return value === undefined ? [] : [[field, value === '' ? null : value] as const];
+  });
+  return given.length > 0 ? Object.fromEntries(given) : undefined;
+}
+
+const DEEP_LINK_USAGE = '[--deep-link-value V] [--deep-link-sub1 V .. --deep-link-sub10 V]';
 
 /** A typical visitor of each platform, as the redirect tells them apart (functions/domain/links/platform.ts). */
 export const TEST_USER_AGENTS: Record<Platform, string> = {
@@ -102,7 +137,8 @@ export const linkCommands = [
     name: 'link create',
     usage:
       'link create --app-key K --partner P [--campaign C] [--honeypot] [--ios-url U] [--android-url U] [--web-url U]\n' +
-      '            [--countries-allow US,CA] [--countries-block XX] [--lookback-days N]',
+      `            [--countries-allow US,CA] [--countries-block XX] [--lookback-days N] ${DEEP_LINK_USAGE}\n` +
+      '            (--web-url, https only: where desktops and other platforms without a store go)',
     flags: z.object({
       'app-key': key,
       partner,
@@ -110,10 +146,11 @@ export const linkCommands = [
       honeypot: z.boolean().optional(),
       'ios-url': url.optional(),
       'android-url': url.optional(),
-      'web-url': url.optional(),
+      'web-url': httpsUrl.optional(),
       'countries-allow': countries.optional(),
       'countries-block': countries.optional(),
       'lookback-days': intFlag.max(30).optional(),
+      ...deepLinkFlags(false),
     }),
     booleanFlags: ['honeypot'],
     async execute(f, target) {
@@ -127,6 +164,7 @@ export const linkCommands = [
         countries_allow: f['countries-allow'],
         countries_block: f['countries-block'],
         lookback_days: f['lookback-days'],
+        deep_link: deepLinkOf(f) as Record<DeepLinkField, string> | undefined,
       });
       return { link_id: link.link_id, url: trackingLinkUrl(target.baseUrl, link.link_id) };
     },
@@ -135,7 +173,7 @@ export const linkCommands = [
     name: 'link update',
     usage:
       'link update --link-id L [--campaign C] [--ios-url U] [--android-url U] [--web-url U]\n' +
-      '            [--countries-allow US,CA] [--countries-block XX] [--lookback-days N]\n' +
+      `            [--countries-allow US,CA] [--countries-block XX] [--lookback-days N] ${DEEP_LINK_USAGE}\n` +
       "            (an empty value clears a setting: --campaign ''; partner and honeypot cannot change;\n" +
       '             the redirect follows the change within 30 s)',
     flags: z.object({
@@ -143,10 +181,11 @@ export const linkCommands = [
       campaign: z.string().trim().max(200).optional(),
       'ios-url': clearableUrl('ios-url').optional(),
       'android-url': clearableUrl('android-url').optional(),
-      'web-url': clearableUrl('web-url').optional(),
+      'web-url': clearableUrl('web-url', httpsUrl).optional(),
       'countries-allow': clearableCountries.optional(),
       'countries-block': clearableCountries.optional(),
       'lookback-days': intFlag.max(30).optional(),
+      ...deepLinkFlags(true),
     }),
     async execute(f, target) {
       const changes = {
@@ -157,10 +196,11 @@ export const linkCommands = [
         countries_allow: cleared(f['countries-allow']),
         countries_block: cleared(f['countries-block']),
         lookback_days: f['lookback-days'],
+        deep_link: deepLinkOf(f),
       };
       if (Object.values(changes).every((value) => value === undefined)) {
         throw new UsageError(
-          'link update: give at least one of --campaign, --ios-url, --android-url, --web-url, --countries-allow, --countries-block, --lookback-days',
+          'link update: give at least one of --campaign, --ios-url, --android-url, --web-url, --countries-allow, --countries-block, --lookback-days, --deep-link-value, --deep-link-sub1..10',
           'link update',
         );
       }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { ANDROID_PACKAGE, APP_LINK_LIMITS, CERT_SHA256, IOS_APP_ID, LINK_DOMAIN } from '../functions/domain/links/app-links';
 import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
 import { MAX_GRACE_DAYS } from '../functions/domain/tenants/signing-keys';
 import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
@@ -10,6 +11,50 @@ import { intFlag, key, name, timeZone, url } from './flags';
 
 /** Digits, 1 to 20: the id in the app's App Store URL (`.../id1234567890`). */
 const appStoreId = z.string().regex(APP_STORE_ID, 'must be an App Store id: 1 to 20 digits');
+
+/**
+ * A comma list (the flag may also be given more than once: bin/admin.ts joins the values), each
+ * item trimmed and normalized, then checked; empty clears the list.
+ */
+const commaList = (item: z.ZodString, max: number, normalize: (value: string) => string) =>
+  z
+    .string()
+    .transform((s) =>
+      s
+        .split(',')
+        .map((value) => normalize(value.trim()))
+        .filter(Boolean),
+    )
+    .pipe(z.array(item).max(max))
+    .transform((values) => [...new Set(values)]);
+
+/** The link settings of `app update` (docs/deep-links.md), each refused with its flag's name when not in its documented format. */
+const appLinkFlags = {
+  'ios-app-id': z
+    .string()
+    .trim()
+    .max(APP_LINK_LIMITS.idLength)
+    .regex(IOS_APP_ID, 'must be TEAMID.bundle.id: a 10-character team id (A-Z, 0-9), a period, then the bundle id')
+    .optional(),
+  'android-package': z
+    .string()
+    .trim()
+    .max(APP_LINK_LIMITS.packageLength)
+    .regex(ANDROID_PACKAGE, 'must be an Android package name, such as com.example.app')
+    .optional(),
+  'android-cert-sha256': commaList(
+    z
+      .string()
+      .regex(CERT_SHA256, 'must be SHA-256 fingerprints: 32 hex byte pairs separated by colons (keytool -list -v), comma separated'),
+    APP_LINK_LIMITS.certificates,
+    (value) => value.toUpperCase(),
+  ).optional(),
+  'link-domain': commaList(
+    z.string().regex(LINK_DOMAIN, 'must be DNS names such as go.example.com, comma separated'),
+    APP_LINK_LIMITS.domains,
+    (value) => value.toLowerCase().replace(/\.$/, ''),
+  ).optional(),
+};
 
 /** The operator's tenant store: with the signing secrets, which `app create` writes and `app show` prints. */
 const tenants = () => new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets')));
@@ -91,7 +136,9 @@ export const tenantCommands = [
     name: 'app update',
     usage:
       'app update --app-key K [--name N] [--ios-url U] [--android-url U] [--web-url U] [--time-zone Z] [--app-store-id N]\n' +
-      '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past)',
+      '           [--ios-app-id TEAMID.bundle.id] [--android-package P] [--android-cert-sha256 AA:BB:..,..] [--link-domain D,..]\n' +
+      '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past;\n' +
+      "                                          the link settings are what the link domains' well-known files name, docs/deep-links.md)",
     flags: z.object({
       'app-key': key,
       name: name.optional(),
@@ -100,9 +147,15 @@ export const tenantCommands = [
       'web-url': url.optional(),
       'time-zone': timeZone.optional(),
       'app-store-id': appStoreId.optional(),
+      ...appLinkFlags,
     }),
+    listFlags: ['android-cert-sha256', 'link-domain'],
     async execute(f) {
       const app = await tenants().updateApp(f['app-key'], {
+        ios_app_id: f['ios-app-id'],
+        android_package: f['android-package'],
+        android_cert_sha256: f['android-cert-sha256'],
+        link_domains: f['link-domain'],
         app_store_id: f['app-store-id'],
         name: f.name,
         ios_url: f['ios-url'],

@@ -171,10 +171,11 @@ function program(line: readonly string[], found: (request: Request) => void): Co
         continue;
       }
       leaf.addOption(
-        new Option(`--${flag} <${valueName(command, flag)}>`).argParser((value: string) => {
+        new Option(`--${flag} <${valueName(command, flag)}>`).argParser((value: string, previous: string | undefined) => {
           if (value.startsWith('--') && OUR_FLAGS.has(value.slice(2).split('=')[0] ?? ''))
             throw new UsageError(`--${flag} needs a value`, command.name);
-          return value;
+          // A list flag given again adds to the list (`--link-domain a --link-domain b` is `a,b`).
+          return previous !== undefined && command.listFlags?.includes(flag) ? `${previous},${value}` : value;
         }),
       );
     }

@@ -25,6 +25,17 @@ export const envName = {
 /** The origin header CloudFront (or the local edge) sets to that secret on every request it forwards. */
 export const originVerifyHeader = 'x-origin-verify';
 
+/**
+ * The viewer's Host as the edge passes it on (lib/constructs/edge.ts: a CloudFront Function on the
+ * `/.well-known/*` behaviour, overwriting any value a client sent; local/http-server.ts locally).
+ * CloudFront does not forward Host itself, which API Gateway would refuse; the well-known files are
+ * answered by it (docs/deep-links.md).
+ */
+export const viewerHostHeader = 'x-viewer-host';
+
+/** The CloudFront path pattern of the behaviour that passes the viewer's Host on. */
+export const WELL_KNOWN_PATHS = '/.well-known/*';
+
 /** The key the health probes read, in every table they probe; no item has it. */
 export const HEALTH_PROBE_KEY = 'health#probe';
 

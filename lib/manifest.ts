@@ -9,7 +9,7 @@
 
 import { AGGREGATOR_TIMEOUT_SECONDS, INVALID_SKAN_POSTBACKS, STREAM_OBJECTS } from './function-constants';
 
-export { envName, HEALTH_PROBE_KEY, originVerifyHeader } from './function-constants';
+export { envName, HEALTH_PROBE_KEY, originVerifyHeader, viewerHostHeader } from './function-constants';
 
 export type AttributeType = 'S' | 'N';
 export interface KeySpec {
@@ -678,6 +678,17 @@ export const functions = {
     throttle: { rateLimit: 500, burstLimit: 1000 },
     // tenants: the app's time zone; aggregates: the click's count in the perf rows (plain ADDs).
     tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write', tenants: 'read', aggregates: 'write' },
+  },
+  'well-known': {
+    entry: 'functions/well-known.ts',
+    description:
+      "GET /.well-known/apple-app-site-association and /.well-known/assetlinks.json: the link domain's apps, by the viewer's host.",
+    routes: ['GET /.well-known/apple-app-site-association', 'GET /.well-known/assetlinks.json'],
+    // Apple's CDN (which keeps the file and asks again within hours) and Android's verifier at each
+    // app install or update: a few requests a minute per domain.
+    throttle: { rateLimit: 20, burstLimit: 40 },
+    // tenants: the domain's item (link_domain#<domain>), read only.
+    tables: { tenants: 'read' },
   },
   'postback-sender': {
     entry: 'functions/postback-sender.ts',

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, isIP } from 'node:net';
-import { originVerifyHeader } from '../lib/manifest';
+import { WELL_KNOWN_PATHS } from '../lib/function-constants';
+import { originVerifyHeader, viewerHostHeader } from '../lib/manifest';
 import { authorizerFromManifest, buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
 import { invoke } from './lambda';
 
@@ -117,7 +118,14 @@ function cloudFrontHeaders(request: IncomingMessage, options: EdgeOptions): Reco
     const simulated = options.trustProxy && (name === 'cloudfront-viewer-country' || name === 'cloudfront-viewer-asn');
     if (edgeOwned && !simulated) delete request.headers[name];
   }
+  // The CloudFront Function of the /.well-known/* behaviour (lib/constructs/edge.ts): the viewer's
+  // Host, in the header the well-known function reads, whatever the client sent in it.
+  const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+  const viewerHost: Record<string, string> = path.startsWith(WELL_KNOWN_PATHS.slice(0, -1))
+    ? { [viewerHostHeader]: request.headers.host ?? '' }
+    : {};
   return {
+    ...viewerHost,
     'cloudfront-viewer-address': viewerIp.includes(':')
       ? `[${viewerIp}]:${request.socket.remotePort}`
       : `${viewerIp}:${request.socket.remotePort}`,

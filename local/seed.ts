@@ -46,6 +46,13 @@ export async function seedDemo(
     android_url: 'https://play.google.com/store/apps/details?id=com.example.demo',
     web_url: 'https://example.com/demo',
   });
+  // The demo app's link identity, so the banner's well-known curls answer (docs/deep-links.md).
+  await tenants.updateApp(app.app_key, {
+    ios_app_id: 'ABCDE12345.com.example.demo',
+    android_package: 'com.example.demo',
+    android_cert_sha256: [DEMO_CERT_SHA256],
+    link_domains: [DEMO_LINK_DOMAIN],
+  });
   const { serverKey } = await tenants.createServerKey(app.app_key);
   const link = await new LinkStore(names.links).create(app, { partner: 'demo_network', campaign: 'launch' });
   const demo: Demo = {
@@ -62,6 +69,10 @@ export async function seedDemo(
   writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
   return { demo, created: true };
 }
+
+/** The demo app's link domain and signing certificate fingerprint (made up: no real app is signed with it). */
+const DEMO_LINK_DOMAIN = 'go.example.com';
+const DEMO_CERT_SHA256 = Array.from({ length: 32 }, (_, i) => (i * 7 + 16).toString(16).toUpperCase().padStart(2, '0')).join(':');
 
 /** The routes that answer whatever no other route does (unknown reports, unknown paths): nothing to try. */
 export const CATCH_ALL_ROUTES: readonly string[] = ['ANY /api/v1/reports/{proxy+}', '$default'];
@@ -124,6 +135,14 @@ export function demoSections(demo: Demo, baseUrl: string): Section[] {
       lines: [
         '# Click the demo tracking link as an iPhone',
         `curl -i '${demo.link_url}?click_id=abc123&sub1=creative_a' -A 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1'`,
+      ],
+    },
+    {
+      routes: ['GET /.well-known/apple-app-site-association', 'GET /.well-known/assetlinks.json'],
+      lines: [
+        "# The demo link domain's well-known files, chosen by the Host header (a demo made before them: 404 until `admin app update --link-domain`)",
+        `curl -i -w '\\n' -H 'host: ${DEMO_LINK_DOMAIN}' ${baseUrl}/.well-known/apple-app-site-association`,
+        `curl -i -w '\\n' -H 'host: ${DEMO_LINK_DOMAIN}' ${baseUrl}/.well-known/assetlinks.json`,
       ],
     },
     {

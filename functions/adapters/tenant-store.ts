@@ -13,6 +13,7 @@ import {
   appTimeZone,
   type Company,
   DEFAULT_LOOKBACK_DAYS,
+  LINK_SETTINGS,
   monthlyCapFor,
   type Plan,
   type ServerKeyRecord,
@@ -21,6 +22,7 @@ import {
 import { dynamoClient } from '../shared/clients/dynamo';
 import { TtlCache } from '../shared/ttl-cache';
 import { isConditionFailure } from './aws-errors';
+import { LinkDomainStore } from './link-domain-store';
 import { scanItems } from './query-pages';
 import type { SigningSecretStore } from './signing-secret-store';
 
@@ -139,11 +141,32 @@ export class TenantStore {
   }
 
   /**
-   * Changes an app's name, store URLs, time zone or App Store id (`app update`); undefined when
+   * Changes an app's name, store URLs, time zone, App Store id or link settings (`app update`); undefined when
    * no app has the key. A new time zone applies to data aggregated after it (docs/reports.md,
    * "Time zones"). Another app's App Store id is AppStoreIdTakenError.
    */
   async updateApp(appKey: string, requested: AppChanges): Promise<App | undefined> {
+    if (!LINK_SETTINGS.some((field) => requested[field] !== undefined)) return this.updateAppFields(appKey, requested);
+    // The link settings change what the link domains' well-known files say: the app is put on each
+    // of its domains first (LinkDomainTakenError before anything is written when one is another
+    // company's), its record next, and it leaves the domains it no longer names last, so a file never
+    // stops naming an app that still names the domain.
+    const before = await this.appByKey(appKey);
+    if (!before) return undefined;
+    const linked = {
+      ...before,
+      ...Object.fromEntries(LINK_SETTINGS.flatMap((f) => (requested[f] === undefined ? [] : [[f, requested[f]]]))),
+    };
+    const domains = new LinkDomainStore(this.tableName);
+    for (const domain of linked.link_domains ?? []) await domains.serve(domain, linked);
+    const after = await this.updateAppFields(appKey, requested);
+    for (const domain of before.link_domains ?? []) {
+      if (!linked.link_domains?.includes(domain)) await domains.withdraw(domain, before.app_id);
+    }
+    return after;
+  }
+
+  private async updateAppFields(appKey: string, requested: AppChanges): Promise<App | undefined> {
     if (requested.time_zone !== undefined && !isTimeZone(requested.time_zone))
       throw new Error(`${requested.time_zone} is not an IANA time zone`);
     const changes = { ...requested, app_store_id: requested.app_store_id ?? appStoreIdOfUrl(requested.ios_url) };

@@ -12,7 +12,9 @@ import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { originVerifyHeader, type RouteThrottle } from '../manifest';
+import { LINK_DOMAIN } from '../../functions/domain/links/app-links';
+import { WELL_KNOWN_PATHS } from '../function-constants';
+import { originVerifyHeader, type RouteThrottle, viewerHostHeader } from '../manifest';
 import { domainCertificate, hostedZoneOf } from './domain-certificate';
 
 /** Steady requests per second and burst the API Gateway stage lets through on a route without a throttle of its own. */
@@ -161,25 +163,38 @@ export class Edge extends Construct {
     const domains = namedDomains(props);
     this.certificate = props.certificate ?? this.certificateFor(domains);
     const apiDomain = `${this.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
+    const origin = new origins.HttpOrigin(apiDomain, {
+      protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+      originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+      // API Gateway stops an integration after 30 seconds; CloudFront should not give up sooner.
+      readTimeout: Duration.seconds(30),
+      customHeaders: { [originVerifyHeader]: headerValue },
+    });
+    const toApi = {
+      origin,
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      // Every answer is per caller (signed ingestion, clicks, private reports): nothing is shared at the edge.
+      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+      // All viewer headers (Authorization and the X-Service-* signature headers included), all query
+      // strings, and CloudFront's own headers among them CloudFront-Viewer-Address, -Country and -ASN;
+      // but not the viewer's Host, which API Gateway would reject. A custom policy cannot do this:
+      // origin request policies may not list Authorization.
+      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+    };
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Attribution service',
-      defaultBehavior: {
-        origin: new origins.HttpOrigin(apiDomain, {
-          protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
-          originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
-          // API Gateway stops an integration after 30 seconds; CloudFront should not give up sooner.
-          readTimeout: Duration.seconds(30),
-          customHeaders: { [originVerifyHeader]: headerValue },
-        }),
-        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
-        // Every answer is per caller (signed ingestion, clicks, private reports): nothing is shared at the edge.
-        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
-        // All viewer headers (Authorization and the X-Service-* signature headers included), all query
-        // strings, and CloudFront's own headers among them CloudFront-Viewer-Address, -Country and -ASN;
-        // but not the viewer's Host, which API Gateway would reject. A custom policy cannot do this:
-        // origin request policies may not list Authorization.
-        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      defaultBehavior: { ...toApi, allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL },
+      // The well-known files answer by the viewer's Host (docs/deep-links.md), which the origin
+      // request policy leaves behind: a CloudFront Function copies it into x-viewer-host, a header
+      // the policy forwards (it forwards every viewer header, and a function's are the viewer's),
+      // overwriting any value the client sent. Only on these paths: every other request is spared
+      // the function's run and its price.
+      additionalBehaviors: {
+        [WELL_KNOWN_PATHS]: {
+          ...toApi,
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+          functionAssociations: [{ eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerHostFunction() }],
+        },
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       enableLogging: true,
@@ -220,6 +235,15 @@ export class Edge extends Construct {
     }
 
     this.baseUrl = `https://${props.linkDomain?.domainName ?? this.distribution.distributionDomainName}`;
+  }
+
+  /** Copies the viewer's Host into x-viewer-host (cloudfront-js-2.0). */
+  private viewerHostFunction(): cloudfront.Function {
+    return new cloudfront.Function(this, 'ViewerHostFunction', {
+      comment: `Copies the viewer's Host into ${viewerHostHeader} for the well-known files`,
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(viewerHostCode),
+    });
   }
 
   /**
@@ -321,8 +345,17 @@ interface NamedDomain {
   readonly domain: CustomDomain;
 }
 
-/** A DNS name CloudFront accepts as an alternate domain name: lowercase labels, no wildcard, no trailing dot. */
-const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+/** The viewer-request function's code: a request without a Host (HTTP/1.0) gets an empty value, which no domain matches. */
+export const viewerHostCode = [
+  'function handler(event) {',
+  '  var request = event.request;',
+  `  request.headers['${viewerHostHeader}'] = { value: request.headers.host ? request.headers.host.value : '' };`,
+  '  return request;',
+  '}',
+].join('\n');
+
+/** A DNS name CloudFront accepts as an alternate domain name: the rule an app's --link-domain follows too. */
+const DOMAIN_NAME = LINK_DOMAIN;
 const HOSTED_ZONE_ID = /^Z[A-Z0-9]{1,31}$/;
 
 /** The configured domains, each checked: a well-formed name, its zone given whole, the name inside it. */

@@ -17,6 +17,7 @@ interface ListedLink {
   partner: string;
   campaign?: string;
   web_url?: string;
+  deep_link?: Record<string, string>;
   disabled: boolean;
   honeypot: boolean;
 }
@@ -155,7 +156,7 @@ describe('the Tracking links page', () => {
     expect(after.filter((l) => l.partner === 'meta' && l.campaign === existing.campaign)).toHaveLength(2);
   });
 
-  it('edits a destination inline, and link list shows it', async () => {
+  it('edits a destination and the deep link inline, and link list shows them', async () => {
     const { page } = mc;
     await mc.open('links');
     const row = await rowOf(tiktokLink);
@@ -167,11 +168,15 @@ describe('the Tracking links page', () => {
     await form.locator('.field-error, .notice.error').first().waitFor();
     await form.getByLabel('Lookback days').fill('7');
     await form.getByLabel('Web URL').fill('https://example.com/edited');
+    await form.getByText('Deep link (what the app opens once installed)').click();
+    await form.getByLabel('Deep link value').fill('summer_sale');
+    await form.getByLabel('Deep link sub 2').fill('red');
     await form.getByRole('button', { name: 'Save changes' }).click();
     await page.getByTestId('link-edit').getByText(`Saved link ${tiktokLink}`).waitFor({ timeout: 15_000 });
     expect((await listLinks()).find((l) => l.link_id === tiktokLink)).toMatchObject({
       web_url: 'https://example.com/edited',
       lookback_days: 7,
+      deep_link: { value: 'summer_sale', sub2: 'red' },
     });
   });
 

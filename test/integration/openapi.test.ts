@@ -480,6 +480,13 @@ describe('the local stack answers as docs/openapi.yaml says', () => {
       expectDocumented(await call('GET', '/health'), 200);
     });
 
+    it.each(['/.well-known/apple-app-site-association', '/.well-known/assetlinks.json'])(
+      'GET %s on a host that is no link domain: 404 not_found',
+      async (path) => {
+        expectDocumented(await call('GET', path), 404, 'not_found');
+      },
+    );
+
     it.each(['GET', 'POST'])('%s on a path no route names: 404 not_found', async (method) => {
       expectDocumented(await call(method, '/no/such/path'), 404, 'not_found');
     });

@@ -39,6 +39,7 @@ describe("npm start's banner", () => {
       'GET /health': [200],
       'POST /event': [200],
       'GET /l/{link_id}': [302],
+      'GET /.well-known/apple-app-site-association, GET /.well-known/assetlinks.json': [200, 200],
       'POST /privacy/delete': [202],
       'GET /api/v1/reports/attribution, GET /api/v1/reports/revenue, GET /api/v1/reports/cohorts, GET /api/v1/reports/events, GET /api/v1/reports/performance, GET /api/v1/reports/skan':
         [200, 200, 200, 200, 200, 200],

@@ -435,6 +435,32 @@ describe('the service stack', () => {
     });
   });
 
+  it("passes the viewer's Host to the well-known files: a CloudFront Function on /.well-known/* copies it into x-viewer-host", () => {
+    const [[functionId, cfFunction]] = ofType('AWS::CloudFront::Function');
+    service.template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        CacheBehaviors: [
+          Match.objectLike({
+            PathPattern: '/.well-known/*',
+            CachePolicyId: CachePolicy.CACHING_DISABLED.cachePolicyId,
+            // Every viewer header, a function's among them: x-viewer-host reaches API Gateway, Host does not.
+            OriginRequestPolicyId: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER.originRequestPolicyId,
+            AllowedMethods: ['GET', 'HEAD'],
+            FunctionAssociations: [{ EventType: 'viewer-request', FunctionARN: getAtt(functionId, 'FunctionARN') }],
+          }),
+        ],
+      }),
+    });
+    expect(cfFunction.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
+    // The deployed code run on CloudFront's event shape: the viewer's Host, over anything a client sent.
+    const handler = new Function(`${cfFunction.Properties.FunctionCode}; return handler;`)() as (event: unknown) => {
+      headers: Record<string, { value: string }>;
+    };
+    const forwarded = handler({ request: { headers: { host: { value: 'go.example.com' }, 'x-viewer-host': { value: 'evil.example' } } } });
+    expect(forwarded.headers['x-viewer-host']).toEqual({ value: 'go.example.com' });
+    expect(handler({ request: { headers: {} } }).headers['x-viewer-host']).toEqual({ value: '' });
+  });
+
   it('throttles the API stage at the documented defaults, 1,000 requests/s with bursts of 2,000', () => {
     service.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
@@ -488,6 +514,8 @@ describe('the service stack', () => {
       'GET /api/v1/reports/skan': [50, 100],
       'GET /api/v1/stream/events': [50, 100],
       'POST /api/v1/cost': [20, 40],
+      'GET /.well-known/apple-app-site-association': [20, 40],
+      'GET /.well-known/assetlinks.json': [20, 40],
       'ANY /api/v1/reports/{proxy+}': [10, 20],
       $default: [10, 20],
       'GET /health': [10, 20],

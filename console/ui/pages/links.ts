@@ -44,6 +44,8 @@ interface LinkRow extends ListedLink {
   countries_allow?: string[];
   countries_block?: string[];
   lookback_days: number;
+  /** docs/deep-links.md: value and sub1..sub10, each absent unless set. */
+  deep_link?: Partial<Record<string, string>>;
   created_ms: number;
 }
 
@@ -64,8 +66,42 @@ const PARAM_FLAG: Readonly<Record<(typeof PRESET_PARAMS)[number], string>> = {
   sub4: 'sub4',
   sub5: 'sub5',
 };
+/** The deep link's fields (docs/deep-links.md) and their flags: `value` is `--deep-link-value`, `sub1` `--deep-link-sub1`. */
+const DEEP_LINK_FIELDS = ['value', 'sub1', 'sub2', 'sub3', 'sub4', 'sub5', 'sub6', 'sub7', 'sub8', 'sub9', 'sub10'] as const;
+const deepLinkFlag = (field: (typeof DEEP_LINK_FIELDS)[number]) => `deep-link-${field}` as const;
 /** The settings `link update` may change, as the edit form's flags. */
-const EDITABLE = ['campaign', 'ios-url', 'android-url', 'web-url', 'countries-allow', 'countries-block', 'lookback-days'] as const;
+const EDITABLE = [
+  'campaign',
+  'ios-url',
+  'android-url',
+  'web-url',
+  'countries-allow',
+  'countries-block',
+  'lookback-days',
+  ...DEEP_LINK_FIELDS.map(deepLinkFlag),
+] as const;
+
+/** The deep link fields of a form, in a group of their own; `values` fills them (the edit form). */
+function deepLinkFields(values: Partial<Record<string, string>> = {}): HTMLElement {
+  return h(
+    'details',
+    null,
+    h('summary', null, 'Deep link (what the app opens once installed)'),
+    h(
+      'div',
+      { class: 'fields' },
+      DEEP_LINK_FIELDS.map((name) =>
+        field({
+          flag: deepLinkFlag(name),
+          // "sub 1", not "sub1": the click parameters' fields above are labelled sub1..sub5.
+          label: name === 'value' ? 'Deep link value' : `Deep link ${name.replace('sub', 'sub ')}`,
+          value: values[name] ?? '',
+          ...(name === 'value' ? { hint: 'Up to 100 characters; a click URL may override each with its deep_link_* parameter.' } : {}),
+        }),
+      ),
+    ),
+  );
+}
 
 /**
  * Tracking links (docs/console-analytics.md, "Tracking links"): the builder with network presets
@@ -159,6 +195,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
           field({ flag: 'web-url', label: 'Web URL', type: 'url', placeholder: app.web_url ?? '' }),
         ]),
       ),
+      deepLinkFields(),
       clickParams,
     ],
     run: async (flags) => {
@@ -418,6 +455,10 @@ export async function linksPage(root: HTMLElement): Promise<void> {
       'countries-allow': link.countries_allow?.join(',') ?? '',
       'countries-block': link.countries_block?.join(',') ?? '',
       'lookback-days': String(link.lookback_days),
+      ...(Object.fromEntries(DEEP_LINK_FIELDS.map((name) => [deepLinkFlag(name), link.deep_link?.[name] ?? ''])) as Record<
+        `deep-link-${(typeof DEEP_LINK_FIELDS)[number]}`,
+        string
+      >),
     };
     const form = actionForm({
       label: `Edit link ${link.link_id}`,
@@ -431,6 +472,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
         { flag: 'countries-allow', label: 'Countries allowed', value: now['countries-allow'], placeholder: 'US,CA' },
         { flag: 'countries-block', label: 'Countries blocked', value: now['countries-block'], placeholder: 'XX' },
         { flag: 'lookback-days', label: 'Lookback days', type: 'number', value: now['lookback-days'], hint: '1 to 30.' },
+        deepLinkFields(link.deep_link),
       ],
       run: async (flags) => {
         const changed = Object.fromEntries(

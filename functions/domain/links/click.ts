@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { MAX_PAST_AGE_MS } from '../ingest/event-validation';
+import { type DeepLink, resolveClickDeepLink } from './deep-link';
 import type { ClientAddress } from './ip-block';
 import type { Platform } from './platform';
 
@@ -33,6 +34,12 @@ export interface ClickRecord {
   app_ip_platform: string;
   /** The link's attribution lookback: an install may claim the click this many days after it. */
   lookback_days?: number;
+  /**
+   * What the app opens once installed (docs/deep-links.md): the link's deep link, each field
+   * overridden by the click URL's `deep_link_value` / `deep_link_sub1`..`deep_link_sub10`
+   * (resolveClickDeepLink). Absent when there is none.
+   */
+  deep_link?: DeepLink;
   /**
    * Epoch seconds, the clicks table's TTL attribute: DynamoDB deletes the click some time after it.
    * The claim deadline plus CLICK_KEPT_AFTER_CLAIM_S; on a click without lookback_days (recorded
@@ -91,6 +98,7 @@ export interface ClickInput {
     readonly partner: string;
     readonly campaign?: string;
     readonly lookback_days: number;
+    readonly deep_link?: DeepLink;
   };
   readonly address: ClientAddress;
   readonly userAgent: string;
@@ -104,6 +112,7 @@ export interface ClickInput {
 export function buildClick(input: ClickInput): ClickRecord {
   const { link, address, query } = input;
   const subs = Object.fromEntries(SUB_PARAMS.map((name) => [name, cap(query[name], FIELD_CAPS.sub)]));
+  const deepLink = resolveClickDeepLink(link.deep_link, query);
   return {
     click_id: input.clickId,
     link_id: link.link_id,
@@ -122,6 +131,7 @@ export function buildClick(input: ClickInput): ClickRecord {
     ts_ms: input.nowMs,
     app_ip_platform: appIpPlatform(link.app_id, address.ip, input.platform),
     lookback_days: link.lookback_days,
+    ...(deepLink ? { deep_link: deepLink } : {}),
     expires_at: Math.floor(input.nowMs / 1000) + link.lookback_days * 86_400 + CLICK_KEPT_AFTER_CLAIM_S,
   };
 }

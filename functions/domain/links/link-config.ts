@@ -1,4 +1,5 @@
 import type { App } from '../tenants/tenant';
+import { changedDeepLink, DEEP_LINK_FIELDS, type DeepLink, type DeepLinkField, deepLinkFlag, isDeepLinkText } from './deep-link';
 import { type Destinations, hasDestination } from './redirect-url';
 import type { LinkConfig } from './tracking-link';
 
@@ -10,6 +11,8 @@ export interface NewLink extends Destinations {
   countries_allow?: string[];
   countries_block?: string[];
   lookback_days?: number;
+  /** What the app opens once installed (docs/deep-links.md). */
+  deep_link?: DeepLink;
 }
 
 /** A link that could not be made as asked (the admin CLI prints the message). */
@@ -44,6 +47,7 @@ export function newLinkConfig(app: LinkApp, input: NewLink, made: { linkId: stri
     countries_allow: countryCodes(input.countries_allow),
     countries_block: countryCodes(input.countries_block),
     lookback_days: input.lookback_days ?? app.lookback_days,
+    ...(input.deep_link && Object.keys(input.deep_link).length > 0 ? { deep_link: checkedDeepLink(input.deep_link) } : {}),
     created_ms: made.nowMs,
   };
   if (!link.honeypot && !hasDestination(link)) {
@@ -66,10 +70,21 @@ export interface LinkChanges {
   countries_allow?: string[] | null;
   countries_block?: string[] | null;
   lookback_days?: number;
+  /** Per field: a value replaces it, null clears it, absent keeps it. */
+  deep_link?: Partial<Record<DeepLinkField, string | null>>;
 }
 
 /** The settings LinkChanges names, in the order `link update` lists them. */
-export const CHANGEABLE = ['campaign', 'ios_url', 'android_url', 'web_url', 'countries_allow', 'countries_block', 'lookback_days'] as const;
+export const CHANGEABLE = [
+  'campaign',
+  'ios_url',
+  'android_url',
+  'web_url',
+  'countries_allow',
+  'countries_block',
+  'lookback_days',
+  'deep_link',
+] as const;
 
 /**
  * The link with the changes made, by the rules a new link follows (a link must still lead
@@ -81,7 +96,11 @@ export function updatedLinkConfig(link: LinkConfig, changes: LinkChanges, nowMs:
   for (const field of CHANGEABLE) {
     const value = changes[field];
     if (value === undefined) continue;
-    if (value === null) delete updated[field];
+    if (field === 'deep_link') {
+      const deepLink = changedDeepLink(link.deep_link, value as NonNullable<LinkChanges['deep_link']>);
+      if (deepLink) updated.deep_link = checkedDeepLink(deepLink);
+      else delete updated.deep_link;
+    } else if (value === null) delete updated[field];
     else if (field === 'countries_allow' || field === 'countries_block') updated[field] = countryCodes(value as string[]);
     else (updated as unknown as Record<string, unknown>)[field] = value;
   }
@@ -91,4 +110,18 @@ export function updatedLinkConfig(link: LinkConfig, changes: LinkChanges, nowMs:
     throw new LinkConfigError('the link would have no destination: keep or give --ios-url, --android-url or --web-url');
   }
   return updated;
+}
+
+/**
+ * The admin tools check each flag first; this holds the stored link to the same rule whatever
+ * wrote the request (the console posts the same flags), naming the flag at fault.
+ */
+function checkedDeepLink(deepLink: DeepLink): DeepLink {
+  for (const field of DEEP_LINK_FIELDS) {
+    const value = deepLink[field];
+    if (value !== undefined && !isDeepLinkText(value)) {
+      throw new LinkConfigError(`--${deepLinkFlag(field)} must be 1 to 100 characters without control characters`);
+    }
+  }
+  return deepLink;
 }

@@ -2,6 +2,7 @@ import { dimensionValue } from '../aggregation/rows';
 import type { DimensionValues } from '../analytics/performance';
 import { localDayOf } from '../common/days';
 import { buildClick, type ClickRecord } from './click';
+import type { DeepLink } from './deep-link';
 import { clientAddress } from './ip-block';
 import { type CountryRules, type DropReason, edgeFilter } from './link-filter';
 import { platformOf } from './platform';
@@ -20,6 +21,8 @@ export interface LinkConfig extends Destinations, CountryRules {
   countries_allow?: string[];
   countries_block?: string[];
   lookback_days: number;
+  /** What the app opens once installed from this link (docs/deep-links.md); a click may override each field. */
+  deep_link?: DeepLink;
   created_ms: number;
   /** Set by `admin link update` and `link disable|enable`. */
   updated_ms?: number;

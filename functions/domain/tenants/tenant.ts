@@ -6,6 +6,7 @@
  */
 
 import { UTC } from '../common/days';
+import type { AppLinkSettings } from '../links/app-links';
 
 /** Free plan: 10,000 accepted events per calendar month (UTC) unless --monthly-cap says otherwise. */
 export const FREE_PLAN_MONTHLY_CAP = 10_000;
@@ -30,7 +31,11 @@ export interface AppDestinations {
   web_url?: string;
 }
 
-export interface App extends AppDestinations {
+/**
+ * AppLinkSettings: the iOS app id, Android package and certificate fingerprints, and the link
+ * domains whose well-known files name the app (docs/deep-links.md); each absent until set.
+ */
+export interface App extends AppDestinations, AppLinkSettings {
   app_id: string;
   app_key: string;
   company_id: string;
@@ -53,8 +58,12 @@ export interface App extends AppDestinations {
   created_ms: number;
 }
 
-/** What `app update` may change: the name, the store URLs, the time zone and the App Store id. */
-export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id'>>;
+/** What `app update` may change: the name, the store URLs, the time zone, the App Store id and the link settings. */
+export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id'>> &
+  AppLinkSettings;
+
+/** The AppChanges that concern the link domains' well-known files. */
+export const LINK_SETTINGS = ['ios_app_id', 'android_package', 'android_cert_sha256', 'link_domains'] as const;
 
 /** The app's report time zone: its own, else UTC. */
 export const appTimeZone = (app: Pick<App, 'time_zone'>): string => app.time_zone ?? UTC;

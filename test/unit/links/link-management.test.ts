@@ -43,6 +43,23 @@ describe('updatedLinkConfig', () => {
     expect(() => updatedLinkConfig({ ...link, honeypot: true }, { ios_url: null, android_url: null, web_url: null }, NOW)).not.toThrow();
   });
 
+  it("merges the deep link's fields: a value replaces, null clears, the rest stays; all cleared removes it", () => {
+    const deepLinked = { ...link, deep_link: { value: 'summer', sub1: 'red', sub2: 'big' } };
+    expect(updatedLinkConfig(deepLinked, { deep_link: { value: 'winter', sub1: null, sub10: 'x' } }, NOW).deep_link).toEqual({
+      value: 'winter',
+      sub2: 'big',
+      sub10: 'x',
+    });
+    expect(updatedLinkConfig(deepLinked, { deep_link: { value: null, sub1: null, sub2: null } }, NOW)).not.toHaveProperty('deep_link');
+  });
+
+  it('refuses a deep link field out of bounds, naming its flag, whoever wrote the request', () => {
+    expect(() => updatedLinkConfig(link, { deep_link: { sub3: 'x'.repeat(101) } }, NOW)).toThrow(
+      new LinkConfigError('--deep-link-sub3 must be 1 to 100 characters without control characters'),
+    );
+    expect(() => updatedLinkConfig(link, { deep_link: { value: 'tab\there' } }, NOW)).toThrow(LinkConfigError);
+  });
+
   it('never changes the identity, partner or honeypot, whatever is asked', () => {
     const value = fc.option(fc.oneof(fc.constant(null), fc.webUrl({ validSchemes: ['https'] })), { nil: undefined });
     const changes = fc.record({

@@ -248,3 +248,45 @@ describe('followLink', () => {
     expect(clicks).toEqual([]);
   });
 });
+
+describe('followLink with deep link data (docs/deep-links.md)', () => {
+  const deepLinked: LinkConfig = { ...baseLink, deep_link: { value: 'summer_sale', sub1: 'red', sub2: 'big' } };
+
+  it("stores the link's deep link on the click, each field overridden by the click URL's parameter", async () => {
+    const { click, clicks } = world([deepLinked]);
+    const outcome = await click({ query: { deep_link_value: 'winter_sale', deep_link_sub3: 'new', deep_link_sub2: 'x'.repeat(101) } });
+    expect(outcome.kind).toBe('redirect');
+    expect(clicks.map((c) => c.deep_link)).toEqual([{ value: 'winter_sale', sub1: 'red', sub2: 'big', sub3: 'new' }]);
+  });
+
+  it('stores no deep_link when neither the link nor the click URL has one', async () => {
+    const { click, clicks } = world([baseLink]);
+    await click();
+    expect(clicks).toHaveLength(1);
+    expect(clicks[0]).not.toHaveProperty('deep_link');
+  });
+
+  it('records nothing for a click the edge filter, a honeypot or the rate limit stops, deep link or not', async () => {
+    const filtered = world([deepLinked]);
+    expect(await filtered.click({ userAgent: CRAWLERS.googlebot, query: { deep_link_value: 'x' } })).toMatchObject({
+      kind: 'redirect',
+      dropped: expect.any(String),
+    });
+    expect(filtered.clicks).toEqual([]);
+
+    const trap = world([{ ...deepLinked, honeypot: true }]);
+    expect(await trap.click({ query: { deep_link_value: 'x' } })).toMatchObject({ kind: 'unknown_link' });
+    expect(trap.clicks).toEqual([]);
+
+    const limited = world([deepLinked], 1);
+    await limited.click();
+    expect(await limited.click({ query: { deep_link_value: 'x' } })).toMatchObject({ kind: 'rate_limited' });
+    expect(limited.clicks.map((c) => c.deep_link?.value)).toEqual(['summer_sale']);
+  });
+
+  it('never puts the deep link into the redirect', async () => {
+    const { click } = world([deepLinked]);
+    const outcome = await click({ userAgent: DESKTOP.chromeWindows, query: { deep_link_value: '"><script>' } });
+    expect(outcome.kind === 'redirect' && outcome.location).toBe('https://example.com/app?click_id=click_1&link_id=lnk_regular1');
+  });
+});
