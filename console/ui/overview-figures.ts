@@ -58,6 +58,7 @@ export const FIGURE_KEYS = [
   'revenue',
   'arppu',
   'roas_d7',
+  'roas_d7_blended',
   'retention_d1',
   'retention_d7',
 ] as const;
@@ -69,7 +70,13 @@ export type Cohort = 'd1' | 'd7';
 interface FigureSpec {
   readonly label: string;
   readonly format: (n: number) => string;
+  /**
+   * A cohort figure: computed over the rows (by day and partner) whose cohort is final, so a
+   * period partly final shows the days that are ("N of M days final") instead of a blank.
+   */
   readonly cohort?: Cohort;
+  /** Paid figures leave out the organic rows: paid revenue over paid cost. */
+  readonly paidOnly?: boolean;
   /** How the figure is computed, in a marketer's words (the card's title). */
   readonly means: string;
   /** undefined when the figure does not exist (a ratio over 0). */
@@ -101,24 +108,32 @@ export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
     value: (_, r) => quotient(dollars(r.revenueMicros), r.payers),
   },
   roas_d7: {
-    label: 'ROAS D7',
+    label: 'Paid ROAS D7',
     format: pct,
     cohort: 'd7',
-    means: 'Revenue of the period’s installs within 7 days, over cost',
+    paidOnly: true,
+    means: 'Revenue within 7 days of the paid installs of the final days, over their cost (organic installs left out)',
+    value: (p) => p.values.roas_d7,
+  },
+  roas_d7_blended: {
+    label: 'Blended ROAS D7',
+    format: pct,
+    cohort: 'd7',
+    means: 'Revenue within 7 days of every install of the final days, organic included, over the cost',
     value: (p) => p.values.roas_d7,
   },
   retention_d1: {
     label: 'D1 retention',
     format: pct,
     cohort: 'd1',
-    means: 'Installs seen again on day 1, over installs',
+    means: 'Installs of the final days seen again on day 1, over those installs',
     value: (p) => p.values.d1_rate,
   },
   retention_d7: {
     label: 'D7 retention',
     format: pct,
     cohort: 'd7',
-    means: 'Installs seen again on day 7, over installs',
+    means: 'Installs of the final days seen again on day 7, over those installs',
     value: (p) => p.values.d7_rate,
   },
 };
@@ -130,13 +145,42 @@ export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
  */
 export const FINAL_AFTER_DAYS: Readonly<Record<Cohort, number>> = { d1: 2, d7: 8 };
 
-const matureOf = (perf: Totals, cohort: Cohort): boolean => perf.mature[cohort];
+/** A row's cohort is final unless the report flags it not (`<cohort>_mature: false`), as the breakdown reads it. */
+const isFinal = (row: ApiRow, cohort: Cohort): boolean => row[`${cohort}_mature`] !== false;
 
-/** A figure's value, or undefined when it does not exist (a ratio over 0) or is not final. */
-export function figureValue(key: FigureKey, perf: Totals, revenue: RevenueTotals): number | undefined {
+/**
+ * A figure's value, or undefined when it does not exist (a ratio over 0). A cohort figure is
+ * computed over the rows by day (and partner) whose cohort is final, and only those, paid rows only
+ * when it is a paid figure; it is undefined when no row is final.
+ */
+export function figureValue(key: FigureKey, data: PeriodData): number | undefined {
   const spec = FIGURES[key];
-  if (spec.cohort && !matureOf(perf, spec.cohort)) return undefined;
-  return spec.value(perf, revenue);
+  if (!spec.cohort) return spec.value(sumPerformance(data.performance), sumRevenue(data.revenue));
+  const cohort = spec.cohort;
+  const rows = data.byDay.filter((row) => isFinal(row, cohort) && (!spec.paidOnly || row.partner !== ORGANIC));
+  if (!data.byDay.some((row) => isFinal(row, cohort))) return undefined;
+  return spec.value(sumPerformance(rows), sumRevenue([]));
+}
+
+/** The local day on which `day`'s cohort becomes final: the day ends, then FINAL_AFTER_DAYS x 24 hours pass. */
+function dayFinalOn(day: string, cohort: Cohort, timeZone: string): string {
+  return localDayOf(localDayStartMs(nextDay(day), timeZone) + FINAL_AFTER_DAYS[cohort] * DAY_MS, timeZone);
+}
+
+/**
+ * How many of the period's days so far (up to today) have their cohort final at `nowMs`, and on
+ * which local day the first of them is final (the day a blank cohort figure gets a value).
+ */
+export function finalDays(
+  period: Pick<Period, 'days' | 'timeZone'>,
+  cohort: Cohort,
+  nowMs: number,
+): { final: number; of: number; firstFinalOn?: string } {
+  const today = localDayOf(nowMs, period.timeZone);
+  const elapsed = period.days.filter((day) => day <= today);
+  const final = elapsed.filter((day) => dayFinalOn(day, cohort, period.timeZone) <= today).length;
+  const [first] = elapsed;
+  return { final, of: elapsed.length, ...(first !== undefined && { firstFinalOn: dayFinalOn(first, cohort, period.timeZone) }) };
 }
 
 /**
@@ -146,11 +190,14 @@ export function figureValue(key: FigureKey, perf: Totals, revenue: RevenueTotals
 export function finalOn(period: Pick<Period, 'until' | 'timeZone'>, cohort: Cohort, nowMs: number): string {
   const today = localDayOf(nowMs, period.timeZone);
   const lastDay = [period.until, today].sort()[0] as string; // the earlier day
-  return localDayOf(localDayStartMs(nextDay(lastDay), period.timeZone) + FINAL_AFTER_DAYS[cohort] * DAY_MS, period.timeZone);
+  return dayFinalOn(lastDay, cohort, period.timeZone);
 }
 
 export interface PeriodData {
+  /** The performance report by partner: the period's totals. */
   readonly performance: readonly ApiRow[];
+  /** The performance report by day and partner: the cohort figures, over the days whose cohort is final. */
+  readonly byDay: readonly ApiRow[];
   readonly revenue: readonly ApiRow[];
 }
 
@@ -162,26 +209,35 @@ export interface OverviewFigure {
   readonly text: string;
   readonly value: number | undefined;
   readonly change: Change;
-  /** Set when the figure is blank because its cohort is not final yet: the day it will be. */
+  /** Set when the figure is blank because no day of its cohort is final yet: the day the first one will be. */
   readonly finalOn?: string;
+  /** Set on a cohort figure whose period is final only in part: over how many of its days so far it is computed. */
+  readonly finalDays?: { readonly final: number; readonly of: number; readonly allFinalOn: string };
 }
 
 /** Every figure of the period with its change against the previous period's. */
 export function overviewFigures(current: PeriodData, previous: PeriodData, period: Period, nowMs: number): OverviewFigure[] {
-  const [perf, revenue] = [sumPerformance(current.performance), sumRevenue(current.revenue)];
-  const [perfBefore, revenueBefore] = [sumPerformance(previous.performance), sumRevenue(previous.revenue)];
   return FIGURE_KEYS.map((key) => {
     const spec = FIGURES[key];
-    const value = figureValue(key, perf, revenue);
-    const pending = spec.cohort && !matureOf(perf, spec.cohort) ? finalOn(period, spec.cohort, nowMs) : undefined;
+    const value = figureValue(key, current);
+    const days = spec.cohort ? finalDays(period, spec.cohort, nowMs) : undefined;
+    const cohort = spec.cohort;
+    const note =
+      cohort && days
+        ? value === undefined && days.final === 0 && days.firstFinalOn
+          ? { finalOn: days.firstFinalOn }
+          : days.final < days.of
+            ? { finalDays: { final: days.final, of: days.of, allFinalOn: finalOn(period, cohort, nowMs) } }
+            : {}
+        : {};
     return {
       key,
       label: spec.label,
       means: spec.means,
       value,
       text: orBlank(value, spec.format),
-      change: change(value, figureValue(key, perfBefore, revenueBefore)),
-      ...(pending ? { finalOn: pending } : {}),
+      change: change(value, figureValue(key, previous)),
+      ...note,
     };
   });
 }
@@ -255,7 +311,8 @@ export function topRows(rows: readonly ApiRow[], columns: readonly string[], ran
         group: Object.fromEntries(columns.map((column) => [column, String(row[column] ?? '')])),
         installs: perf.sums.installs,
         costUsd: perf.sums.cost_usd,
-        roasD7: figureValue('roas_d7', perf, { revenueMicros: 0, payers: 0 }),
+        // A group's ROAS D7 once its cohort is final (the row's flag), as the breakdown shows it.
+        roasD7: isFinal(row, 'd7') ? perf.values.roas_d7 : undefined,
       };
     });
   const chosen =

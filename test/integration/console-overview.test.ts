@@ -47,21 +47,56 @@ const micros = (row: Row, column: string): number => Math.round(n(row, column) *
 const total = (rows: Row[], column: string): number => rows.reduce((sum, row) => sum + n(row, column), 0);
 const totalUsd = (rows: Row[], column: string): number => rows.reduce((sum, row) => sum + micros(row, column), 0) / 1e6;
 
-type Key = 'installs' | 'non_organic_share' | 'cost' | 'ecpi' | 'revenue' | 'arppu' | 'roas_d7' | 'retention_d1' | 'retention_d7';
-const KEYS: Key[] = ['installs', 'non_organic_share', 'cost', 'ecpi', 'revenue', 'arppu', 'roas_d7', 'retention_d1', 'retention_d7'];
+type Key =
+  | 'installs'
+  | 'non_organic_share'
+  | 'cost'
+  | 'ecpi'
+  | 'revenue'
+  | 'arppu'
+  | 'roas_d7'
+  | 'roas_d7_blended'
+  | 'retention_d1'
+  | 'retention_d7';
+const KEYS: Key[] = [
+  'installs',
+  'non_organic_share',
+  'cost',
+  'ecpi',
+  'revenue',
+  'arppu',
+  'roas_d7',
+  'roas_d7_blended',
+  'retention_d1',
+  'retention_d7',
+];
+const COHORT: Partial<Record<Key, 'd1' | 'd7'>> = { roas_d7: 'd7', roas_d7_blended: 'd7', retention_d1: 'd1', retention_d7: 'd7' };
 
-/** The figures of a window, from the performance report by partner and the revenue report, as docs/console-analytics.md defines them. */
+/** The local day the report first flags a cohort of install day `day` final: the day ends, then 2 (d1) or 8 (d7) x 24 h. */
+const dayFinalOn = (day: string, cohort: 'd1' | 'd7') =>
+  localDayOf(localDayStartMs(nextDay(day), zone) + (cohort === 'd1' ? 2 : 8) * DAY_MS, zone);
+
+/**
+ * The figures of a window as docs/console-analytics.md defines them: the totals from the
+ * performance report by partner and the revenue report; the cohort figures from the report by day
+ * and partner, over the rows whose cohort the report flags final (paid ROAS without organic), with
+ * the note saying over how many of the window's days so far, or when the first is final.
+ */
 async function figuresOf(since: string, until: string) {
   const perf = await apiAll('performance', since, until, { group_by: 'partner' });
+  const byDay = await apiAll('performance', since, until, { group_by: 'day,partner' });
   const revenueRows = await apiAll('revenue', since, until);
   const [installs, organic, cost] = [total(perf, 'installs'), total(perf, 'organic'), totalUsd(perf, 'cost_usd')];
-  const d1Final = perf.every((row) => row.d1_mature === true);
-  const d7Final = perf.every((row) => row.d7_mature === true);
   const payers = revenueRows.reduce(
     (sum, row) => sum + (n(row, 'arppu_usd') > 0 ? Math.round(n(row, 'revenue_usd') / n(row, 'arppu_usd')) : 0),
     0,
   );
   const paid = installs - organic;
+  const finalRows = (cohort: 'd1' | 'd7') => byDay.filter((row) => row[`${cohort}_mature`] === true);
+  const ratio = (rows: Row[], over: number, under: number) => (rows.length > 0 && under ? over / under : undefined);
+  const d1 = finalRows('d1');
+  const d7 = finalRows('d7');
+  const paidD7 = d7.filter((row) => row.partner !== 'organic');
   const values: Record<Key, number | undefined> = {
     installs,
     non_organic_share: installs ? 1 - organic / installs : undefined,
@@ -69,11 +104,23 @@ async function figuresOf(since: string, until: string) {
     ecpi: paid ? cost / paid : undefined,
     revenue: totalUsd(perf, 'revenue_usd'),
     arppu: payers ? totalUsd(revenueRows, 'revenue_usd') / payers : undefined,
-    roas_d7: d7Final && cost ? totalUsd(perf, 'cohort_revenue_d7_usd') / cost : undefined,
-    retention_d1: d1Final && installs ? total(perf, 'retained_d1') / installs : undefined,
-    retention_d7: d7Final && installs ? total(perf, 'retained_d7') / installs : undefined,
+    roas_d7: ratio(d7, totalUsd(paidD7, 'cohort_revenue_d7_usd'), totalUsd(paidD7, 'cost_usd')),
+    roas_d7_blended: ratio(d7, totalUsd(d7, 'cohort_revenue_d7_usd'), totalUsd(d7, 'cost_usd')),
+    retention_d1: ratio(d1, total(d1, 'retained_d1'), total(d1, 'installs')),
+    retention_d7: ratio(d7, total(d7, 'retained_d7'), total(d7, 'installs')),
   };
-  return { values, d1Final, d7Final };
+  const elapsed: string[] = [];
+  for (let day = since; day <= until && day <= today; day = nextDay(day)) elapsed.push(day);
+  const notes = Object.fromEntries(
+    KEYS.map((key) => {
+      const cohort = COHORT[key];
+      if (!cohort) return [key, null];
+      const final = elapsed.filter((day) => dayFinalOn(day, cohort) <= today).length;
+      if (values[key] === undefined && final === 0) return [key, `not final until ${dayFinalOn(since, cohort)}`];
+      return [key, final < elapsed.length ? `${final} of ${elapsed.length} days final` : null];
+    }),
+  ) as Record<Key, string | null>;
+  return { values, notes, d7FinalDays: elapsed.filter((day) => dayFinalOn(day, 'd7') <= today).length, days: elapsed.length };
 }
 
 const FORMAT: Record<Key, (value: number) => string> = {
@@ -84,16 +131,10 @@ const FORMAT: Record<Key, (value: number) => string> = {
   revenue: usd,
   arppu: usd,
   roas_d7: pct,
+  roas_d7_blended: pct,
   retention_d1: pct,
   retention_d7: pct,
 };
-const COHORT: Partial<Record<Key, 'd1' | 'd7'>> = { roas_d7: 'd7', retention_d1: 'd1', retention_d7: 'd7' };
-
-/** The local day the report first flags a cohort ending on `until` final: its last day (today at the latest) ends, then 2 (d1) or 8 (d7) x 24 h. */
-function finalDay(until: string, cohort: 'd1' | 'd7'): string {
-  const last = until < today ? until : today;
-  return localDayOf(localDayStartMs(nextDay(last), zone) + (cohort === 'd1' ? 2 : 8) * DAY_MS, zone);
-}
 
 /** Opens the overview afresh (not a hash change on the page before, whose figures could be read) and waits for its figures. */
 async function openOverview(params: Record<string, string> = {}) {
@@ -127,13 +168,11 @@ async function checkFigures(params: Record<string, string>, since: string, until
   const shown = await shownFigures();
   for (const key of KEYS) {
     const value = now.values[key];
-    const cohort = COHORT[key];
-    const final = cohort === undefined || (cohort === 'd1' ? now.d1Final : now.d7Final);
     expect({ key, ...shown[key] }).toEqual({
       key,
       value: value === undefined ? BLANK : FORMAT[key](value),
       change: change(value, before.values[key]).text,
-      note: final ? null : `not final until ${finalDay(until, cohort ?? 'd7')}`,
+      note: now.notes[key],
     });
   }
   expect(await m.page.getByTestId('overview-period').textContent()).toContain(since === until ? since : `${since} – ${until}`);
@@ -147,24 +186,35 @@ describe('the overview', () => {
     const now = await checkFigures({ period: 'custom', since, until }, since, until);
     expect(now.values.installs).toBeGreaterThan(0);
     expect(now.values.cost).toBeGreaterThan(0);
-    // The window reaches today: no cohort of it is final.
-    expect(now.d7Final).toBe(false);
+    // The window reaches today, so it is final only in part; its first days are final, and the
+    // morning's figures (ROAS D7, D1 and D7 retention) show their value over those days.
+    expect(now.d7FinalDays).toBeGreaterThan(0);
+    expect(now.d7FinalDays).toBeLessThan(now.days);
+    const shown = await shownFigures();
+    for (const key of ['roas_d7', 'retention_d1', 'retention_d7'] as const) expect(shown[key]?.value).not.toBe(BLANK);
     await m.shoot('overview');
   }, 120_000);
 
   it('shows every figure of a period whose cohorts are final, with the change against the days before', async () => {
     const [since, until] = [addDays(today, -24), addDays(today, -10)];
     const now = await checkFigures({ period: 'custom', since, until }, since, until);
-    expect(now.d7Final).toBe(true);
+    expect(now.d7FinalDays).toBe(now.days);
     expect(now.values.installs).toBeGreaterThan(0);
     for (const key of KEYS) if (key !== 'roas_d7' || now.values.cost) expect((await shownFigures())[key]?.value).not.toBe(BLANK);
   }, 120_000);
 
-  it('leaves D7 blank with the day it becomes final for the last 30 days (ending yesterday)', async () => {
+  it('shows D7 over the final days of the last 30 days (ending yesterday), saying how many', async () => {
     const now = await checkFigures({ period: 'last30' }, addDays(today, -30), addDays(today, -1));
-    expect(now.d7Final).toBe(false);
+    // The 8 latest days are not final yet: D7 over the 22 before them.
+    expect([now.d7FinalDays, now.days]).toEqual([22, 30]);
     const d7 = (await shownFigures()).retention_d7;
-    expect(d7).toEqual({ value: BLANK, change: BLANK, note: `not final until ${finalDay(addDays(today, -1), 'd7')}` });
+    expect(d7?.value).not.toBe(BLANK);
+    expect(d7?.note).toBe('22 of 30 days final');
+  }, 120_000);
+
+  it('leaves D7 blank for the last 7 days (ending yesterday), with the day the first of them is final', async () => {
+    await checkFigures({ period: 'last7' }, addDays(today, -7), addDays(today, -1));
+    expect((await shownFigures()).retention_d7).toMatchObject({ value: BLANK, note: `not final until ${addDays(today, 2)}` });
   }, 120_000);
 
   it('charts installs per day by partner on every day of the period, with the attribution report’s totals', async () => {

@@ -46,16 +46,17 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   let chart: { canvas: HTMLCanvasElement; spec: ChartSpec } | undefined;
   const shown = await loadInto(data, async () => {
     const read = (p: Period, groupBy: readonly GroupColumn[]) => readAll('performance', { appKey: app.app_key, period: p, groupBy });
-    const [byPartner, byCampaign, byDay, revenue, byPartnerBefore, revenueBefore] = await Promise.all([
+    const [byPartner, byCampaign, byDay, revenue, byPartnerBefore, byDayBefore, revenueBefore] = await Promise.all([
       read(period, ['partner']),
       read(period, ['partner', 'campaign']),
       read(period, ['day', 'partner']),
       readAll('revenue', { appKey: app.app_key, period }),
       read(previous, ['partner']),
+      read(previous, ['day', 'partner']),
       readAll('revenue', { appKey: app.app_key, period: previous }),
     ]);
-    const current: PeriodData = { performance: byPartner, revenue };
-    const before: PeriodData = { performance: byPartnerBefore, revenue: revenueBefore };
+    const current: PeriodData = { performance: byPartner, byDay, revenue };
+    const before: PeriodData = { performance: byPartnerBefore, byDay: byDayBefore, revenue: revenueBefore };
     const installs = installsByDay(byDay, period.days);
     const canvas = h('canvas', { 'data-testid': 'overview-chart' });
     chart = { canvas, spec: installsChart(installs, period) };
@@ -105,12 +106,15 @@ function figuresSection(figures: readonly OverviewFigure[]): HTMLElement {
       figures.map((figure) =>
         h(
           'li',
-          { class: 'figure', title: figure.means, 'data-testid': `figure-${figure.key}`, 'data-final': figure.finalOn ? 'false' : 'true' },
+          {
+            class: 'figure',
+            title: figure.means,
+            'data-testid': `figure-${figure.key}`,
+            'data-final': figure.finalOn || figure.finalDays ? 'false' : 'true',
+          },
           h('span', { class: 'figure-label' }, figure.label),
           h('strong', { class: 'figure-value', 'data-testid': `figure-${figure.key}-value` }, figure.text),
-          figure.finalOn
-            ? h('small', { class: 'figure-note', 'data-testid': `figure-${figure.key}-note` }, `not final until ${figure.finalOn}`)
-            : null,
+          figureNote(figure),
           h(
             'span',
             { class: `figure-change ${figure.change.direction}` },
@@ -121,6 +125,21 @@ function figuresSection(figures: readonly OverviewFigure[]): HTMLElement {
       ),
     ),
   );
+}
+
+/** Why a cohort figure is blank, or over which days it is computed when the period is final only in part. */
+function figureNote(figure: OverviewFigure): HTMLElement | null {
+  const note = (text: string, title?: string) =>
+    h('small', { class: 'figure-note', 'data-testid': `figure-${figure.key}-note`, ...(title && { title }) }, text);
+  if (figure.finalOn) return note(`not final until ${figure.finalOn}`);
+  if (figure.finalDays) {
+    const { final, of, allFinalOn } = figure.finalDays;
+    return note(
+      `${final} of ${of} days final`,
+      `over the installs of the ${final} days whose cohort is final; every day is on ${allFinalOn}`,
+    );
+  }
+  return null;
 }
 
 function installsChart(installs: InstallsByDay, period: Period): ChartSpec {

@@ -5,6 +5,7 @@ import {
   FIGURE_KEYS,
   FINAL_AFTER_DAYS,
   type FigureKey,
+  finalDays,
   finalOn,
   installsByDay,
   overviewFigures,
@@ -47,20 +48,25 @@ const revenueRow = fc
     return { payers, row: { revenue_usd: micros / 1_000_000, arppu_usd: payers === 0 ? 0 : Math.round(micros / payers) / 1_000_000 } };
   });
 
+const dayRow = performanceRow.chain((row) => fc.integer({ min: 1, max: 7 }).map((day) => ({ ...row, day: `2026-11-0${day}` })));
 const periodData = fc.record({
   performance: fc.array(performanceRow, { maxLength: 12 }),
+  byDay: fc.array(dayRow, { maxLength: 20 }),
   revenue: fc.array(revenueRow, { maxLength: 12 }),
 });
 
 /** The oracle: each figure written out from its definition (docs/console-analytics.md, "Overview"), plain floating point. */
-function expected(data: {
-  performance: typeof performanceRow extends fc.Arbitrary<infer R> ? R[] : never;
-  revenue: { payers: number; row: ApiRow }[];
-}) {
-  const sum = (column: string) => data.performance.reduce((total, row) => total + Number((row as unknown as ApiRow)[column]), 0);
+type Row = typeof performanceRow extends fc.Arbitrary<infer R> ? R : never;
+function expected(data: { performance: Row[]; byDay: Row[]; revenue: { payers: number; row: ApiRow }[] }) {
+  const sumOf = (rows: Row[], column: string) => rows.reduce((total, row) => total + Number((row as unknown as ApiRow)[column]), 0);
+  const sum = (column: string) => sumOf(data.performance, column);
   const [installs, organic, cost] = [sum('installs'), sum('organic'), sum('cost_usd')];
-  const d1Final = data.performance.every((row) => row.d1_mature);
-  const d7Final = data.performance.every((row) => row.d7_mature);
+  // Cohort figures: over the rows by day whose cohort is final, paid ROAS without the organic rows.
+  const d1Rows = data.byDay.filter((row) => row.d1_mature);
+  const d7Rows = data.byDay.filter((row) => row.d7_mature);
+  const paidD7Rows = d7Rows.filter((row) => row.partner !== 'organic');
+  const ratio = (rows: Row[], over: string, under: string, anyFinal: boolean) =>
+    !anyFinal || sumOf(rows, under) === 0 ? undefined : sumOf(rows, over) / sumOf(rows, under);
   const revenue = data.revenue.reduce((total, r) => total + Number(r.row.revenue_usd), 0);
   const payers = data.revenue.reduce((total, r) => total + r.payers, 0);
   const values: Record<FigureKey, number | undefined> = {
@@ -70,11 +76,12 @@ function expected(data: {
     ecpi: installs - organic === 0 ? undefined : cost / (installs - organic),
     revenue: sum('revenue_usd'),
     arppu: payers === 0 ? undefined : revenue / payers,
-    roas_d7: !d7Final || cost === 0 ? undefined : sum('cohort_revenue_d7_usd') / cost,
-    retention_d1: !d1Final || installs === 0 ? undefined : sum('retained_d1') / installs,
-    retention_d7: !d7Final || installs === 0 ? undefined : sum('retained_d7') / installs,
+    roas_d7: ratio(paidD7Rows, 'cohort_revenue_d7_usd', 'cost_usd', d7Rows.length > 0),
+    roas_d7_blended: ratio(d7Rows, 'cohort_revenue_d7_usd', 'cost_usd', d7Rows.length > 0),
+    retention_d1: ratio(d1Rows, 'retained_d1', 'installs', d1Rows.length > 0),
+    retention_d7: ratio(d7Rows, 'retained_d7', 'installs', d7Rows.length > 0),
   };
-  return { values, d1Final, d7Final };
+  return { values };
 }
 
 const close = (actual: number | undefined, wanted: number | undefined): boolean =>
@@ -84,11 +91,15 @@ const NOW = Date.parse('2026-11-25T09:00:00Z');
 const ZONES = ['UTC', 'America/New_York', 'Europe/Berlin', 'Asia/Kolkata', 'Pacific/Auckland'] as const;
 
 describe('overview figures', () => {
-  it('equal their definitions: ratios of the summed counters, blank over 0 and while a cohort is not final', () => {
+  it('equal their definitions: ratios of the summed counters, cohort figures over the final days, blank over 0', () => {
     fc.assert(
       fc.property(periodData, periodData, (current, previous) => {
         const period = periodOf('custom', '2026-11-01', '2026-11-07', 'UTC');
-        const asRows = (data: typeof current) => ({ performance: data.performance as ApiRow[], revenue: data.revenue.map((r) => r.row) });
+        const asRows = (data: typeof current) => ({
+          performance: data.performance as ApiRow[],
+          byDay: data.byDay as ApiRow[],
+          revenue: data.revenue.map((r) => r.row),
+        });
         const figures = overviewFigures(asRows(current), asRows(previous), period, NOW);
         const now = expected(current);
         const before = expected(previous);
@@ -101,13 +112,37 @@ describe('overview figures', () => {
           const changed = change(wanted, before.values[figure.key]);
           if (wanted !== undefined && before.values[figure.key] !== undefined) expect(figure.change.direction).toBe(changed.direction);
           else expect(figure.change.text).toBe(BLANK);
-          const cohortFinal = figure.key === 'retention_d1' ? now.d1Final : now.d7Final;
-          const waits = ['roas_d7', 'retention_d1', 'retention_d7'].includes(figure.key) && !cohortFinal;
-          expect(figure.finalOn !== undefined).toBe(waits);
-          if (waits) expect(figure.text).toBe(BLANK);
+          // Every day of this period is final on NOW: no figure waits, none is partial.
+          expect([figure.finalOn, figure.finalDays]).toEqual([undefined, undefined]);
         }
       }),
     );
+  });
+
+  it('say over how many of the period’s days a cohort figure is computed, and when a blank one gets its first', () => {
+    const day = (n: number) => addDays('2026-11-25', n);
+    // Last 7 days ending yesterday, on 2026-11-25: D1 final for days up to the 22nd, D7 for none.
+    const lastWeek = periodOf('custom', day(-7), day(-1), 'UTC');
+    expect(finalDays(lastWeek, 'd1', NOW)).toEqual({ final: 5, of: 7, firstFinalOn: day(-4) });
+    expect(finalDays(lastWeek, 'd7', NOW)).toEqual({ final: 0, of: 7, firstFinalOn: day(2) });
+    const rows = (final: boolean) =>
+      [-7, -6, -5].map((n) => ({
+        day: day(n),
+        partner: 'meta',
+        installs: 10,
+        organic: 0,
+        retained_d1: 5,
+        retained_d7: 2,
+        cost_usd: 10,
+        cohort_revenue_d7_usd: 20,
+        d1_mature: true,
+        d7_mature: final,
+      }));
+    const data = { performance: [], byDay: rows(false), revenue: [] };
+    const figures = Object.fromEntries(overviewFigures(data, data, lastWeek, NOW).map((figure) => [figure.key, figure]));
+    expect(figures.retention_d1).toMatchObject({ value: 0.5, finalDays: { final: 5, of: 7, allFinalOn: day(2) } });
+    expect(figures.retention_d7).toMatchObject({ value: undefined, text: BLANK, finalOn: day(2) });
+    expect(figures.roas_d7).toMatchObject({ value: undefined, finalOn: day(2) });
   });
 
   it('keeps the performance report’s maturity delays', () => {
