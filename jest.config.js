@@ -34,7 +34,9 @@ const common = {
 module.exports = {
   // Tests against the emulators do real I/O on a 2-core machine; under load a few take longer than
   // Jest's 5 s default, and a test cut short leaves its emulator restarts running after teardown.
-  testTimeout: 30_000,
+  // 60 s: CI runs two integration files at a time, and a property test of a few hundred requests
+  // (privacy-request's, skan-postback's junk flood) then takes twice what it takes alone.
+  testTimeout: 60_000,
   // `npm run test:coverage` (the unit project with --coverage; not `npm test`, which it would slow)
   // measures the domain rules, which the unit tests cover without I/O, and fails under these floors:
   // a little below what the unit tests reached when they were set (96.1/91.7/96.0/97.3 %).

@@ -32,6 +32,8 @@ export interface RuntimeOptions {
   policies?: LocalDeployment['policies'];
   /** Local values of the manifest's internet addresses (a test's stub server); none by default. */
   internet?: LocalDeployment['internet'];
+  /** Fire the manifest's schedules on their times (default); false: only when run (local/scheduler.ts). */
+  schedules?: boolean;
 }
 
 export interface Runtime {
@@ -124,7 +126,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const sqs = new SQSClient({ region: emulators.region, endpoint: emulators.sqs });
   const pollers = startQueuePollers({ sqs, queueUrls: names.queues, onError });
-  const scheduler = startScheduler(onError);
+  const scheduler = startScheduler(onError, options.schedules ?? true);
   const control = await startControl(host, scheduler, pollers);
 
   const endpoints: EndpointsFile = {

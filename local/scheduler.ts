@@ -23,7 +23,12 @@ export function nextFireTime(spec: ScheduleSpec, from: number): number {
   return candidate > from ? candidate : candidate + 86_400_000;
 }
 
-export function startScheduler(onError: (error: unknown) => void): Scheduler {
+/**
+ * `armed`: fire each schedule on its own time (npm start). Unarmed, a schedule runs only when
+ * asked (`run`, the control port's `POST /schedules/<name>`): the tests' stacks, whose writes and
+ * injected faults a lane sweep or a health check firing at a minute's turn would interleave with.
+ */
+export function startScheduler(onError: (error: unknown) => void, armed = true): Scheduler {
   const timers = new Map<string, NodeJS.Timeout>();
   const all = schedules as Record<string, ScheduleSpec>;
 
@@ -54,7 +59,7 @@ export function startScheduler(onError: (error: unknown) => void): Scheduler {
     timer.unref();
     timers.set(name, timer);
   };
-  for (const [name, spec] of Object.entries(all)) arm(name, spec);
+  if (armed) for (const [name, spec] of Object.entries(all)) arm(name, spec);
 
   return {
     run,

@@ -21,7 +21,9 @@ export interface LocalStack extends Runtime {
 export async function startLocalStack(options: Partial<RuntimeOptions> = {}): Promise<LocalStack> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'attribution-test-'));
   process.env.DATA_DIR = dataDir;
-  const runtime = await startRuntime({ port: 0, seed: false, onError: () => undefined, ...options, dataDir });
+  // Schedules run when a test runs them (stack.scheduler.run): one firing on its own (the lane
+  // sweep, every minute) would write between a test's writes and trip its injected faults.
+  const runtime = await startRuntime({ port: 0, seed: false, onError: () => undefined, schedules: false, ...options, dataDir });
   return {
     ...runtime,
     dataDir,
