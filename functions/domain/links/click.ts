@@ -30,8 +30,25 @@ export interface ClickRecord {
   app_ip_platform: string;
   /** The link's attribution lookback: an install may claim the click this many days after it. */
   lookback_days?: number;
+  /** The deep link the click carries (the link's, or the click's own parameters): absent when none. */
+  deep_link?: DeepLinkData;
   /** Epoch seconds: ts + the lookback window. */
   expires_at: number;
+}
+
+/** A click's deep link data (docs/deep-links.md): the value an app routes on and ten free sub-values. */
+export interface DeepLinkData {
+  value?: string;
+  sub1?: string;
+  sub2?: string;
+  sub3?: string;
+  sub4?: string;
+  sub5?: string;
+  sub6?: string;
+  sub7?: string;
+  sub8?: string;
+  sub9?: string;
+  sub10?: string;
 }
 
 /** 128 random bits, URL-safe: unguessable, so a click id cannot be forged to steal an install. */
