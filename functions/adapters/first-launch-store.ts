@@ -1,7 +1,6 @@
-import { type EventClaim, type InstallHead, installPk, SK } from '../domain/aggregation/install-state';
+import { type EventClaim, type InstallHead, type InstallStore, installPk, SK } from '../domain/aggregation/install-state';
 import type { AttributionDecision } from '../domain/attribution/decision';
 import type { FirstLaunchRecord, FirstLaunchStore } from '../domain/attribution/first-launch';
-import type { DynamoInstallStore } from './install-store';
 
 type FirstLaunchItem = FirstLaunchRecord & { pk: string; sk: string };
 
@@ -12,7 +11,8 @@ type FirstLaunchItem = FirstLaunchRecord & { pk: string; sk: string };
  * consistent: a repeat right after the first answer must find it.
  */
 export class FirstLaunchAnswers implements FirstLaunchStore {
-  constructor(private readonly installs: DynamoInstallStore) {}
+  /** The installs table (DynamoInstallStore), or its in-memory twin in unit tests. */
+  constructor(private readonly installs: Pick<InstallStore, 'get' | 'claimItem'>) {}
 
   async first(appId: string, installUuid: string): Promise<FirstLaunchRecord | undefined> {
     const item = await this.installs.get<FirstLaunchItem>(installPk(appId, installUuid), SK.firstLaunch);
