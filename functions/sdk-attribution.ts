@@ -1,3 +1,4 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { ClickStore } from './adapters/click-store';
 import { FirstLaunchAnswers } from './adapters/first-launch-store';
 import { DynamoInstallStore } from './adapters/install-store';
@@ -16,6 +17,7 @@ import type { App, Company } from './domain/tenants/tenant';
 import { resourceName } from './shared/config';
 import { eventApi, eventCredentials, readEventRequest } from './shared/event-request';
 import { type HttpEvent, type HttpResult, httpHandler, json, rawBody } from './shared/http';
+import { metrics } from './shared/observability';
 import { viewerOf } from './shared/viewer';
 
 const tenants = new CachedTenants(
@@ -44,7 +46,9 @@ export async function sdkAttribution(event: HttpEvent): Promise<HttpResult> {
   if (event.requestContext?.http?.method === 'GET') {
     const { app } = await authenticate<App, Company>(eventCredentials(event), rawBody(event), tenants, { emptyBody: 'signed' });
     const installUuid = parseInstallQuery(event.queryStringParameters?.install_uuid);
-    return json(200, await currentAttribution(ports, app.app_id, installUuid), NO_STORE);
+    const current = await currentAttribution(ports, app.app_id, installUuid);
+    metrics.addMetric('AttributionReads', MetricUnit.Count, 1);
+    return json(200, current, NO_STORE);
   }
   const { app, body } = await readEventRequest(event, tenants);
   const request = parseFirstLaunch(body);
@@ -55,6 +59,8 @@ export async function sdkAttribution(event: HttpEvent): Promise<HttpResult> {
     receivedMs,
     request,
   });
+  // Found against not found, per app over time: a drop in found is a link or SDK set up wrong.
+  metrics.addMetric(answer.status === 'found' ? 'FirstLaunchFound' : 'FirstLaunchNotFound', MetricUnit.Count, 1);
   return json(200, answer, NO_STORE);
 }
 
