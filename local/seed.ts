@@ -169,6 +169,7 @@ export function demoSections(demo: Demo, baseUrl: string): Section[] {
           '/sdk/v1/attribution',
           `{"install_uuid":"${firstLaunch}","platform":"android","app_version":"1.0.0","sdk_version":"curl/1","install_referrer":"utm_source=demo&click_id=none"}`,
         ),
+        'echo',
         `sig=$(printf '' | ${hmac})`,
         `curl -i '${baseUrl}/sdk/v1/attribution?install_uuid=${firstLaunch}' ${appHeaders} -H "x-service-signature: $sig"`,
       ],
