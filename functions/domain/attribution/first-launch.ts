@@ -57,6 +57,8 @@ export const MAX_VERSION_CHARS = 64;
 export const MAX_REFERRER_CHARS = 2048;
 export const MAX_LANGUAGE_CHARS = 35;
 export const MAX_TIME_ZONE_CHARS = 64;
+/** `<width>x<height>`, each 1 to 5 digits. */
+const MAX_SCREEN_CHARS = 11;
 
 /** A first launch as the device reports it, validated. */
 export interface FirstLaunchRequest {
@@ -111,7 +113,7 @@ export function parseFirstLaunch(body: unknown): FirstLaunchRequest {
     [install_begin_ms, 'install_begin_ms', isEpochMs],
     [language, 'language', (value) => textOf(value, MAX_LANGUAGE_CHARS, LANGUAGE)],
     [time_zone, 'time_zone', (value) => textOf(value, MAX_TIME_ZONE_CHARS, TIME_ZONE)],
-    [screen, 'screen', (value) => textOf(value, 11, SCREEN)],
+    [screen, 'screen', (value) => textOf(value, MAX_SCREEN_CHARS, SCREEN)],
   ];
   for (const [value, field, valid] of optional)
     if (!absent(value) && !valid(value)) throw new FirstLaunchError('bad_attribution_request', field);
