@@ -33,6 +33,7 @@ import { bundleFigures } from './bundles';
 import { costFigures } from './cost';
 import { endToEndFigures } from './end-to-end';
 import { batchContext, sampleBatch, validateWithZod } from './event-validation';
+import { firstLaunchFigures } from './first-launch';
 import { ingestCpuFigures } from './ingest-cpu';
 import { performanceReportFigures } from './performance-report';
 import { rawDataFigures } from './raw-data';
@@ -214,6 +215,8 @@ async function main(): Promise<void> {
     await phase('performance_report', () => performanceReportFigures(report, stack));
     if (!json) console.log('');
     await phase('raw_data', () => rawDataFigures(report, stack));
+    if (!json) console.log('');
+    await phase('first_launch', () => firstLaunchFigures(report, stack));
   } finally {
     await stack.stop();
   }

@@ -89,6 +89,8 @@ export const REQUIRED_FIGURES = {
   stream_cost_per_million_events_usd: 'number',
   export_cost_per_million_events_usd: 'number',
   export_s_per_million_events: 'number',
+  // Issue 37: the first-launch answer over HTTP through the local edge, first and repeated.
+  first_launch_ms: ['first_p50', 'first_p95', 'repeat_p50', 'repeat_p95'],
 } as const;
 
 /**

@@ -46,7 +46,7 @@ export const tables = {
   signing_secrets: {
     purpose:
       "Each app's signing secret, by app_id. A table of its own so that only the functions that verify signatures " +
-      '(ingest, privacy-request, sdk-skan-schema) can read one; the report functions and the aggregator read the tenants table. ' +
+      '(ingest, privacy-request, sdk-skan-schema, sdk-attribution) can read one; the report functions and the aggregator read the tenants table. ' +
       'Written by the operator alone (admin CLI, console).',
     partitionKey: S('app_id'),
   },
@@ -504,6 +504,18 @@ export const functions = {
     // tenants: the keys and the schema items (skan_schema#<app_id>); signing_secrets: the app's
     // secret, to verify the signature over the empty body.
     tables: { tenants: 'read', signing_secrets: 'read' },
+  },
+  'sdk-attribution': {
+    entry: 'functions/sdk-attribution.ts',
+    description:
+      'POST and GET /sdk/v1/attribution: authenticate like the event API, answer an install where it came from and its deep link (docs/deep-links.md).',
+    routes: ['POST /sdk/v1/attribution', 'GET /sdk/v1/attribution'],
+    // One call per install at first launch, and a few reads after: the SKAN schema's share.
+    throttle: { rateLimit: 100, burstLimit: 200 },
+    // signing_secrets: the app's secret, to verify the signature; clicks: the click a referrer
+    // names and the latest of an address (read only); installs: the first answer, one conditional
+    // put under the install's partition, and the aggregator's head and decision, read.
+    tables: { tenants: 'read', signing_secrets: 'read', clicks: 'read', installs: 'readwrite' },
   },
   'privacy-drain': {
     entry: 'functions/privacy-drain.ts',

@@ -100,6 +100,7 @@ export function demoCurls(demo: Demo, baseUrl: string): string {
 export function demoSections(demo: Demo, baseUrl: string): Section[] {
   const now = '$(date +%s000)';
   const install = '3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f';
+  const firstLaunch = '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6';
   const appHeaders = `-H 'x-service-company-key: ${demo.company_key}' -H 'x-service-app-key: ${demo.app_key}'`;
   const hmac = `openssl dgst -sha256 -hmac '${demo.signing_secret}' | sed 's/^.* //'`;
   const signed = (path: string, body: string) => [
@@ -177,6 +178,19 @@ export function demoSections(demo: Demo, baseUrl: string): Section[] {
         "# The app's SKAN conversion-value schema, as the SDK reads it (signed over the empty body; 404 no_schema until `admin skan schema set`)",
         `sig=$(printf '' | ${hmac})`,
         `curl -i ${baseUrl}/sdk/v1/skan-schema ${appHeaders} -H "x-service-signature: $sig"`,
+      ],
+    },
+    {
+      routes: ['POST /sdk/v1/attribution', 'GET /sdk/v1/attribution'],
+      lines: [
+        '# What an Android app asks at first launch, with the Play install referrer (docs/deep-links.md), then reads back (GET: signed over the empty body)',
+        ...signed(
+          '/sdk/v1/attribution',
+          `{"install_uuid":"${firstLaunch}","platform":"android","app_version":"1.0.0","sdk_version":"curl/1","install_referrer":"utm_source=demo&click_id=none"}`,
+        ),
+        'echo',
+        `sig=$(printf '' | ${hmac})`,
+        `curl -i '${baseUrl}/sdk/v1/attribution?install_uuid=${firstLaunch}' ${appHeaders} -H "x-service-signature: $sig"`,
       ],
     },
     {

@@ -1,7 +1,8 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { ServiceError } from '../domain/common/errors';
 import { decodeBody, parseJson } from '../domain/ingest/batch-body';
 import { EventApiError, type EventApiErrorCode } from '../domain/ingest/event-api';
-import { authenticate, type TenantLookup } from '../domain/ingest/event-auth';
+import { authenticate, type EventCredentials, type TenantLookup } from '../domain/ingest/event-auth';
 import type { App, Company } from '../domain/tenants/tenant';
 import { type HttpEvent, type HttpHandler, header, rawBody } from './http';
 import { errorFields, logger, metrics } from './observability';
@@ -23,14 +24,18 @@ export interface EventRequest {
 
 export const SDK_VERSION_HEADER = 'x-service-sdk';
 
-export async function readEventRequest(event: HttpEvent, tenants: TenantLookup<App, Company>): Promise<EventRequest> {
-  const raw = rawBody(event);
-  const credentials = {
+/** The event API's three headers, as every signed route reads them. */
+export function eventCredentials(event: HttpEvent): EventCredentials {
+  return {
     companyKey: header(event, 'x-service-company-key'),
     appKey: header(event, 'x-service-app-key'),
     signature: header(event, 'x-service-signature'),
   };
-  const { app, company } = await authenticate(credentials, raw, tenants);
+}
+
+export async function readEventRequest(event: HttpEvent, tenants: TenantLookup<App, Company>): Promise<EventRequest> {
+  const raw = rawBody(event);
+  const { app, company } = await authenticate(eventCredentials(event), raw, tenants);
   const jsonText = await decodeBody(raw, header(event, 'content-encoding'));
   return { app, company, raw, jsonText, body: parseJson(jsonText) };
 }
@@ -38,19 +43,20 @@ export async function readEventRequest(event: HttpEvent, tenants: TenantLookup<A
 /**
  * Each refusal is counted (RequestsRefused, with the code as metadata) so a flood of bad
  * signatures or a tenant stuck at its cap shows on the dashboard, and rethrown as it is: an
- * EventApiError is a ServiceError, which the shared middleware renders as {"error": code}, with
- * the field at fault beside it when the refusal names one (bad_batch_shape).
+ * EventApiError (or the first-launch routes' own refusal) is a ServiceError, which the shared
+ * middleware renders as {"error": code}, with the field at fault beside it when the refusal names
+ * one (bad_batch_shape).
  *
  * Anything else is a store that failed (say the key look-up): nothing was taken, so the client
  * is told to retry with the endpoint's documented 503 rather than a bare 500 that an SDK would
  * treat as final. An SDK that retries 503 loses nothing.
  */
-export function eventApi(handler: HttpHandler, unavailable: EventApiErrorCode): HttpHandler {
+export function eventApi(handler: HttpHandler, unavailable: EventApiErrorCode | (() => ServiceError)): HttpHandler {
   return async (event, context) => {
     try {
       return await handler(event, context);
     } catch (error) {
-      const refusal = error instanceof EventApiError ? error : storeFailed(error, unavailable);
+      const refusal = error instanceof ServiceError ? error : storeFailed(error, unavailable);
       metrics.addMetadata('refusal', refusal.code);
       metrics.addMetric('RequestsRefused', MetricUnit.Count, 1);
       throw refusal;
@@ -58,7 +64,7 @@ export function eventApi(handler: HttpHandler, unavailable: EventApiErrorCode): 
   };
 }
 
-function storeFailed(error: unknown, unavailable: EventApiErrorCode): EventApiError {
+function storeFailed(error: unknown, unavailable: EventApiErrorCode | (() => ServiceError)): ServiceError {
   logger.error('request not taken: a store failed', { error: errorFields(error) });
-  return new EventApiError(unavailable);
+  return typeof unavailable === 'function' ? unavailable() : new EventApiError(unavailable);
 }

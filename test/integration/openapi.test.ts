@@ -14,6 +14,7 @@ import { LinkStore } from '../../functions/adapters/link-store';
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import { COST_ERRORS, COST_FIELDS, COST_PATH, MAX_COST_ROWS } from '../../functions/domain/analytics/cost';
 import { PERFORMANCE_ERRORS } from '../../functions/domain/analytics/performance-report';
+import { FIRST_LAUNCH_ERRORS } from '../../functions/domain/attribution/first-launch';
 import { DAY_MS } from '../../functions/domain/common/days';
 import { BINDINGS } from '../../functions/domain/health/health';
 import {
@@ -60,6 +61,7 @@ const LITERALS = [/new ServiceError\(\s*(\d{3}),\s*'([a-z_]+)'/g, /json\(\s*(\d{
 const TABLED: [RegExp, Readonly<Record<string, number>>][] = [
   [/new EventApiError\(\s*'([a-z_]+)'/g, EVENT_API_ERRORS],
   [/reportError\(\s*'([a-z_]+)'/g, REPORT_ERRORS],
+  [/new FirstLaunchError\(\s*'([a-z_]+)'/g, FIRST_LAUNCH_ERRORS],
 ];
 
 function codesIn(file: string): StatusCode[] {
@@ -85,6 +87,7 @@ const CODE_ERRORS = unique([
   ...pairsOf(STREAM_ERRORS),
   ...pairsOf(COST_ERRORS),
   ...pairsOf(PERFORMANCE_ERRORS),
+  ...pairsOf(FIRST_LAUNCH_ERRORS),
   ...sourceFiles().flatMap(codesIn),
 ]);
 
@@ -141,6 +144,15 @@ function expectedErrors(op: Operation): StatusCode[] {
     if (op.method === 'GET' && op.path === '/sdk/v1/skan-schema') {
       const authentication = codesIn('functions/domain/ingest/event-auth.ts').filter((error) => codeOf(error) !== 'empty_body');
       return [...authentication, ...codesIn(functionServing(op.route)?.entry ?? '')];
+    }
+    // The first-launch routes authenticate as the event API does (the GET over the empty body it
+    // signs, as the SKAN schema; the POST with its body handling), then refuse with their own table.
+    if (op.path === '/sdk/v1/attribution') {
+      const post = op.method === 'POST';
+      const authentication = codesIn('functions/domain/ingest/event-auth.ts').filter((error) => post || codeOf(error) !== 'empty_body');
+      const body = post ? codesIn('functions/domain/ingest/batch-body.ts').filter((error) => codeOf(error) !== 'bad_batch_shape') : [];
+      const own = pairsOf(FIRST_LAUNCH_ERRORS).filter((error) => post || codeOf(error) !== 'bad_attribution_request');
+      return [...authentication, ...body, ...own];
     }
     const spec = functionServing(op.route);
     return spec ? codesIn(spec.entry) : [];

@@ -47,6 +47,7 @@ describe("npm start's banner", () => {
       'POST /api/v1/cost': [200],
       // The app has no schema until `admin skan schema set`: the documented 404, which the banner's comment says.
       'GET /sdk/v1/skan-schema': [404],
+      'POST /sdk/v1/attribution, GET /sdk/v1/attribution': [200, 200],
       'POST /skan-postback': [200],
     });
   }, 60_000);

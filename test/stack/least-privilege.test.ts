@@ -199,7 +199,7 @@ describe('the health functions', () => {
 });
 
 describe('signing secrets, audit objects and the origin secret', () => {
-  const signatureVerifiers = ['ingest', 'privacy-request', 'sdk-skan-schema'];
+  const signatureVerifiers = ['ingest', 'privacy-request', 'sdk-skan-schema', 'sdk-attribution'];
 
   it('lets only the functions that verify signatures read signing secrets, which no tenant item holds any more', () => {
     const secretsTable = logicalId(service.stack.stores.tables.signing_secrets);

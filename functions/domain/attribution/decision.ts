@@ -92,43 +92,12 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
     reinstallOf(facts, lookups),
     lookups.honeypotBlocked(facts.companyId, facts.clientIp, facts.tsMs),
   ]);
-  let matched: { click: ClickRecord; rule: AttributionRule; type: AttributionType; window: AttributionDecision['window'] } | undefined;
-  let refused: AttributionDecision['refused_click'];
-  // The click_id first, then the Play referrer's: a valid referrer click beats an unknown or stale
-  // click_id (issue 35; AppsFlyer and Adjust do the same). The first refusal is the one recorded.
-  for (const named of namedClickIds(facts.attribution)) {
-    const click = await lookups.clickById(named.clickId);
-    const lookbackDays = click?.lookback_days ?? lookbackFromExpiry(click) ?? DEFAULT_LOOKBACK_DAYS;
-    const fromMs = facts.tsMs - lookbackDays * DAY_MS;
-    const reason: RefusedClick | undefined = !click
-      ? 'unknown_or_expired'
-      : click.app_id !== facts.appId
-        ? 'other_app'
-        : click.ts_ms > facts.tsMs
-          ? 'after_install'
-          : click.ts_ms < fromMs
-            ? 'outside_lookback'
-            : undefined;
-    if (click && !reason) {
-      matched = {
-        click,
-        rule: named.rule,
-        type: 'deterministic',
-        window: { from_ms: fromMs, to_ms: facts.tsMs, lookback_days: lookbackDays },
-      };
-      break;
-    }
-    refused ??= { click_id: named.clickId, reason: reason ?? 'unknown_or_expired' };
-  }
   const apple = facts.adservices?.outcome === 'attributed' ? facts.adservices.apple_ads : undefined;
+  // Apple's claim beats any probabilistic match, so none is looked for when there is one.
+  const { matched, refused } = await matchClick({ ...facts, probabilistic: facts.probabilistic && !apple }, lookups);
   // Last click wins between the two deterministic claims; a tie stays with the tracking link.
   if (apple && (!matched || apple.click_ms > matched.click.ts_ms)) {
     return withAdServices(facts, appleAdsDecision(facts, apple, reinstall, honeypot), refused);
-  }
-  if (!matched && facts.probabilistic) {
-    const fromMs = facts.tsMs - PROBABILISTIC_WINDOW_MS;
-    const click = await lookups.latestClick({ appId: facts.appId, ip: facts.clientIp, platform: facts.platform, fromMs, toMs: facts.tsMs });
-    if (click) matched = { click, rule: 'same_ip_platform_24h', type: 'probabilistic', window: { from_ms: fromMs, to_ms: facts.tsMs } };
   }
 
   const fraud: FraudReason[] = [];
@@ -151,6 +120,59 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
   }
   if (honeypot) fraud.push('honeypot_ip');
   return withAdServices(facts, decision, refused);
+}
+
+/** What matching a tracking-link click needs of an install: the aggregator's install event, or a first launch. */
+export type ClickQuery = Pick<InstallFacts, 'appId' | 'tsMs' | 'platform' | 'clientIp' | 'probabilistic' | 'attribution'>;
+
+/** A tracking-link click taken for an install, by which rule, and the window it had to fall in. */
+export interface ClickMatch {
+  readonly click: ClickRecord;
+  readonly rule: AttributionRule;
+  readonly type: 'deterministic' | 'probabilistic';
+  readonly window: NonNullable<AttributionDecision['window']>;
+}
+
+/**
+ * Rules 1 and 2 of the decision: the click the install names (deterministic), else, when the app
+ * switched it on, the latest click of the same address and platform in the 24 hours before it
+ * (probabilistic). The one place these windows are applied: the aggregator's decision and the
+ * first-launch answer (functions/domain/attribution/first-launch.ts) both call it, so an app is
+ * told at first launch what the reports will count.
+ */
+export async function matchClick(
+  query: ClickQuery,
+  lookups: Pick<AttributionLookups, 'clickById' | 'latestClick'>,
+): Promise<{ matched?: ClickMatch; refused?: AttributionDecision['refused_click'] }> {
+  let refused: AttributionDecision['refused_click'];
+  // The click_id first, then the Play referrer's: a valid referrer click beats an unknown or stale
+  // click_id (issue 35; AppsFlyer and Adjust do the same). The first refusal is the one recorded.
+  for (const named of namedClickIds(query.attribution)) {
+    const click = await lookups.clickById(named.clickId);
+    const lookbackDays = click?.lookback_days ?? lookbackFromExpiry(click) ?? DEFAULT_LOOKBACK_DAYS;
+    const fromMs = query.tsMs - lookbackDays * DAY_MS;
+    const reason: RefusedClick | undefined = !click
+      ? 'unknown_or_expired'
+      : click.app_id !== query.appId
+        ? 'other_app'
+        : click.ts_ms > query.tsMs
+          ? 'after_install'
+          : click.ts_ms < fromMs
+            ? 'outside_lookback'
+            : undefined;
+    if (click && !reason) {
+      const window = { from_ms: fromMs, to_ms: query.tsMs, lookback_days: lookbackDays };
+      return { matched: { click, rule: named.rule, type: 'deterministic', window }, refused };
+    }
+    refused ??= { click_id: named.clickId, reason: reason ?? 'unknown_or_expired' };
+  }
+  if (query.probabilistic) {
+    const fromMs = query.tsMs - PROBABILISTIC_WINDOW_MS;
+    const click = await lookups.latestClick({ appId: query.appId, ip: query.clientIp, platform: query.platform, fromMs, toMs: query.tsMs });
+    const window = { from_ms: fromMs, to_ms: query.tsMs };
+    if (click) return { matched: { click, rule: 'same_ip_platform_24h', type: 'probabilistic', window }, refused };
+  }
+  return { refused };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type AdServicesAnswers, answersWithout } from '../adservices/answers';
 import { tokensOf } from '../adservices/token';
 import { type AuditReference, type EventClaim, type ObjectClaims, SK } from '../aggregation/install-state';
+import type { FirstLaunchRecord } from '../attribution/first-launch';
 import { AuditObjectError } from '../audit/decode';
 import { lineOfInstall } from '../audit/lines';
 import type { AuditErasure, AuditObjects } from '../audit/ports';
@@ -227,12 +228,16 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
     }
   }
 
-  const decisions = items
-    .filter((item) => String(item.sk).startsWith(SK.eventPrefix))
-    .flatMap((item) => {
+  const decisions = items.flatMap((item): { clickId: string; clickMs: number | undefined }[] => {
+    const sk = String(item.sk);
+    if (sk.startsWith(SK.eventPrefix)) {
       const decision = (item as unknown as EventClaim).decision;
       return decision?.click_id ? [{ clickId: decision.click_id, clickMs: decision.click_ms }] : [];
-    });
+    }
+    // The click the first-launch answer named (docs/deep-links.md) is the install's too, counted or not.
+    const named = sk === SK.firstLaunch ? (item as unknown as Partial<FirstLaunchRecord>).answer?.attribution : undefined;
+    return named?.click_id ? [{ clickId: named.click_id, clickMs: named.click_ms ?? undefined }] : [];
+  });
   const clicks = [...new Map(decisions.map((click) => [click.clickId, click])).values()].slice(0, MAX_ROWS_PER_TABLE);
 
   // Before the clicks and the claims that lead to them are deleted: stream objects, then export files.

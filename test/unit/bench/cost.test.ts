@@ -89,6 +89,7 @@ describe('the bench --json contract', () => {
     stream_cost_per_million_events_usd: 0.075,
     export_cost_per_million_events_usd: 0.002,
     export_s_per_million_events: 24.2,
+    first_launch_ms: { first_p50: 19.4, first_p95: 68.4, repeat_p50: 7.1, repeat_p95: 32.2 },
   });
 
   it('holds for a figures object with every required key', () => {
@@ -150,6 +151,12 @@ describe('the bench --json contract', () => {
       'stream_cost_per_million_events_usd is not a finite number: undefined',
       'export_s_per_million_events is not a finite number: null',
     ]);
+  });
+
+  it('requires the first-launch answer figures of issue 37', () => {
+    const figures = complete();
+    figures.first_launch_ms = { first_p50: 19.4, repeat_p50: 7.1, repeat_p95: 32.2 };
+    expect(contractViolations(figures)).toEqual(['first_launch_ms.first_p95 is not a finite number']);
   });
 
   it('requires the batch-size figures of issue 21', () => {

@@ -105,6 +105,26 @@ function world(postbackCount: number) {
 }
 
 describe('erasing an install', () => {
+  it('deletes the click the first-launch answer named, with the answer, when no counted decision named it', async () => {
+    const { ports } = world(0);
+    const deleted: string[] = [];
+    const answer = { status: 'found', attribution: { partner: 'meta', click_id: 'Ck9', click_ms: 60_000 }, deep_link: null };
+    const items: Record<string, unknown>[] = [{ pk: `app_1#${GONE}`, sk: 'first_launch', answer }];
+    const erased: string[] = [];
+    expect(
+      await eraseInstall(
+        {
+          ...ports,
+          installs: { firstItems: async () => ({ items, more: false }), deleteItems: async (_pk, keys) => void erased.push(...keys) },
+          clicks: { deleteMany: async (ids) => deleted.push(...ids) },
+        },
+        message,
+      ),
+    ).toBe('done');
+    expect(deleted).toEqual(['Ck9']);
+    expect(erased).toEqual(['first_launch']);
+  });
+
   it("erases the lines whose install_uuid, whatever its form, contains the install's UUID", async () => {
     const { ports, objects } = world(0);
     expect(await eraseInstall(ports, message)).toBe('done');
