@@ -4,6 +4,7 @@ import { AdServicesAnswerStore } from './adapters/adservices-answers';
 import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
 import { ClickStore } from './adapters/click-store';
+import { FirstLaunchAnswers } from './adapters/first-launch-store';
 import { DynamoInstallStore } from './adapters/install-store';
 import { IpBlockStore } from './adapters/ip-block-store';
 import { delayMessage } from './adapters/message-queue';
@@ -15,7 +16,7 @@ import { type EventClaim, installPk, SK } from './domain/aggregation/install-sta
 import { LanePicker } from './domain/aggregation/lanes';
 import { LANES } from './domain/aggregation/lease';
 import { poisonIfUnreadable } from './domain/aggregation/message';
-import { decideAttribution } from './domain/attribution/decision';
+import { installDecision } from './domain/attribution/first-launch';
 import { AuditObjectError } from './domain/audit/decode';
 import type { AggregationMessage, AuditLine } from './domain/audit/types';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
@@ -40,6 +41,7 @@ const adServicesAnswers = new AdServicesAnswerStore(resourceName.bucket());
 const apps = new TtlCache<{ probabilistic: boolean; time_zone: string } | undefined>(5 * 60_000, 10_000);
 
 const lookups = attributionLookups({ clicks, ipBlocks, installs });
+const firstLaunchAnswers = new FirstLaunchAnswers(installs);
 
 const postbackConfigs = new PostbackConfigs(resourceName.table('postbacks'));
 const postbackRecords = new PostbackRecords(resourceName.table('postbacks'), resourceName.queueUrl('postbacks'));
@@ -56,7 +58,8 @@ const trigger: TriggerPorts = {
 export const ports: AggregationPorts = {
   ...lanePorts(),
   installs,
-  decide: (facts) => decideAttribution(facts, lookups),
+  // The first-launch answer is evidence the decision reads, kept in the install's partition.
+  decide: (facts) => installDecision(facts, lookups, firstLaunchAnswers),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
   readAudit: (message) => readAudit(message).catch(poisonIfUnreadable),
   app: (appId) =>

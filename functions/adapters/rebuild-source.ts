@@ -2,11 +2,13 @@ import { type EventClaim, installPk, SK } from '../domain/aggregation/install-st
 import { poisonIfUnreadable } from '../domain/aggregation/message';
 import { type RebuildSource, type RebuiltRow, rowOf } from '../domain/aggregation/rebuild';
 import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
-import { type AttributionLookups, decideAttribution } from '../domain/attribution/decision';
+import type { AttributionLookups } from '../domain/attribution/decision';
+import { installDecision } from '../domain/attribution/first-launch';
 import { auditDayPrefix } from '../domain/audit/keys';
 import type { AuditObjects } from '../domain/audit/ports';
 import { type App, appTimeZone } from '../domain/tenants/tenant';
 import type { AggregateStore } from './aggregate-store';
+import { FirstLaunchAnswers } from './first-launch-store';
 import type { DynamoInstallStore } from './install-store';
 
 /**
@@ -18,6 +20,7 @@ export function rebuildSource(
   stores: { audit: AuditObjects; installs: DynamoInstallStore; lookups: AttributionLookups },
 ): RebuildSource {
   const { audit, installs, lookups } = stores;
+  const answers = new FirstLaunchAnswers(installs);
   return {
     appId: app.app_id,
     companyId: app.company_id,
@@ -30,7 +33,8 @@ export function rebuildSource(
     lines: (key) => audit.lines(key).catch(poisonIfUnreadable),
     recordedDecision: async (installUuid, eventId) =>
       (await installs.get<EventClaim>(installPk(app.app_id, installUuid), SK.event(eventId)))?.decision,
-    decideAfresh: (facts) => decideAttribution(facts, lookups),
+    // The first-launch answer read as the aggregator reads it; the rebuild keeps nothing.
+    decideAfresh: (facts) => installDecision(facts, lookups, { first: (appId, uuid) => answers.first(appId, uuid) }),
   };
 }
 

@@ -256,6 +256,7 @@ describe('admin install show', () => {
       installs: [],
       events: { counted: 0, waiting_for_install: 0 },
       retention: {},
+      first_launch: null,
     });
   });
 });

@@ -6,6 +6,7 @@
 // store down (503). Every answer is checked against docs/openapi.yaml.
 
 import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { signBody } from '../../functions/domain/ingest/signature';
 import { dynamoClient } from '../../functions/shared/clients';
@@ -151,6 +152,52 @@ describe('POST and GET /sdk/v1/attribution', () => {
       match: 'deterministic',
     });
     expect((await get(randomUUID())).body).toEqual({ status: 'not_found', reason: 'unknown_install', attribution: null, deep_link: null });
+  });
+
+  it('and the reports agree in either order: the count reads the answer, a later first launch is told the count', async () => {
+    // Told at first launch (referrer), counted from a batch without it from another address: the
+    // aggregator takes the answer's click (issue 37, item 4).
+    const told = await clickAsAndroid();
+    const toldUuid = randomUUID();
+    const answer = await post(firstLaunch(toldUuid, { install_referrer: told }));
+    expect(answer.body.status).toBe('found');
+    // Counted first, from a batch with the referrer; the first launch asks afterwards with nothing.
+    const counted = await clickAsAndroid();
+    const countedUuid = randomUUID();
+    const install = (installUuid: string, extra: object = {}) => ({
+      event_id: `i-${installUuid}`,
+      event_name: 'install',
+      install_uuid: installUuid,
+      ts_ms: Date.now(),
+      platform: 'android' as const,
+      ...extra,
+    });
+    await eventClientFrom(stack.baseUrl, tenant, '10.77.1.200').sendEvents([install(toldUuid)]);
+    await eventClientFrom(stack.baseUrl, tenant, IP).sendEvents([install(countedUuid, { attribution: { referrer: counted } })]);
+    await stack.pollers.drain();
+    const decision = async (installUuid: string) =>
+      (
+        await dynamoClient().send(
+          new GetCommand({
+            TableName: resourceName.table('installs'),
+            Key: { pk: `${tenant.app.app_id}#${installUuid}`, sk: `e#i-${installUuid}` },
+          }),
+        )
+      ).Item?.decision;
+    await waitFor(async () => (await decision(toldUuid)) !== undefined && (await decision(countedUuid)) !== undefined, {
+      timeoutMs: 20_000,
+      what: 'both installs counted',
+    });
+    expect(await decision(toldUuid)).toMatchObject({
+      partner: 'meta',
+      click_id: answer.body.attribution.click_id,
+      rule: 'first_launch_answer',
+      first_launch: { outcome: 'taken' },
+    });
+    expect((await get(toldUuid)).body.attribution.click_id).toBe(answer.body.attribution.click_id);
+    const late = await post(firstLaunch(countedUuid));
+    expect(late.body).toMatchObject({ status: 'found', attribution: { click_id: new URLSearchParams(counted).get('click_id') } });
+    expect((await get(countedUuid)).body).toEqual(late.body);
   });
 
   it('answers not_found with the reason when the app did not switch probabilistic matching on', async () => {

@@ -1,5 +1,6 @@
 import type { AttributionDecision } from '../attribution/decision';
 import { explain } from '../attribution/explanation';
+import type { FirstLaunchAnswer, FirstLaunchRecord } from '../attribution/first-launch';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import { RETENTION_DAYS } from './contributions';
@@ -26,6 +27,17 @@ export type InstallReport = {
   events: { counted: number; waiting_for_install: number };
   /** Per install event_id, the retention days it has been counted for (d1, d7, d30). */
   retention: Record<string, string[]>;
+  /**
+   * The install's first-launch answer (POST /sdk/v1/attribution): what the app was told, and
+   * whether a first launch asked it (`first_launch`) or the aggregator kept its decision because it
+   * counted the install first (`install_event`). The first install's decision says what it made of it.
+   */
+  first_launch: {
+    answered_ms: number;
+    platform: 'ios' | 'android';
+    kept_by: 'first_launch' | 'install_event';
+    answer: FirstLaunchAnswer;
+  } | null;
 };
 
 export type ExplainedInstall = { event_id: string; ts_ms: number; day: string; platform: Platform | null } & AttributionDecision & {
@@ -65,6 +77,7 @@ export function installReport(appId: string, installUuid: string, items: readonl
     if (sk.startsWith(retentionPrefix))
       retention[sk.slice(retentionPrefix.length)] = RETENTION_DAYS.map((n) => `d${n}`).filter((flag) => flag in item);
   }
+  const launch = items.find((item) => item.sk === SK.firstLaunch) as FirstLaunchRecord | undefined;
   return {
     app_id: appId,
     install_uuid: installUuid,
@@ -82,5 +95,8 @@ export function installReport(appId: string, installUuid: string, items: readonl
     installs,
     events: { counted, waiting_for_install: waiting },
     retention,
+    first_launch: launch
+      ? { answered_ms: launch.answered_ms, platform: launch.platform, kept_by: launch.kept_by ?? 'first_launch', answer: launch.answer }
+      : null,
   };
 }

@@ -16,7 +16,7 @@ import type { Platform } from '../links/platform';
  * | `d#<yyyy-mm-dd>` | per day: `n:<event_name>` (counted in unique_installs), `p:<partner>` (a payer) |
  * | `r#<install event_id>` | retention of that install: `d1`, `d7`, `d30` |
  * | `a#<audit key>` | legacy: an audit object that holds lines of this install, from before the log |
- * | `first_launch` | the first answer of POST /sdk/v1/attribution (functions/domain/attribution/first-launch.ts); the aggregator does not read it |
+ * | `first_launch` | the first answer of POST /sdk/v1/attribution, or the decision of an install counted first (functions/domain/attribution/first-launch.ts); the first install reads it as evidence |
  *
  * Exactly once rests on claims: a conditional write that records its owner, the token of the
  * audit object whose processing made it. Whoever owns a claim counts what it stands for; a

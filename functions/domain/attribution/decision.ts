@@ -19,7 +19,13 @@ import type { Platform } from '../links/platform';
  */
 
 export type AttributionType = 'deterministic' | 'probabilistic' | 'organic';
-export type AttributionRule = 'click_id' | 'referrer_click_id' | 'adservices_token' | 'same_ip_platform_24h' | 'no_match';
+export type AttributionRule =
+  | 'click_id'
+  | 'referrer_click_id'
+  | 'adservices_token'
+  | 'same_ip_platform_24h'
+  | 'first_launch_answer'
+  | 'no_match';
 export type FraudReason = 'ctit_under_10s' | 'click_injection' | 'honeypot_ip';
 /** Why a click named by the install was not taken. */
 export type RefusedClick = 'unknown_or_expired' | 'other_app' | 'after_install' | 'outside_lookback';
@@ -51,7 +57,45 @@ export interface AttributionDecision extends ClickFields {
   adservices?: AdServicesOutcome;
   /** Apple's claim when it made one (`adservices: attributed`), taken or beaten by a later tracking-link click. */
   apple_ads?: AppleAdsClick;
+  /** The first-launch answer the install got before it was counted, and what the decision made of it. */
+  first_launch?: FirstLaunchUse;
 }
+
+/**
+ * The first-launch answer as evidence (docs/deep-links.md, "The answer and the reports"): what the
+ * app was told at its first launch, before the aggregator counted the install.
+ */
+export interface FirstLaunchEvidence {
+  readonly answeredMs: number;
+  readonly status: 'found' | 'not_found';
+  /** The click the answer named (null for a found answer without one, as Apple Ads' claim). */
+  readonly clickId: string | null;
+  readonly match: 'deterministic' | 'probabilistic' | null;
+  readonly clickMs: number | null;
+}
+
+/**
+ * What the decision did with the answer: `taken` (its click decided the install, or its not_found
+ * kept the install organic), `same_click` (the install event named that click itself), or why it
+ * was set aside: a stronger signal in the install event (`click_id`, `referrer_click_id`), Apple
+ * Ads' claim (`adservices_token`), a click made after the install (`click_after_install`), a click
+ * no longer kept (`click_gone`, after a privacy deletion), or a found answer without a click whose
+ * Apple Ads claim the install event no longer carries (`no_click`).
+ */
+export type FirstLaunchUse = {
+  answered_ms: number;
+  status: 'found' | 'not_found';
+  click_id: string | null;
+  outcome:
+    | 'taken'
+    | 'same_click'
+    | 'overridden_by_click_id'
+    | 'overridden_by_referrer_click_id'
+    | 'overridden_by_adservices_token'
+    | 'click_after_install'
+    | 'click_gone'
+    | 'no_click';
+};
 
 /** What the aggregator knows of an install event, from its audit line. */
 export interface InstallFacts {
@@ -74,6 +118,8 @@ export interface InstallFacts {
   readonly adservices?: AdServicesAnswer;
   /** An earlier install event of the same install_uuid was counted. */
   readonly seenInstallUuid: boolean;
+  /** The first-launch answer of the install_uuid, read for its first install only (install-decision.ts). */
+  readonly firstLaunch?: FirstLaunchEvidence;
 }
 
 export interface AttributionLookups {
@@ -93,11 +139,21 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
     lookups.honeypotBlocked(facts.companyId, facts.clientIp, facts.tsMs),
   ]);
   const apple = facts.adservices?.outcome === 'attributed' ? facts.adservices.apple_ads : undefined;
-  // Apple's claim beats any probabilistic match, so none is looked for when there is one.
-  const { matched, refused } = await matchClick({ ...facts, probabilistic: facts.probabilistic && !apple }, lookups);
+  const evidence = usableEvidence(facts);
+  // Apple's claim beats any probabilistic match, so none is looked for when there is one; nor when
+  // the app was told at first launch: that answer was the probabilistic verdict.
+  const named = await matchClick({ ...facts, probabilistic: facts.probabilistic && !apple && !evidence }, lookups);
+  const { refused } = named;
+  let matched = named.matched;
+  let firstLaunch = firstLaunchUse(facts, matched, apple);
+  if (!matched && !apple && evidence?.status === 'found') {
+    matched = await answeredMatch(evidence, facts, lookups);
+    // The click is gone (a privacy deletion): the answer cannot be replayed, and the install stays organic.
+    if (!matched && firstLaunch) firstLaunch = { ...firstLaunch, outcome: 'click_gone' };
+  }
   // Last click wins between the two deterministic claims; a tie stays with the tracking link.
   if (apple && (!matched || apple.click_ms > matched.click.ts_ms)) {
-    return withAdServices(facts, appleAdsDecision(facts, apple, reinstall, honeypot), refused);
+    return withEvidence(withAdServices(facts, appleAdsDecision(facts, apple, reinstall, honeypot), refused), firstLaunch);
   }
 
   const fraud: FraudReason[] = [];
@@ -109,7 +165,7 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
         ...reinstall,
         ...clickFields(matched.click),
         window: matched.window,
-        ctit_seconds: Math.floor((facts.tsMs - matched.click.ts_ms) / 1000),
+        ctit_seconds: Math.max(0, Math.floor((facts.tsMs - matched.click.ts_ms) / 1000)),
         fraud_reasons: fraud,
       }
     : { partner: ORGANIC, attribution_type: 'organic', rule: 'no_match', ...reinstall, fraud_reasons: fraud };
@@ -119,7 +175,74 @@ export async function decideAttribution(facts: InstallFacts, lookups: Attributio
     if (beginMs !== undefined && matched.click.ts_ms > beginMs + facts.skewMs) fraud.push('click_injection');
   }
   if (honeypot) fraud.push('honeypot_ip');
-  return withAdServices(facts, decision, refused);
+  return withEvidence(withAdServices(facts, decision, refused), firstLaunch);
+}
+
+/**
+ * How far after the install event's time the answered click may be: the two clocks differ (the
+ * install time is the device's, corrected by the batch's sent_at_ms). Later than this, the click
+ * cannot have brought the install, and the answer is set aside.
+ */
+export const FIRST_LAUNCH_CLOCK_SLACK_MS = 60_000;
+
+const clickAfterInstall = (evidence: FirstLaunchEvidence, facts: InstallFacts) =>
+  evidence.clickMs !== null && evidence.clickMs > facts.tsMs + FIRST_LAUNCH_CLOCK_SLACK_MS;
+
+/**
+ * The answer, when the decision may lean on it: a not_found, or a found naming a click made before
+ * the install. A found answer without a click (Apple Ads' claim, kept from an earlier decision of
+ * this install) adds nothing: the install event's own token decides it again.
+ */
+function usableEvidence(facts: InstallFacts): FirstLaunchEvidence | undefined {
+  const evidence = facts.firstLaunch;
+  if (!evidence || (evidence.status === 'found' && (evidence.clickId === null || clickAfterInstall(evidence, facts)))) return undefined;
+  return evidence;
+}
+
+/** What becomes of the answer before its own click is looked at: set aside, confirmed, or (so far) taken. */
+function firstLaunchUse(
+  facts: InstallFacts,
+  matched: ClickMatch | undefined,
+  apple: AppleAdsClick | undefined,
+): FirstLaunchUse | undefined {
+  const evidence = facts.firstLaunch;
+  if (!evidence) return undefined;
+  const use = (outcome: FirstLaunchUse['outcome']): FirstLaunchUse => ({
+    answered_ms: evidence.answeredMs,
+    status: evidence.status,
+    click_id: evidence.clickId,
+    outcome,
+  });
+  const appleAnswer = evidence.status === 'found' && evidence.clickId === null;
+  if (matched && matched.click.click_id === evidence.clickId) return use('same_click');
+  if (matched && matched.type === 'deterministic') return use(`overridden_by_${matched.rule as 'click_id' | 'referrer_click_id'}`);
+  if (apple) return use(appleAnswer ? 'same_click' : 'overridden_by_adservices_token');
+  // A probabilistic match is looked for only when the answer could not be used.
+  if (appleAnswer) return use('no_click');
+  if (evidence.status === 'found' && clickAfterInstall(evidence, facts)) return use('click_after_install');
+  return use('taken');
+}
+
+/**
+ * The click the answer named, as the decision's match: the click record while it is kept, with the
+ * answer's own match type and a window ending at the answer (when the app was told).
+ */
+async function answeredMatch(
+  evidence: FirstLaunchEvidence,
+  facts: InstallFacts,
+  lookups: AttributionLookups,
+): Promise<ClickMatch | undefined> {
+  if (evidence.clickId === null) return undefined;
+  const click = await lookups.clickById(evidence.clickId);
+  if (!click || click.app_id !== facts.appId) return undefined;
+  const type = evidence.match ?? 'deterministic';
+  const span = type === 'probabilistic' ? PROBABILISTIC_WINDOW_MS : (click.lookback_days ?? DEFAULT_LOOKBACK_DAYS) * DAY_MS;
+  return { click, rule: 'first_launch_answer', type, window: { from_ms: evidence.answeredMs - span, to_ms: evidence.answeredMs } };
+}
+
+function withEvidence(decision: AttributionDecision, use: FirstLaunchUse | undefined): AttributionDecision {
+  if (use) decision.first_launch = use;
+  return decision;
 }
 
 /** What matching a tracking-link click needs of an install: the aggregator's install event, or a first launch. */

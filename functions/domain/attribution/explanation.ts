@@ -1,4 +1,4 @@
-import type { AttributionDecision, FraudReason } from './decision';
+import type { AttributionDecision, FirstLaunchUse, FraudReason } from './decision';
 import { MIN_CTIT_SECONDS, PROBABILISTIC_WINDOW_MS } from './decision';
 
 /**
@@ -18,6 +18,7 @@ const FRAUD_TEXT: Record<FraudReason, (decision: AttributionDecision) => string>
 export function explain(decision: AttributionDecision): string {
   const refused = decision.refused_click ? ` (click ${decision.refused_click.click_id} refused: ${decision.refused_click.reason})` : '';
   const parts = [`${matched(decision)}${refused}`];
+  if (decision.first_launch) parts.push(firstLaunchSaid(decision.first_launch));
   if (decision.reinstall) {
     parts.push(
       decision.reinstall_reason === 'device_seen_under_other_install'
@@ -35,6 +36,9 @@ function matched(decision: AttributionDecision): string {
     return `deterministic: Apple Ads claimed it through its AdServices token (partner ${decision.partner}, campaign ${decision.campaign}), clicked ${decision.ctit_seconds} s before the install`;
   }
   if (decision.attribution_type === 'organic') return `organic: no click matched${appleSaid(decision)}`;
+  if (decision.rule === 'first_launch_answer') {
+    return `${decision.attribution_type}: click ${decision.click_id} on link ${decision.link_id} (partner ${decision.partner}${decision.campaign ? `, campaign ${decision.campaign}` : ''}), the click the app was told of in its first-launch answer`;
+  }
   const click = `click ${decision.click_id} on link ${decision.link_id} (partner ${decision.partner}${decision.campaign ? `, campaign ${decision.campaign}` : ''})`;
   const ctit = decision.ctit_seconds;
   if (decision.attribution_type === 'probabilistic') {
@@ -62,4 +66,21 @@ function appleSaid(decision: AttributionDecision): string {
     case 'unavailable':
       return ' (Apple Ads: no answer after the retries)';
   }
+}
+
+const FIRST_LAUNCH_TEXT: Record<FirstLaunchUse['outcome'], string> = {
+  taken: 'it decided the install',
+  same_click: 'the install event named the same click',
+  overridden_by_click_id: "set aside for the install event's attribution.click_id",
+  overridden_by_referrer_click_id: "set aside for the install event's Play install referrer",
+  overridden_by_adservices_token: "set aside for Apple Ads' claim",
+  click_after_install: 'set aside: its click was made after the install',
+  click_gone: 'set aside: its click is no longer kept',
+  no_click: 'it named no click',
+};
+
+/** What the app was told at first launch, and what the decision made of it. */
+function firstLaunchSaid(use: FirstLaunchUse): string {
+  const told = use.status === 'not_found' ? 'no click' : use.click_id === null ? 'no tracking-link click' : `click ${use.click_id}`;
+  return `first-launch answer at ${new Date(use.answered_ms).toISOString()}: ${told}; ${FIRST_LAUNCH_TEXT[use.outcome]}`;
 }

@@ -3,7 +3,16 @@ import { isPlainObject } from '../common/json';
 import { isUuid } from '../ingest/event-validation';
 import type { ClickRecord } from '../links/click';
 import type { DeepLink as DeepLinkData } from '../links/deep-link';
-import { type AttributionDecision, type AttributionLookups, matchClick, ORGANIC, type RefusedClick } from './decision';
+import {
+  type AttributionDecision,
+  type AttributionLookups,
+  decideAttribution,
+  type FirstLaunchEvidence,
+  type InstallFacts,
+  matchClick,
+  ORGANIC,
+  type RefusedClick,
+} from './decision';
 
 /**
  * The first-launch answer (docs/deep-links.md, "First launch"): what an app asks at its first
@@ -181,6 +190,11 @@ export interface FirstLaunchRecord {
   readonly answered_ms: number;
   readonly platform: 'ios' | 'android';
   readonly answer: FirstLaunchAnswer;
+  /**
+   * `install_event` when the aggregator kept it, having counted the install before any first
+   * launch asked (installDecision): the answer is then its decision, and answered_ms the install's time.
+   */
+  readonly kept_by?: 'install_event';
 }
 
 export interface FirstLaunchStore {
@@ -260,6 +274,55 @@ export async function currentAttribution(ports: FirstLaunchPorts, appId: string,
   if (kept?.answer.attribution?.click_id === decision.click_id)
     return { ...found(attribution, undefined), deep_link: kept.answer.deep_link };
   return found(attribution, await ports.clicks.clickById(decision.click_id));
+}
+
+/**
+ * The aggregator's decision of an install event, with the install's first-launch answer as evidence
+ * (docs/deep-links.md, "The answer and the reports"): for the first install of an install_uuid, the
+ * answer the app was told decides unless the install event carries a stronger signal (decideAttribution
+ * says which). An install counted before any first launch asked keeps its decision as the answer, by
+ * the same conditional put, so a first launch asking after (or racing with) the count is told the
+ * reports' attribution; when the put finds that a first launch answered meanwhile, the install is
+ * decided again with that answer. The rebuild passes no `keep`: it reads, never writes.
+ */
+export async function installDecision(
+  facts: InstallFacts,
+  lookups: AttributionLookups,
+  answers: Pick<FirstLaunchStore, 'first'> & Partial<Pick<FirstLaunchStore, 'keep'>>,
+): Promise<AttributionDecision> {
+  // A reinstall's install event is not what the first launch was asked about.
+  if (facts.seenInstallUuid) return decideAttribution(facts, lookups);
+  const kept = await answers.first(facts.appId, facts.installUuid);
+  if (kept && kept.kept_by === undefined) return decideAttribution({ ...facts, firstLaunch: evidenceOf(kept) }, lookups);
+  const decision = await decideAttribution(facts, lookups);
+  if (kept || !answers.keep || (facts.platform !== 'ios' && facts.platform !== 'android')) return decision;
+  const record = await answers.keep({
+    app_id: facts.appId,
+    install_uuid: facts.installUuid,
+    answered_ms: facts.tsMs,
+    platform: facts.platform,
+    answer: await decisionAnswer(decision, lookups),
+    kept_by: 'install_event',
+  });
+  return record.kept_by === undefined ? decideAttribution({ ...facts, firstLaunch: evidenceOf(record) }, lookups) : decision;
+}
+
+/** A kept answer as the decision reads it. */
+export function evidenceOf(record: FirstLaunchRecord): FirstLaunchEvidence {
+  const { attribution } = record.answer;
+  return {
+    answeredMs: record.answered_ms,
+    status: record.answer.status,
+    clickId: attribution?.click_id ?? null,
+    match: attribution?.match ?? null,
+    clickMs: attribution?.click_ms ?? null,
+  };
+}
+
+/** A decision said as a first-launch answer: the GET's answer, with the deep link of the decision's click. */
+async function decisionAnswer(decision: AttributionDecision, lookups: Pick<AttributionLookups, 'clickById'>): Promise<FirstLaunchAnswer> {
+  if (decision.partner === ORGANIC || decision.attribution_type === 'organic') return notFound('organic');
+  return found(decisionAttribution(decision), decision.click_id ? await lookups.clickById(decision.click_id) : undefined);
 }
 
 const notFound = (reason: NotFoundReason): FirstLaunchAnswer => ({ status: 'not_found', reason, attribution: null, deep_link: null });

@@ -89,7 +89,7 @@ export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
       s('partner', 'Partner the install is attributed to (organic when no click matched).'),
       s('campaign', 'Campaign of the matched link.'),
       s('attribution_type', 'deterministic, probabilistic or organic.'),
-      s('rule', 'click_id, referrer_click_id, adservices_token, same_ip_platform_24h or no_match.'),
+      s('rule', 'click_id, referrer_click_id, adservices_token, same_ip_platform_24h, first_launch_answer or no_match.'),
       s('link_id', 'Link of the matched click.'),
       s('click_id', 'The matched click (join clicks).'),
       s('ext_click_id', "The partner's own click id of the matched click."),

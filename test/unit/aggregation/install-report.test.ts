@@ -146,6 +146,7 @@ describe('install report', () => {
       installs: [],
       events: { counted: 1, waiting_for_install: 1 },
       retention: {},
+      first_launch: null,
     });
   });
 
@@ -158,6 +159,7 @@ describe('install report', () => {
       installs: [],
       events: { counted: 0, waiting_for_install: 0 },
       retention: {},
+      first_launch: null,
     });
   });
 

@@ -1,3 +1,4 @@
+import { FirstLaunchAnswers } from '../../../functions/adapters/first-launch-store';
 import { MemoryLedger, MemoryRowStore } from '../../../functions/adapters/memory/aggregate-store';
 import { MemoryInstallStore } from '../../../functions/adapters/memory/install-store';
 import { MemoryStreamStore } from '../../../functions/adapters/memory/stream-store';
@@ -5,7 +6,8 @@ import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome } from
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
 import { ROW_FAMILIES, type RowFamily } from '../../../functions/domain/aggregation/rows';
-import { type AttributionLookups, decideAttribution } from '../../../functions/domain/attribution/decision';
+import type { AttributionLookups } from '../../../functions/domain/attribution/decision';
+import { installDecision } from '../../../functions/domain/attribution/first-launch';
 import { auditKey } from '../../../functions/domain/audit/keys';
 import { auditLines } from '../../../functions/domain/audit/lines';
 import { aggregationMessage } from '../../../functions/domain/audit/message';
@@ -62,7 +64,7 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
     rows,
     ledger,
     stream,
-    decide: (facts) => decideAttribution(facts, lookups),
+    decide: (facts) => installDecision(facts, lookups, new FirstLaunchAnswers(installs)),
     readAudit: async (message) => {
       const lines = objects.get(message.audit_key);
       if (!lines) throw new PoisonMessageError('missing_object', message.audit_key);
