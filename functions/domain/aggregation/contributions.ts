@@ -383,12 +383,14 @@ class InstallRun {
    * written; if it was, it may or may not have seen this item, so whoever claims `applied` first
    * applies them, to the same install. If its decision is not claimed yet, it has not queried the
    * partition either (it claims its e# item, then queries): it will find this item and apply them.
+   * The object claims `applied` in both cases, naming none in the second: two deliveries of it at
+   * once may find the install one there and the other not, and only one of their journals stands,
+   * so what they apply must not depend on what each found.
    */
   private async ownHeld(own: ObjectClaims): Promise<void> {
     if (!own.held?.length) return;
-    if (own.applied) return this.applyHeld(own, own.applied.member);
-    const first = await this.firstInstall();
-    if (first) await this.applyHeld(own, first);
+    const first = own.applied ? null : await this.firstInstall();
+    await this.applyHeld(own, first ?? null);
   }
 
   /**
@@ -596,9 +598,9 @@ class InstallRun {
     );
   }
 
-  /** A log item's held events apply to one install, by whoever claims `applied` on the item first. */
-  private async applyHeld(item: ObjectClaims, member: MemberRef): Promise<void> {
-    const won = await this.claimApplied(item.sk, item.applied, member);
+  /** A log item's held events apply to one install, by whoever claims `applied` on the item first (or `released`, after none). */
+  private async applyHeld(item: ObjectClaims, member: MemberRef | null): Promise<void> {
+    const won = await this.claimApplied(item.sk, item, member);
     if (!won) return;
     for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
       const eventId = item.ids?.[i];
@@ -608,7 +610,7 @@ class InstallRun {
 
   /** A held event of a partition written before the claim log: its own e# claim carries `applied`. */
   private async applyLegacyHeld(claim: EventClaim, member: MemberRef): Promise<void> {
-    const won = await this.claimApplied(claim.sk, claim.applied, member);
+    const won = await this.claimApplied(claim.sk, claim, member);
     if (!won) return;
     const eventId = claim.sk.slice(SK.eventPrefix.length);
     await this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros, this.timeZone), won);
@@ -616,20 +618,31 @@ class InstallRun {
 
   /**
    * `applied` on an item, first wins (unless already read): the install its held events count
-   * against when this object won it, else nothing (another object applies them).
+   * against when this object won it, else nothing (another object applies them). An `applied`
+   * that names no install (the held events' own object found none) leaves them to the first
+   * install, which claims `released` (first wins, for its concurrent deliveries).
    */
   private async claimApplied(
     sk: string,
-    known: { by: string; member: MemberRef } | undefined,
-    member: MemberRef,
+    known: Pick<ObjectClaims, 'applied' | 'released'>,
+    member: MemberRef | null,
   ): Promise<MemberRef | undefined> {
     const { token } = this.context;
-    let applied = known;
-    if (!applied) {
-      const stored = await this.ports.installs.claimAttributes(this.pk, sk, { applied: { by: token, member } });
-      applied = stored.applied as typeof known;
-    }
-    return applied && ownerOf(applied) === token ? applied.member : undefined;
+    const applied = known.applied ?? (await this.claim(sk, 'applied', { by: token, member }));
+    if (applied?.member) return ownerOf(applied) === token ? applied.member : undefined;
+    if (!member) return undefined;
+    const released = known.released ?? (await this.claim(sk, 'released', { by: token, member }));
+    return released && ownerOf(released) === token ? released.member : undefined;
+  }
+
+  /** One attribute of an item, first wins: the value that stands. */
+  private async claim<K extends 'applied' | 'released'>(
+    sk: string,
+    name: K,
+    value: NonNullable<ObjectClaims[K]>,
+  ): Promise<ObjectClaims[K]> {
+    const stored = await this.ports.installs.claimAttributes(this.pk, sk, { [name]: value });
+    return stored[name] as ObjectClaims[K];
   }
 
   /** The events report counts every accepted event at once, install or not. */
