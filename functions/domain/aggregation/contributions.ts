@@ -252,7 +252,7 @@ class InstallRun {
     for (const event of events) {
       if (!taken.delete(event.eventId)) continue;
       if (event.name === INSTALL_EVENT) {
-        await this.install(event);
+        await this.install(event, own);
         after = event.eventId;
         continue;
       }
@@ -433,7 +433,7 @@ class InstallRun {
     return stored[name] as MemberRef;
   }
 
-  private async install(event: AcceptedEvent): Promise<void> {
+  private async install(event: AcceptedEvent, ownItem: ObjectClaims): Promise<void> {
     const { token, appId, companyId, probabilistic } = this.context;
     const previous = this.head;
     // The `first` mark alone decides which install of the uuid is not a reinstall, never the head:
@@ -557,7 +557,7 @@ class InstallRun {
     if (stored.attribution_type !== 'organic' && stored.link_id) {
       this.deltas.add({ family: 'link', day: own.day, group: [dimensionValue(stored.link_id)] }, { installs: 1 });
     }
-    if (isFirst) await this.releaseHeld(own);
+    if (isFirst) await this.releaseHeld(ownItem, own);
   }
 
   /**
@@ -580,15 +580,36 @@ class InstallRun {
     this.head = head;
   }
 
-  /** The first install of a uuid takes the events that arrived before it: every log item's held events, and legacy held e# claims. */
-  private async releaseHeld(member: MemberRef): Promise<void> {
-    const items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
+  /**
+   * The first install of a uuid takes the events that arrived before it: the held events of every
+   * log item up to the number the object's own item pins, and legacy held e# claims. The pin
+   * (`released_upto`, first wins) makes every delivery of the object release the same items,
+   * although a later one may read more of the log: an item after it was written once this
+   * install's decision was claimed, so its own object finds the install and applies its held
+   * events itself (ownHeld).
+   */
+  private async releaseHeld(ownItem: ObjectClaims, member: MemberRef): Promise<void> {
+    let items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
+    const read = Math.max(
+      0,
+      ...items
+        .map((item) => String(item.sk))
+        .filter((sk) => sk.startsWith(SK.claimsPrefix))
+        .map(claimSeqOf),
+    );
+    const pinned =
+      ownItem.released_upto === undefined
+        ? await this.ports.installs.claimAttributes(this.pk, ownItem.sk, { released_upto: read })
+        : ownItem;
+    const upto = Number(pinned.released_upto);
+    // Another delivery of this object read further and pinned that: read as far.
+    if (upto > read) items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
     await Promise.all(
       items.map((item) => {
         const sk = String(item.sk);
         if (sk.startsWith(SK.claimsPrefix)) {
           const claims = item as unknown as ObjectClaims;
-          return claims.held?.length ? this.applyHeld(claims, member) : undefined;
+          return claims.held?.length && claimSeqOf(sk) <= upto ? this.applyHeld(claims, member) : undefined;
         }
         const legacy = item as unknown as EventClaim;
         return sk.startsWith(SK.eventPrefix) && legacy.held && legacy.event_name !== INSTALL_EVENT
