@@ -491,7 +491,7 @@ describe('the aggregation under the faults of issue 35', () => {
           expect(w.attributionPages()).toEqual(attribution);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 500 },
     );
   });
 });
