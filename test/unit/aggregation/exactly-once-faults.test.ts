@@ -276,17 +276,20 @@ const CLICK_NAMES = [...CLICKS.map((c) => c.click_id), 'c-unknown'];
 
 describe('the aggregation under the faults of issue 35', () => {
   it('counts every event once under the partner the rules give, and each install_uuid one first install that alone takes its held events, whatever dies, loses its answer, is slow or is delivered twice at once', async () => {
-    // Up to four installs of each of two install_uuids, at distinct half hours in random order
-    // (an install's id says when it was drawn, not its time), each naming a click or none, and a
-    // Play referrer's click or none.
+    // Three or four installs of install_uuid 1 and one to four of 2 (3 has events only), at
+    // distinct half hours in random order (an install's id says when it was drawn, not its time),
+    // each naming a click or none and a Play referrer's click or none, and each sent at a random
+    // place of the objects after the first (and perhaps again, by the install events drawn there).
     const installArb = fc.record({
       slot: fc.integer({ min: 0, max: 11 }),
       clickId: fc.option(fc.constantFrom(...CLICK_NAMES), { nil: undefined }),
       referrer: fc.option(fc.constantFrom(...CLICK_NAMES), { nil: undefined, freq: 3 }),
+      object: fc.nat({ max: 99 }),
+      at: fc.nat({ max: 9 }),
     });
-    const installsArb = fc.uniqueArray(installArb, { minLength: 1, maxLength: 4, selector: (spec) => spec.slot });
+    const installsArb = (minLength: number) => fc.uniqueArray(installArb, { minLength, maxLength: 4, selector: (spec) => spec.slot });
     const laterArb = fc.record({
-      install: fc.integer({ min: 1, max: 2 }),
+      install: fc.integer({ min: 1, max: 3 }),
       id: fc.integer({ min: 1, max: 3 }),
       kind: fc.constantFrom('purchase' as const, 'session' as const),
     });
@@ -312,7 +315,7 @@ describe('the aggregation under the faults of issue 35', () => {
     const DELIVERIES = 6;
     await fc.assert(
       fc.asyncProperty(
-        fc.tuple(installsArb, installsArb),
+        fc.tuple(installsArb(3), installsArb(1)),
         fc.array(laterArb, { minLength: 1, maxLength: 3 }),
         fc.array(fc.array(eventArb, { minLength: 1, maxLength: 3 }), { minLength: 2, maxLength: DELIVERIES - 1 }),
         fc.array(faultArb, { minLength: DELIVERIES, maxLength: DELIVERIES }),
@@ -326,8 +329,15 @@ describe('the aggregation under the faults of issue 35', () => {
           type Sent = { install_uuid: string; event_id: string; event_name: string; ts_ms: number; revenue_usd?: number; object: number };
           const specOf = new Map<string, Spec>();
           const sent: Sent[] = [];
+          const placed = later.map((events) => [...events]);
+          installSpecs.forEach((specs, u) => {
+            for (const [n, spec] of specs.entries()) {
+              const events = placed[spec.object % placed.length] as (typeof placed)[number];
+              events.splice(spec.at % (events.length + 1), 0, { install: u + 1, id: n + 1, kind: 'install' });
+            }
+          });
           // The first object holds events of the uuids only: counted before any install, they are held.
-          const bodies = [held, ...later].map((events, object) => {
+          const bodies = [held, ...placed].map((events, object) => {
             const batch = events
               .map((e) => {
                 if (e.kind !== 'install') {
