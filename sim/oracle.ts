@@ -79,6 +79,14 @@ export interface OracleOptions {
   timeZone?: string;
   /** Filled with the performance cells of the events (clicks and cost are the caller's to add). */
   performance?: PerfCells;
+  /**
+   * The install event each other event counts against, for a run whose counting order the caller
+   * cannot know (concurrent and failed deliveries): the install named must come before the event
+   * in `events`, and undefined leaves the event held. The caller checks on its own that each is an
+   * install the rules allow (test/unit/aggregation/exactly-once-faults.test.ts reads them from the
+   * event stream). Without it, the order of `events` decides, as the rules say.
+   */
+  countsAgainst?: (event: OracleEvent) => string | undefined;
 }
 
 /** Cohort revenue windows: N x 24 h after the install (D0 is the first 24 hours). */
@@ -107,6 +115,7 @@ export function oracleRows(
   const retained = new Set<string>();
   type Member = { id: string; tsMs: number; partner: string; dims: readonly string[] };
   const current = new Map<string, Member>();
+  const members = new Map<string, Member>();
   const held = new Map<string, OracleEvent[]>();
   const devices = new Map<string, string>();
 
@@ -165,6 +174,7 @@ export function oracleRows(
         fraud_flagged: decided.fraud ? 1 : 0,
       });
       const member: Member = { id: event.eventId, tsMs: event.tsMs, partner: decided.partner, dims };
+      members.set(identity, member);
       // The current install is the latest in time (a tie: the one counted last), not the latest counted.
       const previous = current.get(event.installUuid);
       if (!previous || event.tsMs >= previous.tsMs) current.set(event.installUuid, member);
@@ -173,11 +183,42 @@ export function oracleRows(
       held.delete(event.installUuid);
       continue;
     }
-    const member = current.get(event.installUuid);
+    const named = options.countsAgainst ? options.countsAgainst(event) : undefined;
+    const member = named === undefined ? current.get(event.installUuid) : members.get(`${event.installUuid}|${named}`);
+    if (named !== undefined && !member) throw new Error(`${identity} counts against ${named}, not an install of its uuid before it`);
     if (member) apply(event, member);
     else held.set(event.installUuid, [...(held.get(event.installUuid) ?? []), event]);
   }
   return rows;
+}
+
+/** What rule 1 of the attribution needs to know of a click. */
+export interface OracleClick {
+  app_id: string;
+  partner: string;
+  ts_ms: number;
+  lookback_days?: number;
+}
+
+/**
+ * Rule 1 of docs/aggregation.md#attribution written plainly, for apps without probabilistic
+ * matching: of the clicks the install names, in order (its click_id, then its Play referrer's), the
+ * first that is a click of the app made at or before the install and no more than its lookback (7
+ * days unless the click says) before it wins; a click-to-install time under 10 s flags the install.
+ * None: organic.
+ */
+export function attributeByClicks(
+  named: readonly (string | undefined)[],
+  install: { appId: string; tsMs: number },
+  clickOf: (clickId: string) => OracleClick | undefined,
+): OracleAttribution {
+  for (const clickId of named) {
+    const click = clickId === undefined ? undefined : clickOf(clickId);
+    if (!click || click.app_id !== install.appId || click.ts_ms > install.tsMs) continue;
+    if (install.tsMs - click.ts_ms > (click.lookback_days ?? 7) * DAY) continue;
+    return { partner: click.partner, type: 'deterministic', fraud: install.tsMs - click.ts_ms < 10_000 };
+  }
+  return { partner: 'organic', type: 'organic', fraud: false };
 }
 
 /** The rows without zero counters, and without rows left empty: how the tables compare with the oracle. */

@@ -252,7 +252,7 @@ class InstallRun {
     for (const event of events) {
       if (!taken.delete(event.eventId)) continue;
       if (event.name === INSTALL_EVENT) {
-        await this.install(event);
+        await this.install(event, own);
         after = event.eventId;
         continue;
       }
@@ -383,12 +383,14 @@ class InstallRun {
    * written; if it was, it may or may not have seen this item, so whoever claims `applied` first
    * applies them, to the same install. If its decision is not claimed yet, it has not queried the
    * partition either (it claims its e# item, then queries): it will find this item and apply them.
+   * The object claims `applied` in both cases, naming none in the second: two deliveries of it at
+   * once may find the install one there and the other not, and only one of their journals stands,
+   * so what they apply must not depend on what each found.
    */
   private async ownHeld(own: ObjectClaims): Promise<void> {
     if (!own.held?.length) return;
-    if (own.applied) return this.applyHeld(own, own.applied.member);
-    const first = await this.firstInstall();
-    if (first) await this.applyHeld(own, first);
+    const first = own.applied ? null : await this.firstInstall();
+    await this.applyHeld(own, first ?? null);
   }
 
   /**
@@ -431,7 +433,7 @@ class InstallRun {
     return stored[name] as MemberRef;
   }
 
-  private async install(event: AcceptedEvent): Promise<void> {
+  private async install(event: AcceptedEvent, ownItem: ObjectClaims): Promise<void> {
     const { token, appId, companyId, probabilistic } = this.context;
     const previous = this.head;
     // The `first` mark alone decides which install of the uuid is not a reinstall, never the head:
@@ -555,7 +557,7 @@ class InstallRun {
     if (stored.attribution_type !== 'organic' && stored.link_id) {
       this.deltas.add({ family: 'link', day: own.day, group: [dimensionValue(stored.link_id)] }, { installs: 1 });
     }
-    if (isFirst) await this.releaseHeld(own);
+    if (isFirst) await this.releaseHeld(ownItem, own);
   }
 
   /**
@@ -578,15 +580,36 @@ class InstallRun {
     this.head = head;
   }
 
-  /** The first install of a uuid takes the events that arrived before it: every log item's held events, and legacy held e# claims. */
-  private async releaseHeld(member: MemberRef): Promise<void> {
-    const items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
+  /**
+   * The first install of a uuid takes the events that arrived before it: the held events of every
+   * log item up to the number the object's own item pins, and legacy held e# claims. The pin
+   * (`released_upto`, first wins) makes every delivery of the object release the same items,
+   * although a later one may read more of the log: an item after it was written once this
+   * install's decision was claimed, so its own object finds the install and applies its held
+   * events itself (ownHeld).
+   */
+  private async releaseHeld(ownItem: ObjectClaims, member: MemberRef): Promise<void> {
+    let items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
+    const read = Math.max(
+      0,
+      ...items
+        .map((item) => String(item.sk))
+        .filter((sk) => sk.startsWith(SK.claimsPrefix))
+        .map(claimSeqOf),
+    );
+    const pinned =
+      ownItem.released_upto === undefined
+        ? await this.ports.installs.claimAttributes(this.pk, ownItem.sk, { released_upto: read })
+        : ownItem;
+    const upto = Number(pinned.released_upto);
+    // Another delivery of this object read further and pinned that: read as far.
+    if (upto > read) items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
     await Promise.all(
       items.map((item) => {
         const sk = String(item.sk);
         if (sk.startsWith(SK.claimsPrefix)) {
           const claims = item as unknown as ObjectClaims;
-          return claims.held?.length ? this.applyHeld(claims, member) : undefined;
+          return claims.held?.length && claimSeqOf(sk) <= upto ? this.applyHeld(claims, member) : undefined;
         }
         const legacy = item as unknown as EventClaim;
         return sk.startsWith(SK.eventPrefix) && legacy.held && legacy.event_name !== INSTALL_EVENT
@@ -596,9 +619,9 @@ class InstallRun {
     );
   }
 
-  /** A log item's held events apply to one install, by whoever claims `applied` on the item first. */
-  private async applyHeld(item: ObjectClaims, member: MemberRef): Promise<void> {
-    const won = await this.claimApplied(item.sk, item.applied, member);
+  /** A log item's held events apply to one install, by whoever claims `applied` on the item first (or `released`, after none). */
+  private async applyHeld(item: ObjectClaims, member: MemberRef | null): Promise<void> {
+    const won = await this.claimApplied(item.sk, item, member);
     if (!won) return;
     for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
       const eventId = item.ids?.[i];
@@ -608,7 +631,7 @@ class InstallRun {
 
   /** A held event of a partition written before the claim log: its own e# claim carries `applied`. */
   private async applyLegacyHeld(claim: EventClaim, member: MemberRef): Promise<void> {
-    const won = await this.claimApplied(claim.sk, claim.applied, member);
+    const won = await this.claimApplied(claim.sk, claim, member);
     if (!won) return;
     const eventId = claim.sk.slice(SK.eventPrefix.length);
     await this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros, this.timeZone), won);
@@ -616,20 +639,31 @@ class InstallRun {
 
   /**
    * `applied` on an item, first wins (unless already read): the install its held events count
-   * against when this object won it, else nothing (another object applies them).
+   * against when this object won it, else nothing (another object applies them). An `applied`
+   * that names no install (the held events' own object found none) leaves them to the first
+   * install, which claims `released` (first wins, for its concurrent deliveries).
    */
   private async claimApplied(
     sk: string,
-    known: { by: string; member: MemberRef } | undefined,
-    member: MemberRef,
+    known: Pick<ObjectClaims, 'applied' | 'released'>,
+    member: MemberRef | null,
   ): Promise<MemberRef | undefined> {
     const { token } = this.context;
-    let applied = known;
-    if (!applied) {
-      const stored = await this.ports.installs.claimAttributes(this.pk, sk, { applied: { by: token, member } });
-      applied = stored.applied as typeof known;
-    }
-    return applied && ownerOf(applied) === token ? applied.member : undefined;
+    const applied = known.applied ?? (await this.claim(sk, 'applied', { by: token, member }));
+    if (applied?.member) return ownerOf(applied) === token ? applied.member : undefined;
+    if (!member) return undefined;
+    const released = known.released ?? (await this.claim(sk, 'released', { by: token, member }));
+    return released && ownerOf(released) === token ? released.member : undefined;
+  }
+
+  /** One attribute of an item, first wins: the value that stands. */
+  private async claim<K extends 'applied' | 'released'>(
+    sk: string,
+    name: K,
+    value: NonNullable<ObjectClaims[K]>,
+  ): Promise<ObjectClaims[K]> {
+    const stored = await this.ports.installs.claimAttributes(this.pk, sk, { [name]: value });
+    return stored[name] as ObjectClaims[K];
   }
 
   /** The events report counts every accepted event at once, install or not. */

@@ -69,7 +69,7 @@ export function installReport(appId: string, installUuid: string, items: readonl
   const counted = legacy.length + log.reduce((sum, item) => sum + (item.ids?.length ?? 0) - (item.installs?.length ?? 0), 0);
   const waiting =
     legacy.filter((claim) => claim.held && !claim.applied).length +
-    log.reduce((sum, item) => sum + (item.applied ? 0 : (item.held?.length ?? 0)), 0);
+    log.reduce((sum, item) => sum + (item.applied?.member || item.released ? 0 : (item.held?.length ?? 0)), 0);
   const retention: Record<string, string[]> = {};
   const retentionPrefix = SK.retention('');
   for (const item of items) {

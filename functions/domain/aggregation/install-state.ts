@@ -70,7 +70,7 @@ export interface ObjectClaims {
   audit_key: string;
   /**
    * The event ids this object counts, in its order: each the first of its id in the log and in the
-   * object. Absent only from a stub: an `applied` or `after:` claim that landed on an item the
+   * object. Absent only from a stub: an `applied`, `released`, `released_upto` or `after:` claim that landed on an item the
    * privacy drain had just deleted (it holds no ids).
    */
   ids?: string[];
@@ -80,8 +80,22 @@ export interface ObjectClaims {
   head: MemberRef | null;
   /** Held events (no install was known), for the install that applies them. */
   held?: HeldEvent[];
-  /** Who applied the held events, and to which install: first wins. */
-  applied?: { by: string; member: MemberRef };
+  /**
+   * Who applies the held events, and to which install: first wins. Every delivery of the object
+   * claims it, naming the uuid's first install, or none (`member: null`) when that install was not
+   * there yet: then the first install takes them (`released`). Either way each delivery of the
+   * object decides the same, whatever another delivery of it found (issue 35).
+   */
+  applied?: { by: string; member: MemberRef | null };
+  /** After `applied` named none: the first install that applies the held events, first wins. */
+  released?: { by: string; member: MemberRef };
+  /**
+   * On the item of the object with the uuid's first install: the highest log number its release
+   * of held events read, first wins. The items up to it are that install's to release, so every
+   * delivery of the object releases the same ones; a later item was written once the install was
+   * decided, and its own object finds the install and applies its held events itself.
+   */
+  released_upto?: number;
   /**
    * `after:<install event id>`: the install the object's events after that install event count
    * against (the head as that install left it, a newer install perhaps), first wins.

@@ -12,6 +12,7 @@ import { STREAM_SETTLE_MS, watermarkOf } from '../../../functions/domain/raw-dat
 import { LANE_LEASE_MS } from '../../../functions/shared/lane-ports';
 import { schedules } from '../../../lib/manifest';
 import { nextFireTime } from '../../../local/scheduler';
+import { attributeByClicks, dropZeros, type OracleEvent, oracleRows } from '../../../sim/oracle';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
 
 const HOUR = 3_600_000;
@@ -258,13 +259,44 @@ function slowAt(ports: AggregationPorts, at: number) {
   };
 }
 
+/**
+ * The clicks the installs of the property test name. Installs fall on the half hours from T0 to
+ * T0 + 5.5 h, so `c-late` is after some of them and 0 s before one (a CTIT under 10 s). `c-stale`
+ * and `c-short` are out of their lookback, `c-other-app` another app's, and `c-unknown` is not stored.
+ */
+const CLICKS = [
+  click({ click_id: 'c-meta', ts_ms: T0 - 2 * HOUR, partner: 'meta', lookback_days: 7 }),
+  click({ click_id: 'c-google', ts_ms: T0 - 3 * DAY, partner: 'google', lookback_days: 7 }),
+  click({ click_id: 'c-stale', ts_ms: T0 - 9 * DAY, partner: 'tiktok' }),
+  click({ click_id: 'c-short', ts_ms: T0 - 2 * DAY, partner: 'snap', lookback_days: 1 }),
+  click({ click_id: 'c-other-app', ts_ms: T0 - HOUR, partner: 'unity', app_id: 'app_fedcba9876543210fedc' }),
+  click({ click_id: 'c-late', ts_ms: T0 + 3 * HOUR, partner: 'applovin', lookback_days: 7 }),
+];
+const CLICK_NAMES = [...CLICKS.map((c) => c.click_id), 'c-unknown'];
+
 describe('the aggregation under the faults of issue 35', () => {
-  it('counts every event once, and each install_uuid one first install that alone takes its held events, whatever dies, loses its answer or is slow', async () => {
-    const eventArb = fc.record({
-      install: fc.integer({ min: 1, max: 2 }),
-      id: fc.integer({ min: 1, max: 3 }),
-      kind: fc.constantFrom('install', 'purchase', 'session'),
+  it('counts every event once under the partner the rules give, and each install_uuid one first install that alone takes its held events, whatever dies, loses its answer, is slow or is delivered twice at once', async () => {
+    // Three or four installs of install_uuid 1 and one to four of 2 (3 has events only), at
+    // distinct half hours in random order (an install's id says when it was drawn, not its time),
+    // each naming a click or none and a Play referrer's click or none, and each sent at a random
+    // place of the objects after the first (and perhaps again, by the install events drawn there).
+    const installArb = fc.record({
+      slot: fc.integer({ min: 0, max: 11 }),
+      clickId: fc.option(fc.constantFrom(...CLICK_NAMES), { nil: undefined }),
+      referrer: fc.option(fc.constantFrom(...CLICK_NAMES), { nil: undefined, freq: 3 }),
+      object: fc.nat({ max: 99 }),
+      at: fc.nat({ max: 9 }),
     });
+    const installsArb = (minLength: number) => fc.uniqueArray(installArb, { minLength, maxLength: 4, selector: (spec) => spec.slot });
+    const laterArb = fc.record({
+      install: fc.integer({ min: 1, max: 3 }),
+      id: fc.integer({ min: 1, max: 3 }),
+      kind: fc.constantFrom('purchase' as const, 'session' as const),
+    });
+    const eventArb = fc.oneof(
+      laterArb,
+      fc.record({ install: fc.integer({ min: 1, max: 2 }), id: fc.integer({ min: 1, max: 4 }), kind: fc.constant('install' as const) }),
+    );
     // Per delivery: none, the store dying after some writes (between the lane's take and the first
     // mark among them), the answer of one write lost, or one write's answer held while the next
     // delivery runs whole (a slow writer).
@@ -276,33 +308,67 @@ describe('the aggregation under the faults of issue 35', () => {
       ),
       { nil: undefined, freq: 2 },
     );
+    // Per delivery, its message delivered to a second invocation at once (SQS's at-least-once),
+    // which starts after this many turns of the first one (a slow delivery's twin runs while its
+    // write is held), or not.
+    const twinArb = fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined, freq: 2 });
+    const DELIVERIES = 6;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(eventArb, { minLength: 1, maxLength: 3 }), { minLength: 2, maxLength: 5 }),
-        fc.array(faultArb, { minLength: 5, maxLength: 5 }),
+        fc.tuple(installsArb(3), installsArb(1)),
+        fc.array(laterArb, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.array(eventArb, { minLength: 1, maxLength: 3 }), { minLength: 2, maxLength: DELIVERIES - 1 }),
+        fc.array(faultArb, { minLength: DELIVERIES, maxLength: DELIVERIES }),
+        fc.array(twinArb, { minLength: DELIVERIES, maxLength: DELIVERIES }),
         fc.integer({ min: 1, max: 3 }),
-        async (objects, faults, per) => {
+        async (installSpecs, held, later, faults, twins, per) => {
           const w = world();
           w.clock.now = T0 + 3 * DAY;
-          const sent: { install_uuid: string; event_id: string; event_name: string; revenue_usd?: number }[] = [];
-          const bodies = objects.map((events, n) => {
-            const batch = events
-              .map((e) =>
-                e.kind === 'install'
-                  ? { ...event(e.install, `i-${e.install}-${e.id}`, 'install', T0 + e.id * HOUR), platform: 'ios' }
-                  : event(
-                      e.install,
-                      `${e.kind}-${e.install}-${e.id}`,
-                      e.kind,
-                      T0 + DAY + e.id * HOUR,
-                      e.kind === 'purchase' ? { revenue_usd: e.id } : {},
-                    ),
-              )
-              .filter((e, i, all) => all.findIndex((o) => o.event_id === e.event_id) === i);
-            sent.push(...batch);
-            return w.upload(batch, { body: `object ${n}` });
+          for (const c of CLICKS) w.clicks.set(c.click_id, c);
+          type Spec = typeof installArb extends fc.Arbitrary<infer T> ? T : never;
+          type Sent = { install_uuid: string; event_id: string; event_name: string; ts_ms: number; revenue_usd?: number; object: number };
+          const specOf = new Map<string, Spec>();
+          const sent: Sent[] = [];
+          const placed = later.map((events) => [...events]);
+          installSpecs.forEach((specs, u) => {
+            for (const [n, spec] of specs.entries()) {
+              const events = placed[spec.object % placed.length] as (typeof placed)[number];
+              events.splice(spec.at % (events.length + 1), 0, { install: u + 1, id: n + 1, kind: 'install' });
+            }
           });
-          // `per` objects a delivery, each delivery with its fault; then every one not done comes back.
+          // The first object holds events of the uuids only: counted before any install, they are held.
+          const bodies = [held, ...placed].map((events, object) => {
+            const batch = events
+              .map((e) => {
+                if (e.kind !== 'install') {
+                  const extra = e.kind === 'purchase' ? { revenue_usd: e.id } : {};
+                  return event(e.install, `${e.kind}-${e.install}-${e.id}`, e.kind, T0 + DAY + 2 * e.id * HOUR, extra);
+                }
+                const specs = installSpecs[e.install - 1] as Spec[];
+                const n = (e.id - 1) % specs.length;
+                const spec = specs[n] as Spec;
+                specOf.set(`${uuid(e.install)}|i-${e.install}-${n}`, spec);
+                const attribution = {
+                  ...(spec.clickId ? { click_id: spec.clickId } : {}),
+                  ...(spec.referrer ? { referrer: `utm_source=ads&click_id=${spec.referrer}` } : {}),
+                };
+                return {
+                  ...event(
+                    e.install,
+                    `i-${e.install}-${n}`,
+                    'install',
+                    T0 + spec.slot * (HOUR / 2),
+                    spec.clickId || spec.referrer ? { attribution } : {},
+                  ),
+                  platform: 'ios',
+                };
+              })
+              .filter((e, i, all) => all.findIndex((o) => o.event_id === e.event_id) === i);
+            sent.push(...batch.map((e) => ({ ...e, object })));
+            return w.upload(batch, { body: `object ${object}` });
+          });
+
+          // `per` objects a delivery, each delivery with its fault and perhaps its twin; then every one not done comes back.
           let pending: string[] = [];
           const slices = Array.from({ length: Math.ceil(bodies.length / per) }, (_, d) => bodies.slice(d * per, (d + 1) * per));
           const portsOf = (d: number) => {
@@ -315,17 +381,29 @@ describe('the aggregation under the faults of issue 35', () => {
             const outcomes = await w.deliver(slice, ports);
             pending.push(...slice.filter((_, j) => isRetried(outcomes[j] as DeliveryOutcome)));
           };
+          const twin = async (d: number, turns: number) => {
+            for (let turn = 0; turn < turns; turn++) await Promise.resolve();
+            await deliver(d, w.ports);
+          };
+          const withTwin = (d: number, ports: AggregationPorts) => {
+            const turns = twins[d];
+            return Promise.all([deliver(d, ports), ...(turns === undefined ? [] : [twin(d, turns)])]);
+          };
           for (let d = 0; d < slices.length; d++) {
             const fault = faults[d];
             if (fault?.kind !== 'slow') {
-              await deliver(d, portsOf(d));
+              await withTwin(d, portsOf(d));
               continue;
             }
-            // The slow delivery holds one write's answer while the next delivery runs whole.
+            // The slow delivery holds one write's answer while its twin, then the next delivery, run whole.
             const slow = slowAt(w.ports, fault.at);
             const running = deliver(d, slow.ports);
             await Promise.race([slow.reached, running]);
-            if (d + 1 < slices.length) await deliver(++d, portsOf(d));
+            if (twins[d] !== undefined) await twin(d, 0);
+            if (d + 1 < slices.length) {
+              d++;
+              await withTwin(d, portsOf(d));
+            }
             slow.resume();
             await running;
           }
@@ -341,36 +419,89 @@ describe('the aggregation under the faults of issue 35', () => {
           const lanes = await w.ledger.lanes(Array.from({ length: LANES }, (_, n) => n));
           expect([...lanes.values()].filter((lane) => lane.seq > lane.applied)).toEqual([]);
 
-          // Oracle, independent of the order things were counted in: distinct identities.
-          // An identity sent again is the same event (ids name their kind, so a copy is the same event).
-          const distinct = new Map<string, (typeof sent)[number]>();
-          for (const e of sent) if (!distinct.has(`${e.install_uuid}|${e.event_id}`)) distinct.set(`${e.install_uuid}|${e.event_id}`, e);
-          const events = [...distinct.values()];
-          const installed = new Set(events.filter((e) => e.event_name === 'install').map((e) => e.install_uuid));
-          const total = (family: Record<string, Record<string, number>>, counter: string) =>
-            Object.values(family).reduce((sum, row) => sum + (row[counter] ?? 0), 0);
-          const table = w.table();
-          expect(total(table.events, 'events')).toBe(events.length);
-          expect(total(table.attribution, 'installs')).toBe(events.filter((e) => e.event_name === 'install').length);
-          expect(total(table.attribution, 'reinstalls')).toBe(events.filter((e) => e.event_name === 'install').length - installed.size);
-          // Every purchase of an install_uuid that has an install counts its revenue once.
-          const paid = events.filter((e) => e.event_name === 'purchase' && installed.has(e.install_uuid));
-          expect(total(table.revenue, 'purchases')).toBe(paid.length);
-          expect(total(table.revenue, 'revenue_micros')).toBe(paid.reduce((sum, e) => sum + (e.revenue_usd ?? 0) * 1e6, 0));
-          // The stream: each event once; each install_uuid's one first install, the one its mark names.
-          const identities = w.streamEvents().map((e) => `${e.install_uuid}|${e.event_id}`);
-          expect(identities.sort()).toEqual([...distinct.keys()].sort());
-          for (const installUuid of installed) {
+          // The oracle, which shares no code with the aggregation: distinct identities (a copy of an
+          // identity is the same event), attributed by rule 1 written plainly (sim/oracle.ts).
+          const identity = (e: { install_uuid: string; event_id: string }) => `${e.install_uuid}|${e.event_id}`;
+          const distinct = new Map<string, Sent>();
+          for (const e of sent) if (!distinct.has(identity(e))) distinct.set(identity(e), e);
+          const decisionOf = (installUuid: string, eventId: string) => {
+            const key = `${installUuid}|${eventId}`;
+            const spec = specOf.get(key) as Spec;
+            const clickOf = (clickId: string) => CLICKS.find((c) => c.click_id === clickId);
+            return attributeByClicks([spec.clickId, spec.referrer], { appId: APP, tsMs: (distinct.get(key) as Sent).ts_ms }, clickOf);
+          };
+          const installsOf = (installUuid: string) =>
+            [...distinct.values()].filter((e) => e.event_name === 'install' && e.install_uuid === installUuid);
+          // Which install is first depends on the order of counting, which faults and twins make
+          // unknowable: it is the one the uuid's `first` mark names, which must be one of its installs.
+          const firstOf = new Map<string, string>();
+          for (const installUuid of new Set(sent.map((e) => e.install_uuid))) {
+            if (installsOf(installUuid).length === 0) continue;
             const mark = await w.installs.get<{ member: string }>(`${APP}#${installUuid}`, 'first');
-            const firsts = w.stream
-              .lines()
-              .filter((line) => line.install?.first && line.event.install_uuid === installUuid)
-              .map((line) => line.event.event_id);
-            expect(firsts).toEqual([mark?.member]);
+            expect(installsOf(installUuid).map((e) => e.event_id)).toContain(mark?.member);
+            firstOf.set(installUuid, mark?.member as string);
           }
+
+          // The stream: each event once; the one first install of each uuid, the one its mark names;
+          // each install under the partner the oracle gives it.
+          const lines = w.stream.lines();
+          expect(lines.map((line) => identity(line.event)).sort()).toEqual([...distinct.keys()].sort());
+          for (const line of lines.filter((l) => l.install !== undefined)) {
+            const { partner, type } = decisionOf(line.event.install_uuid, line.event.event_id);
+            expect([line.install?.decision.partner, line.install?.decision.attribution_type]).toEqual([partner, type]);
+            expect(line.install?.first).toBe(firstOf.get(line.event.install_uuid) === line.event.event_id);
+          }
+          // The install each other event counts against is also the order's: the stream names it
+          // (a held event's is the first install). The rules allow any install of the uuid, but an
+          // event sent once, after an install in its object sent once, counts against that install
+          // or a newer one (the current install is the latest in time).
+          const against = new Map<string, string>();
+          for (const line of lines.filter((l) => l.event.event_name !== 'install')) {
+            const e = line.event;
+            const counted = e.attribution?.install_event_id ?? firstOf.get(e.install_uuid);
+            if (counted === undefined) continue;
+            const install = distinct.get(`${e.install_uuid}|${counted}`);
+            expect(install?.event_name).toBe('install');
+            against.set(identity(e), counted);
+            const copies = sent.filter((s) => identity(s) === identity(e));
+            if (copies.length !== 1) continue;
+            const inObject = sent.filter((s) => s.object === (copies[0] as Sent).object);
+            const before = inObject
+              .slice(
+                0,
+                inObject.findIndex((s) => identity(s) === identity(e)),
+              )
+              .filter(
+                (s) =>
+                  s.event_name === 'install' &&
+                  s.install_uuid === e.install_uuid &&
+                  sent.filter((o) => identity(o) === identity(s)).length === 1,
+              );
+            for (const b of before) expect((install as Sent).ts_ms).toBeGreaterThanOrEqual(b.ts_ms);
+          }
+
+          // The rows, every family the reports read: the first installs first, then the others, then the rest.
+          const rank = (e: Sent) => (e.event_name !== 'install' ? 2 : firstOf.get(e.install_uuid) === e.event_id ? 0 : 1);
+          const ordered: OracleEvent[] = [...distinct.values()]
+            .sort((a, b) => rank(a) - rank(b))
+            .map((e) => ({
+              installUuid: e.install_uuid,
+              eventId: e.event_id,
+              name: e.event_name,
+              tsMs: e.ts_ms,
+              revenueUsd: e.revenue_usd,
+            }));
+          const expected = dropZeros(
+            oracleRows(ordered, (e) => decisionOf(e.installUuid, e.eventId), {
+              countsAgainst: (e) => against.get(`${e.installUuid}|${e.eventId}`),
+            }),
+          );
+          const { attribution, revenue, cohorts, events } = w.table();
+          expect({ attribution, revenue, cohorts, events }).toEqual(expected);
+          expect(w.attributionPages()).toEqual(attribution);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 500 },
     );
   });
 });
