@@ -63,7 +63,7 @@ const webOrigins = commaList(
     .string()
     .refine(
       (value) => webOriginOf(value) === value,
-      'must be origins such as https://shop.example.com or https://example.com:8443 (https, or http for localhost; no path), comma separated',
+      '--web-origin must be origins such as https://shop.example.com or https://example.com:8443 (https, or http for localhost; no path), comma separated',
     ),
   WEB_ORIGIN_LIMITS.perApp,
   (value) => webOriginOf(value) ?? value,
