@@ -160,7 +160,9 @@ export class Sdk {
     }
     const sdk = new Sdk(config, ports, state);
     await sdk.serial(async () => {
-      if (!stored) {
+      // The service counts installs of an app on a platform it knows, and refuses an install
+      // event without one (bad_platform): a web page, which has none, sends its events alone.
+      if (!stored && ports.platform.platform) {
         const signals = sdk.state.install_signals;
         const attribution = signals?.install_referrer
           ? {
@@ -470,7 +472,8 @@ export class Sdk {
       this.config.onAttribution?.(known);
       return;
     }
-    if (!this.measuring()) return;
+    // The route answers installs of an app (ios, android) and refuses any other platform: a web page asks nothing.
+    if (!this.measuring() || !this.ports.platform.platform) return;
     const signals = this.state.install_signals;
     const body = {
       install_uuid: this.state.install_uuid,

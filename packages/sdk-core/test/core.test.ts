@@ -57,6 +57,20 @@ describe('the first launch', () => {
   });
 });
 
+describe('a platform the service has no installs for (a web page)', () => {
+  it('sends no install event and asks no first-launch answer, but sends its sessions and events', async () => {
+    const world = new World();
+    const ports = world.ports();
+    const sdk = await Sdk.start(config(), { ...ports, platform: { ...ports.platform, kind: 'web', platform: undefined } });
+    await sdk.track('page_view');
+    await world.advance(30_000);
+    expect(world.stored.map((event) => event.event_name)).toEqual(['session_start', 'page_view']);
+    expect(world.stored.every((event) => event.platform === undefined)).toBe(true);
+    expect(world.firstLaunchCalls).toEqual([]);
+    sdk.stop();
+  });
+});
+
 describe('events tracked elsewhere', () => {
   it('queues them with the id and time they got there, once each, in one write', async () => {
     const { world, sdk } = await started();
