@@ -11,6 +11,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 const at = (path) => join(here, path);
 const common = { bundle: true, target: 'es2020', platform: 'browser', logLevel: 'warning' };
 
+// --script-tag-only: dist/attribution.js alone, for the browser test and the bench (no core build needed).
+if (process.argv.includes('--script-tag-only')) {
+  await build({ ...common, ...scriptTag() });
+  process.exit(0);
+}
 rmSync(at('dist'), { recursive: true, force: true });
 const external = ['@attribution/sdk-core', 'idb-keyval'];
 await build({ ...common, entryPoints: [at('src/index.ts')], format: 'esm', external, outfile: at('dist/esm/index.js') });
