@@ -29,6 +29,16 @@ let browser: Browser;
 let context: BrowserContext;
 const pageErrors: string[] = [];
 
+/** What the example page puts on its window (the test project type-checks without the DOM). */
+interface PageGlobals {
+  sdk?: {
+    leading: boolean;
+    track(name: string, options: object): Promise<string | undefined>;
+    flush(): Promise<void>;
+    diagnostics(): { queued: number };
+  };
+}
+
 /** The page and the script-tag build, and nothing else of the repository, on an origin of its own. */
 function serveExample(): Promise<Server> {
   const served = ['examples/web/', 'packages/sdk-web/dist/attribution.js'];
@@ -36,13 +46,9 @@ function serveExample(): Promise<Server> {
   const server = createServer(async (request, response) => {
     let path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)).slice(1);
     if (path.endsWith('/')) path += 'index.html';
-    if (!served.some((prefix) => path.startsWith(prefix))) return response.writeHead(404).end();
-    try {
-      const body = await readFile(join(ROOT, path));
-      response.writeHead(200, { 'content-type': types[extname(path)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      response.writeHead(404).end();
-    }
+    const body = served.some((prefix) => path.startsWith(prefix)) ? await readFile(join(ROOT, path)).catch(() => undefined) : undefined;
+    if (body === undefined) response.writeHead(404).end();
+    else response.writeHead(200, { 'content-type': types[extname(path)] ?? 'application/octet-stream' }).end(body);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
@@ -82,7 +88,7 @@ async function open(url: string): Promise<Page> {
   const page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
   await page.goto(url);
-  await page.waitForFunction(() => (window as unknown as { sdk?: unknown }).sdk !== undefined);
+  await page.waitForFunction(() => (globalThis as unknown as PageGlobals).sdk !== undefined);
   return page;
 }
 
@@ -90,10 +96,10 @@ async function open(url: string): Promise<Page> {
 function track(page: Page, count: number, phase: string): Promise<string[]> {
   return page.evaluate(
     async ({ count, phase }) => {
-      const sdk = (window as unknown as { sdk: { track(name: string, options: object): Promise<string | undefined> } }).sdk;
+      const sdk = (globalThis as unknown as PageGlobals).sdk;
       const ids: string[] = [];
       for (let i = 0; i < count; i++) {
-        const id = await sdk.track('web_check', { params: { phase, i } });
+        const id = await sdk?.track('web_check', { params: { phase, i } });
         if (id) ids.push(id);
       }
       return ids;
@@ -124,7 +130,7 @@ describe('the web SDK in Chromium', () => {
 
     // A second tab: it does not lead, so what it tracks goes through the outbox to the first.
     const second = await open(pageUrl(siteOrigin));
-    expect(await second.evaluate(() => (window as unknown as { sdk: { leading: boolean } }).sdk.leading)).toBe(false);
+    expect(await second.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.leading)).toBe(false);
     const [fromFirst, fromSecond] = await Promise.all([track(first, PER_PHASE, 'tab 1'), track(second, PER_PHASE, 'tab 2')]);
     tracked.push(...fromFirst, ...fromSecond);
 
@@ -132,11 +138,11 @@ describe('the web SDK in Chromium', () => {
     await context.setOffline(true);
     tracked.push(...(await track(second, PER_PHASE, 'offline, tab 2')));
     await context.setOffline(false);
-    await first.evaluate(() => void (window as unknown as { sdk: { flush(): Promise<void> } }).sdk.flush());
+    await first.evaluate(() => void (globalThis as unknown as PageGlobals).sdk?.flush());
     await first.reload();
-    await first.waitForFunction(() => (window as unknown as { sdk?: unknown }).sdk !== undefined);
+    await first.waitForFunction(() => (globalThis as unknown as PageGlobals).sdk !== undefined);
     // The second tab leads now (the lock passed when the first unloaded); the reloaded one follows.
-    await second.waitForFunction(() => (window as unknown as { sdk: { leading: boolean } }).sdk.leading);
+    await second.waitForFunction(() => (globalThis as unknown as PageGlobals).sdk?.leading);
     tracked.push(...(await track(first, PER_PHASE, 'after reload')));
 
     expect(new Set(tracked).size).toBe(tracked.length);
@@ -172,10 +178,8 @@ describe('the web SDK in Chromium', () => {
     }, stack.baseUrl);
     expect(outcome).toBe('refused');
     await track(page, 3, 'unlisted');
-    await page.evaluate(() => (window as unknown as { sdk: { flush(): Promise<void> } }).sdk.flush());
-    expect(
-      await page.evaluate(() => (window as unknown as { sdk: { diagnostics(): { queued: number } } }).sdk.diagnostics().queued),
-    ).toBeGreaterThanOrEqual(3);
+    await page.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.flush());
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.diagnostics().queued)).toBeGreaterThanOrEqual(3);
     await page.close();
   });
 });
