@@ -31,6 +31,7 @@ const pageErrors: string[] = [];
 
 /** What the example page puts on its window (the test project type-checks without the DOM). */
 interface PageGlobals {
+  document?: { getElementById(id: string): { textContent: string | null } | null };
   sdk?: {
     leading: boolean;
     track(name: string, options: object): Promise<string | undefined>;
@@ -121,7 +122,14 @@ async function eventsCounted(name: string): Promise<number> {
 describe('the web SDK in Chromium', () => {
   it('counts every event tracked through offline periods, a reload mid-send and two tabs exactly once', async () => {
     const tracked: string[] = [];
-    const first = await open(pageUrl(siteOrigin, { click_id: 'clk_web_1', link_id: 'AbC123xYz0' }));
+    const first = await open(pageUrl(siteOrigin, { click_id: 'clk_web_1', link_id: 'AbC123xYz0', deep_link_value: 'sale_42' }));
+    // Web-to-app: the landing URL's click and deep link reach the page's onLanding callback.
+    await first.waitForFunction(() =>
+      (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent?.includes('landed'),
+    );
+    expect(await first.evaluate(() => (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent)).toContain(
+      '{"clickId":"clk_web_1","linkId":"AbC123xYz0","deepLink":{"value":"sale_42"}}',
+    );
     tracked.push(...(await track(first, PER_PHASE, 'online')));
 
     await context.setOffline(true);
