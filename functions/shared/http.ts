@@ -100,7 +100,8 @@ export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpRe
 export function httpHandler(
   handler: HttpHandler,
   options: {
-    emitsMetrics?: boolean /** The routes browsers call: corsAnswers (functions/shared/cors.ts). */;
+    emitsMetrics?: boolean;
+    /** The routes browsers call: corsAnswers (functions/shared/cors.ts). */
     cors?: MiddlewareObj<HttpEvent, HttpResult>;
   } = {},
 ) {
