@@ -5,6 +5,7 @@ import { ANDROID_PACKAGE, APP_LINK_LIMITS, CERT_SHA256, IOS_APP_ID, LINK_DOMAIN 
 import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
 import { MAX_GRACE_DAYS } from '../functions/domain/tenants/signing-keys';
 import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
+import { WEB_ORIGIN_LIMITS, webOriginOf } from '../functions/domain/tenants/web-origins';
 import { resourceName } from '../functions/shared/config';
 import { defineCommand } from './command';
 import { intFlag, key, name, timeZone, url } from './flags';
@@ -55,6 +56,18 @@ const appLinkFlags = {
     (value) => value.toLowerCase().replace(/\.$/, ''),
   ).optional(),
 };
+
+/** Origins whose pages may call the SDK routes (docs/sdk.md, "CORS"): stored as browsers send them, lower case, no default port. */
+const webOrigins = commaList(
+  z
+    .string()
+    .refine(
+      (value) => webOriginOf(value) === value,
+      '--web-origin must be origins such as https://shop.example.com or https://example.com:8443 (https, or http for localhost; no path), comma separated',
+    ),
+  WEB_ORIGIN_LIMITS.perApp,
+  (value) => webOriginOf(value) ?? value,
+);
 
 /** The operator's tenant store: with the signing secrets, which `app create` writes and `app show` prints. */
 const tenants = () => new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets')));
@@ -137,6 +150,7 @@ export const tenantCommands = [
     usage:
       'app update --app-key K [--name N] [--ios-url U] [--android-url U] [--web-url U] [--time-zone Z] [--app-store-id N]\n' +
       '           [--ios-app-id TEAMID.bundle.id] [--android-package P] [--android-cert-sha256 AA:BB:..,..] [--link-domain D,..]\n' +
+      '           [--web-origin https://shop.example.com,..]   (pages that may call the SDK routes, docs/sdk.md; at most 20)\n' +
       '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past;\n' +
       "                                          the link settings are what the link domains' well-known files name, docs/deep-links.md)",
     flags: z.object({
@@ -148,14 +162,16 @@ export const tenantCommands = [
       'time-zone': timeZone.optional(),
       'app-store-id': appStoreId.optional(),
       ...appLinkFlags,
+      'web-origin': webOrigins.optional(),
     }),
-    listFlags: ['android-cert-sha256', 'link-domain'],
+    listFlags: ['android-cert-sha256', 'link-domain', 'web-origin'],
     async execute(f) {
       const app = await tenants().updateApp(f['app-key'], {
         ios_app_id: f['ios-app-id'],
         android_package: f['android-package'],
         android_cert_sha256: f['android-cert-sha256'],
         link_domains: f['link-domain'],
+        web_origins: f['web-origin'],
         app_store_id: f['app-store-id'],
         name: f.name,
         ios_url: f['ios-url'],

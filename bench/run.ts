@@ -38,6 +38,7 @@ import { ingestCpuFigures } from './ingest-cpu';
 import { performanceReportFigures } from './performance-report';
 import { rawDataFigures } from './raw-data';
 import { reportLatencyFigures } from './report-latency';
+import { sdkWebFigures } from './sdk-web';
 import {
   type ClickTraffic,
   contractViolations,
@@ -194,6 +195,7 @@ async function main(): Promise<void> {
   // What each function loads at a cold start.
   if (!json) console.log('');
   await phase('bundles', () => bundleFigures(report, sized(5, 1)));
+  await phase('sdk_web', () => sdkWebFigures(report));
 
   // The whole local service, in one runtime for every phase, each with its own tenant: events
   // and clicks under load (bench/end-to-end.ts, which leaves the queue drained), the write units

@@ -91,6 +91,8 @@ export const REQUIRED_FIGURES = {
   export_s_per_million_events: 'number',
   // Issue 37: the first-launch answer over HTTP through the local edge, first and repeated.
   first_launch_ms: ['first_p50', 'first_p95', 'repeat_p50', 'repeat_p95'],
+  // Issue 38: the web SDK's script-tag build, gzipped.
+  sdk_web_gzip_bytes: 'number',
 } as const;
 
 /**

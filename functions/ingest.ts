@@ -8,6 +8,7 @@ import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import type { AggregationMessage } from './domain/audit/types';
 import { type TakeBatchPorts, takeBatch } from './domain/ingest/take-batch';
 import { resourceName } from './shared/config';
+import { corsAnswers } from './shared/cors';
 import { eventApi, readEventRequest, SDK_VERSION_HEADER } from './shared/event-request';
 import { type HttpEvent, type HttpResult, header, httpHandler, json } from './shared/http';
 import { errorFields, logger, metrics } from './shared/observability';
@@ -67,4 +68,4 @@ export async function ingest(event: HttpEvent): Promise<HttpResult> {
   });
 }
 
-export const handler = httpHandler(eventApi(ingest, 'audit_write_failed'));
+export const handler = httpHandler(eventApi(ingest, 'audit_write_failed'), { cors: corsAnswers(tenants) });

@@ -7,6 +7,7 @@ import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import type { PrivacyMessage } from './domain/privacy/privacy';
 import { type PrivacyRequestPorts, takePrivacyRequest } from './domain/privacy/request';
 import { resourceName } from './shared/config';
+import { corsAnswers } from './shared/cors';
 import { eventApi, readEventRequest } from './shared/event-request';
 import { type HttpEvent, type HttpResult, httpHandler, json } from './shared/http';
 import { errorFields, logger, metrics } from './shared/observability';
@@ -36,4 +37,4 @@ export async function privacyRequest(event: HttpEvent): Promise<HttpResult> {
   return json(202, { ok: true, queued: true });
 }
 
-export const handler = httpHandler(eventApi(privacyRequest, 'queue_write_failed'));
+export const handler = httpHandler(eventApi(privacyRequest, 'queue_write_failed'), { cors: corsAnswers(tenants) });

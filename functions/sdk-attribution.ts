@@ -15,6 +15,7 @@ import {
 import { authenticate } from './domain/ingest/event-auth';
 import type { App, Company } from './domain/tenants/tenant';
 import { resourceName } from './shared/config';
+import { corsAnswers } from './shared/cors';
 import { eventApi, eventCredentials, readEventRequest } from './shared/event-request';
 import { type HttpEvent, type HttpResult, httpHandler, json, rawBody } from './shared/http';
 import { metrics } from './shared/observability';
@@ -64,4 +65,7 @@ export async function sdkAttribution(event: HttpEvent): Promise<HttpResult> {
   return json(200, answer, NO_STORE);
 }
 
-export const handler = httpHandler(eventApi(sdkAttribution, () => new FirstLaunchError('store_unavailable')));
+export const handler = httpHandler(
+  eventApi(sdkAttribution, () => new FirstLaunchError('store_unavailable')),
+  { cors: corsAnswers(tenants) },
+);

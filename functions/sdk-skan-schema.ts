@@ -8,6 +8,7 @@ import { authenticate } from './domain/ingest/event-auth';
 import { sdkSchemaAnswer } from './domain/skan/schema';
 import type { App, Company } from './domain/tenants/tenant';
 import { resourceName } from './shared/config';
+import { corsAnswers } from './shared/cors';
 import { type HttpEvent, type HttpResult, header, httpHandler, rawBody } from './shared/http';
 import { errorFields, logger, metrics } from './shared/observability';
 
@@ -61,4 +62,4 @@ export async function sdkSkanSchema(event: HttpEvent): Promise<HttpResult> {
   }
 }
 
-export const handler = httpHandler(sdkSkanSchema);
+export const handler = httpHandler(sdkSkanSchema, { cors: corsAnswers(tenants) });

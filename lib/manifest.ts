@@ -505,6 +505,19 @@ export const functions = {
     // secret, to verify the signature over the empty body.
     tables: { tenants: 'read', signing_secrets: 'read' },
   },
+  'cors-preflight': {
+    entry: 'functions/cors-preflight.ts',
+    description: 'OPTIONS on any path: the CORS preflight of a browser calling the SDK routes from an origin an app lists (docs/sdk.md).',
+    // One route for every path, so the preflights share one bucket (and the account's quota) instead of one per SDK route.
+    routes: ['OPTIONS /{proxy+}'],
+    // Browsers keep an answer two hours (Access-Control-Max-Age) per page origin and URL: far fewer than the calls they precede.
+    throttle: { rateLimit: 100, burstLimit: 200 },
+    // tenants: the web_origin#<origin> index items, read only.
+    tables: { tenants: 'read' },
+    // Reads one item and answers a few headers.
+    memoryMb: 128,
+    timeoutSeconds: 5,
+  },
   'sdk-attribution': {
     entry: 'functions/sdk-attribution.ts',
     description:

@@ -53,6 +53,8 @@ export async function seedDemo(
     android_cert_sha256: [DEMO_CERT_SHA256],
     link_domains: [DEMO_LINK_DOMAIN],
   });
+  // The page README's "Add the web SDK to a page" serves, so a browser may call the demo app (docs/sdk.md, "CORS").
+  await tenants.updateApp(app.app_key, { web_origins: [DEMO_WEB_ORIGIN] });
   const { serverKey } = await tenants.createServerKey(app.app_key);
   const link = await new LinkStore(names.links).create(app, { partner: 'demo_network', campaign: 'launch' });
   const demo: Demo = {
@@ -73,6 +75,9 @@ export async function seedDemo(
 /** The demo app's link domain and signing certificate fingerprint (made up: no real app is signed with it). */
 const DEMO_LINK_DOMAIN = 'go.example.com';
 const DEMO_CERT_SHA256 = Array.from({ length: 32 }, (_, i) => (i * 7 + 16).toString(16).toUpperCase().padStart(2, '0')).join(':');
+
+/** Where README's "Add the web SDK to a page" serves examples/web/. */
+export const DEMO_WEB_ORIGIN = 'http://localhost:8080';
 
 /** The routes that answer whatever no other route does (unknown reports, unknown paths): nothing to try. */
 export const CATCH_ALL_ROUTES: readonly string[] = ['ANY /api/v1/reports/{proxy+}', '$default'];
@@ -121,6 +126,13 @@ export function demoSections(demo: Demo, baseUrl: string): Section[] {
   ];
   return [
     { routes: ['GET /health'], lines: ['# Health', `curl -i ${baseUrl}/health`] },
+    {
+      routes: ['OPTIONS /{proxy+}'],
+      lines: [
+        "# A browser's CORS preflight from the page the demo app lists (docs/sdk.md)",
+        `curl -i -X OPTIONS ${baseUrl}/event -H 'origin: ${DEMO_WEB_ORIGIN}' -H 'access-control-request-method: POST'`,
+      ],
+    },
     {
       routes: ['POST /event'],
       lines: [

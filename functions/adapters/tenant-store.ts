@@ -25,6 +25,7 @@ import { isConditionFailure } from './aws-errors';
 import { LinkDomainStore } from './link-domain-store';
 import { scanItems } from './query-pages';
 import type { SigningSecretStore } from './signing-secret-store';
+import { WebOriginStore } from './web-origin-store';
 
 export class NotFoundError extends Error {
   constructor(what: string) {
@@ -146,6 +147,7 @@ export class TenantStore {
    * "Time zones"). Another app's App Store id is AppStoreIdTakenError.
    */
   async updateApp(appKey: string, requested: AppChanges): Promise<App | undefined> {
+    if (requested.web_origins !== undefined) return this.updateWebOrigins(appKey, requested, requested.web_origins);
     if (!LINK_SETTINGS.some((field) => requested[field] !== undefined)) return this.updateAppFields(appKey, requested);
     // The link settings change what the link domains' well-known files say: the app is put on each
     // of its domains first (LinkDomainTakenError before anything is written when one is another
@@ -162,6 +164,25 @@ export class TenantStore {
     const after = await this.updateAppFields(appKey, requested);
     for (const domain of before.link_domains ?? []) {
       if (!linked.link_domains?.includes(domain)) await domains.withdraw(domain, before.app_id);
+    }
+    return after;
+  }
+
+  /**
+   * A new list of web origins (docs/sdk.md, "CORS"): the app is put on each origin's index item
+   * first, its record next, and it leaves the origins it no longer lists last, so a preflight is
+   * never refused for an origin the app lists (the index may name an app a moment too long,
+   * which only lets a preflight through that the answer then refuses).
+   */
+  private async updateWebOrigins(appKey: string, requested: AppChanges, origins: readonly string[]): Promise<App | undefined> {
+    const before = await this.appByKey(appKey);
+    if (!before) return undefined;
+    const index = new WebOriginStore(this.tableName);
+    for (const origin of origins) await index.allow(origin, before.app_id);
+    const others = await this.updateApp(appKey, { ...requested, web_origins: undefined });
+    const after = others && (await this.applyChanges(appKey, { web_origins: [...origins] }));
+    for (const origin of before.web_origins ?? []) {
+      if (!origins.includes(origin)) await index.withdraw(origin, before.app_id);
     }
     return after;
   }

@@ -97,10 +97,18 @@ export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpRe
  * handler stays exported beside it for unit tests. A handler that never emits metrics says so,
  * because Powertools warns on every invocation that flushes none.
  */
-export function httpHandler(handler: HttpHandler, options: { emitsMetrics?: boolean } = {}) {
-  const wrapped = middy<HttpEvent, HttpResult>(handler)
-    .use(originVerify({ countRefusals: options.emitsMetrics !== false }))
-    .use(injectLambdaContext(logger, { resetKeys: true }));
+export function httpHandler(
+  handler: HttpHandler,
+  options: {
+    emitsMetrics?: boolean;
+    /** The routes browsers call: corsAnswers (functions/shared/cors.ts). */
+    cors?: MiddlewareObj<HttpEvent, HttpResult>;
+  } = {},
+) {
+  const wrapped = middy<HttpEvent, HttpResult>(handler).use(originVerify({ countRefusals: options.emitsMetrics !== false }));
+  // After the origin check, and before the error middleware so that its onError sees the rendered refusal.
+  if (options.cors) wrapped.use(options.cors);
+  wrapped.use(injectLambdaContext(logger, { resetKeys: true }));
   if (options.emitsMetrics !== false) wrapped.use(logMetrics(metrics));
   return wrapped.use(httpErrors());
 }

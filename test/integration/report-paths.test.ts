@@ -41,10 +41,11 @@ describe('HEAD and OPTIONS on the reports (finding 2, fixed)', () => {
     );
   });
 
-  it('answers OPTIONS on /api/v1/reports 404 unknown_report, as documented', async () => {
+  it('answers OPTIONS on /api/v1/reports as the CORS preflight route does for a path browsers may not call, 403 origin_not_allowed, as documented', async () => {
+    // OPTIONS /{proxy+} (functions/cors-preflight.ts) takes OPTIONS wherever the reports' fallback does not, the bare prefix included.
     expect(outcome(await call('OPTIONS', '/api/v1/reports'))).toEqual({
-      status: 404,
-      error: 'unknown_report',
+      status: 403,
+      error: 'origin_not_allowed',
       allow: undefined,
       problems: [],
     });

@@ -37,6 +37,7 @@ describe("npm start's banner", () => {
     }
     expect(answers).toEqual({
       'GET /health': [200],
+      'OPTIONS /{proxy+}': [204],
       'POST /event': [200],
       'GET /l/{link_id}': [302],
       'GET /.well-known/apple-app-site-association, GET /.well-known/assetlinks.json': [200, 200],

@@ -506,6 +506,7 @@ describe('the service stack', () => {
       'GET /sdk/v1/skan-schema': [100, 200],
       'POST /sdk/v1/attribution': [100, 200],
       'GET /sdk/v1/attribution': [100, 200],
+      'OPTIONS /{proxy+}': [100, 200],
       'GET /l/{link_id}': [500, 1000],
       'POST /privacy/delete': [20, 40],
       'GET /api/v1/reports/attribution': [50, 100],

@@ -55,11 +55,13 @@ export interface App extends AppDestinations, AppLinkSettings {
   app_store_id?: string;
   /** Ad network ids to partner names, for the SKAN report (`admin skan network set`). */
   skan_networks?: Record<string, string>;
+  /** Origins whose pages may call the SDK routes from a browser (docs/sdk.md, "CORS"; web-origins.ts); absent: none. */
+  web_origins?: string[];
   created_ms: number;
 }
 
-/** What `app update` may change: the name, the store URLs, the time zone, the App Store id and the link settings. */
-export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id'>> &
+/** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins and the link settings. */
+export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id' | 'web_origins'>> &
   AppLinkSettings;
 
 /** The AppChanges that concern the link domains' well-known files. */

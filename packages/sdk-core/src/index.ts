@@ -9,6 +9,7 @@ export {
   Sdk,
   type SdkConfig,
   STATE_KEY,
+  type TrackedEvent,
   type TrackOptions,
 } from './sdk.js';
 export { type Credentials, HEADERS, signature, signedBody } from './signing.js';

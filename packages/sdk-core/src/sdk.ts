@@ -71,6 +71,14 @@ export interface TrackOptions {
   readonly params?: Readonly<Record<string, string | number | boolean | null>>;
 }
 
+/** An event tracked elsewhere (another tab), with the id and time it got there: what `adopt` queues. */
+export interface TrackedEvent {
+  readonly event_id: string;
+  readonly ts_ms: number;
+  readonly name: string;
+  readonly options?: TrackOptions;
+}
+
 export interface Diagnostics {
   readonly installUuid: string;
   readonly queued: number;
@@ -152,7 +160,9 @@ export class Sdk {
     }
     const sdk = new Sdk(config, ports, state);
     await sdk.serial(async () => {
-      if (!stored) {
+      // The service counts installs of an app on a platform it knows, and refuses an install
+      // event without one (bad_platform): a web page, which has none, sends its events alone.
+      if (!stored && ports.platform.platform) {
         const signals = sdk.state.install_signals;
         const attribution = signals?.install_referrer
           ? {
@@ -180,18 +190,28 @@ export class Sdk {
   track(name: string, options: TrackOptions = {}): Promise<string | undefined> {
     return this.serial(async () => {
       if (!this.measuring(true)) return undefined;
-      const fields: Record<string, unknown> = {};
-      if (options.revenue !== undefined) {
-        if (options.currency !== undefined) Object.assign(fields, { revenue: options.revenue, currency: options.currency });
-        else fields.revenue_usd = options.revenue;
-      }
-      if (options.params) fields.properties = { ...options.params };
-      this.state = this.withEvent(this.state, name, fields);
+      this.state = this.withEvent(this.state, name, fieldsOf(options));
       await this.save();
-      const id = this.state.queue.at(-1)?.event_id;
-      // In the background no periodic send runs, and the platform may suspend the app at any moment: send at once.
-      if (this.background || this.state.queue.length >= this.settings.batchSize) void this.send();
-      return id;
+      this.sendSoon();
+      return this.state.queue.at(-1)?.event_id;
+    });
+  }
+
+  /**
+   * Queues events tracked elsewhere with the id and time they were given there (the web SDK's
+   * other tabs, which write them to storage of their own and leave the sending to one tab), in one
+   * write. An id already queued is not queued again; one already sent is sent again and counted
+   * once by the service, which keeps each event_id once. Resolves once they are on the device.
+   */
+  adopt(events: readonly TrackedEvent[]): Promise<void> {
+    return this.serial(async () => {
+      if (!this.measuring(true) || events.length === 0) return;
+      const queued = idsOf(this.state.queue);
+      for (const event of events) {
+        if (!queued.has(event.event_id)) this.state = this.withEvent(this.state, event.name, fieldsOf(event.options ?? {}), event);
+      }
+      await this.save();
+      this.sendSoon();
     });
   }
 
@@ -300,12 +320,22 @@ export class Sdk {
     return queueing && this.state.consent === undefined && this.settings.queueBeforeConsent;
   }
 
-  private withEvent(state: SdkState, name: string, fields: Record<string, unknown>): SdkState {
+  /** In the background no periodic send runs, and the platform may suspend the app at any moment: send at once. */
+  private sendSoon(): void {
+    if (this.background || this.state.queue.length >= this.settings.batchSize) void this.send();
+  }
+
+  private withEvent(
+    state: SdkState,
+    name: string,
+    fields: Record<string, unknown>,
+    given?: Pick<TrackedEvent, 'event_id' | 'ts_ms'>,
+  ): SdkState {
     const event: QueuedEvent = {
-      event_id: this.ports.platform.randomUuid(),
+      event_id: given?.event_id ?? this.ports.platform.randomUuid(),
       event_name: name,
       install_uuid: state.install_uuid,
-      ts_ms: this.ports.scheduler.now(),
+      ts_ms: given?.ts_ms ?? this.ports.scheduler.now(),
       ...(this.ports.platform.platform && { platform: this.ports.platform.platform }),
       ...fields,
     };
@@ -442,7 +472,8 @@ export class Sdk {
       this.config.onAttribution?.(known);
       return;
     }
-    if (!this.measuring()) return;
+    // The route answers installs of an app (ios, android) and refuses any other platform: a web page asks nothing.
+    if (!this.measuring() || !this.ports.platform.platform) return;
     const signals = this.state.install_signals;
     const body = {
       install_uuid: this.state.install_uuid,
@@ -481,6 +512,17 @@ export class Sdk {
 }
 
 const idsOf = (events: readonly QueuedEvent[]) => new Set(events.map((event) => event.event_id));
+
+/** What `track`'s options add to an event: the revenue as the interface takes it, and the params as properties. */
+function fieldsOf(options: TrackOptions): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  if (options.revenue !== undefined) {
+    if (options.currency !== undefined) Object.assign(fields, { revenue: options.revenue, currency: options.currency });
+    else fields.revenue_usd = options.revenue;
+  }
+  if (options.params) fields.properties = { ...options.params };
+  return fields;
+}
 
 function resultsOf(text: string): Extract<Outcome, { kind: 'answered' }>['results'] | undefined {
   try {

@@ -57,6 +57,58 @@ describe('the first launch', () => {
   });
 });
 
+describe('a platform the service has no installs for (a web page)', () => {
+  it('sends no install event and asks no first-launch answer, but sends its sessions and events', async () => {
+    const world = new World();
+    const ports = world.ports();
+    const sdk = await Sdk.start(config(), { ...ports, platform: { ...ports.platform, kind: 'web', platform: undefined } });
+    await sdk.track('page_view');
+    await world.advance(30_000);
+    expect(world.stored.map((event) => event.event_name)).toEqual(['session_start', 'page_view']);
+    expect(world.stored.every((event) => event.platform === undefined)).toBe(true);
+    expect(world.firstLaunchCalls).toEqual([]);
+    sdk.stop();
+  });
+});
+
+describe('events tracked elsewhere', () => {
+  it('queues them with the id and time they got there, once each, in one write', async () => {
+    const { world, sdk } = await started();
+    const tracked = [
+      { event_id: 'c0f0b3c2-0000-4000-8000-000000000001', ts_ms: world.now - 5_000, name: 'page_view', options: { params: { tab: 2 } } },
+      {
+        event_id: 'c0f0b3c2-0000-4000-8000-000000000002',
+        ts_ms: world.now - 4_000,
+        name: 'purchase',
+        options: { revenue: 3, currency: 'EUR' },
+      },
+    ];
+    await sdk.adopt(tracked);
+    // Adopted again (a tab that died between the merge and clearing its outbox): not queued twice.
+    await sdk.adopt(tracked);
+    expect(sdk.diagnostics().queued).toBe(4);
+    await world.advance(30_000);
+    const adopted = world.stored.filter((event) => event.event_id.startsWith('c0f0b3c2'));
+    expect(adopted).toEqual([
+      expect.objectContaining({
+        event_id: tracked[0]?.event_id,
+        event_name: 'page_view',
+        ts_ms: tracked[0]?.ts_ms,
+        properties: { tab: 2 },
+      }),
+      expect.objectContaining({
+        event_id: tracked[1]?.event_id,
+        event_name: 'purchase',
+        ts_ms: tracked[1]?.ts_ms,
+        revenue: 3,
+        currency: 'EUR',
+      }),
+    ]);
+    expect(adopted.every((event) => event.install_uuid === world.stored[0]?.install_uuid)).toBe(true);
+    sdk.stop();
+  });
+});
+
 describe('answers', () => {
   it('drops rejected events from the queue and reports each with its reason and field', async () => {
     const rejected: RejectedEvent[] = [];

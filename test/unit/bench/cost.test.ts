@@ -90,6 +90,7 @@ describe('the bench --json contract', () => {
     export_cost_per_million_events_usd: 0.002,
     export_s_per_million_events: 24.2,
     first_launch_ms: { first_p50: 19.4, first_p95: 68.4, repeat_p50: 7.1, repeat_p95: 32.2 },
+    sdk_web_gzip_bytes: 9_700,
   });
 
   it('holds for a figures object with every required key', () => {

@@ -1,0 +1,9 @@
+export type { Diagnostics, FirstLaunchAnswer, RejectedEvent, TrackOptions } from '@attribution/sdk-core';
+export type { Landing } from './landing.js';
+export { KEEPALIVE_MAX_BYTES } from './network.js';
+export { WEB_SDK_VERSION, WebSdk, type WebSdkConfig } from './web-sdk.js';
+
+import { WebSdk, type WebSdkConfig } from './web-sdk.js';
+
+/** Starts the web SDK on this page (docs/sdk.md, "The web SDK"). */
+export const start = (config: WebSdkConfig): Promise<WebSdk> => WebSdk.start(config);
