@@ -151,6 +151,7 @@ export const tenantCommands = [
       'app update --app-key K [--name N] [--ios-url U] [--android-url U] [--web-url U] [--time-zone Z] [--app-store-id N]\n' +
       '           [--ios-app-id TEAMID.bundle.id] [--android-package P] [--android-cert-sha256 AA:BB:..,..] [--link-domain D,..]\n' +
       '           [--web-origin https://shop.example.com,..]   (pages that may call the SDK routes, docs/sdk.md; at most 20)\n' +
+      '           [--probabilistic on|off]   (matching by address and platform: first launches within 30 s, installs counted within 5 min)\n' +
       '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past;\n' +
       "                                          the link settings are what the link domains' well-known files name, docs/deep-links.md)",
     flags: z.object({
@@ -163,6 +164,7 @@ export const tenantCommands = [
       'app-store-id': appStoreId.optional(),
       ...appLinkFlags,
       'web-origin': webOrigins.optional(),
+      probabilistic: z.enum(['on', 'off']).optional(),
     }),
     listFlags: ['android-cert-sha256', 'link-domain', 'web-origin'],
     async execute(f) {
@@ -178,6 +180,7 @@ export const tenantCommands = [
         android_url: f['android-url'],
         web_url: f['web-url'],
         time_zone: f['time-zone'],
+        probabilistic: f.probabilistic === undefined ? undefined : f.probabilistic === 'on',
       });
       if (!app) throw new NotFoundError('app');
       return { ...app, time_zone: appTimeZone(app) };

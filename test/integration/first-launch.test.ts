@@ -7,6 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { runAdmin } from '../../bin/admin';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { signBody } from '../../functions/domain/ingest/signature';
 import { dynamoClient } from '../../functions/shared/clients';
@@ -199,6 +200,28 @@ describe('POST and GET /sdk/v1/attribution', () => {
     expect(late.body).toMatchObject({ status: 'found', attribution: { click_id: new URLSearchParams(counted).get('click_id') } });
     expect((await get(countedUuid)).body).toEqual(late.body);
   });
+
+  it('matches by address once `admin app update --probabilistic on` switched it on, and refuses a value other than on or off', async () => {
+    const other = await createTenant();
+    const update = (value: string) => runAdmin(['app', 'update', '--app-key', other.app.app_key, '--probabilistic', value]);
+    await expect(update('maybe')).rejects.toThrow(/--probabilistic/);
+    expect(await update('on')).toMatchObject({ probabilistic: true });
+    const link = (await new LinkStore(resourceName.table('links')).create(other.app, { partner: 'tiktok' })).link_id;
+    expect(
+      (
+        await fetch(`${stack.baseUrl}/l/${link}`, {
+          redirect: 'manual',
+          headers: { 'user-agent': MOBILE.chromeAndroid, 'x-forwarded-for': IP },
+        })
+      ).status,
+    ).toBe(302);
+    // The key cache may hold the app as it was for up to its TTL: asked until the new setting shows.
+    await waitFor(async () => (await post(firstLaunch(randomUUID()), other)).body.status === 'found', {
+      timeoutMs: 40_000,
+      what: 'a probabilistic match',
+    });
+    expect(await update('off')).toMatchObject({ probabilistic: false });
+  }, 60_000);
 
   it('answers not_found with the reason when the app did not switch probabilistic matching on', async () => {
     await clickAsAndroid();

@@ -61,7 +61,7 @@ export interface App extends AppDestinations, AppLinkSettings {
 }
 
 /** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins and the link settings. */
-export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id' | 'web_origins'>> &
+export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id' | 'web_origins' | 'probabilistic'>> &
   AppLinkSettings;
 
 /** The AppChanges that concern the link domains' well-known files. */
