@@ -60,8 +60,10 @@ export interface App extends AppDestinations, AppLinkSettings {
   created_ms: number;
 }
 
-/** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins and the link settings. */
-export type AppChanges = Partial<Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id' | 'web_origins' | 'probabilistic'>> &
+/** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins, probabilistic matching and the link settings. */
+export type AppChanges = Partial<
+  Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id' | 'web_origins' | 'probabilistic'>
+> &
   AppLinkSettings;
 
 /** The AppChanges that concern the link domains' well-known files. */
