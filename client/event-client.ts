@@ -1,13 +1,15 @@
-import { gzipSync } from 'node:zlib';
 import type { BatchField } from '../functions/domain/ingest/event-api';
 import type { EventFaultField, RejectionReason, SdkEvent } from '../functions/domain/ingest/event-validation';
-import { signBody } from '../functions/domain/ingest/signature';
+import { backoffMs, signedBody } from '../packages/sdk-core/src';
 
 /**
- * A small typed client of the event API (POST /event, POST /privacy/delete), used by the tests,
- * the README and the traffic simulator. It builds a batch, gzips it from 10 events (the
- * interface's recommendation), signs the bytes exactly as sent, and retries 429 and 503 (and
- * network failures) with capped exponential backoff and full jitter.
+ * A small typed server-to-server client of the event API (POST /event, POST /privacy/delete), used
+ * by the tests, the README and the traffic simulator. It builds a batch, gzips it from 10 events
+ * (the interface's recommendation), signs the bytes exactly as sent, and retries 429 and 503 (and
+ * network failures) with capped exponential backoff and full jitter. The gzip, the signature and
+ * the backoff are the SDK core's (packages/sdk-core: signedBody, backoffMs), so the repository has
+ * one implementation of each; this client adds what a server wants instead of the core's
+ * persisted queue: one call per batch, a bounded number of attempts, the answer returned.
  *
  * Each attempt of a batch is stamped with its own sent_at_ms and signed again (docs/architecture.md section 14,
  * docs/ingestion.md "What an SDK must do"): the service corrects each event's time by
@@ -61,17 +63,11 @@ export function signedRequest(
   payload: unknown,
   options: { gzip?: boolean; sdkVersion?: string } = {},
 ): SignedRequest {
-  const json = Buffer.from(JSON.stringify(payload), 'utf8');
-  const body = options.gzip ? gzipSync(json) : json;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'x-service-company-key': credentials.companyKey,
-    'x-service-app-key': credentials.appKey,
-    'x-service-signature': signBody(credentials.signingSecret, body),
-    'x-service-sdk': options.sdkVersion ?? DEFAULT_SDK_VERSION,
-  };
-  if (options.gzip) headers['content-encoding'] = 'gzip';
-  return { headers, body };
+  const { body, headers } = signedBody(credentials, payload, {
+    gzip: options.gzip ?? false,
+    sdkVersion: options.sdkVersion ?? DEFAULT_SDK_VERSION,
+  });
+  return { headers, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
 }
 
 /** The request for a batch: gzip from GZIP_FROM_EVENTS events unless told otherwise. */
@@ -190,8 +186,7 @@ export class EventClient {
 
   /** Full jitter: a random wait up to base * 2^(attempt-1), capped (AWS Architecture Blog, "Exponential Backoff and Jitter"). */
   backoffMs(attempt: number): number {
-    const ceiling = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
-    return Math.floor(this.random() * ceiling);
+    return backoffMs(attempt, this.random(), { baseMs: this.retry.baseDelayMs, maxMs: this.retry.maxDelayMs });
   }
 
   private async expect(status: number, path: string, request: SignedRequest | (() => SignedRequest)): Promise<unknown> {
