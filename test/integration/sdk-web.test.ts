@@ -119,6 +119,21 @@ async function eventsCounted(name: string): Promise<number> {
   return rows.filter((row) => row.event_name === name).reduce((sum, row) => sum + row.events, 0);
 }
 
+/** Every event_id of the tenant's event stream, read whole, a page of 1,000 at a time. */
+async function streamedIds(): Promise<string[]> {
+  const ids: string[] = [];
+  for (let cursor: string | undefined; ; ) {
+    const response = await fetch(`${stack.baseUrl}/api/v1/stream/events?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, {
+      headers: { authorization: `Bearer ${tenant.serverKey}` },
+    });
+    expect(response.status).toBe(200);
+    const page = (await response.json()) as { events: { event_id: string }[]; next_cursor: string; has_more: boolean };
+    ids.push(...page.events.map((event) => event.event_id));
+    if (!page.has_more) return ids;
+    cursor = page.next_cursor;
+  }
+}
+
 describe('the web SDK in Chromium', () => {
   it('counts every event tracked through offline periods, a reload mid-send and two tabs exactly once', async () => {
     const tracked: string[] = [];
@@ -163,6 +178,18 @@ describe('the web SDK in Chromium', () => {
     expect(await eventsCounted('web_check')).toBe(tracked.length);
     // The landing URL's click, read once: one deep_link_open although the page was loaded again.
     expect(await eventsCounted('deep_link_open')).toBe(1);
+    // The stream holds each tracked event once (it serves a counted event some seconds later).
+    let streamed: string[] = [];
+    const wanted = new Set(tracked);
+    await waitFor(
+      async () => {
+        streamed = (await streamedIds()).filter((id) => wanted.has(id));
+        return streamed.length >= tracked.length;
+      },
+      { timeoutMs: 40_000, intervalMs: 1_000, what: 'every event in the stream' },
+    );
+    expect(streamed.length).toBe(tracked.length);
+    expect(new Set(streamed).size).toBe(tracked.length);
     await first.close();
     await second.close();
     expect(pageErrors).toEqual([]);
