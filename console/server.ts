@@ -8,6 +8,7 @@ import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
 import { POSTBACK_MACROS } from '../functions/domain/partner-postbacks/template';
 import { bundleConsole, type ConsoleBundle } from './bundle';
+import { appLinkView, tryFirstLaunch } from './deep-link-tools';
 import { exportBucketOf, exportStatus } from './export-status';
 
 /**
@@ -145,6 +146,22 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         .catch((error: unknown) => {
           throw asRefusal(error);
         });
+    }
+    if (path === '/api/app-links') {
+      // An app's link settings and its link domains' well-known files (console/deep-link-tools.ts).
+      if (typeof body['app-key'] !== 'string') throw new HttpRefusal(400, 'expected {"app-key": "..."}', 'app-key');
+      return await appLinkView(body['app-key']).catch((error: unknown) => {
+        throw asRefusal(error);
+      });
+    }
+    if (path === '/api/try-first-launch') {
+      // A dry-run click on a link and the first-launch answer an app installed from it gets.
+      if (typeof body['link-id'] !== 'string')
+        throw new HttpRefusal(400, 'expected {"link-id": "...", "platform": "ios"|"android"}', 'link-id');
+      if (body.platform !== 'ios' && body.platform !== 'android') throw new HttpRefusal(400, 'platform must be ios or android', 'platform');
+      return await tryFirstLaunch(body['link-id'], body.platform).catch((error: unknown) => {
+        throw asRefusal(error);
+      });
     }
     throw new HttpRefusal(404, 'no such console API route');
   }
