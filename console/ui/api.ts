@@ -73,3 +73,10 @@ export const meta = () => post<Meta>('/api/meta', {});
 
 /** The Raw data page's last export per table: a read of the export bucket (console/export-status.ts), not an admin command. */
 export const exportStatus = <T>(appKey: string) => post<T>('/api/export-status', { 'app-key': appKey });
+
+/** An app's link settings and its link domains' well-known files (console/deep-link-tools.ts), not an admin command. */
+export const appLinks = <T>(appKey: string) => post<T>('/api/app-links', { 'app-key': appKey });
+
+/** A dry-run click on a link and the first-launch answer an app installed from it gets (console/deep-link-tools.ts). */
+export const tryFirstLaunch = <T>(linkId: string, platform: 'ios' | 'android') =>
+  post<T>('/api/try-first-launch', { 'link-id': linkId, platform });
