@@ -57,9 +57,14 @@ function unreachable(error: ApiError): ApiError {
   return error;
 }
 
-/** Runs an admin command; flags left undefined or false are not sent, as the CLI would not pass them. */
-export function command<T = Record<string, unknown>>(name: string, flags: Flags = {}): Promise<T> {
-  const sent = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined && value !== false && value !== ''));
+/**
+ * Runs an admin command; flags left undefined or false are not sent, as the CLI would not pass
+ * them, nor empty ones unless `sendEmpty` (an edit clearing a setting: `link update --web-url ''`).
+ */
+export function command<T = Record<string, unknown>>(name: string, flags: Flags = {}, { sendEmpty = false } = {}): Promise<T> {
+  const sent = Object.fromEntries(
+    Object.entries(flags).filter(([, value]) => value !== undefined && value !== false && (sendEmpty || value !== '')),
+  );
   return post<T>('/api/command', { command: name, flags: sent });
 }
 

@@ -18,6 +18,7 @@ import {
 } from '../dom';
 import { plainError } from '../errors';
 import { BLANK, count, orBlank, pct } from '../format';
+import { linkEdits } from '../link-edits';
 import {
   conversionRate,
   copyPreset,
@@ -506,11 +507,10 @@ export async function linksPage(root: HTMLElement): Promise<void> {
         deepLinkFields(link.deep_link),
       ],
       run: async (flags) => {
-        const changed = Object.fromEntries(
-          EDITABLE.flatMap((flag) => (flags[flag] !== undefined && flags[flag] !== now[flag] ? [[flag, flags[flag]]] : [])),
-        );
+        // A field emptied clears its setting (link update takes '' as "clear").
+        const changed = linkEdits(now, flags);
         if (Object.keys(changed).length === 0) return notice('info', 'Nothing changed.');
-        await command('link update', { ...changed, 'link-id': link.link_id });
+        await command('link update', { ...changed, 'link-id': link.link_id }, { sendEmpty: true });
         await refreshList();
         replace(editArea, notice('success', `Saved link ${link.link_id}; the redirect follows within 30 seconds.`));
         return null;
