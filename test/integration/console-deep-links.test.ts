@@ -5,6 +5,8 @@
 import { request } from 'node:http';
 import { localTarget } from '../../admin/target';
 import { type ConsoleServer, startConsole, TOKEN_HEADER } from '../../console/server';
+import { ClickStore } from '../../functions/adapters/click-store';
+import { resourceName } from '../../functions/shared/config';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 
 let stack: LocalStack;
@@ -136,8 +138,13 @@ describe('try a click', () => {
     const matched = await api('/api/try-first-launch', { 'link-id': other.link_id, platform: 'ios' });
     expect(matched.body.answer).toMatchObject({ status: 'found', attribution: { match: 'probabilistic' }, deep_link: { value: 'home' } });
 
-    const stats = (await command('link stats', { 'app-key': tenant.app.app_key, 'link-id': link_id })).body;
-    expect(JSON.stringify(stats)).not.toMatch(/"clicks":[1-9]/);
+    // The click the answers name was made, not recorded.
+    const clicks = new ClickStore(resourceName.table('clicks'));
+    for (const trial of [android, matched]) {
+      const clickId = (trial.body.answer as { attribution: { click_id: string } }).attribution.click_id;
+      expect(clickId).toMatch(/^[\w-]{22}$/);
+      expect(await clicks.byId(clickId)).toBeUndefined();
+    }
     expect((await api('/api/try-first-launch', { 'link-id': link_id, platform: 'desktop' })).body).toEqual({
       error: 'platform must be ios or android',
       flag: 'platform',
