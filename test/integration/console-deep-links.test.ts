@@ -150,5 +150,7 @@ describe('try a click', () => {
       flag: 'platform',
     });
     expect((await api('/api/try-first-launch', { 'link-id': 'nope', platform: 'ios' })).status).toBe(404);
+    expect((await api('/api/try-first-launch', { 'link-id': 'x'.repeat(3000), platform: 'ios' })).body.flag).toBe('link-id');
+    expect((await api('/api/app-links', { 'app-key': 'x'.repeat(3000) })).body.flag).toBe('app-key');
   });
 });
