@@ -8,6 +8,7 @@ import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
 import { POSTBACK_MACROS } from '../functions/domain/partner-postbacks/template';
 import { bundleConsole, type ConsoleBundle } from './bundle';
+import { appLinkView, tryFirstLaunch } from './deep-link-tools';
 import { exportBucketOf, exportStatus } from './export-status';
 
 /**
@@ -146,6 +147,22 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
           throw asRefusal(error);
         });
     }
+    if (path === '/api/app-links') {
+      // An app's link settings and its link domains' well-known files (console/deep-link-tools.ts).
+      if (!isKeyText(body['app-key'])) throw new HttpRefusal(400, 'expected {"app-key": "..."}, a key of 1 to 256 characters', 'app-key');
+      return await appLinkView(body['app-key']).catch((error: unknown) => {
+        throw asRefusal(error);
+      });
+    }
+    if (path === '/api/try-first-launch') {
+      // A dry-run click on a link and the first-launch answer an app installed from it gets.
+      if (!isKeyText(body['link-id']))
+        throw new HttpRefusal(400, 'expected {"link-id": "...", "platform": "ios"|"android"}, a link id of 1 to 256 characters', 'link-id');
+      if (body.platform !== 'ios' && body.platform !== 'android') throw new HttpRefusal(400, 'platform must be ios or android', 'platform');
+      return await tryFirstLaunch(body['link-id'], body.platform).catch((error: unknown) => {
+        throw asRefusal(error);
+      });
+    }
     throw new HttpRefusal(404, 'no such console API route');
   }
 
@@ -178,6 +195,9 @@ function asRefusal(error: unknown): HttpRefusal {
   if (!answer.expected) process.stderr.write(`console: ${(error as Error).stack ?? String(error)}\n`);
   return new HttpRefusal(answer.status, answer.message, answer.flag);
 }
+
+/** An app key or link id as a look-up takes it: bounded, so an oversized one is refused here, not by the table. */
+const isKeyText = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= 256;
 
 function sameToken(given: string | string[] | undefined, token: string): boolean {
   if (typeof given !== 'string') return false;

@@ -57,9 +57,14 @@ function unreachable(error: ApiError): ApiError {
   return error;
 }
 
-/** Runs an admin command; flags left undefined or false are not sent, as the CLI would not pass them. */
-export function command<T = Record<string, unknown>>(name: string, flags: Flags = {}): Promise<T> {
-  const sent = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined && value !== false && value !== ''));
+/**
+ * Runs an admin command; flags left undefined or false are not sent, as the CLI would not pass
+ * them, nor empty ones unless `sendEmpty` (an edit clearing a setting: `link update --web-url ''`).
+ */
+export function command<T = Record<string, unknown>>(name: string, flags: Flags = {}, { sendEmpty = false } = {}): Promise<T> {
+  const sent = Object.fromEntries(
+    Object.entries(flags).filter(([, value]) => value !== undefined && value !== false && (sendEmpty || value !== '')),
+  );
   return post<T>('/api/command', { command: name, flags: sent });
 }
 
@@ -73,3 +78,10 @@ export const meta = () => post<Meta>('/api/meta', {});
 
 /** The Raw data page's last export per table: a read of the export bucket (console/export-status.ts), not an admin command. */
 export const exportStatus = <T>(appKey: string) => post<T>('/api/export-status', { 'app-key': appKey });
+
+/** An app's link settings and its link domains' well-known files (console/deep-link-tools.ts), not an admin command. */
+export const appLinks = <T>(appKey: string) => post<T>('/api/app-links', { 'app-key': appKey });
+
+/** A dry-run click on a link and the first-launch answer an app installed from it gets (console/deep-link-tools.ts). */
+export const tryFirstLaunch = <T>(linkId: string, platform: 'ios' | 'android') =>
+  post<T>('/api/try-first-launch', { 'link-id': linkId, platform });

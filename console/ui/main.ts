@@ -3,6 +3,7 @@ import { FIRST_DAY, LAST_DAY } from '../../functions/domain/common/days';
 import { type ApiError, meta, onUnreachable } from './api';
 import { flashArea, h, notice, replace } from './dom';
 import { plainError } from './errors';
+import { appLinksPage } from './pages/app-links';
 import { breakdownPage } from './pages/breakdown';
 import { cohortsPage } from './pages/cohorts';
 import { companiesPage } from './pages/companies';
@@ -34,6 +35,7 @@ const PAGES: Page[] = [
   { route: 'companies', label: 'Companies and apps', render: companiesPage },
   { route: 'settings', label: 'Settings: Server Keys', render: settingsPage },
   { route: 'links', label: 'Tracking links', render: linksPage },
+  { route: 'app-links', label: 'App links', render: appLinksPage },
   { route: 'postbacks', label: 'Postbacks', render: postbacksPage },
   { route: 'reports', label: 'Reports', render: reportsPage },
   { route: 'install', label: 'Install look-up', render: installPage },

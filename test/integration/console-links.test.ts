@@ -180,6 +180,27 @@ describe('the Tracking links page', () => {
     });
   });
 
+  it('clears a deep link field emptied in the edit form, and tries a click: Android at first launch gets the deep link', async () => {
+    const { page } = mc;
+    await mc.open('links');
+    await (await rowOf(tiktokLink)).getByRole('button', { name: `Edit link ${tiktokLink}` }).click();
+    const form = page.getByTestId('link-edit-form');
+    await form.getByText('Deep link (what the app opens once installed)').click();
+    await form.getByLabel('Deep link sub 2').fill('');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByTestId('link-edit').getByText(`Saved link ${tiktokLink}`).waitFor({ timeout: 15_000 });
+    expect((await listLinks()).find((l) => l.link_id === tiktokLink)?.deep_link).toEqual({ value: 'summer_sale' });
+
+    await (await rowOf(tiktokLink)).getByRole('button', { name: `Try link ${tiktokLink}` }).click();
+    await page.getByTestId('link-preview').getByRole('button', { name: 'First launch on Android' }).click();
+    const answer = JSON.parse((await page.getByTestId('first-launch-answer').textContent({ timeout: 15_000 })) ?? '');
+    expect(answer).toMatchObject({
+      status: 'found',
+      attribution: { link_id: tiktokLink, match: 'deterministic' },
+      deep_link: { value: 'summer_sale' },
+    });
+  });
+
   it('disables a link after confirmation (its clicks get 404) and enables it again (302)', async () => {
     const { page } = mc;
     const click = () => fetch(`${mc.simulation.base_url}/l/${tiktokLink}`, { redirect: 'manual', headers: { 'user-agent': IPHONE } });

@@ -1,4 +1,5 @@
-import { command } from '../api';
+import { DEEP_LINK_FIELDS, type DeepLink, type DeepLinkField, deepLinkFlag } from '../../../functions/domain/links/deep-link';
+import { command, tryFirstLaunch } from '../api';
 import {
   actionButton,
   actionForm,
@@ -17,6 +18,7 @@ import {
 } from '../dom';
 import { plainError } from '../errors';
 import { BLANK, count, orBlank, pct } from '../format';
+import { linkEdits } from '../link-edits';
 import {
   conversionRate,
   copyPreset,
@@ -45,7 +47,7 @@ interface LinkRow extends ListedLink {
   countries_block?: string[];
   lookback_days: number;
   /** docs/deep-links.md: value and sub1..sub10, each absent unless set. */
-  deep_link?: Partial<Record<string, string>>;
+  deep_link?: DeepLink;
   created_ms: number;
 }
 
@@ -66,9 +68,6 @@ const PARAM_FLAG: Readonly<Record<(typeof PRESET_PARAMS)[number], string>> = {
   sub4: 'sub4',
   sub5: 'sub5',
 };
-/** The deep link's fields (docs/deep-links.md) and their flags: `value` is `--deep-link-value`, `sub1` `--deep-link-sub1`. */
-const DEEP_LINK_FIELDS = ['value', 'sub1', 'sub2', 'sub3', 'sub4', 'sub5', 'sub6', 'sub7', 'sub8', 'sub9', 'sub10'] as const;
-const deepLinkFlag = (field: (typeof DEEP_LINK_FIELDS)[number]) => `deep-link-${field}` as const;
 /** The settings `link update` may change, as the edit form's flags. */
 const EDITABLE = [
   'campaign',
@@ -78,7 +77,7 @@ const EDITABLE = [
   'countries-allow',
   'countries-block',
   'lookback-days',
-  ...DEEP_LINK_FIELDS.map(deepLinkFlag),
+  ...DEEP_LINK_FIELDS.map((field) => deepLinkFlag(field) as `deep-link-${DeepLinkField}`),
 ] as const;
 
 /** The deep link fields of a form, in a group of their own; `values` fills them (the edit form). */
@@ -119,6 +118,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
   const preview = h('section', { 'aria-labelledby': 'preview-h', class: 'preview', 'data-testid': 'link-preview' });
   const listArea = h('div', { 'data-testid': 'links-table' });
   const editArea = h('div', { 'data-testid': 'link-edit' });
+  const firstLaunchArea = h('div', { 'aria-live': 'polite', 'data-testid': 'first-launch' });
   const presetInfo = h('div', { class: 'preset-info', 'aria-live': 'polite', 'data-testid': 'preset-info' });
   /** The links last listed: the duplicate check reads them (and lists again before it creates). */
   let links: LinkRow[] = [];
@@ -277,6 +277,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     if (!current) return;
     const flags = Object.fromEntries(Object.entries(formFlags(builder)).filter(([flag]) => isClickParam(flag)));
     const trial = await command<LinkTrial>('link try', { ...flags, 'link-id': current });
+    replace(firstLaunchArea);
     replace(
       preview,
       h('h2', { id: 'preview-h' }, `Link ${trial.link_id}`),
@@ -303,6 +304,36 @@ export async function linksPage(root: HTMLElement): Promise<void> {
         trial.clicks,
       ),
       h('div', { class: 'actions' }, actionButton('Update test clicks', tryLink, { class: 'secondary' })),
+      h('h3', null, 'Try a click: what the app gets at first launch'),
+      h(
+        'p',
+        { class: 'hint' },
+        "A dry run: the click this link would record, then POST /sdk/v1/attribution's own rules on it (Android: the Play referrer the store URL carries; iOS: probabilistic matching, when the app has it on). Nothing is recorded.",
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        (['android', 'ios'] as const).map((platform) =>
+          actionButton(`First launch on ${platform === 'ios' ? 'iOS' : 'Android'}`, () => showFirstLaunch(trial.link_id, platform), {
+            class: 'secondary',
+          }),
+        ),
+      ),
+      firstLaunchArea,
+    );
+  }
+
+  /** The answer an app installed from a click on the link gets at first launch, and why when not_found. */
+  async function showFirstLaunch(linkId: string, platform: 'ios' | 'android'): Promise<void> {
+    const trial = await tryFirstLaunch<FirstLaunchTrial>(linkId, platform);
+    const { answer } = trial;
+    replace(
+      firstLaunchArea,
+      answer.status === 'found'
+        ? notice('success', `Found (${answer.attribution?.match ?? ''}): the app opens ${answer.deep_link?.value ?? 'no deep link value'}.`)
+        : notice('info', `not_found: ${notFoundReason(trial)}`),
+      trial.install_referrer ? h('p', null, 'Install referrer: ', code(trial.install_referrer)) : null,
+      h('pre', { class: 'break', 'data-testid': 'first-launch-answer' }, JSON.stringify(answer, null, 2)),
     );
   }
 
@@ -373,6 +404,7 @@ export async function linksPage(root: HTMLElement): Promise<void> {
             ].join(''),
         },
         { label: 'Lookback', cell: (l) => `${l.lookback_days} d`, numeric: true },
+        { label: 'Deep link', cell: (l) => deepLinkSummary(l) },
         { label: 'Created', cell: (l) => dateTime(l.created_ms) },
         { label: 'Actions', cell: (l) => h('div', { class: 'row-actions' }, rowActions(l)) },
       ],
@@ -475,11 +507,10 @@ export async function linksPage(root: HTMLElement): Promise<void> {
         deepLinkFields(link.deep_link),
       ],
       run: async (flags) => {
-        const changed = Object.fromEntries(
-          EDITABLE.flatMap((flag) => (flags[flag] !== undefined && flags[flag] !== now[flag] ? [[flag, flags[flag]]] : [])),
-        );
+        // A field emptied clears its setting (link update takes '' as "clear").
+        const changed = linkEdits(now, flags);
         if (Object.keys(changed).length === 0) return notice('info', 'Nothing changed.');
-        await command('link update', { ...changed, 'link-id': link.link_id });
+        await command('link update', { ...changed, 'link-id': link.link_id }, { sendEmpty: true });
         await refreshList();
         replace(editArea, notice('success', `Saved link ${link.link_id}; the redirect follows within 30 seconds.`));
         return null;
@@ -513,6 +544,36 @@ export async function linksPage(root: HTMLElement): Promise<void> {
     ),
   );
   await refreshList();
+}
+
+/** The deep link fields a link carries, and its web fallback, in a line. */
+function deepLinkSummary(link: LinkRow): string {
+  const fields = DEEP_LINK_FIELDS.flatMap((field) => (link.deep_link?.[field] === undefined ? [] : [`${field}=${link.deep_link[field]}`]));
+  return [...fields, ...(link.web_url ? [`web ${link.web_url}`] : [])].join('; ');
+}
+
+/** What POST /api/try-first-launch answers (tryFirstLaunch in console/deep-link-tools.ts). */
+interface FirstLaunchTrial {
+  platform: 'ios' | 'android';
+  probabilistic: boolean;
+  install_referrer: string | null;
+  no_click: string | null;
+  answer: {
+    status: 'found' | 'not_found';
+    reason?: string;
+    attribution: { match: string } | null;
+    deep_link: { value: string | null } | null;
+  };
+}
+
+/** The not_found reason in words: the click the link would not make, iOS without probabilistic matching, or the refused click. */
+function notFoundReason(trial: FirstLaunchTrial): string {
+  if (trial.no_click) return `the link makes no click for this platform (${trial.no_click}).`;
+  if (trial.answer.reason === 'no_click_named')
+    return trial.platform === 'ios'
+      ? 'no_click_named: iOS passes no referrer, and this app has probabilistic matching off.'
+      : 'no_click_named: the Android destination carries no Play referrer naming the click.';
+  return `${trial.answer.reason ?? 'unknown'}.`;
 }
 
 function isClickParam(flag: string): boolean {
