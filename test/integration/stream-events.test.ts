@@ -332,13 +332,15 @@ describe('the refusals of GET /api/v1/stream/events', () => {
     expect((await get(`?cursor=${tampered}`, bearer(a))).body).toEqual({ error: 'invalid_cursor' });
   });
 
-  it.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])(
-    'answers %s with the fallback 404 not_found (only GET is routed)',
-    async (method) => {
-      const response = await get('', bearer(a), method);
-      expect({ status: response.status, body: response.body }).toEqual({ status: 404, body: { error: 'not_found' } });
-    },
-  );
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('answers %s with the fallback 404 not_found (only GET is routed)', async (method) => {
+    const response = await get('', bearer(a), method);
+    expect({ status: response.status, body: response.body }).toEqual({ status: 404, body: { error: 'not_found' } });
+  });
+
+  it('answers OPTIONS as cors-preflight answers every path no browser may call: 403 origin_not_allowed (docs/sdk.md, "CORS")', async () => {
+    const response = await get('', bearer(a), 'OPTIONS');
+    expect({ status: response.status, body: response.body }).toEqual({ status: 403, body: { error: 'origin_not_allowed' } });
+  });
 
   it('answers any query, near a valid one or not, as documented: 200, 400 or 401, never a 500 or a 503', async () => {
     const valid = await cursorOf();
