@@ -10,6 +10,7 @@ import { reportCommands } from './report-commands';
 import { skanCommands } from './skan-commands';
 import { sqlCommands } from './sql-commands';
 import { tenantCommands } from './tenant-commands';
+import { userCommands } from './user-commands';
 
 export type { AdminCommand, Target } from './command';
 export { defineCommand, TargetError, UsageError } from './command';
@@ -30,6 +31,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...costCommands,
   ...fxCommands,
   ...skanCommands,
+  ...userCommands,
 ]);
 
 function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {

@@ -4,6 +4,7 @@ import { ServiceError } from '../functions/domain/common/errors';
 import { FxRatesFileError } from '../functions/domain/fx/rates-file';
 import { LinkConfigError } from '../functions/domain/links/link-config';
 import { PostbackConfigError } from '../functions/domain/partner-postbacks/config';
+import { UserExistsError } from '../functions/domain/team/users';
 import { TargetError, UsageError } from './command';
 import { CostImportError } from './cost-commands';
 import { SkanSchemaFileError } from './skan-commands';
@@ -32,7 +33,12 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   )
     return { status: 400, message: err.message, expected: true };
   if (error instanceof NotFoundError) return { status: 404, message: err.message, expected: true };
-  if (error instanceof AppStoreIdTakenError || error instanceof LinkDomainTakenError || error instanceof LinkDomainFullError)
+  if (
+    error instanceof AppStoreIdTakenError ||
+    error instanceof LinkDomainTakenError ||
+    error instanceof LinkDomainFullError ||
+    error instanceof UserExistsError
+  )
     return { status: 409, message: err.message, expected: true };
   if (error instanceof ServiceError) return { status: error.statusCode, message: error.code, expected: true };
   if (error instanceof TargetError) return { status: 502, message: err.message, expected: true };

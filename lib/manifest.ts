@@ -140,6 +140,13 @@ export const tables = {
       'is worth that day. Written by the daily fx-fetch and `admin fx set`; ingest converts revenue with them (docs/ingestion.md, "Currencies").',
     partitionKey: S('day'),
   },
+  changes: {
+    purpose:
+      'The console change log (docs/console.md, "The change log"): one item per change a console user made, who, what, when, ' +
+      'before and after, by company_id, sorted by at (<ms, 15 digits>#<random>). Written and read by the console API alone.',
+    partitionKey: S('company_id'),
+    sortKey: S('at'),
+  },
 } as const satisfies Record<string, TableSpec>;
 
 export type TableName = keyof typeof tables;

@@ -437,7 +437,12 @@ export class TenantStore {
   }
 
   async serverKey(serverKey: string): Promise<ServerKeyRecord | undefined> {
-    return this.get<ServerKeyRecord>(serverKeyPk(hashServerKey(serverKey)));
+    return this.serverKeyByHash(hashServerKey(serverKey));
+  }
+
+  /** A key by its id (`server-key list`'s key_id, the hash): the console API finds the company of `server-key revoke --key-id`. */
+  async serverKeyByHash(keyHash: string): Promise<ServerKeyRecord | undefined> {
+    return this.get<ServerKeyRecord>(serverKeyPk(keyHash));
   }
 
   /**

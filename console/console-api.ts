@@ -1,0 +1,51 @@
+import { authorizeCommand, type TargetLookup } from '../admin/command-roles';
+import { parseCommand, runParsed, type Target } from '../admin/commands';
+import { type ChangeLog, changeRecord } from '../functions/domain/team/changes';
+import type { Member } from '../functions/domain/team/members';
+
+/**
+ * The console API's one operation, for the deployed console's function (functions/console-api.ts)
+ * and the local console (console/server.ts) alike: a signed-in member runs a command of the
+ * registry. In order: the flags are checked (400), the member's role and company are checked
+ * against the command (403 role_not_allowed, 403 company_scope: admin/command-roles.ts), the
+ * command runs, and a command that changes something is written to the change log with the state
+ * before and after. A member's `company list` holds their own company alone.
+ */
+export interface ConsoleCall {
+  readonly member: Member;
+  readonly command: string;
+  readonly flags: Readonly<Record<string, unknown>>;
+}
+
+export interface ConsolePorts {
+  readonly target: Target;
+  readonly lookUp: TargetLookup;
+  readonly changes: ChangeLog;
+  readonly nowMs?: () => number;
+}
+
+export async function runConsoleCommand(call: ConsoleCall, ports: ConsolePorts): Promise<object> {
+  const parsed = parseCommand(call.command, call.flags);
+  const { access, target, scopeFlag } = await authorizeCommand(call.member, parsed.command.name, call.flags, ports.lookUp);
+  const before =
+    access.changes && access.before && scopeFlag
+      ? await runParsed(parseCommand(access.before, { [scopeFlag]: call.flags[scopeFlag] }), ports.target)
+      : (target?.record ?? null);
+  const answer = await runParsed(parsed, ports.target);
+  if (access.changes) {
+    const record = changeRecord(
+      call.member,
+      { companyId: target?.companyId, command: parsed.command.name, flags: call.flags, before, after: answer },
+      (ports.nowMs ?? Date.now)(),
+    );
+    await ports.changes.append(record);
+  }
+  return scopedAnswer(call.member, parsed.command.name, answer);
+}
+
+/** `company list` is the one command whose answer spans companies: a member sees their own. */
+function scopedAnswer(member: Member, command: string, answer: object): object {
+  if (member.kind === 'operator' || command !== 'company list') return answer;
+  const { companies } = answer as { companies?: readonly { company_id?: string }[] };
+  return { ...answer, companies: (companies ?? []).filter((company) => company.company_id === member.companyId) };
+}
