@@ -59,6 +59,9 @@ export async function stackTarget(stackName: string): Promise<Target> {
   for (const queue of Object.keys(queues)) process.env[envName.queue(queue)] = need(outputKey.queue(queue));
   process.env[envName.bucket()] = need(outputKey.bucket());
   process.env[envName.exportBucket()] = need(outputKey.exportBucket());
+  // Console users (`user invite|remove|list`) are the console's user pool's; a stack from before it has none.
+  const pool = outputs[outputKey.consoleUserPool()];
+  if (pool) process.env.CONSOLE_USER_POOL_ID = pool;
   return { baseUrl: need(outputKey.baseUrl()), stack: stackName };
 }
 

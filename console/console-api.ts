@@ -1,7 +1,7 @@
-import { authorizeCommand, type TargetLookup } from '../admin/command-roles';
-import { parseCommand, runParsed, type Target } from '../admin/commands';
+import { accessOf, authorizeCommand, type TargetLookup } from '../admin/command-roles';
+import { ADMIN_COMMANDS, parseCommand, runParsed, type Target } from '../admin/commands';
 import { type ChangeLog, changeRecord } from '../functions/domain/team/changes';
-import type { Member } from '../functions/domain/team/members';
+import { type Member, reaches } from '../functions/domain/team/members';
 
 /**
  * The console API's one operation, for the deployed console's function (functions/console-api.ts)
@@ -49,3 +49,26 @@ function scopedAnswer(member: Member, command: string, answer: object): object {
   const { companies } = answer as { companies?: readonly { company_id?: string }[] };
   return { ...answer, companies: (companies ?? []).filter((company) => company.company_id === member.companyId) };
 }
+
+/** The most a console API request body may hold (the local console's limit too): a cost CSV is sent in parts under it. */
+export const MAX_CONSOLE_BODY_BYTES = 64 * 1024;
+
+/** A console API request as both servers take it: {"command": "...", "flags": {...}}, else 400. */
+export function consoleRequest(body: unknown): { command: string; flags: Record<string, unknown> } | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { command, flags = {} } = body as Record<string, unknown>;
+  if (typeof command !== 'string' || command.length > 100 || typeof flags !== 'object' || flags === null || Array.isArray(flags)) return undefined;
+  return { command, flags: flags as Record<string, unknown> };
+}
+
+/** What the page may run, for its menus: the commands the member's role reaches (the API checks each call regardless). */
+export function commandsFor(member: Member): string[] {
+  return ADMIN_COMMANDS.filter((command) => reaches(member, accessOf(command.name).role)).map((command) => command.name);
+}
+
+/** The member as the page shows them. */
+export const memberView = (member: Member) => ({
+  email: member.email,
+  role: member.kind === 'operator' ? 'operator' : member.role,
+  company_id: member.kind === 'operator' ? null : member.companyId,
+});

@@ -10,6 +10,7 @@ import { POSTBACK_MACROS } from '../functions/domain/partner-postbacks/template'
 import { bundleConsole, type ConsoleBundle } from './bundle';
 import { appLinkView, tryFirstLaunch } from './deep-link-tools';
 import { exportBucketOf, exportStatus } from './export-status';
+import { consolePage } from './page';
 
 /**
  * `npm run console [-- --stack NAME] [--port N]` (docs/console.md): the admin console on
@@ -245,24 +246,7 @@ function sendJson(response: ServerResponse, status: number, body: object): void 
   send(response, status, 'application/json; charset=utf-8', JSON.stringify(body));
 }
 
-function page(token: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="console-token" content="${token}">
-<title>Attribution console</title>
-<link rel="stylesheet" href="/assets/console.css">
-<link rel="icon" href="data:,">
-</head>
-<body>
-<div id="console"></div>
-<script src="/assets/console.js"></script>
-</body>
-</html>
-`;
-}
+const page = (token: string) => consolePage({ 'console-token': token });
 
 async function main(): Promise<void> {
   const options = { stack: { type: 'string' }, port: { type: 'string', default: process.env.CONSOLE_PORT ?? '4000' } } as const;

@@ -746,6 +746,31 @@ export const functions = {
     tables: { skan_postbacks: 'readwrite', tenants: 'read', aggregates: 'write' },
     bucket: 'write',
   },
+  'console-api': {
+    entry: 'functions/console-api.ts',
+    description:
+      "The deployed console's API (docs/console.md): runs the admin command registry for a signed-in member, role and company checked on every command.",
+    // No route on the service's API: its own HTTP API with a JWT authorizer on the console's user
+    // pool calls it (lib/constructs/console-site.ts, ADR 0007). Its grants are what the commands a
+    // company admin or an operator runs from the console touch, as the admin CLI's credentials would.
+    tables: {
+      tenants: 'readwrite_delete',
+      signing_secrets: 'readwrite',
+      links: 'readwrite',
+      installs: 'read',
+      clicks: 'read',
+      aggregates: 'readwrite',
+      ledger: 'read',
+      postbacks: 'readwrite_delete',
+      fx_rates: 'readwrite',
+      skan_postbacks: 'read',
+      changes: 'readwrite',
+    },
+    bucket: 'read',
+    exports: 'readwrite',
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+  },
 } as const satisfies Record<string, FunctionSpec>;
 
 export type FunctionName = keyof typeof functions;
@@ -766,4 +791,7 @@ export const outputKey = {
   warehouseDatabase: () => 'WarehouseDatabaseName',
   athenaWorkGroup: () => 'AthenaWorkGroupName',
   athenaResultsBucket: () => 'AthenaResultsBucketName',
+  /** The deployed console (lib/constructs/console-site.ts): its URL and its user pool. */
+  consoleUrl: () => 'ConsoleUrl',
+  consoleUserPool: () => 'ConsoleUserPoolId',
 };

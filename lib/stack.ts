@@ -8,6 +8,7 @@ import type { Construct } from 'constructs';
 import { athenaNamedQueries } from '../functions/domain/raw-data/report-sql';
 import { ServiceFunctionsOnly } from './aspects/service-functions-only';
 import { type AlarmDestination, AlarmTopic, ServiceAlarms } from './constructs/alarms';
+import { ConsoleSite } from './constructs/console-site';
 import { ServiceDashboard } from './constructs/dashboard';
 import { DataStores } from './constructs/data-stores';
 import { type ApiThrottle, type CustomDomain, Edge, type PriceClass } from './constructs/edge';
@@ -72,6 +73,8 @@ export class AttributionServiceStack extends Stack {
   readonly warehouse: Warehouse;
   /** Every function of the manifest, by manifest name. */
   readonly functions: ReadonlyMap<string, ServiceFunction>;
+  /** The deployed console: its files, sign-in and API (ADR 0007). */
+  readonly console: ConsoleSite;
 
   constructor(scope: Construct, id: string, props: AttributionServiceStackProps = {}) {
     super(scope, id, {
@@ -116,6 +119,7 @@ export class AttributionServiceStack extends Stack {
       handlers.set(name, component.function);
     }
     this.functions = handlers;
+    this.console = this.consoleSite();
     this.reserveConcurrency(props.reservedConcurrency ?? {});
 
     this.connectQueueConsumers();
@@ -129,6 +133,19 @@ export class AttributionServiceStack extends Stack {
     });
     new ServiceDashboard(this, 'Dashboard', { api: this.edge.api, stage: this.edge.stage, functions: handlers, stores: this.stores });
     this.addOutputs();
+  }
+
+  /** The deployed console around the manifest's console-api function (lib/constructs/console-site.ts). */
+  private consoleSite(): ConsoleSite {
+    const api = this.functions.get('console-api');
+    if (!api) throw new Error('the manifest has no console-api function, which the deployed console runs');
+    const site = new ConsoleSite(this, 'Console', { api, accessLogs: this.stores.accessLogs, baseUrl: this.edge.baseUrl });
+    new CfnOutput(this, outputKey.consoleUrl(), { value: site.url, description: 'The deployed console (docs/console.md)' });
+    new CfnOutput(this, outputKey.consoleUserPool(), {
+      value: site.userPool.userPoolId,
+      description: "The console's Cognito user pool: `admin --stack NAME user invite` adds users to it",
+    });
+    return site;
   }
 
   /**

@@ -32,6 +32,8 @@ export class NotAMemberError extends ServiceError {
   }
 }
 
+/** The longest company id a token may carry (the user pool's custom:company_id attribute has the same limit). */
+export const COMPANY_ID_MAX = 64;
 const COMPANY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function isRole(value: unknown): value is Role {
