@@ -57,7 +57,8 @@ export const MAX_CONSOLE_BODY_BYTES = 64 * 1024;
 export function consoleRequest(body: unknown): { command: string; flags: Record<string, unknown> } | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const { command, flags = {} } = body as Record<string, unknown>;
-  if (typeof command !== 'string' || command.length > 100 || typeof flags !== 'object' || flags === null || Array.isArray(flags)) return undefined;
+  if (typeof command !== 'string' || command.length > 100 || typeof flags !== 'object' || flags === null || Array.isArray(flags))
+    return undefined;
   return { command, flags: flags as Record<string, unknown> };
 }
 

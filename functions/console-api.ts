@@ -44,7 +44,11 @@ export async function consoleApi(event: ConsoleEvent): Promise<HttpResult> {
   const request = consoleRequest(parseJson(body));
   if (!request) return json(400, { error: 'expected {"command": "...", "flags": {...}}' }, headers);
   try {
-    return json(200, await runConsoleCommand({ member, ...request }, { target: deployedTarget(), lookUp: storeLookup(), changes }), headers);
+    return json(
+      200,
+      await runConsoleCommand({ member, ...request }, { target: deployedTarget(), lookUp: storeLookup(), changes }),
+      headers,
+    );
   } catch (error) {
     const answer = errorAnswer(error);
     if (!answer.expected) throw error;
