@@ -794,4 +794,7 @@ export const outputKey = {
   /** The deployed console (lib/constructs/console-site.ts): its URL and its user pool. */
   consoleUrl: () => 'ConsoleUrl',
   consoleUserPool: () => 'ConsoleUserPoolId',
+  consoleBucket: () => 'ConsoleBucketName',
+  consoleClientId: () => 'ConsoleClientId',
+  consoleIssuer: () => 'ConsoleIssuer',
 };

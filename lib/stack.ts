@@ -145,6 +145,13 @@ export class AttributionServiceStack extends Stack {
       value: site.userPool.userPoolId,
       description: "The console's Cognito user pool: `admin --stack NAME user invite` adds users to it",
     });
+    // What `npm run console:publish` (console/publish.ts) puts in the bucket and writes into the page.
+    new CfnOutput(this, outputKey.consoleBucket(), { value: site.bucket.bucketName, description: "The console's files" });
+    new CfnOutput(this, outputKey.consoleClientId(), {
+      value: site.client.userPoolClientId,
+      description: "The console page's Cognito app client",
+    });
+    new CfnOutput(this, outputKey.consoleIssuer(), { value: site.issuer, description: "The console user pool's issuer (OIDC authority)" });
     return site;
   }
 

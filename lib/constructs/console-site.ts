@@ -9,10 +9,7 @@ import * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
-import { bundleConsoleSync } from '../../console/bundle';
-import { consolePage } from '../../console/page';
 import { COMPANY_ID_MAX } from '../../functions/domain/team/members';
 import type { ServiceFunction } from './service-function';
 
@@ -32,7 +29,10 @@ const CONSOLE_THROTTLE = { rateLimit: 20, burstLimit: 40 };
  * private bucket behind a CloudFront distribution of its own, sign-in with a Cognito user pool
  * (authorization code with PKCE, optional TOTP MFA, no self sign-up: users are invited), and the
  * console API, an HTTP API whose JWT authorizer checks the pool's ID tokens before the function
- * runs the command registry. The API is reached through the same distribution under /api/, so the
+ * runs the command registry. The files are put in the bucket after a deploy by `npm run
+ * console:publish -- --stack NAME` (console/publish.ts): a CDK BucketDeployment would add a
+ * Python function with a managed policy, outside the stack's rule that every function is a
+ * ServiceFunction. The API is reached through the same distribution under /api/, so the
  * page calls its own origin and needs no CORS.
  */
 export class ConsoleSite extends Construct {
@@ -42,6 +42,8 @@ export class ConsoleSite extends Construct {
   readonly client: cognito.UserPoolClient;
   readonly httpApi: apigw.HttpApi;
   readonly url: string;
+  /** The pool's issuer, the authority the page signs in with. */
+  readonly issuer: string;
 
   constructor(scope: Construct, id: string, props: ConsoleSiteProps) {
     super(scope, id);
@@ -82,7 +84,7 @@ export class ConsoleSite extends Construct {
       enforceSSL: true,
       serverAccessLogsBucket: props.accessLogs,
       serverAccessLogsPrefix: 'console-bucket/',
-      // The files are the bundle of this very commit, put again at every deploy.
+      // The files are the console's bundle, put again by every publish.
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: false,
     });
@@ -162,7 +164,7 @@ export class ConsoleSite extends Construct {
     });
     this.url = `https://${this.distribution.distributionDomainName}`;
 
-    const domain = this.userPool.addDomain('Domain', {
+    this.userPool.addDomain('Domain', {
       // Cognito's own domain: a prefix unique in the region, made of the stack's name and account.
       cognitoDomain: { domainPrefix: `${stack.stackName.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-console-${stack.account}` },
     });
@@ -206,46 +208,7 @@ export class ConsoleSite extends Construct {
       }),
     );
 
-    const bundle = bundleConsoleSync();
-    const page = consolePage({
-      'console-authority': issuer,
-      'console-client-id': this.client.userPoolClientId,
-      'console-sign-in-domain': domain.baseUrl(),
-    });
-    const files = new s3deploy.BucketDeployment(this, 'Files', {
-      destinationBucket: this.bucket,
-      sources: [
-        s3deploy.Source.data('index.html', page),
-        s3deploy.Source.data('assets/console.js', bundle.js),
-        s3deploy.Source.data('assets/console.css', bundle.css),
-      ],
-      distribution: this.distribution,
-      distributionPaths: ['/index.html'],
-    });
-    this.acknowledgeDeploymentHandler(files);
-  }
-
-  /**
-   * BucketDeployment copies the files with a function of CDK's own (Python, a singleton at the
-   * stack's root): its runtime and role are CDK's, run only at deploy time, and its grants are
-   * the asset bucket's objects (read) and the console bucket's (written, old ones deleted).
-   */
-  private acknowledgeDeploymentHandler(files: s3deploy.BucketDeployment): void {
-    const stack = Stack.of(this);
-    const handler = stack.node.children.find((child) => child.node.id.startsWith('Custom::CDKBucketDeployment'));
-    if (!handler) throw new Error("BucketDeployment's handler is not where CDK puts it: the acknowledgements below need it");
-    const reason = "CDK's BucketDeployment handler, run by CloudFormation at deploy time only, with CDK's fixed runtime and grants";
-    const findings = [
-      'AwsSolutions-L1',
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      ...['s3:Abort*', 's3:DeleteObject*', 's3:GetBucket*', 's3:GetObject*', 's3:List*'].map(
-        (action) => `AwsSolutions-IAM5[Action::${action}]`,
-      ),
-      'AwsSolutions-IAM5[Resource::*]',
-      `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)}.Arn>/*]`,
-      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
-    ];
-    for (const id of findings) Validations.of(handler).acknowledge({ id, reason: `${reason} (the console's files, ${files.node.path}).` });
+    this.issuer = issuer;
   }
 
   /** The local console's headers (console/server.ts), with Cognito's sign-in endpoints as the page's only other origin. */

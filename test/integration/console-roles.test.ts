@@ -63,7 +63,7 @@ const report = (tenant: Tenant) => ({ 'app-key': tenant.app.app_key, report: 'at
 describe('roles on the console API', () => {
   it('lets a viewer read reports and refuses them links, keys and users with 403 role_not_allowed', async () => {
     const viewer = of(a, 'viewer');
-    await expect(run(viewer, 'report show', report(a))).resolves.toHaveProperty('data');
+    await expect(run(viewer, 'report show', report(a))).resolves.toHaveProperty('rows');
     for (const [command, flags] of [
       ['link create', { 'app-key': a.app.app_key, partner: 'meta' }],
       ['server-key create', { 'app-key': a.app.app_key }],
@@ -84,7 +84,8 @@ describe('roles on the console API', () => {
       command: 'link create',
       who: { sub: marketer.sub, email: marketer.email, role: 'marketer' },
       before: expect.objectContaining({ app_key: a.app.app_key }),
-      after: expect.objectContaining({ link_id: link.link_id, campaign: 'spring' }),
+      flags: { 'app-key': a.app.app_key, partner: 'meta', campaign: 'spring' },
+      after: expect.objectContaining({ link_id: link.link_id }),
     });
     await expect(refusal(marketer, 'server-key list', { 'app-key': a.app.app_key })).resolves.toEqual({
       status: 403,
@@ -162,7 +163,8 @@ describe('company scoping on the console API', () => {
     expect(latest).toMatchObject({
       command: 'company create',
       who: { role: 'operator' },
-      after: expect.objectContaining({ name: 'Newco' }),
+      flags: { name: 'Newco' },
+      after: expect.objectContaining({ company_id: expect.any(String) }),
     });
   });
 });
