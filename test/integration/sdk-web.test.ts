@@ -184,12 +184,15 @@ describe('the web SDK in Chromium', () => {
   it('counts every event tracked through offline periods, a reload mid-send and two tabs exactly once', async () => {
     const tracked: string[] = [];
     const first = await open(pageUrl(siteOrigin, { click_id: 'clk_web_1', link_id: 'AbC123xYz0', deep_link_value: 'sale_42' }));
-    // Web-to-app: the landing URL's click and deep link reach the page's onLanding callback.
+    // Web-to-app: the landing URL's click and deep link reach the page's onLanding and onDeepLink callbacks.
     await first.waitForFunction(() =>
       (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent?.includes('landed'),
     );
     expect(await first.evaluate(() => (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent)).toContain(
       '{"clickId":"clk_web_1","linkId":"AbC123xYz0","deepLink":{"value":"sale_42"}}',
+    );
+    expect(await first.evaluate(() => (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent)).toContain(
+      'deep link: {"value":"sale_42"}',
     );
     tracked.push(...(await track(first, PER_PHASE, 'online')));
 
@@ -203,6 +206,13 @@ describe('the web SDK in Chromium', () => {
     await sleep(firstRefusal + CAPPED_MS - Date.now());
     const attemptsWhileCapped = answers.filter((answer) => answer.at >= firstRefusal).length;
     await setMonthlyCap(null);
+    // The next attempt, when the backoff ends, is taken: waited for so that the offline phase's
+    // failures do not pile onto these (the backoff grows until a send succeeds).
+    await waitFor(() => answers.at(-1)?.status === 200, {
+      timeoutMs: 40_000,
+      intervalMs: 200,
+      what: 'a send taken once the cap is lifted',
+    });
     // Backoff with full jitter from 1 s: a few attempts in 2 s (6 would need six waits summing
     // under 2 s, drawn from [0, 1], [0, 2], [0, 4]...), where retrying at once, at each track or at
     // each 300 ms flush would make dozens; and the refused batch was tried again, not dropped.
