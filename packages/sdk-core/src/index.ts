@@ -1,8 +1,10 @@
 export { type BackoffPolicy, backoffMs, DEFAULT_BACKOFF, retryAfterMs } from './backoff.js';
 export type { HttpRequest, HttpResponse, NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './ports.js';
 export {
+  type Choices,
   type Diagnostics,
   linkOf,
+  measures,
   type Ports,
   type RejectedEvent,
   SDK_VERSION,

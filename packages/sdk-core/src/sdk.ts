@@ -116,14 +116,7 @@ export class Sdk {
   private readonly settings: Required<
     Pick<
       SdkConfig,
-      | 'sdkVersion'
-      | 'batchSize'
-      | 'flushIntervalMs'
-      | 'gzipFrom'
-      | 'sessionTimeoutMs'
-      | 'firstLaunchTimeoutMs'
-      | 'maxBatchRefusals'
-      | 'queueBeforeConsent'
+      'sdkVersion' | 'batchSize' | 'flushIntervalMs' | 'gzipFrom' | 'sessionTimeoutMs' | 'firstLaunchTimeoutMs' | 'maxBatchRefusals'
     >
   > & { bounds: QueueBounds; backoff: BackoffPolicy };
 
@@ -140,7 +133,6 @@ export class Sdk {
       sessionTimeoutMs: config.sessionTimeoutMs ?? 30 * 60_000,
       firstLaunchTimeoutMs: config.firstLaunchTimeoutMs ?? 3_000,
       maxBatchRefusals: config.maxBatchRefusals ?? 3,
-      queueBeforeConsent: config.queueBeforeConsent ?? true,
       bounds: { ...DEFAULT_BOUNDS, ...config.bounds },
       backoff: { ...DEFAULT_BACKOFF, ...config.backoff },
     };
@@ -313,11 +305,8 @@ export class Sdk {
     await this.ports.storage.set(STATE_KEY, JSON.stringify(this.state));
   }
 
-  /** Whether events are measured now; `queueing`: whether they may be queued (before consent, when allowed). */
   private measuring(queueing = false): boolean {
-    if (this.state.opted_out) return false;
-    if (!this.config.requireConsent || this.state.consent === true) return true;
-    return queueing && this.state.consent === undefined && this.settings.queueBeforeConsent;
+    return measures(this.config, this.state, queueing);
   }
 
   /** In the background no periodic send runs, and the platform may suspend the app at any moment: send at once. */
@@ -509,6 +498,19 @@ export class Sdk {
       this.ports.scheduler.setTimeout(resolve, ms);
     });
   }
+}
+
+/** The device's own choices: opted out, and consent (undefined until decided). */
+export type Choices = Partial<Pick<SdkState, 'opted_out' | 'consent'>>;
+
+/**
+ * Whether events are measured now; `queueing`: whether they may be queued (before consent, when
+ * allowed). One rule for the core and for the web SDK's tabs that do not send (web-sdk.ts).
+ */
+export function measures(config: Pick<SdkConfig, 'requireConsent' | 'queueBeforeConsent'>, choices: Choices, queueing = false): boolean {
+  if (choices.opted_out) return false;
+  if (!config.requireConsent || choices.consent === true) return true;
+  return queueing && choices.consent === undefined && (config.queueBeforeConsent ?? true);
 }
 
 const idsOf = (events: readonly QueuedEvent[]) => new Set(events.map((event) => event.event_id));

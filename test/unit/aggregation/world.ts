@@ -2,7 +2,12 @@ import { FirstLaunchAnswers } from '../../../functions/adapters/first-launch-sto
 import { MemoryLedger, MemoryRowStore } from '../../../functions/adapters/memory/aggregate-store';
 import { MemoryInstallStore } from '../../../functions/adapters/memory/install-store';
 import { MemoryStreamStore } from '../../../functions/adapters/memory/stream-store';
-import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome } from '../../../functions/domain/aggregation/aggregate';
+import {
+  type AggregationPorts,
+  aggregateDeliveries,
+  type DeliveryOutcome,
+  isRetried,
+} from '../../../functions/domain/aggregation/aggregate';
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
 import { ROW_FAMILIES, type RowFamily } from '../../../functions/domain/aggregation/rows';
@@ -230,4 +235,23 @@ export function failingAfter(ports: AggregationPorts, limit: number) {
     decide: read(ports.decide),
   };
   return { ports: wrapped, writes: () => writes };
+}
+
+/**
+ * Delivers again, after the leases run out, each body that any of the deliveries left to come
+ * back (`deliveries[k][i]` is the outcome of `bodies[i]` in delivery k), until none comes back;
+ * the test fails when one still does after five rounds.
+ */
+export async function redeliverUntilDone(
+  w: Pick<ReturnType<typeof world>, 'clock' | 'deliver'>,
+  bodies: readonly string[],
+  ...deliveries: readonly (readonly DeliveryOutcome[])[]
+): Promise<void> {
+  let pending = bodies.filter((_, i) => deliveries.some((outcomes) => isRetried(outcomes[i] as DeliveryOutcome)));
+  for (let round = 0; round < 5 && pending.length > 0; round++) {
+    w.clock.now += LEASE_MS + 1;
+    const again = await w.deliver(pending);
+    pending = pending.filter((_, i) => isRetried(again[i] as DeliveryOutcome));
+  }
+  expect(pending).toEqual([]);
 }
