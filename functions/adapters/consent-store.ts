@@ -1,11 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { installPk } from '../domain/aggregation/install-state';
-import type { ConsentRecord } from '../domain/privacy/consent';
+import { CONSENT_SK, type ConsentRecord } from '../domain/privacy/consent';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
-
-/** The sort key of an install's latest consent, in its partition of the installs table (erased with it by the privacy drain). */
-export const CONSENT_SK = 'consent';
 
 /**
  * Each install's latest consent (docs/privacy.md, "Consent"): written by the aggregator, latest

@@ -27,6 +27,9 @@ export interface ConsentRecord extends Consent {
   readonly event_id: string;
 }
 
+/** The sort key of an install's latest consent, in its partition of the installs table (erased with it by the privacy drain). */
+export const CONSENT_SK = 'consent';
+
 export const MAX_TCF_STRING_CHARS = 4096;
 const CONSENT_FLAGS = ['gdpr_applies', 'ad_user_data', 'ad_personalization', 'third_party_sharing', 'measurement'] as const;
 type ConsentFlag = (typeof CONSENT_FLAGS)[number];
