@@ -1,4 +1,4 @@
-import { GVL, TCModel, TCString } from '@iabtechlabtcf/core';
+import { TCModel, TCString } from '@iabtechlabtcf/core';
 import fc from 'fast-check';
 import {
   type Consent,
@@ -11,48 +11,7 @@ import {
   sharingVerdict,
   type TcfSignals,
 } from '../../../functions/domain/privacy/consent';
-
-const PURPOSES = Array.from({ length: 11 }, (_, i) => i + 1);
-const VENDOR_IDS = [1, 2, 91, 755, 1024, 2000];
-
-/** A vendor list naming VENDOR_IDS, each declaring consent and legitimate-interest purposes, as the encoder needs. */
-function vendorList(): GVL {
-  const purposes = Object.fromEntries(PURPOSES.map((id) => [id, { id, name: `purpose ${id}`, description: '', illustrations: [] }]));
-  const vendors = Object.fromEntries(
-    VENDOR_IDS.map((id) => [
-      id,
-      {
-        id,
-        name: `vendor ${id}`,
-        purposes: [1, 3, 4],
-        legIntPurposes: [2, 7, 9, 10],
-        flexiblePurposes: [],
-        specialPurposes: [],
-        features: [],
-        specialFeatures: [],
-        cookieMaxAgeSeconds: 0,
-        usesCookies: false,
-        cookieRefresh: false,
-        usesNonCookieAccess: false,
-        deviceStorageDisclosureUrl: '',
-        urls: [],
-      },
-    ]),
-  );
-  return new GVL({
-    gvlSpecificationVersion: 3,
-    vendorListVersion: 50,
-    tcfPolicyVersion: 5,
-    lastUpdated: '2026-01-01T00:00:00Z',
-    purposes,
-    specialPurposes: {},
-    features: {},
-    specialFeatures: {},
-    vendors,
-    stacks: {},
-    dataCategories: {},
-  } as unknown as ConstructorParameters<typeof GVL>[0]);
-}
+import { PURPOSES, VENDOR_IDS, vendorList } from '../../support/tcf';
 
 const subsetOf = (values: readonly number[]) => fc.subarray([...values]);
 /** Since TCF 2.2, purposes 3 to 6 may not rest on legitimate interest: the encoder drops them. */
