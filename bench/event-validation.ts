@@ -17,6 +17,7 @@ import {
   MAX_REVENUE_USD,
   type RejectionReason,
 } from '../functions/domain/ingest/event-validation';
+import { MAX_TCF_STRING_CHARS, TCF_STRING_PATTERN } from '../functions/domain/privacy/consent';
 
 /**
  * The schema-library twin of functions/domain/ingest/event-validation.ts, written with zod 4 for the
@@ -58,6 +59,16 @@ const zodEvent = z
       z
         .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
         .refine((p) => Object.keys(p).length <= MAX_PROPERTIES && Buffer.byteLength(JSON.stringify(p)) <= MAX_PROPERTIES_JSON_BYTES),
+    ),
+    consent: nullish(
+      z.strictObject({
+        gdpr_applies: nullish(z.boolean()),
+        tcf_string: nullish(z.string().max(MAX_TCF_STRING_CHARS).regex(TCF_STRING_PATTERN)),
+        ad_user_data: nullish(z.boolean()),
+        ad_personalization: nullish(z.boolean()),
+        third_party_sharing: nullish(z.boolean()),
+        measurement: nullish(z.boolean()),
+      }),
     ),
   })
   .superRefine((event, ctx) => {
@@ -113,6 +124,8 @@ export function sampleBatch(size: number, now: number): unknown[] {
     (e) => (e.attribution = { click_id: 1 }),
     (e) => (e.properties = { nested: { no: true } }),
     (e) => (e.deep = nest(MAX_EVENT_DEPTH + 2)),
+    (e) => (e.consent = { gdpr_applies: 'yes' }),
+    (e) => (e.consent = { tcf_string: 'not a TC string' }),
   ];
   return Array.from({ length: size }, (_, i) => {
     const install = i % 10 === 0;
@@ -128,6 +141,12 @@ export function sampleBatch(size: number, now: number): unknown[] {
     if (i % 3 === 0) event.revenue_usd = 4.99;
     if (i % 3 === 1) event.properties = { screen: 'home', level: i % 50, premium: i % 2 === 0 };
     if (i % 5 === 0) event.device_id = `device-${i}`;
+    if (i % 20 === 0)
+      event.consent = {
+        gdpr_applies: true,
+        tcf_string: 'CQuZP8AQuZP8AAKABAENAyFgAIIAAEAAAAAAPoQAwAAgLzA-gAAAAAAA.IAAA',
+        ad_user_data: false,
+      };
     if (i % 10 === 7) breakers.at(Math.floor(i / 10) % breakers.length)?.(event);
     return event;
   });

@@ -4,6 +4,7 @@ import { AdServicesAnswerStore } from './adapters/adservices-answers';
 import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
 import { ClickStore } from './adapters/click-store';
+import { ConsentStore } from './adapters/consent-store';
 import { FirstLaunchAnswers } from './adapters/first-launch-store';
 import { DynamoInstallStore } from './adapters/install-store';
 import { IpBlockStore } from './adapters/ip-block-store';
@@ -29,6 +30,7 @@ import { sqsHandler } from './shared/sqs';
 import { TtlCache } from './shared/ttl-cache';
 
 const installs = new DynamoInstallStore(resourceName.table('installs'));
+const consentStore = new ConsentStore(resourceName.table('installs'));
 const clicks = new ClickStore(resourceName.table('clicks'));
 const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
 const tenants = new TenantStore(resourceName.table('tenants'));
@@ -53,6 +55,7 @@ const trigger: TriggerPorts = {
     const claim = await installs.get<EventClaim>(installPk(appId, installUuid), SK.event(memberId));
     return claim?.decision && { decision: claim.decision, platform: claim.platform };
   },
+  consentOf: (appId, installUuid) => consentStore.latest(appId, installUuid),
 };
 
 export const ports: AggregationPorts = {
@@ -67,6 +70,9 @@ export const ports: AggregationPorts = {
       const app = await tenants.appById(appId);
       return app && { probabilistic: app.probabilistic, time_zone: appTimeZone(app) };
     }),
+  consents: async (appId, latest) => {
+    await Promise.all([...latest].map(([installUuid, record]) => consentStore.keep(appId, installUuid, record)));
+  },
   postbacks: async (appId, intents) => {
     const records = await postbacksOf(trigger, appId, intents, Date.now());
     if (records.length > 0) await postbackRecords.enqueue(records, Date.now());

@@ -5,6 +5,7 @@ import { UTC } from '../common/days';
 import { pool } from '../common/pool';
 import { capMeteredKey } from '../ingest/cap';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
+import { type ConsentRecord, latestConsents } from '../privacy/consent';
 import { keepIncluded, STREAM_OPEN_SLACK_MS, type StreamLine, type StreamObjects, streamKey } from '../raw-data/stream-objects';
 import {
   type AcceptedEvent,
@@ -70,6 +71,11 @@ export interface AggregationPorts extends ContributionPorts {
    * and each postback is made once whatever the number of tries.
    */
   postbacks?(appId: string, intents: readonly PostbackIntent[]): Promise<void>;
+  /**
+   * Keeps each install's latest consent the object carries (docs/privacy.md, "Consent"), before its
+   * postbacks are made so that they read it; latest wins, so a redelivery changes nothing.
+   */
+  consents?(appId: string, latest: ReadonlyMap<string, ConsentRecord>): Promise<void>;
 }
 
 export interface Delivery {
@@ -600,6 +606,11 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       postbacks: intents,
       ...(stream ? { stream } : {}),
     });
+    const consents = ports.consents ? latestConsents(opened.lines) : undefined;
+    if (ports.consents && consents && consents.size > 0) {
+      step = 'consents';
+      await ports.consents(message.app_id, consents);
+    }
     if (ports.postbacks && intents.length > 0) {
       step = 'postbacks';
       await ports.postbacks(message.app_id, intents);

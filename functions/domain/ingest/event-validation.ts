@@ -1,5 +1,6 @@
 import { isPlainObject } from '../common/json';
 import { isCurrencyCode } from '../fx/rates';
+import { consentFault, MAX_TCF_STRING_CHARS } from '../privacy/consent';
 
 /**
  * The event rules of docs/ingestion.md, in its order: the first rule an event fails names its
@@ -24,7 +25,8 @@ export type RejectionReason =
   | 'bad_platform'
   | 'bad_device_id'
   | 'bad_attribution'
-  | 'bad_properties';
+  | 'bad_properties'
+  | 'bad_consent';
 
 /** What an SDK sends; unknown fields are allowed, kept in the audit record and ignored. */
 export interface SdkEvent {
@@ -121,6 +123,11 @@ export const EVENT_RULES: readonly EventRule[] = [
     rule: 'optional flat object (values string, number, boolean or null), at most 50 keys and 4 KiB as JSON',
     reason: 'bad_properties',
   },
+  {
+    field: 'consent',
+    rule: `optional object (docs/privacy.md, "Consent") whose \`gdpr_applies\`, \`ad_user_data\`, \`ad_personalization\`, \`third_party_sharing\` and \`measurement\` are each an optional boolean and \`tcf_string\` an optional IAB TCF v2 string (base64url segments joined by dots, at most ${MAX_TCF_STRING_CHARS.toLocaleString('en-US')} characters); no other member`,
+    reason: 'bad_consent',
+  },
 ];
 
 /**
@@ -150,6 +157,13 @@ export const EVENT_FAULT_FIELDS = [
   'attribution.install_begin_ms',
   'attribution.adservices_token',
   'properties',
+  'consent',
+  'consent.gdpr_applies',
+  'consent.tcf_string',
+  'consent.ad_user_data',
+  'consent.ad_personalization',
+  'consent.third_party_sharing',
+  'consent.measurement',
 ] as const;
 export type EventFaultField = (typeof EVENT_FAULT_FIELDS)[number];
 
@@ -181,6 +195,10 @@ const BAD_REFERRER_CLICK_MS = fault('bad_attribution', 'attribution.referrer_cli
 const BAD_INSTALL_BEGIN_MS = fault('bad_attribution', 'attribution.install_begin_ms');
 const BAD_ADSERVICES_TOKEN = fault('bad_attribution', 'attribution.adservices_token');
 const BAD_PROPERTIES = fault('bad_properties', 'properties');
+const BAD_CONSENT = fault('bad_consent', 'consent');
+const CONSENT_FAULTS = new Map<string, EventFault>(
+  EVENT_FAULT_FIELDS.filter((field) => field.startsWith('consent')).map((field) => [field, fault('bad_consent', field)]),
+);
 
 /** The reason an entry is rejected, or undefined when it is accepted. */
 export function validateEvent(entry: unknown, batch: BatchContext): RejectionReason | undefined {
@@ -232,6 +250,11 @@ function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow
   }
   const properties = event.properties;
   if (!absent(properties) && !isProperties(properties)) return BAD_PROPERTIES;
+  const consent = event.consent;
+  if (!absent(consent)) {
+    const field = consentFault(consent);
+    if (field !== undefined) return CONSENT_FAULTS.get(field) ?? BAD_CONSENT;
+  }
   return undefined;
 }
 

@@ -2,6 +2,7 @@ import { type AttributionDecision, ORGANIC } from '../attribution/decision';
 import { DAY_MS } from '../common/days';
 import { sha256Hex } from '../common/hashing';
 import type { Platform } from '../links/platform';
+import { type ConsentRecord, dmaValues, type SharingVerdict, sharingVerdict } from '../privacy/consent';
 import { installKey } from '../privacy/privacy';
 import { type PostbackConfig, wantsEvent } from './config';
 import { type MacroValues, renderTemplate } from './template';
@@ -93,6 +94,8 @@ export interface TriggerPorts {
   configs(appId: string): Promise<readonly PostbackConfig[]>;
   /** The decision of the install an event counts against (the claim of its install event). */
   installOf(appId: string, installUuid: string, memberId: string): Promise<InstallOfEvent | undefined>;
+  /** The install's latest consent (docs/privacy.md, "Consent"); absent: nothing is known of it. */
+  consentOf?(appId: string, installUuid: string): Promise<ConsentRecord | undefined>;
 }
 
 /** The postbacks the intents send, configuration by configuration; empty when none is configured. */
@@ -107,6 +110,16 @@ export async function postbacksOf(
   );
   if (attributed.length === 0) return [];
   const configs = new Map((await ports.configs(appId)).map((config) => [config.partner, config]));
+  // Read once per install and call: the latest consent known when the postbacks are made.
+  const consents = new Map<string, Promise<ConsentRecord | undefined>>();
+  const consentOf = (installUuid: string) => {
+    let consent = consents.get(installUuid);
+    if (!consent) {
+      consent = ports.consentOf ? ports.consentOf(appId, installUuid) : Promise.resolve(undefined);
+      consents.set(installUuid, consent);
+    }
+    return consent;
+  };
   const records: PostbackRecord[] = [];
   for (const intent of attributed) {
     const partner = intent.kind === 'install' ? intent.decision.partner : intent.member.partner;
@@ -122,12 +135,19 @@ export async function postbacksOf(
       if (!found || found.decision.attribution_type === 'organic') continue;
       install = found;
     }
-    records.push(recordOf(appId, config, intent, install, nowMs));
+    records.push(recordOf(appId, config, intent, install, await consentOf(intent.installUuid), nowMs));
   }
   return records;
 }
 
-function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent, install: InstallOfEvent, nowMs: number): PostbackRecord {
+function recordOf(
+  appId: string,
+  config: PostbackConfig,
+  intent: PostbackIntent,
+  install: InstallOfEvent,
+  consent: ConsentRecord | undefined,
+  nowMs: number,
+): PostbackRecord {
   const { decision } = install;
   const postbackId = postbackIdOf(appId, intent.installUuid, intent.eventId, config.partner);
   const installTime = intent.kind === 'install' ? intent.tsMs : intent.member.ts_ms;
@@ -151,8 +171,9 @@ function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent,
     is_reinstall: decision.reinstall,
     fraud_reasons: decision.fraud_reasons.join(','),
     postback_id: postbackId,
+    ...dmaValues(consent),
   };
-  const fraud = decision.fraud_reasons.length > 0 && !config.send_fraud;
+  const withheld = withheldReason(decision, config, sharingVerdict(consent, config.tcf_vendor_id));
   return {
     app_id: appId,
     postback_id: postbackId,
@@ -165,9 +186,15 @@ function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent,
     body:
       config.method === 'POST' ? JSON.stringify(Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))) : undefined,
     created_ms: nowMs,
-    state: fraud ? 'withheld' : 'new',
-    withheld_reason: fraud ? `fraud: ${decision.fraud_reasons.join(',')}` : undefined,
+    state: withheld ? 'withheld' : 'new',
+    withheld_reason: withheld,
   };
+}
+
+/** Why the postback is withheld (fraud first, then consent), or undefined when it is sent. */
+function withheldReason(decision: AttributionDecision, config: PostbackConfig, sharing: SharingVerdict): string | undefined {
+  if (decision.fraud_reasons.length > 0 && !config.send_fraud) return `fraud: ${decision.fraud_reasons.join(',')}`;
+  return sharing.share ? undefined : sharing.reason;
 }
 
 /** Micro-dollars as USD with up to 6 decimals and no trailing zeros ("4.99", "0.000001"). */

@@ -83,7 +83,24 @@ const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: Ba
     );
     return flat && values.length <= MAX_PROPERTIES && Buffer.byteLength(JSON.stringify(properties)) <= MAX_PROPERTIES_JSON_BYTES;
   },
+  bad_consent: (event) => {
+    const consent = event.consent;
+    if (absent(consent)) return true;
+    return isPlainObject(consent) && CONSENT_MEMBERS.every(([name, check]) => optional(check)(consent[name])) && consentKeysKnown(consent);
+  },
 };
+
+const TC_STRING = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const CONSENT_MEMBERS: [string, (value: unknown) => boolean][] = [
+  ['gdpr_applies', (v) => typeof v === 'boolean'],
+  ['tcf_string', (v) => typeof v === 'string' && v.length <= 4096 && TC_STRING.test(v)],
+  ['ad_user_data', (v) => typeof v === 'boolean'],
+  ['ad_personalization', (v) => typeof v === 'boolean'],
+  ['third_party_sharing', (v) => typeof v === 'boolean'],
+  ['measurement', (v) => typeof v === 'boolean'],
+];
+const consentKeysKnown = (consent: Record<string, unknown>) =>
+  Object.keys(consent).every((key) => CONSENT_MEMBERS.some(([name]) => name === key));
 
 function oracleReason(entry: unknown, batch: BatchContext): RejectionReason | undefined {
   if (!isPlainObject(entry)) return 'bad_event';
@@ -119,6 +136,15 @@ function oracleField(reason: RejectionReason | undefined, entry: unknown, batch:
     const attribution = event.attribution;
     const member = ATTRIBUTION_MEMBERS.find(([name, check]) => !optional(check)(attribution[name]));
     if (member) return `attribution.${member[0]}`;
+  }
+  if (reason === 'bad_consent' && isPlainObject(event.consent)) {
+    const consent = event.consent;
+    // The members in the order the object lists them: the first one unknown or broken is at fault.
+    for (const key of Object.keys(consent)) {
+      const check = CONSENT_MEMBERS.find(([name]) => name === key)?.[1];
+      if (!check) return 'consent';
+      if (!optional(check)(consent[key])) return `consent.${key}`;
+    }
   }
   return EVENT_RULES.find((rule) => rule.reason === reason)?.field;
 }
@@ -193,6 +219,25 @@ const laterFields = {
       fc.constant({ blob: 'x'.repeat(4100) }),
     ),
   ),
+  consent: optionalOf(
+    fc.oneof(
+      fc.record(
+        {
+          gdpr_applies: optionalOf(fc.boolean()),
+          tcf_string: optionalOf(
+            fc.constantFrom('CQuZP8AQuZP8AAKABAENAyFgAIIAAEAAAAAAPoQAwAAgLzA-gAAAAAAA.IAAA', 'a.b', 'a..b', 'tc string', 'T'.repeat(4097)),
+          ),
+          ad_user_data: optionalOf(fc.boolean()),
+          ad_personalization: optionalOf(fc.boolean()),
+          third_party_sharing: optionalOf(fc.boolean()),
+          measurement: optionalOf(fc.boolean()),
+          other: fc.option(fc.constant(true), { nil: undefined, freq: 6 }),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.constant('granted'),
+    ),
+  ),
   extra: fc.option(
     fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))),
     { nil: undefined },
@@ -237,6 +282,11 @@ const oneMemberBroken = fc
     [member]: value,
   }));
 
+/** A good consent but for one member. */
+const oneConsentMemberBroken = fc
+  .tuple(fc.constantFrom(...CONSENT_MEMBERS.map(([name]) => name)), fc.constantFrom('yes', 1, 'x y', {}))
+  .map(([member, value]) => ({ gdpr_applies: true, measurement: true, [member]: value }));
+
 /**
  * A batch stamped with a skew (of a clock a little off, of a stamp kept for days, of a sent_at_ms
  * in seconds or 0), with events of any kind and events whose first three fields hold and whose
@@ -262,7 +312,15 @@ const stampedBatch = fc
       },
       { requiredKeys: ['event_id', 'event_name', 'install_uuid', 'ts_ms'] },
     );
-    return fc.tuple(fc.constant(skewMs), fc.array(fc.oneof(entry, laterRuleEvent), { maxLength: 12 }));
+    // Good up to the last rule, so that the draws reach each member of consent.
+    const lastRuleEvent = fc.record({
+      event_id: fc.uuid(),
+      event_name: fc.constant('purchase'),
+      install_uuid: fc.uuid(),
+      ts_ms: onBatchClock,
+      consent: oneConsentMemberBroken,
+    });
+    return fc.tuple(fc.constant(skewMs), fc.array(fc.oneof(entry, laterRuleEvent, lastRuleEvent), { maxLength: 12 }));
   });
 
 describe('the straight-line validator', () => {

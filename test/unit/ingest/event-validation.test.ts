@@ -121,6 +121,7 @@ describe('event validation', () => {
       bad_device_id: { device_id: '' },
       bad_attribution: { attribution: 'x' },
       bad_properties: { properties: 'x' },
+      bad_consent: { consent: { measurement: 'yes' } },
     };
     const order = EVENT_RULES.map((rule) => rule.reason);
     for (let i = 0; i < order.length; i++) {
