@@ -78,36 +78,43 @@ export class ReactNativeAttribution {
     // Links that arrive while the core starts are taken once it has started, so none is lost.
     const early: unknown[] = [];
     const urls = modules.linking.addEventListener('url', (event) => (self ? self.opened(event?.url) : early.push(event?.url)));
-    const known: Known = {
-      attribution: new Observed(),
-      deepLink: new Observed(),
-      advertisingId: await within(scheduler, timeoutMs, readTracking(config.providers), undefined),
-    };
-    const core = await Sdk.start(
-      {
-        sdkVersion: REACT_NATIVE_SDK_VERSION,
-        ...config,
-        onAttribution: (answer) => {
-          known.attribution.set(answer);
-          config.onAttribution?.(answer);
+    let core: Sdk;
+    let known: Known;
+    try {
+      known = {
+        attribution: new Observed(),
+        deepLink: new Observed(),
+        advertisingId: await within(scheduler, timeoutMs, readTracking(config.providers), undefined),
+      };
+      core = await Sdk.start(
+        {
+          sdkVersion: REACT_NATIVE_SDK_VERSION,
+          ...config,
+          onAttribution: (answer) => {
+            known.attribution.set(answer);
+            config.onAttribution?.(answer);
+          },
+          onDeepLink: (fields) => announce(config, known, { source: 'deferred', fields: presentFields(fields) }),
         },
-        onDeepLink: (fields) => announce(config, known, { source: 'deferred', fields: presentFields(fields) }),
-      },
-      {
-        storage: asyncStoragePort(modules.asyncStorage),
-        network: fetchNetwork(modules.fetch, scheduler),
-        scheduler,
-        platform: {
-          platform: modules.os,
-          kind: modules.os,
-          appVersion: config.appVersion,
-          randomUuid: modules.randomUuid ?? secureUuid,
-          random: Math.random,
+        {
+          storage: asyncStoragePort(modules.asyncStorage),
+          network: fetchNetwork(modules.fetch, scheduler),
+          scheduler,
+          platform: {
+            platform: modules.os,
+            kind: modules.os,
+            appVersion: config.appVersion,
+            randomUuid: modules.randomUuid ?? secureUuid,
+            random: Math.random,
+          },
+          installSignals: () => installSignals(config, modules, scheduler, timeoutMs),
+          advertisingId: () => known.advertisingId,
         },
-        installSignals: () => installSignals(config, modules, scheduler, timeoutMs),
-        advertisingId: () => known.advertisingId,
-      },
-    );
+      );
+    } catch (error) {
+      urls.remove(); // the app may call start again
+      throw error;
+    }
     self = new ReactNativeAttribution(config, modules, core, known);
     self.subscriptions.push(
       urls,
@@ -193,7 +200,8 @@ export class ReactNativeAttribution {
     this.linkChain = this.linkChain.then(async () => {
       const { linkId, clickId } = linkOf(url);
       const fields = deepLinkFieldsOf(url);
-      if (linkId || clickId) await this.core.openedByLink(url);
+      // A failed write of the open must not keep the app from hearing of the link, nor stop the links after it.
+      if (linkId || clickId) await this.core.openedByLink(url).catch(() => undefined);
       if (linkId || clickId || Object.keys(fields).length > 0) announce(this.config, this.known, { source: 'direct', url, fields });
     });
   }
