@@ -82,6 +82,9 @@ export class FakeLinking implements LinkingModule {
   clear(): void {
     this.listeners.all.clear();
   }
+  listening(): number {
+    return this.listeners.all.size;
+  }
 }
 
 /** Play's referrer module: answers `info` or `error`, or never calls back (`'never'`). */
@@ -141,9 +144,10 @@ export class Phone {
     );
     // Virtual time runs while it starts (a provider that never answers is waited for until its timeout).
     let started = false;
-    void starting.finally(() => {
+    const done = () => {
       started = true;
-    });
+    };
+    starting.then(done, done);
     while (!started) await this.world.advance(100);
     this.app = await starting;
     return this.app;
