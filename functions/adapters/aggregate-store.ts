@@ -72,14 +72,18 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
    */
   async countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void> {
     await addClick(this.tableName, appId, day, dims, linkId);
-    const { names, values, set } = rowColumns({ family: 'perf_stamp', day, group: [] });
+    await this.moveStamp(appId, day);
+  }
+
+  /** `v` 1 up on the day's perf_stamp: the compactor builds the day's page again, and no report reads the old one. */
+  private async moveStamp(appId: string, day: string): Promise<void> {
     await dynamoClient().send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: `${appId}#perf_stamp`, sk: sortKeyOf({ day, group: [] }) },
-        UpdateExpression: `SET ${set.join(', ')} ADD #v :one`,
-        ExpressionAttributeNames: { ...names, '#v': VERSION },
-        ExpressionAttributeValues: { ...values, ':one': 1 },
+        UpdateExpression: 'SET #day = :day ADD #v :one',
+        ExpressionAttributeNames: { '#day': 'day', '#v': VERSION },
+        ExpressionAttributeValues: { ':day': day, ':one': 1 },
       }),
     );
   }
@@ -341,17 +345,7 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
       }),
     );
     // A perf row set moves its day's stamp, so the page compactor builds the day's page again.
-    if (row.family === 'perf' || row.family === 'perf_partner') {
-      await dynamoClient().send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: `${appId}#perf_stamp`, sk: sortKeyOf({ day: row.day, group: [] }) },
-          UpdateExpression: 'SET #day = :day ADD #v :one',
-          ExpressionAttributeNames: { '#day': 'day', '#v': VERSION },
-          ExpressionAttributeValues: { ':day': row.day, ':one': 1 },
-        }),
-      );
-    }
+    if (row.family === 'perf' || row.family === 'perf_partner') await this.moveStamp(appId, row.day);
   }
 }
 
