@@ -120,6 +120,14 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
   return events;
 }
 
+/** A deep_link_open to resolve: what it names, and which event it is (the rebuild reads what the live path resolved). */
+export interface OpenToResolve {
+  readonly appId: string;
+  readonly installUuid: string;
+  readonly eventId: string;
+  readonly open: OpenedBy;
+}
+
 export interface ContributionPorts {
   readonly installs: InstallStore;
   /** Attribution of an install event: decideAttribution on the live path, the recorded decision in a rebuild. */
@@ -128,7 +136,7 @@ export interface ContributionPorts {
    * The link a deep_link_open counts for (reengagement.ts, resolveOpen), read once, when the
    * object's claim log item is written; absent: no open re-engages.
    */
-  reengagementLink?(appId: string, open: OpenedBy): Promise<ReengagementLink | undefined>;
+  reengagementLink?(open: OpenToResolve): Promise<ReengagementLink | undefined>;
 }
 
 export interface AuditObjectContext {
@@ -821,7 +829,7 @@ class InstallRun {
       if (!event.opened) continue;
       let link = this.links.get(event.eventId);
       if (!link) {
-        link = reengagementLink(this.context.appId, event.opened);
+        link = reengagementLink({ appId: this.context.appId, installUuid: this.installUuid, eventId: event.eventId, open: event.opened });
         this.links.set(event.eventId, link);
       }
       const found = await link;
