@@ -257,8 +257,9 @@ export function reengagementOracle(
   const cells: Record<string, Record<string, number>> = {};
   const add = (day: string, who: OracleEngagement, counter: string, value: number) => {
     const key = [day, who.partner, who.campaign ?? NONE].join('|');
-    const cell = (cells[key] ??= {});
+    const cell = cells[key] ?? {};
     cell[counter] = (cell[counter] ?? 0) + value;
+    cells[key] = cell;
   };
   const known: { eventId: string; tsMs: number; who: OracleEngagement }[] = [];
   const counted = new Set<string>();

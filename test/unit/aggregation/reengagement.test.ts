@@ -64,8 +64,10 @@ function reengagementCells(w: World): Record<string, Record<string, number>> {
     for (const name of ['reengagements', 'recent_revenue_micros'] as const) {
       const value = counters[name];
       if (!value) continue;
-      const cell = (cells[[day, partner, campaign].join('|')] ??= {});
+      const key = [day, partner, campaign].join('|');
+      const cell = cells[key] ?? {};
       cell[name] = (cell[name] ?? 0) + value;
+      cells[key] = cell;
     }
   }
   return cells;
@@ -155,7 +157,6 @@ describe('a deep_link_open by an existing install', () => {
     });
     expect(interfaceRows(w)).toEqual(interfaceRows(twin));
     expect(w.table().link).toMatchObject({ '2026-06-03|l-google': { reengagements: 1 } });
-    // The reengagement postback intent goes to the link's partner.
   });
 
   it('counts an organic install re-engaged by a paid link for that link, and its revenue within the window too', async () => {
