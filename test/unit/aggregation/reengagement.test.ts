@@ -4,6 +4,7 @@ import { MemoryInstallStore } from '../../../functions/adapters/memory/install-s
 import { isRetried } from '../../../functions/domain/aggregation/aggregate';
 import { rebuildRows } from '../../../functions/domain/aggregation/rebuild';
 import { creditedOpen, type OpenRef, resolveOpen } from '../../../functions/domain/aggregation/reengagement';
+import type { PostbackIntent } from '../../../functions/domain/partner-postbacks/trigger';
 import { type OracleReengagementEvent, reengagementOracle } from '../../../sim/oracle';
 import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
 
@@ -162,7 +163,20 @@ describe('a deep_link_open by an existing install', () => {
   it('counts an organic install re-engaged by a paid link for that link, and its revenue within the window too', async () => {
     const w = setUp({ clickOfInstall: false });
     await w.deliver([upload(w, [install()])]);
-    await w.deliver([upload(w, [open('o-1', T0 + DAY, { link_id: 'l-tiktok' }), purchase('p-1', T0 + 2 * DAY, 3)])]);
+    const intents: PostbackIntent[] = [];
+    const body = upload(w, [open('o-1', T0 + DAY, { link_id: 'l-tiktok' }), purchase('p-1', T0 + 2 * DAY, 3)]);
+    await w.deliver([body], { ...w.ports, postbacks: async (_app, made) => void intents.push(...made) });
+    // The re-engagement's postback intent, for the link's partner (the organic install's purchase sends none).
+    expect(intents.filter((intent) => intent.kind === 'reengagement')).toEqual([
+      {
+        kind: 'reengagement',
+        installUuid: UUID,
+        eventId: 'o-1',
+        tsMs: T0 + DAY,
+        link: { linkId: 'l-tiktok', partner: 'tiktok', campaign: '', clickId: null },
+        member: { id: 'i-1', ts_ms: T0, partner: 'organic' },
+      },
+    ]);
     expect(reengagementCells(w)).toEqual({
       '2026-06-02|tiktok|(none)': { reengagements: 1 },
       '2026-06-03|tiktok|(none)': { recent_revenue_micros: 3_000_000 },
