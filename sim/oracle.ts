@@ -61,6 +61,8 @@ export const CELL_COUNTERS = [
   'cost_micros',
   'network_clicks',
   'impressions',
+  'reengagements',
+  'recent_revenue_micros',
 ] as const;
 export type CellCounter = (typeof CELL_COUNTERS)[number];
 /** Performance cells by `day|partner|campaign|country|platform`. */
@@ -122,7 +124,8 @@ export function oracleRows(
   const apply = (event: OracleEvent, member: Member) => {
     const revenue = micros(event.revenueUsd);
     if (revenue > 0) {
-      cell(event.tsMs, member.dims, { revenue_micros: revenue });
+      // The traffic has no deep_link_open: revenue by most recent attribution is the install's (reengagementOracle has the opens).
+      cell(event.tsMs, member.dims, { revenue_micros: revenue, recent_revenue_micros: revenue });
       for (const [counter, n] of Object.entries(COHORT_WINDOWS))
         if (event.tsMs < member.tsMs + n * DAY) cell(member.tsMs, member.dims, { [counter]: revenue });
       bump('revenue', `${day(event.tsMs)}|${member.partner}`, { purchases: 1, revenue_micros: revenue });
