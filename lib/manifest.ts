@@ -558,7 +558,8 @@ export const functions = {
   aggregator: {
     entry: 'functions/aggregator.ts',
     description: 'Aggregation queue consumer: attributes installs and adds each accepted event, exactly once, to the report rows.',
-    // clicks, ip_blocks, tenants: attribution reads; installs: claims and install records;
+    // clicks, ip_blocks, tenants: attribution reads; links: the link a deep_link_open names
+    // (re-engagement, docs/deep-links.md); installs: claims and install records;
     // ledger: a mark per audit object and the lanes; aggregates: the report rows; counters: the
     // monthly count of companies without a cap.
     tables: {
@@ -567,6 +568,7 @@ export const functions = {
       ledger: 'readwrite',
       counters: 'readwrite',
       clicks: 'read',
+      links: 'read',
       ip_blocks: 'read',
       tenants: 'read',
       postbacks: 'readwrite',
