@@ -7,7 +7,7 @@ import { resourceName } from '../functions/shared/config';
 import { type Runtime, startRuntime } from '../local/runtime';
 import { CONFORMANCE_EVENT, check, type Finding } from './checks';
 import { CheckingProxy } from './proxy';
-import { CHECKED_RULES, type RuleId } from './rules';
+import { CHECKED_RULES, type RuleId, SHOULD_RULES } from './rules';
 import { type Capability, rulesOf, SCENARIOS, type Scenario } from './scenarios';
 
 /** What a scenario gives the SDK under test (docs/sdk-protocol.md, "The conformance kit"). */
@@ -41,6 +41,7 @@ export interface SdkUnderTest {
 export interface RuleResult {
   readonly rule: RuleId;
   readonly title: string;
+  readonly level: 'MUST' | 'SHOULD';
   readonly passed: boolean;
   readonly findings: readonly Finding[];
 }
@@ -193,9 +194,10 @@ async function runScenario(
   });
   const results = rules.map((rule) => {
     const own = findings.filter((finding) => finding.rule === rule);
-    return { rule, title: CHECKED_RULES[rule], passed: own.length === 0, findings: own };
+    const level = SHOULD_RULES.has(rule) ? ('SHOULD' as const) : ('MUST' as const);
+    return { rule, title: CHECKED_RULES[rule], level, passed: own.length === 0, findings: own };
   });
-  const passed = note === undefined && results.every((result) => result.passed);
+  const passed = note === undefined && results.every((result) => result.passed || result.level === 'SHOULD');
   return {
     scenario: scenario.name,
     status: passed ? 'passed' : 'failed',
@@ -266,7 +268,7 @@ export function formatReport(report: ConformanceReport): string {
     lines.push('', `scenario ${result.scenario}: ${result.status.toUpperCase()} (${result.requests} requests, ${result.seconds} s)`);
     if (result.note) lines.push(`  ${result.note}`);
     for (const rule of result.rules) {
-      lines.push(`  ${rule.passed ? 'PASS' : 'FAIL'} ${rule.rule} ${rule.title}`);
+      lines.push(`  ${rule.passed ? 'PASS' : rule.level === 'MUST' ? 'FAIL' : 'WARN'} ${rule.rule} ${rule.title}`);
       for (const finding of rule.findings.slice(0, 5))
         lines.push(`       ${finding.detail}${finding.request ? `: ${finding.request}` : ''}`);
       if (rule.findings.length > 5) lines.push(`       and ${rule.findings.length - 5} more`);
