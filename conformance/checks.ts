@@ -29,7 +29,7 @@ export const CONFORMANCE_EVENT = 'conformance_event';
 /** Requests the protocol signs (docs/sdk-protocol.md, P-SIGN). */
 const SIGNED_PATHS = new Set(['/event', '/sdk/v1/attribution', '/privacy/delete']);
 /** How much later than the first batch a concurrent first-launch call may arrive (two connections race). */
-const FIRST_LAUNCH_SLACK_MS = 250;
+const FIRST_LAUNCH_SLACK_MS = 1_000;
 /** Clock slack for Retry-After: the proxy stamps the answer when written, the SDK times it when read. */
 const RETRY_AFTER_SLACK_MS = 100;
 /** A retry loop: this many failed attempts of one batch each retried within RETRY_LOOP_MS. */
@@ -232,6 +232,24 @@ function checkFirstLaunch(input: CheckInput, batches: readonly Batch[], add: Add
   if (!call) add('P-FIRST-1', 'an install sent, but no POST /sdk/v1/attribution', install.batch.exchange, install.batch);
   else if (firstBatch && call.receivedMs > firstBatch.exchange.receivedMs + FIRST_LAUNCH_SLACK_MS)
     add('P-FIRST-1', `the first-launch call came ${call.receivedMs - firstBatch.exchange.receivedMs} ms after the first batch`, call);
+}
+
+/** The seqs of the conformance events the runtime has accepted so far (the external SDK's progress). */
+export function acceptedSeqs(exchanges: readonly Exchange[]): Set<number> {
+  const batches = exchanges.flatMap((exchange) =>
+    exchange.path === '/event' && exchange.method === 'POST' ? [readBatch(exchange, () => 0)] : [],
+  );
+  const seqOf = new Map<string, number>();
+  for (const batch of batches) for (const event of batch?.events ?? []) if (event.seq !== undefined) seqOf.set(event.event_id, event.seq);
+  const seqs = new Set<number>();
+  for (const batch of batches) {
+    if (batch?.exchange.runtime?.status !== 200) continue;
+    for (const id of acceptedIds(batch.exchange.runtime.text)) {
+      const seq = seqOf.get(id);
+      if (seq !== undefined) seqs.add(seq);
+    }
+  }
+  return seqs;
 }
 
 function checkOnce(input: CheckInput, batches: readonly Batch[], add: Add): void {

@@ -5,7 +5,7 @@ import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
 import { resourceName } from '../functions/shared/config';
 import { type Runtime, startRuntime } from '../local/runtime';
-import { CONFORMANCE_EVENT, check, type Finding } from './checks';
+import { acceptedSeqs, CONFORMANCE_EVENT, check, type Finding } from './checks';
 import { CheckingProxy } from './proxy';
 import { CHECKED_RULES, type RuleId, SHOULD_RULES } from './rules';
 import { type Capability, rulesOf, SCENARIOS, type Scenario } from './scenarios';
@@ -156,6 +156,14 @@ async function runScenario(
     requireConsent: scenario.requireConsent,
   };
   proxy.begin((exchange, attempt) => scenario.fault(exchange, attempt), info);
+  proxy.status = () => ({
+    scenario: scenario.name,
+    requests: proxy.exchanges.length,
+    accepted_events: acceptedSeqs(proxy.exchanges).size,
+    events: scenario.events,
+    last_request_ms: proxy.exchanges.at(-1)?.receivedMs ?? null,
+    done: proxy.marks.some((mark) => mark.name === 'done'),
+  });
   options.onScenario?.(info);
   const abort = new AbortController();
   let note: string | undefined;
@@ -276,4 +284,31 @@ export function formatReport(report: ConformanceReport): string {
   }
   lines.push('', report.passed ? 'PASSED' : 'FAILED');
   return lines.join('\n');
+}
+
+/** How long an external SDK must be quiet, once every event was accepted, before its scenario ends. */
+const EXTERNAL_QUIET_MS = 2_000;
+
+/**
+ * An SDK the kit does not start (a native one on a device or simulator, pointed at the proxy by its
+ * author): run() waits until the SDK's app posts /_conformance/done, or until the runtime has
+ * accepted every event of the scenario and the SDK has then been quiet for two seconds.
+ */
+export function externalSdk(name = 'external SDK'): SdkUnderTest {
+  return {
+    name,
+    capabilities: { consent: true, abort: true },
+    run: async (ctx) => {
+      while (!ctx.signal.aborted) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const status = (await (await fetch(`${ctx.baseUrl}/_conformance/status`)).json()) as {
+          accepted_events: number;
+          last_request_ms: number | null;
+          done: boolean;
+        };
+        if (status.done) return;
+        if (status.accepted_events >= ctx.events && Date.now() - (status.last_request_ms ?? 0) >= EXTERNAL_QUIET_MS) return;
+      }
+    },
+  };
 }

@@ -55,6 +55,8 @@ export class CheckingProxy {
   marks: { name: string; ms: number }[] = [];
   /** Answered at GET /_conformance/scenario: what an external SDK needs to run the scenario. */
   scenarioInfo: unknown = {};
+  /** Answered at GET /_conformance/status: how far the scenario has come. */
+  status: () => unknown = () => ({});
   private fault: (exchange: Exchange, eventAttempt: number) => Fault = () => ({ kind: 'pass' });
   private eventAttempts = 0;
   private doneWaiters: (() => void)[] = [];
@@ -157,8 +159,9 @@ export class CheckingProxy {
   }
 
   private control(method: string, name: string, response: ServerResponse): void {
-    if (method === 'GET' && name === 'scenario') {
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.scenarioInfo));
+    if (method === 'GET' && (name === 'scenario' || name === 'status')) {
+      const body = name === 'scenario' ? this.scenarioInfo : this.status();
+      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
       return;
     }
     if (method === 'POST' && /^(mark\/[a-z_]{1,32}|done)$/.test(name)) {
