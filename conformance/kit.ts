@@ -10,8 +10,10 @@ import { CheckingProxy } from './proxy';
 import { CHECKED_RULES, type RuleId, SHOULD_RULES } from './rules';
 import { type Capability, rulesOf, SCENARIOS, type Scenario } from './scenarios';
 
-/** What a scenario gives the SDK under test (docs/sdk-protocol.md, "The conformance kit"). */
-export interface HarnessContext {
+/** A scenario's app and what the SDK is to do in it: printed for an external SDK, and its harness's context. */
+export interface ScenarioInfo {
+  readonly scenario: string;
+  readonly description: string;
   /** The checking proxy: the SDK's base URL. */
   readonly baseUrl: string;
   readonly companyKey: string;
@@ -21,9 +23,13 @@ export interface HarnessContext {
   readonly events: number;
   /** Kill the SDK in the middle of a send and relaunch it over the same storage this many times. */
   readonly restarts: number;
-  readonly fetch?: typeof fetch;
-  /** Start the SDK requiring consent; call markConsent() just before granting it (capability 'consent'). */
+  /** Start the SDK requiring consent; mark('consent') just before granting it (capability 'consent'). */
   readonly requireConsent: boolean;
+}
+
+/** What a scenario gives the SDK under test (docs/sdk-protocol.md, "The conformance kit"). */
+export interface HarnessContext extends ScenarioInfo {
+  readonly fetch?: typeof fetch;
   /** Tells the kit the moment something happens: 'consent' (before granting it), 'restart' (at a relaunch). */
   mark(name: 'consent' | 'restart'): void;
   /** Aborted when the scenario ends without the queue emptying (capability 'abort'): stop the SDK then. */
@@ -72,18 +78,6 @@ export interface KitOptions {
   readonly scenarioTimeoutMs?: number;
   /** Called with the proxy's URL and each scenario's app before it runs (the CLI prints them). */
   readonly onScenario?: (info: ScenarioInfo) => void;
-}
-
-export interface ScenarioInfo {
-  readonly scenario: string;
-  readonly description: string;
-  readonly baseUrl: string;
-  readonly companyKey: string;
-  readonly appKey: string;
-  readonly signingSecret: string;
-  readonly events: number;
-  readonly restarts: number;
-  readonly requireConsent: boolean;
 }
 
 /** How long an SDK whose secret expired must stay silent before the scenario ends. */

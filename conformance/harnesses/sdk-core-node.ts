@@ -71,12 +71,12 @@ async function runApp(ctx: HarnessContext, options: SdkCoreHarnessOptions): Prom
   sdk.stop();
 }
 
-/** Node's fetch as the core's network port, with its timeout. */
-function fetchPort(fetchImpl: typeof fetch): NetworkPort {
+/** Node's fetch as the core's network port, with its timeout (and headers a test adds, such as X-Forwarded-For). */
+export function fetchPort(fetchImpl: typeof fetch, extraHeaders: Readonly<Record<string, string>> = {}): NetworkPort {
   return async (request) => {
     const response = await fetchImpl(request.url, {
       method: request.method,
-      headers: request.headers,
+      headers: { ...request.headers, ...extraHeaders },
       ...(request.body ? { body: request.body } : {}),
       signal: AbortSignal.timeout(request.timeoutMs),
     });
