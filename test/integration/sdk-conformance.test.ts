@@ -14,6 +14,7 @@ import { sdkCoreHarness } from '../../conformance/harnesses/sdk-core-node';
 import { type ConformanceReport, formatReport, runConformance, type SdkUnderTest } from '../../conformance/kit';
 import { scenariosNamed } from '../../conformance/scenarios';
 import { signature } from '../../packages/sdk-core/src';
+import { reactNativeHarness } from '../../packages/sdk-react-native/test/conformance-harness';
 import { serveExample } from '../support/example-site';
 import { type LocalStack, startLocalStack } from '../support/local-stack';
 
@@ -143,6 +144,8 @@ describe('the conformance kit', () => {
     expect(report.passed).toBe(true);
     expect(formatReport(report)).toMatch(/WARN P-GZIP-1 .*\n\s+10 events sent without Content-Encoding: gzip: #\d+ POST \/event/);
   }, 60_000);
+
+  it('passes the React Native SDK on its in-memory module fakes in every scenario', () => expectConformant(reactNativeHarness), 120_000);
 
   it("passes the web SDK's script-tag build in Chromium in the baseline, warned of P-GZIP-1 (it never gzips)", async () => {
     await promisify(execFile)(process.execPath, [join(__dirname, '..', '..', 'packages/sdk-web/build.mjs'), '--script-tag-only']);
