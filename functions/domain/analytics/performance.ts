@@ -35,6 +35,10 @@ export const PERF_COUNTERS = [
   'retained_d1',
   'retained_d7',
   'retained_d30',
+  'ad_revenue_micros',
+  'cohort_ad_d0_micros',
+  'cohort_ad_d7_micros',
+  'cohort_ad_d30_micros',
 ] as const;
 export type PerfCounter = (typeof PERF_COUNTERS)[number];
 
@@ -44,6 +48,8 @@ export type CostCounter = (typeof COST_COUNTERS)[number];
 
 /** Cohort revenue windows: revenue of events before install time + N x 24 h. */
 export const COHORT_REVENUE_DAYS = { cohort_d0_micros: 1, cohort_d7_micros: 7, cohort_d30_micros: 30 } as const;
+/** The same windows for ad revenue (ad_revenue events: docs/analytics.md, "Ad revenue"). */
+export const COHORT_AD_REVENUE_DAYS = { cohort_ad_d0_micros: 1, cohort_ad_d7_micros: 7, cohort_ad_d30_micros: 30 } as const;
 
 /** Row families in the aggregates table (pk `<app_id>#<family>`). */
 export const PERF_FAMILIES = {
