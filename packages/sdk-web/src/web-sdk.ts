@@ -1,4 +1,13 @@
-import { type Diagnostics, Sdk, type SdkConfig, type StoragePort, type TrackedEvent, type TrackOptions } from '@attribution/sdk-core';
+import {
+  AD_REVENUE_EVENT,
+  type AdRevenueImpression,
+  type Diagnostics,
+  Sdk,
+  type SdkConfig,
+  type StoragePort,
+  type TrackedEvent,
+  type TrackOptions,
+} from '@attribution/sdk-core';
 import { type Landing, landingOf } from './landing.js';
 import { type Leadership, lead } from './leader.js';
 import { fetchNetwork } from './network.js';
@@ -79,6 +88,11 @@ export class WebSdk {
     const event_id = crypto.randomUUID();
     await this.post({ kind: 'event', event_id, ts_ms: Date.now(), name, options });
     return event_id;
+  }
+
+  /** Tracks one ad impression's revenue (docs/sdk.md, "Ad revenue"), from any tab, as track does. */
+  trackAdRevenue(impression: AdRevenueImpression): Promise<string | undefined> {
+    return this.track(AD_REVENUE_EVENT, { adRevenue: impression });
   }
 
   async setConsent(granted: boolean): Promise<void> {
