@@ -688,9 +688,10 @@ export const functions = {
     description:
       "POST /api/v1/ad-revenue: a server key's ad impressions from a mediation platform, each taken as an ad_revenue event of its install (docs/ad-revenue.md).",
     routes: ['POST /api/v1/ad-revenue'],
-    // A mediation platform's callbacks relayed by the tenant's server, or an export sent in
-    // batches of up to 1,000 impressions: more than the cost upload, fewer than the SDKs' POST /event.
-    throttle: { rateLimit: 50, burstLimit: 100 },
+    // A mediation platform's callbacks relayed by the tenant's server in batches of up to 1,000
+    // impressions, or a day's export: 20,000 impressions a second is plenty, and the routes' bursts
+    // must stay within API Gateway's account quota together (docs/route-limits.md).
+    throttle: { rateLimit: 20, burstLimit: 40 },
     // What POST /event's takes, less the signing secrets: tenants, the key look-up (and the key's
     // last use, written once an hour) and the company's cap; counters and ledger: the cap's count
     // and marks; fx_rates: impressions in other currencies; the audit bucket and the aggregation queue.
