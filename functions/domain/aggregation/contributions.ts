@@ -80,6 +80,11 @@ export interface AcceptedEvent {
  */
 export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
 
+/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
+const IMPRESSION_MEMBERS = ['source', 'network', 'format', 'placement', 'ad_unit', 'revenue', 'currency', 'precision', 'impression_id'];
+const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
+
 function claimIdOf(eventName: string, eventId: string, adRevenue: unknown): string {
   if (eventName !== AD_REVENUE_EVENT || !isPlainObject(adRevenue) || typeof adRevenue.impression_id !== 'string') return eventId;
   return impressionClaimId(adRevenue.impression_id);
@@ -129,7 +134,7 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
         properties: isPlainObject(properties) ? (properties as Record<string, unknown>) : null,
-        ...(claimId === event_id ? {} : { eventId: event_id, adRevenue: ad_revenue as Record<string, unknown> }),
+        ...(claimId === event_id ? {} : { eventId: event_id, adRevenue: impressionOf(ad_revenue as Record<string, unknown>) }),
       },
     });
   }

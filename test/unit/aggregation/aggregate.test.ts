@@ -316,6 +316,10 @@ describe('aggregation on in-memory stores', () => {
     // The impression counted once, as ad revenue and never as a purchase.
     expect(expected.perf_partner?.['2026-06-02|meta']).toMatchObject({ revenue_micros: 1_500_000, ad_revenue_micros: 20_000 });
     expect(expected.events['2026-06-02|ad_revenue']).toEqual({ events: 1, revenue_micros: 20_000, unique_installs: 1 });
+    // The stream carries the impression once, under the event id that counted it, with its members.
+    const streamedAds = clean.streamEvents().filter((e) => e.event_name === 'ad_revenue');
+    expect(streamedAds).toHaveLength(1);
+    expect(streamedAds[0]).toMatchObject({ revenue_usd: 0.02, ad_revenue: { impression_id: 'imp-1', format: 'interstitial', revenue: 0.02 } });
     const total = counting.writes();
     // Nothing of the device or the address reaches the stream.
     const streamed = JSON.stringify(clean.stream.lines());
