@@ -242,7 +242,7 @@ export const tenantCommands = [
   defineCommand({
     name: 'server-key create',
     usage:
-      'server-key create --app-key K [--scope read|cost|read,cost] [--name "BI export"]   (default read: the reports and the stream; cost: POST /api/v1/cost; the name, 1 to 100 characters, says what it is for. The key is printed once: only its SHA-256 is stored)',
+      'server-key create --app-key K [--scope read|cost|ad_revenue, or a comma list] [--name "BI export"]   (default read: the reports and the stream; cost: POST /api/v1/cost; ad_revenue: POST /api/v1/ad-revenue; the name, 1 to 100 characters, says what it is for. The key is printed once: only its SHA-256 is stored)',
     flags: z.object({
       'app-key': key,
       scope: z

@@ -693,6 +693,22 @@ export const functions = {
     // rates of rows in other currencies.
     tables: { tenants: 'read_key_use', aggregates: 'readwrite', fx_rates: 'read' },
   },
+  'ad-revenue-upload': {
+    entry: 'functions/ad-revenue-upload.ts',
+    description:
+      "POST /api/v1/ad-revenue: a server key's ad impressions from a mediation platform, each taken as an ad_revenue event of its install (docs/ad-revenue.md).",
+    routes: ['POST /api/v1/ad-revenue'],
+    // A mediation platform's callbacks relayed by the tenant's server in batches of up to 1,000
+    // impressions, or a day's export: 20,000 impressions a second is plenty, and the routes' bursts
+    // must stay within API Gateway's account quota together (docs/route-limits.md).
+    throttle: { rateLimit: 20, burstLimit: 40 },
+    // What POST /event's takes, less the signing secrets: tenants, the key look-up (and the key's
+    // last use, written once an hour) and the company's cap; counters and ledger: the cap's count
+    // and marks; fx_rates: impressions in other currencies; the audit bucket and the aggregation queue.
+    tables: { tenants: 'read_key_use', counters: 'readwrite', ledger: 'write_delete', fx_rates: 'read' },
+    bucket: 'write',
+    queues: { aggregation: 'send' },
+  },
   export: {
     entry: 'functions/export.ts',
     description: 'Hourly: writes each changed hour of events, installs, clicks and SKAN postbacks as Parquet files in the export bucket.',

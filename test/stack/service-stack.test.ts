@@ -544,6 +544,7 @@ describe('the service stack', () => {
       'GET /api/v1/reports/skan': [50, 100],
       'GET /api/v1/stream/events': [50, 100],
       'POST /api/v1/cost': [20, 40],
+      'POST /api/v1/ad-revenue': [20, 40],
       'GET /.well-known/apple-app-site-association': [20, 40],
       'GET /.well-known/assetlinks.json': [20, 40],
       'ANY /api/v1/reports/{proxy+}': [10, 20],

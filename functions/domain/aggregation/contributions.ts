@@ -1,10 +1,17 @@
-import { COHORT_REVENUE_DAYS, type DimensionValues, NONE, PERF_FAMILIES, type PerfCounter } from '../analytics/performance';
+import {
+  COHORT_AD_REVENUE_DAYS,
+  COHORT_REVENUE_DAYS,
+  type DimensionValues,
+  NONE,
+  PERF_FAMILIES,
+  type PerfCounter,
+} from '../analytics/performance';
 import { type AttributionDecision, type InstallFacts, ORGANIC } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, localDayOf, UTC } from '../common/days';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
-import { INSTALL_EVENT } from '../ingest/event-validation';
+import { AD_REVENUE_EVENT, INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type StreamAttribution, type StreamInstall, type StreamLine, streamAttribution } from '../raw-data/stream-objects';
@@ -67,7 +74,33 @@ export interface AcceptedEvent {
   /** A deep_link_open's link and click, as its properties name them (reengagement.ts); absent on other events. */
   readonly opened?: OpenedBy;
   /** What the event stream carries of it besides (functions/domain/raw-data/stream-objects.ts); absent on a held event applied later. */
-  readonly raw?: { readonly receivedMs: number; readonly revenueUsd: number | null; readonly properties: Record<string, unknown> | null };
+  readonly raw?: {
+    readonly receivedMs: number;
+    readonly revenueUsd: number | null;
+    readonly properties: Record<string, unknown> | null;
+    /** The event_id as sent, where eventId is an impression's claim id (impressionClaimId). */
+    readonly eventId?: string;
+    /** An ad_revenue event's impression as sent (docs/raw-data.md). */
+    readonly adRevenue?: Record<string, unknown>;
+  };
+}
+
+/**
+ * The id an accepted event is claimed under in its install's claim log: its event_id, but an
+ * ad_revenue event's impression_id behind `ad#` (docs/ingestion.md, "Ad revenue"), so that the log
+ * that counts each event id once counts each impression of the install once, whatever event ids,
+ * batches or routes carried it. `#` is no event-id character: the two kinds never meet.
+ */
+export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
+
+/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
+const IMPRESSION_MEMBERS = ['source', 'network', 'format', 'placement', 'ad_unit', 'revenue', 'currency', 'precision', 'impression_id'];
+const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
+
+function claimIdOf(eventName: string, eventId: string, adRevenue: unknown): string {
+  if (eventName !== AD_REVENUE_EVENT || !isPlainObject(adRevenue) || typeof adRevenue.impression_id !== 'string') return eventId;
+  return impressionClaimId(adRevenue.impression_id);
 }
 
 /** An audit object the aggregator cannot read as documented: it will never succeed. */
@@ -90,13 +123,14 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
     if (!isPlainObject(event) || typeof line.install_uuid !== 'string' || typeof line.corrected_ts !== 'number') {
       throw new UnreadableAuditError(`accepted line ${line.index} lacks its event, install_uuid or corrected_ts`);
     }
-    const { event_id, event_name, ts_ms, revenue_usd, platform, attribution, properties } = event;
+    const { event_id, event_name, ts_ms, revenue_usd, platform, attribution, properties, ad_revenue } = event;
     if (typeof event_id !== 'string' || typeof event_name !== 'string' || typeof ts_ms !== 'number') {
       throw new UnreadableAuditError(`accepted line ${line.index} lacks event_id, event_name or ts_ms`);
     }
+    const claimId = claimIdOf(event_name, event_id, ad_revenue);
     events.push({
       index: line.index,
-      eventId: event_id,
+      eventId: claimId,
       name: event_name,
       installUuid: line.install_uuid,
       tsMs: line.corrected_ts,
@@ -114,6 +148,7 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
         properties: isPlainObject(properties) ? (properties as Record<string, unknown>) : null,
+        ...(claimId === event_id ? {} : { eventId: event_id, adRevenue: impressionOf(ad_revenue as Record<string, unknown>) }),
       },
     });
   }
@@ -315,7 +350,7 @@ class InstallRun {
       index: event.index,
       o: token,
       event: {
-        event_id: event.eventId,
+        event_id: event.raw.eventId ?? event.eventId,
         event_name: event.name,
         install_uuid: this.installUuid,
         ts_ms: event.tsMs - event.skewMs,
@@ -331,6 +366,7 @@ class InstallRun {
           event.country ??
           null,
         attribution: attribution ?? null,
+        ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
       },
       ...(install ? { install } : {}),
     };
@@ -736,7 +772,9 @@ class InstallRun {
         member: { id: member.id, ts_ms: member.ts_ms, partner: member.partner },
       });
     }
-    if (event.revenueMicros > 0) {
+    // Ad revenue is no purchase: the interface's revenue report stays purchases and subscriptions.
+    const ad = event.name === AD_REVENUE_EVENT;
+    if (event.revenueMicros > 0 && !ad) {
       this.deltas.add(
         { family: 'revenue', day: event.day, group: [member.partner] },
         { purchases: 1, revenue_micros: event.revenueMicros },
@@ -754,17 +792,21 @@ class InstallRun {
       this.flag(this.dayFlags, event.day, `g:${open[2]}`);
     }
     if (event.revenueMicros > 0) {
-      this.perf(event.day, dims, { revenue_micros: event.revenueMicros });
-      const credited = creditedOpen(
-        this.opensUpTo(seq),
-        member.ts_ms,
-        event.tsMs,
-        reengagementWindowMs(this.context.reengagementWindowDays),
-      );
-      this.perf(event.day, credited ? reengagementDims(credited, dims) : dims, { recent_revenue_micros: event.revenueMicros });
+      if (ad) this.perf(event.day, dims, { ad_revenue_micros: event.revenueMicros });
+      else {
+        this.perf(event.day, dims, { revenue_micros: event.revenueMicros });
+        // Revenue by most recent attribution: purchases only, as revenue_micros (docs/reports.md).
+        const credited = creditedOpen(
+          this.opensUpTo(seq),
+          member.ts_ms,
+          event.tsMs,
+          reengagementWindowMs(this.context.reengagementWindowDays),
+        );
+        this.perf(event.day, credited ? reengagementDims(credited, dims) : dims, { recent_revenue_micros: event.revenueMicros });
+      }
       // Within N x 24 h of the install; an event before the install (held, or its clock) is within.
       const cohort: Partial<Record<PerfCounter, number>> = {};
-      for (const [counter, days] of Object.entries(COHORT_REVENUE_DAYS) as [PerfCounter, number][]) {
+      for (const [counter, days] of Object.entries(ad ? COHORT_AD_REVENUE_DAYS : COHORT_REVENUE_DAYS) as [PerfCounter, number][]) {
         if (offset < days * DAY_MS) cohort[counter] = event.revenueMicros;
       }
       this.perf(member.day, dims, cohort);

@@ -29,6 +29,8 @@ export type GroupColumn = (typeof GROUP_COLUMNS)[number];
  * page stored before them reads them as 0, which they were.
  */
 export const REENGAGEMENT_COUNTERS = ['reengagements', 'recent_revenue_micros'] as const;
+/** Ad revenue (issue 40): the impressions' dollars on their day, and by the install's cohort windows. */
+export const AD_REVENUE_COUNTERS = ['ad_revenue_micros', 'cohort_ad_d0_micros', 'cohort_ad_d7_micros', 'cohort_ad_d30_micros'] as const;
 
 /** Integer counters of the `perf` and `perf_partner` rows (revenue in micro-dollars). */
 export const PERF_COUNTERS = [
@@ -45,6 +47,7 @@ export const PERF_COUNTERS = [
   'retained_d7',
   'retained_d30',
   ...REENGAGEMENT_COUNTERS,
+  ...AD_REVENUE_COUNTERS,
 ] as const;
 export type PerfCounter = (typeof PERF_COUNTERS)[number];
 
@@ -52,15 +55,23 @@ export type PerfCounter = (typeof PERF_COUNTERS)[number];
 export const COST_COUNTERS = ['cost_micros', 'network_clicks', 'impressions'] as const;
 export type CostCounter = (typeof COST_COUNTERS)[number];
 
-/** A page line's counters, in order: PERF_COUNTERS without REENGAGEMENT_COUNTERS, COST_COUNTERS, then REENGAGEMENT_COUNTERS. */
+/**
+ * A page line's counters, in order: PERF_COUNTERS as they were before issue 37, COST_COUNTERS, then
+ * the counters added since, each group appended at the end so that a line stored before it still
+ * reads right (its missing counters read as 0).
+ */
+const APPENDED_COUNTERS: readonly string[] = [...REENGAGEMENT_COUNTERS, ...AD_REVENUE_COUNTERS];
 export const PAGE_COUNTERS = [
-  ...PERF_COUNTERS.filter((name) => !(REENGAGEMENT_COUNTERS as readonly string[]).includes(name)),
+  ...PERF_COUNTERS.filter((name) => !APPENDED_COUNTERS.includes(name)),
   ...COST_COUNTERS,
   ...REENGAGEMENT_COUNTERS,
+  ...AD_REVENUE_COUNTERS,
 ] as readonly (PerfCounter | CostCounter)[];
 
 /** Cohort revenue windows: revenue of events before install time + N x 24 h. */
 export const COHORT_REVENUE_DAYS = { cohort_d0_micros: 1, cohort_d7_micros: 7, cohort_d30_micros: 30 } as const;
+/** The same windows for ad revenue (ad_revenue events: docs/analytics.md, "Ad revenue"). */
+export const COHORT_AD_REVENUE_DAYS = { cohort_ad_d0_micros: 1, cohort_ad_d7_micros: 7, cohort_ad_d30_micros: 30 } as const;
 
 /** Row families in the aggregates table (pk `<app_id>#<family>`). */
 export const PERF_FAMILIES = {

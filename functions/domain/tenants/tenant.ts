@@ -96,9 +96,10 @@ export interface AppWithSecret extends App {
 
 /**
  * What a server key may do: `read` the reports and the event stream, upload ad spend (`cost`,
- * POST /api/v1/cost). A key stored before scopes existed has no `scopes` and reads (scopesOf).
+ * POST /api/v1/cost), send ad impressions (`ad_revenue`, POST /api/v1/ad-revenue). A key stored
+ * before scopes existed has no `scopes` and reads (scopesOf).
  */
-export const SERVER_KEY_SCOPES = ['read', 'cost'] as const;
+export const SERVER_KEY_SCOPES = ['read', 'cost', 'ad_revenue'] as const;
 export type ServerKeyScope = (typeof SERVER_KEY_SCOPES)[number];
 
 export interface ServerKeyRecord {

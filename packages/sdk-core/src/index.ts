@@ -1,6 +1,8 @@
 export { type BackoffPolicy, backoffMs, DEFAULT_BACKOFF, retryAfterMs } from './backoff.js';
 export type { HttpRequest, HttpResponse, NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './ports.js';
 export {
+  AD_REVENUE_EVENT,
+  type AdRevenueImpression,
   type Choices,
   type Diagnostics,
   linkOf,

@@ -76,7 +76,33 @@ export interface TrackOptions {
   readonly revenue?: number;
   readonly currency?: string;
   readonly params?: Readonly<Record<string, string | number | boolean | null>>;
+  /** An ad impression's revenue: only on the `ad_revenue` event, which trackAdRevenue tracks. */
+  readonly adRevenue?: AdRevenueImpression;
 }
+
+/**
+ * One ad impression's revenue as the mediation SDK's callback gives it (docs/sdk.md, "Ad
+ * revenue"): AppLovin MAX's onAdRevenuePaid, LevelPlay's impression data, AdMob's OnPaidEvent.
+ * The service converts `revenue` from `currency` and counts each `impressionId` of the install once.
+ */
+export interface AdRevenueImpression {
+  readonly source: 'applovin_max' | 'ironsource_levelplay' | 'admob' | 'unity' | 'custom';
+  /** The ad network that served it (1 to 64 characters). */
+  readonly network: string;
+  readonly format: 'banner' | 'interstitial' | 'rewarded' | 'app_open' | 'native' | 'other';
+  readonly placement?: string;
+  readonly adUnit?: string;
+  /** At least 0; at most 100 US dollars once converted. */
+  readonly revenue: number;
+  /** ISO 4217 (`USD`; AdMob's micros divided by 1,000,000 first). */
+  readonly currency: string;
+  readonly precision: 'exact' | 'estimated' | 'publisher_defined';
+  /** The platform's id of the impression (1 to 128 printable ASCII characters). */
+  readonly impressionId: string;
+}
+
+/** The reserved name of an ad impression's event. */
+export const AD_REVENUE_EVENT = 'ad_revenue';
 
 /** An event tracked elsewhere (another tab), with the id and time it got there: what `adopt` queues. */
 export interface TrackedEvent {
@@ -205,6 +231,11 @@ export class Sdk {
       await this.save();
       this.sendSoon();
     });
+  }
+
+  /** Tracks one ad impression's revenue: an `ad_revenue` event, queued and sent as any event. */
+  trackAdRevenue(impression: AdRevenueImpression): Promise<string | undefined> {
+    return this.track(AD_REVENUE_EVENT, { adRevenue: impression });
   }
 
   /** The app was opened by a link (a Universal Link, an App Link, or a URL with the link's click id): a `deep_link_open` event. */
@@ -540,6 +571,20 @@ function fieldsOf(options: TrackOptions): Record<string, unknown> {
     else fields.revenue_usd = options.revenue;
   }
   if (options.params) fields.properties = { ...options.params };
+  const ad = options.adRevenue;
+  if (ad) {
+    fields.ad_revenue = {
+      source: ad.source,
+      network: ad.network,
+      format: ad.format,
+      ...(ad.placement !== undefined && { placement: ad.placement }),
+      ...(ad.adUnit !== undefined && { ad_unit: ad.adUnit }),
+      revenue: ad.revenue,
+      currency: ad.currency,
+      precision: ad.precision,
+      impression_id: ad.impressionId,
+    };
+  }
   return fields;
 }
 

@@ -1,4 +1,6 @@
 import {
+  AD_REVENUE_EVENT,
+  type AdRevenueImpression,
   type Choices,
   type Diagnostics,
   measures,
@@ -92,6 +94,11 @@ export class WebSdk {
     const event_id = crypto.randomUUID();
     await this.post({ kind: 'event', event_id, ts_ms: Date.now(), name, options });
     return event_id;
+  }
+
+  /** Tracks one ad impression's revenue (docs/sdk.md, "Ad revenue"), from any tab, as track does. */
+  trackAdRevenue(impression: AdRevenueImpression): Promise<string | undefined> {
+    return this.track(AD_REVENUE_EVENT, { adRevenue: impression });
   }
 
   async setConsent(granted: boolean): Promise<void> {

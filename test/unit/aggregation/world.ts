@@ -18,8 +18,12 @@ import { auditKey } from '../../../functions/domain/audit/keys';
 import { auditLines } from '../../../functions/domain/audit/lines';
 import { aggregationMessage } from '../../../functions/domain/audit/message';
 import type { AuditLine } from '../../../functions/domain/audit/types';
+import { dayOf } from '../../../functions/domain/common/days';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
-import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
+import { isPlainObject } from '../../../functions/domain/common/json';
+import type { RevenueConversion } from '../../../functions/domain/fx/event-revenue';
+import { convertToUsd } from '../../../functions/domain/fx/rates';
+import { adRevenueOf, judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import type { OracleRows } from '../../support/aggregation-oracle';
 
@@ -108,8 +112,17 @@ export function world(options: { probabilistic?: boolean; timeZone?: string; ree
       ...(batch.country ? { country: batch.country } : {}),
     };
     const { verdicts, accepted, rejected } = judgeEvents(events, batch.sentAtMs ?? receivedMs, receivedMs);
+    // Ad impressions in US dollars converted as ingest does (no rate needed): their dollars are the line's revenue_usd.
+    const conversions = new Map<number, RevenueConversion>();
+    for (const verdict of verdicts) {
+      const entry = events[verdict.index];
+      const impression = verdict.status === 'accepted' && isPlainObject(entry) ? adRevenueOf(entry) : undefined;
+      const usd = impression && convertToUsd(new Map(), impression.amount, impression.currency, dayOf(verdict.corrected_ts ?? 0));
+      if (impression && usd)
+        conversions.set(verdict.index, { revenueUsd: usd.usd, fx: { ...impression, rate: usd.rate, rate_day: usd.rate_day } });
+    }
     const key = auditKey(audit);
-    objects.set(key, auditLines(events, verdicts, audit));
+    objects.set(key, auditLines(events, verdicts, audit, undefined, conversions));
     return JSON.stringify(aggregationMessage('audit-bucket', key, audit, { accepted, rejected }));
   }
 
