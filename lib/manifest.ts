@@ -763,11 +763,11 @@ export const functions = {
     // Public. Apple's devices send a few postbacks per install, each at a random time a day or
     // more after it: 100/s is 8.6 million a day. Over it the device retries, as after any non-200.
     throttle: { rateLimit: 100, burstLimit: 200 },
-    // The developer's copies, one per postback of the app's own installs: 20/s is 1.7 million a
-    // day on each path, and what the account's burst quota has left (docs/route-limits.md).
+    // The developer's copies, one per postback of the app's own installs: 10/s is 864,000 a day
+    // on each path, and what the account's burst quota has left (docs/route-limits.md).
     routeThrottles: {
-      [`POST ${SKADNETWORK_REPORT_PATH}`]: { rateLimit: 20, burstLimit: 40 },
-      [`POST ${APPATTRIBUTION_REPORT_PATH}`]: { rateLimit: 20, burstLimit: 40 },
+      [`POST ${SKADNETWORK_REPORT_PATH}`]: { rateLimit: 10, burstLimit: 20 },
+      [`POST ${APPATTRIBUTION_REPORT_PATH}`]: { rateLimit: 10, burstLimit: 20 },
     },
     // skan_postbacks: the conditional claim on each transaction-id, read back when it is taken;
     // tenants: the app an App Store id names and its active SKAN schema; aggregates: the SKAN

@@ -528,8 +528,8 @@ describe('the service stack', () => {
     /** Every route's own limits, [requests per second, burst]; POST /event has the stage's (DEFAULT_THROTTLE). */
     const ROUTE_LIMITS: Record<string, [number, number]> = {
       'POST /skan-postback': [100, 200],
-      'POST /.well-known/skadnetwork/report-attribution': [20, 40],
-      'POST /.well-known/appattribution/report-attribution': [20, 40],
+      'POST /.well-known/skadnetwork/report-attribution': [10, 20],
+      'POST /.well-known/appattribution/report-attribution': [10, 20],
       'GET /sdk/v1/skan-schema': [100, 200],
       'POST /sdk/v1/attribution': [100, 200],
       'GET /sdk/v1/attribution': [100, 200],
