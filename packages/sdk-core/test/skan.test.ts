@@ -228,3 +228,96 @@ describe('SKAN conversion values', () => {
     expect(Math.min(seen.updates, seen.locks, seen.laterWindows, seen.resent)).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe('the SKAN schema fetch', () => {
+  const schema: Schema = {
+    fine: [
+      { value: 5, revenue_usd: [1, 10], events: [] },
+      { value: 9, revenue_usd: [20, 50], events: [] },
+    ],
+    coarse: [],
+    lock: [],
+  };
+
+  async function device(world: World) {
+    const taken: SkanUpdate[] = [];
+    const sdk = await Sdk.start(config(), {
+      ...world.ports(),
+      skan: skanConversions({ updateConversionValue: async (update) => void taken.push(update) }),
+    });
+    await world.advance(0);
+    return { sdk, taken };
+  }
+
+  it('asks at launch signed over the empty body, then after five minutes with If-None-Match, and keeps the schema on 304', async () => {
+    const world = new World();
+    world.skanSchema = schema;
+    const { sdk, taken } = await device(world);
+    expect(world.skanRequests).toEqual([undefined]);
+    expect(world.badSignatures).toBe(0);
+    await sdk.track('purchase', { revenue: 4 });
+    await world.advance(4 * 60_000);
+    await sdk.track('purchase', { revenue: 1 });
+    await world.advance(0);
+    expect(world.skanRequests).toHaveLength(1); // Within the cache's five minutes: not asked again.
+    await world.advance(60_000);
+    await sdk.track('purchase', { revenue: 20 });
+    await world.advance(0);
+    const etag = world.skanRequests[1];
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(taken).toEqual([
+      { window: 0, fine: 5, lockWindow: false },
+      { window: 0, fine: 9, lockWindow: false },
+    ]);
+    sdk.stop();
+  });
+
+  it('keeps the schema across a restart and does not ask again within its five minutes', async () => {
+    const world = new World();
+    world.skanSchema = schema;
+    await device(world);
+    world.crash();
+    const { sdk, taken } = await device(world);
+    expect(world.skanRequests).toEqual([undefined]);
+    await sdk.track('purchase', { revenue: 2 });
+    expect(taken).toEqual([{ window: 0, fine: 5, lockWindow: false }]);
+    sdk.stop();
+  });
+
+  it('sends nothing when the app has no schema (404 no_schema), and forgets one the app took away', async () => {
+    const world = new World();
+    const first = await device(world);
+    await first.sdk.track('purchase', { revenue: 30 });
+    expect(first.taken).toEqual([]);
+    first.sdk.stop();
+    world.crash();
+    await world.advance(5 * 60_000); // The 404 is cached five minutes too.
+    world.skanSchema = schema;
+    const second = await device(world);
+    world.skanSchema = undefined;
+    await world.advance(5 * 60_000);
+    await second.sdk.track('tutorial');
+    await world.advance(0);
+    expect(world.skanRequests).toHaveLength(3);
+    await second.sdk.track('purchase', { revenue: 100 });
+    // The second launch's schema met the 30 dollars counted (fine 9); after the 404 nothing more goes.
+    expect(second.taken).toEqual([{ window: 0, fine: 9, lockWindow: false }]);
+    second.sdk.stop();
+  });
+
+  it('keeps the schema kept last on a 503 or a network error', async () => {
+    const world = new World();
+    world.skanSchema = schema;
+    const { sdk, taken } = await device(world);
+    for (const mode of ['unavailable', 'network_down'] as const) {
+      await world.advance(5 * 60_000);
+      world.modes = [mode];
+      await sdk.track('level_up');
+      await world.advance(0);
+    }
+    expect(world.requests).toBeGreaterThanOrEqual(3);
+    await sdk.track('purchase', { revenue: 25 });
+    expect(taken).toEqual([{ window: 0, fine: 9, lockWindow: false }]);
+    sdk.stop();
+  });
+});
