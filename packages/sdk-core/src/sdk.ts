@@ -1,7 +1,7 @@
 import { type BackoffPolicy, backoffMs, DEFAULT_BACKOFF } from './backoff.js';
 import type { NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './ports.js';
 import { type Credentials, signedBody } from './signing.js';
-import type { SkanConversions } from './skan.js';
+import type { SkanHook } from './skan.js';
 import {
   DEFAULT_BOUNDS,
   dequeued,
@@ -26,8 +26,8 @@ export interface Ports {
   readonly platform: PlatformPort;
   /** What the store said about the install (Android's install referrer), read once, at the first launch. */
   readonly installSignals?: () => Promise<InstallSignals | undefined>;
-  /** SKAN conversion values: `skanConversions(port)` from the platform (skan.ts); a web page passes none. */
-  readonly skan?: SkanConversions;
+  /** SKAN conversion values: `skanConversions(port)` from a native platform (skan.ts); a web page passes none. */
+  readonly skan?: SkanHook;
 }
 
 export interface RejectedEvent {
@@ -115,7 +115,6 @@ export class Sdk {
   private cancelRetry?: () => void;
   private cancelInterval?: () => void;
   private stopped = false;
-  private askingSchema = false;
   private background = false;
   private readonly settings: Required<
     Pick<
@@ -171,11 +170,10 @@ export class Sdk {
         await sdk.save();
       }
       await sdk.startSession();
-      // An update written before a crash and not yet taken by Apple goes now.
-      if (sdk.state.skan?.pending) await sdk.save();
+      // SKAN asks for its schema at launch and sends an update a crash left unsent (skan.ts).
+      if (ports.skan) await sdk.save();
     });
     sdk.scheduleInterval();
-    void sdk.skanSchema();
     void sdk.firstLaunch();
     void sdk.send();
     return sdk;
@@ -192,7 +190,6 @@ export class Sdk {
       this.state = this.withEvent(this.state, name, fieldsOf(options));
       await this.save();
       this.sendSoon();
-      void this.skanSchema();
       return this.state.queue.at(-1)?.event_id;
     });
   }
@@ -309,31 +306,16 @@ export class Sdk {
     return next;
   }
 
-  private async save(): Promise<void> {
-    await this.ports.storage.set(STATE_KEY, JSON.stringify(this.state));
-    // The update is on the device before Apple hears of it (skan.ts, `pending`); it is cleared once taken.
-    if (!this.ports.skan || !this.state.skan?.pending) return;
-    const delivered = await this.ports.skan.deliver(this.state).catch(() => undefined);
-    if (!delivered) return;
-    this.state = delivered;
-    await this.ports.storage.set(STATE_KEY, JSON.stringify(this.state));
-  }
-
-  /** The SKAN schema (GET /sdk/v1/skan-schema), asked when the 5-minute cache ran out; one request at a time. */
-  private async skanSchema(): Promise<void> {
+  private save(): Promise<void> {
+    const write = (state: SdkState) => {
+      this.state = state;
+      return this.ports.storage.set(STATE_KEY, JSON.stringify(state));
+    };
+    // SKAN counts the new events into this same write and calls Apple after it (skan.ts).
     const skan = this.ports.skan;
-    if (!skan || this.askingSchema || this.stopped || !this.measuring() || !skan.stale(this.state, this.ports.scheduler.now())) return;
-    this.askingSchema = true;
-    try {
-      const request = skan.schemaRequest(this.config, this.settings.sdkVersion, this.state);
-      const response = await this.ports.network(request).catch(() => undefined);
-      await this.serial(async () => {
-        this.state = skan.answered(this.state, response, this.ports.scheduler.now());
-        await this.save();
-      });
-    } finally {
-      this.askingSchema = false;
-    }
+    return skan
+      ? skan(this.state, write, { ...this.config, ...this.ports, again: () => this.serial(() => this.save()) })
+      : write(this.state);
   }
 
   private measuring(queueing = false): boolean {
@@ -359,8 +341,7 @@ export class Sdk {
       ...(this.ports.platform.platform && { platform: this.ports.platform.platform }),
       ...fields,
     };
-    const queued = enqueued(state, event, this.settings.bounds);
-    return this.ports.skan ? this.ports.skan.counted(queued, event) : queued;
+    return enqueued(state, event, this.settings.bounds);
   }
 
   private async startSession(): Promise<void> {

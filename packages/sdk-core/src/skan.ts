@@ -1,12 +1,13 @@
-import type { HttpRequest, HttpResponse } from './ports.js';
-import { type Credentials, HEADERS, signature } from './signing.js';
+import type { HttpResponse } from './ports.js';
+import { measures, type Ports, SDK_VERSION, type SdkConfig } from './sdk.js';
+import { HEADERS, signature } from './signing.js';
 import type { QueuedEvent, SdkState } from './state.js';
 
 /**
  * Conversion values for SKAdNetwork 4 / AdAttributionKit, chosen on the device from the app's
  * schema (docs/skan-postbacks.md, "Choosing a conversion value on the device"). A module of its
  * own that a native platform passes in (`skanConversions(port)`), so a web build, which passes
- * nothing, bundles none of it: sdk.ts imports only its types.
+ * nothing, bundles none of it: sdk.ts imports only its types and calls one hook from its `save`.
  *
  * The schema's wire type is defined here, not imported from functions/domain/skan/schema.ts:
  * that module imports node:crypto, and the core imports no Node built-in.
@@ -61,6 +62,8 @@ export interface SkanWindowState {
 /** Kept in the SDK's one state value (state.ts), so a restart remembers the schema, the tally and what was sent. */
 export interface SkanState {
   readonly first_launch_ms: number;
+  /** The newest queued event counted: the events after it in the queue are the new ones. */
+  readonly last_counted?: string;
   readonly schema?: SkanSchema;
   readonly etag?: string;
   /** When the schema was last asked for (whatever the answer): the 5-minute cache runs from here. */
@@ -74,14 +77,22 @@ export interface SkanState {
   readonly pending?: SkanUpdate;
 }
 
-/** The hooks the machine (sdk.ts) calls; made by `skanConversions`. */
-export interface SkanConversions {
-  counted(state: SdkState, event: QueuedEvent): SdkState;
-  stale(state: SdkState, nowMs: number): boolean;
-  schemaRequest(config: Credentials & { baseUrl: string }, sdkVersion: string, state: SdkState): HttpRequest;
-  answered(state: SdkState, response: HttpResponse | undefined, nowMs: number): SdkState;
-  deliver(state: SdkState): Promise<SdkState>;
-}
+/** What the machine (sdk.ts) gives the hook: its configuration, its ports, and a way back into its serial order. */
+export type SkanHost = Pick<
+  SdkConfig,
+  'companyKey' | 'appKey' | 'signingSecret' | 'baseUrl' | 'sdkVersion' | 'requireConsent' | 'queueBeforeConsent'
+> &
+  Pick<Ports, 'network' | 'scheduler'> & {
+    /** Runs a save in the machine's serial order (the hook applies a schema answer there). */
+    again(): Promise<void>;
+  };
+
+/**
+ * Called by the machine at every save, inside its serial order, instead of writing `state`
+ * itself: counts the events queued since the last save into the same write, calls Apple after
+ * it, and asks for the schema when the cache ran out. Made by `skanConversions`.
+ */
+export type SkanHook = (state: SdkState, write: (state: SdkState) => Promise<void>, host: SkanHost) => Promise<void>;
 
 const DAY_MS = 24 * 60 * 60_000;
 /** Cache-Control: private, max-age=300 (functions/sdk-skan-schema.ts). */
@@ -164,76 +175,108 @@ function windowState(kept: SkanWindowState | undefined, window: PostbackWindow):
   return { window, revenue_usd: 0, events: [], locked: false };
 }
 
-/** The SKAN hooks for a platform whose `port` calls Apple; pass the result as the `skan` port. */
-export function skanConversions(port: SkanPort): SkanConversions {
-  return {
-    counted(state, event) {
-      const skan: SkanState = state.skan ?? { first_launch_ms: event.ts_ms };
-      const window = windowOf(skan.first_launch_ms, event.ts_ms);
-      const kept = window === undefined ? undefined : windowState(skan.current, window);
-      if (!kept) return { ...state, skan };
-      const tally: SkanWindowState = {
-        ...kept,
-        revenue_usd: kept.revenue_usd + revenueOf(event),
-        events: kept.events.includes(event.event_name) ? kept.events : [...kept.events, event.event_name],
-      };
-      const { current, update } = decided(skan.schema, tally, event.event_name);
-      return { ...state, skan: { ...withoutPending(skan, window), current, ...(update && { pending: update }) } };
-    },
-
-    stale(state, nowMs) {
-      const checked = state.skan?.checked_ms;
-      return checked === undefined || nowMs - checked >= SCHEMA_MAX_AGE_MS || nowMs < checked;
-    },
-
-    schemaRequest(config, sdkVersion, state) {
-      const empty = new Uint8Array();
-      const etag = state.skan?.etag;
-      return {
-        url: `${config.baseUrl.replace(/\/+$/, '')}/sdk/v1/skan-schema`,
-        method: 'GET',
-        headers: {
-          [HEADERS.companyKey]: config.companyKey,
-          [HEADERS.appKey]: config.appKey,
-          [HEADERS.signature]: signature(config.signingSecret, empty),
-          [HEADERS.sdk]: sdkVersion,
-          ...(etag && { 'if-none-match': etag }),
-        },
-        timeoutMs: 10_000,
-      };
-    },
-
-    answered(state, response, nowMs) {
-      const kept: SkanState = { ...(state.skan ?? { first_launch_ms: nowMs }), checked_ms: nowMs };
-      let skan = kept;
-      if (response?.status === 200) {
-        const schema = schemaOf(response.body);
-        if (schema) skan = { ...kept, schema, ...(response.headers.etag && { etag: response.headers.etag }) };
-      } else if (response?.status === 404) {
-        // no_schema: the app has none (or took it away): send no value.
-        const { schema: _schema, etag: _etag, ...rest } = kept;
-        skan = rest;
+/** The SKAN hook for a platform whose `port` calls Apple; pass the result as the `skan` port. */
+export function skanConversions(port: SkanPort): SkanHook {
+  let asking = false;
+  let arrived: { response?: HttpResponse; at: number } | undefined;
+  return async (state, write, host) => {
+    let next = counted(state);
+    if (arrived) next = answered(next, arrived.response, arrived.at);
+    arrived = undefined;
+    await write(next);
+    const pending = next.skan?.pending;
+    if (pending) {
+      const taken = await port.updateConversionValue(pending).then(
+        () => true,
+        () => false,
+      );
+      // A rejected call stays pending: it goes again at the next save or launch, if its window lasts.
+      if (taken && next.skan) {
+        const { pending: _sent, ...skan } = next.skan;
+        await write({ ...next, skan });
       }
-      // 304 keeps the schema; a network error, 503 or anything else keeps the one kept last.
-      if (skan.schema === state.skan?.schema) return { ...state, skan };
-      // A new schema may already be met by what the window counted: decide once on arrival.
-      const window = windowOf(skan.first_launch_ms, nowMs);
-      const current = window === undefined ? undefined : windowState(skan.current, window);
-      if (!current) return { ...state, skan };
-      const decision = decided(skan.schema, current, undefined);
-      return {
-        ...state,
-        skan: { ...withoutPending(skan, window), current: decision.current, ...(decision.update && { pending: decision.update }) },
-      };
-    },
+    }
+    const now = host.scheduler.now();
+    if (asking || !measures(host, next) || !stale(next.skan, now)) return;
+    asking = true;
+    void host
+      .network(schemaRequest(host, next.skan?.etag))
+      .catch(() => undefined)
+      .then((response) => {
+        arrived = { response, at: host.scheduler.now() };
+        asking = false;
+        return host.again();
+      });
+  };
+}
 
-    async deliver(state) {
-      const pending = state.skan?.pending;
-      if (!pending || !state.skan) return state;
-      await port.updateConversionValue(pending);
-      const { pending: _sent, ...skan } = state.skan;
-      return { ...state, skan };
+/** The state with the events queued since the last count counted, each deciding an update in turn. */
+function counted(state: SdkState): SdkState {
+  const last = state.skan?.last_counted;
+  const from = last === undefined ? 0 : state.queue.findIndex((event) => event.event_id === last) + 1;
+  let next = state;
+  for (const event of state.queue.slice(from)) next = countedEvent(next, event);
+  const newest = state.queue.at(-1)?.event_id;
+  return next.skan && newest ? { ...next, skan: { ...next.skan, last_counted: newest } } : next;
+}
+
+function countedEvent(state: SdkState, event: QueuedEvent): SdkState {
+  const skan: SkanState = state.skan ?? { first_launch_ms: event.ts_ms };
+  const window = windowOf(skan.first_launch_ms, event.ts_ms);
+  const kept = window === undefined ? undefined : windowState(skan.current, window);
+  if (!kept) return { ...state, skan };
+  const tally: SkanWindowState = {
+    ...kept,
+    revenue_usd: kept.revenue_usd + revenueOf(event),
+    events: kept.events.includes(event.event_name) ? kept.events : [...kept.events, event.event_name],
+  };
+  const { current, update } = decided(skan.schema, tally, event.event_name);
+  return { ...state, skan: { ...withoutPending(skan, window), current, ...(update && { pending: update }) } };
+}
+
+/** Whether the schema is due to be asked for (never asked, or five minutes since, or a clock set back). */
+function stale(skan: SkanState | undefined, nowMs: number): boolean {
+  const checked = skan?.checked_ms;
+  return checked === undefined || nowMs - checked >= SCHEMA_MAX_AGE_MS || nowMs < checked;
+}
+
+/** GET /sdk/v1/skan-schema, signed like POST /event over the empty body, revalidated by its ETag. */
+function schemaRequest(host: SkanHost, etag: string | undefined) {
+  return {
+    url: `${host.baseUrl.replace(/\/+$/, '')}/sdk/v1/skan-schema`,
+    method: 'GET' as const,
+    headers: {
+      [HEADERS.companyKey]: host.companyKey,
+      [HEADERS.appKey]: host.appKey,
+      [HEADERS.signature]: signature(host.signingSecret, new Uint8Array()),
+      [HEADERS.sdk]: host.sdkVersion ?? SDK_VERSION,
+      ...(etag && { 'if-none-match': etag }),
     },
+    timeoutMs: 10_000,
+  };
+}
+
+/** The state once the schema was asked for: 200 a new schema (decided on at once), 304 kept, 404 none, anything else kept. */
+function answered(state: SdkState, response: HttpResponse | undefined, nowMs: number): SdkState {
+  const kept: SkanState = { ...(state.skan ?? { first_launch_ms: nowMs }), checked_ms: nowMs };
+  let skan = kept;
+  if (response?.status === 200) {
+    const schema = schemaOf(response.body);
+    if (schema) skan = { ...kept, schema, ...(response.headers.etag && { etag: response.headers.etag }) };
+  } else if (response?.status === 404) {
+    // no_schema: the app has none (or took it away): send no value.
+    const { schema: _schema, etag: _etag, ...rest } = kept;
+    skan = rest;
+  }
+  if (skan.schema === state.skan?.schema) return { ...state, skan };
+  // A new schema may already be met by what the window counted: decided once on arrival.
+  const window = windowOf(skan.first_launch_ms, nowMs);
+  const current = window === undefined ? undefined : windowState(skan.current, window);
+  if (!current) return { ...state, skan };
+  const decision = decided(skan.schema, current, undefined);
+  return {
+    ...state,
+    skan: { ...withoutPending(skan, window), current: decision.current, ...(decision.update && { pending: decision.update }) },
   };
 }
 
