@@ -102,8 +102,7 @@ const COARSE_RANK: Readonly<Record<CoarseValue, number>> = { low: 0, medium: 1, 
 /** Window 0: days 0 to 2 from the first launch; 1: days 3 to 7; 2: days 8 to 35; after that none. */
 export function windowOf(firstLaunchMs: number, atMs: number): PostbackWindow | undefined {
   const day = Math.floor((atMs - firstLaunchMs) / DAY_MS);
-  if (day < 0) return 0;
-  if (day <= 2) return 0;
+  if (day <= 2) return 0; // A clock behind the first launch reads as its first day.
   if (day <= 7) return 1;
   if (day <= 35) return 2;
   return undefined;
@@ -180,12 +179,16 @@ export function skanConversions(port: SkanPort): SkanHook {
   let asking = false;
   let arrived: { response?: HttpResponse; at: number } | undefined;
   return async (state, write, host) => {
+    const now = host.scheduler.now();
     let next = counted(state);
     if (arrived) next = answered(next, arrived.response, arrived.at);
     arrived = undefined;
+    // Apple only updates the current window: an update left from an earlier one is dropped.
+    if (next.skan) next = { ...next, skan: withoutPending(next.skan, windowOf(next.skan.first_launch_ms, now)) };
     await write(next);
     const pending = next.skan?.pending;
-    if (pending) {
+    // Counted before consent (the events are queued then), sent to Apple only once measuring.
+    if (pending && measures(host, next)) {
       const taken = await port.updateConversionValue(pending).then(
         () => true,
         () => false,
@@ -196,7 +199,6 @@ export function skanConversions(port: SkanPort): SkanHook {
         await write({ ...next, skan });
       }
     }
-    const now = host.scheduler.now();
     if (asking || !measures(host, next) || !stale(next.skan, now)) return;
     asking = true;
     void host

@@ -222,7 +222,7 @@ describe('SKAN conversion values', () => {
           }
         }
       }),
-      { numRuns: Number(process.env.SKAN_RUNS ?? 60) },
+      { numRuns: Number(process.env.SKAN_RUNS ?? 100) },
     );
     // The runs reach what the rule is about: rising values, locks, the later windows, a call Apple took twice.
     expect(Math.min(seen.updates, seen.locks, seen.laterWindows, seen.resent)).toBeGreaterThan(0);
@@ -303,6 +303,55 @@ describe('the SKAN schema fetch', () => {
     // The second launch's schema met the 30 dollars counted (fine 9); after the 404 nothing more goes.
     expect(second.taken).toEqual([{ window: 0, fine: 9, lockWindow: false }]);
     second.sdk.stop();
+  });
+
+  it('calls Apple only once consent is given, with what was counted before it', async () => {
+    const world = new World();
+    world.skanSchema = schema;
+    const taken: SkanUpdate[] = [];
+    const sdk = await Sdk.start(config({ requireConsent: true }), {
+      ...world.ports(),
+      skan: skanConversions({ updateConversionValue: async (update) => void taken.push(update) }),
+    });
+    await world.advance(0);
+    expect(world.skanRequests).toEqual([]); // Nothing asked of the service before consent either.
+    await sdk.track('purchase', { revenue: 30 });
+    expect(taken).toEqual([]);
+    await sdk.setConsent(true);
+    await world.advance(0);
+    // The schema arrives after consent and meets the 30 dollars counted before it.
+    expect(taken).toEqual([{ window: 0, fine: 9, lockWindow: false }]);
+    sdk.stop();
+  });
+
+  it('retries a call Apple refused at the next save, and drops it once its window is over', async () => {
+    const world = new World();
+    world.skanSchema = schema;
+    const taken: SkanUpdate[] = [];
+    let refusing = true;
+    const port = {
+      updateConversionValue: async (update: SkanUpdate) => {
+        if (refusing) throw new Error('SKAdNetwork refused');
+        taken.push(update);
+      },
+    };
+    const start = () => Sdk.start(config(), { ...world.ports(), skan: skanConversions(port) });
+    let sdk = await start();
+    await world.advance(0);
+    await sdk.track('purchase', { revenue: 2 });
+    refusing = false;
+    await sdk.track('tutorial');
+    expect(taken).toEqual([{ window: 0, fine: 5, lockWindow: false }]);
+    refusing = true;
+    await sdk.track('purchase', { revenue: 20 });
+    refusing = false;
+    sdk.stop();
+    world.crash();
+    await world.advance(4 * DAY);
+    sdk = await start();
+    await world.advance(0);
+    expect(taken).toEqual([{ window: 0, fine: 5, lockWindow: false }]);
+    sdk.stop();
   });
 
   it('keeps the schema kept last on a 503 or a network error', async () => {
