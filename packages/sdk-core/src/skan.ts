@@ -136,7 +136,8 @@ function revenueOf(event: QueuedEvent): number {
 
 /**
  * Steps 5 and 6 for the window's tally: the update to send, if the choice rose or a lock event
- * occurred, and the window as it stands once sent. Pure, so the test's oracle can be independent of it.
+ * occurred, and the window as it stands once sent. Pure; the property test's oracle re-implements
+ * it from the doc, not from here.
  */
 function decided(
   schema: SkanSchema | undefined,
@@ -208,7 +209,9 @@ export function skanConversions(port: SkanPort): SkanHook {
         arrived = { response, at: host.scheduler.now() };
         asking = false;
         return host.again();
-      });
+      })
+      // A failed write: the state in memory has the answer, and the next save writes it again.
+      .catch(() => undefined);
   };
 }
 
