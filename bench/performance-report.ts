@@ -71,6 +71,8 @@ function countersOf(d: number, i: number): Record<PerfCounter, number> {
     retained_d1: Math.floor(installs / 2),
     retained_d7: Math.floor(installs / 4),
     retained_d30: Math.floor(installs / 9),
+    reengagements: (d + i) % 2,
+    recent_revenue_micros: revenue,
   };
 }
 

@@ -6,6 +6,7 @@
 // the same storage: every tracked purchase is counted once.
 
 import { randomUUID } from 'node:crypto';
+import { fetchPort } from '../../conformance/harnesses/sdk-core-node';
 import { LinkStore } from '../../functions/adapters/link-store';
 import { SkanSchemaStore } from '../../functions/adapters/skan-schema-store';
 import { validateSkanSchema } from '../../functions/domain/skan/schema';
@@ -28,20 +29,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Node's fetch as the core's network port, with its timeout. */
-const nodeFetch: NetworkPort = async (request) => {
-  const response = await fetch(request.url, {
-    method: request.method,
-    headers: { ...request.headers, 'x-forwarded-for': '10.88.0.7' },
-    ...(request.body ? { body: request.body } : {}),
-    signal: AbortSignal.timeout(request.timeoutMs),
-  });
-  return {
-    status: response.status,
-    headers: { 'retry-after': response.headers.get('retry-after') ?? undefined, etag: response.headers.get('etag') ?? undefined },
-    body: await response.text(),
-  };
-};
+/** Node's fetch as the core's network port, from one address (the click's). */
+const nodeFetch = fetchPort(fetch, { 'x-forwarded-for': '10.88.0.7' });
 
 /**
  * A network that fails the way a phone's does, on a fixed pattern: a 503 before the request

@@ -8,16 +8,15 @@
 // does not list is refused by CORS, and sends nothing.
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { extname, join, normalize } from 'node:path';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { runAdmin } from '../../bin/admin';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
+import { serveExample } from '../support/example-site';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { sleep, waitFor } from '../support/wait-for';
 
@@ -56,20 +55,6 @@ interface SentFetch {
   readonly bytes: number;
 }
 
-/** The page and the script-tag build, and nothing else of the repository, on an origin of its own. */
-function serveExample(): Promise<Server> {
-  const served = ['examples/web/', 'packages/sdk-web/dist/attribution.js'];
-  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript' };
-  const server = createServer(async (request, response) => {
-    let path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)).slice(1);
-    if (path.endsWith('/')) path += 'index.html';
-    const body = served.some((prefix) => path.startsWith(prefix)) ? await readFile(join(ROOT, path)).catch(() => undefined) : undefined;
-    if (body === undefined) response.writeHead(404).end();
-    else response.writeHead(200, { 'content-type': types[extname(path)] ?? 'application/octet-stream' }).end(body);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
 beforeAll(async () => {
   // The cap phase changes the company's cap under the running handlers: their tenant cache
   // (30 s by default, a documented local setting) would hide the change for that long.
@@ -77,8 +62,7 @@ beforeAll(async () => {
   await promisify(execFile)(process.execPath, [join(ROOT, 'packages/sdk-web/build.mjs'), '--script-tag-only']);
   stack = await startLocalStack();
   tenant = await createTenant({ plan: 'paid' });
-  site = await serveExample();
-  siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  ({ server: site, origin: siteOrigin } = await serveExample());
   await runAdmin(['app', 'update', '--app-key', tenant.app.app_key, '--web-origin', siteOrigin]);
   browser = await chromium.launch({
     executablePath: CHROMIUM,

@@ -3,7 +3,6 @@ import { ServiceError } from '../common/errors';
 import { appOfKey, pageAnswer, type ReportAnswer, type ServerKeys } from '../reports/answer-report';
 import { parseReportQuery, type ReportQuery, windowDays } from '../reports/report-query';
 import {
-  COST_COUNTERS,
   type CostCounter,
   type CostRow,
   DIMENSIONS,
@@ -12,7 +11,7 @@ import {
   daysOfWeek,
   GROUP_COLUMNS,
   type GroupColumn,
-  PERF_COUNTERS,
+  PAGE_COUNTERS,
   type PerfCounter,
   weekOf,
 } from './performance';
@@ -32,8 +31,8 @@ const performanceError = (code: PerformanceErrorCode) => new ServiceError(PERFOR
 
 export const DEFAULT_GROUP_BY: readonly GroupColumn[] = ['day', 'partner'];
 
-/** Every counter of a summed row: PERF_COUNTERS then COST_COUNTERS (the page encoding's order). */
-export const ALL_COUNTERS = [...PERF_COUNTERS, ...COST_COUNTERS] as const;
+/** Every counter of a summed row, in the page encoding's order (PAGE_COUNTERS). */
+export const ALL_COUNTERS = PAGE_COUNTERS;
 export type AnyCounter = PerfCounter | CostCounter;
 export type CounterValues = Readonly<Partial<Record<AnyCounter, number>>>;
 
@@ -374,11 +373,13 @@ export function renderRow(
     organic: c.organic,
     reinstalls: c.reinstalls,
     fraud_flagged: c.fraud_flagged,
+    reengagements: c.reengagements,
     network_clicks: c.network_clicks,
     impressions: c.impressions,
     cost_usd: usd(c.cost_micros),
     ecpi_usd: paid > 0 ? round(c.cost_micros / paid, 0) / 1_000_000 : 0,
     revenue_usd: usd(c.revenue_micros),
+    recent_revenue_usd: usd(c.recent_revenue_micros),
     cohort_revenue_d0_usd: usd(c.cohort_d0_micros),
     cohort_revenue_d7_usd: usd(c.cohort_d7_micros),
     cohort_revenue_d30_usd: usd(c.cohort_d30_micros),

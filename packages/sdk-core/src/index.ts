@@ -21,7 +21,6 @@ export {
   type PostbackWindow,
   SCHEMA_MAX_AGE_MS,
   type SkanHook,
-  type SkanHost,
   type SkanPort,
   type SkanSchema,
   type SkanState,

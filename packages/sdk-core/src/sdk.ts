@@ -28,6 +28,13 @@ export interface Ports {
   readonly installSignals?: () => Promise<InstallSignals | undefined>;
   /** SKAN conversion values: `skanConversions(port)` from a native platform (skan.ts); a web page passes none. */
   readonly skan?: SkanHook;
+  /**
+   * The device's advertising id (IDFA, GAID) when the platform may read it (ATT authorized, ad
+   * tracking not limited), sent as each event's `device_id`. Asked at each event, and only while
+   * measuring with consent: never for an event tracked before `setConsent(true)` when the app
+   * requires consent.
+   */
+  readonly advertisingId?: () => string | undefined;
 }
 
 export interface RejectedEvent {
@@ -158,14 +165,7 @@ export class Sdk {
       // The service counts installs of an app on a platform it knows, and refuses an install
       // event without one (bad_platform): a web page, which has none, sends its events alone.
       if (!stored && ports.platform.platform) {
-        const signals = sdk.state.install_signals;
-        const attribution = signals?.install_referrer
-          ? {
-              referrer: signals.install_referrer,
-              ...(signals.referrer_click_ms !== undefined && { referrer_click_ms: signals.referrer_click_ms }),
-              ...(signals.install_begin_ms !== undefined && { install_begin_ms: signals.install_begin_ms }),
-            }
-          : undefined;
+        const attribution = attributionOf(sdk.state.install_signals);
         sdk.state = sdk.withEvent(sdk.state, 'install', { ...(attribution && { attribution }) });
         await sdk.save();
       }
@@ -312,10 +312,7 @@ export class Sdk {
       return this.ports.storage.set(STATE_KEY, JSON.stringify(state));
     };
     // SKAN counts the new events into this same write and calls Apple after it (skan.ts).
-    const skan = this.ports.skan;
-    return skan
-      ? skan(this.state, write, { ...this.config, ...this.ports, again: () => this.serial(() => this.save()) })
-      : write(this.state);
+    return this.ports.skan?.(this.state, write, this.config, this.ports, () => this.serial(() => this.save())) ?? write(this.state);
   }
 
   private measuring(queueing = false): boolean {
@@ -333,12 +330,15 @@ export class Sdk {
     fields: Record<string, unknown>,
     given?: Pick<TrackedEvent, 'event_id' | 'ts_ms'>,
   ): SdkState {
+    // Measuring without `queueing`: consent given (or not required), so an id never rides on an event tracked before consent.
+    const deviceId = this.measuring() ? this.ports.advertisingId?.() : undefined;
     const event: QueuedEvent = {
       event_id: given?.event_id ?? this.ports.platform.randomUuid(),
       event_name: name,
       install_uuid: state.install_uuid,
       ts_ms: given?.ts_ms ?? this.ports.scheduler.now(),
       ...(this.ports.platform.platform && { platform: this.ports.platform.platform }),
+      ...(deviceId && { device_id: deviceId }),
       ...fields,
     };
     return enqueued(state, event, this.settings.bounds);
@@ -477,12 +477,15 @@ export class Sdk {
     // The route answers installs of an app (ios, android) and refuses any other platform: a web page asks nothing.
     if (!this.measuring() || !this.ports.platform.platform) return;
     const signals = this.state.install_signals;
+    // The route reads the Play referrer; Apple's token goes with the install event only (docs/deep-links.md, "First launch").
     const body = {
       install_uuid: this.state.install_uuid,
       platform: this.ports.platform.kind,
       app_version: this.ports.platform.appVersion,
       sdk_version: this.settings.sdkVersion,
-      ...signals,
+      ...(signals?.install_referrer !== undefined && { install_referrer: signals.install_referrer }),
+      ...(signals?.referrer_click_ms !== undefined && { referrer_click_ms: signals.referrer_click_ms }),
+      ...(signals?.install_begin_ms !== undefined && { install_begin_ms: signals.install_begin_ms }),
     };
     let response: Awaited<ReturnType<NetworkPort>> | undefined;
     try {
@@ -524,6 +527,17 @@ export function measures(config: Pick<SdkConfig, 'requireConsent' | 'queueBefore
   if (choices.opted_out) return false;
   if (!config.requireConsent || choices.consent === true) return true;
   return queueing && choices.consent === undefined && (config.queueBeforeConsent ?? true);
+}
+
+/** The install event's `attribution` (docs/ingestion.md): the Play referrer and its times, and Apple's AdServices token. */
+function attributionOf(signals: InstallSignals | undefined): Record<string, string | number> | undefined {
+  const attribution = {
+    ...(signals?.install_referrer && { referrer: signals.install_referrer }),
+    ...(signals?.install_referrer && signals.referrer_click_ms !== undefined && { referrer_click_ms: signals.referrer_click_ms }),
+    ...(signals?.install_referrer && signals.install_begin_ms !== undefined && { install_begin_ms: signals.install_begin_ms }),
+    ...(signals?.adservices_token && { adservices_token: signals.adservices_token }),
+  };
+  return Object.keys(attribution).length > 0 ? attribution : undefined;
 }
 
 const idsOf = (events: readonly QueuedEvent[]) => new Set(events.map((event) => event.event_id));

@@ -77,22 +77,20 @@ export interface SkanState {
   readonly pending?: SkanUpdate;
 }
 
-/** What the machine (sdk.ts) gives the hook: its configuration, its ports, and a way back into its serial order. */
-export type SkanHost = Pick<
-  SdkConfig,
-  'companyKey' | 'appKey' | 'signingSecret' | 'baseUrl' | 'sdkVersion' | 'requireConsent' | 'queueBeforeConsent'
-> &
-  Pick<Ports, 'network' | 'scheduler'> & {
-    /** Runs a save in the machine's serial order (the hook applies a schema answer there). */
-    again(): Promise<void>;
-  };
-
 /**
  * Called by the machine at every save, inside its serial order, instead of writing `state`
  * itself: counts the events queued since the last save into the same write, calls Apple after
- * it, and asks for the schema when the cache ran out. Made by `skanConversions`.
+ * it, and asks for the schema when the cache ran out; `again` runs a save in the machine's
+ * serial order (where a schema answer is applied). Made by `skanConversions`. Plain arguments,
+ * not an object, because every byte of the call is in the web build too.
  */
-export type SkanHook = (state: SdkState, write: (state: SdkState) => Promise<void>, host: SkanHost) => Promise<void>;
+export type SkanHook = (
+  state: SdkState,
+  write: (state: SdkState) => Promise<void>,
+  config: SdkConfig,
+  ports: Ports,
+  again: () => Promise<void>,
+) => Promise<void>;
 
 const DAY_MS = 24 * 60 * 60_000;
 /** Cache-Control: private, max-age=300 (functions/sdk-skan-schema.ts). */
@@ -179,8 +177,8 @@ function windowState(kept: SkanWindowState | undefined, window: PostbackWindow):
 export function skanConversions(port: SkanPort): SkanHook {
   let asking = false;
   let arrived: { response?: HttpResponse; at: number } | undefined;
-  return async (state, write, host) => {
-    const now = host.scheduler.now();
+  return async (state, write, config, ports, again) => {
+    const now = ports.scheduler.now();
     let next = counted(state);
     if (arrived) next = answered(next, arrived.response, arrived.at);
     arrived = undefined;
@@ -189,7 +187,7 @@ export function skanConversions(port: SkanPort): SkanHook {
     await write(next);
     const pending = next.skan?.pending;
     // Counted before consent (the events are queued then), sent to Apple only once measuring.
-    if (pending && measures(host, next)) {
+    if (pending && measures(config, next)) {
       const taken = await port.updateConversionValue(pending).then(
         () => true,
         () => false,
@@ -200,15 +198,15 @@ export function skanConversions(port: SkanPort): SkanHook {
         await write({ ...next, skan });
       }
     }
-    if (asking || !measures(host, next) || !stale(next.skan, now)) return;
+    if (asking || !measures(config, next) || !stale(next.skan, now)) return;
     asking = true;
-    void host
-      .network(schemaRequest(host, next.skan?.etag))
+    void ports
+      .network(schemaRequest(config, next.skan?.etag))
       .catch(() => undefined)
       .then((response) => {
-        arrived = { response, at: host.scheduler.now() };
+        arrived = { response, at: ports.scheduler.now() };
         asking = false;
-        return host.again();
+        return again();
       })
       // A failed write: the state in memory has the answer, and the next save writes it again.
       .catch(() => undefined);
@@ -246,15 +244,15 @@ function stale(skan: SkanState | undefined, nowMs: number): boolean {
 }
 
 /** GET /sdk/v1/skan-schema, signed like POST /event over the empty body, revalidated by its ETag. */
-function schemaRequest(host: SkanHost, etag: string | undefined) {
+function schemaRequest(config: SdkConfig, etag: string | undefined) {
   return {
-    url: `${host.baseUrl.replace(/\/+$/, '')}/sdk/v1/skan-schema`,
+    url: `${config.baseUrl.replace(/\/+$/, '')}/sdk/v1/skan-schema`,
     method: 'GET' as const,
     headers: {
-      [HEADERS.companyKey]: host.companyKey,
-      [HEADERS.appKey]: host.appKey,
-      [HEADERS.signature]: signature(host.signingSecret, new Uint8Array()),
-      [HEADERS.sdk]: host.sdkVersion ?? SDK_VERSION,
+      [HEADERS.companyKey]: config.companyKey,
+      [HEADERS.appKey]: config.appKey,
+      [HEADERS.signature]: signature(config.signingSecret, new Uint8Array()),
+      [HEADERS.sdk]: config.sdkVersion ?? SDK_VERSION,
       ...(etag && { 'if-none-match': etag }),
     },
     timeoutMs: 10_000,

@@ -46,11 +46,13 @@ export interface SdkState {
   readonly skan?: SkanState;
 }
 
-/** The Google Play install referrer and its timestamps, as the platform reads them. */
+/** The Google Play install referrer and its timestamps, and Apple's AdServices token, as the platform reads them. */
 export interface InstallSignals {
   readonly install_referrer?: string;
   readonly referrer_click_ms?: number;
   readonly install_begin_ms?: number;
+  /** `AAAttribution.attributionToken()` (docs/ios.md, section 4): sent with the install event only. */
+  readonly adservices_token?: string;
 }
 
 export interface QueueBounds {

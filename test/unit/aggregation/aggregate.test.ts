@@ -48,6 +48,7 @@ describe('aggregation on in-memory stores', () => {
         '2026-06-01|meta|spring|(none)|ios': {
           installs: 1,
           revenue_micros: 4_990_000,
+          recent_revenue_micros: 4_990_000,
           cohort_d0_micros: 4_990_000,
           cohort_d7_micros: 4_990_000,
           cohort_d30_micros: 4_990_000,
@@ -57,6 +58,7 @@ describe('aggregation on in-memory stores', () => {
         '2026-06-01|meta': {
           installs: 1,
           revenue_micros: 4_990_000,
+          recent_revenue_micros: 4_990_000,
           cohort_d0_micros: 4_990_000,
           cohort_d7_micros: 4_990_000,
           cohort_d30_micros: 4_990_000,

@@ -91,7 +91,8 @@ function oracle(steps: readonly Step[], zone: string): Rows {
   const apply = (tsMs: number, revenue: number | undefined, member: Member) => {
     if (revenue) {
       const micros = Math.round(revenue * 1_000_000);
-      add(localDay(tsMs, zone), member.dims, { revenue_micros: micros });
+      // No deep_link_open here: revenue by most recent attribution is the install's own (reengagement.test.ts has the opens).
+      add(localDay(tsMs, zone), member.dims, { revenue_micros: micros, recent_revenue_micros: micros });
       for (const [counter, days] of [
         ['cohort_d0_micros', 1],
         ['cohort_d7_micros', 7],

@@ -10,6 +10,7 @@ import {
 } from '../../../functions/domain/aggregation/aggregate';
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
+import { type LinkFacts, resolveOpen } from '../../../functions/domain/aggregation/reengagement';
 import { ROW_FAMILIES, type RowFamily } from '../../../functions/domain/aggregation/rows';
 import type { AttributionLookups } from '../../../functions/domain/attribution/decision';
 import { installDecision } from '../../../functions/domain/attribution/first-launch';
@@ -32,13 +33,15 @@ export const T0 = Date.UTC(2026, 5, 1, 12);
  * objects made by the real ingestion code, clicks and honeypot blocks the test sets, and a clock
  * the test moves.
  */
-export function world(options: { probabilistic?: boolean; timeZone?: string } = {}) {
+export function world(options: { probabilistic?: boolean; timeZone?: string; reengagementWindowDays?: number } = {}) {
   const installs = new MemoryInstallStore();
   const rows = new MemoryRowStore();
   const ledger = new MemoryLedger();
   const stream = new MemoryStreamStore();
   const objects = new Map<string, AuditLine[]>();
   const clicks = new Map<string, ClickRecord>();
+  /** Links by id, as deep_link_opens resolve them (re-engagement). */
+  const links = new Map<string, LinkFacts>();
   /** Honeypot blocks as `<company_id>#<ip>`: a block is its company's own. */
   const blocked = new Set<string>();
   const block = (ip: string, companyId = COMPANY) => void blocked.add(`${companyId}#${ip}`);
@@ -77,8 +80,14 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
     },
     app: async (appId) =>
       appId === APP
-        ? { probabilistic: options.probabilistic ?? false, ...(options.timeZone ? { time_zone: options.timeZone } : {}) }
+        ? {
+            probabilistic: options.probabilistic ?? false,
+            ...(options.timeZone ? { time_zone: options.timeZone } : {}),
+            ...(options.reengagementWindowDays === undefined ? {} : { reengagement_window_days: options.reengagementWindowDays }),
+          }
         : undefined,
+    reengagementLink: ({ appId, open }) =>
+      resolveOpen({ link: async (linkId) => links.get(linkId), click: async (clickId) => clicks.get(clickId) }, appId, open),
   };
 
   let sequence = 0;
@@ -152,6 +161,7 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
     streamEvents,
     objects,
     clicks,
+    links,
     blocked,
     block,
     clock,

@@ -163,3 +163,47 @@ describe('which postbacks a decision sends', () => {
     expect(acme({ tcfVendorId: 755 }).tcf_vendor_id).toBe(755);
   });
 });
+
+describe('re-engagement postbacks (issue 37)', () => {
+  const reengagement = (linkPartner: string): PostbackIntent => ({
+    kind: 'reengagement',
+    installUuid: 'u1',
+    eventId: 'o-1',
+    tsMs: T0 + 40 * DAY,
+    link: { linkId: 'l-1', partner: linkPartner, campaign: 'winback', clickId: null },
+    member: { id: 'i-1', ts_ms: T0, partner: 'organic' },
+  });
+  const withLink = (events: string) =>
+    acme({ events, url: 'https://acme.example/pb?e={event_name}&l={link_id}&c={campaign}&k={click_id}&r={revenue_usd}' });
+
+  it("sends event type reengagement to the link's partner, for an organic install and long after the install's event window", async () => {
+    const organic = decision({ partner: 'organic', attribution_type: 'organic', ext_click_id: undefined, campaign: undefined });
+    const records = await postbacksOf(ports([withLink('reengagement')]), 'app_1', [reengagement('acme')], T0);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ partner: 'acme', kind: 'reengagement', event_name: 'reengagement', state: 'new' });
+    expect(records[0]?.url).toBe('https://acme.example/pb?e=reengagement&l=l-1&c=winback&k=&r=0');
+    // The same with the install organic as the port reads it.
+    const fromOrganic = await postbacksOf(
+      { configs: async () => [withLink('reengagement')], installOf: async () => ({ decision: organic, platform: 'ios' }) },
+      'app_1',
+      [reengagement('acme')],
+      T0,
+    );
+    expect(fromOrganic).toHaveLength(1);
+  });
+
+  it('sends none to a partner whose events leave reengagement out, or to another partner', async () => {
+    expect(await postbacksOf(ports([withLink('install,purchase')]), 'app_1', [reengagement('acme')], T0)).toEqual([]);
+    expect(await postbacksOf(ports([withLink('reengagement')]), 'app_1', [reengagement('other')], T0)).toEqual([]);
+  });
+
+  it("is not withheld for the install's fraud flags, which say nothing of a later open", async () => {
+    const records = await postbacksOf(
+      ports([withLink('*')], decision({ fraud_reasons: ['ctit_under_10s'] })),
+      'app_1',
+      [reengagement('acme')],
+      T0,
+    );
+    expect(records[0]?.state).toBe('new');
+  });
+});
