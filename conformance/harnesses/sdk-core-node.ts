@@ -82,7 +82,7 @@ export function fetchPort(fetchImpl: typeof fetch, extraHeaders: Readonly<Record
     });
     return {
       status: response.status,
-      headers: { 'retry-after': response.headers.get('retry-after') ?? undefined },
+      headers: { 'retry-after': response.headers.get('retry-after') ?? undefined, etag: response.headers.get('etag') ?? undefined },
       body: await response.text(),
     };
   };

@@ -8,9 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { fetchPort } from '../../conformance/harnesses/sdk-core-node';
 import { LinkStore } from '../../functions/adapters/link-store';
+import { SkanSchemaStore } from '../../functions/adapters/skan-schema-store';
+import { validateSkanSchema } from '../../functions/domain/skan/schema';
 import { resourceName } from '../../functions/shared/config';
-import type { NetworkPort, Ports, SdkConfig, StoragePort } from '../../packages/sdk-core/src';
-import { Sdk } from '../../packages/sdk-core/src';
+import type { NetworkPort, Ports, SdkConfig, SkanUpdate, StoragePort } from '../../packages/sdk-core/src';
+import { Sdk, skanConversions } from '../../packages/sdk-core/src';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { waitFor } from '../support/wait-for';
 import { MOBILE } from '../unit/links/user-agents';
@@ -147,4 +149,48 @@ describe('the SDK core on Node', () => {
     expect(rejected).toEqual([]);
     expect(deepLinks).toEqual([expect.objectContaining({ value: 'product/42' })]);
   }, 90_000);
+
+  it('chooses the SKAN value from the schema GET /sdk/v1/skan-schema serves, and revalidates it by its ETag', async () => {
+    const validation = validateSkanSchema({
+      fine: [{ value: 12, revenue_usd: [25, 50], events: ['purchase'] }],
+      coarse: [{ window: 0, value: 'medium', revenue_usd: [10, 100] }],
+    });
+    if (!validation.ok) throw new Error(validation.message);
+    await new SkanSchemaStore(resourceName.table('tenants')).put(tenant.app.app_id, validation.schema);
+    const statuses: number[] = [];
+    const network: NetworkPort = async (request) => {
+      const response = await nodeFetch(request);
+      if (request.url.endsWith('/sdk/v1/skan-schema')) statuses.push(response.status);
+      return response;
+    };
+    const kept = new Map<string, string>();
+    const taken: SkanUpdate[] = [];
+    let skew = 0;
+    const sdk = await Sdk.start(
+      {
+        baseUrl: stack.baseUrl,
+        companyKey: tenant.company.company_key,
+        appKey: tenant.app.app_key,
+        signingSecret: tenant.app.signing_secret,
+      },
+      {
+        storage: { get: async (key) => kept.get(key), set: async (key, value) => void kept.set(key, value), remove: async () => undefined },
+        network,
+        scheduler: { now: () => Date.now() + skew, setTimeout: (callback, ms) => clearTimeout.bind(null, setTimeout(callback, ms)) },
+        platform: { platform: 'ios', kind: 'ios', appVersion: '1.0.0', randomUuid: randomUUID, random: Math.random },
+        skan: skanConversions({ updateConversionValue: async (update) => void taken.push(update) }),
+      },
+    );
+    await waitFor(async () => statuses.length === 1 && kept.get('attribution.state.v1')?.includes('"etag"') === true, {
+      timeoutMs: 10_000,
+      what: 'the schema fetched',
+    });
+    await sdk.track('purchase', { revenue: 30 });
+    expect(taken).toEqual([{ window: 0, fine: 12, coarse: 'medium', lockWindow: false }]);
+    skew = 5 * 60_000; // The cache's five minutes later: asked again with If-None-Match.
+    await sdk.track('level_up');
+    await waitFor(async () => statuses.length === 2, { timeoutMs: 10_000, what: 'the schema revalidated' });
+    expect(statuses).toEqual([200, 304]);
+    sdk.stop();
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { type BackoffPolicy, backoffMs, DEFAULT_BACKOFF } from './backoff.js';
 import type { NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './ports.js';
 import { type Credentials, signedBody } from './signing.js';
+import type { SkanHook } from './skan.js';
 import {
   DEFAULT_BOUNDS,
   dequeued,
@@ -25,6 +26,8 @@ export interface Ports {
   readonly platform: PlatformPort;
   /** What the store said about the install (Android's install referrer), read once, at the first launch. */
   readonly installSignals?: () => Promise<InstallSignals | undefined>;
+  /** SKAN conversion values: `skanConversions(port)` from a native platform (skan.ts); a web page passes none. */
+  readonly skan?: SkanHook;
   /**
    * The device's advertising id (IDFA, GAID) when the platform may read it (ATT authorized, ad
    * tracking not limited), sent as each event's `device_id`. Asked at each event, and only while
@@ -193,6 +196,8 @@ export class Sdk {
         await sdk.save();
       }
       await sdk.startSession();
+      // SKAN asks for its schema at launch and sends an update a crash left unsent (skan.ts).
+      if (ports.skan) await sdk.save();
     });
     sdk.scheduleInterval();
     void sdk.firstLaunch();
@@ -332,8 +337,13 @@ export class Sdk {
     return next;
   }
 
-  private async save(): Promise<void> {
-    await this.ports.storage.set(STATE_KEY, JSON.stringify(this.state));
+  private save(): Promise<void> {
+    const write = (state: SdkState) => {
+      this.state = state;
+      return this.ports.storage.set(STATE_KEY, JSON.stringify(state));
+    };
+    // SKAN counts the new events into this same write and calls Apple after it (skan.ts).
+    return this.ports.skan?.(this.state, write, this.config, this.ports, () => this.serial(() => this.save())) ?? write(this.state);
   }
 
   private measuring(queueing = false): boolean {
