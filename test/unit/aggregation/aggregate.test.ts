@@ -321,7 +321,10 @@ describe('aggregation on in-memory stores', () => {
     // The stream carries the impression once, under the event id that counted it, with its members.
     const streamedAds = clean.streamEvents().filter((e) => e.event_name === 'ad_revenue');
     expect(streamedAds).toHaveLength(1);
-    expect(streamedAds[0]).toMatchObject({ revenue_usd: 0.02, ad_revenue: { impression_id: 'imp-1', format: 'interstitial', revenue: 0.02 } });
+    expect(streamedAds[0]).toMatchObject({
+      revenue_usd: 0.02,
+      ad_revenue: { impression_id: 'imp-1', format: 'interstitial', revenue: 0.02 },
+    });
     const total = counting.writes();
     // Nothing of the device or the address reaches the stream.
     const streamed = JSON.stringify(clean.stream.lines());
