@@ -63,6 +63,11 @@ export const CELL_COUNTERS = [
   'impressions',
   'reengagements',
   'recent_revenue_micros',
+  // Ad revenue: the simulator sends none yet, so these stay 0 and the totals equal purchases.
+  'ad_revenue_micros',
+  'cohort_ad_d0_micros',
+  'cohort_ad_d7_micros',
+  'cohort_ad_d30_micros',
 ] as const;
 export type CellCounter = (typeof CELL_COUNTERS)[number];
 /** Performance cells by `day|partner|campaign|country|platform`. */
