@@ -462,12 +462,15 @@ class InstallRun {
    * partition either (it claims its e# item, then queries): it will find this item and apply them.
    * The object claims `applied` in both cases, naming none in the second: two deliveries of it at
    * once may find the install one there and the other not, and only one of their journals stands,
-   * so what they apply must not depend on what each found.
+   * so what they apply must not depend on what each found. For the same reason the object never
+   * claims `released` after an `applied` naming none: that is the first install's to claim, and a
+   * delivery that found the install after its twin claimed `applied` would otherwise take the
+   * events into a journal that may not stand.
    */
   private async ownHeld(own: ObjectClaims): Promise<void> {
     if (!own.held?.length) return;
     const first = own.applied ? null : await this.firstInstall();
-    await this.applyHeld(own, first ?? null);
+    await this.applyHeld(own, first ?? null, 'own');
   }
 
   /**
@@ -697,9 +700,12 @@ class InstallRun {
     );
   }
 
-  /** A log item's held events apply to one install, by whoever claims `applied` on the item first (or `released`, after none). */
-  private async applyHeld(item: ObjectClaims, member: MemberRef | null): Promise<void> {
-    const won = await this.claimApplied(item.sk, item, member);
+  /**
+   * A log item's held events apply to one install, by whoever claims `applied` on the item first,
+   * or after one naming none, by the first install's object (`by: 'install'`) claiming `released`.
+   */
+  private async applyHeld(item: ObjectClaims, member: MemberRef | null, by: 'own' | 'install' = 'install'): Promise<void> {
+    const won = await this.claimApplied(item.sk, item, member, by === 'install');
     if (!won) return;
     for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
       const eventId = item.ids?.[i];
@@ -709,7 +715,7 @@ class InstallRun {
 
   /** A held event of a partition written before the claim log: its own e# claim carries `applied`. */
   private async applyLegacyHeld(claim: EventClaim, member: MemberRef): Promise<void> {
-    const won = await this.claimApplied(claim.sk, claim, member);
+    const won = await this.claimApplied(claim.sk, claim, member, true);
     if (!won) return;
     const eventId = claim.sk.slice(SK.eventPrefix.length);
     // Before the claim log: no item number, and no open known (there were none then).
@@ -726,11 +732,12 @@ class InstallRun {
     sk: string,
     known: Pick<ObjectClaims, 'applied' | 'released'>,
     member: MemberRef | null,
+    mayRelease: boolean,
   ): Promise<MemberRef | undefined> {
     const { token } = this.context;
     const applied = known.applied ?? (await this.claim(sk, 'applied', { by: token, member }));
     if (applied?.member) return ownerOf(applied) === token ? applied.member : undefined;
-    if (!member) return undefined;
+    if (!member || !mayRelease) return undefined;
     const released = known.released ?? (await this.claim(sk, 'released', { by: token, member }));
     return released && ownerOf(released) === token ? released.member : undefined;
   }

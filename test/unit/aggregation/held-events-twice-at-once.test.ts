@@ -99,6 +99,64 @@ describe('held events whose message is delivered to two invocations at once', ()
     await redeliverUntilDone(w, [install, install, purchase], outcomes);
     expect(purchaseAndInstall(w)).toEqual(COUNTED_ONCE);
   });
+
+  it('are counted once when the held object is delivered twice at once and only one delivery finds the first install', async () => {
+    // X holds a purchase of the uuid, delivered to two invocations at once (X1, X2); I is the
+    // uuid's install. X1 finds no install and claims `applied` naming none (the first install is to
+    // release it); X2 read X's item before that claim, and finds I counted. X1's journal of X is
+    // the one that stands, so X2, whose journal does not, must not take the purchase from I.
+    const w = world();
+    w.clock.now = T0 + 3 * DAY;
+    const purchase = w.upload([{ event_id: 'p', event_name: 'purchase', install_uuid: UUID, ts_ms: T0 + DAY + 2 * HOUR, revenue_usd: 1 }]);
+    const install = w.upload([{ event_id: 'i', event_name: 'install', install_uuid: UUID, ts_ms: T0, platform: 'ios' }]);
+    const x1Applies = gate();
+    const x1: AggregationPorts = {
+      ...w.ports,
+      installs: Object.assign(Object.create(w.installs), {
+        claimAttributes: async (...args: Parameters<typeof w.installs.claimAttributes>) => {
+          if ('applied' in args[2]) await x1Applies.pass();
+          return w.installs.claimAttributes(...args);
+        },
+      }),
+    };
+    const x2Read = gate();
+    const x2: AggregationPorts = {
+      ...w.ports,
+      installs: Object.assign(Object.create(w.installs), {
+        query: async (...args: Parameters<typeof w.installs.query>) => {
+          const items = await w.installs.query(...args);
+          await x2Read.pass();
+          return items;
+        },
+      }),
+    };
+    const iPins = gate();
+    const i: AggregationPorts = {
+      ...w.ports,
+      installs: Object.assign(Object.create(w.installs), {
+        claimAttributes: async (...args: Parameters<typeof w.installs.claimAttributes>) => {
+          if ('released_upto' in args[2]) await iPins.pass();
+          return w.installs.claimAttributes(...args);
+        },
+      }),
+    };
+
+    const x1Delivery = w.deliver([purchase], x1);
+    await x1Applies.reached; // X's log item holds the purchase; X1 found no install
+    const x2Delivery = w.deliver([purchase], x2);
+    await x2Read.reached; // X2 has read X's item, with no `applied` on it yet
+    x1Applies.open();
+    const outcomes = [...(await x1Delivery)]; // X1 claimed `applied` naming none, and its journal stands
+    const iDelivery = w.deliver([install], i);
+    await iPins.reached; // I is the first install, about to release the held events
+    x2Read.open();
+    outcomes.push(...(await x2Delivery)); // X2 finds I, and applied naming none
+    iPins.open();
+    outcomes.push(...(await iDelivery));
+
+    await redeliverUntilDone(w, [purchase, purchase, install], outcomes);
+    expect(purchaseAndInstall(w)).toEqual(COUNTED_ONCE);
+  });
 });
 
 /** A point a delivery stops at: `reached` once it is there, and it goes on when `open()` is called. */
