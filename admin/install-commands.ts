@@ -5,6 +5,7 @@ import { AuditReader } from '../functions/adapters/audit-reader';
 import { ClickStore } from '../functions/adapters/click-store';
 import { DynamoInstallStore } from '../functions/adapters/install-store';
 import { IpBlockStore } from '../functions/adapters/ip-block-store';
+import { LinkStore } from '../functions/adapters/link-store';
 import { memoryRebuildStores } from '../functions/adapters/memory/rebuild-stores';
 import { PrivacyReceipts } from '../functions/adapters/privacy-store';
 import { liveRows, rebuildSource } from '../functions/adapters/rebuild-source';
@@ -63,7 +64,12 @@ export const installCommands = [
         ipBlocks: new IpBlockStore(resourceName.table('ip_blocks')),
         installs,
       });
-      const source = rebuildSource(app, { audit: new AuditReader(resourceName.bucket()), installs, lookups });
+      const source = rebuildSource(app, {
+        audit: new AuditReader(resourceName.bucket()),
+        installs,
+        lookups,
+        links: new LinkStore(resourceName.table('links')),
+      });
       const rebuilt = await rebuildRows(source, dayOf(app.created_ms), dayOf(Date.now()), memoryRebuildStores());
       const aggregates = new AggregateStore(resourceName.table('aggregates'));
       const live = await liveRows(aggregates, app.app_id);

@@ -29,7 +29,7 @@ export const postbackCommands = [
     name: 'postback set',
     usage:
       'postback set --app-key K --partner P --url TEMPLATE [--events install,purchase,...|*] [--event-window-days N]\n' +
-      '             [--method GET|POST] [--send-fraud]   (macros: docs/postbacks.md)',
+      '             [--method GET|POST] [--send-fraud] [--tcf-vendor-id N]   (macros and consent: docs/postbacks.md)',
     flags: z.object({
       'app-key': key,
       partner,
@@ -38,6 +38,7 @@ export const postbackCommands = [
       'event-window-days': z.coerce.number().int().min(0).optional(),
       method: z.string().optional(),
       'send-fraud': z.boolean().optional(),
+      'tcf-vendor-id': z.coerce.number().optional(),
     }),
     booleanFlags: ['send-fraud'],
     async execute(f, target) {
@@ -51,6 +52,7 @@ export const postbackCommands = [
           eventWindowDays: f['event-window-days'],
           method: f.method,
           sendFraud: f['send-fraud'],
+          tcfVendorId: f['tcf-vendor-id'],
         },
         Date.now(),
       );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { DEFAULT_REENGAGEMENT_WINDOW_DAYS, MAX_REENGAGEMENT_WINDOW_DAYS } from '../functions/domain/aggregation/reengagement';
 import { ANDROID_PACKAGE, APP_LINK_LIMITS, CERT_SHA256, IOS_APP_ID, LINK_DOMAIN } from '../functions/domain/links/app-links';
 import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
 import { MAX_GRACE_DAYS } from '../functions/domain/tenants/signing-keys';
@@ -152,6 +153,8 @@ export const tenantCommands = [
       '           [--ios-app-id TEAMID.bundle.id] [--android-package P] [--android-cert-sha256 AA:BB:..,..] [--link-domain D,..]\n' +
       '           [--web-origin https://shop.example.com,..]   (pages that may call the SDK routes, docs/sdk.md; at most 20)\n' +
       '           [--probabilistic on|off]   (matching by address and platform: first launches within 30 s, installs counted within 5 min)\n' +
+      `           [--reengagement-window-days N]   (0 to ${MAX_REENGAGEMENT_WINDOW_DAYS}, default ${DEFAULT_REENGAGEMENT_WINDOW_DAYS}: days a re-engaged install's revenue\n` +
+      "                                             counts for the link's partner in the performance report; 0 turns that off, docs/deep-links.md)\n" +
       '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past;\n' +
       "                                          the link settings are what the link domains' well-known files name, docs/deep-links.md)",
     flags: z.object({
@@ -165,6 +168,12 @@ export const tenantCommands = [
       ...appLinkFlags,
       'web-origin': webOrigins.optional(),
       probabilistic: z.enum(['on', 'off']).optional(),
+      'reengagement-window-days': z.coerce
+        .number()
+        .int('must be a whole number of days')
+        .min(0)
+        .max(MAX_REENGAGEMENT_WINDOW_DAYS)
+        .optional(),
     }),
     listFlags: ['android-cert-sha256', 'link-domain', 'web-origin'],
     async execute(f) {
@@ -181,6 +190,7 @@ export const tenantCommands = [
         web_url: f['web-url'],
         time_zone: f['time-zone'],
         probabilistic: f.probabilistic === undefined ? undefined : f.probabilistic === 'on',
+        reengagement_window_days: f['reengagement-window-days'],
       });
       if (!app) throw new NotFoundError('app');
       return { ...app, time_zone: appTimeZone(app) };
@@ -232,7 +242,7 @@ export const tenantCommands = [
   defineCommand({
     name: 'server-key create',
     usage:
-      'server-key create --app-key K [--scope read|cost|read,cost] [--name "BI export"]   (default read: the reports and the stream; cost: POST /api/v1/cost; the name, 1 to 100 characters, says what it is for. The key is printed once: only its SHA-256 is stored)',
+      'server-key create --app-key K [--scope read|cost|ad_revenue, or a comma list] [--name "BI export"]   (default read: the reports and the stream; cost: POST /api/v1/cost; ad_revenue: POST /api/v1/ad-revenue; the name, 1 to 100 characters, says what it is for. The key is printed once: only its SHA-256 is stored)',
     flags: z.object({
       'app-key': key,
       scope: z

@@ -3,20 +3,28 @@ import { z } from 'zod';
 import { UUID_PATTERN } from '../functions/domain/common/uuid';
 import { isCurrencyCode } from '../functions/domain/fx/rates';
 import {
+  AD_FORMATS,
+  AD_REVENUE_EVENT,
+  AD_REVENUE_PRECISIONS,
+  AD_REVENUE_SOURCES,
   type BatchContext,
   EVENT_ID_PATTERN,
   EVENT_NAME_PATTERN,
   EVENT_RULES,
   INSTALL_EVENT,
   isStorable,
+  MAX_AD_NETWORK_CHARS,
+  MAX_AD_PLACEMENT_CHARS,
   MAX_EVENT_DEPTH,
   MAX_FUTURE_SKEW_MS,
+  MAX_IMPRESSION_ID_CHARS,
   MAX_PAST_AGE_MS,
   MAX_PROPERTIES,
   MAX_PROPERTIES_JSON_BYTES,
   MAX_REVENUE_USD,
   type RejectionReason,
 } from '../functions/domain/ingest/event-validation';
+import { MAX_TCF_STRING_CHARS, TCF_STRING_PATTERN } from '../functions/domain/privacy/consent';
 
 /**
  * The schema-library twin of functions/domain/ingest/event-validation.ts, written with zod 4 for the
@@ -26,6 +34,18 @@ import {
 let batch: BatchContext;
 const nullish = <T extends z.ZodType>(schema: T) => schema.nullish();
 const epochMs = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+const zodAdRevenue = z.looseObject({
+  source: z.enum(AD_REVENUE_SOURCES),
+  network: z.string().min(1).max(MAX_AD_NETWORK_CHARS),
+  format: z.enum(AD_FORMATS),
+  placement: nullish(z.string().max(MAX_AD_PLACEMENT_CHARS)),
+  ad_unit: nullish(z.string().max(MAX_AD_PLACEMENT_CHARS)),
+  revenue: z.number().min(0),
+  currency: z.string().refine(isCurrencyCode),
+  precision: z.enum(AD_REVENUE_PRECISIONS),
+  impression_id: z.string().regex(new RegExp(`^[\\x21-\\x7e]{1,${MAX_IMPRESSION_ID_CHARS}}$`)),
+});
 
 const zodEvent = z
   .looseObject({
@@ -59,6 +79,16 @@ const zodEvent = z
         .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
         .refine((p) => Object.keys(p).length <= MAX_PROPERTIES && Buffer.byteLength(JSON.stringify(p)) <= MAX_PROPERTIES_JSON_BYTES),
     ),
+    consent: nullish(
+      z.strictObject({
+        gdpr_applies: nullish(z.boolean()),
+        tcf_string: nullish(z.string().max(MAX_TCF_STRING_CHARS).regex(TCF_STRING_PATTERN)),
+        ad_user_data: nullish(z.boolean()),
+        ad_personalization: nullish(z.boolean()),
+        third_party_sharing: nullish(z.boolean()),
+        measurement: nullish(z.boolean()),
+      }),
+    ),
   })
   .superRefine((event, ctx) => {
     if (event.event_name === INSTALL_EVENT && (event.platform === undefined || event.platform === null)) {
@@ -76,6 +106,14 @@ const zodEvent = z
     if (event.attribution !== undefined && event.attribution !== null && event.event_name !== INSTALL_EVENT) {
       ctx.addIssue({ code: 'custom', path: ['attribution'], message: 'only on install' });
     }
+    const adRevenue = (event as Record<string, unknown>).ad_revenue;
+    const ok =
+      event.event_name === AD_REVENUE_EVENT
+        ? (revenue_usd === undefined || revenue_usd === null) &&
+          (currency === undefined || currency === null) &&
+          zodAdRevenue.safeParse(adRevenue).success
+        : adRevenue === undefined || adRevenue === null;
+    if (!ok) ctx.addIssue({ code: 'custom', path: ['ad_revenue'], message: 'required on ad_revenue and only there' });
   });
 
 const reasonByField = new Map<string, RejectionReason>(EVENT_RULES.map((rule) => [rule.field, rule.reason]));
@@ -113,6 +151,9 @@ export function sampleBatch(size: number, now: number): unknown[] {
     (e) => (e.attribution = { click_id: 1 }),
     (e) => (e.properties = { nested: { no: true } }),
     (e) => (e.deep = nest(MAX_EVENT_DEPTH + 2)),
+    (e) => (e.ad_revenue = { source: 'max' }),
+    (e) => (e.consent = { gdpr_applies: 'yes' }),
+    (e) => (e.consent = { tcf_string: 'not a TC string' }),
   ];
   return Array.from({ length: size }, (_, i) => {
     const install = i % 10 === 0;
@@ -126,8 +167,29 @@ export function sampleBatch(size: number, now: number): unknown[] {
     if (install)
       event.attribution = { click_id: `clk_${i}`, referrer: `click_id=clk_${i}&utm_source=partner`, install_begin_ms: now - 5000 };
     if (i % 3 === 0) event.revenue_usd = 4.99;
+    if (i % 7 === 3) {
+      event.event_name = AD_REVENUE_EVENT;
+      delete event.revenue_usd;
+      const formats = ['banner', 'interstitial', 'rewarded'];
+      event.ad_revenue = {
+        source: 'applovin_max',
+        network: 'AppLovin',
+        format: formats[i % 3],
+        placement: null,
+        revenue: 0.0001 * (i % 50),
+        currency: 'USD',
+        precision: 'exact',
+        impression_id: `imp-${i}`,
+      };
+    }
     if (i % 3 === 1) event.properties = { screen: 'home', level: i % 50, premium: i % 2 === 0 };
     if (i % 5 === 0) event.device_id = `device-${i}`;
+    if (i % 20 === 0)
+      event.consent = {
+        gdpr_applies: true,
+        tcf_string: 'CQuZP8AQuZP8AAKABAENAyFgAIIAAEAAAAAAPoQAwAAgLzA-gAAAAAAA.IAAA',
+        ad_user_data: false,
+      };
     if (i % 10 === 7) breakers.at(Math.floor(i / 10) % breakers.length)?.(event);
     return event;
   });

@@ -71,6 +71,12 @@ function countersOf(d: number, i: number): Record<PerfCounter, number> {
     retained_d1: Math.floor(installs / 2),
     retained_d7: Math.floor(installs / 4),
     retained_d30: Math.floor(installs / 9),
+    reengagements: (d + i) % 2,
+    recent_revenue_micros: revenue,
+    ad_revenue_micros: Math.floor(revenue / 4),
+    cohort_ad_d0_micros: Math.floor(revenue / 12),
+    cohort_ad_d7_micros: Math.floor(revenue / 8),
+    cohort_ad_d30_micros: Math.floor(revenue / 4),
   };
 }
 

@@ -287,6 +287,16 @@ export function unitsBy(writes: readonly MeteredWrite[], keyOf: (write: MeteredW
   return new Map([...sums].sort((a, b) => b[1] - a[1]));
 }
 
+/**
+ * What a write is for: the aggregates table's family (`aggregates#perf_stamp`, from its partition
+ * key `<app_id>#<family>`), else its table or index (docs/analytics.md, "Where a click's write units go").
+ */
+export function familyOf(write: MeteredWrite): string {
+  if (write.table !== 'aggregates') return write.table;
+  const family = write.partition.split('#').slice(1).join('#');
+  return `aggregates#${family || '(none)'}`;
+}
+
 const per = (sums: Map<string, number>, count: number): Record<string, number> =>
   Object.fromEntries([...sums].map(([key, units]) => [key, round(units / count)]));
 const round = (n: number, digits = 3) => Number(n.toFixed(digits));
@@ -551,6 +561,8 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
       clicks,
     );
     report('  by table', listed(clickByTable), { wcu_per_click_by_table: clickByTable });
+    const clickByFamily = per(unitsBy(clickWrites, familyOf), clicks);
+    report('  by family', listed(clickByFamily), { wcu_per_click_by_family: clickByFamily });
 
     report(`events accepted (${plans.length} installs, ${batches} batches)`, accepted.toLocaleString('en-US'), {
       events_accepted: accepted,

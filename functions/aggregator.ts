@@ -4,9 +4,11 @@ import { AdServicesAnswerStore } from './adapters/adservices-answers';
 import { attributionLookups } from './adapters/attribution-lookups';
 import { AuditReader } from './adapters/audit-reader';
 import { ClickStore } from './adapters/click-store';
+import { ConsentStore } from './adapters/consent-store';
 import { FirstLaunchAnswers } from './adapters/first-launch-store';
 import { DynamoInstallStore } from './adapters/install-store';
 import { IpBlockStore } from './adapters/ip-block-store';
+import { LinkStore } from './adapters/link-store';
 import { delayMessage } from './adapters/message-queue';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
 import { TenantStore } from './adapters/tenant-store';
@@ -16,6 +18,7 @@ import { type EventClaim, installPk, SK } from './domain/aggregation/install-sta
 import { LanePicker } from './domain/aggregation/lanes';
 import { LANES } from './domain/aggregation/lease';
 import { poisonIfUnreadable } from './domain/aggregation/message';
+import { type LinkFacts, type ReengagementLookups, resolveOpen } from './domain/aggregation/reengagement';
 import { installDecision } from './domain/attribution/first-launch';
 import { AuditObjectError } from './domain/audit/decode';
 import type { AggregationMessage, AuditLine } from './domain/audit/types';
@@ -29,8 +32,10 @@ import { sqsHandler } from './shared/sqs';
 import { TtlCache } from './shared/ttl-cache';
 
 const installs = new DynamoInstallStore(resourceName.table('installs'));
+const consentStore = new ConsentStore(resourceName.table('installs'));
 const clicks = new ClickStore(resourceName.table('clicks'));
 const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
+const links = new LinkStore(resourceName.table('links'));
 const tenants = new TenantStore(resourceName.table('tenants'));
 const audit = new AuditReader(resourceName.bucket());
 const adServicesAnswers = new AdServicesAnswerStore(resourceName.bucket());
@@ -38,7 +43,14 @@ const adServicesAnswers = new AdServicesAnswerStore(resourceName.bucket());
  * An app's probabilistic switch and time zone change rarely; five minutes of staleness is harmless
  * (a zone change applies to data aggregated after it, docs/reports.md).
  */
-const apps = new TtlCache<{ probabilistic: boolean; time_zone: string } | undefined>(5 * 60_000, 10_000);
+const apps = new TtlCache<{ probabilistic: boolean; time_zone: string; reengagement_window_days?: number } | undefined>(5 * 60_000, 10_000);
+/** A link's app, partner and campaign, for deep_link_opens: a change applies within a minute, to opens counted after it. */
+const linkFacts = new TtlCache<LinkFacts | undefined>(60_000, 10_000);
+const reengagementLookups: ReengagementLookups = {
+  link: (linkId) => linkFacts.getOrLoad(linkId, () => links.byId(linkId)),
+  // As attribution reads a click: an expired one the table still holds counts.
+  click: (clickId) => clicks.byId(clickId, 0),
+};
 
 const lookups = attributionLookups({ clicks, ipBlocks, installs });
 const firstLaunchAnswers = new FirstLaunchAnswers(installs);
@@ -53,6 +65,7 @@ const trigger: TriggerPorts = {
     const claim = await installs.get<EventClaim>(installPk(appId, installUuid), SK.event(memberId));
     return claim?.decision && { decision: claim.decision, platform: claim.platform };
   },
+  consentOf: (appId, installUuid) => consentStore.latest(appId, installUuid),
 };
 
 export const ports: AggregationPorts = {
@@ -60,13 +73,24 @@ export const ports: AggregationPorts = {
   installs,
   // The first-launch answer is evidence the decision reads, kept in the install's partition.
   decide: (facts) => installDecision(facts, lookups, firstLaunchAnswers),
+  // Read when a deep_link_open's object writes its claim log item, and kept there (reengagement.ts).
+  reengagementLink: ({ appId, open }) => resolveOpen(reengagementLookups, appId, open),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.
   readAudit: (message) => readAudit(message).catch(poisonIfUnreadable),
   app: (appId) =>
     apps.getOrLoad(appId, async () => {
       const app = await tenants.appById(appId);
-      return app && { probabilistic: app.probabilistic, time_zone: appTimeZone(app) };
+      return (
+        app && {
+          probabilistic: app.probabilistic,
+          time_zone: appTimeZone(app),
+          ...(app.reengagement_window_days === undefined ? {} : { reengagement_window_days: app.reengagement_window_days }),
+        }
+      );
     }),
+  consents: async (appId, latest) => {
+    await Promise.all([...latest].map(([installUuid, record]) => consentStore.keep(appId, installUuid, record)));
+  },
   postbacks: async (appId, intents) => {
     const records = await postbacksOf(trigger, appId, intents, Date.now());
     if (records.length > 0) await postbackRecords.enqueue(records, Date.now());

@@ -36,6 +36,16 @@ export const viewerHostHeader = 'x-viewer-host';
 /** The CloudFront path pattern of the behaviour that passes the viewer's Host on. */
 export const WELL_KNOWN_PATHS = '/.well-known/*';
 
+/**
+ * Where Apple posts the app developer's copy of SKAdNetwork and AdAttributionKit postbacks on the
+ * domain of the app's NSAdvertisingAttributionReportEndpoint (Apple adds a trailing slash, which
+ * API Gateway routes as the path without it); handled as POST /skan-postback.
+ */
+export const SKADNETWORK_REPORT_PATH = '/.well-known/skadnetwork/report-attribution';
+export const APPATTRIBUTION_REPORT_PATH = '/.well-known/appattribution/report-attribution';
+/** The CloudFront path patterns that take them: more specific than WELL_KNOWN_PATHS, so they come first. */
+export const REPORT_ATTRIBUTION_PATHS = ['/.well-known/skadnetwork/*', '/.well-known/appattribution/*'] as const;
+
 /** The key the health probes read, in every table they probe; no item has it. */
 export const HEALTH_PROBE_KEY = 'health#probe';
 

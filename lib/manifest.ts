@@ -7,7 +7,13 @@
  * import lib/function-constants.ts instead, which holds what they need and no text.
  */
 
-import { AGGREGATOR_TIMEOUT_SECONDS, INVALID_SKAN_POSTBACKS, STREAM_OBJECTS } from './function-constants';
+import {
+  AGGREGATOR_TIMEOUT_SECONDS,
+  APPATTRIBUTION_REPORT_PATH,
+  INVALID_SKAN_POSTBACKS,
+  SKADNETWORK_REPORT_PATH,
+  STREAM_OBJECTS,
+} from './function-constants';
 
 export { envName, HEALTH_PROBE_KEY, originVerifyHeader, viewerHostHeader } from './function-constants';
 
@@ -384,6 +390,8 @@ export interface FunctionSpec {
    * route's own exceeds the stage's. docs/route-limits.md lists them all.
    */
   readonly throttle?: RouteThrottle;
+  /** A route's own throttle where it is not `throttle`, by route key (docs/route-limits.md). */
+  readonly routeThrottles?: Readonly<Record<string, RouteThrottle>>;
   /**
    * Variables naming an address on the internet, with the value the stack sets. The local runtime
    * never reaches the internet: it sets each to '' (none), or to the run's own (a test's stub on
@@ -565,7 +573,8 @@ export const functions = {
   aggregator: {
     entry: 'functions/aggregator.ts',
     description: 'Aggregation queue consumer: attributes installs and adds each accepted event, exactly once, to the report rows.',
-    // clicks, ip_blocks, tenants: attribution reads; installs: claims and install records;
+    // clicks, ip_blocks, tenants: attribution reads; links: the link a deep_link_open names
+    // (re-engagement, docs/deep-links.md); installs: claims and install records;
     // ledger: a mark per audit object and the lanes; aggregates: the report rows; counters: the
     // monthly count of companies without a cap.
     tables: {
@@ -574,6 +583,7 @@ export const functions = {
       ledger: 'readwrite',
       counters: 'readwrite',
       clicks: 'read',
+      links: 'read',
       ip_blocks: 'read',
       tenants: 'read',
       postbacks: 'readwrite',
@@ -690,6 +700,22 @@ export const functions = {
     // rates of rows in other currencies.
     tables: { tenants: 'read_key_use', aggregates: 'readwrite', fx_rates: 'read' },
   },
+  'ad-revenue-upload': {
+    entry: 'functions/ad-revenue-upload.ts',
+    description:
+      "POST /api/v1/ad-revenue: a server key's ad impressions from a mediation platform, each taken as an ad_revenue event of its install (docs/ad-revenue.md).",
+    routes: ['POST /api/v1/ad-revenue'],
+    // A mediation platform's callbacks relayed by the tenant's server in batches of up to 1,000
+    // impressions, or a day's export: 20,000 impressions a second is plenty, and the routes' bursts
+    // must stay within API Gateway's account quota together (docs/route-limits.md).
+    throttle: { rateLimit: 20, burstLimit: 40 },
+    // What POST /event's takes, less the signing secrets: tenants, the key look-up (and the key's
+    // last use, written once an hour) and the company's cap; counters and ledger: the cap's count
+    // and marks; fx_rates: impressions in other currencies; the audit bucket and the aggregation queue.
+    tables: { tenants: 'read_key_use', counters: 'readwrite', ledger: 'write_delete', fx_rates: 'read' },
+    bucket: 'write',
+    queues: { aggregation: 'send' },
+  },
   export: {
     entry: 'functions/export.ts',
     description: 'Hourly: writes each changed hour of events, installs, clicks and SKAN postbacks as Parquet files in the export bucket.',
@@ -735,11 +761,21 @@ export const functions = {
   },
   'skan-postback': {
     entry: 'functions/skan-postback.ts',
-    description: "POST /skan-postback: verify Apple's SKAdNetwork and AdAttributionKit postbacks and file each once in the audit store.",
-    routes: ['POST /skan-postback'],
+    description:
+      "POST /skan-postback and Apple's well-known report-attribution paths: verify SKAdNetwork and AdAttributionKit postbacks and file each once in the audit store.",
+    // The well-known paths are where Apple sends the app developer's copy of each postback when
+    // the app names the service in NSAdvertisingAttributionReportEndpoint (docs/skan-postbacks.md).
+    // Apple posts them with a trailing slash, which API Gateway routes as the path without it.
+    routes: ['POST /skan-postback', `POST ${SKADNETWORK_REPORT_PATH}`, `POST ${APPATTRIBUTION_REPORT_PATH}`],
     // Public. Apple's devices send a few postbacks per install, each at a random time a day or
     // more after it: 100/s is 8.6 million a day. Over it the device retries, as after any non-200.
     throttle: { rateLimit: 100, burstLimit: 200 },
+    // The developer's copies, one per postback of the app's own installs: 10/s is 864,000 a day
+    // on each path, and what the account's burst quota has left (docs/route-limits.md).
+    routeThrottles: {
+      [`POST ${SKADNETWORK_REPORT_PATH}`]: { rateLimit: 10, burstLimit: 20 },
+      [`POST ${APPATTRIBUTION_REPORT_PATH}`]: { rateLimit: 10, burstLimit: 20 },
+    },
     // skan_postbacks: the conditional claim on each transaction-id, read back when it is taken;
     // tenants: the app an App Store id names and its active SKAN schema; aggregates: the SKAN
     // report's item per counted postback and its day's counters (puts and ADDs only).

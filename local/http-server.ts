@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, isIP } from 'node:net';
-import { WELL_KNOWN_PATHS } from '../lib/function-constants';
+import { REPORT_ATTRIBUTION_PATHS, WELL_KNOWN_PATHS } from '../lib/function-constants';
 import { originVerifyHeader, viewerHostHeader } from '../lib/manifest';
 import { authorizerFromManifest, buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
 import { invoke } from './lambda';
@@ -121,9 +121,12 @@ function cloudFrontHeaders(request: IncomingMessage, options: EdgeOptions): Reco
   // The CloudFront Function of the /.well-known/* behaviour (lib/constructs/edge.ts): the viewer's
   // Host, in the header the well-known function reads, whatever the client sent in it.
   const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-  const viewerHost: Record<string, string> = path.startsWith(WELL_KNOWN_PATHS.slice(0, -1))
-    ? { [viewerHostHeader]: request.headers.host ?? '' }
-    : {};
+  // Not on the report-attribution paths, whose behaviours come first and run no function.
+  const underPattern = (pattern: string) => path.startsWith(pattern.slice(0, -1));
+  const viewerHost: Record<string, string> =
+    underPattern(WELL_KNOWN_PATHS) && !REPORT_ATTRIBUTION_PATHS.some(underPattern)
+      ? { [viewerHostHeader]: request.headers.host ?? '' }
+      : {};
   return {
     ...viewerHost,
     'cloudfront-viewer-address': viewerIp.includes(':')

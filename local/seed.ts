@@ -18,6 +18,8 @@ export interface Demo {
   server_key: string;
   /** A server key of the `cost` scope: it uploads ad spend (POST /api/v1/cost) and reads nothing. */
   cost_key: string;
+  /** A server key of the `ad_revenue` scope: it sends a mediation platform's impressions (POST /api/v1/ad-revenue). */
+  ad_revenue_key: string;
   link_id: string;
   link_url: string;
 }
@@ -30,11 +32,19 @@ export async function seedDemo(
   const file = join(dataDir, 'demo.json');
   const tenants = new TenantStore(names.tenants, new SigningSecretStore(names.signing_secrets));
   const costKey = async (appKey: string) => (await tenants.createServerKey(appKey, ['cost'], 'demo cost upload')).serverKey;
+  const adRevenueKey = async (appKey: string) =>
+    (await tenants.createServerKey(appKey, ['ad_revenue'], 'demo ad revenue upload')).serverKey;
   if (existsSync(file)) {
-    const demo = JSON.parse(readFileSync(file, 'utf8')) as Omit<Demo, 'cost_key'> & { cost_key?: string };
-    if (demo.cost_key !== undefined) return { demo: { ...demo, cost_key: demo.cost_key }, created: false };
-    // A demo made before the banner had a cost curl: it gets its cost key now, once.
-    const upgraded: Demo = { ...demo, cost_key: await costKey(demo.app_key) };
+    const demo = JSON.parse(readFileSync(file, 'utf8')) as Omit<Demo, 'cost_key' | 'ad_revenue_key'> &
+      Partial<Pick<Demo, 'cost_key' | 'ad_revenue_key'>>;
+    if (demo.cost_key !== undefined && demo.ad_revenue_key !== undefined)
+      return { demo: { ...demo, cost_key: demo.cost_key, ad_revenue_key: demo.ad_revenue_key }, created: false };
+    // A demo made before the banner had a cost or ad-revenue curl: it gets the missing key now, once.
+    const upgraded: Demo = {
+      ...demo,
+      cost_key: demo.cost_key ?? (await costKey(demo.app_key)),
+      ad_revenue_key: demo.ad_revenue_key ?? (await adRevenueKey(demo.app_key)),
+    };
     writeFileSync(file, `${JSON.stringify(upgraded, null, 2)}\n`, { mode: 0o600 });
     return { demo: upgraded, created: false };
   }
@@ -65,6 +75,7 @@ export async function seedDemo(
     signing_secret: app.signing_secret,
     server_key: serverKey,
     cost_key: await costKey(app.app_key),
+    ad_revenue_key: await adRevenueKey(app.app_key),
     link_id: link.link_id,
     link_url: `${baseUrl}/l/${link.link_id}`,
   };
@@ -185,6 +196,14 @@ export function demoSections(demo: Demo, baseUrl: string): Section[] {
       ],
     },
     {
+      routes: ['POST /api/v1/ad-revenue'],
+      lines: [
+        "# Send a mediation platform's impression with the ad-revenue key (docs/ad-revenue.md)",
+        `curl -i ${baseUrl}/api/v1/ad-revenue ${bearer(demo.ad_revenue_key)} -H 'content-type: application/json' \\`,
+        `  --data '{"impressions":[{"install_uuid":"${firstLaunch}","ts_ms":'$(date +%s000)',"ad_revenue":{"source":"admob","network":"AdMob","format":"rewarded","revenue":0.012,"currency":"USD","precision":"estimated","impression_id":"demo-imp-1"}}]}'`,
+      ],
+    },
+    {
       routes: ['GET /sdk/v1/skan-schema'],
       lines: [
         "# The app's SKAN conversion-value schema, as the SDK reads it (signed over the empty body; 404 no_schema until `admin skan schema set`)",
@@ -206,11 +225,20 @@ export function demoSections(demo: Demo, baseUrl: string): Section[] {
       ],
     },
     {
-      routes: ['POST /skan-postback'],
+      routes: [
+        'POST /skan-postback',
+        'POST /.well-known/skadnetwork/report-attribution',
+        'POST /.well-known/appattribution/report-attribution',
+      ],
       lines: [
         "# An Apple SKAN postback, signed with the key the local runtime trusts beside Apple's (run from the repository)",
         `pb=$(npx tsx sim/postback.ts --app-store-id ${DEMO_APP_STORE_ID} --ad-network-id example123.skadnetwork --fine 63)`,
         `curl -i ${baseUrl}/skan-postback --data "$pb"`,
+        'echo',
+        "# Apple's copy to the developer reaches the same handler on its well-known paths (the same postback: counted once)",
+        `curl -i ${baseUrl}/.well-known/skadnetwork/report-attribution --data "$pb"`,
+        'echo',
+        `curl -i ${baseUrl}/.well-known/appattribution/report-attribution --data "$pb"`,
       ],
     },
   ];

@@ -61,6 +61,13 @@ export const CELL_COUNTERS = [
   'cost_micros',
   'network_clicks',
   'impressions',
+  'reengagements',
+  'recent_revenue_micros',
+  // Ad revenue: the simulator sends none yet, so these stay 0 and the totals equal purchases.
+  'ad_revenue_micros',
+  'cohort_ad_d0_micros',
+  'cohort_ad_d7_micros',
+  'cohort_ad_d30_micros',
 ] as const;
 export type CellCounter = (typeof CELL_COUNTERS)[number];
 /** Performance cells by `day|partner|campaign|country|platform`. */
@@ -122,7 +129,8 @@ export function oracleRows(
   const apply = (event: OracleEvent, member: Member) => {
     const revenue = micros(event.revenueUsd);
     if (revenue > 0) {
-      cell(event.tsMs, member.dims, { revenue_micros: revenue });
+      // The traffic has no deep_link_open: revenue by most recent attribution is the install's (reengagementOracle has the opens).
+      cell(event.tsMs, member.dims, { revenue_micros: revenue, recent_revenue_micros: revenue });
       for (const [counter, n] of Object.entries(COHORT_WINDOWS))
         if (event.tsMs < member.tsMs + n * DAY) cell(member.tsMs, member.dims, { [counter]: revenue });
       bump('revenue', `${day(event.tsMs)}|${member.partner}`, { purchases: 1, revenue_micros: revenue });
@@ -230,4 +238,59 @@ export function dropZeros(rows: OracleRows): OracleRows {
     }
   }
   return rows;
+}
+
+/**
+ * Re-engagement (docs/deep-links.md, "Re-engagement"), the plain way: one install of one
+ * install_uuid, its objects in the order they were counted, each a list of its events. An open by a
+ * link of the app later than the install re-engages: one per (local day, link). A purchase is
+ * credited to the latest re-engaging open (a tie: the greater event id) of its own object or an
+ * earlier one with open <= purchase < open + window; otherwise to the install. Cells are
+ * "day|partner|campaign" with `reengagements` and `recent_revenue_micros`.
+ */
+export interface OracleEngagement {
+  readonly partner: string;
+  readonly campaign?: string;
+}
+export type OracleReengagementEvent =
+  | { readonly kind: 'open'; readonly eventId: string; readonly tsMs: number; readonly link?: OracleEngagement & { readonly id: string } }
+  | { readonly kind: 'purchase'; readonly eventId: string; readonly tsMs: number; readonly revenueUsd: number };
+
+export function reengagementOracle(
+  install: OracleEngagement & { readonly tsMs: number },
+  objects: readonly (readonly OracleReengagementEvent[])[],
+  windowDays: number,
+  timeZone: string = UTC,
+): Record<string, Record<string, number>> {
+  const cells: Record<string, Record<string, number>> = {};
+  const add = (day: string, who: OracleEngagement, counter: string, value: number) => {
+    const key = [day, who.partner, who.campaign ?? NONE].join('|');
+    const cell = cells[key] ?? {};
+    cell[counter] = (cell[counter] ?? 0) + value;
+    cells[key] = cell;
+  };
+  const known: { eventId: string; tsMs: number; who: OracleEngagement }[] = [];
+  const counted = new Set<string>();
+  for (const object of objects) {
+    for (const event of object) {
+      if (event.kind === 'open' && event.link && event.tsMs > install.tsMs)
+        known.push({ eventId: event.eventId, tsMs: event.tsMs, who: event.link });
+    }
+    for (const event of object) {
+      const day = localDay(event.tsMs, timeZone);
+      if (event.kind === 'open') {
+        if (!event.link || event.tsMs <= install.tsMs || counted.has(`${day}|${event.link.id}`)) continue;
+        counted.add(`${day}|${event.link.id}`);
+        add(day, event.link, 'reengagements', 1);
+        continue;
+      }
+      let best: (typeof known)[number] | undefined;
+      for (const open of known) {
+        if (windowDays === 0 || open.tsMs > event.tsMs || event.tsMs >= open.tsMs + windowDays * DAY) continue;
+        if (!best || open.tsMs > best.tsMs || (open.tsMs === best.tsMs && open.eventId > best.eventId)) best = open;
+      }
+      add(day, best ? best.who : install, 'recent_revenue_micros', micros(event.revenueUsd));
+    }
+  }
+  return cells;
 }

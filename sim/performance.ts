@@ -210,17 +210,27 @@ function renderPerformance(
     organic: n.organic,
     reinstalls: n.reinstalls,
     fraud_flagged: n.fraud_flagged,
+    reengagements: n.reengagements,
     network_clicks: n.network_clicks,
     impressions: n.impressions,
     cost_usd: dollars(cost),
     ecpi_usd: paid > 0 ? Math.round(cost / paid) / 1e6 : 0,
     revenue_usd: dollars(n.revenue_micros),
+    recent_revenue_usd: dollars(n.recent_revenue_micros),
     cohort_revenue_d0_usd: dollars(n.cohort_d0_micros),
     cohort_revenue_d7_usd: dollars(n.cohort_d7_micros),
     cohort_revenue_d30_usd: dollars(n.cohort_d30_micros),
     roas_d0: cost > 0 ? round(n.cohort_d0_micros / cost, 4) : 0,
     roas_d7: cost > 0 ? round(n.cohort_d7_micros / cost, 4) : 0,
     roas_d30: cost > 0 ? round(n.cohort_d30_micros / cost, 4) : 0,
+    ad_revenue_usd: dollars(n.ad_revenue_micros),
+    cohort_ad_revenue_d0_usd: dollars(n.cohort_ad_d0_micros),
+    cohort_ad_revenue_d7_usd: dollars(n.cohort_ad_d7_micros),
+    cohort_ad_revenue_d30_usd: dollars(n.cohort_ad_d30_micros),
+    total_revenue_usd: dollars(n.revenue_micros + n.ad_revenue_micros),
+    total_roas_d0: cost > 0 ? round((n.cohort_d0_micros + n.cohort_ad_d0_micros) / cost, 4) : 0,
+    total_roas_d7: cost > 0 ? round((n.cohort_d7_micros + n.cohort_ad_d7_micros) / cost, 4) : 0,
+    total_roas_d30: cost > 0 ? round((n.cohort_d30_micros + n.cohort_ad_d30_micros) / cost, 4) : 0,
     retained_d1: n.retained_d1,
     retained_d7: n.retained_d7,
     retained_d30: n.retained_d30,
@@ -238,7 +248,7 @@ export function normalizePerformance(column: string, value: string | number | bo
   if (typeof value === 'boolean') return String(value);
   if (typeof value !== 'number') return value;
   if (column.endsWith('_usd')) return Math.round(value * 1e6);
-  if (column.startsWith('roas_') || column.endsWith('_rate')) return Math.round(value * 1e4);
+  if (/(^|_)roas_/.test(column) || column.endsWith('_rate')) return Math.round(value * 1e4);
   return value;
 }
 

@@ -10,6 +10,7 @@ import {
 } from '../domain/aggregation/day-pages';
 import type { AggregationLedger, Journal, LaneState, ObjectMark, Stamp, TakeResult } from '../domain/aggregation/lease';
 import {
+  CLICK_FAMILIES,
   ROW_COUNTERS,
   ROW_GROUPS,
   type RowDelta,
@@ -18,12 +19,14 @@ import {
   type RowStore,
   sortKeyOf,
 } from '../domain/aggregation/rows';
+import { derivedClicks, isDerivedFamily } from '../domain/analytics/click-counts';
 import type { DimensionValues } from '../domain/analytics/performance';
 import type { ClickCounts } from '../domain/links/tracking-link';
 import type { ReportRows } from '../domain/reports/answer-report';
 import type { StoredCounters } from '../domain/reports/report-rows';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
+import { addClick, clickCounts } from './click-count-items';
 import { queryAll, queryRawPages, type RawItem } from './query-pages';
 
 /**
@@ -61,46 +64,54 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
   constructor(private readonly tableName: string) {}
 
   /**
-   * A click of the link redirect: `clicks` 1 up on its perf, perf_partner and link rows, `v` on its
-   * day's perf_stamp. Plain ADDs, four writes side by side, no lane stamp: a click is written once,
-   * by the request that made it (a retry of a failed ADD could count it twice, so none is made).
+   * A click of the link redirect (docs/adr/0006-one-click-counter.md): 1 up on its click counter
+   * item (click-count-items.ts), from which the perf, perf_partner and link rows' `clicks` are
+   * derived when read, then `v` on its day's perf_stamp. The stamp after the counter, as every
+   * writer's (docs/analytics.md, "Reading"): a page built at the stamp's `v` holds the click. Plain
+   * ADDs, no lane stamp: a click is written once, never replayed. Two write units, four before.
    */
   async countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void> {
-    const addOne = (family: RowFamily, group: readonly string[], counter: string) => {
-      const { names, values, set } = rowColumns({ family, day, group });
-      return dynamoClient().send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: `${appId}#${family}`, sk: sortKeyOf({ day, group }) },
-          UpdateExpression: `SET ${set.join(', ')} ADD #n :one`,
-          ExpressionAttributeNames: { ...names, '#n': counter },
-          ExpressionAttributeValues: { ...values, ':one': 1 },
-        }),
-      );
-    };
-    await Promise.all([
-      addOne('perf', dims, 'clicks'),
-      addOne('perf_partner', [dims[0]], 'clicks'),
-      addOne('perf_stamp', [], VERSION),
-      addOne('link', [linkId], 'clicks'),
-    ]);
+    await addClick(this.tableName, appId, day, dims, linkId);
+    await this.moveStamp(appId, day);
+  }
+
+  /** `v` 1 up on the day's perf_stamp: the compactor builds the day's page again, and no report reads the old one. */
+  private async moveStamp(appId: string, day: string): Promise<void> {
+    await dynamoClient().send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: `${appId}#perf_stamp`, sk: sortKeyOf({ day, group: [] }) },
+        UpdateExpression: 'SET #day = :day ADD #v :one',
+        ExpressionAttributeNames: { '#day': 'day', '#v': VERSION },
+        ExpressionAttributeValues: { ':day': day, ':one': 1 },
+      }),
+    );
   }
 
   /**
    * `admin link stats`: the app's link rows of the days [firstDay, lastDay] summed per link (one
-   * row per link and day that had a click or an install). Eventually consistent, as the reports.
+   * row per link and day that had a click or an install), with the clicks of its click counter
+   * items. Eventually consistent, as the reports.
    */
   async linkCounts(
     appId: string,
     window: { firstDay: string; lastDay: string },
   ): Promise<Map<string, { clicks: number; installs: number }>> {
-    const items = await queryAll<Record<string, unknown>>({
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': `${appId}#link`, ':from': window.firstDay, ':to': `${window.lastDay}${DAY_END}` },
-      ProjectionExpression: 'link_id, clicks, installs',
-    });
+    const [items, counted] = await Promise.all([
+      queryAll<Record<string, unknown>>({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': `${appId}#link`, ':from': window.firstDay, ':to': `${window.lastDay}${DAY_END}` },
+        ProjectionExpression: 'link_id, clicks, installs',
+      }),
+      clickCounts(this.tableName, appId, window, false),
+    ]);
     const sums = new Map<string, { clicks: number; installs: number }>();
+    for (const count of counted) {
+      const sum = sums.get(count.linkId) ?? { clicks: 0, installs: 0 };
+      sum.clicks += count.clicks;
+      sums.set(count.linkId, sum);
+    }
     for (const item of items) {
       const linkId = String(item.link_id);
       const sum = sums.get(linkId) ?? { clicks: 0, installs: 0 };
@@ -154,21 +165,37 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
     }
   }
 
-  /** Every row of an app's family, in key order (day, then the group columns): its columns and counters, not its bookkeeping. */
+  /**
+   * Every row of an app's family, in key order (day, then the group columns): its columns and
+   * counters, not its bookkeeping. The perf, perf_partner and link rows with the clicks of the
+   * click counter items added (a row that only they make is in the list too).
+   */
   async rows(appId: string, family: RowFamily): Promise<StoredRow[]> {
-    const rows = await queryAll<StoredRow>({
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
-      ConsistentRead: true,
-    });
+    const [rows, counted] = await Promise.all([
+      queryAll<StoredRow>({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
+        ConsistentRead: true,
+      }),
+      isDerivedFamily(family) ? clickCounts(this.tableName, appId, undefined, true) : [],
+    ]);
     const counters = ROW_COUNTERS[family] as readonly string[];
-    return rows.map(
+    const stored = rows.map(
       (row) =>
         Object.fromEntries(
           Object.entries(row).filter(([name]) => (name !== VERSION || counters.includes(name)) && !isBookkeeping(name)),
         ) as StoredRow,
     );
+    if (!isDerivedFamily(family)) return stored;
+    const bySk = new Map(stored.map((row) => [row.sk, row]));
+    for (const { day, group, clicks } of derivedClicks(family, counted)) {
+      const sk = sortKeyOf({ day, group });
+      const columns = Object.fromEntries(ROW_GROUPS[family].map((column, i) => [column, group[i] ?? '']));
+      const row = bySk.get(sk) ?? { pk: `${appId}#${family}`, sk, day, ...columns };
+      bySk.set(sk, { ...row, clicks: Number(row.clicks ?? 0) + clicks });
+    }
+    return [...bySk.values()].sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
   }
 
   async refreshPages(appId: string, family: RowFamily, days: readonly string[]): Promise<void> {
@@ -297,7 +324,11 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
 
   /** Sets a row's counters to the given values (admin rebuild --apply); its tokens stay. Its day's page needs a refresh after. */
   async setCounters(appId: string, row: RowDelta): Promise<void> {
-    const counters = ROW_COUNTERS[row.family] as readonly string[];
+    // A rebuild takes `clicks` from the live rows, which rows() derives in part from the click
+    // counter items: setting them on the row would count those clicks twice. They stay as they are.
+    const counters = (ROW_COUNTERS[row.family] as readonly string[]).filter(
+      (counter) => !(counter === 'clicks' && CLICK_FAMILIES.has(row.family)),
+    );
     const { names, values, set } = rowColumns(row);
     counters.forEach((counter, i) => {
       names[`#c${i}`] = counter;
@@ -314,17 +345,7 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
       }),
     );
     // A perf row set moves its day's stamp, so the page compactor builds the day's page again.
-    if (row.family === 'perf' || row.family === 'perf_partner') {
-      await dynamoClient().send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: `${appId}#perf_stamp`, sk: sortKeyOf({ day: row.day, group: [] }) },
-          UpdateExpression: 'SET #day = :day ADD #v :one',
-          ExpressionAttributeNames: { '#day': 'day', '#v': VERSION },
-          ExpressionAttributeValues: { ':day': row.day, ':one': 1 },
-        }),
-      );
-    }
+    if (row.family === 'perf' || row.family === 'perf_partner') await this.moveStamp(appId, row.day);
   }
 }
 

@@ -1,6 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SORT_SEPARATOR } from '../domain/aggregation/rows';
+import { derivedClicks } from '../domain/analytics/click-counts';
 import type { BuiltPage, BuiltWeek, PageStore, StaleDay } from '../domain/analytics/pages';
 import {
   COST_COUNTERS,
@@ -22,6 +23,7 @@ import type {
 } from '../domain/analytics/performance-report';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
+import { clickCounts } from './click-count-items';
 import { queryRawPages, type RawItem } from './query-pages';
 
 /**
@@ -83,15 +85,13 @@ export class PerformanceStore implements PerformanceRows, PageStore {
     return this.pages(appId, kind, window, true);
   }
 
+  /** The `perf` rows of the window, with the clicks of its click counter items (click-counts.ts) as rows of their own. */
   async perfRows(appId: string, window: DayWindow, consistent = false): Promise<readonly DayFact[]> {
-    const items = await this.query(
-      pk(appId, PERF_FAMILIES.perf),
-      window.firstDay,
-      `${window.lastDay}${DAY_END}`,
-      ['sk', ...PERF_COUNTERS],
-      consistent,
-    );
-    return items.map((item) => factOf(item, PERF_COUNTERS));
+    const [items, clicks] = await Promise.all([
+      this.query(pk(appId, PERF_FAMILIES.perf), window.firstDay, `${window.lastDay}${DAY_END}`, ['sk', ...PERF_COUNTERS], consistent),
+      this.clickFacts(appId, 'perf', window, consistent),
+    ]);
+    return [...items.map((item) => factOf(item, PERF_COUNTERS)), ...clicks];
   }
 
   async costDays(appId: string, window: DayWindow, consistent = false): Promise<readonly { day: string; rows: readonly CostRow[] }[]> {
@@ -99,12 +99,22 @@ export class PerformanceStore implements PerformanceRows, PageStore {
     return items.map((item) => ({ day: String(item.sk?.S), rows: item.rows?.S ? decodeCostDay(item.rows.S) : [] }));
   }
 
+  /** The `perf_partner` rows of the window, with the clicks of its click counter items summed by partner as rows of their own. */
   async partnerRows(appId: string, window: DayWindow): Promise<readonly DayFact[]> {
-    const items = await this.query(pk(appId, PERF_FAMILIES.perfPartner), window.firstDay, `${window.lastDay}${DAY_END}`, [
-      'sk',
-      ...PERF_COUNTERS,
+    const [items, clicks] = await Promise.all([
+      this.query(pk(appId, PERF_FAMILIES.perfPartner), window.firstDay, `${window.lastDay}${DAY_END}`, ['sk', ...PERF_COUNTERS]),
+      this.clickFacts(appId, 'perf_partner', window, false),
     ]);
-    return items.map((item) => factOf(item, PERF_COUNTERS));
+    return [...items.map((item) => factOf(item, PERF_COUNTERS)), ...clicks];
+  }
+
+  /** The window's click counters summed into the family's rows; the report and the pages merge facts of the same dimensions. */
+  private async clickFacts(appId: string, family: 'perf' | 'perf_partner', window: DayWindow, consistent: boolean): Promise<DayFact[]> {
+    const counts = await clickCounts(this.tableName, appId, window, consistent);
+    return derivedClicks(family, counts).map(({ day, group, clicks }) => {
+      const [partner = NONE, campaign = NONE, country = NONE, platform = NONE] = group;
+      return { day, dims: [partner, campaign, country, platform] as DimensionValues, counters: { clicks } };
+    });
   }
 
   async costPartnerRows(appId: string, window: DayWindow): Promise<readonly DayFact[]> {

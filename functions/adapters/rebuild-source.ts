@@ -1,6 +1,7 @@
-import { type EventClaim, installPk, SK } from '../domain/aggregation/install-state';
+import { type EventClaim, installPk, type ObjectClaims, SK } from '../domain/aggregation/install-state';
 import { poisonIfUnreadable } from '../domain/aggregation/message';
 import { type RebuildSource, type RebuiltRow, rowOf } from '../domain/aggregation/rebuild';
+import { type LinkFacts, resolveOpen } from '../domain/aggregation/reengagement';
 import { ROW_FAMILIES, ROW_GROUPS } from '../domain/aggregation/rows';
 import type { AttributionLookups } from '../domain/attribution/decision';
 import { installDecision } from '../domain/attribution/first-launch';
@@ -16,16 +17,22 @@ import type { DynamoInstallStore } from './install-store';
  * store and recorded decisions it recomputes the rows from, and the rows the aggregator keeps.
  */
 export function rebuildSource(
-  app: Pick<App, 'app_id' | 'company_id' | 'probabilistic' | 'time_zone'>,
-  stores: { audit: AuditObjects; installs: DynamoInstallStore; lookups: AttributionLookups },
+  app: Pick<App, 'app_id' | 'company_id' | 'probabilistic' | 'time_zone' | 'reengagement_window_days'>,
+  stores: {
+    audit: AuditObjects;
+    installs: DynamoInstallStore;
+    lookups: AttributionLookups;
+    links: { byId(linkId: string): Promise<LinkFacts | undefined> };
+  },
 ): RebuildSource {
-  const { audit, installs, lookups } = stores;
+  const { audit, installs, lookups, links } = stores;
   const answers = new FirstLaunchAnswers(installs);
   return {
     appId: app.app_id,
     companyId: app.company_id,
     probabilistic: app.probabilistic,
     timeZone: appTimeZone(app),
+    ...(app.reengagement_window_days === undefined ? {} : { reengagementWindowDays: app.reengagement_window_days }),
     // Audit objects are named by UTC receive day, then company and app (functions/domain/audit/keys.ts),
     // so one listing finds an app's objects of a day.
     keysOfDay: (day) => audit.keys(auditDayPrefix(day, app.company_id, app.app_id)),
@@ -35,6 +42,15 @@ export function rebuildSource(
       (await installs.get<EventClaim>(installPk(app.app_id, installUuid), SK.event(eventId)))?.decision,
     // The first-launch answer read as the aggregator reads it; the rebuild keeps nothing.
     decideAfresh: (facts) => installDecision(facts, lookups, { first: (appId, uuid) => answers.first(appId, uuid) }),
+    // The link the live path resolved (its claim log item keeps it, or keeps none for an open that
+    // named no link of the app); an open the live path has not counted yet is resolved afresh.
+    reengagementLink: async ({ appId, installUuid, eventId, open }) => {
+      const items = await installs.query<ObjectClaims>(installPk(appId, installUuid), SK.claimsPrefix);
+      const item = items.find((claims) => claims.ids?.includes(eventId));
+      if (!item) return resolveOpen({ link: (linkId) => links.byId(linkId), click: (clickId) => lookups.clickById(clickId) }, appId, open);
+      const ref = item.opens?.find(([id]) => id === eventId);
+      return ref && { linkId: ref[2], partner: ref[3], ...(ref[4] ? { campaign: ref[4] } : {}), clickId: ref[5] };
+    },
   };
 }
 

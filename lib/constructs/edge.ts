@@ -13,7 +13,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { LINK_DOMAIN } from '../../functions/domain/links/app-links';
-import { WELL_KNOWN_PATHS } from '../function-constants';
+import { REPORT_ATTRIBUTION_PATHS, WELL_KNOWN_PATHS } from '../function-constants';
 import { originVerifyHeader, type RouteThrottle, viewerHostHeader } from '../manifest';
 import { domainCertificate, hostedZoneOf } from './domain-certificate';
 
@@ -190,6 +190,11 @@ export class Edge extends Construct {
       // overwriting any value the client sent. Only on these paths: every other request is spared
       // the function's run and its price.
       additionalBehaviors: {
+        // Apple's postbacks to the well-known report-attribution paths (POST, for skan-postback),
+        // before the GET-only /.well-known/* that would refuse them; CloudFront takes the first match.
+        ...Object.fromEntries(
+          REPORT_ATTRIBUTION_PATHS.map((path) => [path, { ...toApi, allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL }]),
+        ),
         [WELL_KNOWN_PATHS]: {
           ...toApi,
           allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,

@@ -11,7 +11,7 @@ export interface EndpointProps extends ManifestFunctionProps {
 /**
  * A routed function of the manifest: the function with its grants and alarms, the origin secret's
  * ARN and the right to read it, one Lambda integration (payload format 2.0), and one API Gateway
- * route per route key of the manifest, each with the manifest's throttle when it has one.
+ * route per route key of the manifest, each with the manifest's throttle (the route's own, or its function's) when it has one.
  */
 export class Endpoint extends ManifestFunction {
   readonly routes: apigw.HttpRoute[];
@@ -32,7 +32,8 @@ export class Endpoint extends ManifestFunction {
         // (HMAC-signed keys, bearer server keys) stays in the handlers, as the interface specifies.
         authorizer: props.edge.authorizer,
       });
-      if (props.spec.throttle) props.edge.throttleRoute(httpRoute, route, props.spec.throttle);
+      const throttle = props.spec.routeThrottles?.[route] ?? props.spec.throttle;
+      if (throttle) props.edge.throttleRoute(httpRoute, route, throttle);
       return httpRoute;
     });
   }

@@ -257,6 +257,7 @@ describe('admin install show', () => {
       events: { counted: 0, waiting_for_install: 0 },
       retention: {},
       first_launch: null,
+      consent: null,
     });
   });
 });

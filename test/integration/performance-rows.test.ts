@@ -102,7 +102,14 @@ describe('perf rows through the public endpoints', () => {
     await stack.pollers.drain();
 
     const day = localDay(installTs);
-    const purchase = { revenue_micros: 4_990_000, cohort_d0_micros: 4_990_000, cohort_d7_micros: 4_990_000, cohort_d30_micros: 4_990_000 };
+    // No re-engagement: revenue by most recent attribution is the install's own (issue 37).
+    const purchase = {
+      revenue_micros: 4_990_000,
+      recent_revenue_micros: 4_990_000,
+      cohort_d0_micros: 4_990_000,
+      cohort_d7_micros: 4_990_000,
+      cohort_d30_micros: 4_990_000,
+    };
     const expectedPerf: Record<string, Record<string, number>> = {
       [`${day}|acme_ads|spring|JP|ios`]: { installs: 1, ...purchase },
       [`${day}|organic|(none)|BR|android`]: { installs: 1, organic: 1 },

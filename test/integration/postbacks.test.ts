@@ -9,6 +9,7 @@ import { s3Client, sqsClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
+import { tcString } from '../support/tcf';
 import { sleep, waitFor } from '../support/wait-for';
 import { MOBILE } from '../unit/links/user-agents';
 
@@ -86,6 +87,7 @@ async function attributedInstall(
   query: string,
   installUuid: string,
   events: { name: string; revenue?: number }[] = [],
+  consent?: Record<string, unknown>,
 ) {
   const ip = freshIp();
   const clickId = await click(linkId, ip, query);
@@ -99,6 +101,7 @@ async function attributedInstall(
       platform: 'ios',
       device_id: `device-${installUuid}`,
       attribution: { click_id: clickId },
+      ...(consent ? { consent } : {}),
     },
     ...events.map((e, n) => ({
       event_id: `ev-${n}`,
@@ -205,6 +208,58 @@ describe('partner postbacks through the local runtime', () => {
       ['install', 'delivered', 200],
       ['purchase', 'delivered', 200],
     ]);
+  }, 30_000);
+
+  it("sends a postback only where the install's consent allows the partner's TCF vendor, with Google's DMA values", async () => {
+    const own = await createTenant();
+    const link = await new LinkStore(resourceName.table('links')).create(own.app, { partner: 'gads', campaign: 'eu' });
+    await runCommand(
+      'postback set',
+      {
+        'app-key': own.app.app_key,
+        partner: 'gads',
+        url: `${base}/dma?ev={event_name}&eea={eea}&ap={ad_personalization}&ud={ad_user_data}&id={postback_id}`,
+        events: 'install,purchase',
+        'tcf-vendor-id': 755,
+      },
+      target(),
+    );
+    const allowed = '7a0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f';
+    const refused = '7b0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f';
+    const eu = { gdpr_applies: true, ad_personalization: false, ad_user_data: true };
+    await attributedInstall(own, link.link_id, 'click_id=c1', allowed, [{ name: 'purchase', revenue: 2 }], {
+      ...eu,
+      tcf_string: tcString([755, 91], [1, 7]),
+    });
+    await attributedInstall(own, link.link_id, 'click_id=c2', refused, [{ name: 'purchase', revenue: 3 }], {
+      ...eu,
+      tcf_string: tcString([91], [1, 7]),
+    });
+    await stack.pollers.drain();
+    await waitFor(() => received.filter((r) => r.path === '/dma').length >= 2, { timeoutMs: 10_000, what: 'the allowed postbacks' });
+    await stack.pollers.drain();
+
+    const dma = received.filter((r) => r.path === '/dma').map((r) => Object.fromEntries(r.query));
+    expect(dma.map(({ ev, eea, ap, ud }) => [ev, eea, ap, ud]).sort()).toEqual([
+      ['install', '1', '0', '1'],
+      ['purchase', '1', '0', '1'],
+    ]);
+    const log = (await runCommand('postback log', { 'app-key': own.app.app_key }, target())) as {
+      attempts: { outcome: string; event_name: string; error?: string }[];
+    };
+    expect(
+      log.attempts
+        .filter((a) => a.outcome === 'withheld')
+        .map((a) => [a.event_name, a.error])
+        .sort(),
+    ).toEqual([
+      ['install', 'consent: no TCF consent for vendor 755'],
+      ['purchase', 'consent: no TCF consent for vendor 755'],
+    ]);
+    const shown = (await runCommand('install show', { 'app-key': own.app.app_key, 'install-uuid': refused }, target())) as {
+      consent: Record<string, unknown>;
+    };
+    expect(shown.consent).toMatchObject({ ...eu, event_id: 'install-1' });
   }, 30_000);
 
   it('sends nothing more when the aggregation is delivered again or the rows are rebuilt', async () => {

@@ -6,10 +6,13 @@
 // the same storage: every tracked purchase is counted once.
 
 import { randomUUID } from 'node:crypto';
+import { fetchPort } from '../../conformance/harnesses/sdk-core-node';
 import { LinkStore } from '../../functions/adapters/link-store';
+import { SkanSchemaStore } from '../../functions/adapters/skan-schema-store';
+import { validateSkanSchema } from '../../functions/domain/skan/schema';
 import { resourceName } from '../../functions/shared/config';
-import type { NetworkPort, Ports, SdkConfig, StoragePort } from '../../packages/sdk-core/src';
-import { Sdk } from '../../packages/sdk-core/src';
+import type { NetworkPort, Ports, SdkConfig, SkanUpdate, StoragePort } from '../../packages/sdk-core/src';
+import { Sdk, skanConversions } from '../../packages/sdk-core/src';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { waitFor } from '../support/wait-for';
 import { MOBILE } from '../unit/links/user-agents';
@@ -26,20 +29,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Node's fetch as the core's network port, with its timeout. */
-const nodeFetch: NetworkPort = async (request) => {
-  const response = await fetch(request.url, {
-    method: request.method,
-    headers: { ...request.headers, 'x-forwarded-for': '10.88.0.7' },
-    ...(request.body ? { body: request.body } : {}),
-    signal: AbortSignal.timeout(request.timeoutMs),
-  });
-  return {
-    status: response.status,
-    headers: { 'retry-after': response.headers.get('retry-after') ?? undefined },
-    body: await response.text(),
-  };
-};
+/** Node's fetch as the core's network port, from one address (the click's). */
+const nodeFetch = fetchPort(fetch, { 'x-forwarded-for': '10.88.0.7' });
 
 /**
  * A network that fails the way a phone's does, on a fixed pattern: a 503 before the request
@@ -158,4 +149,48 @@ describe('the SDK core on Node', () => {
     expect(rejected).toEqual([]);
     expect(deepLinks).toEqual([expect.objectContaining({ value: 'product/42' })]);
   }, 90_000);
+
+  it('chooses the SKAN value from the schema GET /sdk/v1/skan-schema serves, and revalidates it by its ETag', async () => {
+    const validation = validateSkanSchema({
+      fine: [{ value: 12, revenue_usd: [25, 50], events: ['purchase'] }],
+      coarse: [{ window: 0, value: 'medium', revenue_usd: [10, 100] }],
+    });
+    if (!validation.ok) throw new Error(validation.message);
+    await new SkanSchemaStore(resourceName.table('tenants')).put(tenant.app.app_id, validation.schema);
+    const statuses: number[] = [];
+    const network: NetworkPort = async (request) => {
+      const response = await nodeFetch(request);
+      if (request.url.endsWith('/sdk/v1/skan-schema')) statuses.push(response.status);
+      return response;
+    };
+    const kept = new Map<string, string>();
+    const taken: SkanUpdate[] = [];
+    let skew = 0;
+    const sdk = await Sdk.start(
+      {
+        baseUrl: stack.baseUrl,
+        companyKey: tenant.company.company_key,
+        appKey: tenant.app.app_key,
+        signingSecret: tenant.app.signing_secret,
+      },
+      {
+        storage: { get: async (key) => kept.get(key), set: async (key, value) => void kept.set(key, value), remove: async () => undefined },
+        network,
+        scheduler: { now: () => Date.now() + skew, setTimeout: (callback, ms) => clearTimeout.bind(null, setTimeout(callback, ms)) },
+        platform: { platform: 'ios', kind: 'ios', appVersion: '1.0.0', randomUuid: randomUUID, random: Math.random },
+        skan: skanConversions({ updateConversionValue: async (update) => void taken.push(update) }),
+      },
+    );
+    await waitFor(async () => statuses.length === 1 && kept.get('attribution.state.v1')?.includes('"etag"') === true, {
+      timeoutMs: 10_000,
+      what: 'the schema fetched',
+    });
+    await sdk.track('purchase', { revenue: 30 });
+    expect(taken).toEqual([{ window: 0, fine: 12, coarse: 'medium', lockWindow: false }]);
+    skew = 5 * 60_000; // The cache's five minutes later: asked again with If-None-Match.
+    await sdk.track('level_up');
+    await waitFor(async () => statuses.length === 2, { timeoutMs: 10_000, what: 'the schema revalidated' });
+    expect(statuses).toEqual([200, 304]);
+    sdk.stop();
+  }, 30_000);
 });

@@ -2,24 +2,30 @@
 // runtime: examples/web/index.html, served by a static server on another origin that the app
 // lists (`admin app update --web-origin`), tracks events through offline periods
 // (context.setOffline), a reload in the middle of a send and two tabs; the events report then
-// counts each tracked event exactly once. A page of an origin the app does not list is refused
-// by CORS, and sends nothing.
+// counts each tracked event exactly once, also through a phase where the company's cap answers
+// every send 429. Without Web Locks two tabs still send from one, through the localStorage lease,
+// and the page's flush when it is hidden goes with fetch keepalive. A page of an origin the app
+// does not list is refused by CORS, and sends nothing.
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { extname, join, normalize } from 'node:path';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { runAdmin } from '../../bin/admin';
+import { dynamoClient } from '../../functions/shared/clients';
+import { resourceName } from '../../functions/shared/config';
+import { serveExample } from '../support/example-site';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
-import { waitFor } from '../support/wait-for';
+import { sleep, waitFor } from '../support/wait-for';
 
 const ROOT = join(__dirname, '..', '..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Events per phase: 6 phases, 1,002 events, as the issue asks (about 15 s on a quiet 2-core machine). */
-const PER_PHASE = 167;
+/** Events per phase: 7 phases, 1,001 events, as the issue asks. */
+const PER_PHASE = 143;
+/** How long the cap answers 429 (time passing is the point: the SDK must back off, not hammer). */
+const CAPPED_MS = 2_000;
 
 let stack: LocalStack;
 let tenant: Tenant;
@@ -32,34 +38,31 @@ const pageErrors: string[] = [];
 /** What the example page puts on its window (the test project type-checks without the DOM). */
 interface PageGlobals {
   document?: { getElementById(id: string): { textContent: string | null } | null };
+  /** What the fetch-recording init script saw (the lease test's context). */
+  sentFetches?: SentFetch[];
   sdk?: {
     leading: boolean;
     track(name: string, options: object): Promise<string | undefined>;
     flush(): Promise<void>;
-    diagnostics(): { queued: number };
+    diagnostics(): { queued: number } | undefined;
+    optOut(): Promise<void>;
   };
 }
 
-/** The page and the script-tag build, and nothing else of the repository, on an origin of its own. */
-function serveExample(): Promise<Server> {
-  const served = ['examples/web/', 'packages/sdk-web/dist/attribution.js'];
-  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript' };
-  const server = createServer(async (request, response) => {
-    let path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)).slice(1);
-    if (path.endsWith('/')) path += 'index.html';
-    const body = served.some((prefix) => path.startsWith(prefix)) ? await readFile(join(ROOT, path)).catch(() => undefined) : undefined;
-    if (body === undefined) response.writeHead(404).end();
-    else response.writeHead(200, { 'content-type': types[extname(path)] ?? 'application/octet-stream' }).end(body);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+interface SentFetch {
+  readonly url: string;
+  readonly keepalive: boolean;
+  readonly bytes: number;
 }
 
 beforeAll(async () => {
+  // The cap phase changes the company's cap under the running handlers: their tenant cache
+  // (30 s by default, a documented local setting) would hide the change for that long.
+  process.env.KEY_CACHE_TTL_MS = '500';
   await promisify(execFile)(process.execPath, [join(ROOT, 'packages/sdk-web/build.mjs'), '--script-tag-only']);
   stack = await startLocalStack();
   tenant = await createTenant({ plan: 'paid' });
-  site = await serveExample();
-  siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  ({ server: site, origin: siteOrigin } = await serveExample());
   await runAdmin(['app', 'update', '--app-key', tenant.app.app_key, '--web-origin', siteOrigin]);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -85,8 +88,8 @@ const pageUrl = (origin: string, extra: Record<string, string> = {}) =>
     ...extra,
   })}`;
 
-async function open(url: string): Promise<Page> {
-  const page = await context.newPage();
+async function open(url: string, into: BrowserContext = context): Promise<Page> {
+  const page = await into.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
   await page.goto(url);
   await page.waitForFunction(() => (globalThis as unknown as PageGlobals).sdk !== undefined);
@@ -94,19 +97,46 @@ async function open(url: string): Promise<Page> {
 }
 
 /** Tracks `count` events in the page, one after the other as an app would; the ids of those that resolved. */
-function track(page: Page, count: number, phase: string): Promise<string[]> {
+function track(page: Page, count: number, phase: string, name = 'web_check'): Promise<string[]> {
   return page.evaluate(
-    async ({ count, phase }) => {
+    async ({ count, phase, name }) => {
       const sdk = (globalThis as unknown as PageGlobals).sdk;
       const ids: string[] = [];
       for (let i = 0; i < count; i++) {
-        const id = await sdk?.track('web_check', { params: { phase, i } });
+        const id = await sdk?.track(name, { params: { phase, i } });
         if (id) ids.push(id);
       }
       return ids;
     },
-    { count, phase },
+    { count, phase, name },
   );
+}
+
+/**
+ * The company's monthly cap, as an operator would set it in the tenants table (no admin command
+ * changes a cap): 0 makes every batch 429 cap_exceeded, null lifts it (the paid plan's).
+ */
+async function setMonthlyCap(cap: 0 | null): Promise<void> {
+  await dynamoClient().send(
+    new UpdateCommand({
+      TableName: resourceName.table('tenants'),
+      Key: { pk: `company#${tenant.company.company_key}` },
+      UpdateExpression: 'SET monthly_cap = :cap',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':cap': cap },
+    }),
+  );
+}
+
+/** The statuses of the page's POST /event answers, with when each came (preflights left out). */
+function eventAnswers(page: Page): { at: number; status: number }[] {
+  const answers: { at: number; status: number }[] = [];
+  page.on('response', (response) => {
+    if (response.request().method() === 'POST' && new URL(response.url()).pathname === '/event') {
+      answers.push({ at: Date.now(), status: response.status() });
+    }
+  });
+  return answers;
 }
 
 async function eventsCounted(name: string): Promise<number> {
@@ -138,14 +168,41 @@ describe('the web SDK in Chromium', () => {
   it('counts every event tracked through offline periods, a reload mid-send and two tabs exactly once', async () => {
     const tracked: string[] = [];
     const first = await open(pageUrl(siteOrigin, { click_id: 'clk_web_1', link_id: 'AbC123xYz0', deep_link_value: 'sale_42' }));
-    // Web-to-app: the landing URL's click and deep link reach the page's onLanding callback.
+    // Web-to-app: the landing URL's click and deep link reach the page's onLanding and onDeepLink callbacks.
     await first.waitForFunction(() =>
       (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent?.includes('landed'),
     );
     expect(await first.evaluate(() => (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent)).toContain(
       '{"clickId":"clk_web_1","linkId":"AbC123xYz0","deepLink":{"value":"sale_42"}}',
     );
+    expect(await first.evaluate(() => (globalThis as unknown as PageGlobals).document?.getElementById('log')?.textContent)).toContain(
+      'deep link: {"value":"sale_42"}',
+    );
     tracked.push(...(await track(first, PER_PHASE, 'online')));
+
+    // The cap reached: every send answers 429 cap_exceeded for CAPPED_MS, then the cap is lifted.
+    const answers = eventAnswers(first);
+    await setMonthlyCap(0);
+    tracked.push(...(await track(first, PER_PHASE, 'capped')));
+    const refused = () => answers.filter((answer) => answer.status === 429);
+    // The refused batch is tried again (the first retry waits at most the 1 s base), not dropped.
+    await waitFor(() => refused().length >= 2, { timeoutMs: 10_000, what: 'two 429s from the cap' });
+    const firstRefusal = refused()[0]!.at;
+    await sleep(firstRefusal + CAPPED_MS - Date.now());
+    const whileCapped = answers.filter((answer) => answer.at >= firstRefusal);
+    await setMonthlyCap(null);
+    // The next attempt, when the backoff ends, is taken: waited for so that the offline phase's
+    // failures do not pile onto these (the backoff grows until a send succeeds).
+    await waitFor(() => answers.at(-1)?.status === 200, {
+      timeoutMs: 40_000,
+      intervalMs: 200,
+      what: 'a send taken once the cap is lifted',
+    });
+    // Backoff with full jitter from 1 s: a few attempts in 2 s (a seventh would need six waits summing
+    // under 2 s, drawn from [0, 1], [0, 2], [0, 4]...), where retrying at once, at each track or at
+    // each 300 ms flush would make dozens. Every one of them was refused (none slipped through).
+    expect(whileCapped.length).toBeLessThanOrEqual(6);
+    expect(whileCapped.map((answer) => answer.status)).toEqual(whileCapped.map(() => 429));
 
     await context.setOffline(true);
     tracked.push(...(await track(first, PER_PHASE, 'offline')));
@@ -169,7 +226,7 @@ describe('the web SDK in Chromium', () => {
     tracked.push(...(await track(first, PER_PHASE, 'after reload')));
 
     expect(new Set(tracked).size).toBe(tracked.length);
-    expect(tracked).toHaveLength(6 * PER_PHASE);
+    expect(tracked).toHaveLength(7 * PER_PHASE);
     await waitFor(async () => (await eventsCounted('web_check')) >= tracked.length, {
       timeoutMs: 40_000,
       intervalMs: 500,
@@ -195,6 +252,63 @@ describe('the web SDK in Chromium', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('sends from one tab through the localStorage lease without Web Locks, flushes with keepalive when hidden, and tracks nothing in either tab after optOut', async () => {
+    const leased = await browser.newContext();
+    await leased.addInitScript(() => {
+      const page = globalThis as unknown as { Navigator: { prototype: { locks?: unknown } }; sentFetches: SentFetch[] };
+      // A browser without Web Locks: the SDK falls back to its lease in localStorage (leader.ts).
+      delete page.Navigator.prototype.locks;
+      // Every fetch the page makes, with what it asked of keepalive and its body's size.
+      page.sentFetches = [];
+      const send = globalThis.fetch;
+      globalThis.fetch = (input, init) => {
+        const body = init?.body as Uint8Array | undefined;
+        page.sentFetches.push({ url: String(input), keepalive: init?.keepalive === true, bytes: body?.byteLength ?? 0 });
+        return send(input, init);
+      };
+    });
+    // No periodic send: what the leader sends is a full batch of 50, or the flush when it is hidden.
+    const url = pageUrl(siteOrigin, { flush_ms: '600000' });
+    const leader = await open(url, leased);
+    const follower = await open(url, leased);
+    const leading = (page: Page) => page.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.leading);
+    expect(await leading(leader)).toBe(true);
+    expect(await leading(follower)).toBe(false);
+
+    const [fromLeader, fromFollower] = await Promise.all([
+      track(leader, 30, 'lease', 'lease_check'),
+      track(follower, 30, 'lease', 'lease_check'),
+    ]);
+    const tracked = [...fromLeader, ...fromFollower];
+    const sends = (page: Page) =>
+      page.evaluate(() =>
+        ((globalThis as unknown as PageGlobals).sentFetches ?? []).filter((sent) => new URL(sent.url).pathname === '/event'),
+      );
+    const beforeHiding = (await sends(leader)).length;
+    await leader.evaluate(() => (globalThis as unknown as EventTarget).dispatchEvent(new Event('pagehide')));
+    await waitFor(async () => (await eventsCounted('lease_check')) >= tracked.length, {
+      timeoutMs: 20_000,
+      intervalMs: 300,
+      what: 'the lease tabs counted',
+    });
+    expect(await eventsCounted('lease_check')).toBe(60);
+    expect(new Set(tracked).size).toBe(60);
+    // One sender: the follower never called POST /event. The leader's sends once hidden carry keepalive, each within 64 KiB.
+    expect(await sends(follower)).toEqual([]);
+    const hidden = (await sends(leader)).slice(beforeHiding);
+    expect(hidden.length).toBeGreaterThan(0);
+    expect(hidden.every((sent) => sent.keepalive && sent.bytes > 0 && sent.bytes <= 64 * 1024)).toBe(true);
+    expect(await leading(follower)).toBe(false);
+
+    // Opted out in the follower: neither tab gives an event id or queues anything, as docs/sdk.md says of track().
+    await follower.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.optOut());
+    expect(await track(follower, 3, 'opted out', 'lease_check')).toEqual([]);
+    await leader.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.flush());
+    expect(await track(leader, 3, 'opted out', 'lease_check')).toEqual([]);
+    expect(await leader.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.diagnostics()?.queued)).toBe(0);
+    await leased.close();
+  });
+
   it('is refused by CORS on a page of an origin the app does not list', async () => {
     // localhost and 127.0.0.1 are two origins to a browser: the same server, unlisted.
     const unlisted = siteOrigin.replace('127.0.0.1', 'localhost');
@@ -214,7 +328,7 @@ describe('the web SDK in Chromium', () => {
     expect(outcome).toBe('refused');
     await track(page, 3, 'unlisted');
     await page.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.flush());
-    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.diagnostics().queued)).toBeGreaterThanOrEqual(3);
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).sdk?.diagnostics()?.queued)).toBeGreaterThanOrEqual(3);
     await page.close();
   });
 });

@@ -46,10 +46,13 @@ describe("npm start's banner", () => {
         [200, 200, 200, 200, 200, 200],
       'GET /api/v1/stream/events': [200],
       'POST /api/v1/cost': [200],
+      'POST /api/v1/ad-revenue': [200],
       // The app has no schema until `admin skan schema set`: the documented 404, which the banner's comment says.
       'GET /sdk/v1/skan-schema': [404],
       'POST /sdk/v1/attribution, GET /sdk/v1/attribution': [200, 200],
-      'POST /skan-postback': [200],
+      'POST /skan-postback, POST /.well-known/skadnetwork/report-attribution, POST /.well-known/appattribution/report-attribution': [
+        200, 200, 200,
+      ],
     });
   }, 60_000);
 

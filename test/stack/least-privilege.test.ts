@@ -130,8 +130,8 @@ describe('least privilege', () => {
 describe('the functions that check server keys', () => {
   const keyCheckers = functionEntries.filter(([, spec]) => spec.tables?.tenants === 'read_key_use').map(([name]) => name);
 
-  it('are the reports, the stream and the cost upload', () => {
-    expect(keyCheckers.sort()).toEqual([...reportFunctions, 'stream-events', 'cost-upload'].sort());
+  it('are the reports, the stream, the cost upload and the ad-revenue upload', () => {
+    expect(keyCheckers.sort()).toEqual([...reportFunctions, 'stream-events', 'cost-upload', 'ad-revenue-upload'].sort());
   });
 
   it.each(keyCheckers)(

@@ -442,7 +442,7 @@ describe('the service stack', () => {
     const [[functionId, cfFunction]] = ofType('AWS::CloudFront::Function');
     service.template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
-        CacheBehaviors: [
+        CacheBehaviors: Match.arrayWith([
           Match.objectLike({
             PathPattern: '/.well-known/*',
             CachePolicyId: CachePolicy.CACHING_DISABLED.cachePolicyId,
@@ -451,7 +451,7 @@ describe('the service stack', () => {
             AllowedMethods: ['GET', 'HEAD'],
             FunctionAssociations: [{ EventType: 'viewer-request', FunctionARN: getAtt(functionId, 'FunctionARN') }],
           }),
-        ],
+        ]),
       }),
     });
     expect(cfFunction.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
@@ -462,6 +462,31 @@ describe('the service stack', () => {
     const forwarded = handler({ request: { headers: { host: { value: 'go.example.com' }, 'x-viewer-host': { value: 'evil.example' } } } });
     expect(forwarded.headers['x-viewer-host']).toEqual({ value: 'go.example.com' });
     expect(handler({ request: { headers: {} } }).headers['x-viewer-host']).toEqual({ value: '' });
+  });
+
+  it("lets Apple's postbacks to /.well-known/skadnetwork/* and /.well-known/appattribution/* through to the API, POST included, before the GET-only /.well-known/*", () => {
+    const [[, distribution]] = ofType('AWS::CloudFront::Distribution');
+    const behaviors = distribution.Properties.DistributionConfig.CacheBehaviors as Record<string, any>[];
+    expect(
+      behaviors.map((behavior) => [behavior.PathPattern, behavior.AllowedMethods.includes('POST'), 'FunctionAssociations' in behavior]),
+    ).toEqual([
+      ['/.well-known/skadnetwork/*', true, false],
+      ['/.well-known/appattribution/*', true, false],
+      ['/.well-known/*', false, true],
+    ]);
+    const [skadnetwork, , wellKnown] = behaviors;
+    expect({ ...skadnetwork, PathPattern: undefined, AllowedMethods: undefined, CachedMethods: undefined }).toEqual({
+      ...wellKnown,
+      PathPattern: undefined,
+      AllowedMethods: undefined,
+      CachedMethods: undefined,
+      FunctionAssociations: undefined,
+    });
+    for (const route of ['POST /.well-known/skadnetwork/report-attribution', 'POST /.well-known/appattribution/report-attribution']) {
+      expect(functionEntries.find(([, spec]) => (spec.routes as readonly string[] | undefined)?.includes(route))?.[0]).toBe(
+        'skan-postback',
+      );
+    }
   });
 
   it('throttles the API stage at the documented defaults, 1,000 requests/s with bursts of 2,000', () => {
@@ -506,6 +531,8 @@ describe('the service stack', () => {
     /** Every route's own limits, [requests per second, burst]; POST /event has the stage's (DEFAULT_THROTTLE). */
     const ROUTE_LIMITS: Record<string, [number, number]> = {
       'POST /skan-postback': [100, 200],
+      'POST /.well-known/skadnetwork/report-attribution': [10, 20],
+      'POST /.well-known/appattribution/report-attribution': [10, 20],
       'GET /sdk/v1/skan-schema': [100, 200],
       'POST /sdk/v1/attribution': [100, 200],
       'GET /sdk/v1/attribution': [100, 200],
@@ -520,6 +547,7 @@ describe('the service stack', () => {
       'GET /api/v1/reports/skan': [50, 100],
       'GET /api/v1/stream/events': [50, 100],
       'POST /api/v1/cost': [20, 40],
+      'POST /api/v1/ad-revenue': [20, 40],
       'GET /.well-known/apple-app-site-association': [20, 40],
       'GET /.well-known/assetlinks.json': [20, 40],
       'ANY /api/v1/reports/{proxy+}': [10, 20],

@@ -5,6 +5,7 @@ import { UTC } from '../common/days';
 import { pool } from '../common/pool';
 import { capMeteredKey } from '../ingest/cap';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
+import { type ConsentRecord, latestConsents } from '../privacy/consent';
 import { keepIncluded, STREAM_OPEN_SLACK_MS, type StreamLine, type StreamObjects, streamKey } from '../raw-data/stream-objects';
 import {
   type AcceptedEvent,
@@ -63,13 +64,20 @@ export interface AggregationPorts extends ContributionPorts {
   /** The audit object's lines; PoisonMessageError when it is missing or unreadable. */
   readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
   /** The app's switches: probabilistic matching, and the IANA time zone of its report days (UTC when absent). */
-  app(appId: string): Promise<{ readonly probabilistic: boolean; readonly time_zone?: string } | undefined>;
+  app(
+    appId: string,
+  ): Promise<{ readonly probabilistic: boolean; readonly time_zone?: string; readonly reengagement_window_days?: number } | undefined>;
   /**
    * Makes and queues the partner postbacks the object's decisions owe (functions/domain/partner-postbacks),
    * before its journal is saved: a crash in between gives the same intents again on redelivery,
    * and each postback is made once whatever the number of tries.
    */
   postbacks?(appId: string, intents: readonly PostbackIntent[]): Promise<void>;
+  /**
+   * Keeps each install's latest consent the object carries (docs/privacy.md, "Consent"), before its
+   * postbacks are made so that they read it; latest wins, so a redelivery changes nothing.
+   */
+  consents?(appId: string, latest: ReadonlyMap<string, ConsentRecord>): Promise<void>;
 }
 
 export interface Delivery {
@@ -556,6 +564,7 @@ function orderKeys(lines: readonly AuditLine[]): string[] {
 interface Opened extends Parsed {
   readonly probabilistic: boolean;
   readonly timeZone: string;
+  readonly reengagementWindowDays?: number;
   readonly lines: readonly AuditLine[];
 }
 
@@ -565,7 +574,13 @@ async function open(ports: AggregationPorts, object: Parsed): Promise<Opened | D
   try {
     const app = await ports.app(message.app_id);
     if (!app) throw new PoisonMessageError('unknown_app', `app ${message.app_id} does not exist`);
-    return { ...object, probabilistic: app.probabilistic, timeZone: app.time_zone ?? UTC, lines: await ports.readAudit(message) };
+    return {
+      ...object,
+      probabilistic: app.probabilistic,
+      timeZone: app.time_zone ?? UTC,
+      ...(app.reengagement_window_days === undefined ? {} : { reengagementWindowDays: app.reengagement_window_days }),
+      lines: await ports.readAudit(message),
+    };
   } catch (error) {
     return failure(id, 'read_audit', message.audit_key, error);
   }
@@ -593,6 +608,7 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       companyId: message.company_id,
       probabilistic: opened.probabilistic,
       timeZone: opened.timeZone,
+      ...(opened.reengagementWindowDays === undefined ? {} : { reengagementWindowDays: opened.reengagementWindowDays }),
       token,
       auditKey: message.audit_key,
       installUuids,
@@ -600,6 +616,11 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       postbacks: intents,
       ...(stream ? { stream } : {}),
     });
+    const consents = ports.consents ? latestConsents(opened.lines) : undefined;
+    if (ports.consents && consents && consents.size > 0) {
+      step = 'consents';
+      await ports.consents(message.app_id, consents);
+    }
     if (ports.postbacks && intents.length > 0) {
       step = 'postbacks';
       await ports.postbacks(message.app_id, intents);

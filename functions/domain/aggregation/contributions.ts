@@ -1,10 +1,17 @@
-import { COHORT_REVENUE_DAYS, type DimensionValues, NONE, PERF_FAMILIES, type PerfCounter } from '../analytics/performance';
+import {
+  COHORT_AD_REVENUE_DAYS,
+  COHORT_REVENUE_DAYS,
+  type DimensionValues,
+  NONE,
+  PERF_FAMILIES,
+  type PerfCounter,
+} from '../analytics/performance';
 import { type AttributionDecision, type InstallFacts, ORGANIC } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, localDayOf, UTC } from '../common/days';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
-import { INSTALL_EVENT } from '../ingest/event-validation';
+import { AD_REVENUE_EVENT, INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type StreamAttribution, type StreamInstall, type StreamLine, streamAttribution } from '../raw-data/stream-objects';
@@ -24,6 +31,17 @@ import {
   ownerOf,
   SK,
 } from './install-state';
+import {
+  creditedOpen,
+  DEEP_LINK_OPEN_EVENT,
+  type OpenedBy,
+  type OpenRef,
+  openedBy,
+  openRef,
+  type ReengagementLink,
+  reengagementWindowMs,
+  reengages,
+} from './reengagement';
 import { dimensionValue, RowDeltas, toMicros } from './rows';
 
 /**
@@ -53,8 +71,36 @@ export interface AcceptedEvent {
   readonly attribution?: InstallFacts['attribution'];
   /** Apple's answer to an install's AdServices token, joined from the answers object (docs/ios.md, section 4). */
   readonly adservices?: InstallFacts['adservices'];
+  /** A deep_link_open's link and click, as its properties name them (reengagement.ts); absent on other events. */
+  readonly opened?: OpenedBy;
   /** What the event stream carries of it besides (functions/domain/raw-data/stream-objects.ts); absent on a held event applied later. */
-  readonly raw?: { readonly receivedMs: number; readonly revenueUsd: number | null; readonly properties: Record<string, unknown> | null };
+  readonly raw?: {
+    readonly receivedMs: number;
+    readonly revenueUsd: number | null;
+    readonly properties: Record<string, unknown> | null;
+    /** The event_id as sent, where eventId is an impression's claim id (impressionClaimId). */
+    readonly eventId?: string;
+    /** An ad_revenue event's impression as sent (docs/raw-data.md). */
+    readonly adRevenue?: Record<string, unknown>;
+  };
+}
+
+/**
+ * The id an accepted event is claimed under in its install's claim log: its event_id, but an
+ * ad_revenue event's impression_id behind `ad#` (docs/ingestion.md, "Ad revenue"), so that the log
+ * that counts each event id once counts each impression of the install once, whatever event ids,
+ * batches or routes carried it. `#` is no event-id character: the two kinds never meet.
+ */
+export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
+
+/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
+const IMPRESSION_MEMBERS = ['source', 'network', 'format', 'placement', 'ad_unit', 'revenue', 'currency', 'precision', 'impression_id'];
+const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
+
+function claimIdOf(eventName: string, eventId: string, adRevenue: unknown): string {
+  if (eventName !== AD_REVENUE_EVENT || !isPlainObject(adRevenue) || typeof adRevenue.impression_id !== 'string') return eventId;
+  return impressionClaimId(adRevenue.impression_id);
 }
 
 /** An audit object the aggregator cannot read as documented: it will never succeed. */
@@ -77,13 +123,14 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
     if (!isPlainObject(event) || typeof line.install_uuid !== 'string' || typeof line.corrected_ts !== 'number') {
       throw new UnreadableAuditError(`accepted line ${line.index} lacks its event, install_uuid or corrected_ts`);
     }
-    const { event_id, event_name, ts_ms, revenue_usd, platform, attribution, properties } = event;
+    const { event_id, event_name, ts_ms, revenue_usd, platform, attribution, properties, ad_revenue } = event;
     if (typeof event_id !== 'string' || typeof event_name !== 'string' || typeof ts_ms !== 'number') {
       throw new UnreadableAuditError(`accepted line ${line.index} lacks event_id, event_name or ts_ms`);
     }
+    const claimId = claimIdOf(event_name, event_id, ad_revenue);
     events.push({
       index: line.index,
-      eventId: event_id,
+      eventId: claimId,
       name: event_name,
       installUuid: line.install_uuid,
       tsMs: line.corrected_ts,
@@ -96,20 +143,35 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
       skewMs: line.corrected_ts - ts_ms,
       attribution: isPlainObject(attribution) ? (attribution as InstallFacts['attribution']) : undefined,
       ...(line.adservices ? { adservices: line.adservices } : {}),
+      ...(event_name === DEEP_LINK_OPEN_EVENT ? openedField(properties) : {}),
       raw: {
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
         properties: isPlainObject(properties) ? (properties as Record<string, unknown>) : null,
+        ...(claimId === event_id ? {} : { eventId: event_id, adRevenue: impressionOf(ad_revenue as Record<string, unknown>) }),
       },
     });
   }
   return events;
 }
 
+/** A deep_link_open to resolve: what it names, and which event it is (the rebuild reads what the live path resolved). */
+export interface OpenToResolve {
+  readonly appId: string;
+  readonly installUuid: string;
+  readonly eventId: string;
+  readonly open: OpenedBy;
+}
+
 export interface ContributionPorts {
   readonly installs: InstallStore;
   /** Attribution of an install event: decideAttribution on the live path, the recorded decision in a rebuild. */
   decide(facts: InstallFacts): Promise<AttributionDecision>;
+  /**
+   * The link a deep_link_open counts for (reengagement.ts, resolveOpen), read once, when the
+   * object's claim log item is written; absent: no open re-engages.
+   */
+  reengagementLink?(open: OpenToResolve): Promise<ReengagementLink | undefined>;
 }
 
 export interface AuditObjectContext {
@@ -119,6 +181,8 @@ export interface AuditObjectContext {
   readonly probabilistic: boolean;
   /** The app's IANA time zone (docs/analytics.md): report days are its local days. UTC when absent. */
   readonly timeZone?: string;
+  /** The app's re-engagement window in days (`admin app update --reengagement-window-days`; 0: off); the default when absent. */
+  readonly reengagementWindowDays?: number;
   /** Owner token of the audit object: every claim made for it carries this. */
   readonly token: string;
   readonly auditKey: string;
@@ -211,6 +275,12 @@ class InstallRun {
   private readonly decisions = new Map<string, Promise<AttributionDecision | undefined>>();
   /** Dimensions of installs referenced without them (references written before dims), by install event id (read once per run). */
   private readonly olderDims = new Map<string, Promise<DimensionValues>>();
+  /** The resolved opens of the log items read, by item number: items never change them once written. */
+  private readonly opens = new Map<number, readonly OpenRef[]>();
+  /** Links of this object's deep_link_opens, resolved once per run (a lost log write writes them again). */
+  private readonly links = new Map<string, Promise<ReengagementLink | undefined>>();
+  /** g:<link_id> flags to claim, by `<day>\u0000<link_id>`: the re-engagement's dims and postback. */
+  private readonly reengagements = new Map<string, { dims: DimensionValues; open: OpenRef; member: MemberRef }>();
 
   constructor(
     private readonly ports: ContributionPorts,
@@ -262,7 +332,7 @@ class InstallRun {
       }
       this.count(event);
       // Without an install the event is one of the item's held events (ownHeld applies those).
-      if (member) await this.applyTo(event, member);
+      if (member) await this.applyTo(event, member, claimSeqOf(own.sk));
       await this.streamLine(event, member && (await this.attributionOf(member)));
     }
     await this.settleFlags();
@@ -280,7 +350,7 @@ class InstallRun {
       index: event.index,
       o: token,
       event: {
-        event_id: event.eventId,
+        event_id: event.raw.eventId ?? event.eventId,
         event_name: event.name,
         install_uuid: this.installUuid,
         ts_ms: event.tsMs - event.skewMs,
@@ -296,6 +366,7 @@ class InstallRun {
           event.country ??
           null,
         attribution: attribution ?? null,
+        ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
       },
       ...(install ? { install } : {}),
     };
@@ -341,6 +412,7 @@ class InstallRun {
     const { token, auditKey } = this.context;
     let log = read;
     for (let attempt = 0; attempt < MAX_LOG_ATTEMPTS; attempt++) {
+      this.noteOpens(log);
       const own = log.find((item) => item.owner === token);
       if (own) return own;
       const claimed = new Set(legacy.filter((claim) => claim.owner !== token).map((claim) => claim.sk.slice(SK.eventPrefix.length)));
@@ -356,6 +428,7 @@ class InstallRun {
         else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
       }
       const seq = log.reduce((max, item) => Math.max(max, claimSeqOf(item.sk)), 0) + 1;
+      const opens = await this.resolveOpens(events.filter((event) => ids.includes(event.eventId)));
       const item: ObjectClaims = {
         pk: this.pk,
         sk: SK.claims(seq),
@@ -365,9 +438,13 @@ class InstallRun {
         head: this.head ? memberOf(this.head) : null,
         ...(installs.length > 0 ? { installs } : {}),
         ...(waiting.length > 0 ? { held: waiting } : {}),
+        ...(opens.length > 0 ? { opens } : {}),
       };
       const stored = await this.ports.installs.claimItem(item);
-      if (stored.owner === token) return stored;
+      if (stored.owner === token) {
+        this.noteOpens([stored]);
+        return stored;
+      }
       // Another object took the number: only the items from it on are new (the log only grows).
       const newer = await this.ports.installs.query<ObjectClaims>(this.pk, SK.claimsPrefix, SK.claims(seq - 1));
       log = [...log.filter((known) => claimSeqOf(known.sk) < seq), ...newer];
@@ -385,12 +462,15 @@ class InstallRun {
    * partition either (it claims its e# item, then queries): it will find this item and apply them.
    * The object claims `applied` in both cases, naming none in the second: two deliveries of it at
    * once may find the install one there and the other not, and only one of their journals stands,
-   * so what they apply must not depend on what each found.
+   * so what they apply must not depend on what each found. For the same reason the object never
+   * claims `released` after an `applied` naming none: that is the first install's to claim, and a
+   * delivery that found the install after its twin claimed `applied` would otherwise take the
+   * events into a journal that may not stand.
    */
   private async ownHeld(own: ObjectClaims): Promise<void> {
     if (!own.held?.length) return;
     const first = own.applied ? null : await this.firstInstall();
-    await this.applyHeld(own, first ?? null);
+    await this.applyHeld(own, first ?? null, 'own');
   }
 
   /**
@@ -494,7 +574,7 @@ class InstallRun {
     const dims = dimsOf(stored, event);
     const own: MemberRef = { ...(claim.member ?? member), dims };
     this.count(event);
-    await this.applyTo(event, own);
+    await this.applyTo(event, own, claimSeqOf(ownItem.sk));
     this.decisions.set(own.id, Promise.resolve(stored));
     await this.streamLine(event, this.context.stream ? streamAttribution(stored, own.ts_ms, own.id) : undefined, {
       first: isFirst,
@@ -604,6 +684,7 @@ class InstallRun {
     const upto = Number(pinned.released_upto);
     // Another delivery of this object read further and pinned that: read as far.
     if (upto > read) items = await this.ports.installs.query<Record<string, unknown>>(this.pk, '');
+    this.noteOpens(items.filter((item) => String(item.sk).startsWith(SK.claimsPrefix)) as unknown as ObjectClaims[]);
     await Promise.all(
       items.map((item) => {
         const sk = String(item.sk);
@@ -619,22 +700,26 @@ class InstallRun {
     );
   }
 
-  /** A log item's held events apply to one install, by whoever claims `applied` on the item first (or `released`, after none). */
-  private async applyHeld(item: ObjectClaims, member: MemberRef | null): Promise<void> {
-    const won = await this.claimApplied(item.sk, item, member);
+  /**
+   * A log item's held events apply to one install, by whoever claims `applied` on the item first,
+   * or after one naming none, by the first install's object (`by: 'install'`) claiming `released`.
+   */
+  private async applyHeld(item: ObjectClaims, member: MemberRef | null, by: 'own' | 'install' = 'install'): Promise<void> {
+    const won = await this.claimApplied(item.sk, item, member, by === 'install');
     if (!won) return;
     for (const [i, [name, tsMs, revenueMicros]] of (item.held ?? []).entries()) {
       const eventId = item.ids?.[i];
-      if (eventId !== undefined) await this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros, this.timeZone), won);
+      if (eventId !== undefined) await this.applyTo(heldEvent(eventId, name, tsMs, revenueMicros, this.timeZone), won, claimSeqOf(item.sk));
     }
   }
 
   /** A held event of a partition written before the claim log: its own e# claim carries `applied`. */
   private async applyLegacyHeld(claim: EventClaim, member: MemberRef): Promise<void> {
-    const won = await this.claimApplied(claim.sk, claim, member);
+    const won = await this.claimApplied(claim.sk, claim, member, true);
     if (!won) return;
     const eventId = claim.sk.slice(SK.eventPrefix.length);
-    await this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros, this.timeZone), won);
+    // Before the claim log: no item number, and no open known (there were none then).
+    await this.applyTo(heldEvent(eventId, claim.event_name, claim.ts_ms, claim.revenue_micros, this.timeZone), won, 0);
   }
 
   /**
@@ -647,11 +732,12 @@ class InstallRun {
     sk: string,
     known: Pick<ObjectClaims, 'applied' | 'released'>,
     member: MemberRef | null,
+    mayRelease: boolean,
   ): Promise<MemberRef | undefined> {
     const { token } = this.context;
     const applied = known.applied ?? (await this.claim(sk, 'applied', { by: token, member }));
     if (applied?.member) return ownerOf(applied) === token ? applied.member : undefined;
-    if (!member) return undefined;
+    if (!member || !mayRelease) return undefined;
     const released = known.released ?? (await this.claim(sk, 'released', { by: token, member }));
     return released && ownerOf(released) === token ? released.member : undefined;
   }
@@ -674,9 +760,12 @@ class InstallRun {
 
   /**
    * Revenue by the install's partner and dimensions (on the event's day, and as cohort revenue on
-   * the install's day), and retention of that install.
+   * the install's day), and retention of that install; a deep_link_open's re-engagement, and
+   * revenue by the install's most recent attribution (reengagement.ts). `seq`: the number of the
+   * log item holding the event, so that only the opens of that item and of earlier ones count,
+   * the same on every delivery whatever later objects wrote since.
    */
-  private async applyTo(event: AcceptedEvent, member: MemberRef): Promise<void> {
+  private async applyTo(event: AcceptedEvent, member: MemberRef, seq: number): Promise<void> {
     if (this.applied.has(event.eventId)) return;
     this.applied.add(event.eventId);
     if (event.name !== INSTALL_EVENT && member.partner !== ORGANIC) {
@@ -690,7 +779,9 @@ class InstallRun {
         member: { id: member.id, ts_ms: member.ts_ms, partner: member.partner },
       });
     }
-    if (event.revenueMicros > 0) {
+    // Ad revenue is no purchase: the interface's revenue report stays purchases and subscriptions.
+    const ad = event.name === AD_REVENUE_EVENT;
+    if (event.revenueMicros > 0 && !ad) {
       this.deltas.add(
         { family: 'revenue', day: event.day, group: [member.partner] },
         { purchases: 1, revenue_micros: event.revenueMicros },
@@ -699,13 +790,30 @@ class InstallRun {
     }
     const offset = event.tsMs - member.ts_ms;
     const retained = RETENTION_DAYS.filter((n) => offset >= n * DAY_MS && offset < (n + 1) * DAY_MS);
-    if (event.revenueMicros <= 0 && retained.length === 0) return;
+    const open = event.name === DEEP_LINK_OPEN_EVENT ? this.openOf(event.eventId, seq) : undefined;
+    const reengaged = open !== undefined && reengages(open, member.ts_ms);
+    if (event.revenueMicros <= 0 && retained.length === 0 && !reengaged) return;
     const dims = await this.dimsOf(member);
+    if (reengaged) {
+      this.reengagements.set(`${event.day}\u0000${open[2]}`, { dims: reengagementDims(open, dims), open, member });
+      this.flag(this.dayFlags, event.day, `g:${open[2]}`);
+    }
     if (event.revenueMicros > 0) {
-      this.perf(event.day, dims, { revenue_micros: event.revenueMicros });
+      if (ad) this.perf(event.day, dims, { ad_revenue_micros: event.revenueMicros });
+      else {
+        this.perf(event.day, dims, { revenue_micros: event.revenueMicros });
+        // Revenue by most recent attribution: purchases only, as revenue_micros (docs/reports.md).
+        const credited = creditedOpen(
+          this.opensUpTo(seq),
+          member.ts_ms,
+          event.tsMs,
+          reengagementWindowMs(this.context.reengagementWindowDays),
+        );
+        this.perf(event.day, credited ? reengagementDims(credited, dims) : dims, { recent_revenue_micros: event.revenueMicros });
+      }
       // Within N x 24 h of the install; an event before the install (held, or its clock) is within.
       const cohort: Partial<Record<PerfCounter, number>> = {};
-      for (const [counter, days] of Object.entries(COHORT_REVENUE_DAYS) as [PerfCounter, number][]) {
+      for (const [counter, days] of Object.entries(ad ? COHORT_AD_REVENUE_DAYS : COHORT_REVENUE_DAYS) as [PerfCounter, number][]) {
         if (offset < days * DAY_MS) cohort[counter] = event.revenueMicros;
       }
       this.perf(member.day, dims, cohort);
@@ -746,6 +854,56 @@ class InstallRun {
     map.set(key, set);
   }
 
+  /** The object's own item's opens, and those of the items read: every item before its own is among them. */
+  private noteOpens(items: readonly ObjectClaims[]): void {
+    for (const item of items) if (item.opens?.length) this.opens.set(claimSeqOf(item.sk), item.opens);
+  }
+
+  /** The opens of the log items up to number `seq`. */
+  private *opensUpTo(seq: number): Iterable<OpenRef> {
+    for (const [at, opens] of this.opens) if (at <= seq) yield* opens;
+  }
+
+  /** A deep_link_open's resolved link, as the log item numbered `seq` holds it. */
+  private openOf(eventId: string, seq: number): OpenRef | undefined {
+    return this.opens.get(seq)?.find(([id]) => id === eventId);
+  }
+
+  /** The links of the object's deep_link_opens among `events`, as its log item keeps them. */
+  private async resolveOpens(events: readonly AcceptedEvent[]): Promise<OpenRef[]> {
+    const { reengagementLink } = this.ports;
+    if (!reengagementLink) return [];
+    const opens: OpenRef[] = [];
+    for (const event of events) {
+      if (!event.opened) continue;
+      let link = this.links.get(event.eventId);
+      if (!link) {
+        link = reengagementLink({ appId: this.context.appId, installUuid: this.installUuid, eventId: event.eventId, open: event.opened });
+        this.links.set(event.eventId, link);
+      }
+      const found = await link;
+      if (found) opens.push(openRef(event.eventId, event.tsMs, found));
+    }
+    return opens;
+  }
+
+  /** A g:<link_id> flag won: one re-engagement of the install with that link on that day, and its postback. */
+  private reengaged(day: string, linkId: string): void {
+    const entry = this.reengagements.get(`${day}\u0000${linkId}`);
+    if (!entry) return;
+    const { dims, open, member } = entry;
+    this.perf(day, dims, { reengagements: 1 });
+    this.deltas.add({ family: 'link', day, group: [dimensionValue(linkId)] }, { reengagements: 1 });
+    this.context.postbacks?.push({
+      kind: 'reengagement',
+      installUuid: this.installUuid,
+      eventId: open[0],
+      tsMs: open[1],
+      link: { linkId, partner: open[3], campaign: open[4], clickId: open[5] },
+      member: { id: member.id, ts_ms: member.ts_ms, partner: member.partner },
+    });
+  }
+
   /** At most one claim write per day and per retained install: each attribute won is one more distinct install. */
   private async settleFlags(): Promise<void> {
     const claims: Promise<void>[] = [];
@@ -755,6 +913,7 @@ class InstallRun {
           for (const flag of won) {
             const value = flag.slice(2);
             if (flag.startsWith('n:')) this.deltas.add({ family: 'events', day, group: [value] }, { unique_installs: 1 });
+            else if (flag.startsWith('g:')) this.reengaged(day, value);
             else this.deltas.add({ family: 'revenue', day, group: [value] }, { payers: 1 });
           }
         }),
@@ -798,6 +957,20 @@ function dimsOf(decision: AttributionDecision, event: AcceptedEvent): DimensionV
     dimensionValue(decision.country ?? event.country),
     dimensionValue(event.platform),
   ];
+}
+
+/** A re-engagement's dimensions: the link's partner and campaign, the install's country and platform. */
+const reengagementDims = (open: OpenRef, install: DimensionValues): DimensionValues => [
+  dimensionValue(open[3]),
+  dimensionValue(open[4]),
+  install[2],
+  install[3],
+];
+
+/** A deep_link_open's `opened`, when its properties name a link or a click. */
+function openedField(properties: unknown): { opened?: OpenedBy } {
+  const opened = openedBy(isPlainObject(properties) ? properties : undefined);
+  return opened ? { opened } : {};
 }
 
 function memberOf(head: InstallHead): MemberRef {

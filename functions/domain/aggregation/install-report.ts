@@ -3,6 +3,7 @@ import { explain } from '../attribution/explanation';
 import type { FirstLaunchAnswer, FirstLaunchRecord } from '../attribution/first-launch';
 import { INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
+import { CONSENT_SK, type ConsentRecord } from '../privacy/consent';
 import { RETENTION_DAYS } from './contributions';
 import { type EventClaim, type InstallHead, type ObjectClaims, SK } from './install-state';
 
@@ -38,6 +39,8 @@ export type InstallReport = {
     kept_by: 'first_launch' | 'install_event';
     answer: FirstLaunchAnswer;
   } | null;
+  /** The install's latest consent (docs/privacy.md, "Consent"), and the event that said it; null when none was sent. */
+  consent: ConsentRecord | null;
 };
 
 export type ExplainedInstall = { event_id: string; ts_ms: number; day: string; platform: Platform | null } & AttributionDecision & {
@@ -98,5 +101,13 @@ export function installReport(appId: string, installUuid: string, items: readonl
     first_launch: launch
       ? { answered_ms: launch.answered_ms, platform: launch.platform, kept_by: launch.kept_by ?? 'first_launch', answer: launch.answer }
       : null,
+    consent: consentIn(items),
   };
+}
+
+function consentIn(items: readonly Record<string, unknown>[]): ConsentRecord | null {
+  const item = items.find((candidate) => candidate.sk === CONSENT_SK);
+  if (!item) return null;
+  const { pk: _pk, sk: _sk, ...record } = item;
+  return record as unknown as ConsentRecord;
 }

@@ -1,6 +1,7 @@
 import type { DimensionValues } from '../analytics/performance';
 import type { AttributionDecision, AttributionType } from '../attribution/decision';
 import type { Platform } from '../links/platform';
+import type { OpenRef } from './reengagement';
 
 /**
  * Everything the aggregator keeps about one install lives under one partition key,
@@ -13,7 +14,7 @@ import type { Platform } from '../links/platform';
  * | `device` | the device hash, for the by_device index (reinstall under another install_uuid) |
  * | `c#<seq>` | the claim log: one item per audit object holding lines of the install, with the event ids it took (ObjectClaims) |
  * | `e#<event_id>` | an install event's attribution decision (before the log, every event had one: legacy) |
- * | `d#<yyyy-mm-dd>` | per day: `n:<event_name>` (counted in unique_installs), `p:<partner>` (a payer) |
+ * | `d#<yyyy-mm-dd>` | per day: `n:<event_name>` (counted in unique_installs), `p:<partner>` (a payer), `g:<link_id>` (a re-engagement) |
  * | `r#<install event_id>` | retention of that install: `d1`, `d7`, `d30` |
  * | `a#<audit key>` | legacy: an audit object that holds lines of this install, from before the log |
  * | `first_launch` | the first answer of POST /sdk/v1/attribution, or the decision of an install counted first (functions/domain/attribution/first-launch.ts); the first install reads it as evidence |
@@ -80,6 +81,11 @@ export interface ObjectClaims {
   head: MemberRef | null;
   /** Held events (no install was known), for the install that applies them. */
   held?: HeldEvent[];
+  /**
+   * The object's deep_link_open events that name a link of the app, resolved when the item was
+   * written (reengagement.ts): the re-engagements, and what later revenue is credited to.
+   */
+  opens?: OpenRef[];
   /**
    * Who applies the held events, and to which install: first wins. Every delivery of the object
    * claims it, naming the uuid's first install, or none (`member: null`) when that install was not

@@ -2,9 +2,11 @@ import type { AttributionDecision, InstallFacts } from '../attribution/decision'
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, dayOf, UTC } from '../common/days';
 import { aggregateDeliveries } from './aggregate';
+import type { OpenToResolve } from './contributions';
 import type { InstallStore } from './install-state';
 import type { AggregationLedger } from './lease';
 import { PoisonMessageError } from './message';
+import type { ReengagementLink } from './reengagement';
 import { CLICK_FAMILIES, ROW_COUNTERS, ROW_FAMILIES, ROW_GROUPS, type RowDelta, type RowFamily, type RowStore } from './rows';
 
 /**
@@ -21,12 +23,19 @@ export interface RebuildSource {
   readonly probabilistic: boolean;
   /** The app's IANA time zone: the rows are rebuilt on its local days (UTC when absent). */
   readonly timeZone?: string;
+  /** The app's re-engagement window in days (the default when absent). */
+  readonly reengagementWindowDays?: number;
   /** The app's audit object keys received on one UTC day (yyyy-mm-dd). */
   keysOfDay(day: string): Promise<string[]>;
   lines(key: string): Promise<readonly AuditLine[]>;
   recordedDecision(installUuid: string, eventId: string): Promise<AttributionDecision | undefined>;
   /** Attribution for an install the live path has not recorded. */
   decideAfresh(facts: InstallFacts): Promise<AttributionDecision>;
+  /**
+   * A deep_link_open's link: as the live path resolved it (its claim log item), else afresh;
+   * absent, no open re-engages.
+   */
+  reengagementLink?(open: OpenToResolve): Promise<ReengagementLink | undefined>;
 }
 
 /**
@@ -60,13 +69,18 @@ export async function rebuildRows(source: RebuildSource, fromDay: string, toDay:
     installs,
     rows,
     ledger,
-    app: async () => ({ probabilistic: source.probabilistic, time_zone: source.timeZone ?? UTC }),
+    app: async () => ({
+      probabilistic: source.probabilistic,
+      time_zone: source.timeZone ?? UTC,
+      ...(source.reengagementWindowDays === undefined ? {} : { reengagement_window_days: source.reengagementWindowDays }),
+    }),
     readAudit: async (message: { audit_key: string }) => {
       const lines = cache.get(message.audit_key);
       if (!lines) throw new PoisonMessageError('missing_object', message.audit_key);
       return lines;
     },
     decide: async (facts: InstallFacts) => (await source.recordedDecision(facts.installUuid, facts.eventId)) ?? source.decideAfresh(facts),
+    ...(source.reengagementLink ? { reengagementLink: source.reengagementLink } : {}),
   };
   let objects = 0;
   let events = 0;

@@ -30,7 +30,7 @@ export const ROW_COUNTERS = {
   perf_partner: PERF_COUNTERS,
   perf_stamp: ['v'],
   /** `clicks` from the link redirect (a plain ADD, as perf's); `installs` from the aggregator: non-organic install events whose decision names the link. */
-  link: ['clicks', 'installs'],
+  link: ['clicks', 'installs', 'reengagements'],
 } as const satisfies Record<RowFamily, readonly string[]>;
 
 export type Counter<F extends RowFamily> = (typeof ROW_COUNTERS)[F][number];

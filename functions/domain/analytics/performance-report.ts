@@ -3,7 +3,6 @@ import { ServiceError } from '../common/errors';
 import { appOfKey, pageAnswer, type ReportAnswer, type ServerKeys } from '../reports/answer-report';
 import { parseReportQuery, type ReportQuery, windowDays } from '../reports/report-query';
 import {
-  COST_COUNTERS,
   type CostCounter,
   type CostRow,
   DIMENSIONS,
@@ -12,7 +11,7 @@ import {
   daysOfWeek,
   GROUP_COLUMNS,
   type GroupColumn,
-  PERF_COUNTERS,
+  PAGE_COUNTERS,
   type PerfCounter,
   weekOf,
 } from './performance';
@@ -32,8 +31,8 @@ const performanceError = (code: PerformanceErrorCode) => new ServiceError(PERFOR
 
 export const DEFAULT_GROUP_BY: readonly GroupColumn[] = ['day', 'partner'];
 
-/** Every counter of a summed row: PERF_COUNTERS then COST_COUNTERS (the page encoding's order). */
-export const ALL_COUNTERS = [...PERF_COUNTERS, ...COST_COUNTERS] as const;
+/** Every counter of a summed row, in the page encoding's order (PAGE_COUNTERS). */
+export const ALL_COUNTERS = PAGE_COUNTERS;
 export type AnyCounter = PerfCounter | CostCounter;
 export type CounterValues = Readonly<Partial<Record<AnyCounter, number>>>;
 
@@ -374,17 +373,28 @@ export function renderRow(
     organic: c.organic,
     reinstalls: c.reinstalls,
     fraud_flagged: c.fraud_flagged,
+    reengagements: c.reengagements,
     network_clicks: c.network_clicks,
     impressions: c.impressions,
     cost_usd: usd(c.cost_micros),
     ecpi_usd: paid > 0 ? round(c.cost_micros / paid, 0) / 1_000_000 : 0,
     revenue_usd: usd(c.revenue_micros),
+    recent_revenue_usd: usd(c.recent_revenue_micros),
     cohort_revenue_d0_usd: usd(c.cohort_d0_micros),
     cohort_revenue_d7_usd: usd(c.cohort_d7_micros),
     cohort_revenue_d30_usd: usd(c.cohort_d30_micros),
     roas_d0: roas(c.cohort_d0_micros, c.cost_micros),
     roas_d7: roas(c.cohort_d7_micros, c.cost_micros),
     roas_d30: roas(c.cohort_d30_micros, c.cost_micros),
+    // Ad revenue (ad_revenue events) beside purchases, and ROAS on both (docs/analytics.md, "Ad revenue").
+    ad_revenue_usd: usd(c.ad_revenue_micros),
+    cohort_ad_revenue_d0_usd: usd(c.cohort_ad_d0_micros),
+    cohort_ad_revenue_d7_usd: usd(c.cohort_ad_d7_micros),
+    cohort_ad_revenue_d30_usd: usd(c.cohort_ad_d30_micros),
+    total_revenue_usd: usd(c.revenue_micros + c.ad_revenue_micros),
+    total_roas_d0: roas(c.cohort_d0_micros + c.cohort_ad_d0_micros, c.cost_micros),
+    total_roas_d7: roas(c.cohort_d7_micros + c.cohort_ad_d7_micros, c.cost_micros),
+    total_roas_d30: roas(c.cohort_d30_micros + c.cohort_ad_d30_micros, c.cost_micros),
     retained_d1: c.retained_d1,
     retained_d7: c.retained_d7,
     retained_d30: c.retained_d30,

@@ -21,6 +21,17 @@ export type DimensionValues = readonly [partner: string, campaign: string, count
 export const GROUP_COLUMNS = ['day', ...DIMENSIONS] as const;
 export type GroupColumn = (typeof GROUP_COLUMNS)[number];
 
+/**
+ * Re-engagement (issue 37; functions/domain/aggregation/reengagement.ts): re-engagements on the
+ * open's day under the link's partner and campaign, and revenue on the event's day under the
+ * install's most recent attribution (a re-engagement within its window, else the install's own).
+ * Added after pages were first stored, so a page line carries them last, after COST_COUNTERS: a
+ * page stored before them reads them as 0, which they were.
+ */
+export const REENGAGEMENT_COUNTERS = ['reengagements', 'recent_revenue_micros'] as const;
+/** Ad revenue (issue 40): the impressions' dollars on their day, and by the install's cohort windows. */
+export const AD_REVENUE_COUNTERS = ['ad_revenue_micros', 'cohort_ad_d0_micros', 'cohort_ad_d7_micros', 'cohort_ad_d30_micros'] as const;
+
 /** Integer counters of the `perf` and `perf_partner` rows (revenue in micro-dollars). */
 export const PERF_COUNTERS = [
   'clicks',
@@ -35,6 +46,8 @@ export const PERF_COUNTERS = [
   'retained_d1',
   'retained_d7',
   'retained_d30',
+  ...REENGAGEMENT_COUNTERS,
+  ...AD_REVENUE_COUNTERS,
 ] as const;
 export type PerfCounter = (typeof PERF_COUNTERS)[number];
 
@@ -42,8 +55,23 @@ export type PerfCounter = (typeof PERF_COUNTERS)[number];
 export const COST_COUNTERS = ['cost_micros', 'network_clicks', 'impressions'] as const;
 export type CostCounter = (typeof COST_COUNTERS)[number];
 
+/**
+ * A page line's counters, in order: PERF_COUNTERS as they were before issue 37, COST_COUNTERS, then
+ * the counters added since, each group appended at the end so that a line stored before it still
+ * reads right (its missing counters read as 0).
+ */
+const APPENDED_COUNTERS: readonly string[] = [...REENGAGEMENT_COUNTERS, ...AD_REVENUE_COUNTERS];
+export const PAGE_COUNTERS = [
+  ...PERF_COUNTERS.filter((name) => !APPENDED_COUNTERS.includes(name)),
+  ...COST_COUNTERS,
+  ...REENGAGEMENT_COUNTERS,
+  ...AD_REVENUE_COUNTERS,
+] as readonly (PerfCounter | CostCounter)[];
+
 /** Cohort revenue windows: revenue of events before install time + N x 24 h. */
 export const COHORT_REVENUE_DAYS = { cohort_d0_micros: 1, cohort_d7_micros: 7, cohort_d30_micros: 30 } as const;
+/** The same windows for ad revenue (ad_revenue events: docs/analytics.md, "Ad revenue"). */
+export const COHORT_AD_REVENUE_DAYS = { cohort_ad_d0_micros: 1, cohort_ad_d7_micros: 7, cohort_ad_d30_micros: 30 } as const;
 
 /** Row families in the aggregates table (pk `<app_id>#<family>`). */
 export const PERF_FAMILIES = {
@@ -84,22 +112,17 @@ export interface PerfPageRow {
   readonly counters: Readonly<Record<PerfCounter | CostCounter, number>>;
 }
 
-/** Compact JSON: `[[partner, campaign, country, platform, ...PERF_COUNTERS, ...COST_COUNTERS], ...]`. */
+/** Compact JSON: `[[partner, campaign, country, platform, ...PAGE_COUNTERS], ...]`. */
 export function encodePerfPage(rows: readonly PerfPageRow[]): string {
-  return JSON.stringify(
-    rows.map((row) => [...row.dims, ...PERF_COUNTERS.map((c) => row.counters[c] ?? 0), ...COST_COUNTERS.map((c) => row.counters[c] ?? 0)]),
-  );
+  return JSON.stringify(rows.map((row) => [...row.dims, ...PAGE_COUNTERS.map((c) => row.counters[c] ?? 0)]));
 }
 
 export function decodePerfPage(text: string): PerfPageRow[] {
   const cells = JSON.parse(text) as (string | number)[][];
   return cells.map((line) => {
     const counters = {} as Record<PerfCounter | CostCounter, number>;
-    PERF_COUNTERS.forEach((name, i) => {
+    PAGE_COUNTERS.forEach((name, i) => {
       counters[name] = Number(line[4 + i] ?? 0);
-    });
-    COST_COUNTERS.forEach((name, i) => {
-      counters[name] = Number(line[4 + PERF_COUNTERS.length + i] ?? 0);
     });
     return { dims: line.slice(0, 4).map(String) as unknown as DimensionValues, counters };
   });

@@ -267,13 +267,7 @@ export async function answerFirstLaunch(ports: FirstLaunchPorts, call: FirstLaun
 export async function currentAttribution(ports: FirstLaunchPorts, appId: string, installUuid: string): Promise<FirstLaunchAnswer> {
   const [decision, kept] = await Promise.all([ports.answers.counted(appId, installUuid), ports.answers.first(appId, installUuid)]);
   if (!decision) return kept?.answer ?? notFound('unknown_install');
-  if (decision.partner === ORGANIC || decision.attribution_type === 'organic') return notFound('organic');
-  const attribution = decisionAttribution(decision);
-  if (!decision.click_id) return found(attribution, undefined);
-  // The first answer already holds the click's deep link when it named the same click.
-  if (kept?.answer.attribution?.click_id === decision.click_id)
-    return { ...found(attribution, undefined), deep_link: kept.answer.deep_link };
-  return found(attribution, await ports.clicks.clickById(decision.click_id));
+  return decisionAnswer(decision, ports.clicks, kept?.answer);
 }
 
 /**
@@ -319,10 +313,21 @@ export function evidenceOf(record: FirstLaunchRecord): FirstLaunchEvidence {
   };
 }
 
-/** A decision said as a first-launch answer: the GET's answer, with the deep link of the decision's click. */
-async function decisionAnswer(decision: AttributionDecision, lookups: Pick<AttributionLookups, 'clickById'>): Promise<FirstLaunchAnswer> {
+/**
+ * A decision said as a first-launch answer, with the deep link of the decision's click: the GET's
+ * answer. An earlier answer that named the same click already holds its deep link, so the click
+ * is not read again.
+ */
+async function decisionAnswer(
+  decision: AttributionDecision,
+  lookups: Pick<AttributionLookups, 'clickById'>,
+  earlier?: FirstLaunchAnswer,
+): Promise<FirstLaunchAnswer> {
   if (decision.partner === ORGANIC || decision.attribution_type === 'organic') return notFound('organic');
-  return found(decisionAttribution(decision), decision.click_id ? await lookups.clickById(decision.click_id) : undefined);
+  const attribution = decisionAttribution(decision);
+  if (!decision.click_id) return found(attribution, undefined);
+  if (earlier?.attribution?.click_id === decision.click_id) return { ...found(attribution, undefined), deep_link: earlier.deep_link };
+  return found(attribution, await lookups.clickById(decision.click_id));
 }
 
 const notFound = (reason: NotFoundReason): FirstLaunchAnswer => ({ status: 'not_found', reason, attribution: null, deep_link: null });

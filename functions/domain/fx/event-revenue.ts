@@ -2,11 +2,15 @@ import type { AuditFx } from '../audit/types';
 import { dayOf } from '../common/days';
 import { isPlainObject } from '../common/json';
 import {
+  adRevenueOf,
+  BAD_AD_AMOUNT,
+  BAD_AD_CURRENCY_RATE,
   BAD_CONVERTED_REVENUE,
   BAD_CURRENCY,
   type BatchVerdict,
   type EventFault,
   type EventVerdict,
+  MAX_AD_REVENUE_USD,
   MAX_REVENUE_USD,
 } from '../ingest/event-validation';
 import { convertToUsd, type FxRateStore, readRatesFor } from './rates';
@@ -28,18 +32,28 @@ const NONE: ReadonlyMap<number, RevenueConversion> = new Map();
  * The second half of the currency rule (docs/ingestion.md, "Currencies"): each accepted event
  * with a `currency` (validateEvent checked its form) converted at the rate of its corrected UTC
  * day, else the latest earlier within 7 days. No rate, or more than MAX_REVENUE_USD once
- * converted: the event is rejected bad_currency after all. The store is read once, for the windows
- * of those events' days, and only when there is one: a batch without currencies reads nothing.
+ * converted: the event is rejected bad_currency after all. An ad_revenue event's impression is
+ * converted the same way from its `ad_revenue.revenue` and `ad_revenue.currency`, its cap being
+ * MAX_AD_REVENUE_USD (bad_ad_revenue above it); its dollars are stored as the event's revenue_usd
+ * all the same, and the aggregator tells them from a purchase's by the event's name. The store is
+ * read once, for the windows of those events' days, and only when there is one: a batch without
+ * currencies reads nothing.
  */
 export async function convertRevenue(store: FxRateStore, events: readonly unknown[], judged: BatchVerdict): Promise<ConvertedBatch> {
-  const priced: { index: number; amount: number; currency: string; day: string }[] = [];
+  const priced: { index: number; amount: number; currency: string; day: string; ad: boolean }[] = [];
   for (const verdict of judged.verdicts) {
     if (verdict.status !== 'accepted' || verdict.corrected_ts === undefined) continue;
     const event = events[verdict.index];
     if (!isPlainObject(event)) continue;
+    const day = dayOf(verdict.corrected_ts);
+    const impression = adRevenueOf(event);
+    if (impression !== undefined) {
+      priced.push({ index: verdict.index, ...impression, day, ad: true });
+      continue;
+    }
     const currency = event.currency;
     if (typeof currency !== 'string') continue;
-    priced.push({ index: verdict.index, amount: event.revenue as number, currency, day: dayOf(verdict.corrected_ts) });
+    priced.push({ index: verdict.index, amount: event.revenue as number, currency, day, ad: false });
   }
   if (priced.length === 0) return { ...judged, conversions: NONE };
 
@@ -49,10 +63,10 @@ export async function convertRevenue(store: FxRateStore, events: readonly unknow
   );
   const conversions = new Map<number, RevenueConversion>();
   const refused = new Map<number, EventFault>();
-  for (const { index, amount, currency, day } of priced) {
+  for (const { index, amount, currency, day, ad } of priced) {
     const conversion = convertToUsd(rates, amount, currency, day);
-    if (conversion === undefined) refused.set(index, BAD_CURRENCY);
-    else if (conversion.usd > MAX_REVENUE_USD) refused.set(index, BAD_CONVERTED_REVENUE);
+    if (conversion === undefined) refused.set(index, ad ? BAD_AD_CURRENCY_RATE : BAD_CURRENCY);
+    else if (conversion.usd > (ad ? MAX_AD_REVENUE_USD : MAX_REVENUE_USD)) refused.set(index, ad ? BAD_AD_AMOUNT : BAD_CONVERTED_REVENUE);
     else
       conversions.set(index, {
         revenueUsd: conversion.usd,

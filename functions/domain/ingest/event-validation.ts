@@ -1,5 +1,6 @@
 import { isPlainObject } from '../common/json';
 import { isCurrencyCode } from '../fx/rates';
+import { consentFault, MAX_TCF_STRING_CHARS } from '../privacy/consent';
 
 /**
  * The event rules of docs/ingestion.md, in its order: the first rule an event fails names its
@@ -24,7 +25,9 @@ export type RejectionReason =
   | 'bad_platform'
   | 'bad_device_id'
   | 'bad_attribution'
-  | 'bad_properties';
+  | 'bad_properties'
+  | 'bad_ad_revenue'
+  | 'bad_consent';
 
 /** What an SDK sends; unknown fields are allowed, kept in the audit record and ignored. */
 export interface SdkEvent {
@@ -48,8 +51,43 @@ export interface SdkEvent {
     adservices_token?: string;
   };
   properties?: Record<string, string | number | boolean | null>;
+  /** Only on an `ad_revenue` event, and required there (docs/ingestion.md, "Ad revenue"). */
+  ad_revenue?: AdRevenue;
   [field: string]: unknown;
 }
+
+/** One ad impression's revenue, as a mediation SDK reports it (docs/ingestion.md, "Ad revenue"). */
+export interface AdRevenue {
+  source: AdRevenueSource;
+  network: string;
+  format: AdFormat;
+  placement?: string | null;
+  ad_unit?: string | null;
+  /** The impression's revenue in `currency`: converted to dollars at ingest, as a purchase's. */
+  revenue: number;
+  currency: string;
+  precision: AdRevenuePrecision;
+  /** The mediation platform's id of the impression: an install counts each impression_id once. */
+  impression_id: string;
+}
+
+/** The reserved event name of an ad impression's revenue. */
+export const AD_REVENUE_EVENT = 'ad_revenue';
+export const AD_REVENUE_SOURCES = ['applovin_max', 'ironsource_levelplay', 'admob', 'unity', 'custom'] as const;
+export type AdRevenueSource = (typeof AD_REVENUE_SOURCES)[number];
+export const AD_FORMATS = ['banner', 'interstitial', 'rewarded', 'app_open', 'native', 'other'] as const;
+export type AdFormat = (typeof AD_FORMATS)[number];
+export const AD_REVENUE_PRECISIONS = ['exact', 'estimated', 'publisher_defined'] as const;
+export type AdRevenuePrecision = (typeof AD_REVENUE_PRECISIONS)[number];
+/**
+ * The most one impression can earn, in dollars once converted: a rewarded video at a $1,000 eCPM
+ * earns $1, so $100 is far above any real impression and still stops a unit mix-up (cents sent
+ * as dollars, a day's total sent as one impression) from swamping a day's figures.
+ */
+export const MAX_AD_REVENUE_USD = 100;
+export const MAX_AD_NETWORK_CHARS = 64;
+export const MAX_AD_PLACEMENT_CHARS = 256;
+export const MAX_IMPRESSION_ID_CHARS = 128;
 
 export const INSTALL_EVENT = 'install';
 export const MAX_EVENT_DEPTH = 32;
@@ -121,6 +159,16 @@ export const EVENT_RULES: readonly EventRule[] = [
     rule: 'optional flat object (values string, number, boolean or null), at most 50 keys and 4 KiB as JSON',
     reason: 'bad_properties',
   },
+  {
+    field: 'ad_revenue',
+    rule: `required on \`${AD_REVENUE_EVENT}\` and only there, which carries no \`revenue_usd\` (nor \`currency\`) of its own: an object with \`source\` (${AD_REVENUE_SOURCES.map((v) => `\`${v}\``).join(', ')}), \`network\` (1–${MAX_AD_NETWORK_CHARS} characters), \`format\` (${AD_FORMATS.map((v) => `\`${v}\``).join(', ')}), optional \`placement\` and \`ad_unit\` (up to ${MAX_AD_PLACEMENT_CHARS} characters each), \`revenue\` (a finite number of at least 0), \`currency\` (ISO 4217; converted as a purchase's, to at most ${MAX_AD_REVENUE_USD} dollars), \`precision\` (${AD_REVENUE_PRECISIONS.map((v) => `\`${v}\``).join(', ')}) and \`impression_id\` (1–${MAX_IMPRESSION_ID_CHARS} printable ASCII characters; an install counts each once)`,
+    reason: 'bad_ad_revenue',
+  },
+  {
+    field: 'consent',
+    rule: `optional object (docs/privacy.md, "Consent") whose \`gdpr_applies\`, \`ad_user_data\`, \`ad_personalization\`, \`third_party_sharing\` and \`measurement\` are each an optional boolean and \`tcf_string\` an optional IAB TCF v2 string (base64url segments joined by dots, at most ${MAX_TCF_STRING_CHARS.toLocaleString('en-US')} characters); no other member`,
+    reason: 'bad_consent',
+  },
 ];
 
 /**
@@ -150,6 +198,23 @@ export const EVENT_FAULT_FIELDS = [
   'attribution.install_begin_ms',
   'attribution.adservices_token',
   'properties',
+  'ad_revenue',
+  'ad_revenue.source',
+  'ad_revenue.network',
+  'ad_revenue.format',
+  'ad_revenue.placement',
+  'ad_revenue.ad_unit',
+  'ad_revenue.revenue',
+  'ad_revenue.currency',
+  'ad_revenue.precision',
+  'ad_revenue.impression_id',
+  'consent',
+  'consent.gdpr_applies',
+  'consent.tcf_string',
+  'consent.ad_user_data',
+  'consent.ad_personalization',
+  'consent.third_party_sharing',
+  'consent.measurement',
 ] as const;
 export type EventFaultField = (typeof EVENT_FAULT_FIELDS)[number];
 
@@ -181,6 +246,25 @@ const BAD_REFERRER_CLICK_MS = fault('bad_attribution', 'attribution.referrer_cli
 const BAD_INSTALL_BEGIN_MS = fault('bad_attribution', 'attribution.install_begin_ms');
 const BAD_ADSERVICES_TOKEN = fault('bad_attribution', 'attribution.adservices_token');
 const BAD_PROPERTIES = fault('bad_properties', 'properties');
+const BAD_AD_REVENUE = fault('bad_ad_revenue', 'ad_revenue');
+const AD_REVENUE_WITH_REVENUE_USD = fault('bad_ad_revenue', 'revenue_usd');
+const AD_REVENUE_WITH_CURRENCY = fault('bad_ad_revenue', 'currency');
+const BAD_AD_SOURCE = fault('bad_ad_revenue', 'ad_revenue.source');
+const BAD_AD_NETWORK = fault('bad_ad_revenue', 'ad_revenue.network');
+const BAD_AD_FORMAT = fault('bad_ad_revenue', 'ad_revenue.format');
+const BAD_AD_PLACEMENT = fault('bad_ad_revenue', 'ad_revenue.placement');
+const BAD_AD_UNIT = fault('bad_ad_revenue', 'ad_revenue.ad_unit');
+/** Exported for the conversion: more than MAX_AD_REVENUE_USD once converted. */
+export const BAD_AD_AMOUNT = fault('bad_ad_revenue', 'ad_revenue.revenue');
+/** Exported for the conversion: no rate for the impression's currency and day (bad_currency, as a purchase's). */
+export const BAD_AD_CURRENCY_RATE = fault('bad_currency', 'ad_revenue.currency');
+const BAD_AD_CURRENCY = fault('bad_ad_revenue', 'ad_revenue.currency');
+const BAD_AD_PRECISION = fault('bad_ad_revenue', 'ad_revenue.precision');
+const BAD_IMPRESSION_ID = fault('bad_ad_revenue', 'ad_revenue.impression_id');
+const BAD_CONSENT = fault('bad_consent', 'consent');
+const CONSENT_FAULTS = new Map<string, EventFault>(
+  EVENT_FAULT_FIELDS.filter((field) => field.startsWith('consent')).map((field) => [field, fault('bad_consent', field)]),
+);
 
 /** The reason an entry is rejected, or undefined when it is accepted. */
 export function validateEvent(entry: unknown, batch: BatchContext): RejectionReason | undefined {
@@ -232,7 +316,57 @@ function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow
   }
   const properties = event.properties;
   if (!absent(properties) && !isProperties(properties)) return BAD_PROPERTIES;
+  const adRevenue = event.ad_revenue;
+  if (name === AD_REVENUE_EVENT) {
+    if (!absent(revenue)) return AD_REVENUE_WITH_REVENUE_USD;
+    if (!absent(currency)) return AD_REVENUE_WITH_CURRENCY;
+    const broken = brokenAdRevenue(adRevenue);
+    if (broken !== undefined) return broken;
+  } else if (!absent(adRevenue)) return BAD_AD_REVENUE;
+  const consent = event.consent;
+  if (!absent(consent)) {
+    const field = consentFault(consent);
+    if (field !== undefined) return CONSENT_FAULTS.get(field) ?? BAD_CONSENT;
+  }
   return undefined;
+}
+
+const AD_SOURCES: ReadonlySet<unknown> = new Set(AD_REVENUE_SOURCES);
+const AD_FORMAT_SET: ReadonlySet<unknown> = new Set(AD_FORMATS);
+const AD_PRECISION_SET: ReadonlySet<unknown> = new Set(AD_REVENUE_PRECISIONS);
+
+/** The first member of an ad_revenue event's `ad_revenue` at fault, in the rule's order; undefined when none is. */
+function brokenAdRevenue(value: unknown): EventFault | undefined {
+  if (!isPlainObject(value)) return BAD_AD_REVENUE;
+  if (!AD_SOURCES.has(value.source)) return BAD_AD_SOURCE;
+  if (!isStringOf(value.network, 1, MAX_AD_NETWORK_CHARS)) return BAD_AD_NETWORK;
+  if (!AD_FORMAT_SET.has(value.format)) return BAD_AD_FORMAT;
+  if (!absent(value.placement) && !isStringOf(value.placement, 0, MAX_AD_PLACEMENT_CHARS)) return BAD_AD_PLACEMENT;
+  if (!absent(value.ad_unit) && !isStringOf(value.ad_unit, 0, MAX_AD_PLACEMENT_CHARS)) return BAD_AD_UNIT;
+  const amount = value.revenue;
+  if (!(typeof amount === 'number' && amount >= 0 && amount <= Number.MAX_VALUE)) return BAD_AD_AMOUNT;
+  if (!isCurrencyCode(value.currency)) return BAD_AD_CURRENCY;
+  if (!AD_PRECISION_SET.has(value.precision)) return BAD_AD_PRECISION;
+  if (!isImpressionId(value.impression_id)) return BAD_IMPRESSION_ID;
+  return undefined;
+}
+
+/** 1 to MAX_IMPRESSION_ID_CHARS printable ASCII characters (! to ~): no space, no control character. */
+export function isImpressionId(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length < 1 || value.length > MAX_IMPRESSION_ID_CHARS) return false;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x21 || code > 0x7e) return false;
+  }
+  return true;
+}
+
+/** An accepted ad_revenue event's amount and currency, which ingest converts; undefined for any other event. */
+export function adRevenueOf(event: Record<string, unknown>): { readonly amount: number; readonly currency: string } | undefined {
+  if (event.event_name !== AD_REVENUE_EVENT) return undefined;
+  const adRevenue = event.ad_revenue;
+  if (!isPlainObject(adRevenue) || typeof adRevenue.revenue !== 'number' || typeof adRevenue.currency !== 'string') return undefined;
+  return { amount: adRevenue.revenue, currency: adRevenue.currency };
 }
 
 /** At most 1 hour ahead of and at most 90 days behind the batch's arrival. */

@@ -91,8 +91,9 @@ export interface ClickLog {
 }
 
 /**
- * The click counts (docs/analytics.md, "Rows"): `clicks` on the click's perf, perf_partner and link
- * rows and `v` on its day's stamp, plain ADDs (functions/adapters/aggregate-store.ts).
+ * The click counts (docs/analytics.md, "Rows"): 1 on the click's counter item, from which the perf,
+ * perf_partner and link rows' `clicks` are derived when read, then `v` on its day's stamp, plain
+ * ADDs (functions/adapters/aggregate-store.ts, docs/adr/0006-one-click-counter.md).
  */
 export interface ClickCounts {
   countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void>;

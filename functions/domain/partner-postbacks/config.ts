@@ -19,6 +19,12 @@ export interface PostbackConfig {
    * as AppsFlyer withholds blocked installs; when set they are sent with {fraud_reasons} filled.
    */
   readonly send_fraud: boolean;
+  /**
+   * The partner's vendor id in the IAB's Global Vendor List: where the GDPR applies and the user's
+   * consent is a TC string, a postback is sent only with that vendor's consent (docs/privacy.md,
+   * "Consent"); without an id, none is sent for such users.
+   */
+  readonly tcf_vendor_id?: number;
   readonly updated_ms: number;
 }
 
@@ -42,7 +48,11 @@ export interface PostbackConfigInput {
   readonly eventWindowDays?: number;
   readonly method?: string;
   readonly sendFraud?: boolean;
+  readonly tcfVendorId?: number;
 }
+
+/** TCF vendor ids are 16-bit in a TC string. */
+export const MAX_TCF_VENDOR_ID = 65_535;
 
 /** Validates what `postback set` was given; the destination itself is checked by destination.ts. */
 export function postbackConfig(appId: string, input: PostbackConfigInput, nowMs: number): PostbackConfig {
@@ -59,6 +69,10 @@ export function postbackConfig(appId: string, input: PostbackConfigInput, nowMs:
   if (!Number.isInteger(window) || window < 0 || window > MAX_EVENT_WINDOW_DAYS) {
     throw new PostbackConfigError(`--event-window-days is a whole number of days, 0 to ${MAX_EVENT_WINDOW_DAYS}`);
   }
+  const vendorId = input.tcfVendorId;
+  if (vendorId !== undefined && !(Number.isInteger(vendorId) && vendorId >= 1 && vendorId <= MAX_TCF_VENDOR_ID)) {
+    throw new PostbackConfigError(`--tcf-vendor-id is the partner's IAB Global Vendor List id, 1 to ${MAX_TCF_VENDOR_ID}`);
+  }
   const method = (input.method ?? 'GET').toUpperCase();
   if (method !== 'GET' && method !== 'POST') throw new PostbackConfigError('--method is GET or POST');
   return {
@@ -69,6 +83,7 @@ export function postbackConfig(appId: string, input: PostbackConfigInput, nowMs:
     event_window_days: window,
     method,
     send_fraud: input.sendFraud ?? false,
+    ...(vendorId !== undefined ? { tcf_vendor_id: vendorId } : {}),
     updated_ms: nowMs,
   };
 }

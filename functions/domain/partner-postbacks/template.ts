@@ -29,6 +29,15 @@ export const POSTBACK_MACROS = [
   { name: 'is_reinstall', description: 'true or false' },
   { name: 'fraud_reasons', description: 'Comma-separated fraud flags (ctit_under_10s, click_injection, honeypot_ip); empty when none' },
   { name: 'postback_id', description: 'Stable id of this postback: the same on every retry, for de-duplication' },
+  {
+    name: 'eea',
+    description: "Google's DMA `eea`: 1 when the GDPR applies to the user (consent's gdpr_applies), 0 when not, empty when unknown",
+  },
+  {
+    name: 'ad_personalization',
+    description: "Google's DMA `ad_personalization`: the consent's ad_personalization as 1 or 0, empty when unknown",
+  },
+  { name: 'ad_user_data', description: "Google's DMA `ad_user_data`: the consent's ad_user_data as 1 or 0, empty when unknown" },
 ] as const satisfies readonly { name: string; description: string }[];
 
 export type MacroName = (typeof POSTBACK_MACROS)[number]['name'];

@@ -2,6 +2,7 @@ import { type AttributionDecision, ORGANIC } from '../attribution/decision';
 import { DAY_MS } from '../common/days';
 import { sha256Hex } from '../common/hashing';
 import type { Platform } from '../links/platform';
+import { type ConsentRecord, dmaValues, type SharingVerdict, sharingVerdict } from '../privacy/consent';
 import { installKey } from '../privacy/privacy';
 import { type PostbackConfig, wantsEvent } from './config';
 import { type MacroValues, renderTemplate } from './template';
@@ -32,6 +33,16 @@ export type PostbackIntent =
       readonly revenueMicros: number;
       /** The install the event counts against: its install event's id, time and partner. */
       readonly member: { readonly id: string; readonly ts_ms: number; readonly partner: string };
+    }
+  | {
+      /** A re-engagement counted (docs/deep-links.md, "Re-engagement"): the postback goes to the link's partner. */
+      readonly kind: 'reengagement';
+      readonly installUuid: string;
+      /** event_id of the deep_link_open. */
+      readonly eventId: string;
+      readonly tsMs: number;
+      readonly link: { readonly linkId: string; readonly partner: string; readonly campaign: string; readonly clickId: string | null };
+      readonly member: { readonly id: string; readonly ts_ms: number; readonly partner: string };
     };
 
 /** The install an event belongs to, as its install event's claim recorded it. */
@@ -53,7 +64,7 @@ export interface PostbackRecord {
    */
   readonly app_install?: string;
   readonly partner: string;
-  readonly kind: 'install' | 'event';
+  readonly kind: PostbackIntent['kind'];
   readonly event_name: string;
   /** The template rendered with this postback's values. */
   readonly url: string;
@@ -83,6 +94,16 @@ export interface PostbackMessage {
 }
 
 export const INSTALL_EVENT_NAME = 'install';
+/** The event name a re-engagement's postback goes by (`admin postback set --events reengagement`). */
+export const REENGAGEMENT_EVENT_NAME = 'reengagement';
+
+/** The partner a postback of the intent goes to: the install's, or the re-engaging link's. */
+const partnerOf = (intent: PostbackIntent): string =>
+  intent.kind === 'install' ? intent.decision.partner : intent.kind === 'reengagement' ? intent.link.partner : intent.member.partner;
+
+/** The event name a configuration's `events` selects the intent by. */
+const nameOf = (intent: PostbackIntent): string =>
+  intent.kind === 'install' ? INSTALL_EVENT_NAME : intent.kind === 'reengagement' ? REENGAGEMENT_EVENT_NAME : intent.name;
 
 /** Stable per decision: the same install or event of the same install always gets the same id. */
 export const postbackIdOf = (appId: string, installUuid: string, eventId: string, partner: string): string =>
@@ -93,6 +114,8 @@ export interface TriggerPorts {
   configs(appId: string): Promise<readonly PostbackConfig[]>;
   /** The decision of the install an event counts against (the claim of its install event). */
   installOf(appId: string, installUuid: string, memberId: string): Promise<InstallOfEvent | undefined>;
+  /** The install's latest consent (docs/privacy.md, "Consent"); absent: nothing is known of it. */
+  consentOf?(appId: string, installUuid: string): Promise<ConsentRecord | undefined>;
 }
 
 /** The postbacks the intents send, configuration by configuration; empty when none is configured. */
@@ -103,45 +126,72 @@ export async function postbacksOf(
   nowMs: number,
 ): Promise<PostbackRecord[]> {
   const attributed = intents.filter((intent) =>
-    intent.kind === 'install' ? intent.decision.attribution_type !== 'organic' : intent.member.partner !== ORGANIC,
+    intent.kind === 'install' ? intent.decision.attribution_type !== 'organic' : partnerOf(intent) !== ORGANIC,
   );
   if (attributed.length === 0) return [];
   const configs = new Map((await ports.configs(appId)).map((config) => [config.partner, config]));
+  // Read once per install and call: the latest consent known when the postbacks are made.
+  const consents = new Map<string, Promise<ConsentRecord | undefined>>();
+  const consentOf = (installUuid: string) => {
+    let consent = consents.get(installUuid);
+    if (!consent) {
+      consent = ports.consentOf ? ports.consentOf(appId, installUuid) : Promise.resolve(undefined);
+      consents.set(installUuid, consent);
+    }
+    return consent;
+  };
   const records: PostbackRecord[] = [];
   for (const intent of attributed) {
-    const partner = intent.kind === 'install' ? intent.decision.partner : intent.member.partner;
-    const config = configs.get(partner);
-    const name = intent.kind === 'install' ? INSTALL_EVENT_NAME : intent.name;
-    if (!config || !wantsEvent(config, name)) continue;
+    const config = configs.get(partnerOf(intent));
+    if (!config || !wantsEvent(config, nameOf(intent))) continue;
     let install: InstallOfEvent;
     if (intent.kind === 'install') install = { decision: intent.decision, platform: intent.platform };
-    else {
+    else if (intent.kind === 'reengagement') {
+      // Any install may be re-engaged, organic or another partner's, however long after it.
+      const found = await ports.installOf(appId, intent.installUuid, intent.member.id);
+      if (!found) continue;
+      install = found;
+    } else {
       if (intent.tsMs - intent.member.ts_ms > config.event_window_days * DAY_MS) continue;
       const found = await ports.installOf(appId, intent.installUuid, intent.member.id);
       // The install's claim is written before any event is applied to it; none means nothing to say.
       if (!found || found.decision.attribution_type === 'organic') continue;
       install = found;
     }
-    records.push(recordOf(appId, config, intent, install, nowMs));
+    records.push(recordOf(appId, config, intent, install, await consentOf(intent.installUuid), nowMs));
   }
   return records;
 }
 
-function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent, install: InstallOfEvent, nowMs: number): PostbackRecord {
+function recordOf(
+  appId: string,
+  config: PostbackConfig,
+  intent: PostbackIntent,
+  install: InstallOfEvent,
+  consent: ConsentRecord | undefined,
+  nowMs: number,
+): PostbackRecord {
   const { decision } = install;
   const postbackId = postbackIdOf(appId, intent.installUuid, intent.eventId, config.partner);
   const installTime = intent.kind === 'install' ? intent.tsMs : intent.member.ts_ms;
+  // A re-engagement names its own link and campaign; the install's click and subs are another engagement's.
+  const engagement =
+    intent.kind === 'reengagement'
+      ? { link_id: intent.link.linkId, campaign: intent.link.campaign || undefined }
+      : {
+          click_id: decision.ext_click_id,
+          link_id: decision.link_id,
+          campaign: decision.campaign,
+          sub1: decision.sub1,
+          sub2: decision.sub2,
+          sub3: decision.sub3,
+          sub4: decision.sub4,
+          sub5: decision.sub5,
+        };
   const values: MacroValues = {
-    click_id: decision.ext_click_id,
-    link_id: decision.link_id,
-    campaign: decision.campaign,
-    sub1: decision.sub1,
-    sub2: decision.sub2,
-    sub3: decision.sub3,
-    sub4: decision.sub4,
-    sub5: decision.sub5,
-    event_name: intent.kind === 'install' ? INSTALL_EVENT_NAME : intent.name,
-    revenue_usd: intent.kind === 'install' ? 0 : usd(intent.revenueMicros),
+    ...engagement,
+    event_name: nameOf(intent),
+    revenue_usd: intent.kind === 'event' ? usd(intent.revenueMicros) : 0,
     install_time: installTime,
     event_time: intent.tsMs,
     platform: install.platform,
@@ -151,8 +201,9 @@ function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent,
     is_reinstall: decision.reinstall,
     fraud_reasons: decision.fraud_reasons.join(','),
     postback_id: postbackId,
+    ...dmaValues(consent),
   };
-  const fraud = decision.fraud_reasons.length > 0 && !config.send_fraud;
+  const withheld = withheldReason(intent, decision, config, sharingVerdict(consent, config.tcf_vendor_id));
   return {
     app_id: appId,
     postback_id: postbackId,
@@ -165,9 +216,22 @@ function recordOf(appId: string, config: PostbackConfig, intent: PostbackIntent,
     body:
       config.method === 'POST' ? JSON.stringify(Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))) : undefined,
     created_ms: nowMs,
-    state: fraud ? 'withheld' : 'new',
-    withheld_reason: fraud ? `fraud: ${decision.fraud_reasons.join(',')}` : undefined,
+    state: withheld ? 'withheld' : 'new',
+    withheld_reason: withheld,
   };
+}
+
+/** Why the postback is withheld (fraud first, then consent), or undefined when it is sent. */
+function withheldReason(
+  intent: PostbackIntent,
+  decision: AttributionDecision,
+  config: PostbackConfig,
+  sharing: SharingVerdict,
+): string | undefined {
+  // The install's fraud flags say nothing of a later open by a link.
+  const fraud = intent.kind !== 'reengagement' && decision.fraud_reasons.length > 0 && !config.send_fraud;
+  if (fraud) return `fraud: ${decision.fraud_reasons.join(',')}`;
+  return sharing.share ? undefined : sharing.reason;
 }
 
 /** Micro-dollars as USD with up to 6 decimals and no trailing zeros ("4.99", "0.000001"). */

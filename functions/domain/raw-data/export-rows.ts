@@ -50,6 +50,24 @@ export function eventRow({ event }: StreamLine): ExportRow {
     fraud_reasons: attribution ? JSON.stringify(attribution.fraud_reasons) : null,
     install_corrected_ts: attribution?.install_corrected_ts ?? null,
     install_event_id: attribution?.install_event_id ?? null,
+    ...adRevenueColumns(event.ad_revenue),
+  };
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** An ad_revenue event's impression as columns; every one null on other events. */
+function adRevenueColumns(ad: Record<string, unknown> | undefined): ExportRow {
+  return {
+    ad_source: text(ad?.source),
+    ad_network: text(ad?.network),
+    ad_format: text(ad?.format),
+    ad_placement: text(ad?.placement),
+    ad_unit: text(ad?.ad_unit),
+    ad_precision: text(ad?.precision),
+    impression_id: text(ad?.impression_id),
+    ad_revenue: typeof ad?.revenue === 'number' ? ad.revenue : null,
+    ad_currency: text(ad?.currency),
   };
 }
 

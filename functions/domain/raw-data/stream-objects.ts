@@ -43,6 +43,8 @@ export interface StreamEvent {
   readonly country: string | null;
   /** Null for an event counted before any install of its install_uuid (applied later to the first one). */
   readonly attribution: StreamAttribution | null;
+  /** An ad_revenue event's impression as sent (docs/ingestion.md, "Ad revenue"); absent on every other event. */
+  readonly ad_revenue?: Record<string, unknown>;
 }
 
 /** On the line of an install event the apply counted: the whole decision, for the installs export. */

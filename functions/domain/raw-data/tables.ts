@@ -74,6 +74,21 @@ export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
         'install_event_id',
         'event_id of the install it counts against. Null when attribution is null: the event arrived before its install was counted and counts against the first counted install of its install_uuid (join installs on first_install).',
       ),
+      s(
+        'ad_source',
+        'ad_revenue events: the mediation platform (applovin_max, ironsource_levelplay, admob, unity, custom); null on other events.',
+      ),
+      s('ad_network', 'ad_revenue events: the ad network that served the impression.'),
+      s('ad_format', 'ad_revenue events: banner, interstitial, rewarded, app_open, native or other.'),
+      s('ad_placement', 'ad_revenue events: the placement, as sent; null when absent.'),
+      s('ad_unit', 'ad_revenue events: the ad unit, as sent; null when absent.'),
+      s('ad_precision', 'ad_revenue events: exact, estimated or publisher_defined.'),
+      s(
+        'impression_id',
+        'ad_revenue events: the impression; an install counts each impression_id once (the row of a duplicate is not in the export).',
+      ),
+      d('ad_revenue', 'ad_revenue events: the impression revenue in ad_currency, as sent (revenue_usd holds it in US dollars).'),
+      s('ad_currency', 'ad_revenue events: the ISO 4217 code of ad_revenue.'),
     ],
   },
   installs: {

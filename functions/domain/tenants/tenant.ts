@@ -55,14 +55,31 @@ export interface App extends AppDestinations, AppLinkSettings {
   app_store_id?: string;
   /** Ad network ids to partner names, for the SKAN report (`admin skan network set`). */
   skan_networks?: Record<string, string>;
+  /**
+   * Days after a re-engagement during which the install's revenue is credited to the re-engaging
+   * link's partner in the performance report (docs/deep-links.md, "Re-engagement"), 0 to 90, 0
+   * turning the crediting off; absent: 30 (DEFAULT_REENGAGEMENT_WINDOW_DAYS).
+   */
+  reengagement_window_days?: number;
   /** Origins whose pages may call the SDK routes from a browser (docs/sdk.md, "CORS"; web-origins.ts); absent: none. */
   web_origins?: string[];
   created_ms: number;
 }
 
-/** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins, probabilistic matching and the link settings. */
+/** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins, probabilistic matching, the re-engagement window and the link settings. */
 export type AppChanges = Partial<
-  Pick<App, 'name' | 'ios_url' | 'android_url' | 'web_url' | 'time_zone' | 'app_store_id' | 'web_origins' | 'probabilistic'>
+  Pick<
+    App,
+    | 'name'
+    | 'ios_url'
+    | 'android_url'
+    | 'web_url'
+    | 'time_zone'
+    | 'app_store_id'
+    | 'web_origins'
+    | 'probabilistic'
+    | 'reengagement_window_days'
+  >
 > &
   AppLinkSettings;
 
@@ -79,9 +96,10 @@ export interface AppWithSecret extends App {
 
 /**
  * What a server key may do: `read` the reports and the event stream, upload ad spend (`cost`,
- * POST /api/v1/cost). A key stored before scopes existed has no `scopes` and reads (scopesOf).
+ * POST /api/v1/cost), send ad impressions (`ad_revenue`, POST /api/v1/ad-revenue). A key stored
+ * before scopes existed has no `scopes` and reads (scopesOf).
  */
-export const SERVER_KEY_SCOPES = ['read', 'cost'] as const;
+export const SERVER_KEY_SCOPES = ['read', 'cost', 'ad_revenue'] as const;
 export type ServerKeyScope = (typeof SERVER_KEY_SCOPES)[number];
 
 export interface ServerKeyRecord {

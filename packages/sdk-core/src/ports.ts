@@ -21,7 +21,7 @@ export interface HttpRequest {
 
 export interface HttpResponse {
   readonly status: number;
-  /** Lower-case names; only `retry-after` is read. */
+  /** Lower-case names; only `retry-after` and `etag` (GET /sdk/v1/skan-schema) are read. */
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly body: string;
 }

@@ -1,6 +1,7 @@
 import { type BackoffPolicy, backoffMs, DEFAULT_BACKOFF } from './backoff.js';
 import type { NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './ports.js';
 import { type Credentials, signedBody } from './signing.js';
+import type { SkanHook } from './skan.js';
 import {
   DEFAULT_BOUNDS,
   dequeued,
@@ -25,6 +26,15 @@ export interface Ports {
   readonly platform: PlatformPort;
   /** What the store said about the install (Android's install referrer), read once, at the first launch. */
   readonly installSignals?: () => Promise<InstallSignals | undefined>;
+  /** SKAN conversion values: `skanConversions(port)` from a native platform (skan.ts); a web page passes none. */
+  readonly skan?: SkanHook;
+  /**
+   * The device's advertising id (IDFA, GAID) when the platform may read it (ATT authorized, ad
+   * tracking not limited), sent as each event's `device_id`. Asked at each event, and only while
+   * measuring with consent: never for an event tracked before `setConsent(true)` when the app
+   * requires consent.
+   */
+  readonly advertisingId?: () => string | undefined;
 }
 
 export interface RejectedEvent {
@@ -69,7 +79,33 @@ export interface TrackOptions {
   readonly revenue?: number;
   readonly currency?: string;
   readonly params?: Readonly<Record<string, string | number | boolean | null>>;
+  /** An ad impression's revenue: only on the `ad_revenue` event, which trackAdRevenue tracks. */
+  readonly adRevenue?: AdRevenueImpression;
 }
+
+/**
+ * One ad impression's revenue as the mediation SDK's callback gives it (docs/sdk.md, "Ad
+ * revenue"): AppLovin MAX's onAdRevenuePaid, LevelPlay's impression data, AdMob's OnPaidEvent.
+ * The service converts `revenue` from `currency` and counts each `impressionId` of the install once.
+ */
+export interface AdRevenueImpression {
+  readonly source: 'applovin_max' | 'ironsource_levelplay' | 'admob' | 'unity' | 'custom';
+  /** The ad network that served it (1 to 64 characters). */
+  readonly network: string;
+  readonly format: 'banner' | 'interstitial' | 'rewarded' | 'app_open' | 'native' | 'other';
+  readonly placement?: string;
+  readonly adUnit?: string;
+  /** At least 0; at most 100 US dollars once converted. */
+  readonly revenue: number;
+  /** ISO 4217 (`USD`; AdMob's micros divided by 1,000,000 first). */
+  readonly currency: string;
+  readonly precision: 'exact' | 'estimated' | 'publisher_defined';
+  /** The platform's id of the impression (1 to 128 printable ASCII characters). */
+  readonly impressionId: string;
+}
+
+/** The reserved name of an ad impression's event. */
+export const AD_REVENUE_EVENT = 'ad_revenue';
 
 /** An event tracked elsewhere (another tab), with the id and time it got there: what `adopt` queues. */
 export interface TrackedEvent {
@@ -116,14 +152,7 @@ export class Sdk {
   private readonly settings: Required<
     Pick<
       SdkConfig,
-      | 'sdkVersion'
-      | 'batchSize'
-      | 'flushIntervalMs'
-      | 'gzipFrom'
-      | 'sessionTimeoutMs'
-      | 'firstLaunchTimeoutMs'
-      | 'maxBatchRefusals'
-      | 'queueBeforeConsent'
+      'sdkVersion' | 'batchSize' | 'flushIntervalMs' | 'gzipFrom' | 'sessionTimeoutMs' | 'firstLaunchTimeoutMs' | 'maxBatchRefusals'
     >
   > & { bounds: QueueBounds; backoff: BackoffPolicy };
 
@@ -140,7 +169,6 @@ export class Sdk {
       sessionTimeoutMs: config.sessionTimeoutMs ?? 30 * 60_000,
       firstLaunchTimeoutMs: config.firstLaunchTimeoutMs ?? 3_000,
       maxBatchRefusals: config.maxBatchRefusals ?? 3,
-      queueBeforeConsent: config.queueBeforeConsent ?? true,
       bounds: { ...DEFAULT_BOUNDS, ...config.bounds },
       backoff: { ...DEFAULT_BACKOFF, ...config.backoff },
     };
@@ -163,18 +191,13 @@ export class Sdk {
       // The service counts installs of an app on a platform it knows, and refuses an install
       // event without one (bad_platform): a web page, which has none, sends its events alone.
       if (!stored && ports.platform.platform) {
-        const signals = sdk.state.install_signals;
-        const attribution = signals?.install_referrer
-          ? {
-              referrer: signals.install_referrer,
-              ...(signals.referrer_click_ms !== undefined && { referrer_click_ms: signals.referrer_click_ms }),
-              ...(signals.install_begin_ms !== undefined && { install_begin_ms: signals.install_begin_ms }),
-            }
-          : undefined;
+        const attribution = attributionOf(sdk.state.install_signals);
         sdk.state = sdk.withEvent(sdk.state, 'install', { ...(attribution && { attribution }) });
         await sdk.save();
       }
       await sdk.startSession();
+      // SKAN asks for its schema at launch and sends an update a crash left unsent (skan.ts).
+      if (ports.skan) await sdk.save();
     });
     sdk.scheduleInterval();
     void sdk.firstLaunch();
@@ -213,6 +236,11 @@ export class Sdk {
       await this.save();
       this.sendSoon();
     });
+  }
+
+  /** Tracks one ad impression's revenue: an `ad_revenue` event, queued and sent as any event. */
+  trackAdRevenue(impression: AdRevenueImpression): Promise<string | undefined> {
+    return this.track(AD_REVENUE_EVENT, { adRevenue: impression });
   }
 
   /** The app was opened by a link (a Universal Link, an App Link, or a URL with the link's click id): a `deep_link_open` event. */
@@ -309,15 +337,17 @@ export class Sdk {
     return next;
   }
 
-  private async save(): Promise<void> {
-    await this.ports.storage.set(STATE_KEY, JSON.stringify(this.state));
+  private save(): Promise<void> {
+    const write = (state: SdkState) => {
+      this.state = state;
+      return this.ports.storage.set(STATE_KEY, JSON.stringify(state));
+    };
+    // SKAN counts the new events into this same write and calls Apple after it (skan.ts).
+    return this.ports.skan?.(this.state, write, this.config, this.ports, () => this.serial(() => this.save())) ?? write(this.state);
   }
 
-  /** Whether events are measured now; `queueing`: whether they may be queued (before consent, when allowed). */
   private measuring(queueing = false): boolean {
-    if (this.state.opted_out) return false;
-    if (!this.config.requireConsent || this.state.consent === true) return true;
-    return queueing && this.state.consent === undefined && this.settings.queueBeforeConsent;
+    return measures(this.config, this.state, queueing);
   }
 
   /** In the background no periodic send runs, and the platform may suspend the app at any moment: send at once. */
@@ -331,12 +361,15 @@ export class Sdk {
     fields: Record<string, unknown>,
     given?: Pick<TrackedEvent, 'event_id' | 'ts_ms'>,
   ): SdkState {
+    // Measuring without `queueing`: consent given (or not required), so an id never rides on an event tracked before consent.
+    const deviceId = this.measuring() ? this.ports.advertisingId?.() : undefined;
     const event: QueuedEvent = {
       event_id: given?.event_id ?? this.ports.platform.randomUuid(),
       event_name: name,
       install_uuid: state.install_uuid,
       ts_ms: given?.ts_ms ?? this.ports.scheduler.now(),
       ...(this.ports.platform.platform && { platform: this.ports.platform.platform }),
+      ...(deviceId && { device_id: deviceId }),
       ...fields,
     };
     return enqueued(state, event, this.settings.bounds);
@@ -475,12 +508,15 @@ export class Sdk {
     // The route answers installs of an app (ios, android) and refuses any other platform: a web page asks nothing.
     if (!this.measuring() || !this.ports.platform.platform) return;
     const signals = this.state.install_signals;
+    // The route reads the Play referrer; Apple's token goes with the install event only (docs/deep-links.md, "First launch").
     const body = {
       install_uuid: this.state.install_uuid,
       platform: this.ports.platform.kind,
       app_version: this.ports.platform.appVersion,
       sdk_version: this.settings.sdkVersion,
-      ...signals,
+      ...(signals?.install_referrer !== undefined && { install_referrer: signals.install_referrer }),
+      ...(signals?.referrer_click_ms !== undefined && { referrer_click_ms: signals.referrer_click_ms }),
+      ...(signals?.install_begin_ms !== undefined && { install_begin_ms: signals.install_begin_ms }),
     };
     let response: Awaited<ReturnType<NetworkPort>> | undefined;
     try {
@@ -511,6 +547,30 @@ export class Sdk {
   }
 }
 
+/** The device's own choices: opted out, and consent (undefined until decided). */
+export type Choices = Partial<Pick<SdkState, 'opted_out' | 'consent'>>;
+
+/**
+ * Whether events are measured now; `queueing`: whether they may be queued (before consent, when
+ * allowed). One rule for the core and for the web SDK's tabs that do not send (web-sdk.ts).
+ */
+export function measures(config: Pick<SdkConfig, 'requireConsent' | 'queueBeforeConsent'>, choices: Choices, queueing = false): boolean {
+  if (choices.opted_out) return false;
+  if (!config.requireConsent || choices.consent === true) return true;
+  return queueing && choices.consent === undefined && (config.queueBeforeConsent ?? true);
+}
+
+/** The install event's `attribution` (docs/ingestion.md): the Play referrer and its times, and Apple's AdServices token. */
+function attributionOf(signals: InstallSignals | undefined): Record<string, string | number> | undefined {
+  const attribution = {
+    ...(signals?.install_referrer && { referrer: signals.install_referrer }),
+    ...(signals?.install_referrer && signals.referrer_click_ms !== undefined && { referrer_click_ms: signals.referrer_click_ms }),
+    ...(signals?.install_referrer && signals.install_begin_ms !== undefined && { install_begin_ms: signals.install_begin_ms }),
+    ...(signals?.adservices_token && { adservices_token: signals.adservices_token }),
+  };
+  return Object.keys(attribution).length > 0 ? attribution : undefined;
+}
+
 const idsOf = (events: readonly QueuedEvent[]) => new Set(events.map((event) => event.event_id));
 
 /** What `track`'s options add to an event: the revenue as the interface takes it, and the params as properties. */
@@ -521,6 +581,20 @@ function fieldsOf(options: TrackOptions): Record<string, unknown> {
     else fields.revenue_usd = options.revenue;
   }
   if (options.params) fields.properties = { ...options.params };
+  const ad = options.adRevenue;
+  if (ad) {
+    fields.ad_revenue = {
+      source: ad.source,
+      network: ad.network,
+      format: ad.format,
+      ...(ad.placement !== undefined && { placement: ad.placement }),
+      ...(ad.adUnit !== undefined && { ad_unit: ad.adUnit }),
+      revenue: ad.revenue,
+      currency: ad.currency,
+      precision: ad.precision,
+      impression_id: ad.impressionId,
+    };
+  }
   return fields;
 }
 

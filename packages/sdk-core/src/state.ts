@@ -1,3 +1,5 @@
+import type { SkanState } from './skan.js';
+
 /**
  * Everything the SDK keeps on the device, in one value written whole under one storage key, so a
  * crash between two writes cannot leave half a change (an install id without its install event,
@@ -40,13 +42,17 @@ export interface SdkState {
   readonly first_launch?: FirstLaunchAnswer;
   /** What the store said about the install, read at the first launch and sent with the first-launch call. */
   readonly install_signals?: InstallSignals;
+  /** SKAN conversion values (skan.ts): the schema and its ETag, the window's tally, what was sent. */
+  readonly skan?: SkanState;
 }
 
-/** The Google Play install referrer and its timestamps, as the platform reads them. */
+/** The Google Play install referrer and its timestamps, and Apple's AdServices token, as the platform reads them. */
 export interface InstallSignals {
   readonly install_referrer?: string;
   readonly referrer_click_ms?: number;
   readonly install_begin_ms?: number;
+  /** `AAAttribution.attributionToken()` (docs/ios.md, section 4): sent with the install event only. */
+  readonly adservices_token?: string;
 }
 
 export interface QueueBounds {

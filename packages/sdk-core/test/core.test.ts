@@ -57,6 +57,31 @@ describe('the first launch', () => {
   });
 });
 
+describe('the advertising id and Apple Ads token', () => {
+  it("sends Apple's AdServices token with the install event only, not with the first-launch call", async () => {
+    const world = new World();
+    const token = 'QUJD'.repeat(40);
+    const sdk = await Sdk.start(config(), { ...world.ports(), installSignals: async () => ({ adservices_token: token }) });
+    await world.advance(30_000);
+    expect(world.stored[0]?.attribution).toEqual({ adservices_token: token });
+    expect(world.stored[1]?.attribution).toBeUndefined();
+    expect(world.firstLaunchCalls[0]).not.toHaveProperty('adservices_token');
+    sdk.stop();
+  });
+
+  it('sends the advertising id as device_id only on events tracked once consent is given', async () => {
+    const world = new World();
+    const sdk = await Sdk.start(config({ requireConsent: true }), { ...world.ports(), advertisingId: () => 'idfa-1' });
+    await sdk.track('before');
+    await sdk.setConsent(true);
+    await sdk.track('after');
+    await world.advance(30_000);
+    const sent = Object.fromEntries(world.stored.map((event) => [event.event_name, event.device_id]));
+    expect(sent).toEqual({ install: undefined, session_start: undefined, before: undefined, after: 'idfa-1' });
+    sdk.stop();
+  });
+});
+
 describe('a platform the service has no installs for (a web page)', () => {
   it('sends no install event and asks no first-launch answer, but sends its sessions and events', async () => {
     const world = new World();

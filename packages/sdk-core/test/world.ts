@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import type { HttpRequest, HttpResponse, Ports } from '../src';
 
@@ -39,6 +39,10 @@ export class World {
   firstLaunchAnswer: unknown = { status: 'not_found', attribution: null, deep_link: null, reason: 'no_click' };
   /** Answers for POST /event other than the modes (status and body), taken first when set. */
   eventAnswers: { status: number; body: unknown }[] = [];
+  /** The app's SKAN schema as GET /sdk/v1/skan-schema serves it; undefined answers 404 no_schema. */
+  skanSchema: unknown;
+  /** Each GET /sdk/v1/skan-schema taken, by its If-None-Match (undefined when none). */
+  readonly skanRequests: (string | undefined)[] = [];
 
   /** The ports of one process: a crash (crash()) makes the ports of every earlier process inert. */
   ports(): Ports {
@@ -112,6 +116,18 @@ export class World {
     return answer;
   }
 
+  /** As functions/sdk-skan-schema.ts answers: the schema with a content ETag, 304 when it matches, 404 without one. */
+  private skanAnswer(request: HttpRequest): HttpResponse {
+    const ifNoneMatch = request.headers['if-none-match'];
+    this.skanRequests.push(ifNoneMatch);
+    if (request.method !== 'GET' || request.body?.length) return { status: 400, headers: {}, body: '{"error":"bad_request"}' };
+    if (this.skanSchema === undefined) return { status: 404, headers: {}, body: '{"error":"no_schema"}' };
+    const body = JSON.stringify(this.skanSchema);
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    if (ifNoneMatch === etag) return { status: 304, headers: { etag }, body: '' };
+    return { status: 200, headers: { etag }, body };
+  }
+
   private handle(request: HttpRequest): HttpResponse {
     const body = request.body ?? new Uint8Array();
     const expected = createHmac('sha256', SECRET).update(body).digest('hex');
@@ -119,6 +135,7 @@ export class World {
       this.badSignatures++;
       return { status: 401, headers: {}, body: '{"error":"bad_signature"}' };
     }
+    if (request.url.endsWith('/sdk/v1/skan-schema')) return this.skanAnswer(request);
     const text = Buffer.from(request.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body).toString('utf8');
     const payload = JSON.parse(text) as { events?: StoredEvent[]; sent_at_ms?: number } & Record<string, unknown>;
     if (request.url.endsWith('/sdk/v1/attribution')) {

@@ -17,7 +17,7 @@ export function fetchNetwork(hiding: () => boolean): NetworkPort {
     const response = await fetch(request.url, {
       method: request.method,
       headers: request.headers,
-      body: request.body as BodyInit | undefined,
+      body: request.body as RequestInit['body'],
       credentials: 'omit',
       keepalive: hiding() && (request.body?.byteLength ?? 0) <= KEEPALIVE_MAX_BYTES,
       signal: AbortSignal.timeout(request.timeoutMs),

@@ -1,4 +1,15 @@
-import { type Diagnostics, Sdk, type SdkConfig, type StoragePort, type TrackedEvent, type TrackOptions } from '@attribution/sdk-core';
+import {
+  AD_REVENUE_EVENT,
+  type AdRevenueImpression,
+  type Choices,
+  type Diagnostics,
+  measures,
+  Sdk,
+  type SdkConfig,
+  type StoragePort,
+  type TrackedEvent,
+  type TrackOptions,
+} from '@attribution/sdk-core';
 import { type Landing, landingOf } from './landing.js';
 import { type Leadership, lead } from './leader.js';
 import { fetchNetwork } from './network.js';
@@ -25,6 +36,8 @@ type OutboxEntry =
   | { readonly kind: 'forget_me' };
 
 const LANDING_KEY = 'attribution.landing.v1';
+/** Consent and opt-out as last set in any tab: a tab that does not send reads them at each track. */
+const CHOICES_KEY = 'attribution.choices.v1';
 /** How often the leader looks at the outbox when no message came (a channel is missing, or a message was lost). */
 const MERGE_EVERY_MS = 2_000;
 
@@ -76,21 +89,31 @@ export class WebSdk {
   /** Tracks an event (docs/sdk.md): on the device, with its event_id, when the promise resolves. */
   async track(name: string, options: TrackOptions = {}): Promise<string | undefined> {
     if (this.core) return this.core.track(name, options);
+    // As the core would answer: nothing tracked once opted out, or without consent when it is required.
+    if (!measures(this.config, await this.choices(), true)) return undefined;
     const event_id = crypto.randomUUID();
     await this.post({ kind: 'event', event_id, ts_ms: Date.now(), name, options });
     return event_id;
   }
 
+  /** Tracks one ad impression's revenue (docs/sdk.md, "Ad revenue"), from any tab, as track does. */
+  trackAdRevenue(impression: AdRevenueImpression): Promise<string | undefined> {
+    return this.track(AD_REVENUE_EVENT, { adRevenue: impression });
+  }
+
   async setConsent(granted: boolean): Promise<void> {
+    await this.choose({ consent: granted });
     await (this.core ? this.core.setConsent(granted) : this.post({ kind: 'consent', granted }));
   }
 
   async optOut(): Promise<void> {
+    await this.choose({ opted_out: true });
     await (this.core ? this.core.optOut() : this.post({ kind: 'opt_out' }));
   }
 
   /** Asks the service to delete this install; in a tab that does not lead, resolves once the leader has it to do. */
   async forgetMe(): Promise<void> {
+    await this.choose({ opted_out: true });
     await (this.core ? this.core.forgetMe() : this.post({ kind: 'forget_me' }));
   }
 
@@ -196,6 +219,18 @@ export class WebSdk {
   }
 
   // Following.
+
+  private async choices(): Promise<Choices> {
+    try {
+      return JSON.parse((await this.store.state.get(CHOICES_KEY)) ?? '{}') as Choices;
+    } catch {
+      return {};
+    }
+  }
+
+  private async choose(choice: Choices): Promise<void> {
+    await this.store.state.set(CHOICES_KEY, JSON.stringify({ ...(await this.choices()), ...choice }));
+  }
 
   private async post(entry: OutboxEntry): Promise<void> {
     const at = Date.now();

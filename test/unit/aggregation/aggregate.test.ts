@@ -17,6 +17,19 @@ const install = (n: number, tsMs: number, extra: object = {}) => ({
   platform: 'ios',
   ...extra,
 });
+/** An ad impression of 2 cents (in US dollars: no rate needed). */
+const impression = (n: number, id: string, tsMs: number, impressionId: string) =>
+  event(n, id, 'ad_revenue', tsMs, {
+    ad_revenue: {
+      source: 'applovin_max',
+      network: 'AppLovin',
+      format: 'interstitial',
+      revenue: 0.02,
+      currency: 'USD',
+      precision: 'exact',
+      impression_id: impressionId,
+    },
+  });
 const event = (n: number, id: string, name: string, tsMs: number, extra: object = {}) => ({
   event_id: id,
   event_name: name,
@@ -48,6 +61,7 @@ describe('aggregation on in-memory stores', () => {
         '2026-06-01|meta|spring|(none)|ios': {
           installs: 1,
           revenue_micros: 4_990_000,
+          recent_revenue_micros: 4_990_000,
           cohort_d0_micros: 4_990_000,
           cohort_d7_micros: 4_990_000,
           cohort_d30_micros: 4_990_000,
@@ -57,6 +71,7 @@ describe('aggregation on in-memory stores', () => {
         '2026-06-01|meta': {
           installs: 1,
           revenue_micros: 4_990_000,
+          recent_revenue_micros: 4_990_000,
           cohort_d0_micros: 4_990_000,
           cohort_d7_micros: 4_990_000,
           cohort_d30_micros: 4_990_000,
@@ -277,9 +292,16 @@ describe('aggregation on in-memory stores', () => {
         install(1, T0, { attribution: { click_id: 'c1' }, device_id: 'd1' }),
         event(1, 'e-1', 'session', T0 + DAY + 5),
         event(1, 'e-2', 'purchase', T0 + DAY + 6, { revenue_usd: 1.5 }),
+        impression(1, 'ad-1', T0 + DAY + 7, 'imp-1'),
       ]);
+      // The same impression of install 1 again, under another event id (the server-to-server route's, say).
       const b = w.upload(
-        [install(2, T0 + 10), event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }), event(1, 'e-1', 'session', T0 + DAY + 5)],
+        [
+          install(2, T0 + 10),
+          event(2, 'h-1', 'purchase', T0 + DAY, { revenue_usd: 3 }),
+          event(1, 'e-1', 'session', T0 + DAY + 5),
+          impression(1, 's2s-ad-1', T0 + DAY + 7, 'imp-1'),
+        ],
         { body: 'b' },
       );
       const c = w.upload([install(3, T0 + 20, { device_id: 'd1' }), event(3, 'x-1', 'purchase', T0 + 30, { revenue_usd: 9 })], {
@@ -293,6 +315,16 @@ describe('aggregation on in-memory stores', () => {
     const counting = failingAfter(clean.ports, Infinity);
     await clean.deliver(cleanBatches.rest, counting.ports);
     const expected = clean.table();
+    // The impression counted once, as ad revenue and never as a purchase.
+    expect(expected.perf_partner?.['2026-06-02|meta']).toMatchObject({ revenue_micros: 1_500_000, ad_revenue_micros: 20_000 });
+    expect(expected.events['2026-06-02|ad_revenue']).toEqual({ events: 1, revenue_micros: 20_000, unique_installs: 1 });
+    // The stream carries the impression once, under the event id that counted it, with its members.
+    const streamedAds = clean.streamEvents().filter((e) => e.event_name === 'ad_revenue');
+    expect(streamedAds).toHaveLength(1);
+    expect(streamedAds[0]).toMatchObject({
+      revenue_usd: 0.02,
+      ad_revenue: { impression_id: 'imp-1', format: 'interstitial', revenue: 0.02 },
+    });
     const total = counting.writes();
     // Nothing of the device or the address reaches the stream.
     const streamed = JSON.stringify(clean.stream.lines());

@@ -13,6 +13,20 @@ const install = (n: number, tsMs: number) => ({
   platform: 'ios',
 });
 const session = (n: number, id: string, tsMs: number) => ({ event_id: id, event_name: 'session', install_uuid: uuid(n), ts_ms: tsMs });
+/** An ad impression under an event id of its own: the impression_id is what counts it once. */
+const impression = (n: number, id: string, tsMs: number) => ({
+  ...session(n, id, tsMs),
+  event_name: 'ad_revenue',
+  ad_revenue: {
+    source: 'unity',
+    network: 'Unity Ads',
+    format: 'rewarded',
+    revenue: 0.0125,
+    currency: 'USD',
+    precision: 'estimated',
+    impression_id: 'imp-1',
+  },
+});
 
 /**
  * The installs table's writes as DynamoDB would bill them: each write (refused conditional ones
@@ -71,7 +85,7 @@ describe('the claim log', () => {
     expect(w.table().events['2026-06-01|session']).toEqual({ events: 51, unique_installs: 1 });
   });
 
-  it('counts an event carried by two concurrent objects racing on the same sequence number once', async () => {
+  it('counts an event, and an impression under two event ids, carried by two concurrent objects racing on the same sequence number once', async () => {
     const w = world();
     await w.deliver([w.upload([install(1, T0)])]);
     // Both objects read the log before either writes its item: both try the same sequence number.
@@ -99,16 +113,17 @@ describe('the claim log', () => {
         },
       },
     };
-    const x = w.upload([session(1, 'dup', T0 + 10), session(1, 'x-1', T0 + 11)], { body: 'x' });
-    const y = w.upload([session(1, 'dup', T0 + 10), session(1, 'y-1', T0 + 12)], { body: 'y' });
+    const x = w.upload([session(1, 'dup', T0 + 10), session(1, 'x-1', T0 + 11), impression(1, 'x-ad', T0 + 13)], { body: 'x' });
+    const y = w.upload([session(1, 'dup', T0 + 10), session(1, 'y-1', T0 + 12), impression(1, 'y-ad', T0 + 14)], { body: 'y' });
     const outcomes = await Promise.all([w.deliver([x], gated), w.deliver([y], gated)]);
     expect(outcomes.flat().map((o) => o.kind)).toEqual(['counted', 'counted']);
     expect(tried).toEqual(['c#00000002', 'c#00000002', 'c#00000003']);
     expect(w.table().events['2026-06-01|session']).toEqual({ events: 3, unique_installs: 1 });
+    expect(w.table().events['2026-06-01|ad_revenue']).toEqual({ events: 1, revenue_micros: 12_500, unique_installs: 1 });
 
     const log = await w.installs.query<ObjectClaims>(`${APP}#${uuid(1)}`, 'c#');
     expect(log.map((item) => item.sk)).toEqual(['c#00000001', 'c#00000002', 'c#00000003']);
-    expect(log.flatMap((item) => item.ids).sort()).toEqual(['dup', 'i-1', 'x-1', 'y-1']);
+    expect(log.flatMap((item) => item.ids).sort()).toEqual(['ad#imp-1', 'dup', 'i-1', 'x-1', 'y-1']);
   });
 
   it('counts an event a legacy e# claim of another object holds as claimed', async () => {

@@ -13,7 +13,7 @@ import { LANE_LEASE_MS } from '../../../functions/shared/lane-ports';
 import { schedules } from '../../../lib/manifest';
 import { nextFireTime } from '../../../local/scheduler';
 import { attributeByClicks, dropZeros, type OracleEvent, oracleRows } from '../../../sim/oracle';
-import { APP, click, failingAfter, LEASE_MS, T0, world } from './world';
+import { APP, click, failingAfter, LEASE_MS, redeliverUntilDone, T0, world } from './world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -28,17 +28,6 @@ const event = (n: number, id: string, name: string, tsMs: number, extra: object 
 const tokenOfBody = (body: string) => tokenOf((JSON.parse(body) as { audit_key: string }).audit_key);
 
 type World = ReturnType<typeof world>;
-
-/** Delivers the bodies again, after the leases run out, until none comes back (at most `rounds` times). */
-async function redeliverUntilDone(w: World, bodies: readonly string[], outcomes: readonly DeliveryOutcome[], rounds = 5) {
-  let pending = bodies.filter((_, i) => isRetried(outcomes[i] as DeliveryOutcome));
-  for (let round = 0; round < rounds && pending.length > 0; round++) {
-    w.clock.now += LEASE_MS + 1;
-    const again = await w.deliver(pending);
-    pending = pending.filter((_, i) => isRetried(again[i] as DeliveryOutcome));
-  }
-  expect(pending).toEqual([]);
-}
 
 describe('a mark that landed but whose answer was lost (issue 35, item 1)', () => {
   it('leaves the row counting all three objects of the invocation once their deliveries come back', async () => {

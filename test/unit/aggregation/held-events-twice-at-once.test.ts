@@ -5,12 +5,20 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AggregationPorts } from '../../../functions/domain/aggregation/aggregate';
-import { type DeliveryOutcome, isRetried } from '../../../functions/domain/aggregation/aggregate';
-import { LEASE_MS, T0, world } from './world';
+import { redeliverUntilDone, T0, world } from './world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const UUID = '00000000-0000-4000-8000-000000000002';
+/** The purchase and the install of UUID, each counted once: what both tests expect in the end. */
+const COUNTED_ONCE = {
+  revenue: { '2026-06-02|organic': { purchases: 1, revenue_micros: 1_000_000, payers: 1 } },
+  cohorts: { '2026-06-01': { installs: 1, d1: 1 } },
+};
+const purchaseAndInstall = (w: ReturnType<typeof world>) => {
+  const { revenue, cohorts } = w.table();
+  return { revenue, cohorts };
+};
 
 describe('held events whose message is delivered to two invocations at once', () => {
   it('are counted once, under the first install, whenever the second invocation starts', async () => {
@@ -28,22 +36,8 @@ describe('held events whose message is delivered to two invocations at once', ()
         return w.deliver(bodies);
       };
       const [a, b] = await Promise.all([w.deliver(bodies), second()]);
-      let pending = bodies.filter((_, i) => isRetried(a[i] as DeliveryOutcome) || isRetried(b[i] as DeliveryOutcome));
-      for (let round = 0; round < 5 && pending.length > 0; round++) {
-        w.clock.now += LEASE_MS + 1;
-        const again = await w.deliver(pending);
-        pending = pending.filter((_, i) => isRetried(again[i] as DeliveryOutcome));
-      }
-      expect(pending).toEqual([]);
-      const { revenue, cohorts } = w.table();
-      const whole = isDeepStrictEqual(
-        { revenue, cohorts },
-        {
-          revenue: { '2026-06-02|organic': { purchases: 1, revenue_micros: 1_000_000, payers: 1 } },
-          cohorts: { '2026-06-01': { installs: 1, d1: 1 } },
-        },
-      );
-      if (!whole) short.push(turns);
+      await redeliverUntilDone(w, bodies, a, b);
+      if (!isDeepStrictEqual(purchaseAndInstall(w), COUNTED_ONCE)) short.push(turns);
     }
     // The turns after which the second invocation's start left the purchase uncounted: none.
     expect(short).toEqual([]);
@@ -102,18 +96,66 @@ describe('held events whose message is delivered to two invocations at once', ()
     xApplied.open();
     outcomes.push(...(await xDelivery));
 
-    let pending = [install, install, purchase].filter((_, i) => isRetried(outcomes[i] as DeliveryOutcome));
-    for (let round = 0; round < 5 && pending.length > 0; round++) {
-      w.clock.now += LEASE_MS + 1;
-      const again = await w.deliver(pending);
-      pending = pending.filter((_, i) => isRetried(again[i] as DeliveryOutcome));
-    }
-    expect(pending).toEqual([]);
-    const { revenue, cohorts } = w.table();
-    expect({ revenue, cohorts }).toEqual({
-      revenue: { '2026-06-02|organic': { purchases: 1, revenue_micros: 1_000_000, payers: 1 } },
-      cohorts: { '2026-06-01': { installs: 1, d1: 1 } },
-    });
+    await redeliverUntilDone(w, [install, install, purchase], outcomes);
+    expect(purchaseAndInstall(w)).toEqual(COUNTED_ONCE);
+  });
+
+  it('are counted once when the held object is delivered twice at once and only one delivery finds the first install', async () => {
+    // X holds a purchase of the uuid, delivered to two invocations at once (X1, X2); I is the
+    // uuid's install. X1 finds no install and claims `applied` naming none (the first install is to
+    // release it); X2 read X's item before that claim, and finds I counted. X1's journal of X is
+    // the one that stands, so X2, whose journal does not, must not take the purchase from I.
+    const w = world();
+    w.clock.now = T0 + 3 * DAY;
+    const purchase = w.upload([{ event_id: 'p', event_name: 'purchase', install_uuid: UUID, ts_ms: T0 + DAY + 2 * HOUR, revenue_usd: 1 }]);
+    const install = w.upload([{ event_id: 'i', event_name: 'install', install_uuid: UUID, ts_ms: T0, platform: 'ios' }]);
+    const x1Applies = gate();
+    const x1: AggregationPorts = {
+      ...w.ports,
+      installs: Object.assign(Object.create(w.installs), {
+        claimAttributes: async (...args: Parameters<typeof w.installs.claimAttributes>) => {
+          if ('applied' in args[2]) await x1Applies.pass();
+          return w.installs.claimAttributes(...args);
+        },
+      }),
+    };
+    const x2Read = gate();
+    const x2: AggregationPorts = {
+      ...w.ports,
+      installs: Object.assign(Object.create(w.installs), {
+        query: async (...args: Parameters<typeof w.installs.query>) => {
+          const items = await w.installs.query(...args);
+          await x2Read.pass();
+          return items;
+        },
+      }),
+    };
+    const iPins = gate();
+    const i: AggregationPorts = {
+      ...w.ports,
+      installs: Object.assign(Object.create(w.installs), {
+        claimAttributes: async (...args: Parameters<typeof w.installs.claimAttributes>) => {
+          if ('released_upto' in args[2]) await iPins.pass();
+          return w.installs.claimAttributes(...args);
+        },
+      }),
+    };
+
+    const x1Delivery = w.deliver([purchase], x1);
+    await x1Applies.reached; // X's log item holds the purchase; X1 found no install
+    const x2Delivery = w.deliver([purchase], x2);
+    await x2Read.reached; // X2 has read X's item, with no `applied` on it yet
+    x1Applies.open();
+    const outcomes = [...(await x1Delivery)]; // X1 claimed `applied` naming none, and its journal stands
+    const iDelivery = w.deliver([install], i);
+    await iPins.reached; // I is the first install, about to release the held events
+    x2Read.open();
+    outcomes.push(...(await x2Delivery)); // X2 finds I, and applied naming none
+    iPins.open();
+    outcomes.push(...(await iDelivery));
+
+    await redeliverUntilDone(w, [purchase, purchase, install], outcomes);
+    expect(purchaseAndInstall(w)).toEqual(COUNTED_ONCE);
   });
 });
 

@@ -147,6 +147,7 @@ describe('install report', () => {
       events: { counted: 1, waiting_for_install: 1 },
       retention: {},
       first_launch: null,
+      consent: null,
     });
   });
 
@@ -160,7 +161,14 @@ describe('install report', () => {
       events: { counted: 0, waiting_for_install: 0 },
       retention: {},
       first_launch: null,
+      consent: null,
     });
+  });
+
+  it("shows the install's latest consent as the aggregator keeps it", () => {
+    const consent = { gdpr_applies: true, tcf_string: 'CQuZP8A', ad_user_data: false, ts_ms: T0, event_id: 'e-9' };
+    const report = installReport(APP, uuid(8), [{ pk: `${APP}#${uuid(8)}`, sk: 'consent', ...consent }]);
+    expect(report.consent).toEqual(consent);
   });
 
   it('names the Play install referrer and a device seen under another install_uuid', () => {

@@ -108,8 +108,8 @@ describe('link rows', () => {
         family: 'link',
         day: '2026-06-01',
         group: { link_id: 'lnk_a' },
-        live: { clicks: 5, installs: 2 },
-        rebuilt: { clicks: 5, installs: 1 },
+        live: { clicks: 5, installs: 2, reengagements: 0 },
+        rebuilt: { clicks: 5, installs: 1, reengagements: 0 },
       },
     ]);
   });

@@ -36,7 +36,14 @@ type Step =
       readonly country?: string;
       readonly revenue?: number;
     }
-  | { readonly kind: 'events'; readonly install: number; readonly events: readonly { atHours: number; revenue?: number }[] };
+  | { readonly kind: 'events'; readonly install: number; readonly events: readonly StepEvent[] };
+
+/** A purchase (revenue) or a session, or an ad impression (`impression`: its id, from a small pool so that duplicates come often). */
+interface StepEvent {
+  readonly atHours: number;
+  readonly revenue?: number;
+  readonly impression?: { readonly id: string; readonly usd: number };
+}
 
 const clickArb: fc.Arbitrary<ClickSpec> = fc.record(
   {
@@ -67,7 +74,20 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     kind: fc.constant('events' as const),
     install: fc.integer({ min: 1, max: 4 }),
-    events: fc.array(fc.record({ atHours: fc.integer({ min: -30, max: 24 * 33 }), revenue: revenueArb }), { minLength: 1, maxLength: 4 }),
+    events: fc.array(
+      fc.oneof(
+        fc.record({ atHours: fc.integer({ min: -30, max: 24 * 33 }), revenue: revenueArb }),
+        // Many small impressions, each id from a pool of 5: the same impression sent again, with another amount even, counts once.
+        fc.record({
+          atHours: fc.integer({ min: -30, max: 24 * 33 }),
+          impression: fc.record({
+            id: fc.constantFrom('imp-a', 'imp-b', 'imp-c', 'imp-d', 'imp-e'),
+            usd: fc.integer({ min: 0, max: 200_000 }).map((n) => n / 10_000_000),
+          }),
+        }),
+      ),
+      { minLength: 1, maxLength: 4 },
+    ),
   }),
 );
 
@@ -88,16 +108,21 @@ function oracle(steps: readonly Step[], zone: string): Rows {
     if (Object.keys(row).length > 0) rows[key] = row;
   };
   const retained = new Map<string, { member: Member; days: Set<number> }>();
-  const apply = (tsMs: number, revenue: number | undefined, member: Member) => {
+  const apply = (tsMs: number, revenue: number | undefined, member: Member, ad = false) => {
     if (revenue) {
       const micros = Math.round(revenue * 1_000_000);
-      add(localDay(tsMs, zone), member.dims, { revenue_micros: micros });
-      for (const [counter, days] of [
-        ['cohort_d0_micros', 1],
-        ['cohort_d7_micros', 7],
-        ['cohort_d30_micros', 30],
+      // No deep_link_open here: revenue by most recent attribution is the install's own (reengagement.test.ts has the opens).
+      add(
+        localDay(tsMs, zone),
+        member.dims,
+        ad ? { ad_revenue_micros: micros } : { revenue_micros: micros, recent_revenue_micros: micros },
+      );
+      for (const [days, counter, adCounter] of [
+        [1, 'cohort_d0_micros', 'cohort_ad_d0_micros'],
+        [7, 'cohort_d7_micros', 'cohort_ad_d7_micros'],
+        [30, 'cohort_d30_micros', 'cohort_ad_d30_micros'],
       ] as const) {
-        if (tsMs < member.ts + days * DAY) add(member.day, member.dims, { [counter]: micros });
+        if (tsMs < member.ts + days * DAY) add(member.day, member.dims, { [ad ? adCounter : counter]: micros });
       }
     }
     for (const n of [1, 7, 30]) {
@@ -109,15 +134,23 @@ function oracle(steps: readonly Step[], zone: string): Rows {
       }
     }
   };
-  const installs = new Map<number, { head?: Member; first?: Member; held: { ts: number; revenue?: number }[] }>();
+  const installs = new Map<number, { head?: Member; first?: Member; held: { ts: number; revenue?: number; ad: boolean }[] }>();
+  /** An install's impressions counted: the first event of an impression_id counts, any later one of the install is nothing. */
+  const impressions = new Set<string>();
   steps.forEach((step, s) => {
     const state = installs.get(step.install) ?? { held: [] };
     installs.set(step.install, state);
     if (step.kind === 'events') {
       for (const e of step.events) {
         const ts = T0 + e.atHours * HOUR;
-        if (state.head) apply(ts, e.revenue, state.head);
-        else state.held.push({ ts, revenue: e.revenue });
+        if (e.impression) {
+          const key = `${step.install}|${e.impression.id}`;
+          if (impressions.has(key)) continue;
+          impressions.add(key);
+        }
+        const revenue = e.impression ? e.impression.usd : e.revenue;
+        if (state.head) apply(ts, revenue, state.head, e.impression !== undefined);
+        else state.held.push({ ts, revenue, ad: e.impression !== undefined });
       }
       return;
     }
@@ -134,7 +167,7 @@ function oracle(steps: readonly Step[], zone: string): Rows {
     apply(ts, step.revenue, member);
     if (!state.first) {
       state.first = member;
-      for (const e of state.held) apply(e.ts, e.revenue, member);
+      for (const e of state.held) apply(e.ts, e.revenue, member, e.ad);
       state.held = [];
     }
     // The current install is the latest in time (a tie: the one counted last), issue 35.
@@ -166,15 +199,26 @@ function byPartner(perf: Rows): Rows {
   return out;
 }
 
+const impression = (id: string, usd: number) => ({
+  source: 'applovin_max',
+  network: 'AppLovin',
+  format: 'banner',
+  revenue: usd,
+  currency: 'USD',
+  precision: 'exact',
+  impression_id: id,
+});
+
 function upload(w: ReturnType<typeof world>, step: Step, s: number): string {
   if (step.kind === 'events') {
     return w.upload(
       step.events.map((e, j) => ({
         event_id: `e-${s}-${j}`,
-        event_name: e.revenue ? 'purchase' : 'session',
+        event_name: e.impression ? 'ad_revenue' : e.revenue ? 'purchase' : 'session',
         install_uuid: uuid(step.install),
         ts_ms: T0 + e.atHours * HOUR,
         ...(e.revenue ? { revenue_usd: e.revenue } : {}),
+        ...(e.impression ? { ad_revenue: impression(e.impression.id, e.impression.usd) } : {}),
       })),
     );
   }
@@ -208,7 +252,7 @@ function upload(w: ReturnType<typeof world>, step: Step, s: number): string {
 }
 
 describe('performance rows', () => {
-  it('equal the oracle on random installs, clicks, reinstalls, revenue before and after installs and retention; perf_partner is perf summed', async () => {
+  it('equal the oracle on random installs, clicks, reinstalls, revenue and ad impressions (duplicates too) before and after installs and retention; perf_partner is perf summed', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(stepArb, { minLength: 1, maxLength: 14 }),

@@ -2,9 +2,15 @@ import { FirstLaunchAnswers } from '../../../functions/adapters/first-launch-sto
 import { MemoryLedger, MemoryRowStore } from '../../../functions/adapters/memory/aggregate-store';
 import { MemoryInstallStore } from '../../../functions/adapters/memory/install-store';
 import { MemoryStreamStore } from '../../../functions/adapters/memory/stream-store';
-import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome } from '../../../functions/domain/aggregation/aggregate';
+import {
+  type AggregationPorts,
+  aggregateDeliveries,
+  type DeliveryOutcome,
+  isRetried,
+} from '../../../functions/domain/aggregation/aggregate';
 import type { DayPage } from '../../../functions/domain/aggregation/day-pages';
 import { PoisonMessageError } from '../../../functions/domain/aggregation/message';
+import { type LinkFacts, resolveOpen } from '../../../functions/domain/aggregation/reengagement';
 import { ROW_FAMILIES, type RowFamily } from '../../../functions/domain/aggregation/rows';
 import type { AttributionLookups } from '../../../functions/domain/attribution/decision';
 import { installDecision } from '../../../functions/domain/attribution/first-launch';
@@ -12,8 +18,12 @@ import { auditKey } from '../../../functions/domain/audit/keys';
 import { auditLines } from '../../../functions/domain/audit/lines';
 import { aggregationMessage } from '../../../functions/domain/audit/message';
 import type { AuditLine } from '../../../functions/domain/audit/types';
+import { dayOf } from '../../../functions/domain/common/days';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
-import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
+import { isPlainObject } from '../../../functions/domain/common/json';
+import type { RevenueConversion } from '../../../functions/domain/fx/event-revenue';
+import { convertToUsd } from '../../../functions/domain/fx/rates';
+import { adRevenueOf, judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import type { OracleRows } from '../../support/aggregation-oracle';
 
@@ -27,13 +37,15 @@ export const T0 = Date.UTC(2026, 5, 1, 12);
  * objects made by the real ingestion code, clicks and honeypot blocks the test sets, and a clock
  * the test moves.
  */
-export function world(options: { probabilistic?: boolean; timeZone?: string } = {}) {
+export function world(options: { probabilistic?: boolean; timeZone?: string; reengagementWindowDays?: number } = {}) {
   const installs = new MemoryInstallStore();
   const rows = new MemoryRowStore();
   const ledger = new MemoryLedger();
   const stream = new MemoryStreamStore();
   const objects = new Map<string, AuditLine[]>();
   const clicks = new Map<string, ClickRecord>();
+  /** Links by id, as deep_link_opens resolve them (re-engagement). */
+  const links = new Map<string, LinkFacts>();
   /** Honeypot blocks as `<company_id>#<ip>`: a block is its company's own. */
   const blocked = new Set<string>();
   const block = (ip: string, companyId = COMPANY) => void blocked.add(`${companyId}#${ip}`);
@@ -72,8 +84,14 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
     },
     app: async (appId) =>
       appId === APP
-        ? { probabilistic: options.probabilistic ?? false, ...(options.timeZone ? { time_zone: options.timeZone } : {}) }
+        ? {
+            probabilistic: options.probabilistic ?? false,
+            ...(options.timeZone ? { time_zone: options.timeZone } : {}),
+            ...(options.reengagementWindowDays === undefined ? {} : { reengagement_window_days: options.reengagementWindowDays }),
+          }
         : undefined,
+    reengagementLink: ({ appId, open }) =>
+      resolveOpen({ link: async (linkId) => links.get(linkId), click: async (clickId) => clicks.get(clickId) }, appId, open),
   };
 
   let sequence = 0;
@@ -94,8 +112,17 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
       ...(batch.country ? { country: batch.country } : {}),
     };
     const { verdicts, accepted, rejected } = judgeEvents(events, batch.sentAtMs ?? receivedMs, receivedMs);
+    // Ad impressions in US dollars converted as ingest does (no rate needed): their dollars are the line's revenue_usd.
+    const conversions = new Map<number, RevenueConversion>();
+    for (const verdict of verdicts) {
+      const entry = events[verdict.index];
+      const impression = verdict.status === 'accepted' && isPlainObject(entry) ? adRevenueOf(entry) : undefined;
+      const usd = impression && convertToUsd(new Map(), impression.amount, impression.currency, dayOf(verdict.corrected_ts ?? 0));
+      if (impression && usd)
+        conversions.set(verdict.index, { revenueUsd: usd.usd, fx: { ...impression, rate: usd.rate, rate_day: usd.rate_day } });
+    }
     const key = auditKey(audit);
-    objects.set(key, auditLines(events, verdicts, audit));
+    objects.set(key, auditLines(events, verdicts, audit, undefined, conversions));
     return JSON.stringify(aggregationMessage('audit-bucket', key, audit, { accepted, rejected }));
   }
 
@@ -147,6 +174,7 @@ export function world(options: { probabilistic?: boolean; timeZone?: string } = 
     streamEvents,
     objects,
     clicks,
+    links,
     blocked,
     block,
     clock,
@@ -230,4 +258,23 @@ export function failingAfter(ports: AggregationPorts, limit: number) {
     decide: read(ports.decide),
   };
   return { ports: wrapped, writes: () => writes };
+}
+
+/**
+ * Delivers again, after the leases run out, each body that any of the deliveries left to come
+ * back (`deliveries[k][i]` is the outcome of `bodies[i]` in delivery k), until none comes back;
+ * the test fails when one still does after five rounds.
+ */
+export async function redeliverUntilDone(
+  w: Pick<ReturnType<typeof world>, 'clock' | 'deliver'>,
+  bodies: readonly string[],
+  ...deliveries: readonly (readonly DeliveryOutcome[])[]
+): Promise<void> {
+  let pending = bodies.filter((_, i) => deliveries.some((outcomes) => isRetried(outcomes[i] as DeliveryOutcome)));
+  for (let round = 0; round < 5 && pending.length > 0; round++) {
+    w.clock.now += LEASE_MS + 1;
+    const again = await w.deliver(pending);
+    pending = pending.filter((_, i) => isRetried(again[i] as DeliveryOutcome));
+  }
+  expect(pending).toEqual([]);
 }

@@ -143,3 +143,12 @@ describe('the performance pages', () => {
     expect(stores.poisoned.page.size).toBe(0);
   });
 });
+
+describe('page lines stored before the re-engagement counters', () => {
+  it('read their cost counters where they were and the re-engagement counters as 0', () => {
+    // dims, the 12 counters pages had before issue 37, then cost_micros, network_clicks, impressions.
+    const [row] = decodePerfPage(JSON.stringify([['meta', 'spring', 'US', 'ios', 1, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 7, 8, 9]]));
+    expect(row?.counters).toMatchObject({ clicks: 1, installs: 2, revenue_micros: 5, cost_micros: 7, network_clicks: 8, impressions: 9 });
+    expect(row?.counters).toMatchObject({ reengagements: 0, recent_revenue_micros: 0 });
+  });
+});

@@ -1,18 +1,17 @@
 import fc from 'fast-check';
 import { FirstLaunchAnswers } from '../../../functions/adapters/first-launch-store';
 import type { AdServicesAnswer } from '../../../functions/domain/adservices/answers';
+import { isRetried } from '../../../functions/domain/aggregation/aggregate';
 import { installReport } from '../../../functions/domain/aggregation/install-report';
-import type { AttributionDecision } from '../../../functions/domain/attribution/decision';
+import type { AttributionDecision, InstallFacts } from '../../../functions/domain/attribution/decision';
 import {
-  answerFirstLaunch,
   currentAttribution,
   type FirstLaunchAnswer,
-  type FirstLaunchPorts,
   type FirstLaunchRecord,
-  type FirstLaunchRequest,
-  parseFirstLaunch,
+  installDecision,
 } from '../../../functions/domain/attribution/first-launch';
-import { APP, click, T0, world } from '../aggregation/world';
+import { APP, click, LEASE_MS, T0 } from '../aggregation/world';
+import { firstLaunchWorld, IP, UUID } from './first-launch-world';
 
 /**
  * Issue 37, item 4: the first-launch answer is evidence the aggregator reads. The install's first
@@ -23,48 +22,22 @@ import { APP, click, T0, world } from '../aggregation/world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const UUID = '3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f';
-const HOME = '198.51.100.7';
+const HOME = IP;
 const CELL = '203.0.113.9';
 
-/** Lets `ticks` other promise callbacks run first: how a race between two callers is drawn in memory. */
-async function yieldTo(ticks: number): Promise<void> {
-  for (let i = 0; i < ticks; i++) await Promise.resolve();
-}
-
 /**
- * The aggregation world with the first-launch routes beside it. `launchTicks` holds each of the
- * first launch's store calls back by that many ticks, so a race with a count can land its keep
- * before, between or after the aggregator's read and keep.
+ * The first-launch world (first-launch-world.ts) seen from the aggregator: a first launch on iOS
+ * two seconds after the install, `launchTicks` slowing its store calls for a race with the count.
  */
 function evidenceWorld(options: { probabilistic?: boolean; launchTicks?: number } = {}) {
-  const w = world(options);
-  const stored = new FirstLaunchAnswers(w.installs);
-  const ticks = options.launchTicks ?? 0;
-  const answers: FirstLaunchPorts['answers'] = {
-    first: async (appId, uuid) => {
-      await yieldTo(ticks);
-      return stored.first(appId, uuid);
-    },
-    keep: async (record) => {
-      await yieldTo(ticks);
-      return stored.keep(record);
-    },
-    counted: (appId, uuid) => stored.counted(appId, uuid),
-  };
-  const launchPorts: FirstLaunchPorts = { clicks: w.lookups, answers };
+  const w = firstLaunchWorld({ probabilistic: options.probabilistic, storeTicks: options.launchTicks });
   const ask = (call: { ip?: string; atMs?: number; platform?: 'ios' | 'android'; referrer?: string } = {}) =>
-    answerFirstLaunch(launchPorts, {
-      appId: APP,
-      probabilistic: options.probabilistic ?? false,
-      clientIp: call.ip ?? HOME,
-      receivedMs: call.atMs ?? T0 + 2_000,
-      request: {
-        ...parseFirstLaunch({ install_uuid: UUID, platform: call.platform ?? 'ios', app_version: '1.0.0', sdk_version: 'web/0.1.0' }),
-        ...(call.referrer === undefined ? {} : { installReferrer: call.referrer }),
-      } as FirstLaunchRequest,
-    });
-  const count = (event: { ip?: string; platform?: 'ios' | 'android'; attribution?: object; adservices?: AdServicesAnswer } = {}) => {
+    w.ask(
+      { platform: call.platform ?? 'ios', ...(call.referrer === undefined ? {} : { installReferrer: call.referrer }) },
+      { ip: call.ip ?? HOME, atMs: call.atMs ?? T0 + 2_000 },
+    );
+  /** The queue message of a batch holding the install's install event. */
+  const installBatch = (event: { ip?: string; platform?: 'ios' | 'android'; attribution?: object; adservices?: AdServicesAnswer } = {}) => {
     const install = {
       event_id: 'i-1',
       event_name: 'install',
@@ -73,11 +46,12 @@ function evidenceWorld(options: { probabilistic?: boolean; launchTicks?: number 
       platform: event.platform ?? 'ios',
       ...(event.attribution ? { attribution: event.attribution } : {}),
     };
-    return w.deliver([w.upload([install], { ip: event.ip ?? HOME })]);
+    return w.upload([install], { ip: event.ip ?? HOME });
   };
+  const count = (event: Parameters<typeof installBatch>[0] = {}) => w.deliver([installBatch(event)]);
   const decision = async () => (await w.installs.get<{ decision: AttributionDecision }>(`${APP}#${UUID}`, 'e#i-1'))?.decision;
   const kept = () => w.installs.get<FirstLaunchRecord & { pk: string }>(`${APP}#${UUID}`, 'first_launch');
-  return { ...w, launchPorts, ask, count, decision, kept };
+  return { ...w, ask, installBatch, count, decision, kept };
 }
 
 describe('the first-launch answer as evidence of the aggregator', () => {
@@ -230,6 +204,51 @@ describe('the first-launch answer as evidence of the aggregator', () => {
     expect(report.installs[0].explanation).toMatch(/first-launch answer/);
     expect(report.installs[0].explanation).toMatch(/click c1/);
   });
+});
+
+describe('a decision its evidence cannot settle', () => {
+  it('decides organic, outcome click_gone, when the click the answer named is no longer kept', async () => {
+    const w = evidenceWorld({ probabilistic: true });
+    w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, ip: HOME, platform: 'ios', partner: 'meta' }));
+    expect(await w.ask({ ip: HOME })).toMatchObject({ status: 'found', attribution: { click_id: 'c1' } });
+    // A privacy deletion took the click before the install event was counted (from another address).
+    w.clicks.delete('c1');
+    await w.count({ ip: CELL });
+    expect(await w.decision()).toMatchObject({
+      partner: 'organic',
+      rule: 'no_match',
+      first_launch: { status: 'found', click_id: 'c1', outcome: 'click_gone' },
+    });
+    expect(await currentAttribution(w.launchPorts, APP, UUID)).toMatchObject({ status: 'not_found', reason: 'organic' });
+  });
+
+  it.each(['first', 'keep'] as const)(
+    "fails the delivery when the answers store's %s fails inside installDecision: the message comes back, and is counted once then",
+    async (failing) => {
+      const w = evidenceWorld();
+      const stored = new FirstLaunchAnswers(w.installs);
+      const answers = {
+        first: stored.first.bind(stored),
+        keep: stored.keep.bind(stored),
+        [failing]: () => Promise.reject(new Error('installs table unavailable (injected)')),
+      };
+      const down = { ...w.ports, decide: (facts: InstallFacts) => installDecision(facts, w.lookups, answers) };
+      const batch = w.installBatch();
+      const installsCounted = () => Object.values(w.table().attribution).reduce((sum, row) => sum + (row.installs ?? 0), 0);
+
+      const [outcome] = await w.deliver([batch], down);
+      expect(outcome).toMatchObject({ kind: 'failed', error: { message: 'installs table unavailable (injected)' } });
+      // Not acknowledged: the queue delivers it again, as after any other installs-table failure.
+      expect(outcome && isRetried(outcome)).toBe(true);
+      expect(installsCounted()).toBe(0);
+      expect(await w.decision()).toBeUndefined();
+
+      w.clock.now += LEASE_MS + 1;
+      expect((await w.deliver([batch])).map((o) => o.kind)).toEqual(['counted']);
+      expect(installsCounted()).toBe(1);
+      expect(await w.decision()).toMatchObject({ partner: 'organic' });
+    },
+  );
 });
 
 describe('the answer and the reports, whatever the order', () => {

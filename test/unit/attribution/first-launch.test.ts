@@ -1,39 +1,20 @@
 import fc from 'fast-check';
-import { FirstLaunchAnswers } from '../../../functions/adapters/first-launch-store';
 import type { AttributionDecision } from '../../../functions/domain/attribution/decision';
 import {
   answerFirstLaunch,
   currentAttribution,
   FirstLaunchError,
   type FirstLaunchPorts,
-  type FirstLaunchRequest,
   MAX_REFERRER_CHARS,
   parseFirstLaunch,
   parseInstallQuery,
 } from '../../../functions/domain/attribution/first-launch';
 import type { ClickRecord } from '../../../functions/domain/links/click';
-import { APP, click, T0, world } from '../aggregation/world';
+import { APP, click, T0 } from '../aggregation/world';
+import { BODY, firstLaunchWorld, IP, UUID } from './first-launch-world';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const UUID = '3f0c6a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f';
-const IP = '198.51.100.7';
-const BODY = { install_uuid: UUID, platform: 'android', app_version: '1.4.0', sdk_version: 'android/0.3.0' };
-
-/** The first-launch ports over an aggregation world: its clicks and its installs table. */
-function firstLaunchWorld(options: { probabilistic?: boolean } = {}) {
-  const w = world(options);
-  const ports: FirstLaunchPorts = { clicks: w.lookups, answers: new FirstLaunchAnswers(w.installs) };
-  const ask = (request: Partial<FirstLaunchRequest> = {}, call: { ip?: string; atMs?: number } = {}) =>
-    answerFirstLaunch(ports, {
-      appId: APP,
-      probabilistic: options.probabilistic ?? false,
-      clientIp: call.ip ?? IP,
-      receivedMs: call.atMs ?? T0,
-      request: { ...parseFirstLaunch(BODY), ...request },
-    });
-  return { ...w, ports, ask };
-}
 
 const refusal = (body: unknown) => {
   try {
@@ -288,7 +269,7 @@ describe('the current attribution (GET)', () => {
 
   it('is not_found, unknown_install, for an install nothing is known of', async () => {
     const w = firstLaunchWorld();
-    expect(await currentAttribution(w.ports, APP, UUID)).toEqual({
+    expect(await currentAttribution(w.launchPorts, APP, UUID)).toEqual({
       status: 'not_found',
       reason: 'unknown_install',
       attribution: null,
@@ -301,12 +282,12 @@ describe('the current attribution (GET)', () => {
     w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, platform: 'android', partner: 'meta', deep_link: { value: 'home' } }));
     w.clicks.set('c2', click({ click_id: 'c2', ts_ms: T0 - 60_000, platform: 'android', partner: 'tiktok', deep_link: { value: 'sale' } }));
     const first = await w.ask({ installReferrer: 'click_id=c1' });
-    expect(await currentAttribution(w.ports, APP, UUID)).toEqual(first);
+    expect(await currentAttribution(w.launchPorts, APP, UUID)).toEqual(first);
 
     // The install event names another click (a stronger signal of the SDK's own): the reports count
     // that one, and so does the answer, with that click's deep link.
     await w.deliver([w.upload([install({ attribution: { click_id: 'c2' } })])]);
-    const current = await currentAttribution(w.ports, APP, UUID);
+    const current = await currentAttribution(w.launchPorts, APP, UUID);
     expect(current).toMatchObject({
       status: 'found',
       attribution: { partner: 'tiktok', click_id: 'c2', match: 'deterministic', click_ms: T0 - 60_000 },
@@ -320,13 +301,13 @@ describe('the current attribution (GET)', () => {
     await w.ask({ installReferrer: 'click_id=c1' });
     await w.deliver([w.upload([install({ attribution: { referrer: 'click_id=c1' } })])]);
     w.clicks.delete('c1');
-    expect(await currentAttribution(w.ports, APP, UUID)).toMatchObject({ status: 'found', deep_link: { value: 'home' } });
+    expect(await currentAttribution(w.launchPorts, APP, UUID)).toMatchObject({ status: 'found', deep_link: { value: 'home' } });
   });
 
   it('is not_found, organic, once the aggregator counted the install organic', async () => {
     const w = firstLaunchWorld();
     await w.deliver([w.upload([install()])]);
-    expect(await currentAttribution(w.ports, APP, UUID)).toEqual({
+    expect(await currentAttribution(w.launchPorts, APP, UUID)).toEqual({
       status: 'not_found',
       reason: 'organic',
       attribution: null,

@@ -7,7 +7,12 @@ import type { AuditObjects } from '../../../functions/domain/audit/ports';
 
 const app = { app_id: 'app_1', company_id: 'com_1', probabilistic: false };
 const sourceOf = (audit: AuditObjects) =>
-  rebuildSource(app, { audit, installs: {} as DynamoInstallStore, lookups: {} as AttributionLookups });
+  rebuildSource(app, {
+    audit,
+    installs: {} as DynamoInstallStore,
+    lookups: {} as AttributionLookups,
+    links: { byId: async () => undefined },
+  });
 
 describe('rebuildSource', () => {
   it("lists an app-day's audit objects under its prefix", async () => {

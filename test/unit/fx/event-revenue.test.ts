@@ -52,6 +52,44 @@ describe('revenue in a currency at ingest', () => {
     expect({ accepted, rejected }).toEqual({ accepted: 1, rejected: 2 });
   });
 
+  it("converts an ad impression's revenue to the event's revenue_usd, refusing no rate and more than 100 dollars", async () => {
+    const impression = (ad: Record<string, unknown>) =>
+      validEvent(
+        {
+          event_name: 'ad_revenue',
+          revenue_usd: undefined,
+          ad_revenue: {
+            source: 'ironsource_levelplay',
+            network: 'ironSource',
+            format: 'interstitial',
+            revenue: 0.02,
+            currency: 'EUR',
+            precision: 'estimated',
+            impression_id: 'auction-1',
+            ...ad,
+          },
+        },
+        NOW - 1000,
+      );
+    const events = [
+      impression({}),
+      impression({ currency: 'USD', revenue: 0.0000126 }),
+      impression({ currency: 'GBP' }),
+      impression({ revenue: 93 }),
+    ];
+    const { verdicts, conversions } = await take(events);
+    expect(conversions.get(0)).toEqual({
+      revenueUsd: 0.0216,
+      fx: { currency: 'EUR', amount: 0.02, rate: 1.08, rate_day: '2025-03-10' },
+    });
+    // Rounded to the micro-dollar per impression, as any converted revenue.
+    expect(conversions.get(1)?.revenueUsd).toBe(0.000013);
+    expect(verdicts[2]).toMatchObject({ status: 'rejected', reason: 'bad_currency', field: 'ad_revenue.currency' });
+    expect(verdicts[3]).toMatchObject({ status: 'rejected', reason: 'bad_ad_revenue', field: 'ad_revenue.revenue' });
+    const lines = auditLines(events, verdicts, batch, undefined, conversions);
+    expect(lines[0]?.event).toMatchObject({ revenue_usd: 0.0216 });
+  });
+
   it('reads nothing for a batch without a currency (the hot path), and ignores revenue without a currency as an unknown field', async () => {
     const { rates, accepted, conversions } = await take([validEvent({}, NOW), validEvent({ revenue: 3 }, NOW)]);
     expect(accepted).toBe(2);

@@ -4,6 +4,9 @@ import { isPlainObject } from '../../../functions/domain/common/json';
 import { UUID_PATTERN } from '../../../functions/domain/common/uuid';
 import { isCurrencyCode } from '../../../functions/domain/fx/rates';
 import {
+  AD_FORMATS,
+  AD_REVENUE_PRECISIONS,
+  AD_REVENUE_SOURCES,
   type BatchContext,
   EVENT_FAULT_FIELDS,
   EVENT_ID_PATTERN,
@@ -83,7 +86,43 @@ const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: Ba
     );
     return flat && values.length <= MAX_PROPERTIES && Buffer.byteLength(JSON.stringify(properties)) <= MAX_PROPERTIES_JSON_BYTES;
   },
+  bad_ad_revenue: (event) => {
+    if (event.event_name !== 'ad_revenue') return absent(event.ad_revenue);
+    if (!absent(event.revenue_usd) || !absent(event.currency) || !isPlainObject(event.ad_revenue)) return false;
+    const adRevenue = event.ad_revenue;
+    return AD_MEMBERS.every(([name, check]) => check(adRevenue[name]));
+  },
+  bad_consent: (event) => {
+    const consent = event.consent;
+    if (absent(consent)) return true;
+    return isPlainObject(consent) && CONSENT_MEMBERS.every(([name, check]) => optional(check)(consent[name])) && consentKeysKnown(consent);
+  },
 };
+
+/** The members of an ad_revenue event's object, in the rule's order, each with its check as the rule words it. */
+const AD_MEMBERS: [string, (value: unknown) => boolean][] = [
+  ['source', (v) => (AD_REVENUE_SOURCES as readonly unknown[]).includes(v)],
+  ['network', stringOf(1, 64)],
+  ['format', (v) => (AD_FORMATS as readonly unknown[]).includes(v)],
+  ['placement', optional(stringOf(0, 256))],
+  ['ad_unit', optional(stringOf(0, 256))],
+  ['revenue', (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0],
+  ['currency', isCurrencyCode],
+  ['precision', (v) => (AD_REVENUE_PRECISIONS as readonly unknown[]).includes(v)],
+  ['impression_id', (v) => typeof v === 'string' && /^[\x21-\x7e]{1,128}$/.test(v)],
+];
+
+const TC_STRING = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const CONSENT_MEMBERS: [string, (value: unknown) => boolean][] = [
+  ['gdpr_applies', (v) => typeof v === 'boolean'],
+  ['tcf_string', (v) => typeof v === 'string' && v.length <= 4096 && TC_STRING.test(v)],
+  ['ad_user_data', (v) => typeof v === 'boolean'],
+  ['ad_personalization', (v) => typeof v === 'boolean'],
+  ['third_party_sharing', (v) => typeof v === 'boolean'],
+  ['measurement', (v) => typeof v === 'boolean'],
+];
+const consentKeysKnown = (consent: Record<string, unknown>) =>
+  Object.keys(consent).every((key) => CONSENT_MEMBERS.some(([name]) => name === key));
 
 function oracleReason(entry: unknown, batch: BatchContext): RejectionReason | undefined {
   if (!isPlainObject(entry)) return 'bad_event';
@@ -115,10 +154,27 @@ function oracleField(reason: RejectionReason | undefined, entry: unknown, batch:
     if (!absent(event.revenue_usd)) return 'revenue_usd';
     return typeof event.revenue === 'number' && Number.isFinite(event.revenue) && event.revenue >= 0 ? 'currency' : 'revenue';
   }
+  if (reason === 'bad_ad_revenue' && event.event_name === 'ad_revenue') {
+    if (!absent(event.revenue_usd)) return 'revenue_usd';
+    if (!absent(event.currency)) return 'currency';
+    const adRevenue = event.ad_revenue;
+    if (!isPlainObject(adRevenue)) return 'ad_revenue';
+    const member = AD_MEMBERS.find(([name, check]) => !check(adRevenue[name]));
+    if (member) return `ad_revenue.${member[0]}`;
+  }
   if (reason === 'bad_attribution' && event.event_name === INSTALL_EVENT && isPlainObject(event.attribution)) {
     const attribution = event.attribution;
     const member = ATTRIBUTION_MEMBERS.find(([name, check]) => !optional(check)(attribution[name]));
     if (member) return `attribution.${member[0]}`;
+  }
+  if (reason === 'bad_consent' && isPlainObject(event.consent)) {
+    const consent = event.consent;
+    // The members in the order the object lists them: the first one unknown or broken is at fault.
+    for (const key of Object.keys(consent)) {
+      const check = CONSENT_MEMBERS.find(([name]) => name === key)?.[1];
+      if (!check) return 'consent';
+      if (!optional(check)(consent[key])) return `consent.${key}`;
+    }
   }
   return EVENT_RULES.find((rule) => rule.reason === reason)?.field;
 }
@@ -193,6 +249,41 @@ const laterFields = {
       fc.constant({ blob: 'x'.repeat(4100) }),
     ),
   ),
+  ad_revenue: optionalOf(
+    fc.record(
+      {
+        source: optionalOf(fc.constantFrom(...AD_REVENUE_SOURCES, 'max', 'ADMOB')),
+        network: optionalOf(fc.constantFrom('AppLovin', '', 'n'.repeat(64), 'n'.repeat(65))),
+        format: optionalOf(fc.constantFrom(...AD_FORMATS, 'video')),
+        placement: optionalOf(fc.constantFrom('', 'p', 'p'.repeat(256), 'p'.repeat(257))),
+        ad_unit: optionalOf(fc.constantFrom('', 'u', 'u'.repeat(257))),
+        revenue: optionalOf(fc.constantFrom(0, 0.0123, 1e300, -0.01, Infinity, NaN, '0.01')),
+        currency: optionalOf(fc.constantFrom('USD', 'EUR', 'usd', 'XYZ')),
+        precision: optionalOf(fc.constantFrom(...AD_REVENUE_PRECISIONS, 'rough')),
+        impression_id: optionalOf(fc.constantFrom('imp-1', '!~', '', 'a b', 'i'.repeat(128), 'i'.repeat(129), 'é')),
+      },
+      { requiredKeys: [] },
+    ),
+  ),
+  consent: optionalOf(
+    fc.oneof(
+      fc.record(
+        {
+          gdpr_applies: optionalOf(fc.boolean()),
+          tcf_string: optionalOf(
+            fc.constantFrom('CQuZP8AQuZP8AAKABAENAyFgAIIAAEAAAAAAPoQAwAAgLzA-gAAAAAAA.IAAA', 'a.b', 'a..b', 'tc string', 'T'.repeat(4097)),
+          ),
+          ad_user_data: optionalOf(fc.boolean()),
+          ad_personalization: optionalOf(fc.boolean()),
+          third_party_sharing: optionalOf(fc.boolean()),
+          measurement: optionalOf(fc.boolean()),
+          other: fc.option(fc.constant(true), { nil: undefined, freq: 6 }),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.constant('granted'),
+    ),
+  ),
   extra: fc.option(
     fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))),
     { nil: undefined },
@@ -208,7 +299,7 @@ const event = fc.record(
       anything,
     ),
     event_name: fc.oneof(
-      fc.constantFrom(INSTALL_EVENT, 'purchase'),
+      fc.constantFrom(INSTALL_EVENT, 'purchase', 'ad_revenue'),
       idText(3),
       fc.constant('n'.repeat(64)),
       fc.constant('n'.repeat(65)),
@@ -237,6 +328,29 @@ const oneMemberBroken = fc
     [member]: value,
   }));
 
+/** A good impression but for one member. */
+const oneAdMemberBroken = fc
+  .tuple(fc.constantFrom(...AD_MEMBERS.map(([name]) => name)), fc.constantFrom(5, -5, 'x', '', 'p'.repeat(300), {}))
+  .map(([member, value]) => ({
+    source: 'admob',
+    network: 'AdMob',
+    format: 'banner',
+    placement: 'home',
+    ad_unit: 'ca-app-pub-1',
+    revenue: 0.0004,
+    currency: 'EUR',
+    precision: 'estimated',
+    impression_id: 'resp-1',
+    [member]: value,
+  }));
+/** A good consent but for one member, or no consent object at all (the field `consent` itself at fault). */
+const oneConsentMemberBroken = fc.oneof(
+  fc
+    .tuple(fc.constantFrom(...CONSENT_MEMBERS.map(([name]) => name)), fc.constantFrom('yes', 1, 'x y', {}))
+    .map(([member, value]) => ({ gdpr_applies: true, measurement: true, [member]: value })),
+  fc.constantFrom<unknown>('granted', [], { granted: true }),
+);
+
 /**
  * A batch stamped with a skew (of a clock a little off, of a stamp kept for days, of a sent_at_ms
  * in seconds or 0), with events of any kind and events whose first three fields hold and whose
@@ -253,16 +367,36 @@ const stampedBatch = fc
     const laterRuleEvent = fc.record(
       {
         event_id: fc.uuid(),
-        event_name: fc.constantFrom(INSTALL_EVENT, 'purchase'),
+        event_name: fc.constantFrom(INSTALL_EVENT, 'purchase', 'ad_revenue'),
         install_uuid: fc.uuid(),
         ts_ms: fc.oneof({ weight: 3, arbitrary: onBatchClock as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: tsMs }),
         ...laterFields,
         platform: fc.oneof(fc.constantFrom('ios', 'android'), laterFields.platform),
         attribution: fc.oneof(laterFields.attribution, oneMemberBroken),
+        ad_revenue: fc.oneof(laterFields.ad_revenue, oneAdMemberBroken),
       },
       { requiredKeys: ['event_id', 'event_name', 'install_uuid', 'ts_ms'] },
     );
-    return fc.tuple(fc.constant(skewMs), fc.array(fc.oneof(entry, laterRuleEvent), { maxLength: 12 }));
+    // An impression whose every earlier rule holds, so that each member of ad_revenue is reached.
+    const adRuleEvent = fc.record({
+      event_id: fc.uuid(),
+      event_name: fc.constant('ad_revenue'),
+      install_uuid: fc.uuid(),
+      ts_ms: onBatchClock,
+      ad_revenue: oneAdMemberBroken,
+    });
+    // Good up to the last rule, so that the draws reach each member of consent.
+    const lastRuleEvent = fc.record({
+      event_id: fc.uuid(),
+      event_name: fc.constant('purchase'),
+      install_uuid: fc.uuid(),
+      ts_ms: onBatchClock,
+      consent: oneConsentMemberBroken,
+    });
+    return fc.tuple(
+      fc.constant(skewMs),
+      fc.array(fc.oneof(entry, { weight: 2, arbitrary: laterRuleEvent }, adRuleEvent, lastRuleEvent), { maxLength: 12 }),
+    );
   });
 
 describe('the straight-line validator', () => {
@@ -296,7 +430,7 @@ describe('the straight-line validator', () => {
         expect(verdicts.map(({ reason, field }) => ({ reason, field }))).toEqual(expected);
         for (const { field } of expected) if (field !== undefined) named.set(field, (named.get(field) ?? 0) + 1);
       }),
-      { numRuns: 2000 },
+      { numRuns: 3000 },
     );
     // The draws reach every field, the two that are not simply a rule's own included.
     expect([...EVENT_FAULT_FIELDS].filter((field) => !named.has(field))).toEqual([]);

@@ -33,6 +33,21 @@ const install = (overrides: Record<string, unknown> = {}) =>
     ...overrides,
   });
 
+const impression = (overrides: Record<string, unknown> = {}) => ({
+  source: 'applovin_max',
+  network: 'AppLovin',
+  format: 'rewarded',
+  placement: 'level_end',
+  ad_unit: 'unit-1',
+  revenue: 0.0123,
+  currency: 'USD',
+  precision: 'exact',
+  impression_id: 'imp-1',
+  ...overrides,
+});
+const adEvent = (overrides: Record<string, unknown> = {}) =>
+  event({ event_name: 'ad_revenue', revenue_usd: undefined, ad_revenue: impression(), ...overrides });
+
 function nested(depth: number): unknown {
   let value: unknown = 'leaf';
   for (let i = 0; i < depth; i++) value = { inner: value };
@@ -92,6 +107,19 @@ describe('event validation', () => {
       'bad_properties',
     ],
     ['properties over 4 KiB as JSON', event({ properties: { blob: 'x'.repeat(4100) } }), 'bad_properties'],
+    ['an ad_revenue event without its object', adEvent({ ad_revenue: undefined }), 'bad_ad_revenue'],
+    ['an ad_revenue object on another event', event({ ad_revenue: impression() }), 'bad_ad_revenue'],
+    ['an ad_revenue event with revenue_usd of its own', adEvent({ revenue_usd: 1 }), 'bad_ad_revenue'],
+    ['an unknown ad revenue source', adEvent({ ad_revenue: impression({ source: 'max' }) }), 'bad_ad_revenue'],
+    ['an ad network of 65 characters', adEvent({ ad_revenue: impression({ network: 'n'.repeat(65) }) }), 'bad_ad_revenue'],
+    ['an unknown ad format', adEvent({ ad_revenue: impression({ format: 'video' }) }), 'bad_ad_revenue'],
+    ['a placement of 257 characters', adEvent({ ad_revenue: impression({ placement: 'p'.repeat(257) }) }), 'bad_ad_revenue'],
+    ['a negative impression revenue', adEvent({ ad_revenue: impression({ revenue: -0.01 }) }), 'bad_ad_revenue'],
+    ['an impression revenue as a string', adEvent({ ad_revenue: impression({ revenue: '0.01' }) }), 'bad_ad_revenue'],
+    ['a lower-case impression currency', adEvent({ ad_revenue: impression({ currency: 'usd' }) }), 'bad_ad_revenue'],
+    ['an unknown precision', adEvent({ ad_revenue: impression({ precision: 'rough' }) }), 'bad_ad_revenue'],
+    ['an impression_id with a space', adEvent({ ad_revenue: impression({ impression_id: 'a b' }) }), 'bad_ad_revenue'],
+    ['an impression_id of 129 characters', adEvent({ ad_revenue: impression({ impression_id: 'i'.repeat(129) }) }), 'bad_ad_revenue'],
   ];
 
   it.each(cases)('rejects %s', (_name, entry, reason) => {
@@ -108,6 +136,28 @@ describe('event validation', () => {
     expect(reasonOf(event({ install_uuid: '0B9F8C6A-1C2D-4E5F-8A9B-0C1D2E3F4A5B' }))).toBeUndefined();
   });
 
+  it('accepts an ad_revenue event, with or without placement and ad unit, at 0 and at every source, format and precision', () => {
+    expect(reasonOf(adEvent())).toBeUndefined();
+    expect(reasonOf(adEvent({ ad_revenue: impression({ placement: null, ad_unit: undefined, revenue: 0 }) }))).toBeUndefined();
+    for (const source of ['applovin_max', 'ironsource_levelplay', 'admob', 'unity', 'custom'])
+      for (const format of ['banner', 'interstitial', 'rewarded', 'app_open', 'native', 'other'])
+        for (const precision of ['exact', 'estimated', 'publisher_defined'])
+          expect(reasonOf(adEvent({ ad_revenue: impression({ source, format, precision }) }))).toBeUndefined();
+    expect(reasonOf(adEvent({ ad_revenue: impression({ impression_id: `!~${'i'.repeat(126)}` }) }))).toBeUndefined();
+  });
+
+  it('names the member of an ad_revenue event at fault, in the rule order', () => {
+    const fieldOf = (entry: unknown) => judgeEvents([entry], NOW, NOW).verdicts[0]?.field;
+    expect(fieldOf(adEvent({ ad_revenue: impression({ network: '', format: 'x' }) }))).toBe('ad_revenue.network');
+    expect(fieldOf(adEvent({ ad_revenue: impression({ ad_unit: 5 }) }))).toBe('ad_revenue.ad_unit');
+    expect(fieldOf(adEvent({ ad_revenue: impression({ revenue: Infinity }) }))).toBe('ad_revenue.revenue');
+    expect(fieldOf(adEvent({ ad_revenue: impression({ currency: 'XYZ' }) }))).toBe('ad_revenue.currency');
+    expect(fieldOf(adEvent({ ad_revenue: impression({ impression_id: '' }) }))).toBe('ad_revenue.impression_id');
+    expect(fieldOf(adEvent({ ad_revenue: [] }))).toBe('ad_revenue');
+    expect(fieldOf(adEvent({ revenue_usd: 2 }))).toBe('revenue_usd');
+    expect(fieldOf(event({ ad_revenue: impression() }))).toBe('ad_revenue');
+  });
+
   it('gives the reason of the first failing rule in the documented order', () => {
     const failing: Record<RejectionReason, Record<string, unknown>> = {
       bad_event: { extra: nested(40) },
@@ -121,6 +171,8 @@ describe('event validation', () => {
       bad_device_id: { device_id: '' },
       bad_attribution: { attribution: 'x' },
       bad_properties: { properties: 'x' },
+      bad_ad_revenue: { ad_revenue: 'x' },
+      bad_consent: { consent: { measurement: 'yes' } },
     };
     const order = EVENT_RULES.map((rule) => rule.reason);
     for (let i = 0; i < order.length; i++) {

@@ -54,9 +54,10 @@ beforeAll(() => {
 });
 
 describe('the read_key_use level', () => {
-  it('is the level of the eight functions that check server keys, and no other function writes the tenants table', () => {
+  it('is the level of the nine functions that check server keys, and no other function writes the tenants table', () => {
     expect(keyCheckers.sort()).toEqual(
       [
+        'ad-revenue-upload',
         'cost-upload',
         'report-attribution',
         'report-cohorts',

@@ -9,6 +9,7 @@ const demo: Demo = {
   signing_secret: 'secret',
   server_key: 'srv_read',
   cost_key: 'srv_cost',
+  ad_revenue_key: 'srv_ad_revenue',
   link_id: 'L1',
   link_url: 'http://127.0.0.1:3000/l/L1',
 };

@@ -1,6 +1,7 @@
 import type { AttributionDecision } from '../../../functions/domain/attribution/decision';
 import { postbackConfig } from '../../../functions/domain/partner-postbacks/config';
 import { type PostbackIntent, postbacksOf, type TriggerPorts, usd } from '../../../functions/domain/partner-postbacks/trigger';
+import type { ConsentRecord } from '../../../functions/domain/privacy/consent';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 1, 12);
@@ -117,5 +118,92 @@ describe('which postbacks a decision sends', () => {
     expect(() => postbackConfig('app_1', { partner: 'acme', url: 'https://acme.example/?x={ip}' }, T0)).toThrow(
       /--url: unknown macro \{ip\}/,
     );
+  });
+
+  it("withholds a postback the install's consent does not allow, names why, and passes Google's DMA values where the template asks", async () => {
+    const dma = acme({
+      events: 'install,purchase',
+      url: 'https://acme.example/pb?id={postback_id}&eea={eea}&ap={ad_personalization}&ud={ad_user_data}',
+      tcfVendorId: 755,
+    });
+    const withConsent = (consent: ConsentRecord | undefined): TriggerPorts => ({ ...ports([dma]), consentOf: async () => consent });
+    const refused = { gdpr_applies: false, third_party_sharing: false, ts_ms: T0, event_id: 'c-1' };
+    const [install, purchase] = await postbacksOf(withConsent(refused), 'app_1', [installIntent(), eventIntent('purchase', DAY)], T0);
+    expect([install.state, purchase.state]).toEqual(['withheld', 'withheld']);
+    expect(install.withheld_reason).toBe('consent: third_party_sharing refused');
+
+    const granted = {
+      gdpr_applies: true,
+      third_party_sharing: true,
+      ad_personalization: false,
+      ad_user_data: true,
+      ts_ms: T0,
+      event_id: 'c-2',
+    };
+    const [sent] = await postbacksOf(withConsent(granted), 'app_1', [installIntent()], T0);
+    expect(sent.state).toBe('new');
+    expect(sent.url).toBe(`https://acme.example/pb?id=${sent.postback_id}&eea=1&ap=0&ud=1`);
+
+    const [unknown] = await postbacksOf(withConsent(undefined), 'app_1', [installIntent()], T0);
+    expect(unknown.state).toBe('new');
+    expect(unknown.url).toBe(`https://acme.example/pb?id=${unknown.postback_id}&eea=&ap=&ud=`);
+  });
+
+  it('withholds for fraud before consent, and refuses a TCF vendor id out of range', async () => {
+    const refused = { third_party_sharing: false, ts_ms: T0, event_id: 'c-1' };
+    const [record] = await postbacksOf(
+      { ...ports([acme()]), consentOf: async () => refused },
+      'app_1',
+      [installIntent({ fraud_reasons: ['ctit_under_10s'] })],
+      T0,
+    );
+    expect(record.withheld_reason).toBe('fraud: ctit_under_10s');
+    expect(() => acme({ tcfVendorId: 0 })).toThrow(/--tcf-vendor-id/);
+    expect(() => acme({ tcfVendorId: 65_536 })).toThrow(/--tcf-vendor-id/);
+    expect(acme({ tcfVendorId: 755 }).tcf_vendor_id).toBe(755);
+  });
+});
+
+describe('re-engagement postbacks (issue 37)', () => {
+  const reengagement = (linkPartner: string): PostbackIntent => ({
+    kind: 'reengagement',
+    installUuid: 'u1',
+    eventId: 'o-1',
+    tsMs: T0 + 40 * DAY,
+    link: { linkId: 'l-1', partner: linkPartner, campaign: 'winback', clickId: null },
+    member: { id: 'i-1', ts_ms: T0, partner: 'organic' },
+  });
+  const withLink = (events: string) =>
+    acme({ events, url: 'https://acme.example/pb?e={event_name}&l={link_id}&c={campaign}&k={click_id}&r={revenue_usd}' });
+
+  it("sends event type reengagement to the link's partner, for an organic install and long after the install's event window", async () => {
+    const organic = decision({ partner: 'organic', attribution_type: 'organic', ext_click_id: undefined, campaign: undefined });
+    const records = await postbacksOf(ports([withLink('reengagement')]), 'app_1', [reengagement('acme')], T0);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ partner: 'acme', kind: 'reengagement', event_name: 'reengagement', state: 'new' });
+    expect(records[0]?.url).toBe('https://acme.example/pb?e=reengagement&l=l-1&c=winback&k=&r=0');
+    // The same with the install organic as the port reads it.
+    const fromOrganic = await postbacksOf(
+      { configs: async () => [withLink('reengagement')], installOf: async () => ({ decision: organic, platform: 'ios' }) },
+      'app_1',
+      [reengagement('acme')],
+      T0,
+    );
+    expect(fromOrganic).toHaveLength(1);
+  });
+
+  it('sends none to a partner whose events leave reengagement out, or to another partner', async () => {
+    expect(await postbacksOf(ports([withLink('install,purchase')]), 'app_1', [reengagement('acme')], T0)).toEqual([]);
+    expect(await postbacksOf(ports([withLink('reengagement')]), 'app_1', [reengagement('other')], T0)).toEqual([]);
+  });
+
+  it("is not withheld for the install's fraud flags, which say nothing of a later open", async () => {
+    const records = await postbacksOf(
+      ports([withLink('*')], decision({ fraud_reasons: ['ctit_under_10s'] })),
+      'app_1',
+      [reengagement('acme')],
+      T0,
+    );
+    expect(records[0]?.state).toBe('new');
   });
 });

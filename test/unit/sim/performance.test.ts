@@ -107,8 +107,14 @@ describe('the performance oracle', () => {
   });
 
   it("counts revenue on the event's local day, under the install's dimensions", () => {
-    expect(cells.get(cellKey('2026-11-24', ['meta', 'spring', 'US', 'ios']))).toEqual({ revenue_micros: 2_250_000 });
-    expect(cells.get(cellKey('2026-12-11', ['meta', 'spring', 'US', 'ios']))).toEqual({ revenue_micros: 10_000_000 });
+    expect(cells.get(cellKey('2026-11-24', ['meta', 'spring', 'US', 'ios']))).toEqual({
+      revenue_micros: 2_250_000,
+      recent_revenue_micros: 2_250_000,
+    });
+    expect(cells.get(cellKey('2026-12-11', ['meta', 'spring', 'US', 'ios']))).toEqual({
+      revenue_micros: 10_000_000,
+      recent_revenue_micros: 10_000_000,
+    });
   });
 
   it('renders cost, eCPI, revenue, cohort revenue, ROAS and retention', () => {
@@ -138,18 +144,28 @@ describe('the performance oracle', () => {
       organic: 0,
       reinstalls: 0,
       fraud_flagged: 0,
+      reengagements: 0,
       network_clicks: 1,
       impressions: 2,
       cost_usd: 3,
       ecpi_usd: 3,
       // The window ends on Nov 22: the later purchases count in the cohort, not in the day's revenue.
       revenue_usd: 1.5,
+      recent_revenue_usd: 1.5,
       cohort_revenue_d0_usd: 1.5,
       cohort_revenue_d7_usd: 3.75,
       cohort_revenue_d30_usd: 13.75,
       roas_d0: 0.5,
       roas_d7: 1.25,
       roas_d30: 4.5833,
+      ad_revenue_usd: 0,
+      cohort_ad_revenue_d0_usd: 0,
+      cohort_ad_revenue_d7_usd: 0,
+      cohort_ad_revenue_d30_usd: 0,
+      total_revenue_usd: 1.5,
+      total_roas_d0: 0.5,
+      total_roas_d7: 1.25,
+      total_roas_d30: 4.5833,
       retained_d1: 1,
       retained_d7: 0,
       retained_d30: 0,
