@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { type BuildOptions, build } from 'esbuild';
 import { BUNDLING } from '../lib/constructs/service-function';
-import { type EnvironmentSource, environmentOf } from '../lib/function-environment';
+import { type ConsoleSignIn, type EnvironmentSource, environmentOf } from '../lib/function-environment';
 import { bucket, exportBucket, type FunctionSpec, functions } from '../lib/manifest';
 import type { Report } from './support';
 
@@ -104,6 +104,13 @@ function bundleEnvironment(spec: FunctionSpec): NodeJS.ProcessEnv {
   return env;
 }
 
+const DEPLOYED_CONSOLE: ConsoleSignIn = {
+  issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example1',
+  clientId: '1example23456789',
+  userPoolId: 'eu-west-1_Example1',
+  baseUrl: 'https://d111111abcdef8.cloudfront.net',
+};
+
 function deployedValue(source: EnvironmentSource): string {
   switch (source.kind) {
     case 'constant':
@@ -119,5 +126,7 @@ function deployedValue(source: EnvironmentSource): string {
       return `https://sqs.eu-west-1.amazonaws.com/123456789012/${source.queue}`;
     case 'origin-secret-arn':
       return 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:origin-verify-a1b2c3';
+    case 'console':
+      return DEPLOYED_CONSOLE[source.value];
   }
 }

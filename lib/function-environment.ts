@@ -30,7 +30,25 @@ export type EnvironmentSource =
   | { readonly kind: 'queue'; readonly queue: QueueName }
   | { readonly kind: 'origin-secret-arn' }
   /** An address on the internet (FunctionSpec.internet): `value` in AWS, none locally. */
-  | { readonly kind: 'internet'; readonly value: string };
+  | { readonly kind: 'internet'; readonly value: string }
+  /** The console's sign-in (FunctionSpec.consoleUsers): the user pool's issuer, app client or id, or the service's base URL. */
+  | { readonly kind: 'console'; readonly value: keyof ConsoleSignIn };
+
+/** What the console API is told of its sign-in: in AWS the Cognito pool's, locally the stand-in's (local/sign-in-stand-in.ts). */
+export interface ConsoleSignIn {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly userPoolId: string;
+  readonly baseUrl: string;
+}
+
+/** The variable each of ConsoleSignIn's values is in. */
+export const CONSOLE_VARIABLES: Readonly<Record<keyof ConsoleSignIn, string>> = {
+  issuer: 'CONSOLE_ISSUER',
+  clientId: 'CONSOLE_CLIENT_ID',
+  userPoolId: 'CONSOLE_USER_POOL_ID',
+  baseUrl: 'PUBLIC_BASE_URL',
+};
 
 export function environmentOf(spec: FunctionSpec): Record<string, EnvironmentSource> {
   const environment: Record<string, EnvironmentSource> = {};
@@ -41,5 +59,9 @@ export function environmentOf(spec: FunctionSpec): Record<string, EnvironmentSou
   if (spec.exports) environment[envName.exportBucket()] = { kind: 'export-bucket' };
   for (const queue of Object.keys(spec.queues ?? {}) as QueueName[]) environment[envName.queue(queue)] = { kind: 'queue', queue };
   for (const [name, value] of Object.entries(spec.internet ?? {})) environment[name] = { kind: 'internet', value };
+  if (spec.consoleUsers) {
+    for (const [value, name] of Object.entries(CONSOLE_VARIABLES))
+      environment[name] = { kind: 'console', value: value as keyof ConsoleSignIn };
+  }
   return environment;
 }

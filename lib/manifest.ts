@@ -406,6 +406,12 @@ export interface FunctionSpec {
     /** How long API Gateway keeps its answer for one header value (the stack's and the local runtime's cache). */
     readonly cacheSeconds: number;
   };
+  /**
+   * The console's user pool (lib/constructs/console-site.ts; locally the sign-in stand-in): the
+   * variables naming its issuer, app client and pool, the service's base URL, and 'admin' the
+   * administrator calls on its users (`user invite|remove|list`).
+   */
+  readonly consoleUsers?: 'admin';
 }
 
 /** Functions that read the CloudFront origin secret: every routed one, and the authorizer. */
@@ -804,6 +810,7 @@ export const functions = {
     },
     bucket: 'read',
     exports: 'readwrite',
+    consoleUsers: 'admin',
     timeoutSeconds: 29,
     memoryMb: 1024,
   },

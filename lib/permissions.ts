@@ -39,7 +39,9 @@ export type PolicyResource =
   | { readonly kind: 'export-objects' }
   | { readonly kind: 'queue'; readonly queue: QueueName }
   /** The CloudFront origin secret in Secrets Manager (lib/constructs/edge.ts). */
-  | { readonly kind: 'origin-secret' };
+  | { readonly kind: 'origin-secret' }
+  /** The console's Cognito user pool (lib/constructs/console-site.ts). */
+  | { readonly kind: 'user-pool' };
 
 /**
  * A condition a statement holds only under, every part of it at once (IAM ands them). The kinds
@@ -132,6 +134,13 @@ export const KEY_USE_TABLE: TableName = 'tenants';
 
 /** What a routed function may do with the origin secret: read its value, nothing else (not even DescribeSecret). */
 export const ORIGIN_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
+/** `user invite|remove|list` from the console (functions/adapters/cognito-users.ts): these calls on the console's pool alone. */
+export const USER_POOL_ADMIN_ACTIONS = [
+  'cognito-idp:AdminCreateUser',
+  'cognito-idp:AdminDeleteUser',
+  'cognito-idp:AdminGetUser',
+  'cognito-idp:ListUsers',
+] as const;
 
 type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
@@ -176,6 +185,7 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   // Routed functions and the authorizer check every request's origin header against it
   // (functions/shared/http.ts, functions/origin-authorizer.ts).
   if (readsOriginSecret(spec)) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
+  if (spec.consoleUsers) statements.push({ actions: USER_POOL_ADMIN_ACTIONS, resources: [{ kind: 'user-pool' }] });
   return statements;
 }
 

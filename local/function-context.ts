@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { environmentOf } from '../lib/function-environment';
+import { type ConsoleSignIn, environmentOf } from '../lib/function-environment';
 import { type FunctionSpec, functions } from '../lib/manifest';
 import { type PolicyStatement, policyOf } from '../lib/permissions';
 import { LOCAL_MAX_CONCURRENCY } from './invoke-store';
@@ -89,6 +89,8 @@ export interface LocalDeployment {
    * never reaches the internet, so each is '' unless a run gives one (a test's stub on 127.0.0.1).
    */
   readonly internet?: Readonly<Record<string, string>>;
+  /** The console's sign-in stand-in when the run has one (local/console-site.ts); else every console variable is ''. */
+  readonly console?: ConsoleSignIn;
 }
 
 export interface FunctionContext {
@@ -117,6 +119,13 @@ export function registerDeployment(next: LocalDeployment): void {
   contexts.clear();
 }
 
+/** The console's sign-in, once the runtime has started its stand-in (after the deployment: it needs the edge's URL). */
+export function registerConsoleSignIn(signIn: ConsoleSignIn): void {
+  if (!deployment) throw new Error('register the deployment before its console');
+  deployment = { ...deployment, console: signIn };
+  contexts.clear();
+}
+
 /** The deployment the runtime registered last, for the IAM check's name look-ups. */
 export const registeredDeployment = (): LocalDeployment | undefined => deployment;
 
@@ -133,7 +142,7 @@ export function runAsFunction<T>(name: string, body: () => T): T {
 export function templateEnvironment(
   name: string,
   spec: FunctionSpec,
-  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'exportBucket' | 'queues' | 'originSecretArn' | 'internet'>,
+  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'exportBucket' | 'queues' | 'originSecretArn' | 'internet' | 'console'>,
 ): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [variable, source] of Object.entries(environmentOf(spec))) {
@@ -150,7 +159,9 @@ export function templateEnvironment(
                 ? target.queues[source.queue]
                 : source.kind === 'internet'
                   ? (target.internet?.[variable] ?? '')
-                  : target.originSecretArn;
+                  : source.kind === 'console'
+                    ? (target.console?.[source.value] ?? '')
+                    : target.originSecretArn;
     if (value === undefined) throw new Error(`${name}: no local ${source.kind} for ${variable}`);
     values[variable] = value;
   }

@@ -11,6 +11,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { COMPANY_ID_MAX } from '../../functions/domain/team/members';
+import { CONSOLE_VARIABLES, type ConsoleSignIn } from '../function-environment';
+import { USER_POOL_ADMIN_ACTIONS } from '../permissions';
 import type { ServiceFunction } from './service-function';
 
 export interface ConsoleSiteProps {
@@ -196,17 +198,16 @@ export class ConsoleSite extends Construct {
     this.httpApi.addRoutes({ path: '/api/me', methods: [apigw.HttpMethod.GET], integration, authorizer });
     this.httpApi.addRoutes({ path: '/api/command', methods: [apigw.HttpMethod.POST], integration, authorizer });
 
-    props.api.addEnvironment('CONSOLE_ISSUER', issuer);
-    props.api.addEnvironment('CONSOLE_CLIENT_ID', this.client.userPoolClientId);
-    props.api.addEnvironment('CONSOLE_USER_POOL_ID', this.userPool.userPoolId);
-    props.api.addEnvironment('PUBLIC_BASE_URL', props.baseUrl);
-    props.api.addToRolePolicy(
-      new iam.PolicyStatement({
-        // `user invite|remove|list` from the console: these calls on this pool alone.
-        actions: ['cognito-idp:AdminCreateUser', 'cognito-idp:AdminDeleteUser', 'cognito-idp:AdminGetUser', 'cognito-idp:ListUsers'],
-        resources: [this.userPool.userPoolArn],
-      }),
-    );
+    // The variables and grant of the manifest's `consoleUsers` (lib/function-environment.ts, lib/permissions.ts),
+    // which the local runtime gives the same function with its stand-in's values.
+    const signIn: ConsoleSignIn = {
+      issuer,
+      clientId: this.client.userPoolClientId,
+      userPoolId: this.userPool.userPoolId,
+      baseUrl: props.baseUrl,
+    };
+    for (const [value, name] of Object.entries(CONSOLE_VARIABLES)) props.api.addEnvironment(name, signIn[value as keyof ConsoleSignIn]);
+    props.api.addToRolePolicy(new iam.PolicyStatement({ actions: [...USER_POOL_ADMIN_ACTIONS], resources: [this.userPool.userPoolArn] }));
 
     this.issuer = issuer;
   }

@@ -62,6 +62,7 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
   if (queue && suffix === '') return { kind: 'queue', queue };
   // A secret's ARN is its Ref.
   if ((reference as { Ref?: string }).Ref === logicalId(service.stack.edge.originSecret)) return { kind: 'origin-secret' };
+  if (id === logicalId(service.stack.console.userPool)) return { kind: 'user-pool' };
   return 'other';
 }
 
@@ -100,6 +101,7 @@ describe('the local runtime and the stack', () => {
         Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}`]),
       ),
       originSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:origin-verify-a1b2c3',
+      console: { issuer: 'http://127.0.0.1:4010', clientId: 'console', userPoolId: 'local', baseUrl: 'http://127.0.0.1:3000' },
     });
     expect(Object.keys(local).sort()).toEqual(variables);
   });
