@@ -6,6 +6,7 @@ import { DEPLOYMENT_SCOPE } from '../functions/domain/team/changes';
 import { ROLES } from '../functions/domain/team/members';
 import type { TeamUser, UserDirectory } from '../functions/domain/team/users';
 import { resourceName } from '../functions/shared/config';
+import { LOCAL_POOL_PREFIX } from '../local/console-pool';
 import { consoleUsersPath, LocalUserDirectory } from '../local/console-users';
 import { dataDirFromEnv } from '../local/environment';
 import { defineCommand } from './command';
@@ -18,6 +19,8 @@ import { intFlag, key } from './flags';
  */
 export function userDirectory(): UserDirectory {
   const pool = process.env.CONSOLE_USER_POOL_ID;
+  // The local console API's "pool" is the sign-in stand-in's store (local/console-site.ts).
+  if (pool?.startsWith(LOCAL_POOL_PREFIX)) return new LocalUserDirectory(pool.slice(LOCAL_POOL_PREFIX.length));
   if (pool) return new CognitoUsers(pool);
   return new LocalUserDirectory(consoleUsersPath(dataDirFromEnv()));
 }

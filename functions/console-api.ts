@@ -6,6 +6,7 @@ import { errorAnswer } from '../admin/errors';
 import { commandsFor, consoleRequest, MAX_CONSOLE_BODY_BYTES, memberView, runConsoleCommand } from '../console/console-api';
 import { ChangeLogStore } from './adapters/change-log-store';
 import { ServiceError } from './domain/common/errors';
+import { POSTBACK_MACROS } from './domain/partner-postbacks/template';
 import { type Member, memberOfClaims } from './domain/team/members';
 import { requireEnv, resourceName } from './shared/config';
 import { type HttpResult, httpErrors, json } from './shared/http';
@@ -37,7 +38,18 @@ export function memberOfEvent(event: ConsoleEvent, expected = { issuer, clientId
 export async function consoleApi(event: ConsoleEvent): Promise<HttpResult> {
   const member = memberOfEvent(event);
   const headers = { 'cache-control': 'no-store' };
-  if (event.routeKey === 'GET /api/me') return json(200, { member: memberView(member), commands: commandsFor(member) }, headers);
+  if (event.routeKey === 'GET /api/me') {
+    return json(
+      200,
+      {
+        member: memberView(member),
+        commands: commandsFor(member),
+        target: { base_url: deployedTarget().baseUrl, stack: null },
+        postback_macros: POSTBACK_MACROS,
+      },
+      headers,
+    );
+  }
   const raw = event.body ?? '';
   const body = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
   if (Buffer.byteLength(body) > MAX_CONSOLE_BODY_BYTES) return json(413, { error: 'body_too_large' }, headers);

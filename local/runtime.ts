@@ -7,12 +7,14 @@ import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
 import { policyFromEnv } from '../functions/domain/partner-postbacks/destination';
 import { envName, type TableName } from '../lib/manifest';
+import { type LocalConsoleSite, startConsoleSite } from './console-site';
 import { type Emulators, startEmulators } from './emulators';
 import { applyLocalEnvironment, type EndpointsFile, endpointsPath } from './environment';
-import { type LocalDeployment, registerDeployment } from './function-context';
+import { type LocalDeployment, registerConsoleSignIn, registerDeployment } from './function-context';
 import { startEdge } from './http-server';
 import { installIamGuard } from './iam-guard';
 import { abandonInvocations, acceptInvocations } from './invocations';
+import { invoke } from './lambda';
 import { newLocalOriginSecret } from './origin-secret';
 import { localCredentials, provision } from './provision';
 import { type Pollers, startQueuePollers } from './queue-pollers';
@@ -34,6 +36,8 @@ export interface RuntimeOptions {
   internet?: LocalDeployment['internet'];
   /** Fire the manifest's schedules on their times (default); false: only when run (local/scheduler.ts). */
   schedules?: boolean;
+  /** Serve the deployed console with its sign-in stand-in (local/console-site.ts) on this port (0: any free one); npm start does. */
+  consolePort?: number;
 }
 
 export interface Runtime {
@@ -47,6 +51,8 @@ export interface Runtime {
   demoCreated: boolean;
   pollers: Pollers;
   scheduler: Scheduler;
+  /** The console with sign-in, when RuntimeOptions.consolePort asked for it. */
+  console?: LocalConsoleSite;
   close(): Promise<void>;
 }
 
@@ -124,6 +130,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       )
     : undefined;
 
+  // The console API's environment names the stand-in, which needs the edge's URL: registered before any request is let in.
+  const consoleSite =
+    options.consolePort === undefined
+      ? undefined
+      : await startConsoleSite({ host, port: options.consolePort, dataDir: options.dataDir, baseUrl: edge.url, invoke });
+  if (consoleSite) registerConsoleSignIn(consoleSite.signIn);
+
   const sqs = new SQSClient({ region: emulators.region, endpoint: emulators.sqs });
   const pollers = startQueuePollers({ sqs, queueUrls: names.queues, onError });
   const scheduler = startScheduler(onError, options.schedules ?? true);
@@ -161,7 +174,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       scheduler.stop();
       const controlClosed = new Promise<void>((resolve) => control.server.close(() => resolve()));
       control.server.closeAllConnections();
-      await Promise.all([edge.shutdown(SHUTDOWN_GRACE_MS), api.shutdown(SHUTDOWN_GRACE_MS), pollers.stop(SHUTDOWN_GRACE_MS)]);
+      await Promise.all([
+        edge.shutdown(SHUTDOWN_GRACE_MS),
+        api.shutdown(SHUTDOWN_GRACE_MS),
+        pollers.stop(SHUTDOWN_GRACE_MS),
+        consoleSite?.close(),
+      ]);
       await abandonInvocations();
       await controlClosed;
       sqs.destroy();
@@ -179,6 +197,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     demoCreated: seeded?.created ?? false,
     pollers,
     scheduler,
+    console: consoleSite,
     close,
   };
 }
