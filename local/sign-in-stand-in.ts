@@ -68,7 +68,17 @@ async function serve(settings: StandInSettings): Promise<void> {
     claims: { openid: ['sub', 'cognito:username', CLAIM.role, CLAIM.companyId, 'token_use'], email: ['email', 'email_verified'] },
     scopes: ['openid', 'email', 'profile'],
     ttl: { IdToken: ID_TOKEN_SECONDS, AccessToken: ID_TOKEN_SECONDS },
-    features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
+    features: {
+      devInteractions: { enabled: false },
+      // Sign-out ends the session at once, as Cognito's /logout does, with no "sign out?" question.
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource(ctx: { body: string }, form: string) {
+          const confirmed = form.replace('</form>', '<input type="hidden" name="logout" value="yes"></form>');
+          ctx.body = `<!doctype html><html lang="en"><body>${confirmed}<script>document.forms[0].submit()</script></body></html>`;
+        },
+      },
+    },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     async findAccount(_ctx: unknown, sub: string) {
       const user = users.bySub(sub);

@@ -1,13 +1,12 @@
+import { credentials, sessionExpired, signInSettings } from './session';
+
 /**
  * The console's one way to the service: an admin command by name with CLI-style flags
- * (`{"app-key": "...", "honeypot": true}`), run by the console server through admin/commands.ts.
- * Every request carries the run's token, read from this page's own HTML.
+ * (`{"app-key": "...", "honeypot": true}`), run by the console server through admin/commands.ts
+ * or, with sign-in, by the console API (functions/console-api.ts). Every request carries the
+ * run's token, read from this page's own HTML, or the signed-in member's ID token
+ * (console/ui/session.ts).
  */
-
-// Written without the DOM's types, as node test code imports modules that import this one.
-type TokenSource = { querySelector(selector: string): { getAttribute(name: string): string | null } | null };
-const token =
-  (globalThis as { document?: TokenSource }).document?.querySelector('meta[name="console-token"]')?.getAttribute('content') ?? '';
 
 /** Who is not answering: the local runtime (the server's 502) or the console's own server (no answer at all). */
 export type Unreachable = 'runtime' | 'console';
@@ -33,18 +32,20 @@ export function onUnreachable(listener: (error: ApiError) => void): void {
   unreachableListeners.add(listener);
 }
 
-async function post<T>(path: string, body: object): Promise<T> {
+async function post<T>(path: string, body?: object): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-console-token': token },
-      body: JSON.stringify(body),
-    });
+    response = await fetch(
+      path,
+      body === undefined
+        ? { headers: credentials() }
+        : { method: 'POST', headers: { 'content-type': 'application/json', ...credentials() }, body: JSON.stringify(body) },
+    );
   } catch {
     // fetch rejects only when nothing answered: the console's own server is gone.
     throw unreachable(new ApiError(0, 'the console server did not answer', undefined, 'console'));
   }
+  if (response.status === 401 && signInSettings()) sessionExpired();
   const answer = (await response.json().catch(() => ({ error: `HTTP ${response.status}` }))) as T & { error?: string; flag?: string };
   if (response.ok) return answer;
   const error = new ApiError(response.status, answer.error ?? `HTTP ${response.status}`, answer.flag);
@@ -70,11 +71,14 @@ export function command<T = Record<string, unknown>>(name: string, flags: Flags 
 
 export interface Meta {
   target: { base_url: string; stack: string | null };
+  /** With sign-in: who is signed in (GET /api/me). */
+  member?: { email: string; role: string; company_id: string | null };
   commands: string[];
   postback_macros: { name: string; description: string }[];
 }
 
-export const meta = () => post<Meta>('/api/meta', {});
+/** The console's target and the commands it may run: with sign-in, the member's own (GET /api/me, the commands their role reaches). */
+export const meta = () => (signInSettings() ? post<Meta>('/api/me') : post<Meta>('/api/meta', {}));
 
 /** The Raw data page's last export per table: a read of the export bucket (console/export-status.ts), not an admin command. */
 export const exportStatus = <T>(appKey: string) => post<T>('/api/export-status', { 'app-key': appKey });

@@ -27,6 +27,11 @@ export const CODE_SENTENCES: Readonly<Record<string, string>> = {
   'link not found': 'This tracking link no longer exists.',
   'install not found': 'No install with this id was found for the app.',
   'internal error': 'Something went wrong in the console: see the terminal running npm run console.',
+  // The console API with sign-in (docs/console.md, "The console API").
+  role_not_allowed: 'Your role does not allow this: ask an admin of your company.',
+  company_scope: 'This belongs to another company, or does not exist.',
+  not_a_member: 'Your account has no role in a company yet: ask an admin to invite you again.',
+  unauthenticated: 'Your sign-in has expired: sign in again.',
 };
 
 /** What the header's banner says while the local runtime is stopped. */

@@ -16,6 +16,7 @@ import { reportsPage } from './pages/reports';
 import { settingsPage } from './pages/settings';
 import { skanPage } from './pages/skan';
 import { describePeriod, PRESET_LABELS, PRESETS, type Preset } from './period';
+import { signIn, signOut } from './sign-in';
 import { selection } from './state';
 import { currentRoute, hrefFor, setView } from './view';
 
@@ -25,6 +26,15 @@ interface Page {
   label: string;
   render: (root: HTMLElement) => Promise<void>;
 }
+
+/** With sign-in, the pages beyond reading reports and links, by the command each needs (admin/command-roles.ts says who runs it). */
+const NEEDS: Readonly<Record<string, string>> = {
+  settings: 'server-key list',
+  'app-links': 'app update',
+  postbacks: 'postback list',
+  install: 'install show',
+  'raw-data': 'sql',
+};
 
 /** In the nav's order; a page is one entry here (the `overview` one, when present, is the landing page). */
 const PAGES: Page[] = [
@@ -49,6 +59,7 @@ const root = consoleRoot();
 const main = h('main', { id: 'main', tabindex: -1 });
 const banner = h('div', { class: 'banner', role: 'alert', hidden: true, 'data-testid': 'banner' });
 const brandTarget = h('span', { class: 'target' });
+const memberArea = h('span', { class: 'member', 'data-testid': 'member' });
 let rendering = 0;
 let shownRoute: string | undefined;
 
@@ -227,9 +238,22 @@ async function redrawAll(): Promise<void> {
 function showTarget(): void {
   const about = selection.meta;
   if (about) replace(brandTarget, about.target.stack ? `stack ${about.target.stack}` : 'local runtime', ' · ', about.target.base_url);
+  const member = about?.member;
+  if (!member) return;
+  replace(
+    memberArea,
+    `${member.email} · ${member.role}`,
+    h('button', { type: 'button', class: 'secondary', onclick: () => void signOut() }, 'Sign out'),
+  );
+  // The console API refuses the rest whatever the page shows; the nav leaves out what the role cannot open.
+  for (const [page, link] of navLinks) {
+    const needs = NEEDS[page.route];
+    if (link.parentElement) link.parentElement.hidden = needs !== undefined && !about.commands.includes(needs);
+  }
 }
 
 async function start(): Promise<void> {
+  if (!(await signIn(root))) return;
   for (const page of PAGES) navLinks.set(page, h('a', { href: hrefFor(page.route) }, page.label));
   replace(
     navList,
@@ -242,7 +266,7 @@ async function start(): Promise<void> {
     h(
       'header',
       null,
-      h('div', { class: 'brand' }, h('strong', null, 'Attribution console'), brandTarget),
+      h('div', { class: 'brand' }, h('strong', null, 'Attribution console'), brandTarget, memberArea),
       h(
         'div',
         { class: 'picker' },
