@@ -41,7 +41,7 @@ export async function startConsoleSite(options: {
   baseUrl: string;
   invoke: (name: string, event: unknown) => Promise<unknown>;
 }): Promise<LocalConsoleSite> {
-  const bundle = await bundleConsole();
+  const bundling = bundleConsole();
   let handle: (request: IncomingMessage, response: ServerResponse) => Promise<void> = async (_request, response) =>
     send(response, 503, 'application/json', JSON.stringify({ message: 'Service Unavailable' }));
   const server = createServer((request, response) => {
@@ -54,7 +54,10 @@ export async function startConsoleSite(options: {
   await new Promise<void>((resolve) => server.listen(options.port, options.host, () => resolve()));
   const url = `http://${options.host}:${(server.address() as AddressInfo).port}`;
 
-  const standIn = await startStandIn({ dataDir: options.dataDir, host: options.host, clientId: LOCAL_CLIENT_ID, consoleUrl: url });
+  const [bundle, standIn] = await Promise.all([
+    bundling,
+    startStandIn({ dataDir: options.dataDir, host: options.host, clientId: LOCAL_CLIENT_ID, consoleUrl: url }),
+  ]);
   const signIn: ConsoleSignIn = {
     issuer: standIn.issuer,
     clientId: LOCAL_CLIENT_ID,
@@ -181,7 +184,11 @@ async function bodyOf(request: IncomingMessage): Promise<string | undefined> {
 async function startStandIn(settings: StandInSettings): Promise<{ issuer: string; stop(): void }> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'sign-in-stand-in.ts')], {
     env: { ...process.env, STAND_IN_SETTINGS: JSON.stringify(settings) },
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  // oidc-provider warns that its store is in memory and that it prefers Node 22: both true and meant, so not passed on.
+  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => {
+    if (!line.startsWith('oidc-provider WARNING')) process.stderr.write(`sign-in stand-in: ${line}\n`);
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const issuer = await new Promise<string>((resolve, reject) => {

@@ -122,6 +122,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // The execute-api URL's stand-in: API Gateway with no CloudFront in front, on a free port, for
   // tests of what a client calling it directly gets (the origin authorizer's 401 and 403).
   const api = await startEdge({ host, port: 0, trustProxy: false, onError });
+  // Started now and awaited last, beside the seeding and the pollers: its bundle and the stand-in's start take seconds.
+  const consoleStarting =
+    options.consolePort === undefined
+      ? undefined
+      : startConsoleSite({ host, port: options.consolePort, dataDir: options.dataDir, baseUrl: edge.url, invoke });
+  // Its failure is thrown where it is awaited, below; meanwhile it is not an unhandled rejection.
+  consoleStarting?.catch(() => undefined);
   const seeded = options.seed
     ? await seedDemo(
         options.dataDir,
@@ -129,13 +136,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         edge.url,
       )
     : undefined;
-
-  // The console API's environment names the stand-in, which needs the edge's URL: registered before any request is let in.
-  const consoleSite =
-    options.consolePort === undefined
-      ? undefined
-      : await startConsoleSite({ host, port: options.consolePort, dataDir: options.dataDir, baseUrl: edge.url, invoke });
-  if (consoleSite) registerConsoleSignIn(consoleSite.signIn);
 
   const sqs = new SQSClient({ region: emulators.region, endpoint: emulators.sqs });
   const pollers = startQueuePollers({ sqs, queueUrls: names.queues, onError });
@@ -158,6 +158,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     pid: process.pid,
     postback_allow_loopback: policyFromEnv().allowLoopback,
   };
+  // The console API's environment names the stand-in, registered before the console site takes a request.
+  const consoleSite = await consoleStarting;
+  if (consoleSite) registerConsoleSignIn(consoleSite.signIn);
   writeFileSync(endpointsPath(options.dataDir), `${JSON.stringify(endpoints, null, 2)}\n`);
   // Only now, with endpoints.json and demo.json written, does the edge answer (held requests too).
   edge.open();

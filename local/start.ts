@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { startAdServicesStub } from './adservices-stub';
+import { consoleBanner, demoConsoleUser } from './console-demo';
 import { DataDirInUse, dataDirHolder } from './emulators';
 import { dataDirFromEnv } from './environment';
 import { type Runtime, startRuntime } from './runtime';
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
       trustProxy: process.env.TRUST_PROXY === '1',
       seed: true,
       internet: { ADSERVICES_API_URL: adServices.url },
+      consolePort: consolePortFromEnv(),
     });
   } catch (error) {
     await adServices.close();
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     console.log(runtime.demoCreated ? '\nDemo tenant created (also in demo.json):' : '\nDemo tenant (from demo.json):');
     console.log(JSON.stringify(demo, null, 2));
     console.log(`\nTry it:\n${demoCurls(demo, runtime.baseUrl)}\n`);
+    if (runtime.console) console.log(`${consoleBanner(runtime.console.url, await demoConsoleUser(dataDir, demo.company_id))}\n`);
   }
 
   let stopping = false;
@@ -69,6 +72,14 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** The console with sign-in (local/console-site.ts): CONSOLE_SITE_PORT, or a free port, which the banner prints. */
+function consolePortFromEnv(): number {
+  const value = process.env.CONSOLE_SITE_PORT || '0';
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new Refusal(`CONSOLE_SITE_PORT must be a port number (0 to 65535), not "${value}"`);
+  return port;
 }
 
 function portFromEnv(): number {

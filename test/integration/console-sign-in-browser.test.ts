@@ -67,8 +67,8 @@ describe('the console with sign-in, in Chromium', () => {
     await page.getByRole('button', { name: 'Create link' }).click();
     await page.getByText('Your role does not allow this').first().waitFor();
     // The tokens live in this tab's sessionStorage and memory, never in localStorage.
-    expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toMatch(/eyJ/);
-    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toMatch(/id_token/);
+    expect(await page.evaluate('JSON.stringify(localStorage)')).not.toMatch(/eyJ/);
+    expect(await page.evaluate('JSON.stringify(sessionStorage)')).toMatch(/id_token/);
     expect(errors).toEqual([]);
   });
 
@@ -85,7 +85,7 @@ describe('the console with sign-in, in Chromium', () => {
     expect(changes.map((change) => [change.command, change.who.email])).toEqual([['link create', 'admin@studio.test']]);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toMatch(/id_token/);
+    expect(await page.evaluate('JSON.stringify(sessionStorage)')).not.toMatch(/id_token/);
     expect(errors).toEqual([]);
   });
 });

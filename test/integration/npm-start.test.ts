@@ -10,6 +10,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { signBody } from '../../functions/domain/ingest/signature';
 import type { EndpointsFile } from '../../local/environment';
 import { startSqsEmulator } from '../../local/sqs';
+import { signInThroughStandIn } from '../support/console-sign-in';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -32,7 +33,7 @@ function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: (
     const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (/"link_url"/.test(output) && /Try it:/.test(output)) {
+      if (/"link_url"/.test(output) && /Try it:/.test(output) && /Console \(sign-in/.test(output)) {
         clearTimeout(timer);
         resolve({ child, output: () => output, readyMs: Date.now() - started });
       }
@@ -77,6 +78,19 @@ describe('npm start', () => {
 
       const health = await fetch(`http://127.0.0.1:${port}/health`);
       expect(health.status).toBe(200);
+      // The console with sign-in, and its demo admin, who signs in through the stand-in the page names.
+      const printed = /Console \(sign-in[^:]*: (\S+)\n.*: (\S+) \/ (\S+)/.exec(first.output());
+      const [, consoleUrl = '', email = '', password = ''] = printed ?? [];
+      const page = await (await fetch(consoleUrl)).text();
+      const named = (meta: string) => new RegExp(`<meta name="${meta}" content="([^"]+)"`).exec(page)?.[1] ?? '';
+      const site = {
+        url: consoleUrl.replace(/\/$/, ''),
+        signIn: { issuer: named('console-authority'), clientId: named('console-client-id') },
+      };
+      const signedIn = await signInThroughStandIn(site, email, password);
+      if (!('idToken' in signedIn)) throw new Error(`the demo user was refused: ${first.output()}`);
+      const me = await fetch(`${site.url}/api/me`, { headers: { authorization: `Bearer ${signedIn.idToken}` } });
+      expect(((await me.json()) as { member: unknown }).member).toEqual({ email, role: 'admin', company_id: expect.any(String) });
 
       const { stdout } = await run('npm', ['run', '--silent', 'admin', '--', 'company', 'create', '--name', 'Acme'], { cwd: root, env });
       const { company_key } = JSON.parse(stdout) as { company_key: string };
@@ -86,6 +100,8 @@ describe('npm start', () => {
       const second = await start(env);
       try {
         expect(second.output()).toContain('Demo tenant (from demo.json)');
+        // The same demo console user at every start.
+        expect(second.output()).toContain(`${email} / ${password}`);
         const suspended = await run('npm', ['run', '--silent', 'admin', '--', 'company', 'suspend', '--company-key', company_key], {
           cwd: root,
           env,

@@ -8,7 +8,7 @@ import type { LocalConsoleSite } from '../../local/console-site';
  * would send, or the form's status when the stand-in refuses the password.
  */
 export async function signInThroughStandIn(
-  site: LocalConsoleSite,
+  site: { readonly url: string; readonly signIn: Pick<LocalConsoleSite['signIn'], 'issuer' | 'clientId'> },
   email: string,
   password: string,
 ): Promise<{ idToken: string } | { refused: number }> {

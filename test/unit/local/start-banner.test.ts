@@ -1,4 +1,5 @@
 import { type FunctionSpec, functions } from '../../../lib/manifest';
+import { consoleBanner } from '../../../local/console-demo';
 import { CATCH_ALL_ROUTES, type Demo, demoCurls, demoSections } from '../../../local/seed';
 
 const demo: Demo = {
@@ -41,5 +42,16 @@ describe("npm start's banner", () => {
       expect(text).toContain(section.lines.join('\n'));
     }
     expect(text).toContain('srv_cost');
+  });
+});
+
+describe("npm start's console lines", () => {
+  it('give the console URL and the demo user to sign in as, and how to invite more', () => {
+    const text = consoleBanner('http://127.0.0.1:41234', { email: 'demo-admin@example.com', password: 'pw-1', role: 'admin' });
+    expect(text.split('\n')).toEqual([
+      'Console (sign-in with roles, as deployed): http://127.0.0.1:41234/',
+      "  sign in as the demo company's admin: demo-admin@example.com / pw-1",
+      '  more users: npm run admin -- user invite --email E --role viewer|marketer|admin --company-key K',
+    ]);
   });
 });
