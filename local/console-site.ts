@@ -40,6 +40,8 @@ export async function startConsoleSite(options: {
   dataDir: string;
   baseUrl: string;
   invoke: (name: string, event: unknown) => Promise<unknown>;
+  /** Gives the console API's function its sign-in variables, before the first request reaches it. */
+  register: (signIn: ConsoleSignIn) => void;
 }): Promise<LocalConsoleSite> {
   const bundling = bundleConsole();
   let handle: (request: IncomingMessage, response: ServerResponse) => Promise<void> = async (_request, response) =>
@@ -70,6 +72,7 @@ export async function startConsoleSite(options: {
   verifier.cacheJwks((await (await fetch(jwksUri)).json()) as Parameters<typeof verifier.cacheJwks>[0]);
   const page = consolePage({ 'console-authority': signIn.issuer, 'console-client-id': signIn.clientId });
   const headers = securityHeaders(signIn.issuer);
+  options.register(signIn);
 
   handle = async (request, response) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;

@@ -51,8 +51,8 @@ export interface Runtime {
   demoCreated: boolean;
   pollers: Pollers;
   scheduler: Scheduler;
-  /** The console with sign-in, when RuntimeOptions.consolePort asked for it. */
-  console?: LocalConsoleSite;
+  /** The console with sign-in once it has started, when RuntimeOptions.consolePort asked for it. */
+  consoleReady: Promise<LocalConsoleSite | undefined>;
   close(): Promise<void>;
 }
 
@@ -122,13 +122,21 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // The execute-api URL's stand-in: API Gateway with no CloudFront in front, on a free port, for
   // tests of what a client calling it directly gets (the origin authorizer's 401 and 403).
   const api = await startEdge({ host, port: 0, trustProxy: false, onError });
-  // Started now and awaited last, beside the seeding and the pollers: its bundle and the stand-in's start take seconds.
-  const consoleStarting =
+  // Not waited for: its bundle and the stand-in's start take seconds the service's own start should not. It registers
+  // the console API's environment (the stand-in's issuer) before it takes a request.
+  const consoleReady =
     options.consolePort === undefined
-      ? undefined
-      : startConsoleSite({ host, port: options.consolePort, dataDir: options.dataDir, baseUrl: edge.url, invoke });
-  // Its failure is thrown where it is awaited, below; meanwhile it is not an unhandled rejection.
-  consoleStarting?.catch(() => undefined);
+      ? Promise.resolve(undefined)
+      : startConsoleSite({
+          host,
+          port: options.consolePort,
+          dataDir: options.dataDir,
+          baseUrl: edge.url,
+          invoke,
+          register: registerConsoleSignIn,
+        });
+  // Its failure is thrown where it is awaited (npm start, the tests); meanwhile it is not an unhandled rejection.
+  consoleReady.catch(() => undefined);
   const seeded = options.seed
     ? await seedDemo(
         options.dataDir,
@@ -158,9 +166,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     pid: process.pid,
     postback_allow_loopback: policyFromEnv().allowLoopback,
   };
-  // The console API's environment names the stand-in, registered before the console site takes a request.
-  const consoleSite = await consoleStarting;
-  if (consoleSite) registerConsoleSignIn(consoleSite.signIn);
   writeFileSync(endpointsPath(options.dataDir), `${JSON.stringify(endpoints, null, 2)}\n`);
   // Only now, with endpoints.json and demo.json written, does the edge answer (held requests too).
   edge.open();
@@ -181,7 +186,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         edge.shutdown(SHUTDOWN_GRACE_MS),
         api.shutdown(SHUTDOWN_GRACE_MS),
         pollers.stop(SHUTDOWN_GRACE_MS),
-        consoleSite?.close(),
+        consoleReady.then((site) => site?.close()).catch(() => undefined),
       ]);
       await abandonInvocations();
       await controlClosed;
@@ -200,7 +205,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     demoCreated: seeded?.created ?? false,
     pollers,
     scheduler,
-    console: consoleSite,
+    consoleReady,
     close,
   };
 }

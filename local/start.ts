@@ -54,7 +54,8 @@ async function main(): Promise<void> {
     console.log(runtime.demoCreated ? '\nDemo tenant created (also in demo.json):' : '\nDemo tenant (from demo.json):');
     console.log(JSON.stringify(demo, null, 2));
     console.log(`\nTry it:\n${demoCurls(demo, runtime.baseUrl)}\n`);
-    if (runtime.console) console.log(`${consoleBanner(runtime.console.url, await demoConsoleUser(dataDir, demo.company_id))}\n`);
+    const site = await runtime.consoleReady;
+    if (site) console.log(`${consoleBanner(site.url, await demoConsoleUser(dataDir, demo.company_id))}\n`);
   }
 
   let stopping = false;

@@ -29,13 +29,16 @@ function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: (
   const started = Date.now();
   const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
+  let readyMs: number | undefined;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (/"link_url"/.test(output) && /Try it:/.test(output) && /Console \(sign-in/.test(output)) {
+      // The service is ready at its banner; the console's lines follow once its sign-in stand-in has started.
+      if (/"link_url"/.test(output) && /Try it:/.test(output)) readyMs ??= Date.now() - started;
+      if (readyMs !== undefined && /Console \(sign-in/.test(output)) {
         clearTimeout(timer);
-        resolve({ child, output: () => output, readyMs: Date.now() - started });
+        resolve({ child, output: () => output, readyMs });
       }
     };
     child.stdout?.on('data', onData);

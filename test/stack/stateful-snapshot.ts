@@ -15,6 +15,8 @@ export const STATEFUL_TYPES = [
   'AWS::Glue::Database',
   'AWS::Glue::Table',
   'AWS::SecretsManager::Secret',
+  // The console's users (lib/constructs/console-site.ts): a replaced pool loses every account.
+  'AWS::Cognito::UserPool',
 ] as const;
 
 /** "name:S", a key attribute and its type, as the snapshot writes it. */

@@ -5,6 +5,7 @@ import { SigningSecretStore } from '../../functions/adapters/signing-secret-stor
 import { TenantStore } from '../../functions/adapters/tenant-store';
 import type { AppWithSecret, Company } from '../../functions/domain/tenants/tenant';
 import { resourceName } from '../../functions/shared/config';
+import type { LocalConsoleSite } from '../../local/console-site';
 import { type Runtime, type RuntimeOptions, startRuntime } from '../../local/runtime';
 
 /**
@@ -14,6 +15,8 @@ import { type Runtime, type RuntimeOptions, startRuntime } from '../../local/run
  */
 export interface LocalStack extends Runtime {
   dataDir: string;
+  /** The console with sign-in, started (RuntimeOptions.consolePort). */
+  console?: LocalConsoleSite;
   /** Closes the runtime and removes its data directory. */
   stop(): Promise<void>;
 }
@@ -26,6 +29,7 @@ export async function startLocalStack(options: Partial<RuntimeOptions> = {}): Pr
   const runtime = await startRuntime({ port: 0, seed: false, onError: () => undefined, schedules: false, ...options, dataDir });
   return {
     ...runtime,
+    console: await runtime.consoleReady,
     dataDir,
     stop: async () => {
       await runtime.close();
