@@ -6,11 +6,14 @@
 // binding within a minute. In the serial project: it stops an emulator.
 
 import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { runCommand } from '../../../admin/commands';
 import { localTarget } from '../../../admin/target';
 import { type ConsoleServer, startConsole } from '../../../console/server';
 import type { OperatorHealth } from '../../../functions/domain/health/operator-health';
+import { DESKTOP, SCREENSHOTS } from '../../support/console-browser';
 import { eventClientFrom } from '../../support/event-client';
 import { type EmulatorFaults, watchEmulators } from '../../support/faults';
 import { createTenant, type LocalStack, startLocalStack } from '../../support/local-stack';
@@ -32,7 +35,7 @@ beforeAll(async () => {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
   });
-  page = await browser.newPage();
+  page = await browser.newPage({ viewport: DESKTOP });
 }, 120_000);
 
 afterAll(async () => {
@@ -77,6 +80,8 @@ it('shows the hour of ingestion, then an object store that stopped, in the comma
   await page.locator('[data-testid="health-verdict"][data-status="broken"]').waitFor({ timeout: 60_000 });
   expect(Date.now() - stoppedAt).toBeLessThan(60_000);
   await expect(verdict().textContent()).resolves.toContain('object_store is failing');
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, 'health.png'), fullPage: true });
 
   await faults.start('s3');
   await expect(health()).resolves.toMatchObject({ status: 'ok' });
