@@ -163,7 +163,7 @@ async function alarmTopicArn(stack: string, signal: AbortSignal): Promise<string
  *
  * @aws-sdk/client-cloudwatch is loaded here by name, when `--stack` is used: it is not yet a
  * dependency of the project (docs/dependencies.md), and without it only this environment fails,
- * with a message saying what to install.
+ * at once, with a message saying what is missing.
  */
 interface CloudWatchModule {
   CloudWatchClient: new (config: object) => { send(command: object, options?: { abortSignal?: AbortSignal }): Promise<unknown> };
@@ -183,19 +183,23 @@ interface AlarmsAnswer {
 const CLOUDWATCH_PACKAGE = '@aws-sdk/client-cloudwatch';
 
 class CloudWatchReads {
-  #module?: CloudWatchModule;
+  readonly #cw: CloudWatchModule;
+  readonly #client: InstanceType<CloudWatchModule['CloudWatchClient']>;
+
+  /** Loads the client at once: without it the command says so, rather than each part failing on its own. */
+  constructor() {
+    try {
+      this.#cw = require(CLOUDWATCH_PACKAGE) as CloudWatchModule;
+    } catch {
+      throw new TargetError(
+        `admin health --stack reads CloudWatch with ${CLOUDWATCH_PACKAGE}, which is not installed (docs/dependencies.md)`,
+      );
+    }
+    this.#client = new this.#cw.CloudWatchClient({});
+  }
 
   private client(): { cw: CloudWatchModule; send: (command: object, signal: AbortSignal) => Promise<unknown> } {
-    if (!this.#module) {
-      try {
-        this.#module = require(CLOUDWATCH_PACKAGE) as CloudWatchModule;
-      } catch {
-        throw new TargetError(`admin health --stack reads CloudWatch with ${CLOUDWATCH_PACKAGE}: install it (npm install)`);
-      }
-    }
-    const cw = this.#module;
-    const client = new cw.CloudWatchClient({});
-    return { cw, send: (command, signal) => client.send(command, { abortSignal: signal }) };
+    return { cw: this.#cw, send: (command, signal) => this.#client.send(command, { abortSignal: signal }) };
   }
 
   private async metricData(
