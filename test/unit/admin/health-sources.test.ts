@@ -1,9 +1,10 @@
 // The AWS adapter of the health view (admin/health-sources.ts) on stubbed clients: what it asks
-// CloudWatch, SQS and CloudFormation, and how it reads their answers. No AWS account runs in CI;
+// CloudWatch, SQS, CloudFormation and DynamoDB, and how it reads their answers. No AWS account runs in CI;
 // the local adapter runs against the emulators in test/integration/reliability/health-view.test.ts.
 
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { healthSources } from '../../../admin/health-sources';
 import { envName, queues } from '../../../lib/manifest';
@@ -37,11 +38,15 @@ const target = { baseUrl: 'https://example.invalid', stack: 'Svc' };
 const signal = new AbortController().signal;
 const sqs = mockClient(SQSClient);
 const cloudFormation = mockClient(CloudFormationClient);
+const dynamo = mockClient(DynamoDBDocumentClient);
 
 beforeEach(() => {
   sent.length = 0;
   sqs.reset();
   cloudFormation.reset();
+  dynamo.reset();
+  process.env[envName.table('tenants')] = 'Svc-tenants';
+  process.env[envName.table('postbacks')] = 'Svc-postbacks';
   for (const name of Object.keys(queues)) process.env[envName.queue(name)] = `https://sqs.eu-west-1.amazonaws.com/123456789012/Svc-${name}`;
 });
 
@@ -149,4 +154,28 @@ it("lists the alarms on the stack's topic, every page, firing first", async () =
 
 it('has no alarms to read locally', async () => {
   await expect(healthSources({ baseUrl: 'http://127.0.0.1:1', control: 'http://127.0.0.1:2' }).alarms(signal)).resolves.toBeNull();
+});
+
+it("reads every app's attempts newest first down to the window's start, and says when an app had more than it reads", async () => {
+  const since = Date.UTC(2026, 10, 27, 22);
+  dynamo.on(ScanCommand).resolves({
+    Items: [
+      { pk: 'app#a', kind: 'app', app_id: 'busy', created_ms: 2 },
+      { pk: 'app#b', kind: 'app', app_id: 'quiet', created_ms: 1 },
+    ],
+  });
+  const attempt = (partner: string, at_ms: number, outcome: string) => ({ pk: 'x', sk: `log#${at_ms}`, partner, at_ms, outcome });
+  dynamo.on(QueryCommand, { ExpressionAttributeValues: { ':app': 'quiet', ':prefix': 'log#' } }).resolves({
+    Items: [attempt('meta', since + 5, 'delivered'), attempt('meta', since, 'failed'), attempt('meta', since - 1, 'failed')],
+  });
+  dynamo.on(QueryCommand, { ExpressionAttributeValues: { ':app': 'busy', ':prefix': 'log#' } }).resolves({
+    Items: Array.from({ length: 2500 }, (_, i) => attempt('google', since + 10_000 - i, 'retry')),
+  });
+  const { attempts, truncated } = await healthSources(target).postbackAttempts(since, signal);
+  expect(truncated).toBe(true);
+  expect(attempts.filter((a) => a.partner === 'meta')).toEqual([
+    { partner: 'meta', outcome: 'delivered' },
+    { partner: 'meta', outcome: 'failed' },
+  ]);
+  expect(attempts.filter((a) => a.partner === 'google')).toHaveLength(2000);
 });
