@@ -29,7 +29,10 @@ export function recordMetrics(): void {
   const prototype = Metrics.prototype;
   const publish = prototype.publishStoredMetrics;
   prototype.publishStoredMetrics = function (this: Metrics) {
-    if (this.hasStoredMetrics()) addEmf(this.serializeMetrics() as Emf);
+    // Recording never fails a function: whatever Powertools would refuse, its own publish refuses next.
+    try {
+      if (this.hasStoredMetrics()) addEmf(this.serializeMetrics() as Emf);
+    } catch {}
     return publish.call(this);
   };
 }
