@@ -791,6 +791,8 @@ export const outputKey = {
   exportBucket: () => 'ExportBucketName',
   queue: (name: string) => `Queue${pascalCase(name)}Url`,
   baseUrl: () => 'BaseUrl',
+  /** The SNS topic every alarm notifies: `admin health --stack` finds the stack's alarms by it. */
+  alarmTopicArn: () => 'AlarmTopicArn',
   /** The warehouse (lib/constructs/warehouse.ts): Glue database, Athena workgroup and its results bucket. */
   warehouseDatabase: () => 'WarehouseDatabaseName',
   athenaWorkGroup: () => 'AthenaWorkGroupName',

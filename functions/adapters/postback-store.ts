@@ -213,8 +213,11 @@ export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
     );
   }
 
-  /** The app's attempts, newest first, optionally of one partner (`admin postback log`). */
-  async attempts(appId: string, options: { partner?: string; limit?: number } = {}): Promise<AttemptRecord[]> {
+  /**
+   * The app's attempts, newest first, optionally of one partner (`admin postback log`) or since a
+   * time (`admin health`'s window), at most `limit`.
+   */
+  async attempts(appId: string, options: { partner?: string; limit?: number; sinceMs?: number } = {}): Promise<AttemptRecord[]> {
     const limit = options.limit ?? 200;
     const attempts: AttemptRecord[] = [];
     for await (const item of queryItems<Record<string, unknown>>({
@@ -224,6 +227,7 @@ export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
       ScanIndexForward: false,
     })) {
       const { pk: _pk, sk: _sk, expires_at: _expires, app_id: _app, app_install: _install, ...attempt } = item;
+      if (options.sinceMs !== undefined && Number(attempt.at_ms) < options.sinceMs) break;
       if (options.partner !== undefined && attempt.partner !== options.partner) continue;
       attempts.push({ app_id: appId, ...attempt } as AttemptRecord);
       if (attempts.length >= limit) break;
