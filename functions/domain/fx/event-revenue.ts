@@ -59,7 +59,7 @@ export async function convertRevenue(store: FxRateStore, events: readonly unknow
     priced.push({ index: verdict.index, amount, currency, day: dayOf(verdict.corrected_ts), ad: impression !== undefined });
     if (currency !== USD) needsRates = true;
   }
-  if (priced.length === 0) return { ...judged, conversions: NONE };
+  if (priced.length === 0) return { verdicts: judged.verdicts, accepted: judged.accepted, rejected: judged.rejected, conversions: NONE };
 
   const rates = needsRates ? await readRatesFor(store, pricedDays(priced)) : NO_RATES;
   const conversions = new Map<number, RevenueConversion>();
@@ -74,7 +74,7 @@ export async function convertRevenue(store: FxRateStore, events: readonly unknow
         fx: { currency, amount, rate: conversion.rate, rate_day: conversion.rate_day },
       });
   }
-  if (refused.size === 0) return { ...judged, conversions };
+  if (refused.size === 0) return { verdicts: judged.verdicts, accepted: judged.accepted, rejected: judged.rejected, conversions };
   const verdicts = judged.verdicts.map((verdict): EventVerdict => {
     const fault = refused.get(verdict.index);
     return fault === undefined ? verdict : { ...verdict, status: 'rejected', reason: fault.reason, field: fault.field };
