@@ -13,7 +13,7 @@ import {
   MAX_AD_REVENUE_USD,
   MAX_REVENUE_USD,
 } from '../ingest/event-validation';
-import { convertToUsd, type FxRateStore, readRatesFor } from './rates';
+import { convertToUsd, type FxRateStore, type FxTable, readRatesFor, USD } from './rates';
 
 /** A converted event: the dollars the aggregator counts (the stored event's revenue_usd) and how. */
 export interface RevenueConversion {
@@ -27,6 +27,11 @@ export interface ConvertedBatch extends BatchVerdict {
 }
 
 const NONE: ReadonlyMap<number, RevenueConversion> = new Map();
+const NO_RATES: FxTable = new Map();
+
+/** The distinct days of the events that need a rate (not USD's). */
+const pricedDays = (priced: readonly { currency: string; day: string }[]) =>
+  new Set(priced.filter(({ currency }) => currency !== USD).map(({ day }) => day));
 
 /**
  * The second half of the currency rule (docs/ingestion.md, "Currencies"): each accepted event
@@ -36,31 +41,27 @@ const NONE: ReadonlyMap<number, RevenueConversion> = new Map();
  * converted the same way from its `ad_revenue.revenue` and `ad_revenue.currency`, its cap being
  * MAX_AD_REVENUE_USD (bad_ad_revenue above it); its dollars are stored as the event's revenue_usd
  * all the same, and the aggregator tells them from a purchase's by the event's name. The store is
- * read once, for the windows of those events' days, and only when there is one: a batch without
- * currencies reads nothing.
+ * read once, for the windows of those events' days, and only when there is one in a currency other
+ * than USD (always 1): a batch without such currencies reads nothing, and its days are only worked
+ * out for its priced events (the hot path: an ad_revenue impression is usually in USD).
  */
 export async function convertRevenue(store: FxRateStore, events: readonly unknown[], judged: BatchVerdict): Promise<ConvertedBatch> {
   const priced: { index: number; amount: number; currency: string; day: string; ad: boolean }[] = [];
+  let needsRates = false;
   for (const verdict of judged.verdicts) {
     if (verdict.status !== 'accepted' || verdict.corrected_ts === undefined) continue;
     const event = events[verdict.index];
     if (!isPlainObject(event)) continue;
-    const day = dayOf(verdict.corrected_ts);
     const impression = adRevenueOf(event);
-    if (impression !== undefined) {
-      priced.push({ index: verdict.index, ...impression, day, ad: true });
-      continue;
-    }
-    const currency = event.currency;
+    const currency = impression?.currency ?? event.currency;
     if (typeof currency !== 'string') continue;
-    priced.push({ index: verdict.index, amount: event.revenue as number, currency, day, ad: false });
+    const amount = impression?.amount ?? (event.revenue as number);
+    priced.push({ index: verdict.index, amount, currency, day: dayOf(verdict.corrected_ts), ad: impression !== undefined });
+    if (currency !== USD) needsRates = true;
   }
-  if (priced.length === 0) return { ...judged, conversions: NONE };
+  if (priced.length === 0) return { verdicts: judged.verdicts, accepted: judged.accepted, rejected: judged.rejected, conversions: NONE };
 
-  const rates = await readRatesFor(
-    store,
-    priced.map(({ day }) => day),
-  );
+  const rates = needsRates ? await readRatesFor(store, pricedDays(priced)) : NO_RATES;
   const conversions = new Map<number, RevenueConversion>();
   const refused = new Map<number, EventFault>();
   for (const { index, amount, currency, day, ad } of priced) {
@@ -73,7 +74,7 @@ export async function convertRevenue(store: FxRateStore, events: readonly unknow
         fx: { currency, amount, rate: conversion.rate, rate_day: conversion.rate_day },
       });
   }
-  if (refused.size === 0) return { ...judged, conversions };
+  if (refused.size === 0) return { verdicts: judged.verdicts, accepted: judged.accepted, rejected: judged.rejected, conversions };
   const verdicts = judged.verdicts.map((verdict): EventVerdict => {
     const fault = refused.get(verdict.index);
     return fault === undefined ? verdict : { ...verdict, status: 'rejected', reason: fault.reason, field: fault.field };
