@@ -7,11 +7,14 @@ import {
   BAD_AD_CURRENCY_RATE,
   BAD_CONVERTED_REVENUE,
   BAD_CURRENCY,
+  BAD_REFUND_AMOUNT,
+  BAD_REFUND_CURRENCY_RATE,
   type BatchVerdict,
   type EventFault,
   type EventVerdict,
   MAX_AD_REVENUE_USD,
   MAX_REVENUE_USD,
+  refundOf,
 } from '../ingest/event-validation';
 import { convertToUsd, type FxRateStore, readRatesFor } from './rates';
 
@@ -28,6 +31,14 @@ export interface ConvertedBatch extends BatchVerdict {
 
 const NONE: ReadonlyMap<number, RevenueConversion> = new Map();
 
+/** What is converted: a purchase's revenue, an impression's, a refund's amount; each with its cap and faults. */
+type PricedKind = 'purchase' | 'ad' | 'refund';
+const PRICED_RULES: Readonly<Record<PricedKind, { maxUsd: number; noRate: EventFault; tooMuch: EventFault }>> = {
+  purchase: { maxUsd: MAX_REVENUE_USD, noRate: BAD_CURRENCY, tooMuch: BAD_CONVERTED_REVENUE },
+  ad: { maxUsd: MAX_AD_REVENUE_USD, noRate: BAD_AD_CURRENCY_RATE, tooMuch: BAD_AD_AMOUNT },
+  refund: { maxUsd: MAX_REVENUE_USD, noRate: BAD_REFUND_CURRENCY_RATE, tooMuch: BAD_REFUND_AMOUNT },
+};
+
 /**
  * The second half of the currency rule (docs/ingestion.md, "Currencies"): each accepted event
  * with a `currency` (validateEvent checked its form) converted at the rate of its corrected UTC
@@ -35,12 +46,14 @@ const NONE: ReadonlyMap<number, RevenueConversion> = new Map();
  * converted: the event is rejected bad_currency after all. An ad_revenue event's impression is
  * converted the same way from its `ad_revenue.revenue` and `ad_revenue.currency`, its cap being
  * MAX_AD_REVENUE_USD (bad_ad_revenue above it); its dollars are stored as the event's revenue_usd
- * all the same, and the aggregator tells them from a purchase's by the event's name. The store is
+ * all the same, and the aggregator tells them from a purchase's by the event's name. A refund
+ * event's amount (`refund.revenue` in `refund.currency`) likewise, to at most MAX_REVENUE_USD
+ * (bad_refund above it; docs/ingestion.md, "Refunds"). The store is
  * read once, for the windows of those events' days, and only when there is one: a batch without
  * currencies reads nothing.
  */
 export async function convertRevenue(store: FxRateStore, events: readonly unknown[], judged: BatchVerdict): Promise<ConvertedBatch> {
-  const priced: { index: number; amount: number; currency: string; day: string; ad: boolean }[] = [];
+  const priced: { index: number; amount: number; currency: string; day: string; kind: PricedKind }[] = [];
   for (const verdict of judged.verdicts) {
     if (verdict.status !== 'accepted' || verdict.corrected_ts === undefined) continue;
     const event = events[verdict.index];
@@ -48,12 +61,17 @@ export async function convertRevenue(store: FxRateStore, events: readonly unknow
     const day = dayOf(verdict.corrected_ts);
     const impression = adRevenueOf(event);
     if (impression !== undefined) {
-      priced.push({ index: verdict.index, ...impression, day, ad: true });
+      priced.push({ index: verdict.index, ...impression, day, kind: 'ad' });
+      continue;
+    }
+    const refund = refundOf(event);
+    if (refund !== undefined) {
+      priced.push({ index: verdict.index, ...refund, day, kind: 'refund' });
       continue;
     }
     const currency = event.currency;
     if (typeof currency !== 'string') continue;
-    priced.push({ index: verdict.index, amount: event.revenue as number, currency, day, ad: false });
+    priced.push({ index: verdict.index, amount: event.revenue as number, currency, day, kind: 'purchase' });
   }
   if (priced.length === 0) return { ...judged, conversions: NONE };
 
@@ -63,10 +81,11 @@ export async function convertRevenue(store: FxRateStore, events: readonly unknow
   );
   const conversions = new Map<number, RevenueConversion>();
   const refused = new Map<number, EventFault>();
-  for (const { index, amount, currency, day, ad } of priced) {
+  for (const { index, amount, currency, day, kind } of priced) {
     const conversion = convertToUsd(rates, amount, currency, day);
-    if (conversion === undefined) refused.set(index, ad ? BAD_AD_CURRENCY_RATE : BAD_CURRENCY);
-    else if (conversion.usd > (ad ? MAX_AD_REVENUE_USD : MAX_REVENUE_USD)) refused.set(index, ad ? BAD_AD_AMOUNT : BAD_CONVERTED_REVENUE);
+    const rule = PRICED_RULES[kind];
+    if (conversion === undefined) refused.set(index, rule.noRate);
+    else if (conversion.usd > rule.maxUsd) refused.set(index, rule.tooMuch);
     else
       conversions.set(index, {
         revenueUsd: conversion.usd,
