@@ -179,8 +179,9 @@ describe('refunds under redelivery and crashes (property)', () => {
     const out: Record<string, Record<string, number>> = {};
     const add = (d: string, counter: string, value: number) => {
       if (value === 0) return;
-      const row = (out[`${d}|organic`] ??= {});
+      const row = out[`${d}|organic`] ?? {};
       row[counter] = (row[counter] ?? 0) + value;
+      out[`${d}|organic`] = row;
     };
     const fresh = batches.map((batch) =>
       batch.filter((spec) => {
