@@ -1,5 +1,6 @@
 import {
   COHORT_AD_REVENUE_DAYS,
+  COHORT_REFUND_DAYS,
   COHORT_REVENUE_DAYS,
   type DimensionValues,
   NONE,
@@ -11,7 +12,7 @@ import type { AuditLine } from '../audit/types';
 import { DAY_MS, localDayOf, UTC } from '../common/days';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
-import { AD_REVENUE_EVENT, INSTALL_EVENT } from '../ingest/event-validation';
+import { AD_REVENUE_EVENT, INSTALL_EVENT, REFUND_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type StreamAttribution, type StreamInstall, type StreamLine, streamAttribution } from '../raw-data/stream-objects';
@@ -42,6 +43,7 @@ import {
   reengagementWindowMs,
   reengages,
 } from './reengagement';
+import { isPurchase, moneyOf, type RefundFacts, refundCounted, refundFactsOf } from './refunds';
 import { dimensionValue, RowDeltas, toMicros } from './rows';
 
 /**
@@ -51,8 +53,8 @@ import { dimensionValue, RowDeltas, toMicros } from './rows';
  * elsewhere returns none for them.
  */
 
-/** An accepted line of an audit object, as the aggregator reads it. */
-export interface AcceptedEvent {
+/** An accepted line of an audit object, as the aggregator reads it (and, for refunds, what refunds.ts needs of it). */
+export interface AcceptedEvent extends RefundFacts {
   readonly index: number;
   readonly eventId: string;
   readonly name: string;
@@ -144,6 +146,7 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
       attribution: isPlainObject(attribution) ? (attribution as InstallFacts['attribution']) : undefined,
       ...(line.adservices ? { adservices: line.adservices } : {}),
       ...(event_name === DEEP_LINK_OPEN_EVENT ? openedField(properties) : {}),
+      ...refundFactsOf(event),
       raw: {
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
@@ -279,6 +282,8 @@ class InstallRun {
   private readonly opens = new Map<number, readonly OpenRef[]>();
   /** Links of this object's deep_link_opens, resolved once per run (a lost log write writes them again). */
   private readonly links = new Map<string, Promise<ReengagementLink | undefined>>();
+  /** The log items read that hold purchases or refunds, by item number: items never change them once written. */
+  private readonly moneyItems = new Map<number, ObjectClaims>();
   /** g:<link_id> flags to claim, by `<day>\u0000<link_id>`: the re-engagement's dims and postback. */
   private readonly reengagements = new Map<string, { dims: DimensionValues; open: OpenRef; member: MemberRef }>();
 
@@ -418,12 +423,14 @@ class InstallRun {
       const claimed = new Set(legacy.filter((claim) => claim.owner !== token).map((claim) => claim.sk.slice(SK.eventPrefix.length)));
       for (const item of log) for (const id of item.ids ?? []) claimed.add(id);
       const ids: string[] = [];
+      const taken: AcceptedEvent[] = [];
       const installs: string[] = [];
       const waiting: HeldEvent[] = [];
       for (const event of events) {
         if (claimed.has(event.eventId)) continue;
         claimed.add(event.eventId);
         ids.push(event.eventId);
+        taken.push(event);
         if (event.name === INSTALL_EVENT) installs.push(event.eventId);
         else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
       }
@@ -439,6 +446,7 @@ class InstallRun {
         ...(installs.length > 0 ? { installs } : {}),
         ...(waiting.length > 0 ? { held: waiting } : {}),
         ...(opens.length > 0 ? { opens } : {}),
+        ...moneyOf(taken),
       };
       const stored = await this.ports.installs.claimItem(item);
       if (stored.owner === token) {
@@ -779,9 +787,11 @@ class InstallRun {
         member: { id: member.id, ts_ms: member.ts_ms, partner: member.partner },
       });
     }
-    // Ad revenue is no purchase: the interface's revenue report stays purchases and subscriptions.
+    // Ad revenue is no purchase: the interface's revenue report stays purchases and subscriptions,
+    // and does not net refunds either (docs/reports.md).
     const ad = event.name === AD_REVENUE_EVENT;
-    if (event.revenueMicros > 0 && !ad) {
+    const refund = event.name === REFUND_EVENT;
+    if (isPurchase(event)) {
       this.deltas.add(
         { family: 'revenue', day: event.day, group: [member.partner] },
         { purchases: 1, revenue_micros: event.revenueMicros },
@@ -789,32 +799,40 @@ class InstallRun {
       this.flag(this.dayFlags, event.day, `p:${member.partner}`);
     }
     const offset = event.tsMs - member.ts_ms;
-    const retained = RETENTION_DAYS.filter((n) => offset >= n * DAY_MS && offset < (n + 1) * DAY_MS);
+    // A refund (often sent server to server) is no sign that the user came back.
+    const retained = refund ? [] : RETENTION_DAYS.filter((n) => offset >= n * DAY_MS && offset < (n + 1) * DAY_MS);
     const open = event.name === DEEP_LINK_OPEN_EVENT ? this.openOf(event.eventId, seq) : undefined;
     const reengaged = open !== undefined && reengages(open, member.ts_ms);
-    if (event.revenueMicros <= 0 && retained.length === 0 && !reengaged) return;
+    // A refund counts what its purchase has left, as the log up to its item says (refunds.ts).
+    const micros = refund ? refundCounted(this.moneyItems.values(), event.eventId, seq) : event.revenueMicros;
+    if (micros <= 0 && retained.length === 0 && !reengaged) return;
     const dims = await this.dimsOf(member);
     if (reengaged) {
       this.reengagements.set(`${event.day}\u0000${open[2]}`, { dims: reengagementDims(open, dims), open, member });
       this.flag(this.dayFlags, event.day, `g:${open[2]}`);
     }
-    if (event.revenueMicros > 0) {
-      if (ad) this.perf(event.day, dims, { ad_revenue_micros: event.revenueMicros });
+    if (micros > 0) {
+      if (ad) this.perf(event.day, dims, { ad_revenue_micros: micros });
       else {
-        this.perf(event.day, dims, { revenue_micros: event.revenueMicros });
-        // Revenue by most recent attribution: purchases only, as revenue_micros (docs/reports.md).
+        this.perf(event.day, dims, refund ? { refunds: 1, refund_micros: micros } : { revenue_micros: micros });
+        // Revenue by most recent attribution: purchases only, as revenue_micros, and their refunds (docs/reports.md).
         const credited = creditedOpen(
           this.opensUpTo(seq),
           member.ts_ms,
           event.tsMs,
           reengagementWindowMs(this.context.reengagementWindowDays),
         );
-        this.perf(event.day, credited ? reengagementDims(credited, dims) : dims, { recent_revenue_micros: event.revenueMicros });
+        this.perf(
+          event.day,
+          credited ? reengagementDims(credited, dims) : dims,
+          refund ? { recent_refund_micros: micros } : { recent_revenue_micros: micros },
+        );
       }
       // Within N x 24 h of the install; an event before the install (held, or its clock) is within.
       const cohort: Partial<Record<PerfCounter, number>> = {};
-      for (const [counter, days] of Object.entries(ad ? COHORT_AD_REVENUE_DAYS : COHORT_REVENUE_DAYS) as [PerfCounter, number][]) {
-        if (offset < days * DAY_MS) cohort[counter] = event.revenueMicros;
+      const windows = ad ? COHORT_AD_REVENUE_DAYS : refund ? COHORT_REFUND_DAYS : COHORT_REVENUE_DAYS;
+      for (const [counter, days] of Object.entries(windows) as [PerfCounter, number][]) {
+        if (offset < days * DAY_MS) cohort[counter] = micros;
       }
       this.perf(member.day, dims, cohort);
     }
@@ -854,9 +872,15 @@ class InstallRun {
     map.set(key, set);
   }
 
-  /** The object's own item's opens, and those of the items read: every item before its own is among them. */
+  /**
+   * The object's own item's opens, and those of the items read: every item before its own is among
+   * them. The items with purchases or refunds are kept whole, for what each refund counts (refunds.ts).
+   */
   private noteOpens(items: readonly ObjectClaims[]): void {
-    for (const item of items) if (item.opens?.length) this.opens.set(claimSeqOf(item.sk), item.opens);
+    for (const item of items) {
+      if (item.opens?.length) this.opens.set(claimSeqOf(item.sk), item.opens);
+      if (item.paid?.length || item.refunds?.length) this.moneyItems.set(claimSeqOf(item.sk), item);
+    }
   }
 
   /** The opens of the log items up to number `seq`. */

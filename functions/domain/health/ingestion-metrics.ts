@@ -25,6 +25,8 @@ const REASONS: Record<RejectionReason, true> = {
   bad_properties: true,
   bad_ad_revenue: true,
   bad_consent: true,
+  bad_transaction_id: true,
+  bad_refund: true,
 };
 export const REJECTION_REASONS = Object.keys(REASONS) as RejectionReason[];
 

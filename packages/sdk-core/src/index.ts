@@ -8,6 +8,8 @@ export {
   linkOf,
   measures,
   type Ports,
+  type PurchaseRefund,
+  REFUND_EVENT,
   type RejectedEvent,
   SDK_VERSION,
   Sdk,
@@ -15,6 +17,7 @@ export {
   STATE_KEY,
   type TrackedEvent,
   type TrackOptions,
+  trackRefund,
 } from './sdk.js';
 export { type Credentials, HEADERS, signature, signedBody } from './signing.js';
 export {

@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { backoffMs, linkOf, type RejectedEvent, Sdk, type SdkConfig, STATE_KEY } from '../src';
+import { backoffMs, linkOf, type RejectedEvent, Sdk, type SdkConfig, STATE_KEY, trackRefund } from '../src';
 import { CREDENTIALS, World } from './world';
 
 // The core's answers to each kind of reply, its bounds, sessions, consent and the first-launch call.
@@ -130,6 +130,38 @@ describe('events tracked elsewhere', () => {
       }),
     ]);
     expect(adopted.every((event) => event.install_uuid === world.stored[0]?.install_uuid)).toBe(true);
+    sdk.stop();
+  });
+});
+
+describe('money events', () => {
+  it('sends a refund and an ad impression with their members as the interface names them, none left undefined', async () => {
+    const { world, sdk } = await started();
+    const purchase = await sdk.track('purchase', { revenue: 4.99, currency: 'EUR' });
+    await trackRefund(sdk, { purchaseEventId: purchase, transactionId: undefined, revenue: 2.5, currency: 'EUR' });
+    await sdk.trackAdRevenue({
+      source: 'admob',
+      network: 'AdMob',
+      format: 'banner',
+      adUnit: 'ca-app-pub-1',
+      revenue: 0.0004,
+      currency: 'USD',
+      precision: 'estimated',
+      impressionId: 'resp-1',
+    });
+    await world.advance(30_000);
+    const sent = (name: string) => world.stored.find((event) => event.event_name === name) as Record<string, unknown> | undefined;
+    expect(sent('refund')?.refund).toEqual({ purchase_event_id: purchase, revenue: 2.5, currency: 'EUR' });
+    expect(sent('ad_revenue')?.ad_revenue).toEqual({
+      source: 'admob',
+      network: 'AdMob',
+      format: 'banner',
+      ad_unit: 'ca-app-pub-1',
+      revenue: 0.0004,
+      currency: 'USD',
+      precision: 'estimated',
+      impression_id: 'resp-1',
+    });
     sdk.stop();
   });
 });
