@@ -14,7 +14,15 @@ import { pool } from '../common/pool';
 import { AD_REVENUE_EVENT, INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
-import { type StreamAttribution, type StreamInstall, type StreamLine, streamAttribution } from '../raw-data/stream-objects';
+import { CONSENT_SK, type ConsentRecord } from '../privacy/consent';
+import {
+  IMPRESSION_MEMBERS,
+  type StreamAttribution,
+  type StreamInstall,
+  type StreamLine,
+  streamAttribution,
+  streamConsent,
+} from '../raw-data/stream-objects';
 import {
   afterInstall,
   appDevice,
@@ -93,8 +101,6 @@ export interface AcceptedEvent {
  */
 export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
 
-/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
-const IMPRESSION_MEMBERS = ['source', 'network', 'format', 'placement', 'ad_unit', 'revenue', 'currency', 'precision', 'impression_id'];
 const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
 
@@ -200,6 +206,8 @@ export interface AuditObjectContext {
    * (installs run side by side; streamOrder sorts them). Left out by the rebuild.
    */
   readonly stream?: StreamLine[];
+  /** The latest consent each install's lines in the object carry (latestConsents): a stream line shows it or the stored one, the later. */
+  readonly consents?: ReadonlyMap<string, ConsentRecord>;
 }
 
 /** Stream lines in the order of their events in the audit object. */
@@ -281,6 +289,8 @@ class InstallRun {
   private readonly links = new Map<string, Promise<ReengagementLink | undefined>>();
   /** g:<link_id> flags to claim, by `<day>\u0000<link_id>`: the re-engagement's dims and postback. */
   private readonly reengagements = new Map<string, { dims: DimensionValues; open: OpenRef; member: MemberRef }>();
+  /** The install's consent as its partition held it when the run read it (docs/privacy.md, "Consent"). */
+  private storedConsent: ConsentRecord | undefined;
 
   constructor(
     private readonly ports: ContributionPorts,
@@ -311,6 +321,7 @@ class InstallRun {
       else if (sk.startsWith(SK.claimsPrefix)) log.push(item as unknown as ObjectClaims);
       else if (sk.startsWith(SK.eventPrefix)) legacy.push(item as unknown as EventClaim);
       else if (sk.startsWith(SK.day('')) || sk.startsWith(SK.retention(''))) this.flagItems.set(sk, item);
+      else if (sk === CONSENT_SK) this.storedConsent = item as unknown as ConsentRecord;
     }
     const own = await this.logItem(events, legacy, log);
     await this.ownHeld(own);
@@ -367,6 +378,7 @@ class InstallRun {
           null,
         attribution: attribution ?? null,
         ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
+        consent: streamConsent(this.storedConsent, this.context.consents?.get(this.installUuid)),
       },
       ...(install ? { install } : {}),
     };

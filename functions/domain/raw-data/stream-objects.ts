@@ -1,6 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributionDecision } from '../attribution/decision';
 import type { Platform } from '../links/platform';
+import { type ConsentRecord, isLater } from '../privacy/consent';
 
 /**
  * The event stream's objects (docs/raw-data.md, "Storage"): one gzip JSON Lines object per
@@ -45,7 +46,61 @@ export interface StreamEvent {
   readonly attribution: StreamAttribution | null;
   /** An ad_revenue event's impression as sent (docs/ingestion.md, "Ad revenue"); absent on every other event. */
   readonly ad_revenue?: Record<string, unknown>;
+  /**
+   * The install's latest consent the service knew when it counted the event (docs/privacy.md,
+   * "Consent"): null when none was known. Absent on lines written before consent was streamed.
+   */
+  readonly consent?: StreamConsent | null;
 }
+
+/** An install's consent as the stream and the export show it: each signal null when the app did not say it. */
+export interface StreamConsent {
+  readonly gdpr_applies: boolean | null;
+  readonly tcf_string: string | null;
+  readonly ad_user_data: boolean | null;
+  readonly ad_personalization: boolean | null;
+  readonly third_party_sharing: boolean | null;
+  readonly measurement: boolean | null;
+  /** Corrected time of the event that said it: of two lines of an install, the later consent has the larger. */
+  readonly ts_ms: number;
+  /** The event that said it. */
+  readonly event_id: string;
+}
+
+const flag = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : null);
+
+/**
+ * The latest of the consents given (the install's stored one, the one its audit object carries),
+ * members taken by name; null when none is given.
+ */
+export function streamConsent(...records: readonly (ConsentRecord | undefined)[]): StreamConsent | null {
+  let latest: ConsentRecord | undefined;
+  for (const record of records) if (record && (!latest || isLater(record, latest))) latest = record;
+  if (!latest) return null;
+  return {
+    gdpr_applies: flag(latest.gdpr_applies),
+    tcf_string: typeof latest.tcf_string === 'string' ? latest.tcf_string : null,
+    ad_user_data: flag(latest.ad_user_data),
+    ad_personalization: flag(latest.ad_personalization),
+    third_party_sharing: flag(latest.third_party_sharing),
+    measurement: flag(latest.measurement),
+    ts_ms: latest.ts_ms,
+    event_id: latest.event_id,
+  };
+}
+
+/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
+export const IMPRESSION_MEMBERS = [
+  'source',
+  'network',
+  'format',
+  'placement',
+  'ad_unit',
+  'revenue',
+  'currency',
+  'precision',
+  'impression_id',
+];
 
 /** On the line of an install event the apply counted: the whole decision, for the installs export. */
 export interface StreamInstall {
