@@ -14,7 +14,7 @@ import { pool } from '../common/pool';
 import { AD_REVENUE_EVENT, INSTALL_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
-import { CONSENT_SK, type ConsentRecord } from '../privacy/consent';
+import { CONSENT_SK, type ConsentRecord, latestConsent } from '../privacy/consent';
 import {
   IMPRESSION_MEMBERS,
   type StreamAttribution,
@@ -378,7 +378,7 @@ class InstallRun {
           null,
         attribution: attribution ?? null,
         ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
-        consent: streamConsent(this.storedConsent, this.context.consents?.get(this.installUuid)),
+        consent: streamConsent(latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid))),
       },
       ...(install ? { install } : {}),
     };

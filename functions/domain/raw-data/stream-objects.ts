@@ -1,7 +1,8 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributionDecision } from '../attribution/decision';
 import type { Platform } from '../links/platform';
-import { type ConsentRecord, isLater } from '../privacy/consent';
+// Only its type: the TC string's library stays out of the stream's and the export's bundles.
+import type { ConsentRecord } from '../privacy/consent';
 
 /**
  * The event stream's objects (docs/raw-data.md, "Storage"): one gzip JSON Lines object per
@@ -69,13 +70,8 @@ export interface StreamConsent {
 
 const flag = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : null);
 
-/**
- * The latest of the consents given (the install's stored one, the one its audit object carries),
- * members taken by name; null when none is given.
- */
-export function streamConsent(...records: readonly (ConsentRecord | undefined)[]): StreamConsent | null {
-  let latest: ConsentRecord | undefined;
-  for (const record of records) if (record && (!latest || isLater(record, latest))) latest = record;
+/** A consent record as the stream shows it, members taken by name; null for none. */
+export function streamConsent(latest: ConsentRecord | undefined): StreamConsent | null {
   if (!latest) return null;
   return {
     gdpr_applies: flag(latest.gdpr_applies),
