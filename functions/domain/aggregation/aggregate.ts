@@ -615,7 +615,8 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       installUuids,
       events,
       postbacks: intents,
-      ...(stream ? { stream, consents } : {}),
+      consents,
+      ...(stream ? { stream } : {}),
     });
     if (ports.consents && consents.size > 0) {
       step = 'consents';

@@ -206,7 +206,10 @@ export interface AuditObjectContext {
    * (installs run side by side; streamOrder sorts them). Left out by the rebuild.
    */
   readonly stream?: StreamLine[];
-  /** The latest consent each install's lines in the object carry (latestConsents): a stream line shows it or the stored one, the later. */
+  /**
+   * The latest consent each install's lines in the object carry (latestConsents): a stream line
+   * shows it or the stored one, the later, and an event after one withdrawing measurement is withheld.
+   */
   readonly consents?: ReadonlyMap<string, ConsentRecord>;
 }
 
@@ -327,11 +330,12 @@ class InstallRun {
     await this.ownHeld(own);
 
     const taken = new Set(own.ids ?? []);
+    const withheld = new Set(own.withheld ?? []);
     let member = own.head ?? undefined;
     /** The install event whose following events have no recorded install yet. */
     let after: string | undefined;
     for (const event of events) {
-      if (!taken.delete(event.eventId)) continue;
+      if (!taken.delete(event.eventId) || withheld.has(event.eventId)) continue;
       if (event.name === INSTALL_EVENT) {
         await this.install(event, own);
         after = event.eventId;
@@ -347,6 +351,21 @@ class InstallRun {
       await this.streamLine(event, member && (await this.attributionOf(member)));
     }
     await this.settleFlags();
+  }
+
+  /**
+   * Whether the user had withdrawn measurement before this event (docs/privacy.md, "Consent"): the
+   * latest consent stamped before it, of the one the partition held when the run read it and the
+   * latest the object's own lines carry, says `measurement: false`. Such an event is treated as a
+   * forget-me treats what follows it: counted in no figure, streamed nowhere, owed no postback.
+   * Install events are never withheld: later events of the uuid count against them. Asked only
+   * when the object's claim item is written, which records the answer (`withheld`).
+   */
+  private withheldByConsent(event: AcceptedEvent): boolean {
+    const before = [this.storedConsent, this.context.consents?.get(this.installUuid)].filter(
+      (record): record is ConsentRecord => record !== undefined && record.ts_ms <= event.tsMs,
+    );
+    return latestConsent(...before)?.measurement === false;
   }
 
   /** The event's line in the stream, when the stream is collected. */
@@ -431,16 +450,18 @@ class InstallRun {
       for (const item of log) for (const id of item.ids ?? []) claimed.add(id);
       const ids: string[] = [];
       const installs: string[] = [];
+      const withheld: string[] = [];
       const waiting: HeldEvent[] = [];
       for (const event of events) {
         if (claimed.has(event.eventId)) continue;
         claimed.add(event.eventId);
         ids.push(event.eventId);
         if (event.name === INSTALL_EVENT) installs.push(event.eventId);
+        else if (this.withheldByConsent(event)) withheld.push(event.eventId);
         else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
       }
       const seq = log.reduce((max, item) => Math.max(max, claimSeqOf(item.sk)), 0) + 1;
-      const opens = await this.resolveOpens(events.filter((event) => ids.includes(event.eventId)));
+      const opens = await this.resolveOpens(events.filter((event) => ids.includes(event.eventId) && !withheld.includes(event.eventId)));
       const item: ObjectClaims = {
         pk: this.pk,
         sk: SK.claims(seq),
@@ -449,6 +470,7 @@ class InstallRun {
         ids,
         head: this.head ? memberOf(this.head) : null,
         ...(installs.length > 0 ? { installs } : {}),
+        ...(withheld.length > 0 ? { withheld } : {}),
         ...(waiting.length > 0 ? { held: waiting } : {}),
         ...(opens.length > 0 ? { opens } : {}),
       };
