@@ -15,7 +15,15 @@ import { pool } from '../common/pool';
 import { AD_REVENUE_EVENT, INSTALL_EVENT, REFUND_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
-import { type StreamAttribution, type StreamInstall, type StreamLine, streamAttribution } from '../raw-data/stream-objects';
+import { CONSENT_SK, type ConsentRecord, latestConsent } from '../privacy/consent';
+import {
+  IMPRESSION_MEMBERS,
+  type StreamAttribution,
+  type StreamInstall,
+  type StreamLine,
+  streamAttribution,
+  streamConsent,
+} from '../raw-data/stream-objects';
 import {
   afterInstall,
   appDevice,
@@ -95,8 +103,6 @@ export interface AcceptedEvent extends RefundFacts {
  */
 export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
 
-/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
-const IMPRESSION_MEMBERS = ['source', 'network', 'format', 'placement', 'ad_unit', 'revenue', 'currency', 'precision', 'impression_id'];
 const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
 
@@ -203,6 +209,11 @@ export interface AuditObjectContext {
    * (installs run side by side; streamOrder sorts them). Left out by the rebuild.
    */
   readonly stream?: StreamLine[];
+  /**
+   * The latest consent each install's lines in the object carry (latestConsents): a stream line
+   * shows it or the stored one, the later, and an event after one withdrawing measurement is withheld.
+   */
+  readonly consents?: ReadonlyMap<string, ConsentRecord>;
 }
 
 /** Stream lines in the order of their events in the audit object. */
@@ -286,6 +297,8 @@ class InstallRun {
   private readonly moneyItems = new Map<number, ObjectClaims>();
   /** g:<link_id> flags to claim, by `<day>\u0000<link_id>`: the re-engagement's dims and postback. */
   private readonly reengagements = new Map<string, { dims: DimensionValues; open: OpenRef; member: MemberRef }>();
+  /** The install's consent as its partition held it when the run read it (docs/privacy.md, "Consent"). */
+  private storedConsent: ConsentRecord | undefined;
 
   constructor(
     private readonly ports: ContributionPorts,
@@ -316,16 +329,18 @@ class InstallRun {
       else if (sk.startsWith(SK.claimsPrefix)) log.push(item as unknown as ObjectClaims);
       else if (sk.startsWith(SK.eventPrefix)) legacy.push(item as unknown as EventClaim);
       else if (sk.startsWith(SK.day('')) || sk.startsWith(SK.retention(''))) this.flagItems.set(sk, item);
+      else if (sk === CONSENT_SK) this.storedConsent = item as unknown as ConsentRecord;
     }
     const own = await this.logItem(events, legacy, log);
     await this.ownHeld(own);
 
     const taken = new Set(own.ids ?? []);
+    const withheld = new Set(own.withheld ?? []);
     let member = own.head ?? undefined;
     /** The install event whose following events have no recorded install yet. */
     let after: string | undefined;
     for (const event of events) {
-      if (!taken.delete(event.eventId)) continue;
+      if (!taken.delete(event.eventId) || withheld.has(event.eventId)) continue;
       if (event.name === INSTALL_EVENT) {
         await this.install(event, own);
         after = event.eventId;
@@ -341,6 +356,21 @@ class InstallRun {
       await this.streamLine(event, member && (await this.attributionOf(member)));
     }
     await this.settleFlags();
+  }
+
+  /**
+   * Whether the user had withdrawn measurement before this event (docs/privacy.md, "Consent"): the
+   * latest consent stamped before it, of the one the partition held when the run read it and the
+   * latest the object's own lines carry, says `measurement: false`. Such an event is treated as a
+   * forget-me treats what follows it: counted in no figure, streamed nowhere, owed no postback.
+   * Install events are never withheld: later events of the uuid count against them. Asked only
+   * when the object's claim item is written, which records the answer (`withheld`).
+   */
+  private withheldByConsent(event: AcceptedEvent): boolean {
+    const before = [this.storedConsent, this.context.consents?.get(this.installUuid)].filter(
+      (record): record is ConsentRecord => record !== undefined && record.ts_ms <= event.tsMs,
+    );
+    return latestConsent(...before)?.measurement === false;
   }
 
   /** The event's line in the stream, when the stream is collected. */
@@ -372,6 +402,7 @@ class InstallRun {
           null,
         attribution: attribution ?? null,
         ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
+        consent: streamConsent(latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid))),
       },
       ...(install ? { install } : {}),
     };
@@ -425,6 +456,7 @@ class InstallRun {
       const ids: string[] = [];
       const taken: AcceptedEvent[] = [];
       const installs: string[] = [];
+      const withheld: string[] = [];
       const waiting: HeldEvent[] = [];
       for (const event of events) {
         if (claimed.has(event.eventId)) continue;
@@ -432,10 +464,11 @@ class InstallRun {
         ids.push(event.eventId);
         taken.push(event);
         if (event.name === INSTALL_EVENT) installs.push(event.eventId);
+        else if (this.withheldByConsent(event)) withheld.push(event.eventId);
         else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
       }
       const seq = log.reduce((max, item) => Math.max(max, claimSeqOf(item.sk)), 0) + 1;
-      const opens = await this.resolveOpens(events.filter((event) => ids.includes(event.eventId)));
+      const opens = await this.resolveOpens(events.filter((event) => ids.includes(event.eventId) && !withheld.includes(event.eventId)));
       const item: ObjectClaims = {
         pk: this.pk,
         sk: SK.claims(seq),
@@ -444,6 +477,7 @@ class InstallRun {
         ids,
         head: this.head ? memberOf(this.head) : null,
         ...(installs.length > 0 ? { installs } : {}),
+        ...(withheld.length > 0 ? { withheld } : {}),
         ...(waiting.length > 0 ? { held: waiting } : {}),
         ...(opens.length > 0 ? { opens } : {}),
         ...moneyOf(taken),

@@ -82,6 +82,12 @@ export interface ObjectClaims {
   ids?: string[];
   /** Those of the ids that are install events (each also has its decision in `e#<event_id>`). */
   installs?: string[];
+  /**
+   * Those of the ids the object takes and counts nowhere: events after the install's consent said
+   * `measurement: false` (withheldByConsent). Decided when the item is written and read from it on
+   * a redelivery, so every delivery of the object withholds the same events.
+   */
+  withheld?: string[];
   /** The install the object's events before its first install event count against, as read when the item was written; null: held. */
   head: MemberRef | null;
   /** Held events (no install was known), for the install that applies them. */

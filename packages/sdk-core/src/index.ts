@@ -34,4 +34,12 @@ export {
   skanConversions,
   windowOf,
 } from './skan.js';
-export { DEFAULT_BOUNDS, type FirstLaunchAnswer, type InstallSignals, type QueueBounds, type QueuedEvent, type SdkState } from './state.js';
+export {
+  type ConsentDetails,
+  DEFAULT_BOUNDS,
+  type FirstLaunchAnswer,
+  type InstallSignals,
+  type QueueBounds,
+  type QueuedEvent,
+  type SdkState,
+} from './state.js';

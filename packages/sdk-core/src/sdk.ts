@@ -3,6 +3,7 @@ import type { NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './po
 import { type Credentials, signedBody } from './signing.js';
 import type { SkanHook } from './skan.js';
 import {
+  type ConsentDetails,
   DEFAULT_BOUNDS,
   dequeued,
   enqueued,
@@ -13,6 +14,7 @@ import {
   type QueueBounds,
   type QueuedEvent,
   type SdkState,
+  withConsentDetails,
 } from './state.js';
 
 export const SDK_VERSION = 'attribution-sdk-core/0.1.0';
@@ -301,10 +303,16 @@ export class Sdk {
     await this.send();
   }
 
-  /** Grants or refuses measurement (with requireConsent). Refused, what waits is dropped. */
-  async setConsent(granted: boolean): Promise<void> {
+  /**
+   * Grants or refuses measurement (with requireConsent). Refused, what waits is dropped. With
+   * `details` that differ from those kept, the next event tracked (and the install event, when it
+   * still waits) carries them as `consent`, for the service's latest-wins store.
+   */
+  async setConsent(granted: boolean, details?: ConsentDetails): Promise<void> {
     await this.serial(async () => {
       this.state = granted ? { ...this.state, consent: true } : { ...dequeued(this.state, idsOf(this.state.queue)), consent: false };
+      if (details && JSON.stringify(details) !== JSON.stringify(this.state.consent_details))
+        this.state = withConsentDetails(this.state, details, this.sending);
       await this.save();
     });
     if (granted) {
@@ -390,6 +398,8 @@ export class Sdk {
   ): SdkState {
     // Measuring without `queueing`: consent given (or not required), so an id never rides on an event tracked before consent.
     const deviceId = this.measuring() ? this.ports.advertisingId?.() : undefined;
+    const consent = state.consent_unsent && state.consent_details;
+    if (consent) state = { ...state, consent_unsent: false };
     const event: QueuedEvent = {
       event_id: given?.event_id ?? this.ports.platform.randomUuid(),
       event_name: name,
@@ -397,6 +407,7 @@ export class Sdk {
       ts_ms: given?.ts_ms ?? this.ports.scheduler.now(),
       ...(this.ports.platform.platform && { platform: this.ports.platform.platform }),
       ...(deviceId && { device_id: deviceId }),
+      ...(consent && { consent }),
       ...fields,
     };
     return enqueued(state, event, this.settings.bounds);

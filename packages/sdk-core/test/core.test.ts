@@ -291,6 +291,51 @@ describe('bounds, sessions, consent', () => {
     refused.sdk.stop();
   });
 
+  it("setConsent's details ride on the waiting install event and the next event tracked, once per change, and survive a restart", async () => {
+    const { world, sdk } = await started({ requireConsent: true });
+    const details = {
+      gdpr_applies: true,
+      tcf_string: 'CPzHq4APzHq4AAKAsAENDQCgAAAAAAAAAAAAAAAAAAAA',
+      ad_user_data: false,
+      measurement: true,
+    };
+    await sdk.setConsent(true, details);
+    await sdk.track('level_up');
+    await sdk.track('level_up');
+    await world.advance(30_000);
+    expect(world.stored.map((event) => [event.event_name, event.consent])).toEqual([
+      ['install', details],
+      ['session_start', undefined],
+      ['level_up', details],
+      ['level_up', undefined],
+    ]);
+    // The same details again change nothing; new ones ride on the next event, after a restart too.
+    await sdk.setConsent(true, { ...details });
+    await sdk.track('same');
+    const withdrawn = { ...details, measurement: false };
+    await sdk.setConsent(true, withdrawn);
+    sdk.stop();
+    world.crash();
+    const again = await Sdk.start(config({ requireConsent: true }), world.ports());
+    await again.track('after_restart');
+    await world.advance(30_000);
+    expect(world.stored.slice(4).map((event) => [event.event_name, event.consent])).toEqual([
+      ['same', undefined],
+      ['after_restart', withdrawn],
+    ]);
+    again.stop();
+  });
+
+  it('setConsent(true) without details sends no consent object, as before', async () => {
+    const { world, sdk } = await started({ requireConsent: true });
+    await sdk.setConsent(true);
+    await sdk.track('level_up');
+    await world.advance(30_000);
+    expect(world.stored.map((event) => event.event_name)).toEqual(['install', 'session_start', 'level_up']);
+    expect(world.stored.every((event) => !('consent' in event))).toBe(true);
+    sdk.stop();
+  });
+
   it('forgetMe asks the service to delete the install until it answers 202, and stops measuring', async () => {
     const { world, sdk } = await started();
     world.modes.push('unavailable', 'network_down');
