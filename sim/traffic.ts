@@ -196,7 +196,7 @@ const SCREENS = ['home', 'shop', 'level_map', 'settings', 'leaderboard'];
  * format (USD, the range of a casual game's eCPMs: $0.50 to $3 for a banner, $4 to $20 for an
  * interstitial, $10 to $50 for a rewarded video, per thousand).
  */
-const AD_FUNDED_SHARE = 0.3;
+const AD_FUNDED_SHARE = 0.25;
 const AD_FORMATS = {
   banner: { weight: 6, usd: [0.0005, 0.003], placements: ['home_bottom', 'level_map_bottom'] },
   interstitial: { weight: 3, usd: [0.004, 0.02], placements: ['level_end', 'app_resume'] },
@@ -653,7 +653,7 @@ function sessionEvents(random: Random, life: Life, traits: Archetype, ads?: AdPl
     // Two at least in the showcase's first session: one reported twice by the SDK, one by the SDK and the server.
     const showcase: AdDelivery[] = plan.showcase && !showcased ? ['sdk_twice', 'sdk_and_s2s', 's2s'] : [];
     showcased ||= plan.showcase;
-    for (let n = Math.max(r.int(1, 4), showcase.length), i = 0; i < n; i++) {
+    for (let n = Math.max(r.int(1, 3), showcase.length), i = 0; i < n; i++) {
       t += r.int(10_000, 60_000);
       const format = r.weighted({
         banner: AD_FORMATS.banner.weight,
