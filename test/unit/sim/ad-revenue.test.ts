@@ -110,8 +110,6 @@ describe("the oracle's ad revenue", () => {
           d0 += cell.cohort_ad_d0_micros ?? 0;
           d7 += cell.cohort_ad_d7_micros ?? 0;
           d30 += cell.cohort_ad_d30_micros ?? 0;
-            purchase && day === '2026-10-01' && key.includes('organic') ? (cell.revenue_micros ?? 0) : 0,
-          );
         }
         expect(byDay).toEqual(expected.day);
         expect({ d0, d7, d30 }).toEqual({ d0: expected.d0, d7: expected.d7, d30: expected.d30 });
