@@ -831,7 +831,7 @@ async function sendRound(
           throw new Error(`no exchange rate of ${priced.currency} for ${new Date(tsMs).toISOString()}`);
         const revenueUsd = converted !== undefined ? converted / 1e6 : e.revenue_usd;
         if (e.ad_revenue && e.via === 's2s' && !e.malformed && state.adRevenueKey) {
-          state.serverImpressions.push({ planned: { ...e, ad_revenue: e.ad_revenue }, tsMs, revenueUsd: converted ?? 0 });
+          state.serverImpressions.push({ planned: { ...e, ad_revenue: e.ad_revenue }, tsMs, revenueUsd: (converted ?? 0) / 1e6 });
           return [];
         }
         facts.push({ planned: e, tsMs, revenueUsd });
