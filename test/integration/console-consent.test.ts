@@ -19,6 +19,8 @@ import { waitFor } from '../support/wait-for';
 import { MOBILE } from '../unit/links/user-agents';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Every postback here is withheld, never sent: a loopback template the local runtime allows when told so.
+process.env.POSTBACK_ALLOW_LOOPBACK = '1';
 const SCREENSHOTS =
   process.env.UPDATE_SCREENSHOTS === '1'
     ? join(__dirname, '..', '..', 'docs', 'screenshots')
@@ -33,8 +35,8 @@ let network = 0;
 const freshIp = () => `203.0.113.${++network}`;
 const uuid = (n: number) => `${String(n).padStart(8, '0')}-1d2a-4c3b-9e8f-0a1b2c3d4e5f`;
 
-/** An install through a partner's link, with a purchase, carrying the consent given. */
-async function install(linkId: string, n: number, consent: Record<string, unknown>, ctitMs = 40_000): Promise<void> {
+/** An install through a partner's link, with a purchase, carrying the consent given (if any). */
+async function install(linkId: string, n: number, consent: Record<string, unknown> | undefined, ctitMs = 40_000): Promise<void> {
   const ip = freshIp();
   const response = await fetch(`${stack.baseUrl}/l/${linkId}`, {
     redirect: 'manual',
@@ -51,7 +53,7 @@ async function install(linkId: string, n: number, consent: Record<string, unknow
       ts_ms: ts,
       platform: 'ios',
       attribution: { click_id: clickId },
-      consent,
+      ...(consent ? { consent } : {}),
     },
     { event_id: 'p', event_name: 'purchase', install_uuid: uuid(n), ts_ms: ts + 1000, revenue_usd: 1.99 },
   ] as never);
@@ -65,7 +67,6 @@ beforeAll(async () => {
   const gads = await links.create(tenant.app, { partner: 'gads', campaign: 'eu' });
   const meta = await links.create(tenant.app, { partner: 'meta', campaign: 'eu' });
   const target = { baseUrl: stack.baseUrl };
-  // Withheld postbacks are never sent, so the templates may name a host nobody answers.
   for (const [partner, vendor] of [
     ['gads', 755],
     ['meta', undefined],
@@ -75,7 +76,7 @@ beforeAll(async () => {
       {
         'app-key': tenant.app.app_key,
         partner,
-        url: `https://${partner}.example.com/pb?id={postback_id}`,
+        url: `http://127.0.0.1:9/${partner}?id={postback_id}`,
         events: 'install,purchase',
         ...(vendor ? { 'tcf-vendor-id': vendor } : {}),
       },
@@ -87,7 +88,7 @@ beforeAll(async () => {
   await install(gads.link_id, 2, { measurement: false });
   // meta: third_party_sharing refused (two withheld); a fraud-flagged install (2 s CTIT) with no consent: withheld for fraud only.
   await install(meta.link_id, 3, { third_party_sharing: false });
-  await install(meta.link_id, 4, {}, 2_000);
+  await install(meta.link_id, 4, undefined, 2_000);
   await stack.pollers.drain();
   await waitFor(
     async () =>
