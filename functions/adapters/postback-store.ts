@@ -234,4 +234,26 @@ export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
     }
     return attempts;
   }
+
+  /** The app's attempts made in [sinceMs, untilMs) with one outcome (`admin postback withheld`): a range of the log's keys. */
+  async attemptsBetween(appId: string, sinceMs: number, untilMs: number, outcome: AttemptRecord['outcome']): Promise<AttemptRecord[]> {
+    const attempts: AttemptRecord[] = [];
+    for await (const item of queryItems<Record<string, unknown>>({
+      TableName: this.table,
+      // `log#<at_ms, 13 digits>#...`: from the first millisecond to before the last, in key order.
+      KeyConditionExpression: 'pk = :app AND sk BETWEEN :from AND :to',
+      FilterExpression: '#outcome = :outcome',
+      ExpressionAttributeNames: { '#outcome': 'outcome' },
+      ExpressionAttributeValues: {
+        ':app': appId,
+        ':from': `log#${String(Math.max(0, sinceMs)).padStart(13, '0')}`,
+        ':to': `log#${String(Math.max(0, untilMs - 1)).padStart(13, '0')}$`,
+        ':outcome': outcome,
+      },
+    })) {
+      const { pk: _pk, sk: _sk, expires_at: _expires, app_id: _app, app_install: _install, ...attempt } = item;
+      attempts.push({ app_id: appId, ...attempt } as AttemptRecord);
+    }
+    return attempts;
+  }
 }
