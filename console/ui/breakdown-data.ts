@@ -100,10 +100,31 @@ export const METRIC_COLUMNS: readonly BreakdownColumn[] = [
   { key: 'd30_rate', label: 'Retention D30', kind: 'rate', cohort: 'd30' },
 ];
 
-/** The table's columns for a grouping: the group columns (in the API's order), then the figures. */
-export const columnsFor = (groups: readonly GroupColumn[]): BreakdownColumn[] => [
+/**
+ * The figures shown until a user chooses others (column-choice.ts): what a marketer reads every
+ * morning, with fraud and ad revenue beside purchases; the others are one tick away.
+ */
+export const DEFAULT_METRICS: readonly string[] = [
+  'installs',
+  'organic',
+  'fraud_flagged',
+  'cost_usd',
+  'ecpi_usd',
+  'revenue_usd',
+  'ad_revenue_usd',
+  'roas_d7',
+  'total_roas_d7',
+  'd1_rate',
+  'd7_rate',
+];
+
+/**
+ * The table's columns for a grouping: the group columns (in the API's order), then the figures,
+ * or only the `shown` ones (the user's choice) when given.
+ */
+export const columnsFor = (groups: readonly GroupColumn[], shown?: readonly string[]): BreakdownColumn[] => [
   ...groups.map((group): BreakdownColumn => ({ key: group, label: GROUP_LABELS[group], kind: 'text' })),
-  ...METRIC_COLUMNS,
+  ...(shown ? METRIC_COLUMNS.filter((column) => shown.includes(column.key)) : METRIC_COLUMNS),
 ];
 
 /** The grouping a URL names, in the API's column order, unknown and repeated names dropped; partner when none is left. */
