@@ -44,10 +44,12 @@ export type PerformanceRow = Record<string, string | number | boolean>;
 export type Grain = 'day' | 'week';
 
 export interface MatrixColumn {
-  readonly key: 'd1' | 'd7' | 'd30' | 'rev_d0' | 'rev_d7' | 'rev_d30';
+  readonly key: 'd1' | 'd7' | 'd30' | 'rev_d0' | 'rev_d7' | 'rev_d30' | 'total_d7' | 'total_d30';
   readonly label: string;
   /** The report's counter summed for the column. */
   readonly counter: string;
+  /** A second counter added to it: the cohort's ad revenue, for the total (purchases + ads) columns. */
+  readonly plus?: string;
   readonly flag: MaturityFlag;
   readonly kind: 'retention' | 'revenue';
 }
@@ -61,7 +63,28 @@ export const REVENUE_COLUMNS: readonly MatrixColumn[] = [
   { key: 'rev_d0', label: 'Revenue D0', counter: 'cohort_revenue_d0_usd', flag: 'd0_mature', kind: 'revenue' },
   { key: 'rev_d7', label: 'Revenue D7', counter: 'cohort_revenue_d7_usd', flag: 'd7_mature', kind: 'revenue' },
   { key: 'rev_d30', label: 'Revenue D30', counter: 'cohort_revenue_d30_usd', flag: 'd30_mature', kind: 'revenue' },
+  // Purchases and ad revenue together (issue 40): the performance report's cohort_ad_revenue_dN_usd.
+  {
+    key: 'total_d7',
+    label: 'Revenue D7 + ads',
+    counter: 'cohort_revenue_d7_usd',
+    plus: 'cohort_ad_revenue_d7_usd',
+    flag: 'd7_mature',
+    kind: 'revenue',
+  },
+  {
+    key: 'total_d30',
+    label: 'Revenue D30 + ads',
+    counter: 'cohort_revenue_d30_usd',
+    plus: 'cohort_ad_revenue_d30_usd',
+    flag: 'd30_mature',
+    kind: 'revenue',
+  },
 ];
+
+/** A column's numerator from summed counters: its counter, plus its second one when it has one. */
+const numeratorOf = (column: MatrixColumn, sums: Readonly<Record<string, number>>): number =>
+  (sums[column.counter] ?? 0) + (column.plus ? (sums[column.plus] ?? 0) : 0);
 
 /** How the revenue columns read: ROAS (cohort revenue over cost) when the window has cost, else dollars per install. */
 export type RevenueMode = 'roas' | 'per_install' | 'none';
@@ -115,11 +138,13 @@ export interface MatrixOptions {
  */
 export function cohortMatrix(reportRows: readonly PerformanceRow[], options: MatrixOptions): CohortMatrix {
   const byDay = new Map(reportRows.map((row) => [String(row.day), row]));
-  const hasRevenue = reportRows.some((row) => REVENUE_COLUMNS.some((c) => num(row[c.counter]) > 0));
+  const hasRevenue = reportRows.some((row) =>
+    REVENUE_COLUMNS.some((c) => numeratorOf(c, { [c.counter]: num(row[c.counter]), ...(c.plus && { [c.plus]: num(row[c.plus]) }) }) > 0),
+  );
   const hasCost = reportRows.some((row) => num(row.cost_usd) > 0);
   const revenueMode: RevenueMode = hasCost ? 'roas' : hasRevenue ? 'per_install' : 'none';
   const columns = revenueMode === 'none' ? RETENTION_COLUMNS : [...RETENTION_COLUMNS, ...REVENUE_COLUMNS];
-  const counters = [...RETENTION_COLUMNS, ...REVENUE_COLUMNS].map((c) => c.counter);
+  const counters = [...new Set([...RETENTION_COLUMNS, ...REVENUE_COLUMNS].flatMap((c) => (c.plus ? [c.counter, c.plus] : [c.counter])))];
 
   const groups = new Map<string, string[]>();
   for (const day of options.days) {
@@ -135,8 +160,8 @@ export function cohortMatrix(reportRows: readonly PerformanceRow[], options: Mat
   };
   const figureOf = (column: MatrixColumn, sums: Record<string, number>, installs: number, cost: number) =>
     column.kind === 'retention' || revenueMode !== 'roas'
-      ? ratio(sums[column.counter] ?? 0, installs)
-      : ratio(sums[column.counter] ?? 0, cost);
+      ? ratio(numeratorOf(column, sums), installs)
+      : ratio(numeratorOf(column, sums), cost);
 
   const rows: MatrixRow[] = [...groups].map(([cohort, days]) => {
     const sums: Record<string, number> = Object.fromEntries(counters.map((c) => [c, 0]));
@@ -167,7 +192,7 @@ export function cohortMatrix(reportRows: readonly PerformanceRow[], options: Mat
     averageCells[column.key] = {
       value: figureOf(
         column,
-        { [column.counter]: sum((row) => row.sums[column.counter] ?? 0) },
+        Object.fromEntries(counters.map((counter) => [counter, sum((row) => row.sums[counter] ?? 0)])),
         sum((row) => row.installs),
         sum((row) => row.cost),
       ),

@@ -32,14 +32,14 @@ describe('the column choice', () => {
         fc.array(fc.subarray(ALL), { minLength: 5, maxLength: 5 }),
         (owners, choices) => {
           const storage = memoryStorage();
-          owners.forEach(([user, app], i) => storeChoice(storage, choiceKey('breakdown', user, app), choices[i] ?? []));
-          owners.forEach(([user, app], i) => {
+          for (const [i, [user, app]] of owners.entries()) storeChoice(storage, choiceKey('breakdown', user, app), choices[i] ?? []);
+          for (const [i, [user, app]] of owners.entries()) {
             const chosen = choices[i] ?? [];
             const shown = chosenColumns(storage, choiceKey('breakdown', user, app), ALL, DEFAULT_METRICS);
             // An empty choice is no choice: the defaults.
             const oracle = chosen.length ? ALL.filter((key) => chosen.includes(key)) : ALL.filter((key) => DEFAULT_METRICS.includes(key));
             expect(shown).toEqual(oracle);
-          });
+          }
         },
       ),
     );
