@@ -128,6 +128,8 @@ export interface MatrixOptions {
   /** For the maturity of days the report has no row for (no installs, no cost). */
   readonly timeZone: string;
   readonly nowMs: number;
+  /** How the revenue columns read, when the caller fixes it (a split's values read as the whole period does). */
+  readonly revenueMode?: RevenueMode;
 }
 
 /**
@@ -142,7 +144,7 @@ export function cohortMatrix(reportRows: readonly PerformanceRow[], options: Mat
     REVENUE_COLUMNS.some((c) => numeratorOf(c, { [c.counter]: num(row[c.counter]), ...(c.plus && { [c.plus]: num(row[c.plus]) }) }) > 0),
   );
   const hasCost = reportRows.some((row) => num(row.cost_usd) > 0);
-  const revenueMode: RevenueMode = hasCost ? 'roas' : hasRevenue ? 'per_install' : 'none';
+  const revenueMode: RevenueMode = options.revenueMode ?? (hasCost ? 'roas' : hasRevenue ? 'per_install' : 'none');
   const columns = revenueMode === 'none' ? RETENTION_COLUMNS : [...RETENTION_COLUMNS, ...REVENUE_COLUMNS];
   const counters = [...new Set([...RETENTION_COLUMNS, ...REVENUE_COLUMNS].flatMap((c) => (c.plus ? [c.counter, c.plus] : [c.counter])))];
 
@@ -252,4 +254,34 @@ export function heatColour(value: number, range: { min: number; max: number }): 
     background: `rgb(${rgb.join(', ')})`,
     text: contrast(l, 0) >= contrast(l, 1) ? '#000000' : '#ffffff',
   };
+}
+
+/** A split's value (a partner, campaign, country or platform) and its cohorts' weighted averages. */
+export interface SplitRow {
+  readonly value: string;
+  readonly installs: number;
+  readonly cells: CohortMatrix['average']['cells'];
+}
+
+/**
+ * The cohorts split by a dimension (the performance report grouped by day and that dimension):
+ * each value's weighted averages over its elapsed cohorts, as the matrix's last row computes them,
+ * the revenue columns read as the whole period's (`revenueMode`); most installs first, then by name.
+ */
+export function splitRows(
+  reportRows: readonly PerformanceRow[],
+  dimension: string,
+  options: Omit<MatrixOptions, 'grain'> & { readonly revenueMode: RevenueMode },
+): SplitRow[] {
+  const byValue = new Map<string, PerformanceRow[]>();
+  for (const row of reportRows) {
+    const value = String(row[dimension] ?? '');
+    byValue.set(value, [...(byValue.get(value) ?? []), row]);
+  }
+  return [...byValue]
+    .map(([value, rows]) => {
+      const matrix = cohortMatrix(rows, { ...options, grain: 'day' });
+      return { value, installs: matrix.average.installs, cells: matrix.average.cells };
+    })
+    .sort((a, b) => b.installs - a.installs || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
 }
