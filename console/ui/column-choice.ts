@@ -4,8 +4,12 @@
  * DOM-free (the storage is a parameter), so the unit tests run it in node.
  */
 
-/** What the choice needs of localStorage. */
-export type ChoiceStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
+/** What the choice needs of localStorage (written out: node's tests have no DOM types). */
+export interface ChoiceStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
 
 /** The user a choice belongs to when the console has no sign-in (the local console). */
 export const LOCAL_USER = 'local';
