@@ -267,10 +267,10 @@ describe('the overview', () => {
       const shown = await shownFigures();
       for (const key of ['roas_d7', 'retention_d1', 'retention_d7'] as const)
         expect({ period, key, value: shown[key]?.value }).not.toEqual({ period, key, value: BLANK });
+      // The last 7 days ending yesterday: no day of them has D7 final, so D7 stands on the latest 7 final days.
+      if (period === 'last7')
+        expect(shown.retention_d7?.note).toBe(`over ${addDays(today, -15)} – ${addDays(today, -9)}, the latest final days`);
     }
-    // The last 7 days ending yesterday: no day of them has D7 final, so D7 stands on the latest 7 final days.
-    await checkFigures({ period: 'last7' }, addDays(today, -7), addDays(today, -1));
-    expect((await shownFigures()).retention_d7?.note).toBe(`over ${addDays(today, -15)} – ${addDays(today, -9)}, the latest final days`);
   }, 300_000);
 
   it('charts installs per day by partner on every day of the period, with the attribution report’s totals', async () => {
