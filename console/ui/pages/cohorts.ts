@@ -199,6 +199,7 @@ function splitTable(label: string, rows: readonly SplitRow[], matrix: CohortMatr
                     class: 'num',
                     'data-col': column.key,
                     'data-label': head(column),
+                    'data-value': figure.value === undefined ? null : String(figure.value),
                     title: figure.mature ? null : 'no cohort’s window has elapsed yet',
                   },
                   figure.value === undefined ? BLANK : formatOf(column, matrix.revenueMode)(figure.value),
