@@ -5,7 +5,7 @@ import { runAdmin } from '../bin/admin';
 import { type AppCredentials, buildBatch, type EventBatchResult, EventClient, eventBatchRequest } from '../client/event-client';
 import { pool } from '../functions/domain/common/pool';
 import { ADATTRIBUTIONKIT_TEST_KID, adAttributionKitTestPrivateKey, skadnetworkTestPrivateKey } from '../local/skan-test-key';
-import { type AppleAdsAnswer, planAppleAds, tokenOf, withAppleAds } from './apple-ads';
+import { APPLE_ADS_CPI_USD, APPLE_ADS_PARTNER, type AppleAdsAnswer, planAppleAds, tokenOf, withAppleAds } from './apple-ads';
 import {
   compareReports,
   countedEvents,
@@ -481,6 +481,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
           .filter(([partner]) => state.plan.links.some((l) => l.partner === partner))
           .map(([partner, p]) => [partner, p.cpiUsd]),
       );
+      // Apple Ads installs are on past days (back-dated, Apple's click date): their spend too.
+      if (state.appleAds.size > 0) cpi[APPLE_ADS_PARTNER] = APPLE_ADS_CPI_USD;
       const requests = planCost(
         new Random(`attribution-sim/${options.seed}/cost/${state.plan.index}`),
         cells,

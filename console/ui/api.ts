@@ -72,6 +72,8 @@ export interface Meta {
   target: { base_url: string; stack: string | null };
   commands: string[];
   postback_macros: { name: string; description: string }[];
+  /** Who is signed in, where the console has sign-in (issue 42): per-user choices are kept under it; absent locally. */
+  user?: string;
 }
 
 export const meta = () => post<Meta>('/api/meta', {});
