@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { MAX_REPORT_KEY_SECRET_PREFIX } from '../../../lib/function-constants';
 import { UUID_PATTERN } from '../common/uuid';
+import type { MaxPullSettings } from '../tenants/tenant';
 import { MAX_IMPRESSIONS } from './ad-revenue-upload';
 import type { AdRevenue } from './event-validation';
 
@@ -18,6 +20,38 @@ import type { AdRevenue } from './event-validation';
 export const MAX_REPORT_URL = 'https://r.applovin.com/max/userAdRevenueReport';
 export const MAX_PLATFORMS = ['android', 'fireos', 'ios'] as const;
 export type MaxPlatform = (typeof MAX_PLATFORMS)[number];
+
+/** A Secrets Manager name under the report keys' prefix (Secrets Manager's characters, at most 512). */
+export const MAX_REPORT_KEY_SECRET = new RegExp(`^${MAX_REPORT_KEY_SECRET_PREFIX.replaceAll('/', '\\/')}[A-Za-z0-9/_+=.@-]{1,400}$`);
+/** A package name or bundle id (letters, digits, `.`, `_`, `-`), as MAX's `application` takes it. */
+export const MAX_APPLICATION = /^[A-Za-z0-9._-]{1,255}$/;
+
+/** What `app update`'s MAX flags ask for; each unset part keeps the app's. */
+export interface MaxPullChange {
+  readonly on?: boolean;
+  readonly report_key_secret?: string;
+  readonly application?: string;
+  readonly platform?: MaxPlatform;
+}
+
+/**
+ * The app's settings after a change, or undefined when nothing changes. Turning the pull on needs
+ * all three parts, from the change or kept; the part missing is the error's `flag`.
+ */
+export function changedMaxPull(
+  before: MaxPullSettings | undefined,
+  change: MaxPullChange,
+): MaxPullSettings | undefined | { readonly missing: 'max-report-key-secret' | 'max-application' | 'max-platform' } {
+  if (Object.values(change).every((value) => value === undefined)) return undefined;
+  const report_key_secret = change.report_key_secret ?? before?.report_key_secret;
+  const application = change.application ?? before?.application;
+  const platform = change.platform ?? before?.platform;
+  const on = change.on ?? before?.on ?? false;
+  if (report_key_secret === undefined) return { missing: 'max-report-key-secret' };
+  if (application === undefined) return { missing: 'max-application' };
+  if (platform === undefined) return { missing: 'max-platform' };
+  return { on, report_key_secret, application, platform };
+}
 
 /** The JSON answer naming the CSV, at most: a few hundred bytes in MAX's documentation. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
