@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { startAdServicesStub } from './adservices-stub';
 import { DataDirInUse, dataDirHolder } from './emulators';
 import { dataDirFromEnv } from './environment';
+import { startMaxReportStub } from './max-report-stub';
 import { type Runtime, startRuntime } from './runtime';
 import { demoCurls } from './seed';
 
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
   const existed = existsSync(dataDir);
   // Apple's attribution API, locally: tokens of the stub's convention (local/adservices-stub.ts) get its answers.
   const adServices = await startAdServicesStub(host);
+  // AppLovin MAX's report API, locally: it has no report until one is given it (local/max-report-stub.ts).
+  const maxReport = await startMaxReportStub(host);
   let runtime: Runtime;
   try {
     runtime = await startRuntime({
@@ -33,10 +36,10 @@ async function main(): Promise<void> {
       host,
       trustProxy: process.env.TRUST_PROXY === '1',
       seed: true,
-      internet: { ADSERVICES_API_URL: adServices.url },
+      internet: { ADSERVICES_API_URL: adServices.url, MAX_REPORT_URL: maxReport.url },
     });
   } catch (error) {
-    await adServices.close();
+    await Promise.all([adServices.close(), maxReport.close()]);
     // Taken between the check and the start, or another failure: a first start leaves no half-made directory.
     if (!existed) rmSync(dataDir, { recursive: true, force: true });
     throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUse(port) : error;
@@ -59,7 +62,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping, flushing data to ${dataDir}`);
-    Promise.all([runtime.close(), adServices.close()]).then(
+    Promise.all([runtime.close(), adServices.close(), maxReport.close()]).then(
       () => process.exit(0),
       (error: unknown) => {
         console.error(error);
