@@ -3,7 +3,9 @@ import { MemoryFxRates } from '../../../functions/adapters/memory/fx-rates';
 import type { AuditLine } from '../../../functions/domain/audit/types';
 import { takeImpressions } from '../../../functions/domain/ingest/ad-revenue-upload';
 import {
+  changedMaxPull,
   MAX_ANSWER_BYTES,
+  MAX_REPORT_KEY_SECRET,
   MaxPullError,
   type MaxPullPorts,
   parseCsv,
@@ -212,5 +214,29 @@ describe('the daily MAX pull', () => {
       precision: 'estimated',
       impression_id: expect.stringMatching(/^max\.[0-9a-f]{40}\.1$/),
     });
+  });
+
+  it('turns the pull on only with a secret under the prefix, an application and a platform, kept across changes', () => {
+    const settings = { on: true, report_key_secret: 'attribution/max-report-key/game', application: 'com.x', platform: 'ios' as const };
+    expect(changedMaxPull(undefined, {})).toBeUndefined();
+    expect(changedMaxPull(undefined, { on: true, application: 'com.x', platform: 'ios' })).toEqual({ missing: 'max-report-key-secret' });
+    expect(changedMaxPull(undefined, { on: true, report_key_secret: settings.report_key_secret, platform: 'ios' })).toEqual({
+      missing: 'max-application',
+    });
+    expect(changedMaxPull(undefined, { report_key_secret: settings.report_key_secret, application: 'com.x' })).toEqual({
+      missing: 'max-platform',
+    });
+    expect(changedMaxPull(undefined, { ...settings })).toEqual(settings);
+    expect(changedMaxPull(settings, { on: false })).toEqual({ ...settings, on: false });
+    expect(changedMaxPull({ ...settings, on: false }, { application: 'com.y' })).toEqual({ ...settings, on: false, application: 'com.y' });
+    expect(MAX_REPORT_KEY_SECRET.test('attribution/max-report-key/game-1')).toBe(true);
+    for (const name of [
+      'attribution/max-report-key/',
+      'attribution/other/game',
+      'prod/attribution/max-report-key/x',
+      'attribution/max-report-key/a b',
+    ]) {
+      expect({ name, ok: MAX_REPORT_KEY_SECRET.test(name) }).toEqual({ name, ok: false });
+    }
   });
 });
