@@ -86,7 +86,8 @@ export async function maxRevenuePull(event: unknown): Promise<MaxRevenuePullResu
       metrics.addMetric('MaxRowsAccepted', MetricUnit.Count, summary.accepted);
       metrics.addMetric('MaxRowsRejected', MetricUnit.Count, summary.rejected);
       // Rows not taken are said with their reasons: never lost without a word.
-      (summary.rejected > 0 ? logger.warn : logger.info).call(logger, 'MAX report pulled', { ...summary });
+      if (summary.rejected > 0) logger.warn('MAX report pulled, some rows not taken', { ...summary });
+      else logger.info('MAX report pulled', { ...summary });
     } catch (error) {
       const code = error instanceof MaxPullError ? error.code : ((error as { code?: string }).code ?? 'failed');
       failed.push({ app_id: app.app_id, code });
