@@ -16,8 +16,8 @@ const tenants = new TenantStore(resourceName.table('tenants'));
 const installs = new DynamoInstallStore(resourceName.table('installs'));
 const ports = impressionPorts();
 /**
- * MAX's endpoint: the stack sets MAX's own (lib/manifest.ts). Locally '' unless the run gives a
- * stand-in (local/max-report-stub.ts), and the run only says so.
+ * MAX's endpoint: the stack sets MAX's own (lib/manifest.ts). Locally '' (npm start never reaches
+ * the internet) and the run only says so, unless a test's run gives a stand-in (local/max-report-stub.ts).
  */
 const baseUrl = process.env.MAX_REPORT_URL ?? '';
 

@@ -1,8 +1,8 @@
 /**
  * A stand-in for AppLovin MAX's User-Level Ad Revenue API
  * (https://support.axon.ai/en/max/reporting-apis/user-level-ad-revenue-api) on 127.0.0.1, which
- * max-revenue-pull reaches through MAX_REPORT_URL (RuntimeOptions.internet), since the local
- * runtime never reaches the internet. It follows MAX's documented format:
+ * max-revenue-pull reaches through MAX_REPORT_URL when a test's runtime is given it
+ * (RuntimeOptions.internet), since the local runtime never reaches the internet. It follows MAX's documented format:
  *
  * - `GET /max/userAdRevenueReport?api_key=&date=&platform=&application=&aggregated=false` answers
  *   200 `{"status":200,"url":...,"ad_revenue_report_url":...}` for a key it was given a report

@@ -3,7 +3,6 @@ import { createServer } from 'node:net';
 import { startAdServicesStub } from './adservices-stub';
 import { DataDirInUse, dataDirHolder } from './emulators';
 import { dataDirFromEnv } from './environment';
-import { startMaxReportStub } from './max-report-stub';
 import { type Runtime, startRuntime } from './runtime';
 import { demoCurls } from './seed';
 
@@ -26,8 +25,6 @@ async function main(): Promise<void> {
   const existed = existsSync(dataDir);
   // Apple's attribution API, locally: tokens of the stub's convention (local/adservices-stub.ts) get its answers.
   const adServices = await startAdServicesStub(host);
-  // AppLovin MAX's report API, locally: it has no report until one is given it (local/max-report-stub.ts).
-  const maxReport = await startMaxReportStub(host);
   let runtime: Runtime;
   try {
     runtime = await startRuntime({
@@ -36,10 +33,10 @@ async function main(): Promise<void> {
       host,
       trustProxy: process.env.TRUST_PROXY === '1',
       seed: true,
-      internet: { ADSERVICES_API_URL: adServices.url, MAX_REPORT_URL: maxReport.url },
+      internet: { ADSERVICES_API_URL: adServices.url },
     });
   } catch (error) {
-    await Promise.all([adServices.close(), maxReport.close()]);
+    await adServices.close();
     // Taken between the check and the start, or another failure: a first start leaves no half-made directory.
     if (!existed) rmSync(dataDir, { recursive: true, force: true });
     throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUse(port) : error;
@@ -62,7 +59,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping, flushing data to ${dataDir}`);
-    Promise.all([runtime.close(), adServices.close(), maxReport.close()]).then(
+    Promise.all([runtime.close(), adServices.close()]).then(
       () => process.exit(0),
       (error: unknown) => {
         console.error(error);
