@@ -39,7 +39,9 @@ export type PolicyResource =
   | { readonly kind: 'export-objects' }
   | { readonly kind: 'queue'; readonly queue: QueueName }
   /** The CloudFront origin secret in Secrets Manager (lib/constructs/edge.ts). */
-  | { readonly kind: 'origin-secret' };
+  | { readonly kind: 'origin-secret' }
+  /** Every Secrets Manager secret whose name starts with `prefix` (FunctionSpec.secretPrefix: `secret:<prefix>*`). */
+  | { readonly kind: 'secrets'; readonly prefix: string };
 
 /**
  * A condition a statement holds only under, every part of it at once (IAM ands them). The kinds
@@ -132,6 +134,8 @@ export const KEY_USE_TABLE: TableName = 'tenants';
 
 /** What a routed function may do with the origin secret: read its value, nothing else (not even DescribeSecret). */
 export const ORIGIN_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
+/** What a function may do with the secrets of its prefix (FunctionSpec.secretPrefix): read their values, as the origin secret's. */
+export const PREFIXED_SECRET_ACTIONS = ORIGIN_SECRET_ACTIONS;
 
 type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
@@ -176,6 +180,9 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   // Routed functions and the authorizer check every request's origin header against it
   // (functions/shared/http.ts, functions/origin-authorizer.ts).
   if (readsOriginSecret(spec)) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
+  if (spec.secretPrefix !== undefined) {
+    statements.push({ actions: PREFIXED_SECRET_ACTIONS, resources: [{ kind: 'secrets', prefix: spec.secretPrefix }] });
+  }
   return statements;
 }
 
@@ -208,6 +215,8 @@ export function resourceKey(resource: PolicyResource): string {
       return `${resource.kind}:${resource.table}`;
     case 'queue':
       return `queue:${resource.queue}`;
+    case 'secrets':
+      return `secrets:${resource.prefix}`;
     default:
       return resource.kind;
   }

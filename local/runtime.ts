@@ -18,7 +18,7 @@ import { newLocalOriginSecret } from './origin-secret';
 import { localCredentials, provision } from './provision';
 import { type Pollers, startQueuePollers } from './queue-pollers';
 import { type Scheduler, startScheduler } from './scheduler';
-import { startSecretsManagerEmulator } from './secrets-manager-emulator';
+import { type SecretsManagerEmulator, startSecretsManagerEmulator } from './secrets-manager-emulator';
 import { type Demo, seedDemo } from './seed';
 
 export interface RuntimeOptions {
@@ -48,6 +48,8 @@ export interface Runtime {
   demoCreated: boolean;
   pollers: Pollers;
   scheduler: Scheduler;
+  /** The local Secrets Manager, where an operator's secrets go (a MAX report key: docs/ad-revenue.md). */
+  secrets: Pick<SecretsManagerEmulator, 'put'>;
   close(): Promise<void>;
 }
 
@@ -182,6 +184,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     demoCreated: seeded?.created ?? false,
     pollers,
     scheduler,
+    secrets: { put: (name, value) => secretsManager.put(name, value) },
     close,
   };
 }

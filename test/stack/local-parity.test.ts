@@ -62,6 +62,10 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
   if (queue && suffix === '') return { kind: 'queue', queue };
   // A secret's ARN is its Ref.
   if ((reference as { Ref?: string }).Ref === logicalId(service.stack.edge.originSecret)) return { kind: 'origin-secret' };
+  // The secrets of a prefix: arn:<partition>:secretsmanager:<region>:<account>:secret:<prefix>*, joined from parts.
+  const joined = join ? join[1].filter((part): part is string => typeof part === 'string').join('') : '';
+  const prefix = /^arn::secretsmanager:::secret:(.+)\*$/.exec(joined)?.[1];
+  if (prefix !== undefined) return { kind: 'secrets', prefix };
   return 'other';
 }
 
