@@ -451,7 +451,8 @@ const stampedBatch = fc
       event_name: fc.constant('refund'),
       install_uuid: fc.uuid(),
       ts_ms: onBatchClock,
-      refund: oneRefundMemberBroken,
+      // Now and then no object at all, so the draws name `refund` itself, not only its members.
+      refund: fc.oneof({ weight: 5, arbitrary: oneRefundMemberBroken }, fc.constantFrom<unknown>('refunded', 7, [], true)),
     });
     return fc.tuple(
       fc.constant(skewMs),
