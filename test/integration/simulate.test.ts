@@ -36,7 +36,8 @@ beforeAll(async () => {
   rmSync(dir, { recursive: true });
   result = await simulate({ seed: 'integration', apps: 2, installs: 30, days: 45, check: true });
   for (const app of result.apps) reports.push(await fetchReports(result.base_url, app.server_key, result.window));
-}, 300_000);
+  // Since the simulator sends ad revenue, a run beside another suite can pass 300 s on 2 cores.
+}, 480_000);
 afterAll(async () => {
   await stack?.stop();
   await adServices?.close();
