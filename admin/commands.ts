@@ -3,6 +3,7 @@ import { costCommands } from './cost-commands';
 import { exportCommands } from './export-commands';
 import { flagWording } from './flags';
 import { fxCommands } from './fx-commands';
+import { healthCommands } from './health-commands';
 import { installCommands } from './install-commands';
 import { linkCommands } from './link-commands';
 import { postbackCommands } from './postback-commands';
@@ -32,6 +33,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...fxCommands,
   ...skanCommands,
   ...userCommands,
+  ...healthCommands,
 ]);
 
 function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {

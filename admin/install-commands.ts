@@ -14,6 +14,7 @@ import { differences, type RebuiltRow, rebuildRows } from '../functions/domain/a
 import { ROW_FAMILIES, ROW_GROUPS, rowId } from '../functions/domain/aggregation/rows';
 import { dayOf } from '../functions/domain/common/days';
 import { installHash } from '../functions/domain/privacy/privacy';
+import { tcfSummary } from '../functions/domain/privacy/tcf-summary';
 import { resourceName } from '../functions/shared/config';
 import { appByKey } from './apps';
 import { defineCommand } from './command';
@@ -28,7 +29,10 @@ export const installCommands = [
     async execute(f) {
       const app = await appByKey(f['app-key']);
       const items = await new DynamoInstallStore(resourceName.table('installs')).installItems(app.app_id, f['install-uuid']);
-      return installReport(app.app_id, f['install-uuid'], items);
+      const report = installReport(app.app_id, f['install-uuid'], items);
+      // The TC string as a person reads it: its purposes and vendors (docs/privacy.md, "Consent").
+      const tcf = report.consent?.tcf_string;
+      return tcf === undefined ? report : { ...report, consent: { ...report.consent, tcf: tcfSummary(tcf) } };
     },
   }),
   defineCommand({

@@ -5,6 +5,13 @@ import { NotFoundError } from '../functions/adapters/tenant-store';
 import { PostbackConfigError, postbackConfig } from '../functions/domain/partner-postbacks/config';
 import { checkDestination, type DestinationPolicy, DestinationRefused } from '../functions/domain/partner-postbacks/destination';
 import { renderTemplate } from '../functions/domain/partner-postbacks/template';
+import {
+  DEFAULT_WITHHELD_DAYS,
+  DEFAULT_WITHHELD_LISTED,
+  MAX_WITHHELD_DAYS,
+  MAX_WITHHELD_LISTED,
+  withheldForConsent,
+} from '../functions/domain/partner-postbacks/withheld';
 import { resourceName } from '../functions/shared/config';
 import { dataDirFromEnv, readEndpoints } from '../local/environment';
 import { appByKey } from './apps';
@@ -97,6 +104,29 @@ export const postbackCommands = [
         limit: f.limit,
       });
       return { app_id: app.app_id, attempts: attempts.map(({ app_id: _app, ...attempt }) => attempt) };
+    },
+  }),
+  defineCommand({
+    name: 'postback withheld',
+    usage:
+      'postback withheld --app-key K [--partner P] [--days N] [--limit N]\n' +
+      '             (postbacks withheld for consent in the last N days, 7 unless said, at most 30:\n' +
+      '              counts per partner and reason, and the newest N of them, 100 unless said)',
+    flags: z.object({
+      'app-key': key,
+      partner: partner.optional(),
+      days: z.coerce.number().int().min(1).max(MAX_WITHHELD_DAYS).optional(),
+      limit: z.coerce.number().int().min(1).max(MAX_WITHHELD_LISTED).optional(),
+    }),
+    async execute(f) {
+      const app = await appByKey(f['app-key']);
+      const untilMs = Date.now() + 1;
+      const sinceMs = untilMs - (f.days ?? DEFAULT_WITHHELD_DAYS) * 86_400_000;
+      const attempts = await new PostbackRecords(resourceName.table('postbacks')).attemptsBetween(app.app_id, sinceMs, untilMs, 'withheld');
+      return {
+        app_id: app.app_id,
+        ...withheldForConsent(attempts, { sinceMs, untilMs, partner: f.partner, limit: f.limit ?? DEFAULT_WITHHELD_LISTED }),
+      };
     },
   }),
 ];

@@ -2,13 +2,15 @@ import { z } from 'zod';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { DEFAULT_REENGAGEMENT_WINDOW_DAYS, MAX_REENGAGEMENT_WINDOW_DAYS } from '../functions/domain/aggregation/reengagement';
+import { changedMaxPull, MAX_APPLICATION, MAX_PLATFORMS, MAX_REPORT_KEY_SECRET } from '../functions/domain/ingest/max-pull';
 import { ANDROID_PACKAGE, APP_LINK_LIMITS, CERT_SHA256, IOS_APP_ID, LINK_DOMAIN } from '../functions/domain/links/app-links';
 import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
 import { MAX_GRACE_DAYS } from '../functions/domain/tenants/signing-keys';
 import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
 import { WEB_ORIGIN_LIMITS, webOriginOf } from '../functions/domain/tenants/web-origins';
 import { resourceName } from '../functions/shared/config';
-import { defineCommand } from './command';
+import { MAX_REPORT_KEY_SECRET_PREFIX } from '../lib/function-constants';
+import { defineCommand, UsageError } from './command';
 import { intFlag, key, name, timeZone, url } from './flags';
 
 /** Digits, 1 to 20: the id in the app's App Store URL (`.../id1234567890`). */
@@ -155,6 +157,9 @@ export const tenantCommands = [
       '           [--probabilistic on|off]   (matching by address and platform: first launches within 30 s, installs counted within 5 min)\n' +
       `           [--reengagement-window-days N]   (0 to ${MAX_REENGAGEMENT_WINDOW_DAYS}, default ${DEFAULT_REENGAGEMENT_WINDOW_DAYS}: days a re-engaged install's revenue\n` +
       "                                             counts for the link's partner in the performance report; 0 turns that off, docs/deep-links.md)\n" +
+      `           [--max-pull on|off] [--max-report-key-secret ${MAX_REPORT_KEY_SECRET_PREFIX}NAME] [--max-application ID] [--max-platform android|fireos|ios]\n` +
+      "                                         (AppLovin MAX's daily ad revenue pull: the secret holding the report key, the package name or bundle id;\n" +
+      '                                          on, the pull is the source of truth for applovin_max impressions, docs/ad-revenue.md)\n' +
       '                                         (a new time zone applies to data aggregated after it; `rebuild --apply` restates the past;\n' +
       "                                          the link settings are what the link domains' well-known files name, docs/deep-links.md)",
     flags: z.object({
@@ -174,10 +179,28 @@ export const tenantCommands = [
         .min(0)
         .max(MAX_REENGAGEMENT_WINDOW_DAYS)
         .optional(),
+      'max-pull': z.enum(['on', 'off']).optional(),
+      'max-report-key-secret': z
+        .string()
+        .regex(MAX_REPORT_KEY_SECRET, `must be a Secrets Manager name starting ${MAX_REPORT_KEY_SECRET_PREFIX}`)
+        .optional(),
+      'max-application': z.string().regex(MAX_APPLICATION, 'must be a package name or bundle id').optional(),
+      'max-platform': z.enum(MAX_PLATFORMS).optional(),
     }),
     listFlags: ['android-cert-sha256', 'link-domain', 'web-origin'],
     async execute(f) {
+      const maxChange = {
+        on: f['max-pull'] === undefined ? undefined : f['max-pull'] === 'on',
+        report_key_secret: f['max-report-key-secret'],
+        application: f['max-application'],
+        platform: f['max-platform'],
+      };
+      const before = Object.values(maxChange).some((v) => v !== undefined) ? await tenants().appByKey(f['app-key']) : undefined;
+      const maxPull = changedMaxPull(before?.max_pull, maxChange);
+      if (maxPull && 'missing' in maxPull)
+        throw new UsageError(`--${maxPull.missing} is needed for the MAX pull`, 'app update', maxPull.missing);
       const app = await tenants().updateApp(f['app-key'], {
+        max_pull: maxPull,
         ios_app_id: f['ios-app-id'],
         android_package: f['android-package'],
         android_cert_sha256: f['android-cert-sha256'],

@@ -22,6 +22,8 @@ import {
   MAX_PROPERTIES,
   MAX_PROPERTIES_JSON_BYTES,
   MAX_REVENUE_USD,
+  MAX_TRANSACTION_ID_CHARS,
+  REFUND_EVENT,
   type RejectionReason,
 } from '../functions/domain/ingest/event-validation';
 import { MAX_TCF_STRING_CHARS, TCF_STRING_PATTERN } from '../functions/domain/privacy/consent';
@@ -46,6 +48,16 @@ const zodAdRevenue = z.looseObject({
   precision: z.enum(AD_REVENUE_PRECISIONS),
   impression_id: z.string().regex(new RegExp(`^[\\x21-\\x7e]{1,${MAX_IMPRESSION_ID_CHARS}}$`)),
 });
+
+const printableId = z.string().regex(new RegExp(`^[\\x21-\\x7e]{1,${MAX_TRANSACTION_ID_CHARS}}$`));
+const zodRefund = z
+  .looseObject({
+    purchase_event_id: nullish(z.string().regex(EVENT_ID_PATTERN)),
+    transaction_id: nullish(printableId),
+    revenue: z.number().gt(0),
+    currency: z.string().refine(isCurrencyCode),
+  })
+  .refine((refund) => (refund.purchase_event_id ?? refund.transaction_id ?? null) !== null);
 
 const zodEvent = z
   .looseObject({
@@ -89,6 +101,7 @@ const zodEvent = z
         measurement: nullish(z.boolean()),
       }),
     ),
+    transaction_id: nullish(printableId),
   })
   .superRefine((event, ctx) => {
     if (event.event_name === INSTALL_EVENT && (event.platform === undefined || event.platform === null)) {
@@ -114,6 +127,14 @@ const zodEvent = z
           zodAdRevenue.safeParse(adRevenue).success
         : adRevenue === undefined || adRevenue === null;
     if (!ok) ctx.addIssue({ code: 'custom', path: ['ad_revenue'], message: 'required on ad_revenue and only there' });
+    const refund = (event as Record<string, unknown>).refund;
+    const refundOk =
+      event.event_name === REFUND_EVENT
+        ? (revenue_usd === undefined || revenue_usd === null) &&
+          (currency === undefined || currency === null) &&
+          zodRefund.safeParse(refund).success
+        : refund === undefined || refund === null;
+    if (!refundOk) ctx.addIssue({ code: 'custom', path: ['refund'], message: 'required on refund and only there' });
   });
 
 const reasonByField = new Map<string, RejectionReason>(EVENT_RULES.map((rule) => [rule.field, rule.reason]));
@@ -154,6 +175,7 @@ export function sampleBatch(size: number, now: number): unknown[] {
     (e) => (e.ad_revenue = { source: 'max' }),
     (e) => (e.consent = { gdpr_applies: 'yes' }),
     (e) => (e.consent = { tcf_string: 'not a TC string' }),
+    (e) => (e.refund = { purchase_event_id: 'p-1', revenue: 0, currency: 'USD' }),
   ];
   return Array.from({ length: size }, (_, i) => {
     const install = i % 10 === 0;

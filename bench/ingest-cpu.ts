@@ -75,7 +75,7 @@ export async function ingestCpuFigures(report: Report, best: Timer): Promise<voi
     },
     aggregation: { send: async () => undefined },
     enrichment: { send: async () => undefined },
-    // The sample batch has no currency: the rates are never read (the hot path the bench measures).
+    // The sample batch's only currency is its impressions' USD: the rates are never read (the hot path the bench measures).
     rates: new MemoryFxRates(),
     failed: (_step, _batch, error) => {
       throw error;

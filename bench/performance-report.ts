@@ -77,6 +77,12 @@ function countersOf(d: number, i: number): Record<PerfCounter, number> {
     cohort_ad_d0_micros: Math.floor(revenue / 12),
     cohort_ad_d7_micros: Math.floor(revenue / 8),
     cohort_ad_d30_micros: Math.floor(revenue / 4),
+    refunds: (d + i) % 2,
+    refund_micros: Math.floor(revenue / 20),
+    recent_refund_micros: Math.floor(revenue / 20),
+    cohort_refund_d0_micros: 0,
+    cohort_refund_d7_micros: Math.floor(revenue / 40),
+    cohort_refund_d30_micros: Math.floor(revenue / 20),
   };
 }
 

@@ -1,44 +1,19 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { AuditStore } from './adapters/audit-store';
-import { CapCounter } from './adapters/cap-counter';
-import { CachedFxRates, FxStore } from './adapters/fx-store';
-import { MessageQueue } from './adapters/message-queue';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
-import type { AggregationMessage } from './domain/audit/types';
 import { parseStrictJson } from './domain/common/json';
 import { AdRevenueUploadError, MAX_AD_REVENUE_BODY_BYTES, takeImpressions } from './domain/ingest/ad-revenue-upload';
-import type { TakeBatchPorts } from './domain/ingest/take-batch';
 import { appOfKey } from './domain/reports/answer-report';
 import { resourceName } from './shared/config';
 import { type HttpEvent, type HttpResult, header, httpHandler, json, rawBody } from './shared/http';
-import { errorFields, logger, metrics } from './shared/observability';
+import { impressionPorts } from './shared/impression-ports';
+import { metrics } from './shared/observability';
 import { serverKeys } from './shared/server-keys';
 import { viewerOf } from './shared/viewer';
 
 // The reports' key look-up, cache included: the same 401s, and a revoked key stops within 30 s.
 const keys = serverKeys();
 const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants')));
-const ports: TakeBatchPorts = {
-  caps: new CapCounter(resourceName.table('counters'), resourceName.table('ledger')),
-  audit: new AuditStore(resourceName.bucket()),
-  aggregation: new MessageQueue<AggregationMessage>(resourceName.queueUrl('aggregation')),
-  // An impression is never an install, so it never carries an Apple Ads token: nothing goes to enrichment.
-  enrichment: {
-    send: async () => {
-      throw new Error('an ad impression never waits for Apple');
-    },
-  },
-  rates: new CachedFxRates(new FxStore(resourceName.table('fx_rates'))),
-  failed: (step, batch, error) => {
-    if (step !== 'cap_mark') metrics.addMetric('AuditWriteFailed', MetricUnit.Count, 1);
-    logger.error(step === 'cap_mark' ? 'impressions taken, their count not settled' : 'impressions not taken', {
-      step,
-      company_id: batch.companyId,
-      app_id: batch.appId,
-      error: errorFields(error),
-    });
-  },
-};
+const ports = impressionPorts();
 
 /**
  * POST /api/v1/ad-revenue (functions/domain/ingest/ad-revenue-upload.ts has the rules;

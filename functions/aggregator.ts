@@ -65,7 +65,7 @@ const trigger: TriggerPorts = {
     const claim = await installs.get<EventClaim>(installPk(appId, installUuid), SK.event(memberId));
     return claim?.decision && { decision: claim.decision, platform: claim.platform };
   },
-  consentOf: (appId, installUuid) => consentStore.latest(appId, installUuid),
+  consentsOf: (appId, installUuids) => consentStore.latestOf(appId, installUuids),
 };
 
 export const ports: AggregationPorts = {

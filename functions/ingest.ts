@@ -6,6 +6,7 @@ import { MessageQueue } from './adapters/message-queue';
 import { SigningSecretStore } from './adapters/signing-secret-store';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import type { AggregationMessage } from './domain/audit/types';
+import { EVENTS_ACCEPTED, EVENTS_REJECTED, rejectedMetric, rejectionsByReason } from './domain/health/ingestion-metrics';
 import { type TakeBatchPorts, takeBatch } from './domain/ingest/take-batch';
 import { resourceName } from './shared/config';
 import { corsAnswers } from './shared/cors';
@@ -57,8 +58,10 @@ export async function ingest(event: HttpEvent): Promise<HttpResult> {
     receivedMs,
   });
 
-  metrics.addMetric('EventsAccepted', MetricUnit.Count, taken.accepted);
-  metrics.addMetric('EventsRejected', MetricUnit.Count, taken.rejected);
+  metrics.addMetric(EVENTS_ACCEPTED, MetricUnit.Count, taken.accepted);
+  metrics.addMetric(EVENTS_REJECTED, MetricUnit.Count, taken.rejected);
+  // Per reason too: the operators' health view shows rejections by reason per hour (docs/operations.md).
+  for (const [reason, count] of rejectionsByReason(taken.verdicts)) metrics.addMetric(rejectedMetric(reason), MetricUnit.Count, count);
   return json(200, {
     accepted: taken.accepted,
     rejected: taken.rejected,

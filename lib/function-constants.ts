@@ -62,3 +62,9 @@ export const STREAM_OBJECTS = { prefix: 'stream/', expireAfterDays: 30 } as cons
 
 /** The aggregator's timeout: under the aggregation queue's visibility timeout; its lane lease is this plus 15 s. */
 export const AGGREGATOR_TIMEOUT_SECONDS = 60;
+
+/**
+ * The names of the Secrets Manager secrets that hold AppLovin MAX report keys start with this
+ * (docs/ad-revenue.md, "The daily MAX pull"): max-revenue-pull may read those secrets and no other.
+ */
+export const MAX_REPORT_KEY_SECRET_PREFIX = 'attribution/max-report-key/';

@@ -11,11 +11,12 @@ import {
   AGGREGATOR_TIMEOUT_SECONDS,
   APPATTRIBUTION_REPORT_PATH,
   INVALID_SKAN_POSTBACKS,
+  MAX_REPORT_KEY_SECRET_PREFIX,
   SKADNETWORK_REPORT_PATH,
   STREAM_OBJECTS,
 } from './function-constants';
 
-export { envName, HEALTH_PROBE_KEY, originVerifyHeader, viewerHostHeader } from './function-constants';
+export { envName, HEALTH_PROBE_KEY, MAX_REPORT_KEY_SECRET_PREFIX, originVerifyHeader, viewerHostHeader } from './function-constants';
 
 export type AttributeType = 'S' | 'N';
 export interface KeySpec {
@@ -327,6 +328,14 @@ export const schedules = {
     function: 'fx-fetch',
     purpose: 'Stores the day\'s exchange rates from the configured source (docs/ingestion.md, "Currencies").',
   },
+  'max-revenue-pull': {
+    kind: 'daily',
+    // MAX has a UTC day's user-level report 8 hours after the day ends; an hour and a half more for its delays.
+    hourUtc: 9,
+    minuteUtc: 47,
+    function: 'max-revenue-pull',
+    purpose: "Pulls yesterday's AppLovin MAX user-level ad revenue report of each app whose pull is on (docs/ad-revenue.md).",
+  },
 } as const satisfies Record<string, ScheduleSpec>;
 
 /**
@@ -398,6 +407,12 @@ export interface FunctionSpec {
    * 127.0.0.1, RuntimeOptions.internet).
    */
   readonly internet?: Readonly<Record<string, string>>;
+  /**
+   * Secrets Manager secrets the function reads by name, those whose names start with this prefix
+   * alone (secretsmanager:GetSecretValue on `secret:<prefix>*`): tenants' keys to a partner's API,
+   * which an operator stores and an app's settings name.
+   */
+  readonly secretPrefix?: string;
   /**
    * The HTTP API's origin authorizer (functions/origin-authorizer.ts): every route is authorized by
    * it, on the x-origin-verify header, before its own function runs. It reads the origin secret.
@@ -722,6 +737,23 @@ export const functions = {
     bucket: 'write',
     queues: { aggregation: 'send' },
   },
+  'max-revenue-pull': {
+    entry: 'functions/max-revenue-pull.ts',
+    description:
+      "Daily: pulls each app's AppLovin MAX user-level ad revenue report of yesterday and takes its rows as impressions of their installs (docs/ad-revenue.md).",
+    // What POST /api/v1/ad-revenue takes (the same impressions, the same cap and hand-off), less the
+    // key look-up: tenants, the apps and their companies, read; installs: whether a row's install
+    // is counted (its head item), read; the report keys, by name, under their prefix alone.
+    tables: { tenants: 'read', installs: 'read', counters: 'readwrite', ledger: 'write_delete', fx_rates: 'read' },
+    bucket: 'write',
+    queues: { aggregation: 'send' },
+    secretPrefix: MAX_REPORT_KEY_SECRET_PREFIX,
+    // MAX_REPORT_URL: MAX's API. Locally none, or a test's stand-in (local/max-report-stub.ts).
+    internet: { MAX_REPORT_URL: 'https://r.applovin.com/max/userAdRevenueReport' },
+    // A day's CSV of up to 32 MiB per app, read whole, and up to 100 batches of 1,000 impressions each.
+    timeoutSeconds: 900,
+    memoryMb: 1024,
+  },
   export: {
     entry: 'functions/export.ts',
     description: 'Hourly: writes each changed hour of events, installs, clicks and SKAN postbacks as Parquet files in the export bucket.',
@@ -830,6 +862,8 @@ export const outputKey = {
   exportBucket: () => 'ExportBucketName',
   queue: (name: string) => `Queue${pascalCase(name)}Url`,
   baseUrl: () => 'BaseUrl',
+  /** The SNS topic every alarm notifies: `admin health --stack` finds the stack's alarms by it. */
+  alarmTopicArn: () => 'AlarmTopicArn',
   /** The warehouse (lib/constructs/warehouse.ts): Glue database, Athena workgroup and its results bucket. */
   warehouseDatabase: () => 'WarehouseDatabaseName',
   athenaWorkGroup: () => 'AthenaWorkGroupName',

@@ -41,7 +41,9 @@ export type PolicyResource =
   /** The CloudFront origin secret in Secrets Manager (lib/constructs/edge.ts). */
   | { readonly kind: 'origin-secret' }
   /** The console's Cognito user pool (lib/constructs/console-site.ts). */
-  | { readonly kind: 'user-pool' };
+  | { readonly kind: 'user-pool' }
+  /** Every Secrets Manager secret whose name starts with `prefix` (FunctionSpec.secretPrefix: `secret:<prefix>*`). */
+  | { readonly kind: 'secrets'; readonly prefix: string };
 
 /**
  * A condition a statement holds only under, every part of it at once (IAM ands them). The kinds
@@ -141,6 +143,8 @@ export const USER_POOL_ADMIN_ACTIONS = [
   'cognito-idp:AdminGetUser',
   'cognito-idp:ListUsers',
 ] as const;
+/** What a function may do with the secrets of its prefix (FunctionSpec.secretPrefix): read their values, as the origin secret's. */
+export const PREFIXED_SECRET_ACTIONS = ORIGIN_SECRET_ACTIONS;
 
 type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
@@ -186,6 +190,9 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   // (functions/shared/http.ts, functions/origin-authorizer.ts).
   if (readsOriginSecret(spec)) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
   if (spec.consoleUsers) statements.push({ actions: USER_POOL_ADMIN_ACTIONS, resources: [{ kind: 'user-pool' }] });
+  if (spec.secretPrefix !== undefined) {
+    statements.push({ actions: PREFIXED_SECRET_ACTIONS, resources: [{ kind: 'secrets', prefix: spec.secretPrefix }] });
+  }
   return statements;
 }
 
@@ -218,6 +225,8 @@ export function resourceKey(resource: PolicyResource): string {
       return `${resource.kind}:${resource.table}`;
     case 'queue':
       return `queue:${resource.queue}`;
+    case 'secrets':
+      return `secrets:${resource.prefix}`;
     default:
       return resource.kind;
   }

@@ -246,7 +246,7 @@ export class AttributionServiceStack extends Stack {
       value: this.edge.baseUrl,
       description: 'Public base URL: the link domain when set, else the CloudFront domain; admin prints links on it',
     });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
+    new CfnOutput(this, outputKey.alarmTopicArn(), { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
     new CfnOutput(this, 'OriginSecretArn', {
       value: this.edge.originSecret.secretArn,
       description:

@@ -4,7 +4,7 @@ import { SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager'
 import { SQSServiceException } from '@aws-sdk/client-sqs';
 import type { InitializeHandler, InitializeHandlerArguments, InitializeMiddleware, MetadataBearer, MiddlewareStack } from '@smithy/types';
 import { addClientHook, type ClientService } from '../functions/shared/clients/reusable';
-import { type QueueName, type TableName, tables } from '../lib/manifest';
+import { type FunctionSpec, functions, type QueueName, type TableName, tables } from '../lib/manifest';
 import { allows, type PolicyResource } from '../lib/permissions';
 import { currentFunction, type FunctionContext, type LocalDeployment } from './function-context';
 
@@ -262,10 +262,33 @@ export function sqsAuthorizations(commandName: string, input: Input, target: Loc
   return [{ action, resource: queue ? { kind: 'queue', queue } : undefined, arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name ?? '*'}` }];
 }
 
-/** A secret is named by its ARN or its name; the deployment has one, the origin secret. */
+/** The manifest's secret prefixes (FunctionSpec.secretPrefix). */
+const SECRET_PREFIXES = [
+  ...new Set(
+    Object.values(functions as Record<string, FunctionSpec>).flatMap((spec) =>
+      spec.secretPrefix === undefined ? [] : [spec.secretPrefix],
+    ),
+  ),
+];
+
+/**
+ * A secret is named by its ARN or its name: the origin secret, or a secret whose name starts with
+ * a manifest prefix (IAM matches `secret:<prefix>*` against the ARN, which holds the name).
+ */
 export function secretsManagerAuthorizations(commandName: string, input: Input, target: LocalDeployment): Authorization[] {
   const action = `secretsmanager:${operationOf(commandName)}`;
   const id = text(input.SecretId);
+  const name = id?.startsWith('arn:') ? id.split(':secret:')[1] : id;
+  const prefix = SECRET_PREFIXES.find((p) => name?.startsWith(p));
+  if (prefix !== undefined) {
+    return [
+      {
+        action,
+        resource: { kind: 'secrets', prefix },
+        arn: id?.startsWith('arn:') ? id : `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${name}`,
+      },
+    ];
+  }
   const ours =
     id !== undefined &&
     (id === target.originSecretArn ||

@@ -15,11 +15,12 @@ import { startEdge } from './http-server';
 import { installIamGuard } from './iam-guard';
 import { abandonInvocations, acceptInvocations } from './invocations';
 import { invoke } from './lambda';
+import { recordedHours, recordMetrics } from './metric-recorder';
 import { newLocalOriginSecret } from './origin-secret';
 import { localCredentials, provision } from './provision';
 import { type Pollers, startQueuePollers } from './queue-pollers';
 import { type Scheduler, startScheduler } from './scheduler';
-import { startSecretsManagerEmulator } from './secrets-manager-emulator';
+import { type SecretsManagerEmulator, startSecretsManagerEmulator } from './secrets-manager-emulator';
 import { type Demo, seedDemo } from './seed';
 
 export interface RuntimeOptions {
@@ -53,6 +54,8 @@ export interface Runtime {
   scheduler: Scheduler;
   /** The console with sign-in once it has started, when RuntimeOptions.consolePort asked for it. */
   consoleReady: Promise<LocalConsoleSite | undefined>;
+  /** The local Secrets Manager, where an operator's secrets go (a MAX report key: docs/ad-revenue.md). */
+  secrets: Pick<SecretsManagerEmulator, 'put'>;
   close(): Promise<void>;
 }
 
@@ -87,6 +90,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (moved > 0) console.log(`Moved the signing secrets of ${moved} apps out of the local tenants table, into signing_secrets`);
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  // Metrics go nowhere locally; the control port's /metrics serves their hourly sums (local/metric-recorder.ts).
+  recordMetrics();
   // No invocation of an earlier run is alive (the data directory admits one runtime at a time), so
   // the aggregator takes over a lane lease another run left (a kill -9, an invocation abandoned at
   // shutdown) rather than wait 75 s for it: functions/adapters/aggregate-store.ts.
@@ -206,6 +211,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     pollers,
     scheduler,
     consoleReady,
+    secrets: { put: (name, value) => secretsManager.put(name, value) },
     close,
   };
 }
@@ -215,7 +221,8 @@ const SHUTDOWN_GRACE_MS = 1000;
 
 /**
  * A private control port on 127.0.0.1 for local tools: `admin schedule run NAME` fires a schedule
- * here and gets the handler's result once it has finished; /drain waits for the queues to empty.
+ * here and gets the handler's result once it has finished; /drain waits for the queues to empty;
+ * /metrics answers the functions' metrics per hour (local/metric-recorder.ts).
  */
 async function startControl(host: string, scheduler: Scheduler, pollers: Pollers): Promise<{ server: Server; url: string }> {
   const server = createServer((request, response) => {
@@ -226,6 +233,12 @@ async function startControl(host: string, scheduler: Scheduler, pollers: Pollers
     const url = new URL(request.url ?? '/', 'http://localhost');
     const schedule = /^\/schedules\/([\w-]+)$/.exec(url.pathname)?.[1];
     if (request.method === 'GET' && url.pathname === '/ping') return reply(200, { ok: true, pid: process.pid });
+    if (request.method === 'GET' && url.pathname === '/metrics') {
+      // The hourly sums of the functions' metrics, for `admin health` (CloudWatch's part in AWS).
+      const [fromMs, toMs] = ['from_ms', 'to_ms'].map((name) => Number(url.searchParams.get(name) ?? Number.NaN));
+      if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs)) return reply(400, { error: 'from_ms and to_ms are required' });
+      return reply(200, { hours: [...recordedHours(Number(fromMs), Number(toMs))].map(([hour_ms, sums]) => ({ hour_ms, sums })) });
+    }
     if (request.method === 'POST' && url.pathname === '/drain') {
       pollers.drain().then(
         () => reply(200, { ok: true }),

@@ -21,6 +21,12 @@ export type AppleAdsAnswer =
 
 export const APPLE_ADS_PARTNER = 'apple_search_ads';
 /**
+ * Apple Ads spend per claimed install, as its campaign report would total it (Apple bills per tap):
+ * its installs are the only paid ones that can be back-dated (a claim carries Apple's own click
+ * date), so with their cost the past days hold paid installs, spend and ROAS, not only organic.
+ */
+export const APPLE_ADS_CPI_USD = 1.35;
+/**
  * Apple's countryOrRegion of the claim, which the install takes as its country as it would a
  * tracking click's viewer country: the stub answers every claim with `US`.
  */

@@ -8,7 +8,9 @@
  * With `performance`, the same walk also gives the performance report's cells (docs/analytics.md,
  * Rows): per (local day, partner, campaign, country, platform), installs and their flags on the
  * install's day and dimensions, revenue on the event's day and cohort revenue and retention on the
- * install's day, both under the dimensions of the install the event belongs to.
+ * install's day, both under the dimensions of the install the event belongs to; ad revenue
+ * (`ad_revenue` events, each impression of an install once) into counters of its own, on the same
+ * days, and into the events family as any event, never the revenue family.
  */
 
 import { localDay, UTC } from './local-days';
@@ -20,6 +22,8 @@ export interface OracleEvent {
   /** Corrected time. */
   tsMs: number;
   revenueUsd?: number;
+  /** On `ad_revenue` events: the impression, counted once per install whatever event ids carry it. */
+  impressionId?: string;
   deviceHash?: string;
   /** The event's platform (installs). */
   platform?: string;
@@ -63,7 +67,7 @@ export const CELL_COUNTERS = [
   'impressions',
   'reengagements',
   'recent_revenue_micros',
-  // Ad revenue: the simulator sends none yet, so these stay 0 and the totals equal purchases.
+  // Ad revenue (docs/analytics.md, "Ad revenue"): impressions on their day and cohort ad revenue, never purchases' counters.
   'ad_revenue_micros',
   'cohort_ad_d0_micros',
   'cohort_ad_d7_micros',
@@ -98,6 +102,14 @@ export interface OracleOptions {
 
 /** Cohort revenue windows: N x 24 h after the install (D0 is the first 24 hours). */
 const COHORT_WINDOWS = { cohort_d0_micros: 1, cohort_d7_micros: 7, cohort_d30_micros: 30 } as const;
+/** The same windows of ad revenue. */
+const COHORT_AD_WINDOWS = { cohort_ad_d0_micros: 1, cohort_ad_d7_micros: 7, cohort_ad_d30_micros: 30 } as const;
+
+/** What counts an event once: its event id, or an ad impression's id (docs/ingestion.md, "Ad revenue"). */
+export const identityOf = (event: Pick<OracleEvent, 'installUuid' | 'eventId' | 'name' | 'impressionId'>) =>
+  event.name === 'ad_revenue' && event.impressionId !== undefined
+    ? `${event.installUuid}|ad#${event.impressionId}`
+    : `${event.installUuid}|${event.eventId}`;
 
 export function oracleRows(
   events: readonly OracleEvent[],
@@ -128,7 +140,12 @@ export function oracleRows(
 
   const apply = (event: OracleEvent, member: Member) => {
     const revenue = micros(event.revenueUsd);
-    if (revenue > 0) {
+    if (revenue > 0 && event.name === 'ad_revenue') {
+      // Its own counters, never the revenue report's (the interface's revenue is purchases and subscriptions).
+      cell(event.tsMs, member.dims, { ad_revenue_micros: revenue });
+      for (const [counter, n] of Object.entries(COHORT_AD_WINDOWS))
+        if (event.tsMs < member.tsMs + n * DAY) cell(member.tsMs, member.dims, { [counter]: revenue });
+    } else if (revenue > 0) {
       // The traffic has no deep_link_open: revenue by most recent attribution is the install's (reengagementOracle has the opens).
       cell(event.tsMs, member.dims, { revenue_micros: revenue, recent_revenue_micros: revenue });
       for (const [counter, n] of Object.entries(COHORT_WINDOWS))
@@ -152,7 +169,7 @@ export function oracleRows(
   };
 
   for (const event of events) {
-    const identity = `${event.installUuid}|${event.eventId}`;
+    const identity = identityOf(event);
     if (seen.has(identity)) continue;
     seen.add(identity);
     bump('events', `${day(event.tsMs)}|${event.name}`, { events: 1, revenue_micros: micros(event.revenueUsd) });

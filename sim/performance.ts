@@ -217,6 +217,9 @@ function renderPerformance(
     ecpi_usd: paid > 0 ? Math.round(cost / paid) / 1e6 : 0,
     revenue_usd: dollars(n.revenue_micros),
     recent_revenue_usd: dollars(n.recent_revenue_micros),
+    // The simulator sends no refunds (docs/analytics.md, "Refunds"): nothing is netted.
+    refunds: 0,
+    refunds_usd: 0,
     cohort_revenue_d0_usd: dollars(n.cohort_d0_micros),
     cohort_revenue_d7_usd: dollars(n.cohort_d7_micros),
     cohort_revenue_d30_usd: dollars(n.cohort_d30_micros),

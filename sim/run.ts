@@ -5,7 +5,7 @@ import { runAdmin } from '../bin/admin';
 import { type AppCredentials, buildBatch, type EventBatchResult, EventClient, eventBatchRequest } from '../client/event-client';
 import { pool } from '../functions/domain/common/pool';
 import { ADATTRIBUTIONKIT_TEST_KID, adAttributionKitTestPrivateKey, skadnetworkTestPrivateKey } from '../local/skan-test-key';
-import { type AppleAdsAnswer, planAppleAds, tokenOf, withAppleAds } from './apple-ads';
+import { APPLE_ADS_CPI_USD, APPLE_ADS_PARTNER, type AppleAdsAnswer, planAppleAds, tokenOf, withAppleAds } from './apple-ads';
 import {
   compareReports,
   countedEvents,
@@ -21,7 +21,7 @@ import { planRates, RATE_LOOKBACK_DAYS, type RateTable, toMicroUsd } from './cur
 import { type ExpectedAttribution, expectedAttribution, type SentClick } from './expectations';
 import { checkSdkSchema, sendPostbacks, setUpSkan } from './ios';
 import { addDays, clearOfMidnights, daysFrom, localDay, utcDay } from './local-days';
-import { type OracleEvent, oracleRows, type PerfCells } from './oracle';
+import { identityOf, type OracleEvent, oracleRows, type PerfCells } from './oracle';
 import {
   addClicks,
   addCost,
@@ -48,6 +48,7 @@ import {
 } from './skan';
 import {
   type Addressing,
+  type AdImpression,
   type AppPlan,
   type ClickPlan,
   type ClickPurpose,
@@ -120,6 +121,11 @@ export interface AppResult {
   };
   purchases: number;
   revenue_usd: number;
+  /**
+   * Ad impressions sent (each once), the reports of them (duplicates included) by the SDK and by
+   * the tenant's server, and their dollars as the oracle counts them (each impression once).
+   */
+  ad_revenue: { impressions: number; by_sdk: number; by_server: number; duplicates: number; usd: number };
   /** Days with installs, oldest first, and the whole period's D1/D7/D30 as the oracle counts them. */
   retention: { installs: number; d1: number; d7: number; d30: number };
   /** The app's time zone: its report days are local days in it. */
@@ -153,7 +159,16 @@ export interface SimulationResult {
   checked: boolean;
   notes: string[];
   /** The parts of the service the run found, and so sent traffic for and checked. */
-  features: { time_zones: boolean; currencies: boolean; cost: boolean; performance: boolean; skan: boolean; apple_ads: boolean };
+  features: {
+    time_zones: boolean;
+    currencies: boolean;
+    cost: boolean;
+    performance: boolean;
+    skan: boolean;
+    apple_ads: boolean;
+    /** POST /api/v1/ad-revenue with a key of the `ad_revenue` scope (else every impression goes through the SDK). */
+    ad_revenue_upload: boolean;
+  };
 }
 
 interface AppState {
@@ -161,6 +176,11 @@ interface AppState {
   /** The zone the app was created with (UTC when the service took none). */
   timeZone: string;
   costKey?: string;
+  /** A server key of the `ad_revenue` scope, for the impressions the tenant's server reports. */
+  adRevenueKey?: string;
+  /** Impressions for POST /api/v1/ad-revenue, sent once the round's SDK batches are. */
+  serverImpressions: ServerImpression[];
+  adRevenue: Omit<AppResult['ad_revenue'], 'usd'>;
   cost: AppResult['cost'];
   performanceChecks: string[];
   appId: string;
@@ -179,6 +199,12 @@ interface AppState {
   /** Install events that carry an AdServices token, by `install_uuid|event_id`. */
   appleAds: Map<string, AppleAdsAnswer>;
   skan?: { plan: SkanPlan; sent: SentPostback[]; schemas: Map<number, SchemaFile>; versions: number[] };
+}
+
+interface ServerImpression {
+  planned: PlannedEvent & { ad_revenue: AdImpression };
+  tsMs: number;
+  revenueUsd: number;
 }
 
 interface ClickOutcome {
@@ -213,6 +239,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     performance: false,
     skan: false,
     apple_ads: false,
+    ad_revenue_upload: true,
   };
   // App Store ids are unique per service (app_store_id_taken): each run takes its own, from the
   // moment it starts (they name apps only; the plan still comes from the seed alone).
@@ -263,7 +290,20 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
         notes.push(`Cost: admin server-key create --scope cost was refused (${(error as Error).message}); no cost was sent.`);
       }
     }
-    return { app, serverKey: String(key.server_key), costKey, timeZone: zone };
+    let adRevenueKey: string | undefined;
+    if (features.ad_revenue_upload) {
+      try {
+        adRevenueKey = String(
+          (await admin(['server-key', 'create', '--app-key', String(app.app_key), '--scope', 'ad_revenue'])).server_key,
+        );
+      } catch (error) {
+        features.ad_revenue_upload = false;
+        notes.push(
+          `Ad revenue: admin server-key create --scope ad_revenue was refused (${(error as Error).message}); every impression went through the SDK.`,
+        );
+      }
+    }
+    return { app, serverKey: String(key.server_key), costKey, adRevenueKey, timeZone: zone };
   };
   const first = await createApp(0, false, timeZoneOf(0));
   const probe = await admin([
@@ -316,6 +356,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       plan: appPlan,
       timeZone: made.timeZone,
       costKey: made.costKey,
+      adRevenueKey: made.adRevenueKey,
+      serverImpressions: [],
+      adRevenue: { impressions: 0, by_sdk: 0, by_server: 0, duplicates: 0 },
       cost: { rows: 0, requests: 0, restated: 0, usd: 0 },
       performanceChecks: [],
       appId: String(made.app.app_id),
@@ -364,13 +407,15 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   log(`Sent ${clickTotal} clicks; sending events in rounds (each waits for the aggregator to count the one before)...`);
 
   // Events, round by round.
+  const money = (found: SimulationResult['features']) => ({ rates, currencies: found.currencies });
   const rounds = plan.apps.flatMap((a) => a.people.flatMap((p) => p.batches)).reduce((last, b) => Math.max(last, b.round), 0);
   for (let round = 0; round <= rounds; round++) {
     const work = states.flatMap((state) => state.plan.people.map((person) => ({ state, person })));
     const sendingStarted = Date.now();
     await pool(work, concurrency, ({ state, person }) =>
-      sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems, { rates, currencies: features.currencies }, features),
+      sendRound(baseUrl, addressing, state, person, round, honeypotBlocks, problems, money(features), features),
     );
+    for (const state of states) await sendServerImpressions(baseUrl, state, money(features), problems);
     const waitingStarted = Date.now();
     for (const state of states) await waitForCounted(baseUrl, state, window, stallTimeoutMs, problems);
     log(
@@ -436,6 +481,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
           .filter(([partner]) => state.plan.links.some((l) => l.partner === partner))
           .map(([partner, p]) => [partner, p.cpiUsd]),
       );
+      // Apple Ads installs are on past days (back-dated, Apple's click date): their spend too.
+      if (state.appleAds.size > 0) cpi[APPLE_ADS_PARTNER] = APPLE_ADS_CPI_USD;
       const requests = planCost(
         new Random(`attribution-sim/${options.seed}/cost/${state.plan.index}`),
         cells,
@@ -777,15 +824,20 @@ async function sendRound(
     // An event that needs exchange rates the service does not have is left out.
     const sdkEvents = batch.events
       .filter((e) => money.currencies || e.malformed?.requires !== 'currencies')
-      .map((e) => {
+      .flatMap((e) => {
         const tsMs = timeOf(e.time);
         // The dollars the simulator expects: as sent, or converted by its own rates at the event's UTC day.
-        const converted = e.revenue ? toMicroUsd(money.rates, e.revenue.amount, e.revenue.currency, tsMs) : undefined;
-        if (e.revenue && converted === undefined)
-          throw new Error(`no exchange rate of ${e.revenue.currency} for ${new Date(tsMs).toISOString()}`);
+        const priced = e.revenue ?? (e.ad_revenue ? { amount: e.ad_revenue.revenue, currency: e.ad_revenue.currency } : undefined);
+        const converted = priced ? toMicroUsd(money.rates, priced.amount, priced.currency, tsMs) : undefined;
+        if (priced && converted === undefined)
+          throw new Error(`no exchange rate of ${priced.currency} for ${new Date(tsMs).toISOString()}`);
         const revenueUsd = converted !== undefined ? converted / 1e6 : e.revenue_usd;
+        if (e.ad_revenue && e.via === 's2s' && !e.malformed && state.adRevenueKey) {
+          state.serverImpressions.push({ planned: { ...e, ad_revenue: e.ad_revenue }, tsMs, revenueUsd: (converted ?? 0) / 1e6 });
+          return [];
+        }
         facts.push({ planned: e, tsMs, revenueUsd });
-        if (e.malformed) return { ...e.malformed.event, ts_ms: device(tsMs) };
+        if (e.malformed) return [{ ...e.malformed.event, ts_ms: device(tsMs) }];
         const event: Record<string, unknown> = {
           event_id: e.event_id,
           event_name: e.event_name,
@@ -800,6 +852,10 @@ async function sendRound(
           event.currency = e.revenue.currency;
         } else if (e.revenue) event.revenue_usd = revenueUsd;
         if (e.properties && Object.keys(e.properties).length) event.properties = e.properties;
+        if (e.ad_revenue) {
+          event.ad_revenue = impressionAsSent(e.ad_revenue, converted ?? 0, money.currencies);
+          state.adRevenue.by_sdk++;
+        }
         let clickId: string | undefined;
         let installBeginMs: number | undefined;
         const click = e.attribution ? state.clicks.get(e.attribution.click) : undefined;
@@ -839,8 +895,10 @@ async function sendRound(
             state.decisions.set(key, decision);
           }
         }
-        return event;
+        return [event];
       });
+    // A batch whose impressions all went through the tenant's server: nothing for the SDK to send.
+    if (sdkEvents.length === 0) continue;
 
     const sentAtMs = device(Date.now());
     const request = eventBatchRequest(state.credentials, buildBatch(sdkEvents, sentAtMs));
@@ -863,21 +921,8 @@ async function sendRound(
         state.events.rejected++;
         continue;
       }
-      const identity = `${planned.install_uuid}|${planned.event_id}`;
-      if (state.seen.has(identity)) continue;
-      state.seen.add(identity);
-      state.events.accepted++;
+      if (!recordTaken(state, planned, tsMs, revenueUsd, addressing === 'many' ? person.viewer.country : undefined)) continue;
       if (planned.revenue && money.currencies) state.events.in_other_currencies++;
-      state.taken.push({
-        installUuid: planned.install_uuid,
-        eventId: planned.event_id,
-        name: planned.event_name,
-        tsMs,
-        revenueUsd,
-        deviceHash: planned.device_id,
-        platform: planned.platform,
-        country: addressing === 'many' ? person.viewer.country : undefined,
-      });
     }
 
     if (batch.retry) {
@@ -890,7 +935,7 @@ async function sendRound(
       if (batch.retry === 'identical') state.events.retried_identical++;
       else state.events.retried_reencoded++;
       const accepted = (retried.body as EventBatchResult | undefined)?.accepted ?? 0;
-      const expectedAccepted = batch.events.filter((e) => !e.malformed).length;
+      const expectedAccepted = facts.filter((f) => !f.planned.malformed).length;
       if (retried.status !== 200 || accepted !== expectedAccepted) {
         problems.push(
           `${state.plan.name}: a retried batch was answered ${retried.status} with ${accepted} of ${sdkEvents.length} events accepted (expected ${expectedAccepted})`,
@@ -899,6 +944,82 @@ async function sendRound(
     }
   }
 }
+
+/**
+ * An accepted event into the oracle's input, unless it was taken before (the same event id, or an
+ * impression the install already has): whether it was new.
+ */
+function recordTaken(state: AppState, planned: PlannedEvent, tsMs: number, revenueUsd: number | undefined, country?: string): boolean {
+  const taken: OracleEvent = {
+    installUuid: planned.install_uuid,
+    eventId: planned.event_id,
+    name: planned.event_name,
+    tsMs,
+    revenueUsd,
+    impressionId: planned.ad_revenue?.impression_id,
+    deviceHash: planned.device_id,
+    platform: planned.platform,
+    country,
+  };
+  const identity = identityOf(taken);
+  if (state.seen.has(identity)) {
+    if (planned.ad_revenue) state.adRevenue.duplicates++;
+    return false;
+  }
+  state.seen.add(identity);
+  state.events.accepted++;
+  if (planned.ad_revenue) state.adRevenue.impressions++;
+  state.taken.push(taken);
+  return true;
+}
+
+/** An impression as the app reports it: in its own currency, or in dollars when the service has no rates. */
+function impressionAsSent(impression: AdImpression, micros: number, currencies: boolean): AdImpression {
+  return currencies ? impression : { ...impression, revenue: micros / 1e6, currency: 'USD' };
+}
+
+/**
+ * The round's impressions the tenant's server reports: POST /api/v1/ad-revenue (docs/ad-revenue.md)
+ * in requests of at most 1,000, each answered impression by impression as POST /event answers.
+ */
+async function sendServerImpressions(baseUrl: string, state: AppState, money: { currencies: boolean }, problems: string[]): Promise<void> {
+  const pending = state.serverImpressions.splice(0);
+  for (let i = 0; i < pending.length; i += AD_REVENUE_BATCH) {
+    const chunk = pending.slice(i, i + AD_REVENUE_BATCH);
+    const impressions = chunk.map(({ planned, tsMs, revenueUsd }) => ({
+      install_uuid: planned.install_uuid,
+      ts_ms: tsMs,
+      ...(planned.platform ? { platform: planned.platform } : {}),
+      ad_revenue: impressionAsSent(planned.ad_revenue, Math.round(revenueUsd * 1e6), money.currencies),
+    }));
+    const response = await fetch(`${baseUrl}/api/v1/ad-revenue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${state.adRevenueKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ impressions }),
+    });
+    const body = (await response.json().catch(() => undefined)) as EventBatchResult | undefined;
+    state.adRevenue.by_server += chunk.length;
+    if (response.status !== 200 || !body) {
+      problems.push(
+        `${state.plan.name}: POST /api/v1/ad-revenue of ${chunk.length} impressions answered ${response.status} ${JSON.stringify(body)}`,
+      );
+      continue;
+    }
+    for (const [index, { planned, tsMs, revenueUsd }] of chunk.entries()) {
+      const verdict = body.results[index];
+      if (verdict?.status !== 'accepted') {
+        problems.push(
+          `${state.plan.name}: impression ${planned.ad_revenue.impression_id} sent to POST /api/v1/ad-revenue was ${JSON.stringify(verdict)}`,
+        );
+        continue;
+      }
+      recordTaken(state, planned, tsMs, revenueUsd);
+    }
+  }
+}
+
+/** Impressions per POST /api/v1/ad-revenue, the route's most (docs/ad-revenue.md). */
+const AD_REVENUE_BATCH = 1_000;
 
 /**
  * Waits until the events report has counted every event accepted so far (the aggregator is behind
@@ -951,6 +1072,16 @@ function appResult(state: AppState, expected: Reports, expectedSkanRows: ReportR
     events: state.events,
     purchases: sum(expected.revenue, 'purchases'),
     revenue_usd: Math.round(sum(expected.revenue, 'revenue_usd') * 1e6) / 1e6,
+    ad_revenue: {
+      ...state.adRevenue,
+      usd:
+        Math.round(
+          sum(
+            expected.events.filter((row) => row.event_name === 'ad_revenue'),
+            'revenue_usd',
+          ) * 1e6,
+        ) / 1e6,
+    },
     retention: {
       installs: sum(expected.cohorts, 'installs'),
       d1: sum(expected.cohorts, 'd1'),

@@ -35,6 +35,12 @@ export function summaryText(result: SimulationResult): string {
         ` ${app.events.retried_identical + app.events.retried_reencoded} batches sent again (${app.events.retried_identical} byte for byte, ${app.events.retried_reencoded} re-encoded)`,
     );
     lines.push(`  purchases   ${app.purchases}, revenue $${app.revenue_usd.toFixed(2)}`);
+    const ad = app.ad_revenue;
+    if (ad.impressions > 0)
+      lines.push(
+        `  ad revenue  ${ad.impressions} impressions, $${ad.usd.toFixed(4)}: ${ad.by_sdk} reports by the SDK, ${ad.by_server} by the server` +
+          ` (POST /api/v1/ad-revenue), ${ad.duplicates} duplicates counted once`,
+      );
     if (app.cost.rows > 0)
       lines.push(
         `  cost        ${app.cost.rows} rows, $${app.cost.usd.toFixed(2)}, in ${app.cost.requests} uploads (${app.cost.restated} rows sent again, restated or not)`,

@@ -1,5 +1,5 @@
 import { AddressBook, ANDROID_AGENTS, BOT_AGENTS, COUNTRIES, DATA_CENTRE_ASNS, DESKTOP_AGENTS, IOS_AGENTS } from './audience';
-import { UNKNOWN_CURRENCY } from './currencies';
+import { type Currency, UNKNOWN_CURRENCY } from './currencies';
 import { Random } from './random';
 
 /**
@@ -104,6 +104,24 @@ export interface PlannedEvent {
   attribution?: { click: string; via: 'click_id' | 'referrer'; installBegin?: Moment };
   /** A malformed event an SDK bug would send, and the reason the service must reject it with. */
   malformed?: { reason: string; event: Record<string, unknown>; requires?: 'currencies' };
+  /** On `ad_revenue` events: the impression, as the mediation SDK reports it (docs/ingestion.md, "Ad revenue"). */
+  ad_revenue?: AdImpression;
+  /** Sent by the tenant's server through POST /api/v1/ad-revenue instead of the SDK (docs/ad-revenue.md). */
+  via?: 's2s';
+}
+
+/** An ad impression's revenue as AppLovin MAX, AdMob or LevelPlay report it to the app. */
+export interface AdImpression {
+  source: 'applovin_max' | 'admob' | 'ironsource_levelplay';
+  network: string;
+  format: 'banner' | 'interstitial' | 'rewarded';
+  placement: string;
+  ad_unit: string;
+  /** In `currency`, to 6 decimals. */
+  revenue: number;
+  currency: 'USD' | Currency;
+  precision: 'exact' | 'estimated';
+  impression_id: string;
 }
 
 export const INSTALL_KINDS = [
@@ -173,6 +191,28 @@ const YEN_PRICES = [160, 320, 650, 1200, 3000, 7500];
 const FX = [1, 1, 1, 1.0837, 1.2649, 0.0067, 0.1812, 0.012];
 const SCREENS = ['home', 'shop', 'level_map', 'settings', 'leaderboard'];
 
+/**
+ * Ad monetisation: the share of people in ad-funded sessions, and what one impression earns by
+ * format (USD, the range of a casual game's eCPMs: $0.50 to $3 for a banner, $4 to $20 for an
+ * interstitial, $10 to $50 for a rewarded video, per thousand).
+ */
+const AD_FUNDED_SHARE = 0.25;
+const AD_FORMATS = {
+  banner: { weight: 6, usd: [0.0005, 0.003], placements: ['home_bottom', 'level_map_bottom'] },
+  interstitial: { weight: 3, usd: [0.004, 0.02], placements: ['level_end', 'app_resume'] },
+  rewarded: { weight: 1, usd: [0.01, 0.05], placements: ['extra_life', 'double_coins'] },
+} as const;
+const AD_SOURCES = {
+  applovin_max: { weight: 5, networks: ['APPLOVIN_NETWORK', 'UNITY_NETWORK', 'MINTEGRAL_BIDDING', 'GOOGLE_AD_MANAGER_NETWORK'] },
+  admob: { weight: 3, networks: ['AdMob Network', 'Meta Audience Network'] },
+  ironsource_levelplay: { weight: 2, networks: ['ironSource', 'UnityAds', 'Vungle'] },
+} as const;
+/** Of the impressions: sent by the tenant's server instead of the SDK, and reported twice. */
+const AD_S2S_SHARE = 0.2;
+const AD_DUPLICATE_SHARE = 0.03;
+/** Of the impressions: reported in euros (a mediation account kept in EUR), converted at the day's rate. */
+const AD_EUR_SHARE = 0.15;
+
 export function planTraffic(options: TrafficOptions): TrafficPlan {
   const random = new Random(`attribution-sim/${options.seed}`);
   const apps: AppPlan[] = [];
@@ -225,7 +265,17 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
   const clicks: ClickPlan[] = [];
   const people: PersonPlan[] = [];
   let clickCount = 0;
-  const ctx: AppContext = { random, options, many, addresses, clicks, links, partnerWeights, newClick: () => `a${index}c${++clickCount}` };
+  const ctx: AppContext = {
+    random,
+    options,
+    many,
+    addresses,
+    clicks,
+    links,
+    partnerWeights,
+    newClick: () => `a${index}c${++clickCount}`,
+    adShowcase: false,
+  };
 
   const q = quotas(options.installs, many, probabilistic);
   let n = 0;
@@ -295,6 +345,8 @@ function planApp(random: Random, options: TrafficOptions, index: number): AppPla
       event_name: 'purchase',
       revenue_usd: undefined,
       revenue: undefined,
+      ad_revenue: undefined,
+      via: undefined,
       malformed: { reason: 'bad_currency', event, requires: 'currencies' },
     });
   }
@@ -310,6 +362,8 @@ interface AppContext {
   links: LinkPlan[];
   partnerWeights: Record<string, number>;
   newClick(): string;
+  /** Whether the app's first ad-funded person was given both kinds of duplicate and a server-to-server impression yet. */
+  adShowcase: boolean;
 }
 
 function partnerOf(name: string): { weight: number; campaigns: string[] } {
@@ -409,6 +463,12 @@ function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number
   const deviceId = platform === 'android' ? random.hex(16) : random.uuid().toUpperCase();
   const person: PersonPlan = { key, platform, viewer, clockOffsetMs, installs: [], batches: [] };
   const traits = archetype(random, kind === 'organic' && nth < 2 ? true : undefined);
+  // Ads from a generator of the person's own, so the rest of the plan is what it was without them.
+  // The app's first loyal early adopter always sees ads, and shows every way an impression arrives.
+  const adRandom = new Random(`attribution-sim/${options.seed}/ads/${key}`);
+  const showcase = kind === 'organic' && nth === 0 && !ctx.adShowcase;
+  if (showcase) ctx.adShowcase = true;
+  const ads: AdPlan | undefined = adRandom.chance(AD_FUNDED_SHARE) || showcase ? { random: adRandom, showcase } : undefined;
   // People an ad brought are bought for their spend: more of them pay in their first session, so ROAS is seen.
   if (kind !== 'organic' && kind !== 'honeypot_ip') traits.purchaseChance = Math.max(traits.purchaseChance, 0.3);
 
@@ -435,7 +495,7 @@ function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number
     case 'organic': {
       // Loyal early adopters first (so some installs are old enough for D30), then anyone.
       const firstAt = nth < 2 && options.days > 32 ? between(random, start, nowMs - 32 * DAY) : installTime(random, start, nowMs);
-      addLife(ctx, person, backdated(firstAt, nowMs - 2 * MINUTE), kind, traits, 0, deviceId);
+      addLife(ctx, person, backdated(firstAt, nowMs - 2 * MINUTE), kind, traits, 0, deviceId, undefined, ads);
       break;
     }
     case 'reinstall_same_uuid':
@@ -444,19 +504,19 @@ function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number
       const firstAt = installTime(random, start, Math.max(start + HOUR, nowMs - 3 * DAY));
       const againAt = between(random, Math.min(firstAt + DAY + HOUR, nowMs - 3 * HOUR), nowMs - 2 * HOUR);
       const first = backdated(firstAt, againAt - 5 * MINUTE);
-      addLife(ctx, person, first, 'organic', traits, 0, deviceId);
+      addLife(ctx, person, first, 'organic', traits, 0, deviceId, undefined, ads);
       const second = backdated(againAt, nowMs - 2 * MINUTE);
       // iOS keeps the install id in the Keychain across a reinstall; Android keeps the device id.
       if (kind === 'reinstall_same_uuid') second.installUuid = first.installUuid;
-      addLife(ctx, person, second, kind, archetype(random), 1, deviceId);
+      addLife(ctx, person, second, kind, archetype(random), 1, deviceId, undefined, ads);
       break;
     }
     case 'retargeted_reinstall': {
       // Used the app, left it, came back today through a retargeting ad.
       const firstAt = installTime(random, start, Math.max(start + HOUR, nowMs - 2 * DAY));
-      addLife(ctx, person, backdated(firstAt, nowMs - 6 * HOUR), 'organic', traits, 0, deviceId);
+      addLife(ctx, person, backdated(firstAt, nowMs - 6 * HOUR), 'organic', traits, 0, deviceId, undefined, ads);
       const click = personClick('install');
-      addLife(ctx, person, clicked(click, false), kind, traits, 1, deviceId, { click, via: 'referrer' });
+      addLife(ctx, person, clicked(click, false), kind, traits, 1, deviceId, { click, via: 'referrer' }, ads);
       break;
     }
     case 'honeypot_ip': {
@@ -464,13 +524,13 @@ function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number
       // (dropped: its address is now blocked), then installs: organic, flagged.
       const trap = personClick('honeypot', 'honeypot');
       personClick('blocked_ip');
-      addLife(ctx, person, clicked(trap, false), kind, traits, 0, deviceId);
+      addLife(ctx, person, clicked(trap, false), kind, traits, 0, deviceId, undefined, ads);
       break;
     }
     case 'probabilistic': {
       // The click id is lost on the way (no deep link, no referrer): the app matches by address.
       const click = personClick('install');
-      addLife(ctx, person, clicked(click, false), kind, traits, 0, deviceId);
+      addLife(ctx, person, clicked(click, false), kind, traits, 0, deviceId, undefined, ads);
       break;
     }
     default: {
@@ -479,7 +539,7 @@ function planPerson(ctx: AppContext, key: string, kind: InstallKind, nth: number
       const click = personClick('install');
       const life = clicked(click, kind === 'fast_ctit');
       const via = platform === 'ios' ? 'click_id' : 'referrer';
-      addLife(ctx, person, life, kind, traits, 0, deviceId, { click, via });
+      addLife(ctx, person, life, kind, traits, 0, deviceId, { click, via }, ads);
     }
   }
   return person;
@@ -494,6 +554,7 @@ function addLife(
   round: number,
   deviceId: string,
   attribution?: { click: string; via: 'click_id' | 'referrer' },
+  ads?: AdPlan,
 ): void {
   const { random } = ctx;
   const install: PlannedEvent = {
@@ -514,7 +575,7 @@ function addLife(
   }
   person.installs.push({ install_uuid: life.installUuid, event_id: life.eventId, kind });
 
-  const sessions = sessionEvents(random, life, traits);
+  const sessions = sessionEvents(random, life, traits, ads);
   // The first upload: the install and the first session. A reinstall goes alone in its round, and
   // what follows it in the next, so the service has counted it before its events arrive.
   const firstSession = sessions.filter((e) => offsetOf(e) < 20 * MINUTE);
@@ -522,10 +583,21 @@ function addLife(
   const batches: PlannedEvent[][] = [];
   if (round === 0) batches.push([install, ...firstSession]);
   else batches.push([install], firstSession);
-  for (let i = 0; i < later.length; ) {
-    const size = random.int(15, 45);
-    batches.push(later.slice(i, i + size));
-    i += size;
+  // Batches of 15 to 45 of the app's own events; the impressions ride along with their session's,
+  // so adding them left every other draw of the plan as it was.
+  let current: PlannedEvent[] | undefined;
+  let room = 0;
+  for (const event of later) {
+    if (!event.ad_revenue && room === 0) {
+      room = random.int(15, 45);
+      current = undefined;
+    }
+    if (!event.ad_revenue) room--;
+    if (!current) {
+      current = [];
+      batches.push(current);
+    }
+    current.push(event);
   }
   const planned: BatchPlan[] = batches
     .filter((b) => b.length > 0)
@@ -551,12 +623,68 @@ function addLife(
 
 const offsetOf = (e: PlannedEvent & { offsetMs?: number }) => e.offsetMs ?? 0;
 
+/** A person who sees ads: their generator, and whether they show every way an impression arrives. */
+interface AdPlan {
+  random: Random;
+  showcase: boolean;
+}
+
+/** How an impression reaches the service: the SDK, the tenant's server, or twice (a callback fired twice, or both). */
+type AdDelivery = 'sdk' | 's2s' | 'sdk_twice' | 'sdk_and_s2s';
+
+const AD_VIAS: Readonly<Record<AdDelivery, readonly ('sdk' | 's2s')[]>> = {
+  sdk: ['sdk'],
+  s2s: ['s2s'],
+  sdk_twice: ['sdk', 'sdk'],
+  sdk_and_s2s: ['sdk', 's2s'],
+};
+
 /** Sessions and named events over the install's life, with the decay of a real app. */
-function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedEvent & { offsetMs: number })[] {
+function sessionEvents(random: Random, life: Life, traits: Archetype, ads?: AdPlan): (PlannedEvent & { offsetMs: number })[] {
   const out: (PlannedEvent & { offsetMs: number })[] = [];
-  const add = (name: string, offsetMs: number, extra: Partial<PlannedEvent> = {}) => {
+  const add = (name: string, offsetMs: number, extra: Partial<PlannedEvent> = {}, ids: Random = random) => {
     if (offsetMs >= life.endOffsetMs) return;
-    out.push({ event_id: random.uuid(), event_name: name, install_uuid: life.installUuid, time: life.at(offsetMs), offsetMs, ...extra });
+    out.push({ event_id: ids.uuid(), event_name: name, install_uuid: life.installUuid, time: life.at(offsetMs), offsetMs, ...extra });
+  };
+  let showcased = false;
+  const adImpressions = (plan: AdPlan, startMs: number): void => {
+    const r = plan.random;
+    let t = startMs;
+    // Two at least in the showcase's first session: one reported twice by the SDK, one by the SDK and the server.
+    const showcase: AdDelivery[] = plan.showcase && !showcased ? ['sdk_twice', 'sdk_and_s2s', 's2s'] : [];
+    showcased ||= plan.showcase;
+    for (let n = Math.max(r.int(1, 3), showcase.length), i = 0; i < n; i++) {
+      t += r.int(10_000, 60_000);
+      const format = r.weighted({
+        banner: AD_FORMATS.banner.weight,
+        interstitial: AD_FORMATS.interstitial.weight,
+        rewarded: AD_FORMATS.rewarded.weight,
+      });
+      const source = r.weighted({
+        applovin_max: AD_SOURCES.applovin_max.weight,
+        admob: AD_SOURCES.admob.weight,
+        ironsource_levelplay: AD_SOURCES.ironsource_levelplay.weight,
+      });
+      const [low, high] = AD_FORMATS[format].usd;
+      const eur = r.chance(AD_EUR_SHARE);
+      const impression: AdImpression = {
+        source,
+        network: r.pick(AD_SOURCES[source].networks),
+        format,
+        placement: r.pick(AD_FORMATS[format].placements),
+        ad_unit: `${source}-${format}`,
+        // Six decimals, as the mediation SDKs report it; in euros at about the sim's rates.
+        revenue: Math.round(r.between(low, high) * (eur ? 0.92 : 1) * 1e6) / 1e6,
+        currency: eur ? 'EUR' : 'USD',
+        precision: r.chance(0.7) ? 'exact' : 'estimated',
+        impression_id: r.uuid(),
+      };
+      const delivery: AdDelivery =
+        showcase[i] ??
+        (r.chance(AD_DUPLICATE_SHARE) ? r.pick(['sdk_twice', 'sdk_and_s2s'] as const) : r.chance(AD_S2S_SHARE) ? 's2s' : 'sdk');
+      const vias = AD_VIAS[delivery];
+      for (const via of vias) add('ad_revenue', t, { ad_revenue: impression, ...(via === 's2s' ? { via } : {}) }, r);
+    }
   };
   let tutorial = false;
   let trial = false;
@@ -596,6 +724,7 @@ function sessionEvents(random: Random, life: Life, traits: Archetype): (PlannedE
         add('purchase', t, { revenue, properties: { sku } });
       }
     }
+    if (ads) adImpressions(ads, t);
   };
   session(random.int(800, 3_000), true);
   // Later sessions sit well inside their day of life (5 min from either end), so that retention
@@ -625,6 +754,8 @@ function malformed(random: Random, like: PlannedEvent): PlannedEvent {
     event_name: String(event.event_name),
     revenue_usd: undefined,
     revenue: undefined,
+    ad_revenue: undefined,
+    via: undefined,
     malformed: { reason, event },
   };
 }

@@ -75,6 +75,8 @@ export interface Meta {
   member?: { email: string; role: string; company_id: string | null };
   commands: string[];
   postback_macros: { name: string; description: string }[];
+  /** Who is signed in, where the console has sign-in (issue 42): per-user choices are kept under it; absent locally. */
+  user?: string;
 }
 
 /** The console's target and the commands it may run: with sign-in, the member's own (GET /api/me, the commands their role reaches). */

@@ -37,13 +37,27 @@ export const COUNTERS = [
   'retained_d30',
 ] as const;
 /** Its summed dollars (6 decimals in the API: summed in micro-dollars, so no float drift). */
-export const DOLLARS = ['cost_usd', 'revenue_usd', 'cohort_revenue_d0_usd', 'cohort_revenue_d7_usd', 'cohort_revenue_d30_usd'] as const;
+export const DOLLARS = [
+  'cost_usd',
+  'revenue_usd',
+  'cohort_revenue_d0_usd',
+  'cohort_revenue_d7_usd',
+  'cohort_revenue_d30_usd',
+  'ad_revenue_usd',
+  'cohort_ad_revenue_d0_usd',
+  'cohort_ad_revenue_d7_usd',
+  'cohort_ad_revenue_d30_usd',
+  'total_revenue_usd',
+] as const;
 /** Its ratios, and what each is a ratio of (docs/openapi.yaml, PerformanceRow). */
 export const RATIOS: Readonly<Record<string, { readonly over: (sums: Sums) => [number, number] }>> = {
   ecpi_usd: { over: (s) => [s.cost_usd, s.installs - s.organic] },
   roas_d0: { over: (s) => [s.cohort_revenue_d0_usd, s.cost_usd] },
   roas_d7: { over: (s) => [s.cohort_revenue_d7_usd, s.cost_usd] },
   roas_d30: { over: (s) => [s.cohort_revenue_d30_usd, s.cost_usd] },
+  // Total ROAS: purchases and ad revenue of the cohort over cost (issue 40; docs/reports.md "Ad revenue").
+  total_roas_d7: { over: (s) => [s.cohort_revenue_d7_usd + s.cohort_ad_revenue_d7_usd, s.cost_usd] },
+  total_roas_d30: { over: (s) => [s.cohort_revenue_d30_usd + s.cohort_ad_revenue_d30_usd, s.cost_usd] },
   d1_rate: { over: (s) => [s.retained_d1, s.installs] },
   d7_rate: { over: (s) => [s.retained_d7, s.installs] },
   d30_rate: { over: (s) => [s.retained_d30, s.installs] },
@@ -66,24 +80,51 @@ export const METRIC_COLUMNS: readonly BreakdownColumn[] = [
   { key: 'installs', label: 'Installs', kind: 'count' },
   { key: 'organic', label: 'Organic', kind: 'count' },
   { key: 'reinstalls', label: 'Reinstalls', kind: 'count' },
+  { key: 'fraud_flagged', label: 'Fraud flagged', kind: 'count' },
   { key: 'cost_usd', label: 'Cost', kind: 'usd' },
   { key: 'ecpi_usd', label: 'eCPI', kind: 'usd' },
-  { key: 'revenue_usd', label: 'Revenue', kind: 'usd' },
+  { key: 'revenue_usd', label: 'Purchase revenue', kind: 'usd' },
+  { key: 'ad_revenue_usd', label: 'Ad revenue', kind: 'usd' },
+  { key: 'total_revenue_usd', label: 'Total revenue', kind: 'usd' },
   { key: 'cohort_revenue_d0_usd', label: 'Cohort revenue D0', kind: 'usd', cohort: 'd0' },
   { key: 'cohort_revenue_d7_usd', label: 'Cohort revenue D7', kind: 'usd', cohort: 'd7' },
   { key: 'cohort_revenue_d30_usd', label: 'Cohort revenue D30', kind: 'usd', cohort: 'd30' },
+  { key: 'cohort_ad_revenue_d7_usd', label: 'Cohort ad revenue D7', kind: 'usd', cohort: 'd7' },
   { key: 'roas_d0', label: 'ROAS D0', kind: 'rate', cohort: 'd0' },
   { key: 'roas_d7', label: 'ROAS D7', kind: 'rate', cohort: 'd7' },
   { key: 'roas_d30', label: 'ROAS D30', kind: 'rate', cohort: 'd30' },
+  { key: 'total_roas_d7', label: 'Total ROAS D7', kind: 'rate', cohort: 'd7' },
+  { key: 'total_roas_d30', label: 'Total ROAS D30', kind: 'rate', cohort: 'd30' },
   { key: 'd1_rate', label: 'Retention D1', kind: 'rate', cohort: 'd1' },
   { key: 'd7_rate', label: 'Retention D7', kind: 'rate', cohort: 'd7' },
   { key: 'd30_rate', label: 'Retention D30', kind: 'rate', cohort: 'd30' },
 ];
 
-/** The table's columns for a grouping: the group columns (in the API's order), then the figures. */
-export const columnsFor = (groups: readonly GroupColumn[]): BreakdownColumn[] => [
+/**
+ * The figures shown until a user chooses others (column-choice.ts): what a marketer reads every
+ * morning, with fraud and ad revenue beside purchases; the others are one tick away.
+ */
+export const DEFAULT_METRICS: readonly string[] = [
+  'installs',
+  'organic',
+  'fraud_flagged',
+  'cost_usd',
+  'ecpi_usd',
+  'revenue_usd',
+  'ad_revenue_usd',
+  'roas_d7',
+  'total_roas_d7',
+  'd1_rate',
+  'd7_rate',
+];
+
+/**
+ * The table's columns for a grouping: the group columns (in the API's order), then the figures,
+ * or only the `shown` ones (the user's choice) when given.
+ */
+export const columnsFor = (groups: readonly GroupColumn[], shown?: readonly string[]): BreakdownColumn[] => [
   ...groups.map((group): BreakdownColumn => ({ key: group, label: GROUP_LABELS[group], kind: 'text' })),
-  ...METRIC_COLUMNS,
+  ...(shown ? METRIC_COLUMNS.filter((column) => shown.includes(column.key)) : METRIC_COLUMNS),
 ];
 
 /** The grouping a URL names, in the API's column order, unknown and repeated names dropped; partner when none is left. */

@@ -329,7 +329,7 @@ export function retentionChart(rows: readonly Row[], days: readonly string[], ti
     summary: `D1, D7 and D30 retention by install day${days.length ? ` from ${days[0]} to ${days[days.length - 1]}` : ''}, over ${count(installs)} installs; a day's point is left out until its window has elapsed.`,
     table: {
       columns: ['install day', 'installs', 'D1', 'D7', 'D30'],
-      rows: cohorts.map((c) => [c.day, count(c.installs), ...c.rates.map((rate) => (rate === null ? BLANK : pct(rate)))]),
+      rows: cohorts.map((c) => [c.day, count(c.installs), ...c.rates.map(orBlankRate)]),
     },
     config: {
       type: 'line',
@@ -352,6 +352,60 @@ export function retentionChart(rows: readonly Row[], days: readonly string[], ti
     } as ChartConfiguration,
   };
 }
+
+/** How many values of a split the trend chart draws (by installs); the table under the page has every one. */
+export const TREND_SERIES = 8;
+
+/**
+ * One retention day (D1, D7 or D30) by install day, a line per value of a dimension (the Cohorts
+ * page's split): the performance report grouped by day and the dimension, each value's rate where
+ * its cohort is final (retentionDays: an immature day is left out, not 0), the TREND_SERIES values
+ * with the most installs, in their stable colours.
+ */
+export function retentionTrendChart(
+  rows: readonly Row[],
+  dimension: SeriesKind,
+  n: (typeof RETENTION_DAYS)[number],
+  days: readonly string[],
+  timeZone: string,
+  nowMs: number,
+): ChartSpec {
+  const at = RETENTION_DAYS.indexOf(n);
+  const byValue = new Map<string, Row[]>();
+  for (const row of rows) byValue.set(String(row[dimension] ?? ''), [...(byValue.get(String(row[dimension] ?? '')) ?? []), row]);
+  const installsOf = (its: readonly Row[]) => its.reduce((sum, row) => sum + num(row.installs), 0);
+  const values = [...byValue.keys()]
+    .sort((a, b) => installsOf(byValue.get(b) ?? []) - installsOf(byValue.get(a) ?? []) || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, TREND_SERIES);
+  const rates = new Map(
+    values.map((value) => [value, retentionDays(byValue.get(value) ?? [], days, timeZone, nowMs).map((c) => c.rates[at] ?? null)]),
+  );
+  const options = formatted(pct, '% of installs', false);
+  return {
+    summary: `D${n} retention by install day and ${dimension}${days.length ? `, ${days[0]} to ${days[days.length - 1]}` : ''}: ${values.join(', ') || 'no installs'}; a day's point is left out until its window has elapsed.`,
+    table: {
+      columns: ['install day', ...values],
+      rows: days.map((day, i) => [day, ...values.map((value) => orBlankRate(rates.get(value)?.[i] ?? null))]),
+    },
+    config: {
+      type: 'line',
+      data: {
+        labels: [...days],
+        datasets: values.map((value) => ({
+          label: value,
+          data: rates.get(value) ?? [],
+          borderColor: seriesStyle(dimension, value).color,
+          backgroundColor: seriesStyle(dimension, value).color,
+          borderDash: seriesDash(dimension, value),
+          spanGaps: false,
+        })),
+      },
+      options: { ...options, scales: { ...options.scales, y: { ...options.scales.y, max: 1 } } },
+    } as ChartConfiguration,
+  };
+}
+
+const orBlankRate = (rate: number | null): string => (rate === null ? BLANK : pct(rate));
 
 /** Draws a chart into a canvas (replacing the one there); the canvas carries the summary as its label. */
 export function draw(canvas: HTMLCanvasElement, spec: ChartSpec): void {

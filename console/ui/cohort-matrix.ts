@@ -44,10 +44,12 @@ export type PerformanceRow = Record<string, string | number | boolean>;
 export type Grain = 'day' | 'week';
 
 export interface MatrixColumn {
-  readonly key: 'd1' | 'd7' | 'd30' | 'rev_d0' | 'rev_d7' | 'rev_d30';
+  readonly key: 'd1' | 'd7' | 'd30' | 'rev_d0' | 'rev_d7' | 'rev_d30' | 'total_d7' | 'total_d30';
   readonly label: string;
   /** The report's counter summed for the column. */
   readonly counter: string;
+  /** A second counter added to it: the cohort's ad revenue, for the total (purchases + ads) columns. */
+  readonly plus?: string;
   readonly flag: MaturityFlag;
   readonly kind: 'retention' | 'revenue';
 }
@@ -61,7 +63,28 @@ export const REVENUE_COLUMNS: readonly MatrixColumn[] = [
   { key: 'rev_d0', label: 'Revenue D0', counter: 'cohort_revenue_d0_usd', flag: 'd0_mature', kind: 'revenue' },
   { key: 'rev_d7', label: 'Revenue D7', counter: 'cohort_revenue_d7_usd', flag: 'd7_mature', kind: 'revenue' },
   { key: 'rev_d30', label: 'Revenue D30', counter: 'cohort_revenue_d30_usd', flag: 'd30_mature', kind: 'revenue' },
+  // Purchases and ad revenue together (issue 40): the performance report's cohort_ad_revenue_dN_usd.
+  {
+    key: 'total_d7',
+    label: 'Revenue D7 + ads',
+    counter: 'cohort_revenue_d7_usd',
+    plus: 'cohort_ad_revenue_d7_usd',
+    flag: 'd7_mature',
+    kind: 'revenue',
+  },
+  {
+    key: 'total_d30',
+    label: 'Revenue D30 + ads',
+    counter: 'cohort_revenue_d30_usd',
+    plus: 'cohort_ad_revenue_d30_usd',
+    flag: 'd30_mature',
+    kind: 'revenue',
+  },
 ];
+
+/** A column's numerator from summed counters: its counter, plus its second one when it has one. */
+const numeratorOf = (column: MatrixColumn, sums: Readonly<Record<string, number>>): number =>
+  (sums[column.counter] ?? 0) + (column.plus ? (sums[column.plus] ?? 0) : 0);
 
 /** How the revenue columns read: ROAS (cohort revenue over cost) when the window has cost, else dollars per install. */
 export type RevenueMode = 'roas' | 'per_install' | 'none';
@@ -105,6 +128,8 @@ export interface MatrixOptions {
   /** For the maturity of days the report has no row for (no installs, no cost). */
   readonly timeZone: string;
   readonly nowMs: number;
+  /** How the revenue columns read, when the caller fixes it (a split's values read as the whole period does). */
+  readonly revenueMode?: RevenueMode;
 }
 
 /**
@@ -115,11 +140,13 @@ export interface MatrixOptions {
  */
 export function cohortMatrix(reportRows: readonly PerformanceRow[], options: MatrixOptions): CohortMatrix {
   const byDay = new Map(reportRows.map((row) => [String(row.day), row]));
-  const hasRevenue = reportRows.some((row) => REVENUE_COLUMNS.some((c) => num(row[c.counter]) > 0));
+  const hasRevenue = reportRows.some((row) =>
+    REVENUE_COLUMNS.some((c) => numeratorOf(c, { [c.counter]: num(row[c.counter]), ...(c.plus && { [c.plus]: num(row[c.plus]) }) }) > 0),
+  );
   const hasCost = reportRows.some((row) => num(row.cost_usd) > 0);
-  const revenueMode: RevenueMode = hasCost ? 'roas' : hasRevenue ? 'per_install' : 'none';
+  const revenueMode: RevenueMode = options.revenueMode ?? (hasCost ? 'roas' : hasRevenue ? 'per_install' : 'none');
   const columns = revenueMode === 'none' ? RETENTION_COLUMNS : [...RETENTION_COLUMNS, ...REVENUE_COLUMNS];
-  const counters = [...RETENTION_COLUMNS, ...REVENUE_COLUMNS].map((c) => c.counter);
+  const counters = [...new Set([...RETENTION_COLUMNS, ...REVENUE_COLUMNS].flatMap((c) => (c.plus ? [c.counter, c.plus] : [c.counter])))];
 
   const groups = new Map<string, string[]>();
   for (const day of options.days) {
@@ -135,8 +162,8 @@ export function cohortMatrix(reportRows: readonly PerformanceRow[], options: Mat
   };
   const figureOf = (column: MatrixColumn, sums: Record<string, number>, installs: number, cost: number) =>
     column.kind === 'retention' || revenueMode !== 'roas'
-      ? ratio(sums[column.counter] ?? 0, installs)
-      : ratio(sums[column.counter] ?? 0, cost);
+      ? ratio(numeratorOf(column, sums), installs)
+      : ratio(numeratorOf(column, sums), cost);
 
   const rows: MatrixRow[] = [...groups].map(([cohort, days]) => {
     const sums: Record<string, number> = Object.fromEntries(counters.map((c) => [c, 0]));
@@ -167,7 +194,7 @@ export function cohortMatrix(reportRows: readonly PerformanceRow[], options: Mat
     averageCells[column.key] = {
       value: figureOf(
         column,
-        { [column.counter]: sum((row) => row.sums[column.counter] ?? 0) },
+        Object.fromEntries(counters.map((counter) => [counter, sum((row) => row.sums[counter] ?? 0)])),
         sum((row) => row.installs),
         sum((row) => row.cost),
       ),
@@ -227,4 +254,34 @@ export function heatColour(value: number, range: { min: number; max: number }): 
     background: `rgb(${rgb.join(', ')})`,
     text: contrast(l, 0) >= contrast(l, 1) ? '#000000' : '#ffffff',
   };
+}
+
+/** A split's value (a partner, campaign, country or platform) and its cohorts' weighted averages. */
+export interface SplitRow {
+  readonly value: string;
+  readonly installs: number;
+  readonly cells: CohortMatrix['average']['cells'];
+}
+
+/**
+ * The cohorts split by a dimension (the performance report grouped by day and that dimension):
+ * each value's weighted averages over its elapsed cohorts, as the matrix's last row computes them,
+ * the revenue columns read as the whole period's (`revenueMode`); most installs first, then by name.
+ */
+export function splitRows(
+  reportRows: readonly PerformanceRow[],
+  dimension: string,
+  options: Omit<MatrixOptions, 'grain'> & { readonly revenueMode: RevenueMode },
+): SplitRow[] {
+  const byValue = new Map<string, PerformanceRow[]>();
+  for (const row of reportRows) {
+    const value = String(row[dimension] ?? '');
+    byValue.set(value, [...(byValue.get(value) ?? []), row]);
+  }
+  return [...byValue]
+    .map(([value, rows]) => {
+      const matrix = cohortMatrix(rows, { ...options, grain: 'day' });
+      return { value, installs: matrix.average.installs, cells: matrix.average.cells };
+    })
+    .sort((a, b) => b.installs - a.installs || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
 }

@@ -7,6 +7,7 @@ import { appLinksPage } from './pages/app-links';
 import { breakdownPage } from './pages/breakdown';
 import { cohortsPage } from './pages/cohorts';
 import { companiesPage } from './pages/companies';
+import { healthPage } from './pages/health';
 import { installPage } from './pages/install';
 import { linksPage } from './pages/links';
 import { overviewPage } from './pages/overview';
@@ -50,6 +51,7 @@ const PAGES: Page[] = [
   { route: 'reports', label: 'Reports', render: reportsPage },
   { route: 'install', label: 'Install look-up', render: installPage },
   { route: 'raw-data', label: 'Raw data', render: rawDataPage },
+  { route: 'health', label: 'Health', render: healthPage },
 ];
 
 /** The page an empty or unknown route shows. */

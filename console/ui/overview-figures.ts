@@ -1,7 +1,7 @@
-import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
+import { addDays, DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
 import { type Totals, totalsOf } from './breakdown-data';
 import { type Change, change, count, orBlank, pct, usd } from './format';
-import type { Period } from './period';
+import { mondayOf, type Period, periodOf, previousPeriod } from './period';
 import { num, type ReportRow } from './report-rows';
 
 /**
@@ -56,8 +56,10 @@ export const FIGURE_KEYS = [
   'cost',
   'ecpi',
   'revenue',
+  'ad_revenue',
   'arppu',
   'roas_d7',
+  'total_roas_d7',
   'roas_d7_blended',
   'retention_d1',
   'retention_d7',
@@ -100,7 +102,18 @@ export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
     means: 'Cost over attributed installs: cost / (installs - organic)',
     value: (p) => p.values.ecpi_usd,
   },
-  revenue: { label: 'Revenue', format: usd, means: 'Revenue of events on the period’s days, in USD', value: (p) => p.sums.revenue_usd },
+  revenue: {
+    label: 'Purchase revenue',
+    format: usd,
+    means: 'Purchases on the period’s days, in USD (ad revenue is its own figure)',
+    value: (p) => p.sums.revenue_usd,
+  },
+  ad_revenue: {
+    label: 'Ad revenue',
+    format: usd,
+    means: 'Revenue of the ads shown in the app on the period’s days (ad_revenue events), in USD',
+    value: (p) => p.sums.ad_revenue_usd,
+  },
   arppu: {
     label: 'ARPPU',
     format: usd,
@@ -108,18 +121,27 @@ export const FIGURES: Readonly<Record<FigureKey, FigureSpec>> = {
     value: (_, r) => quotient(dollars(r.revenueMicros), r.payers),
   },
   roas_d7: {
-    label: 'Paid ROAS D7',
+    label: 'Paid ROAS D7 (purchases)',
     format: pct,
     cohort: 'd7',
     paidOnly: true,
-    means: 'Revenue within 7 days of the paid installs of the final days, over their cost (organic installs left out)',
+    means: 'Purchases within 7 days of the paid installs of the final days, over their cost (organic installs left out)',
     value: (p) => p.values.roas_d7,
   },
-  roas_d7_blended: {
-    label: 'Blended ROAS D7',
+  total_roas_d7: {
+    label: 'Paid total ROAS D7 (purchases + ads)',
     format: pct,
     cohort: 'd7',
-    means: 'Revenue within 7 days of every install of the final days, organic included, over the cost',
+    paidOnly: true,
+    means: 'Purchases and ad revenue within 7 days of the paid installs of the final days, over their cost (organic installs left out)',
+    value: (p) => p.values.total_roas_d7,
+  },
+  roas_d7_blended: {
+    label: 'Blended ROAS D7 (organic included)',
+    format: pct,
+    cohort: 'd7',
+    means:
+      'Purchases within 7 days of every install of the final days, organic included, over the cost: overstates what the spend returned',
     value: (p) => p.values.roas_d7,
   },
   retention_d1: {
@@ -193,6 +215,42 @@ export function finalOn(period: Pick<Period, 'until' | 'timeZone'>, cohort: Coho
   return dayFinalOn(lastDay, cohort, period.timeZone);
 }
 
+/** Fewest days a cohort figure is shown over when none of the period's days is final: a week, so one quiet day is no figure. */
+export const LATEST_FINAL_MIN_DAYS = 7;
+
+/**
+ * The days a cohort figure stands on when none of the period's days is final yet (issue 42: never a
+ * bare blank): the latest days whose cohort is final at `nowMs`, as many as the period has and a
+ * week at least, ending on the latest final day. Its previous period is the same number of days
+ * before it.
+ */
+export function latestFinalPeriod(period: Pick<Period, 'days' | 'timeZone'>, cohort: Cohort, nowMs: number): Period {
+  const today = localDayOf(nowMs, period.timeZone);
+  let last = today;
+  while (dayFinalOn(last, cohort, period.timeZone) > today) last = addDays(last, -1);
+  const length = Math.max(period.days.length, LATEST_FINAL_MIN_DAYS);
+  return periodOf('custom', addDays(last, -(length - 1)), last, period.timeZone);
+}
+
+/** The cohorts whose figures stand on the latest final days: those of which no day of the period so far is final. */
+const waitingCohorts = (period: Period, nowMs: number): Cohort[] =>
+  (Object.keys(FINAL_AFTER_DAYS) as Cohort[]).filter((cohort) => finalDays(period, cohort, nowMs).final === 0);
+
+/**
+ * The window the overview reads by day and partner for the figures of the latest final days (and
+ * their previous periods), or undefined when every cohort figure has final days of its own.
+ */
+export function latestFinalWindow(period: Period, nowMs: number): Period | undefined {
+  const periods = waitingCohorts(period, nowMs).flatMap((cohort) => {
+    const latest = latestFinalPeriod(period, cohort, nowMs);
+    return [latest, previousPeriod(latest)];
+  });
+  if (periods.length === 0) return undefined;
+  const since = periods.map((p) => p.since).sort()[0] as string;
+  const until = periods.map((p) => p.until).sort()[periods.length - 1] as string;
+  return periodOf('custom', since, until, period.timeZone);
+}
+
 export interface PeriodData {
   /** The performance report by partner: the period's totals. */
   readonly performance: readonly ApiRow[];
@@ -209,37 +267,73 @@ export interface OverviewFigure {
   readonly text: string;
   readonly value: number | undefined;
   readonly change: Change;
-  /** Set when the figure is blank because no day of its cohort is final yet: the day the first one will be. */
-  readonly finalOn?: string;
   /** Set on a cohort figure whose period is final only in part: over how many of its days so far it is computed. */
   readonly finalDays?: { readonly final: number; readonly of: number; readonly allFinalOn: string };
+  /**
+   * Set on a cohort figure of which no day of the period is final yet: it stands on these latest
+   * final days instead (latestFinalPeriod), and `firstFinalOn` is when the period's first day is.
+   */
+  readonly latestFinal?: { readonly since: string; readonly until: string; readonly firstFinalOn?: string };
 }
 
-/** Every figure of the period with its change against the previous period's. */
-export function overviewFigures(current: PeriodData, previous: PeriodData, period: Period, nowMs: number): OverviewFigure[] {
+/** The rows by day and partner of a period's days only. */
+const daysOf = (rows: readonly ApiRow[], period: Period): PeriodData => {
+  const days = new Set(period.days);
+  return { performance: [], revenue: [], byDay: rows.filter((row) => days.has(String(row.day))) };
+};
+
+/**
+ * Every figure of the period with its change against the previous period's. A cohort figure of
+ * which no day of the period is final stands on the latest final days, read from `latestRows` (the
+ * report by day and partner over `latestFinalWindow`), and compares with the days just before them.
+ */
+export function overviewFigures(
+  current: PeriodData,
+  previous: PeriodData,
+  period: Period,
+  nowMs: number,
+  latestRows: readonly ApiRow[] = [],
+): OverviewFigure[] {
   return FIGURE_KEYS.map((key) => {
     const spec = FIGURES[key];
-    const value = figureValue(key, current);
-    const days = spec.cohort ? finalDays(period, spec.cohort, nowMs) : undefined;
+    const shown = { key, label: spec.label, means: spec.means };
     const cohort = spec.cohort;
-    const note =
-      cohort && days
-        ? value === undefined && days.final === 0 && days.firstFinalOn
-          ? { finalOn: days.firstFinalOn }
-          : days.final < days.of
-            ? { finalDays: { final: days.final, of: days.of, allFinalOn: finalOn(period, cohort, nowMs) } }
-            : {}
-        : {};
+    if (!cohort) {
+      const value = figureValue(key, current);
+      return { ...shown, value, text: orBlank(value, spec.format), change: change(value, figureValue(key, previous)) };
+    }
+    const days = finalDays(period, cohort, nowMs);
+    if (days.final === 0) {
+      const latest = latestFinalPeriod(period, cohort, nowMs);
+      const value = figureValue(key, daysOf(latestRows, latest));
+      return {
+        ...shown,
+        value,
+        text: orBlank(value, spec.format),
+        change: change(value, figureValue(key, daysOf(latestRows, previousPeriod(latest)))),
+        latestFinal: { since: latest.since, until: latest.until, ...(days.firstFinalOn && { firstFinalOn: days.firstFinalOn }) },
+      };
+    }
+    const value = figureValue(key, current);
     return {
-      key,
-      label: spec.label,
-      means: spec.means,
+      ...shown,
       value,
       text: orBlank(value, spec.format),
       change: change(value, figureValue(key, previous)),
-      ...note,
+      ...(days.final < days.of && { finalDays: { final: days.final, of: days.of, allFinalOn: finalOn(period, cohort, nowMs) } }),
     };
   });
+}
+
+/**
+ * The latest Monday-to-Sunday week whose D7 cohorts (ROAS D7 and D7 retention) are all final at
+ * `nowMs`: what "last week" can answer for D7 (the Overview's links open it, named as such).
+ */
+export function lastFinalWeek(timeZone: string, nowMs: number): Period {
+  const today = localDayOf(nowMs, timeZone);
+  let monday = mondayOf(today);
+  while (dayFinalOn(addDays(monday, 6), 'd7', timeZone) > today) monday = addDays(monday, -7);
+  return periodOf('custom', monday, addDays(monday, 6), timeZone);
 }
 
 /** Installs per day and partner over every day of the period (a day without rows is 0). */

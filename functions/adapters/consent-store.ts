@@ -1,13 +1,14 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { installPk } from '../domain/aggregation/install-state';
 import { CONSENT_SK, type ConsentRecord } from '../domain/privacy/consent';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
+import { batchGetItems } from './batch-get';
 
 /**
  * Each install's latest consent (docs/privacy.md, "Consent"): written by the aggregator, latest
  * wins by corrected time then event id, so redelivered and out-of-order objects leave the same
- * record; read, consistently, when a postback is made.
+ * record; read, consistently, when postbacks are made: one BatchGetItem per 100 installs.
  */
 export class ConsentStore {
   constructor(private readonly tableName: string) {}
@@ -28,12 +29,18 @@ export class ConsentStore {
     }
   }
 
-  async latest(appId: string, installUuid: string): Promise<ConsentRecord | undefined> {
-    const { Item } = await dynamoClient().send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: installPk(appId, installUuid), sk: CONSENT_SK }, ConsistentRead: true }),
+  /** The latest consent of each install that has one, by install_uuid, read consistently. */
+  async latestOf(appId: string, installUuids: readonly string[]): Promise<Map<string, ConsentRecord>> {
+    const byPk = new Map([...new Set(installUuids)].map((installUuid) => [installPk(appId, installUuid), installUuid]));
+    const items = await batchGetItems(
+      this.tableName,
+      [...byPk.keys()].map((pk) => ({ pk, sk: CONSENT_SK })),
     );
-    if (!Item) return undefined;
-    const { pk: _pk, sk: _sk, ...record } = Item;
-    return record as ConsentRecord;
+    const latest = new Map<string, ConsentRecord>();
+    for (const { pk, sk: _sk, ...record } of items) {
+      const installUuid = byPk.get(String(pk));
+      if (installUuid !== undefined) latest.set(installUuid, record as unknown as ConsentRecord);
+    }
+    return latest;
   }
 }

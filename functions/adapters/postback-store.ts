@@ -213,8 +213,11 @@ export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
     );
   }
 
-  /** The app's attempts, newest first, optionally of one partner (`admin postback log`). */
-  async attempts(appId: string, options: { partner?: string; limit?: number } = {}): Promise<AttemptRecord[]> {
+  /**
+   * The app's attempts, newest first, optionally of one partner (`admin postback log`) or since a
+   * time (`admin health`'s window), at most `limit`.
+   */
+  async attempts(appId: string, options: { partner?: string; limit?: number; sinceMs?: number } = {}): Promise<AttemptRecord[]> {
     const limit = options.limit ?? 200;
     const attempts: AttemptRecord[] = [];
     for await (const item of queryItems<Record<string, unknown>>({
@@ -224,9 +227,32 @@ export class PostbackRecords implements DeliveryRecords, InstallPostbacks {
       ScanIndexForward: false,
     })) {
       const { pk: _pk, sk: _sk, expires_at: _expires, app_id: _app, app_install: _install, ...attempt } = item;
+      if (options.sinceMs !== undefined && Number(attempt.at_ms) < options.sinceMs) break;
       if (options.partner !== undefined && attempt.partner !== options.partner) continue;
       attempts.push({ app_id: appId, ...attempt } as AttemptRecord);
       if (attempts.length >= limit) break;
+    }
+    return attempts;
+  }
+
+  /** The app's attempts made in [sinceMs, untilMs) with one outcome (`admin postback withheld`): a range of the log's keys. */
+  async attemptsBetween(appId: string, sinceMs: number, untilMs: number, outcome: AttemptRecord['outcome']): Promise<AttemptRecord[]> {
+    const attempts: AttemptRecord[] = [];
+    for await (const item of queryItems<Record<string, unknown>>({
+      TableName: this.table,
+      // `log#<at_ms, 13 digits>#...`: from the first millisecond to before the last, in key order.
+      KeyConditionExpression: 'pk = :app AND sk BETWEEN :from AND :to',
+      FilterExpression: '#outcome = :outcome',
+      ExpressionAttributeNames: { '#outcome': 'outcome' },
+      ExpressionAttributeValues: {
+        ':app': appId,
+        ':from': `log#${String(Math.max(0, sinceMs)).padStart(13, '0')}`,
+        ':to': `log#${String(Math.max(0, untilMs - 1)).padStart(13, '0')}$`,
+        ':outcome': outcome,
+      },
+    })) {
+      const { pk: _pk, sk: _sk, expires_at: _expires, app_id: _app, app_install: _install, ...attempt } = item;
+      attempts.push({ app_id: appId, ...attempt } as AttemptRecord);
     }
     return attempts;
   }

@@ -47,6 +47,7 @@ export class ManifestFunction extends Construct {
     for (const [queue, access] of entriesOf<QueueName, QueueAccess>(spec.queues)) {
       this.function.bindQueue(queue, stores.queues[queue], access);
     }
+    if (spec.secretPrefix !== undefined) this.function.bindSecretPrefix(spec.secretPrefix);
 
     // A function a schedule runs (lib/manifest.ts, schedules) is judged per hour; one fed by routes,
     // a queue or API Gateway's authorizer (invoked per request) per minute.

@@ -1,4 +1,4 @@
-import { CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -28,6 +28,7 @@ import {
   iamConditionOf,
   KEY_USE_CONDITION,
   ORIGIN_SECRET_ACTIONS,
+  PREFIXED_SECRET_ACTIONS,
   TABLE_KEY_USE_ACTIONS,
   TABLE_PROBE_ACTIONS,
   TABLE_PROBE_CONDITION,
@@ -258,6 +259,23 @@ export class ServiceFunction extends NodejsFunction {
   bindOriginSecret(secret: secretsmanager.ISecret): this {
     this.addToRolePolicy(new iam.PolicyStatement({ actions: [...ORIGIN_SECRET_ACTIONS], resources: [secret.secretArn] }));
     this.addEnvironment(envName.originVerifySecretArn(), secret.secretArn);
+    return this;
+  }
+
+  /**
+   * The secrets whose names start with `prefix` (lib/manifest.ts, FunctionSpec.secretPrefix):
+   * secretsmanager:GetSecretValue on `secret:<prefix>*` and nothing else. An app's settings name
+   * one of them, which the operator made; the function reads its value when it needs it, never
+   * into its environment. Secrets Manager's own key encrypts them: no KMS grant.
+   */
+  bindSecretPrefix(prefix: string): this {
+    // Pseudo parameters whatever the stack's environment, so that the nag acknowledgement below names the ARN as cdk-nag writes it.
+    const resource = `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${prefix}*`;
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: [...PREFIXED_SECRET_ACTIONS], resources: [resource] }));
+    this.acknowledgeWildcard(
+      `Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${prefix}*`,
+      'The secrets an app names are made by the operator under this prefix; the function reads their values and only theirs.',
+    );
     return this;
   }
 

@@ -9,6 +9,10 @@ import { build } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const at = (path) => join(here, path);
+// The core's and the web SDK's private members, named only inside the script-tag bundle (mangled
+// there to short names, which keeps it inside its budget): no JSON, storage key, API or dependency uses them.
+const PRIVATE_MEMBERS =
+  /^(serial|measuring|sendSoon|withEvent|startSession|scheduleInterval|nextBatch|attempt|settle|scheduleRetry|cancelRetry|cancelInterval|firstLaunch|mergeQueued|mergeTimer|startLeading|stopLeading|readLanding|onVisibility|onHide|hiding|leadership|merging|retryAt|failures|sending|choices|choose)$/;
 const common = { bundle: true, target: 'es2020', platform: 'browser', logLevel: 'warning' };
 
 // --script-tag-only: dist/attribution.js alone, for the browser test and the bench (no core build needed).
@@ -35,6 +39,7 @@ export function scriptTag() {
     // without ES2020's helpers, which keeps the build inside its 10 KB (docs/sdk.md).
     target: 'es2022',
     minify: true,
+    mangleProps: PRIVATE_MEMBERS,
     alias: { '@attribution/sdk-core': at('../sdk-core/src/index.ts'), fflate: at('src/no-gzip.ts') },
     outfile: at('dist/attribution.js'),
   };

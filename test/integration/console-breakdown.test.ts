@@ -3,7 +3,8 @@
 // (counters and micro-dollars summed, ratios from the sums, cohorts blank unless every row is
 // mature), a header click sorts the rows as the API's rows sort, the CSV holds every row of a
 // window read over several API pages, a failed read leaves its error where the table was, and the
-// page fits a 390 px screen.
+// page fits a 390 px screen with every figure of a row on it (cards). The figures shown are the
+// user's choice, remembered per user and app (the defaults first).
 
 import { BLANK, count, pct, usd } from '../../console/ui/format';
 import { localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
@@ -59,9 +60,17 @@ function expectedTotals(rows: readonly Row[]): Record<string, string> {
     installs: count(installs),
     organic: count(sum('organic')),
     reinstalls: count(sum('reinstalls')),
+    fraud_flagged: count(sum('fraud_flagged')),
     cost_usd: usd(cost),
     ecpi_usd: ratio(cost, installs - sum('organic'), usd),
     revenue_usd: usd(dollars('revenue_usd')),
+    ad_revenue_usd: usd(dollars('ad_revenue_usd')),
+    total_revenue_usd: usd(Number(micros('revenue_usd') + micros('ad_revenue_usd')) / 1e6),
+    cohort_ad_revenue_d7_usd: cohort('d7', () => usd(dollars('cohort_ad_revenue_d7_usd'))),
+    total_roas_d7: cohort('d7', () => ratio(Number(micros('cohort_revenue_d7_usd') + micros('cohort_ad_revenue_d7_usd')) / 1e6, cost, pct)),
+    total_roas_d30: cohort('d30', () =>
+      ratio(Number(micros('cohort_revenue_d30_usd') + micros('cohort_ad_revenue_d30_usd')) / 1e6, cost, pct),
+    ),
     cohort_revenue_d0_usd: cohort('d0', () => usd(dollars('cohort_revenue_d0_usd'))),
     cohort_revenue_d7_usd: cohort('d7', () => usd(dollars('cohort_revenue_d7_usd'))),
     cohort_revenue_d30_usd: cohort('d30', () => usd(dollars('cohort_revenue_d30_usd'))),
@@ -83,6 +92,22 @@ async function load(params: Record<string, string>): Promise<void> {
     .first()
     .waitFor();
 }
+
+/** The figures a user sees before choosing others (breakdown-data.ts DEFAULT_METRICS, written out). */
+const DEFAULT_SHOWN = [
+  'installs',
+  'organic',
+  'fraud_flagged',
+  'cost_usd',
+  'ecpi_usd',
+  'revenue_usd',
+  'ad_revenue_usd',
+  'roas_d7',
+  'total_roas_d7',
+  'd1_rate',
+  'd7_rate',
+];
+const only = (totals: Record<string, string>, keys: readonly string[]) => Object.fromEntries(keys.map((key) => [key, totals[key]]));
 
 /** What the totals row shows, by column. */
 async function shownTotals(): Promise<Record<string, string>> {
@@ -111,7 +136,7 @@ describe('the Breakdown page', () => {
     const rows = await apiRows(query);
     expect(rows.length).toBeGreaterThan(0);
     await load({ ...PERIOD(), group, ...(query.partner ? { partner: query.partner } : {}) });
-    expect(await shownTotals()).toEqual(expectedTotals(rows));
+    expect(await shownTotals()).toEqual(only(expectedTotals(rows), DEFAULT_SHOWN));
     expect(await m.page.locator('[data-testid=breakdown-totals] th').textContent()).toBe(`Total (${count(rows.length)} rows)`);
     expect(await m.page.getByTestId('breakdown-shown').textContent()).toBe(
       `${count(Math.min(50, rows.length))} of ${count(rows.length)} rows shown`,
@@ -152,7 +177,7 @@ describe('the Breakdown page', () => {
     const campaigns = rows.map((row) => String(row.campaign)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     expect(await shownColumn('campaign')).toEqual(campaigns.slice(0, shown));
     // The totals do not move with the order.
-    expect(await shownTotals()).toEqual(expectedTotals(rows));
+    expect(await shownTotals()).toEqual(only(expectedTotals(rows), DEFAULT_SHOWN));
   });
 
   it('downloads every row of a window larger than the table shows, read over several API pages at click time', async () => {
@@ -209,7 +234,30 @@ describe('the Breakdown page', () => {
     expect(m.consoleErrors).toEqual([]);
   });
 
-  it('fits a 390 px screen, its table scrolling inside its own region', async () => {
+  it('shows the figures a user chooses, remembered for the app across a reload, and every total of them as the API’s', async () => {
+    await load({ ...PERIOD(), group: 'partner' });
+    const rows = await apiRows({ group_by: 'partner' });
+    const chooser = m.page.getByTestId('breakdown-columns');
+    await chooser.locator('summary').click();
+    const chosen = ['cohort_revenue_d30_usd', 'total_revenue_usd', 'cohort_ad_revenue_d7_usd', 'total_roas_d30', 'clicks', 'reinstalls'];
+    for (const key of chosen) await chooser.locator(`input[value="${key}"]`).check();
+    await chooser.locator('input[value="ecpi_usd"]').uncheck();
+    const shown = [...DEFAULT_SHOWN.filter((key) => key !== 'ecpi_usd'), ...chosen];
+    await m.page.reload();
+    await m.page.locator('[data-testid=breakdown-totals]').waitFor();
+    const totals = await shownTotals();
+    expect(Object.keys(totals).sort()).toEqual([...shown].sort());
+    expect(totals).toEqual(only(expectedTotals(rows), shown));
+    // The group column stays in view when the figures scroll sideways.
+    expect(await m.page.evaluate<string>('getComputedStyle(document.querySelector("table.breakdown thead th.dim")).position')).toBe(
+      'sticky',
+    );
+    await m.page.getByTestId('breakdown-columns').locator('summary').click();
+    await m.page.getByTestId('breakdown-columns-default').click();
+    expect(Object.keys(await shownTotals()).sort()).toEqual([...DEFAULT_SHOWN].sort());
+  });
+
+  it('fits a 390 px screen, each row a card with its figures on the screen', async () => {
     await m.page.setViewportSize(PHONE);
     try {
       await load({ ...PERIOD(), group: 'campaign,country' });
@@ -219,7 +267,12 @@ describe('the Breakdown page', () => {
         return { shown: box.clientWidth, table: box.scrollWidth };
       });
       expect(page).toBeLessThanOrEqual(PHONE.width);
-      expect(region.table).toBeGreaterThan(region.shown);
+      expect(region.table).toBeLessThanOrEqual(region.shown);
+      for (const key of ['installs', 'cost_usd', 'roas_d7', 'd1_rate']) {
+        const box = await m.page.locator(`[data-testid=breakdown-rows] tr:first-child [data-column="${key}"]`).boundingBox();
+        expect(box && box.x >= 0 && box.x + box.width <= PHONE.width).toBe(true);
+      }
+      await m.shoot('breakdown-390');
     } finally {
       await m.page.setViewportSize(DESKTOP);
     }

@@ -5,10 +5,10 @@
 // elapsed); its weighted averages and week rows equal the test's own sums; and every chart of the
 // Reports page has a point or bar for every day of the period.
 
-import { BLANK } from '../../console/ui/format';
+import { BLANK, count } from '../../console/ui/format';
 import { maturityOf } from '../../functions/domain/analytics/performance-report';
 import { localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
-import { type MarketerConsole, shiftDay, startMarketerConsole } from '../support/console-browser';
+import { DESKTOP, type MarketerConsole, PHONE, shiftDay, startMarketerConsole } from '../support/console-browser';
 
 type Row = Record<string, unknown>;
 interface ShownCell {
@@ -197,6 +197,54 @@ describe('the Cohorts page', () => {
         else if (installs > 0) expect(Number(cell?.value)).toBeCloseTo(reports.reduce((s, r) => s + n(r, counter), 0) / installs, 9);
       }
     }
+  });
+});
+
+describe('the Cohorts page split by partner', () => {
+  it('gives each partner its installs and weighted D1, D7, D30 over its elapsed cohorts, a trend line each, and cards at 390 px', async () => {
+    const since = addDays(today, -35);
+    const until = addDays(today, -1);
+    await m.open('cohorts', { period: 'custom', since, until, split: 'partner' });
+    const table = m.page.getByTestId('cohort-split-table');
+    await table.waitFor({ timeout: 30_000 });
+    const rows = await m.api('performance', {
+      group_by: 'day,partner',
+      since_ms: localDayStartMs(since, zone),
+      until_ms: localDayStartMs(nextDay(until), zone),
+      limit: 1000,
+    });
+    const partners = [...new Set(rows.map((row) => String(row.partner)))];
+    expect(partners.length).toBeGreaterThan(1);
+    expect(
+      (await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as unknown as DomNode).getAttribute('data-value')))).sort(),
+    ).toEqual([...partners].sort());
+    for (const partner of partners) {
+      const its = rows.filter((row) => row.partner === partner);
+      const installs = its.reduce((s, r) => s + n(r, 'installs'), 0);
+      expect(await table.locator(`tr[data-value="${partner}"] td[data-col="installs"]`).textContent()).toBe(count(installs));
+      for (const [key, counter, flag] of RETENTION) {
+        const mature = its.filter((r) => r[flag] === true);
+        const whole = mature.reduce((s, r) => s + n(r, 'installs'), 0);
+        const value = await table.locator(`tr[data-value="${partner}"] td[data-col="${key}"]`).getAttribute('data-value');
+        if (whole === 0) expect(value).toBeNull();
+        else expect(Number(value)).toBeCloseTo(mature.reduce((s, r) => s + n(r, counter), 0) / whole, 9);
+      }
+    }
+    const chart = m.page.getByTestId('cohort-trend-chart');
+    await m.page.locator('[data-testid="cohort-trend-chart"][aria-label]').waitFor();
+    expect(await chart.getAttribute('aria-label')).toMatch(/^D1 retention by install day and partner/);
+    await m.page.setViewportSize(PHONE);
+    try {
+      await m.page.reload();
+      await m.page.getByTestId('cohort-matrix').waitFor({ timeout: 30_000 });
+      expect(Number(await m.page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(PHONE.width);
+      const d1 = await m.page.locator('[data-testid=cohort-matrix] tfoot td[data-col="d1"]').boundingBox();
+      expect(d1 && d1.x >= 0 && d1.x + d1.width <= PHONE.width).toBe(true);
+      await m.shoot('cohorts-390');
+    } finally {
+      await m.page.setViewportSize(DESKTOP);
+    }
+    expect(m.consoleErrors).toEqual([]);
   });
 });
 

@@ -1,7 +1,8 @@
 // The Overview page in Chromium against a simulated app (test/support/console-browser.ts): every
 // figure, the chart's totals and the top tables equal what the test computes from the Reporting
 // API's own rows for the same window and for the previous period; an immature figure is blank
-// with the day it becomes final; a failed read clears the figures and says why.
+// over the latest final days, named, when none of its period's days is (issue 42: the three
+// morning figures are filled for every preset); a failed read clears the figures and says why.
 
 import { BLANK, change, count, pct, usd } from '../../console/ui/format';
 import { DAY_MS, localDayOf, localDayStartMs, nextDay } from '../../functions/domain/common/days';
@@ -53,8 +54,10 @@ type Key =
   | 'cost'
   | 'ecpi'
   | 'revenue'
+  | 'ad_revenue'
   | 'arppu'
   | 'roas_d7'
+  | 'total_roas_d7'
   | 'roas_d7_blended'
   | 'retention_d1'
   | 'retention_d7';
@@ -64,23 +67,56 @@ const KEYS: Key[] = [
   'cost',
   'ecpi',
   'revenue',
+  'ad_revenue',
   'arppu',
   'roas_d7',
+  'total_roas_d7',
   'roas_d7_blended',
   'retention_d1',
   'retention_d7',
 ];
-const COHORT: Partial<Record<Key, 'd1' | 'd7'>> = { roas_d7: 'd7', roas_d7_blended: 'd7', retention_d1: 'd1', retention_d7: 'd7' };
+const COHORT: Partial<Record<Key, 'd1' | 'd7'>> = {
+  roas_d7: 'd7',
+  total_roas_d7: 'd7',
+  roas_d7_blended: 'd7',
+  retention_d1: 'd1',
+  retention_d7: 'd7',
+};
 
 /** The local day the report first flags a cohort of install day `day` final: the day ends, then 2 (d1) or 8 (d7) x 24 h. */
 const dayFinalOn = (day: string, cohort: 'd1' | 'd7') =>
   localDayOf(localDayStartMs(nextDay(day), zone) + (cohort === 'd1' ? 2 : 8) * DAY_MS, zone);
 
+/** The latest days whose cohort is final today: as many as the period's (a week at least), ending on the latest final day. */
+function latestFinal(cohort: 'd1' | 'd7', length: number): { since: string; until: string } {
+  let last = today;
+  while (dayFinalOn(last, cohort) > today) last = addDays(last, -1);
+  return { since: addDays(last, -(Math.max(length, 7) - 1)), until: last };
+}
+
+/** The cohort figures from the report by day and partner, over the rows the report flags final (paid ROAS without organic). */
+function cohortValues(byDay: Row[]): Partial<Record<Key, number | undefined>> {
+  const finalRows = (cohort: 'd1' | 'd7') => byDay.filter((row) => row[`${cohort}_mature`] === true);
+  const ratio = (rows: Row[], over: number, under: number) => (rows.length > 0 && under ? over / under : undefined);
+  const d1 = finalRows('d1');
+  const d7 = finalRows('d7');
+  const paidD7 = d7.filter((row) => row.partner !== 'organic');
+  const paidCost = totalUsd(paidD7, 'cost_usd');
+  return {
+    roas_d7: ratio(d7, totalUsd(paidD7, 'cohort_revenue_d7_usd'), paidCost),
+    total_roas_d7: ratio(d7, totalUsd(paidD7, 'cohort_revenue_d7_usd') + totalUsd(paidD7, 'cohort_ad_revenue_d7_usd'), paidCost),
+    roas_d7_blended: ratio(d7, totalUsd(d7, 'cohort_revenue_d7_usd'), totalUsd(d7, 'cost_usd')),
+    retention_d1: ratio(d1, total(d1, 'retained_d1'), total(d1, 'installs')),
+    retention_d7: ratio(d7, total(d7, 'retained_d7'), total(d7, 'installs')),
+  };
+}
+
 /**
  * The figures of a window as docs/console-analytics.md defines them: the totals from the
  * performance report by partner and the revenue report; the cohort figures from the report by day
- * and partner, over the rows whose cohort the report flags final (paid ROAS without organic), with
- * the note saying over how many of the window's days so far, or when the first is final.
+ * and partner, over the rows whose cohort the report flags final, with the note saying over how
+ * many of the window's days so far. A cohort figure of which no day so far is final stands on the
+ * latest final days (named in its note) and compares with the days just before them (`against`).
  */
 async function figuresOf(since: string, until: string) {
   const perf = await apiAll('performance', since, until, { group_by: 'partner' });
@@ -92,35 +128,38 @@ async function figuresOf(since: string, until: string) {
     0,
   );
   const paid = installs - organic;
-  const finalRows = (cohort: 'd1' | 'd7') => byDay.filter((row) => row[`${cohort}_mature`] === true);
-  const ratio = (rows: Row[], over: number, under: number) => (rows.length > 0 && under ? over / under : undefined);
-  const d1 = finalRows('d1');
-  const d7 = finalRows('d7');
-  const paidD7 = d7.filter((row) => row.partner !== 'organic');
-  const values: Record<Key, number | undefined> = {
+  const values = {
     installs,
     non_organic_share: installs ? 1 - organic / installs : undefined,
     cost,
     ecpi: paid ? cost / paid : undefined,
     revenue: totalUsd(perf, 'revenue_usd'),
+    ad_revenue: totalUsd(perf, 'ad_revenue_usd'),
     arppu: payers ? totalUsd(revenueRows, 'revenue_usd') / payers : undefined,
-    roas_d7: ratio(d7, totalUsd(paidD7, 'cohort_revenue_d7_usd'), totalUsd(paidD7, 'cost_usd')),
-    roas_d7_blended: ratio(d7, totalUsd(d7, 'cohort_revenue_d7_usd'), totalUsd(d7, 'cost_usd')),
-    retention_d1: ratio(d1, total(d1, 'retained_d1'), total(d1, 'installs')),
-    retention_d7: ratio(d7, total(d7, 'retained_d7'), total(d7, 'installs')),
-  };
+    ...cohortValues(byDay),
+  } as Record<Key, number | undefined>;
   const elapsed: string[] = [];
   for (let day = since; day <= until && day <= today; day = nextDay(day)) elapsed.push(day);
-  const notes = Object.fromEntries(
-    KEYS.map((key) => {
-      const cohort = COHORT[key];
-      if (!cohort) return [key, null];
-      const final = elapsed.filter((day) => dayFinalOn(day, cohort) <= today).length;
-      if (values[key] === undefined && final === 0) return [key, `not final until ${dayFinalOn(since, cohort)}`];
-      return [key, final < elapsed.length ? `${final} of ${elapsed.length} days final` : null];
-    }),
-  ) as Record<Key, string | null>;
-  return { values, notes, d7FinalDays: elapsed.filter((day) => dayFinalOn(day, 'd7') <= today).length, days: elapsed.length };
+  const against: Partial<Record<Key, number | undefined>> = {};
+  const notes = {} as Record<Key, string | null>;
+  for (const key of KEYS) {
+    const cohort = COHORT[key];
+    notes[key] = null;
+    if (!cohort) continue;
+    const final = elapsed.filter((day) => dayFinalOn(day, cohort) <= today).length;
+    if (final > 0) {
+      notes[key] = final < elapsed.length ? `${final} of ${elapsed.length} days final` : null;
+      continue;
+    }
+    const latest = latestFinal(cohort, dayCount(since, until));
+    const length = dayCount(latest.since, latest.until);
+    values[key] = cohortValues(await apiAll('performance', latest.since, latest.until, { group_by: 'day,partner' }))[key];
+    against[key] = cohortValues(
+      await apiAll('performance', addDays(latest.since, -length), addDays(latest.since, -1), { group_by: 'day,partner' }),
+    )[key];
+    notes[key] = `over ${latest.since} – ${latest.until}, the latest final days`;
+  }
+  return { values, notes, against, d7FinalDays: elapsed.filter((day) => dayFinalOn(day, 'd7') <= today).length, days: elapsed.length };
 }
 
 const FORMAT: Record<Key, (value: number) => string> = {
@@ -129,8 +168,10 @@ const FORMAT: Record<Key, (value: number) => string> = {
   cost: usd,
   ecpi: usd,
   revenue: usd,
+  ad_revenue: usd,
   arppu: usd,
   roas_d7: pct,
+  total_roas_d7: pct,
   roas_d7_blended: pct,
   retention_d1: pct,
   retention_d7: pct,
@@ -171,7 +212,7 @@ async function checkFigures(params: Record<string, string>, since: string, until
     expect({ key, ...shown[key] }).toEqual({
       key,
       value: value === undefined ? BLANK : FORMAT[key](value),
-      change: change(value, before.values[key]).text,
+      change: change(value, key in now.against ? now.against[key] : before.values[key]).text,
       note: now.notes[key],
     });
   }
@@ -212,10 +253,25 @@ describe('the overview', () => {
     expect(d7?.note).toBe('22 of 30 days final');
   }, 120_000);
 
-  it('leaves D7 blank for the last 7 days (ending yesterday), with the day the first of them is final', async () => {
-    await checkFigures({ period: 'last7' }, addDays(today, -7), addDays(today, -1));
-    expect((await shownFigures()).retention_d7).toMatchObject({ value: BLANK, note: `not final until ${addDays(today, 2)}` });
-  }, 120_000);
+  it('fills ROAS D7, D1 and D7 retention for every preset, over the latest final days where none of the period’s is, named', async () => {
+    const monday = addDays(today, -((new Date(`${today}T00:00:00Z`).getUTCDay() + 6) % 7));
+    const presets: [string, string, string][] = [
+      ['yesterday', addDays(today, -1), addDays(today, -1)],
+      ['last7', addDays(today, -7), addDays(today, -1)],
+      ['last30', addDays(today, -30), addDays(today, -1)],
+      ['last_week', addDays(monday, -7), addDays(monday, -1)],
+      ['month_to_date', `${today.slice(0, 8)}01`, today],
+    ];
+    for (const [period, since, until] of presets) {
+      await checkFigures({ period }, since, until);
+      const shown = await shownFigures();
+      for (const key of ['roas_d7', 'retention_d1', 'retention_d7'] as const)
+        expect({ period, key, value: shown[key]?.value }).not.toEqual({ period, key, value: BLANK });
+      // The last 7 days ending yesterday: no day of them has D7 final, so D7 stands on the latest 7 final days.
+      if (period === 'last7')
+        expect(shown.retention_d7?.note).toBe(`over ${addDays(today, -15)} – ${addDays(today, -9)}, the latest final days`);
+    }
+  }, 300_000);
 
   it('charts installs per day by partner on every day of the period, with the attribution report’s totals', async () => {
     const [since, until] = [addDays(today, -30), addDays(today, -1)];
@@ -285,26 +341,52 @@ describe('the overview', () => {
     });
   }, 120_000);
 
-  it('links to last week’s D7 retention, installs and ROAS by campaign and country, and a partner-ready link', async () => {
+  it('links to the latest week whose D7 is final, by partner and by campaign and country, each readable, and to a partner-ready link', async () => {
     await openOverview();
     const query = async (testId: string) => {
       const href = (await m.page.getByTestId(testId).getAttribute('href')) ?? '';
-      return { route: href.split('?')[0], params: Object.fromEntries(new URLSearchParams(href.split('?')[1])) };
+      return { href, route: href.split('?')[0], params: Object.fromEntries(new URLSearchParams(href.split('?')[1])) };
     };
-    expect(await query('next-d7-retention')).toMatchObject({ route: '#/cohorts', params: { period: 'last_week', app: m.app.app_key } });
-    expect(await query('next-campaign-country')).toMatchObject({
-      route: '#/breakdown',
-      params: { period: 'last_week', group: 'campaign,country', app: m.app.app_key },
-    });
+    // The oracle's week: the latest Monday to Sunday whose Sunday's D7 the report flags final.
+    let monday = addDays(today, -((new Date(`${today}T00:00:00Z`).getUTCDay() + 6) % 7));
+    while (dayFinalOn(addDays(monday, 6), 'd7') > today) monday = addDays(monday, -7);
+    const week = { period: 'custom', since: monday, until: addDays(monday, 6), app: m.app.app_key };
+    const cohorts = await query('next-d7-retention');
+    expect(cohorts).toMatchObject({ route: '#/cohorts', params: { ...week, split: 'partner' } });
+    expect(await m.page.getByTestId('next-d7-retention').textContent()).toContain(`week of ${monday} (the latest with D7 final)`);
+    const breakdown = await query('next-campaign-country');
+    expect(breakdown).toMatchObject({ route: '#/breakdown', params: { ...week, group: 'campaign,country', sort: 'roas_d7:desc' } });
     expect(await query('next-links')).toMatchObject({ route: '#/links', params: { app: m.app.app_key } });
+
+    // Readable: every D7 cell of that week's cohorts is final, and the breakdown's totals have ROAS D7.
+    await m.page.getByTestId('next-d7-retention').click();
+    await m.page.getByTestId('cohort-matrix').waitFor({ timeout: 30_000 });
+    const d7 = m.page.locator('[data-testid=cohort-matrix] tbody td[data-col="d7"]');
+    expect(await d7.count()).toBe(7);
+    expect(await m.page.locator('[data-testid=cohort-matrix] tbody td.immature[data-col="d7"]').count()).toBe(0);
+    expect(await m.page.locator('[data-testid=cohort-split-table] tbody tr').count()).toBeGreaterThan(0);
+    await m.page.goto(`${m.server.url}${breakdown.href}`);
+    await m.page.locator('[data-testid=breakdown-totals]').waitFor({ timeout: 30_000 });
+    const cost = totalUsd(await apiAll('performance', week.since, week.until, { group_by: 'campaign,country' }), 'cost_usd');
+    const roas = await m.page.locator('[data-testid=breakdown-totals] td[data-column="roas_d7"]').textContent();
+    if (cost > 0) expect(roas).not.toBe(BLANK);
+    await m.page.goto(m.url('overview'));
     await m.page.getByTestId('next-links').click();
     await m.page.locator('main h1', { hasText: 'Tracking links' }).waitFor();
-  }, 60_000);
+  }, 120_000);
 
   it('fits a 390 px screen and logs no console error', async () => {
     await m.page.setViewportSize(PHONE);
-    await openOverview({ period: 'last30' });
+    await openOverview({ period: 'last7' });
     expect(await m.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    // The morning's figures are on the screen, filled, without scrolling sideways.
+    for (const key of ['roas_d7', 'retention_d1', 'retention_d7'] as const) {
+      const value = m.page.getByTestId(`figure-${key}-value`);
+      const box = await value.boundingBox();
+      expect(box && box.x >= 0 && box.x + box.width <= PHONE.width).toBe(true);
+      expect(await value.textContent()).not.toBe(BLANK);
+    }
+    await m.shoot('overview-390');
     await m.page.setViewportSize({ width: 1440, height: 900 });
     expect(m.consoleErrors).toEqual([]);
   }, 60_000);

@@ -24,7 +24,8 @@ beforeAll(async () => {
   result = await simulate({ seed: 'raw-sql-4', apps: 2, installs: 30, days: 45, check: true });
   // Every hour with data, the current one included; it waits for the event stream to be final up to now.
   for (const app of result.apps) await runAdmin(['export', 'run', '--app-key', app.app_key]);
-}, 300_000);
+  // About 170 s alone on a quiet 2-core machine since the simulator sends ad revenue; twice that beside another suite.
+}, 480_000);
 afterAll(async () => {
   await stack?.stop();
   await adServices?.close();

@@ -18,6 +18,7 @@ import { problemsOf } from '../support/documented-answers';
 import { eventClientFrom } from '../support/event-client';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { OpenApi } from '../support/openapi';
+import { tcString } from '../support/tcf';
 import { countingWrites } from '../support/write-faults';
 import { MOBILE } from '../unit/links/user-agents';
 
@@ -38,6 +39,7 @@ let clickLinkId: string;
 let drainedAt = 0;
 
 const api = new OpenApi();
+const CONSENT = { gdpr_applies: true, tcf_string: tcString([755], [1, 7]), ad_user_data: true, ad_personalization: false };
 
 /** One request; every answer, whatever its status, is what docs/openapi.yaml says of it. */
 async function get(query = '', headers: Record<string, string> = {}, method = 'GET') {
@@ -112,8 +114,17 @@ beforeAll(async () => {
 
   // An event of uuid2 counted before any install of it: its attribution is null.
   earlyPurchaseId = `purchase-early-${randomUUID()}`;
+  // It carries uuid2's consent: the aggregator keeps it, and uuid2's later lines show it (docs/raw-data.md).
   await send(clientA, [
-    { event_id: earlyPurchaseId, event_name: 'purchase', install_uuid: uuid2, ts_ms: now - 5_000, revenue_usd: 1.25, platform: 'android' },
+    {
+      event_id: earlyPurchaseId,
+      event_name: 'purchase',
+      install_uuid: uuid2,
+      ts_ms: now - 5_000,
+      revenue_usd: 1.25,
+      platform: 'android',
+      consent: CONSENT,
+    },
   ]);
   await drain();
 
@@ -207,6 +218,7 @@ describe('the event stream of aggregated traffic', () => {
         'properties',
         'country',
         'attribution',
+        'consent',
       ]);
     }
     const install = events.find((event) => event.event_id === installEventId)!;
@@ -230,6 +242,12 @@ describe('the event stream of aggregated traffic', () => {
     expect(organic).toHaveLength(13);
     for (const event of organic)
       expect(event.attribution).toMatchObject({ partner: 'organic', attribution_type: 'organic', link_id: null });
+    // uuid2's consent, said by its early purchase: on that line from its own object, on the later
+    // ones from the installs table; uuid1 never said any.
+    const early = events.find((event) => event.event_id === earlyPurchaseId)!;
+    const consent = { ...CONSENT, third_party_sharing: null, measurement: null, ts_ms: early.corrected_ts, event_id: earlyPurchaseId };
+    for (const event of [early, ...organic]) expect(event.consent).toEqual(consent);
+    for (const event of events.filter((e) => e.install_uuid === install.install_uuid)) expect(event.consent).toBeNull();
   });
 
   it('gives the same events in the same order whatever the page size', async () => {

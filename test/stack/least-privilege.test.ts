@@ -235,8 +235,45 @@ describe('signing secrets, audit objects and the origin secret', () => {
           { Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId } },
         ]);
       } else {
-        expect({ name, arn: variables.ORIGIN_VERIFY_SECRET_ARN, onSecrets }).toEqual({ name, arn: undefined, onSecrets: [] });
+        expect({ name, arn: variables.ORIGIN_VERIFY_SECRET_ARN, onSecrets: onSecrets.filter((s) => !prefixStatement(s)) }).toEqual({
+          name,
+          arn: undefined,
+          onSecrets: [],
+        });
       }
     }
   });
+
+  it('lets a function with a secret prefix read the values of the secrets under that prefix alone, and no other function any', () => {
+    for (const [name, spec] of functionEntries) {
+      const onPrefixes = nonLogStatements(name).filter(prefixStatement);
+      expect({ name, onPrefixes: onPrefixes.map(({ Action, Resource }) => ({ Action, Resource: arnText(Resource) })) }).toEqual({
+        name,
+        onPrefixes:
+          spec.secretPrefix === undefined
+            ? []
+            : [
+                {
+                  Action: 'secretsmanager:GetSecretValue',
+                  Resource: `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${spec.secretPrefix}*`,
+                },
+              ],
+      });
+    }
+    expect(functionEntries.filter(([, spec]) => spec.secretPrefix !== undefined).map(([name]) => name)).toEqual(['max-revenue-pull']);
+  });
 });
+
+/** An ARN the template joins from parts ({Fn::Join: ['', [...]]}), with pseudo parameters as `${AWS::...}`. */
+function arnText(resource: unknown): string {
+  const join = (resource as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (!join) return typeof resource === 'string' ? resource : JSON.stringify(resource);
+  return join[1].map((part) => (typeof part === 'string' ? part : `\${${(part as { Ref: string }).Ref}}`)).join(join[0]);
+}
+
+/** A statement on the secrets of a prefix (an ARN ending in `*`), not on one secret. */
+function prefixStatement(statement: { Action: unknown; Resource: unknown }): boolean {
+  return (
+    [statement.Action].flat().some((action) => String(action).startsWith('secretsmanager:')) && arnText(statement.Resource).endsWith('*')
+  );
+}

@@ -63,6 +63,10 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
   // A secret's ARN is its Ref.
   if ((reference as { Ref?: string }).Ref === logicalId(service.stack.edge.originSecret)) return { kind: 'origin-secret' };
   if (id === logicalId(service.stack.console.userPool)) return { kind: 'user-pool' };
+  // The secrets of a prefix: arn:<partition>:secretsmanager:<region>:<account>:secret:<prefix>*, joined from parts.
+  const joined = join ? join[1].filter((part): part is string => typeof part === 'string').join('') : '';
+  const prefix = /^arn::secretsmanager:::secret:(.+)\*$/.exec(joined)?.[1];
+  if (prefix !== undefined) return { kind: 'secrets', prefix };
   return 'other';
 }
 

@@ -11,8 +11,10 @@ import {
   columnsFor,
   csvFilename,
   csvRows,
+  DEFAULT_METRICS,
   formatSort,
   groupsOf,
+  METRIC_COLUMNS,
   nextSort,
   OTHER,
   pageSizeOf,
@@ -25,6 +27,7 @@ import {
 } from '../breakdown-data';
 import { type ChartSpec, draw } from '../charts';
 import { seriesFill } from '../colors';
+import { type ChoiceStorage, choiceKey, chosenColumns, LOCAL_USER, storeChoice } from '../column-choice';
 import { download, toCsv } from '../csv';
 import { actionButton, h, notice, replace } from '../dom';
 import { plainError } from '../errors';
@@ -62,8 +65,15 @@ export async function breakdownPage(root: HTMLElement): Promise<void> {
   if (!app) return replace(root, heading, notice('info', 'Select an app first (Companies and apps).'));
 
   const groups = groupsOf(listParam('group'));
-  const columns = columnsFor(groups);
-  const order = parseSort(param('sort'), columns);
+  const storageKey = choiceKey('breakdown', selection.meta?.user ?? LOCAL_USER, app.app_key);
+  const shownMetrics = () =>
+    chosenColumns(
+      storage(),
+      storageKey,
+      METRIC_COLUMNS.map((c) => c.key),
+      DEFAULT_METRICS,
+    );
+  const order = parseSort(param('sort'), columnsFor(groups));
   const period = selection.period();
   const pageSize = pageSizeOf(param('page_size'));
   const given = Object.fromEntries(FILTERS.map((f) => [f, param(f)])) as Partial<Record<Filter, string>>;
@@ -104,6 +114,18 @@ export async function breakdownPage(root: HTMLElement): Promise<void> {
 
   const chart = chartData(rows, groups, period.days);
   const canvas = h('canvas', { 'data-testid': 'breakdown-chart' });
+  const sorted = sortRows(rows, order, columnsFor(groups));
+  const totals = totalsOf(rows);
+  const tableArea = h('div');
+  const drawTable = () => {
+    const columns = columnsFor(groups, shownMetrics());
+    replace(tableArea, sortedTable(sorted, totals, columns, order, groups));
+    pinGroupColumns(tableArea);
+  };
+  const chooser = columnChooser(shownMetrics, (shown) => {
+    storeChoice(storage(), storageKey, shown);
+    drawTable();
+  });
   replace(
     data,
     h(
@@ -117,11 +139,78 @@ export async function breakdownPage(root: HTMLElement): Promise<void> {
       'section',
       { 'aria-labelledby': 'breakdown-table-h' },
       h('h2', { id: 'breakdown-table-h' }, `By ${groups.join(', ')}: ${count(rows.length)} rows`),
-      sortedTable(sortRows(rows, order, columns), totalsOf(rows), columns, order, groups),
+      chooser,
+      tableArea,
     ),
   );
+  drawTable();
   draw(canvas, chartSpec(chart, groups));
   restoreFocus(root);
+}
+
+/** localStorage, when the browser gives it (a private window may refuse it: the defaults then). */
+function storage(): ChoiceStorage | undefined {
+  try {
+    return localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * "Columns": a tick per figure, the user's choice remembered per user and app (column-choice.ts);
+ * "Default columns" forgets it. A change redraws the table only (the window is not read again).
+ */
+function columnChooser(shown: () => string[], change: (shown: string[]) => void): HTMLElement {
+  const summary = h('summary', null);
+  const label = () => replace(summary, `Columns (${shown().length} of ${METRIC_COLUMNS.length} figures)`);
+  const boxes = METRIC_COLUMNS.map((column) =>
+    h('input', { type: 'checkbox', name: 'column', value: column.key, checked: shown().includes(column.key) }),
+  );
+  const changed = () => {
+    change(boxes.filter((box) => box.checked).map((box) => box.value));
+    label();
+  };
+  label();
+  return h(
+    'details',
+    { class: 'column-chooser', 'data-testid': 'breakdown-columns', onchange: changed },
+    summary,
+    h(
+      'fieldset',
+      null,
+      h('legend', { class: 'visually-hidden' }, 'Figures shown in the table'),
+      METRIC_COLUMNS.map((column, i) => h('label', { class: 'check' }, boxes[i] ?? null, ` ${column.label}`)),
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        'data-testid': 'breakdown-columns-default',
+        onclick: () => {
+          for (const box of boxes) box.checked = DEFAULT_METRICS.includes(box.value);
+          changed();
+        },
+      },
+      'Default columns',
+    ),
+  );
+}
+
+/**
+ * The group columns stay in view while the figures scroll sideways (position: sticky): each one's
+ * left edge is the widths of those before it, measured once the table is laid out and set as CSS
+ * variables through the CSSOM (the content security policy allows no style attribute).
+ */
+function pinGroupColumns(area: HTMLElement): void {
+  const table = area.querySelector<HTMLTableElement>('table.breakdown');
+  const heads = [...(table?.querySelectorAll<HTMLElement>('thead th.dim') ?? [])];
+  let left = 0;
+  for (const [i, head] of heads.entries()) {
+    table?.style.setProperty(`--dim-left-${i}`, `${left}px`);
+    left += head.getBoundingClientRect().width;
+  }
 }
 
 /**
@@ -218,6 +307,21 @@ function formatCell(value: string | number | undefined, column: BreakdownColumn)
   return orBlank(value, count);
 }
 
+/**
+ * Where a cell sits: its column (`data-column`), its label (`data-label`: a card's caption on a
+ * narrow screen, styles.css `table.cards`), and for a group column `dim` with its place among
+ * the group columns (sticky, pinGroupColumns).
+ */
+function cellPlace(column: BreakdownColumn, columns: readonly BreakdownColumn[]): Record<string, string | null> {
+  const text = column.kind === 'text';
+  return {
+    class: text ? 'dim' : 'num',
+    'data-dim': text ? String(columns.indexOf(column)) : null,
+    'data-column': column.key,
+    'data-label': column.label,
+  };
+}
+
 const blankTitle = (column: BreakdownColumn) =>
   column.cohort
     ? 'Not final yet, or nothing to divide by'
@@ -251,9 +355,8 @@ function sortedTable(
             return h(
               first ? 'th' : 'td',
               {
-                class: column.kind === 'text' ? null : 'num',
+                ...cellPlace(column, columns),
                 scope: first ? 'row' : null,
-                'data-column': column.key,
                 title: value === undefined ? blankTitle(column) : null,
               },
               formatCell(value, column),
@@ -279,15 +382,11 @@ function sortedTable(
   const totalCells = columns.map((column, i) => {
     if (column.kind !== 'text') {
       const value = totals.values[column.key];
-      return h(
-        'td',
-        { class: 'num', 'data-column': column.key, title: value === undefined ? blankTitle(column) : null },
-        formatCell(value, column),
-      );
+      return h('td', { ...cellPlace(column, columns), title: value === undefined ? blankTitle(column) : null }, formatCell(value, column));
     }
     return i === 0
-      ? h('th', { scope: 'row', 'data-column': column.key }, `Total (${count(totals.rows)} rows)`)
-      : h('td', { 'data-column': column.key });
+      ? h('th', { scope: 'row', ...cellPlace(column, columns) }, `Total (${count(totals.rows)} rows)`)
+      : h('td', { ...cellPlace(column, columns), 'data-label': null });
   });
   return h(
     'div',
@@ -303,7 +402,7 @@ function sortedTable(
       },
       h(
         'table',
-        { class: 'breakdown' },
+        { class: 'breakdown cards' },
         h(
           'caption',
           { class: 'visually-hidden' },
@@ -319,7 +418,12 @@ function sortedTable(
               const active = column.key === order.key;
               return h(
                 'th',
-                { scope: 'col', class: column.kind === 'text' ? null : 'num', 'aria-sort': active ? ARIA_SORT[order.direction] : 'none' },
+                {
+                  scope: 'col',
+                  ...cellPlace(column, columns),
+                  'data-column': null,
+                  'aria-sort': active ? ARIA_SORT[order.direction] : 'none',
+                },
                 h(
                   'button',
                   {

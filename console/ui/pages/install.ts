@@ -1,4 +1,5 @@
 import { command } from '../api';
+import { consentLines, type ShownConsent } from '../consent-view';
 import { actionForm, dateTime, h, notice, replace } from '../dom';
 import { selection } from '../state';
 
@@ -24,6 +25,8 @@ interface InstallReport {
   installs: ExplainedInstall[];
   events: { counted: number; waiting_for_install: number };
   retention: Record<string, string[]>;
+  /** Absent from a service before consent (issue 40); null when the app sent none. */
+  consent?: ShownConsent | null;
 }
 
 /** An install look-up: the attribution decision and why, as `admin install show` prints it. */
@@ -62,6 +65,7 @@ function render(report: InstallReport): HTMLElement {
         )
       : notice('info', 'Events arrived, but no install yet.'),
     h('p', null, `Other events: ${report.events.counted} counted, ${report.events.waiting_for_install} waiting for their install.`),
+    report.consent === undefined ? null : consentSection(report.consent),
     h('h2', null, 'Install events and their decisions'),
     h(
       'ol',
@@ -83,5 +87,24 @@ function render(report: InstallReport): HTMLElement {
       ),
     ),
     h('details', null, h('summary', null, 'The whole record (admin install show)'), h('pre', null, JSON.stringify(report, null, 2))),
+  );
+}
+
+/** The install's latest consent: what partners may receive (docs/privacy.md, "Consent"). */
+function consentSection(consent: ShownConsent | null): HTMLElement {
+  return h(
+    'section',
+    { 'aria-labelledby': 'consent-h', 'data-testid': 'install-consent' },
+    h('h2', { id: 'consent-h' }, 'Consent'),
+    consent
+      ? [
+          h('p', { class: 'small' }, `Latest, set ${dateTime(consent.ts_ms)} by event ${consent.event_id}.`),
+          h(
+            'dl',
+            { class: 'facts' },
+            consentLines(consent).map(([label, value]) => [h('dt', null, label), h('dd', null, value)]),
+          ),
+        ]
+      : h('p', null, 'The app sent no consent for this install: its postbacks go to partners as configured.'),
   );
 }

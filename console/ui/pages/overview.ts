@@ -8,6 +8,8 @@ import {
   type ApiRow,
   type InstallsByDay,
   installsByDay,
+  lastFinalWeek,
+  latestFinalWindow,
   type OverviewFigure,
   overviewFigures,
   type PeriodData,
@@ -30,6 +32,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   if (!app) return replace(root, h('h1', { tabindex: -1 }, 'Overview'), notice('info', 'Select an app first (Companies and apps).'));
   const period = selection.period();
   const previous = previousPeriod(period);
+  const nowMs = Date.now();
   const data = h('div', { class: 'overview-data', 'data-testid': 'overview-data' });
   replace(
     root,
@@ -40,13 +43,14 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       describePeriod(period),
       h('span', { class: 'muted' }, ` · compared with ${previous.since} – ${previous.until}`),
     ),
-    nextQuestions(),
+    nextQuestions(lastFinalWeek(period.timeZone, nowMs)),
     data,
   );
   let chart: { canvas: HTMLCanvasElement; spec: ChartSpec } | undefined;
   const shown = await loadInto(data, async () => {
     const read = (p: Period, groupBy: readonly GroupColumn[]) => readAll('performance', { appKey: app.app_key, period: p, groupBy });
-    const [byPartner, byCampaign, byDay, revenue, byPartnerBefore, byDayBefore, revenueBefore] = await Promise.all([
+    const latest = latestFinalWindow(period, nowMs);
+    const [byPartner, byCampaign, byDay, revenue, byPartnerBefore, byDayBefore, revenueBefore, latestRows] = await Promise.all([
       read(period, ['partner']),
       read(period, ['partner', 'campaign']),
       read(period, ['day', 'partner']),
@@ -54,6 +58,8 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
       read(previous, ['partner']),
       read(previous, ['day', 'partner']),
       readAll('revenue', { appKey: app.app_key, period: previous }),
+      // The latest final days, for a cohort figure of which no day of the period is final yet.
+      latest ? read(latest, ['day', 'partner']) : [],
     ]);
     const current: PeriodData = { performance: byPartner, byDay, revenue };
     const before: PeriodData = { performance: byPartnerBefore, byDay: byDayBefore, revenue: revenueBefore };
@@ -61,7 +67,7 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
     const canvas = h('canvas', { 'data-testid': 'overview-chart' });
     chart = { canvas, spec: installsChart(installs, period) };
     return [
-      figuresSection(overviewFigures(current, before, period, Date.now())),
+      figuresSection(overviewFigures(current, before, period, nowMs, latestRows)),
       chartSection(canvas, installs, chart.spec),
       topSection(byPartner, byCampaign),
     ];
@@ -69,18 +75,20 @@ export async function overviewPage(root: HTMLElement): Promise<void> {
   if (shown && chart) draw(chart.canvas, chart.spec);
 }
 
-/** The questions that follow the overview, one click each (the issue's "Done when"). */
-function nextQuestions(): HTMLElement {
+/**
+ * The questions that follow the overview, one click each (the issue's "Done when"). "Last week"
+ * for D7 is the latest Monday-to-Sunday week whose D7 is final (a calendar last week is not final
+ * until its Sunday is 8 days old), named as such.
+ */
+function nextQuestions(week: Period): HTMLElement {
+  const days = { period: 'custom', since: week.since, until: week.until };
+  const named = `the week of ${week.since} (the latest with D7 final)`;
   const links: [string, string, string][] = [
-    [
-      'next-d7-retention',
-      "Last week's D7 retention, by install day",
-      hrefFor('cohorts', { period: 'last_week', since: null, until: null }),
-    ],
+    ['next-d7-retention', `D1, D7 retention and ROAS of ${named}, by partner`, hrefFor('cohorts', { ...days, split: 'partner' })],
     [
       'next-campaign-country',
-      "Last week's installs and ROAS by campaign and country",
-      hrefFor('breakdown', { group: 'campaign,country', period: 'last_week', since: null, until: null }),
+      `Paid ROAS D7 and installs by campaign and country, ${named}`,
+      hrefFor('breakdown', { ...days, group: 'campaign,country', sort: 'roas_d7:desc' }),
     ],
     ['next-links', 'Copy a partner-ready tracking link', hrefFor('links')],
   ];
@@ -110,7 +118,7 @@ function figuresSection(figures: readonly OverviewFigure[]): HTMLElement {
             class: 'figure',
             title: figure.means,
             'data-testid': `figure-${figure.key}`,
-            'data-final': figure.finalOn || figure.finalDays ? 'false' : 'true',
+            'data-final': figure.latestFinal || figure.finalDays ? 'false' : 'true',
           },
           h('span', { class: 'figure-label' }, figure.label),
           h('strong', { class: 'figure-value', 'data-testid': `figure-${figure.key}-value` }, figure.text),
@@ -131,7 +139,13 @@ function figuresSection(figures: readonly OverviewFigure[]): HTMLElement {
 function figureNote(figure: OverviewFigure): HTMLElement | null {
   const note = (text: string, title?: string) =>
     h('small', { class: 'figure-note', 'data-testid': `figure-${figure.key}-note`, ...(title && { title }) }, text);
-  if (figure.finalOn) return note(`not final until ${figure.finalOn}`);
+  if (figure.latestFinal) {
+    const { since, until, firstFinalOn } = figure.latestFinal;
+    return note(
+      `over ${since} – ${until}, the latest final days`,
+      `no day of this period is final yet${firstFinalOn ? ` (the first is on ${firstFinalOn})` : ''}: shown over the latest days that are`,
+    );
+  }
   if (figure.finalDays) {
     const { final, of, allFinalOn } = figure.finalDays;
     return note(

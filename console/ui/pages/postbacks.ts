@@ -20,12 +20,32 @@ interface Attempt {
   event_name?: string;
   attempt: number;
   at_ms: number;
-  outcome: 'delivered' | 'retry' | 'failed' | 'refused';
+  outcome: 'delivered' | 'retry' | 'failed' | 'refused' | 'dead' | 'withheld';
   response_code?: number;
   error?: string;
 }
 
-const OUTCOME_BADGE: Record<Attempt['outcome'], string> = { delivered: 'ok', retry: 'info', failed: 'warn', refused: 'warn' };
+const OUTCOME_BADGE: Record<Attempt['outcome'], string> = {
+  delivered: 'ok',
+  retry: 'info',
+  failed: 'warn',
+  refused: 'warn',
+  dead: 'warn',
+  withheld: 'info',
+};
+
+/** `admin postback withheld`: postbacks withheld for consent over a period (docs/privacy.md, "Consent"). */
+interface WithheldForConsent {
+  since_ms: number;
+  until_ms: number;
+  withheld: number;
+  partners: { partner: string; withheld: number; reasons: { reason: string; withheld: number }[] }[];
+  postbacks: { at_ms: number; partner: string; kind: string; event_name: string; postback_id: string; reason: string }[];
+  truncated: boolean;
+}
+
+/** The periods the view offers, in days (the delivery log keeps 30). */
+const WITHHELD_PERIODS = ['1', '7', '30'];
 
 /** Partner postbacks: a URL template per partner (with the macros it may use) and the delivery log. */
 export async function postbacksPage(root: HTMLElement): Promise<void> {
@@ -43,6 +63,19 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
 
   const templates = h('div');
   const log = h('div');
+  const withheld = h('div', { 'data-testid': 'withheld-for-consent' });
+  const withheldFilter = h(
+    'form',
+    { class: 'inline-form', 'aria-label': 'Withheld for consent filter' },
+    field({ flag: 'days', label: 'Last days', type: 'select', options: WITHHELD_PERIODS, value: '7' }),
+    field({ flag: 'partner', label: 'Partner', placeholder: 'all partners' }),
+    h('button', { type: 'submit', class: 'secondary' }, 'Show withheld'),
+  );
+  withheldFilter.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void refreshWithheld().catch((error: Error) => replace(withheld, notice('error', error.message)));
+  });
+  const hasWithheld = selection.meta.commands.includes('postback withheld');
   const logFilter = h(
     'form',
     { class: 'inline-form', 'aria-label': 'Delivery log filter' },
@@ -107,6 +140,21 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
       ),
     ),
     h('section', { 'aria-labelledby': 'log-h' }, h('h2', { id: 'log-h' }, 'Delivery log'), logFilter, log),
+    hasWithheld
+      ? h(
+          'section',
+          { 'aria-labelledby': 'withheld-h' },
+          h('h2', { id: 'withheld-h' }, 'Withheld for consent'),
+          h(
+            'p',
+            null,
+            "Postbacks not sent because the install's latest consent did not allow sharing with the partner (docs/privacy.md, Consent). " +
+              'Postbacks withheld for fraud are in the delivery log only.',
+          ),
+          withheldFilter,
+          withheld,
+        )
+      : null,
   );
 
   async function refreshTemplates(): Promise<void> {
@@ -168,8 +216,51 @@ export async function postbacksPage(root: HTMLElement): Promise<void> {
     );
   }
 
+  async function refreshWithheld(): Promise<void> {
+    const flags = formFlags(withheldFilter);
+    const found = await command<WithheldForConsent>('postback withheld', {
+      'app-key': selected.app_key,
+      days: flags.days as string | undefined,
+      partner: flags.partner as string | undefined,
+    });
+    type Postback = WithheldForConsent['postbacks'][number];
+    replace(
+      withheld,
+      h(
+        'p',
+        { 'data-testid': 'withheld-total' },
+        `${found.withheld} withheld for consent from ${dateTime(found.since_ms)} to ${dateTime(found.until_ms)}`,
+        found.truncated ? ` (the newest ${found.postbacks.length} listed below).` : '.',
+      ),
+      table<WithheldForConsent['partners'][number]>(
+        'Withheld for consent per partner',
+        [
+          { label: 'Partner', cell: (p) => p.partner },
+          { label: 'Withheld', cell: (p) => String(p.withheld), numeric: true },
+          { label: 'Reasons', cell: (p) => p.reasons.map((r) => `${r.reason.replace(/^consent: /, '')} (${r.withheld})`).join('; ') },
+        ],
+        found.partners,
+        'No postback was withheld for consent in this period.',
+      ),
+      found.postbacks.length
+        ? table<Postback>(
+            'Postbacks withheld for consent',
+            [
+              { label: 'When', cell: (p) => dateTime(p.at_ms) },
+              { label: 'Partner', cell: (p) => p.partner },
+              { label: 'For', cell: (p) => (p.kind === 'install' ? 'install' : `event ${p.event_name}`) },
+              { label: 'Reason', cell: (p) => p.reason },
+              { label: 'Postback id', cell: (p) => h('code', { class: 'small' }, p.postback_id) },
+            ],
+            found.postbacks,
+          )
+        : null,
+    );
+  }
+
   await Promise.all([
     refreshTemplates().catch((error: Error) => replace(templates, notice('error', error.message))),
     refreshLog().catch((error: Error) => replace(log, notice('error', error.message))),
+    hasWithheld ? refreshWithheld().catch((error: Error) => replace(withheld, notice('error', error.message))) : undefined,
   ]);
 }

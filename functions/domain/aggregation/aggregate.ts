@@ -603,6 +603,7 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
     const installUuids = [...new Set(opened.lines.flatMap(installsOfLine))];
     const intents: PostbackIntent[] = [];
     const stream: StreamLine[] | undefined = ports.stream ? [] : undefined;
+    const consents = latestConsents(opened.lines);
     const deltas = await contributionsOf(ports, {
       appId: message.app_id,
       companyId: message.company_id,
@@ -614,10 +615,10 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       installUuids,
       events,
       postbacks: intents,
+      consents,
       ...(stream ? { stream } : {}),
     });
-    const consents = ports.consents ? latestConsents(opened.lines) : undefined;
-    if (ports.consents && consents && consents.size > 0) {
+    if (ports.consents && consents.size > 0) {
       step = 'consents';
       await ports.consents(message.app_id, consents);
     }

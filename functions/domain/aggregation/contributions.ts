@@ -1,5 +1,6 @@
 import {
   COHORT_AD_REVENUE_DAYS,
+  COHORT_REFUND_DAYS,
   COHORT_REVENUE_DAYS,
   type DimensionValues,
   NONE,
@@ -11,10 +12,18 @@ import type { AuditLine } from '../audit/types';
 import { DAY_MS, localDayOf, UTC } from '../common/days';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
-import { AD_REVENUE_EVENT, INSTALL_EVENT } from '../ingest/event-validation';
+import { AD_REVENUE_EVENT, INSTALL_EVENT, REFUND_EVENT } from '../ingest/event-validation';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
-import { type StreamAttribution, type StreamInstall, type StreamLine, streamAttribution } from '../raw-data/stream-objects';
+import { CONSENT_SK, type ConsentRecord, latestConsent } from '../privacy/consent';
+import {
+  IMPRESSION_MEMBERS,
+  type StreamAttribution,
+  type StreamInstall,
+  type StreamLine,
+  streamAttribution,
+  streamConsent,
+} from '../raw-data/stream-objects';
 import {
   afterInstall,
   appDevice,
@@ -42,6 +51,7 @@ import {
   reengagementWindowMs,
   reengages,
 } from './reengagement';
+import { isPurchase, moneyOf, type RefundFacts, refundCounted, refundFactsOf } from './refunds';
 import { dimensionValue, RowDeltas, toMicros } from './rows';
 
 /**
@@ -51,8 +61,8 @@ import { dimensionValue, RowDeltas, toMicros } from './rows';
  * elsewhere returns none for them.
  */
 
-/** An accepted line of an audit object, as the aggregator reads it. */
-export interface AcceptedEvent {
+/** An accepted line of an audit object, as the aggregator reads it (and, for refunds, what refunds.ts needs of it). */
+export interface AcceptedEvent extends RefundFacts {
   readonly index: number;
   readonly eventId: string;
   readonly name: string;
@@ -93,8 +103,6 @@ export interface AcceptedEvent {
  */
 export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
 
-/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
-const IMPRESSION_MEMBERS = ['source', 'network', 'format', 'placement', 'ad_unit', 'revenue', 'currency', 'precision', 'impression_id'];
 const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
 
@@ -144,6 +152,7 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
       attribution: isPlainObject(attribution) ? (attribution as InstallFacts['attribution']) : undefined,
       ...(line.adservices ? { adservices: line.adservices } : {}),
       ...(event_name === DEEP_LINK_OPEN_EVENT ? openedField(properties) : {}),
+      ...refundFactsOf(event),
       raw: {
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
@@ -200,6 +209,11 @@ export interface AuditObjectContext {
    * (installs run side by side; streamOrder sorts them). Left out by the rebuild.
    */
   readonly stream?: StreamLine[];
+  /**
+   * The latest consent each install's lines in the object carry (latestConsents): a stream line
+   * shows it or the stored one, the later, and an event after one withdrawing measurement is withheld.
+   */
+  readonly consents?: ReadonlyMap<string, ConsentRecord>;
 }
 
 /** Stream lines in the order of their events in the audit object. */
@@ -279,8 +293,12 @@ class InstallRun {
   private readonly opens = new Map<number, readonly OpenRef[]>();
   /** Links of this object's deep_link_opens, resolved once per run (a lost log write writes them again). */
   private readonly links = new Map<string, Promise<ReengagementLink | undefined>>();
+  /** The log items read that hold purchases or refunds, by item number: items never change them once written. */
+  private readonly moneyItems = new Map<number, ObjectClaims>();
   /** g:<link_id> flags to claim, by `<day>\u0000<link_id>`: the re-engagement's dims and postback. */
   private readonly reengagements = new Map<string, { dims: DimensionValues; open: OpenRef; member: MemberRef }>();
+  /** The install's consent as its partition held it when the run read it (docs/privacy.md, "Consent"). */
+  private storedConsent: ConsentRecord | undefined;
 
   constructor(
     private readonly ports: ContributionPorts,
@@ -311,16 +329,18 @@ class InstallRun {
       else if (sk.startsWith(SK.claimsPrefix)) log.push(item as unknown as ObjectClaims);
       else if (sk.startsWith(SK.eventPrefix)) legacy.push(item as unknown as EventClaim);
       else if (sk.startsWith(SK.day('')) || sk.startsWith(SK.retention(''))) this.flagItems.set(sk, item);
+      else if (sk === CONSENT_SK) this.storedConsent = item as unknown as ConsentRecord;
     }
     const own = await this.logItem(events, legacy, log);
     await this.ownHeld(own);
 
     const taken = new Set(own.ids ?? []);
+    const withheld = new Set(own.withheld ?? []);
     let member = own.head ?? undefined;
     /** The install event whose following events have no recorded install yet. */
     let after: string | undefined;
     for (const event of events) {
-      if (!taken.delete(event.eventId)) continue;
+      if (!taken.delete(event.eventId) || withheld.has(event.eventId)) continue;
       if (event.name === INSTALL_EVENT) {
         await this.install(event, own);
         after = event.eventId;
@@ -336,6 +356,21 @@ class InstallRun {
       await this.streamLine(event, member && (await this.attributionOf(member)));
     }
     await this.settleFlags();
+  }
+
+  /**
+   * Whether the user had withdrawn measurement before this event (docs/privacy.md, "Consent"): the
+   * latest consent stamped before it, of the one the partition held when the run read it and the
+   * latest the object's own lines carry, says `measurement: false`. Such an event is treated as a
+   * forget-me treats what follows it: counted in no figure, streamed nowhere, owed no postback.
+   * Install events are never withheld: later events of the uuid count against them. Asked only
+   * when the object's claim item is written, which records the answer (`withheld`).
+   */
+  private withheldByConsent(event: AcceptedEvent): boolean {
+    const before = [this.storedConsent, this.context.consents?.get(this.installUuid)].filter(
+      (record): record is ConsentRecord => record !== undefined && record.ts_ms <= event.tsMs,
+    );
+    return latestConsent(...before)?.measurement === false;
   }
 
   /** The event's line in the stream, when the stream is collected. */
@@ -367,6 +402,7 @@ class InstallRun {
           null,
         attribution: attribution ?? null,
         ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
+        consent: streamConsent(latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid))),
       },
       ...(install ? { install } : {}),
     };
@@ -418,17 +454,21 @@ class InstallRun {
       const claimed = new Set(legacy.filter((claim) => claim.owner !== token).map((claim) => claim.sk.slice(SK.eventPrefix.length)));
       for (const item of log) for (const id of item.ids ?? []) claimed.add(id);
       const ids: string[] = [];
+      const taken: AcceptedEvent[] = [];
       const installs: string[] = [];
+      const withheld: string[] = [];
       const waiting: HeldEvent[] = [];
       for (const event of events) {
         if (claimed.has(event.eventId)) continue;
         claimed.add(event.eventId);
         ids.push(event.eventId);
+        taken.push(event);
         if (event.name === INSTALL_EVENT) installs.push(event.eventId);
+        else if (this.withheldByConsent(event)) withheld.push(event.eventId);
         else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
       }
       const seq = log.reduce((max, item) => Math.max(max, claimSeqOf(item.sk)), 0) + 1;
-      const opens = await this.resolveOpens(events.filter((event) => ids.includes(event.eventId)));
+      const opens = await this.resolveOpens(events.filter((event) => ids.includes(event.eventId) && !withheld.includes(event.eventId)));
       const item: ObjectClaims = {
         pk: this.pk,
         sk: SK.claims(seq),
@@ -437,8 +477,10 @@ class InstallRun {
         ids,
         head: this.head ? memberOf(this.head) : null,
         ...(installs.length > 0 ? { installs } : {}),
+        ...(withheld.length > 0 ? { withheld } : {}),
         ...(waiting.length > 0 ? { held: waiting } : {}),
         ...(opens.length > 0 ? { opens } : {}),
+        ...moneyOf(taken),
       };
       const stored = await this.ports.installs.claimItem(item);
       if (stored.owner === token) {
@@ -779,9 +821,11 @@ class InstallRun {
         member: { id: member.id, ts_ms: member.ts_ms, partner: member.partner },
       });
     }
-    // Ad revenue is no purchase: the interface's revenue report stays purchases and subscriptions.
+    // Ad revenue is no purchase: the interface's revenue report stays purchases and subscriptions,
+    // and does not net refunds either (docs/reports.md).
     const ad = event.name === AD_REVENUE_EVENT;
-    if (event.revenueMicros > 0 && !ad) {
+    const refund = event.name === REFUND_EVENT;
+    if (isPurchase(event)) {
       this.deltas.add(
         { family: 'revenue', day: event.day, group: [member.partner] },
         { purchases: 1, revenue_micros: event.revenueMicros },
@@ -789,32 +833,40 @@ class InstallRun {
       this.flag(this.dayFlags, event.day, `p:${member.partner}`);
     }
     const offset = event.tsMs - member.ts_ms;
-    const retained = RETENTION_DAYS.filter((n) => offset >= n * DAY_MS && offset < (n + 1) * DAY_MS);
+    // A refund (often sent server to server) is no sign that the user came back.
+    const retained = refund ? [] : RETENTION_DAYS.filter((n) => offset >= n * DAY_MS && offset < (n + 1) * DAY_MS);
     const open = event.name === DEEP_LINK_OPEN_EVENT ? this.openOf(event.eventId, seq) : undefined;
     const reengaged = open !== undefined && reengages(open, member.ts_ms);
-    if (event.revenueMicros <= 0 && retained.length === 0 && !reengaged) return;
+    // A refund counts what its purchase has left, as the log up to its item says (refunds.ts).
+    const micros = refund ? refundCounted(this.moneyItems.values(), event.eventId, seq) : event.revenueMicros;
+    if (micros <= 0 && retained.length === 0 && !reengaged) return;
     const dims = await this.dimsOf(member);
     if (reengaged) {
       this.reengagements.set(`${event.day}\u0000${open[2]}`, { dims: reengagementDims(open, dims), open, member });
       this.flag(this.dayFlags, event.day, `g:${open[2]}`);
     }
-    if (event.revenueMicros > 0) {
-      if (ad) this.perf(event.day, dims, { ad_revenue_micros: event.revenueMicros });
+    if (micros > 0) {
+      if (ad) this.perf(event.day, dims, { ad_revenue_micros: micros });
       else {
-        this.perf(event.day, dims, { revenue_micros: event.revenueMicros });
-        // Revenue by most recent attribution: purchases only, as revenue_micros (docs/reports.md).
+        this.perf(event.day, dims, refund ? { refunds: 1, refund_micros: micros } : { revenue_micros: micros });
+        // Revenue by most recent attribution: purchases only, as revenue_micros, and their refunds (docs/reports.md).
         const credited = creditedOpen(
           this.opensUpTo(seq),
           member.ts_ms,
           event.tsMs,
           reengagementWindowMs(this.context.reengagementWindowDays),
         );
-        this.perf(event.day, credited ? reengagementDims(credited, dims) : dims, { recent_revenue_micros: event.revenueMicros });
+        this.perf(
+          event.day,
+          credited ? reengagementDims(credited, dims) : dims,
+          refund ? { recent_refund_micros: micros } : { recent_revenue_micros: micros },
+        );
       }
       // Within N x 24 h of the install; an event before the install (held, or its clock) is within.
       const cohort: Partial<Record<PerfCounter, number>> = {};
-      for (const [counter, days] of Object.entries(ad ? COHORT_AD_REVENUE_DAYS : COHORT_REVENUE_DAYS) as [PerfCounter, number][]) {
-        if (offset < days * DAY_MS) cohort[counter] = event.revenueMicros;
+      const windows = ad ? COHORT_AD_REVENUE_DAYS : refund ? COHORT_REFUND_DAYS : COHORT_REVENUE_DAYS;
+      for (const [counter, days] of Object.entries(windows) as [PerfCounter, number][]) {
+        if (offset < days * DAY_MS) cohort[counter] = micros;
       }
       this.perf(member.day, dims, cohort);
     }
@@ -854,9 +906,15 @@ class InstallRun {
     map.set(key, set);
   }
 
-  /** The object's own item's opens, and those of the items read: every item before its own is among them. */
+  /**
+   * The object's own item's opens, and those of the items read: every item before its own is among
+   * them. The items with purchases or refunds are kept whole, for what each refund counts (refunds.ts).
+   */
   private noteOpens(items: readonly ObjectClaims[]): void {
-    for (const item of items) if (item.opens?.length) this.opens.set(claimSeqOf(item.sk), item.opens);
+    for (const item of items) {
+      if (item.opens?.length) this.opens.set(claimSeqOf(item.sk), item.opens);
+      if (item.paid?.length || item.refunds?.length) this.moneyItems.set(claimSeqOf(item.sk), item);
+    }
   }
 
   /** The opens of the log items up to number `seq`. */

@@ -58,6 +58,11 @@ export const claimSeqOf = (sk: string): number => Number(sk.slice(SK.claimsPrefi
  */
 export type HeldEvent = [name: string, tsMs: number, revenueMicros: number];
 
+/** A purchase of a log item: its claim id, its revenue, and the store transaction id it carried (null: none). */
+export type PaidPurchase = [eventId: string, revenueMicros: number, transactionId: string | null];
+/** A refund of a log item: its claim id, the purchase it names (`e:<event_id>` or `t:<transaction_id>`), the dollars asked back. */
+export type RefundClaim = [eventId: string, purchase: string, micros: number];
+
 /**
  * One audit object's claims in one install (`c#<seq>`): written once, by a conditional put, and
  * reused as it is by every redelivery of the object, so a recomputation gives the same deltas. It
@@ -77,6 +82,12 @@ export interface ObjectClaims {
   ids?: string[];
   /** Those of the ids that are install events (each also has its decision in `e#<event_id>`). */
   installs?: string[];
+  /**
+   * Those of the ids the object takes and counts nowhere: events after the install's consent said
+   * `measurement: false` (withheldByConsent). Decided when the item is written and read from it on
+   * a redelivery, so every delivery of the object withholds the same events.
+   */
+  withheld?: string[];
   /** The install the object's events before its first install event count against, as read when the item was written; null: held. */
   head: MemberRef | null;
   /** Held events (no install was known), for the install that applies them. */
@@ -86,6 +97,10 @@ export interface ObjectClaims {
    * written (reengagement.ts): the re-engagements, and what later revenue is credited to.
    */
   opens?: OpenRef[];
+  /** The object's purchases (events with revenue, neither ad revenue nor refunds): what a later refund may take back. */
+  paid?: PaidPurchase[];
+  /** The object's refund events, each with the purchase it names and the dollars it asks back (docs/analytics.md, "Refunds"). */
+  refunds?: RefundClaim[];
   /**
    * Who applies the held events, and to which install: first wins. Every delivery of the object
    * claims it, naming the uuid's first install, or none (`member: null`) when that install was not

@@ -367,6 +367,12 @@ export function renderRow(
     out[column] = row.columns[i] ?? '';
   });
   const paid = c.installs - c.organic;
+  const revenue = c.revenue_micros - c.refund_micros;
+  const cohort = {
+    d0: c.cohort_d0_micros - c.cohort_refund_d0_micros,
+    d7: c.cohort_d7_micros - c.cohort_refund_d7_micros,
+    d30: c.cohort_d30_micros - c.cohort_refund_d30_micros,
+  };
   Object.assign(out, {
     clicks: c.clicks,
     installs: c.installs,
@@ -378,23 +384,26 @@ export function renderRow(
     impressions: c.impressions,
     cost_usd: usd(c.cost_micros),
     ecpi_usd: paid > 0 ? round(c.cost_micros / paid, 0) / 1_000_000 : 0,
-    revenue_usd: usd(c.revenue_micros),
-    recent_revenue_usd: usd(c.recent_revenue_micros),
-    cohort_revenue_d0_usd: usd(c.cohort_d0_micros),
-    cohort_revenue_d7_usd: usd(c.cohort_d7_micros),
-    cohort_revenue_d30_usd: usd(c.cohort_d30_micros),
-    roas_d0: roas(c.cohort_d0_micros, c.cost_micros),
-    roas_d7: roas(c.cohort_d7_micros, c.cost_micros),
-    roas_d30: roas(c.cohort_d30_micros, c.cost_micros),
+    // Purchases net of refunds, on the refund's day (docs/analytics.md, "Refunds"); refunds_usd shows what was netted.
+    revenue_usd: usd(revenue),
+    recent_revenue_usd: usd(c.recent_revenue_micros - c.recent_refund_micros),
+    refunds: c.refunds,
+    refunds_usd: usd(c.refund_micros),
+    cohort_revenue_d0_usd: usd(cohort.d0),
+    cohort_revenue_d7_usd: usd(cohort.d7),
+    cohort_revenue_d30_usd: usd(cohort.d30),
+    roas_d0: roas(cohort.d0, c.cost_micros),
+    roas_d7: roas(cohort.d7, c.cost_micros),
+    roas_d30: roas(cohort.d30, c.cost_micros),
     // Ad revenue (ad_revenue events) beside purchases, and ROAS on both (docs/analytics.md, "Ad revenue").
     ad_revenue_usd: usd(c.ad_revenue_micros),
     cohort_ad_revenue_d0_usd: usd(c.cohort_ad_d0_micros),
     cohort_ad_revenue_d7_usd: usd(c.cohort_ad_d7_micros),
     cohort_ad_revenue_d30_usd: usd(c.cohort_ad_d30_micros),
-    total_revenue_usd: usd(c.revenue_micros + c.ad_revenue_micros),
-    total_roas_d0: roas(c.cohort_d0_micros + c.cohort_ad_d0_micros, c.cost_micros),
-    total_roas_d7: roas(c.cohort_d7_micros + c.cohort_ad_d7_micros, c.cost_micros),
-    total_roas_d30: roas(c.cohort_d30_micros + c.cohort_ad_d30_micros, c.cost_micros),
+    total_revenue_usd: usd(revenue + c.ad_revenue_micros),
+    total_roas_d0: roas(cohort.d0 + c.cohort_ad_d0_micros, c.cost_micros),
+    total_roas_d7: roas(cohort.d7 + c.cohort_ad_d7_micros, c.cost_micros),
+    total_roas_d30: roas(cohort.d30 + c.cohort_ad_d30_micros, c.cost_micros),
     retained_d1: c.retained_d1,
     retained_d7: c.retained_d7,
     retained_d30: c.retained_d30,

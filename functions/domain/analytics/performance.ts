@@ -31,6 +31,19 @@ export type GroupColumn = (typeof GROUP_COLUMNS)[number];
 export const REENGAGEMENT_COUNTERS = ['reengagements', 'recent_revenue_micros'] as const;
 /** Ad revenue (issue 40): the impressions' dollars on their day, and by the install's cohort windows. */
 export const AD_REVENUE_COUNTERS = ['ad_revenue_micros', 'cohort_ad_d0_micros', 'cohort_ad_d7_micros', 'cohort_ad_d30_micros'] as const;
+/**
+ * Refunds (issue 40, item 6; docs/analytics.md, "Refunds"): refunds counted and their dollars on
+ * the refund's day, by most recent attribution, and by the install's cohort windows. Kept apart
+ * from revenue, so that every counter only grows; the report nets them from revenue as it reads.
+ */
+export const REFUND_COUNTERS = [
+  'refunds',
+  'refund_micros',
+  'recent_refund_micros',
+  'cohort_refund_d0_micros',
+  'cohort_refund_d7_micros',
+  'cohort_refund_d30_micros',
+] as const;
 
 /** Integer counters of the `perf` and `perf_partner` rows (revenue in micro-dollars). */
 export const PERF_COUNTERS = [
@@ -48,6 +61,7 @@ export const PERF_COUNTERS = [
   'retained_d30',
   ...REENGAGEMENT_COUNTERS,
   ...AD_REVENUE_COUNTERS,
+  ...REFUND_COUNTERS,
 ] as const;
 export type PerfCounter = (typeof PERF_COUNTERS)[number];
 
@@ -60,18 +74,21 @@ export type CostCounter = (typeof COST_COUNTERS)[number];
  * the counters added since, each group appended at the end so that a line stored before it still
  * reads right (its missing counters read as 0).
  */
-const APPENDED_COUNTERS: readonly string[] = [...REENGAGEMENT_COUNTERS, ...AD_REVENUE_COUNTERS];
+const APPENDED_COUNTERS: readonly string[] = [...REENGAGEMENT_COUNTERS, ...AD_REVENUE_COUNTERS, ...REFUND_COUNTERS];
 export const PAGE_COUNTERS = [
   ...PERF_COUNTERS.filter((name) => !APPENDED_COUNTERS.includes(name)),
   ...COST_COUNTERS,
   ...REENGAGEMENT_COUNTERS,
   ...AD_REVENUE_COUNTERS,
+  ...REFUND_COUNTERS,
 ] as readonly (PerfCounter | CostCounter)[];
 
 /** Cohort revenue windows: revenue of events before install time + N x 24 h. */
 export const COHORT_REVENUE_DAYS = { cohort_d0_micros: 1, cohort_d7_micros: 7, cohort_d30_micros: 30 } as const;
 /** The same windows for ad revenue (ad_revenue events: docs/analytics.md, "Ad revenue"). */
 export const COHORT_AD_REVENUE_DAYS = { cohort_ad_d0_micros: 1, cohort_ad_d7_micros: 7, cohort_ad_d30_micros: 30 } as const;
+/** The same windows for refunds, by the refund's time (docs/analytics.md, "Refunds"). */
+export const COHORT_REFUND_DAYS = { cohort_refund_d0_micros: 1, cohort_refund_d7_micros: 7, cohort_refund_d30_micros: 30 } as const;
 
 /** Row families in the aggregates table (pk `<app_id>#<family>`). */
 export const PERF_FAMILIES = {

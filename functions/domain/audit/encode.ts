@@ -1,7 +1,7 @@
 import { gzip, gzipSync } from 'node:zlib';
 import { EVENT_RULES } from '../ingest/event-validation';
 import { ESCAPED_KEY, type EventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from './event-text';
-import type { AuditBatch, AuditLine } from './types';
+import type { AuditBatch, AuditFx, AuditLine } from './types';
 
 /**
  * The audit object's bytes (docs/ingestion.md, "The audit object"): gzip JSON Lines, one line per
@@ -14,6 +14,12 @@ import type { AuditBatch, AuditLine } from './types';
 export const WRITE = 0;
 export const COPY = 1;
 export const COPY_WITHOUT_DEVICE_ID = 2;
+/**
+ * Added to COPY or COPY_WITHOUT_DEVICE_ID for an event ingest converted (docs/ingestion.md,
+ * "Currencies"): its `revenue_usd` member, which the body did not have, is written after the
+ * copied members, where `{ ...event, revenue_usd }` puts it, rather than the whole event written out.
+ */
+export const WITH_REVENUE_USD = 4;
 
 /**
  * What auditLines knew of the body: the text, where each entry is in it, how each line's event is
@@ -185,10 +191,10 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
       const start = spans[4 * line.index];
       const end = spans[4 * line.index + 1];
       if (start === undefined || end === undefined) return undefined;
-      room += end - start;
+      room += end - start + REVENUE_USD_ROOM;
     }
     if (line.fx !== undefined) {
-      const fx = JSON.stringify(line.fx);
+      const fx = fxJson(line.fx);
       fxWritten ??= new Array(count);
       fxWritten[position] = fx;
       room += FX_KEY.length + 3 * fx.length;
@@ -218,8 +224,10 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
     }
     at = putBytes(out, at, sharedPiece);
     const how = howWritten(line, position, sourced);
-    if (how !== WRITE) at = copyEvent(out, at, room, spans, 4 * line.index, how);
-    else {
+    if (how !== WRITE) {
+      at = copyEvent(out, at, room, spans, 4 * line.index, how & ~WITH_REVENUE_USD);
+      if ((how & WITH_REVENUE_USD) !== 0) at = putRevenueUsd(out, at, line.event);
+    } else {
       const event = written?.[position];
       if (event !== undefined) at = putString(out, at, event);
       else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
@@ -262,6 +270,23 @@ function copyEvent(out: Buffer, at: number, room: number, spans: readonly number
   return at + end - cutTo;
 }
 
+/**
+ * The converted event's `revenue_usd` as the last member of the event just copied, which ends in
+ * `}`: what JSON.stringify writes for `{ ...event, revenue_usd }` when the event had no such member.
+ */
+function putRevenueUsd(out: Buffer, at: number, event: unknown): number {
+  const usd = (event as { revenue_usd?: unknown }).revenue_usd;
+  if (out[at - 1] !== CLOSE_BRACE || typeof usd !== 'number') throw new Error('a converted audit event must be an object with revenue_usd');
+  return putByte(out, putString(out, putBytes(out, at - 1, REVENUE_USD_KEY), number(usd)), CLOSE_BRACE);
+}
+
+/**
+ * JSON.stringify's text of a line's fx, written without it: the code is an ISO 4217 code and the
+ * day YYYY-MM-DD (nothing to escape), the amount and rate finite numbers (convertRevenue's).
+ */
+const fxJson = (fx: AuditFx) =>
+  `{"currency":"${fx.currency}","amount":${number(fx.amount)},"rate":${number(fx.rate)},"rate_day":"${fx.rate_day}"}`;
+
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
 const INDEX_KEY = utf8('{"index":');
 const STATUS_KEY = utf8(',"status":');
@@ -273,6 +298,9 @@ const REJECTED_PIECES = new Map(EVENT_RULES.map(({ reason }) => [reason as strin
 const INSTALL_UUID_KEY = utf8(',"install_uuid":"');
 const DEVICE_HASH_KEY = utf8(',"device_hash":"');
 const FX_KEY = utf8(',"fx":');
+const REVENUE_USD_KEY = utf8(',"revenue_usd":');
+/** The most a copied event may grow by: its revenue_usd member (a number of at most 25 characters). */
+const REVENUE_USD_ROOM = REVENUE_USD_KEY.length + 25;
 const QUOTE = 0x22;
 const CLOSE_BRACE = 0x7d;
 const LINE_FEED = 0x0a;

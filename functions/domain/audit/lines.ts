@@ -1,7 +1,7 @@
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
 import { type EventVerdict, isStorable, isUuid } from '../ingest/event-validation';
-import { COPY, COPY_WITHOUT_DEVICE_ID, canCutDeviceId, sourceLines, WRITE } from './encode';
+import { COPY, COPY_WITHOUT_DEVICE_ID, canCutDeviceId, sourceLines, WITH_REVENUE_USD, WRITE } from './encode';
 import { type EventTexts, eventTexts, MULTI_LINE } from './event-text';
 import type { AuditBatch, AuditFx, AuditLine } from './types';
 
@@ -75,12 +75,14 @@ export function auditLines(
         line.event = rest;
         if (copy === COPY && texts !== undefined) copy = canCutDeviceId(texts, index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
       }
-      // Revenue in a currency: the event as sent plus the dollars the aggregator counts, written out.
+      // Revenue in a currency: the event as sent plus the dollars the aggregator counts.
       const conversion = conversions?.get(index);
       if (conversion !== undefined) {
         line.event = { ...(line.event as Record<string, unknown>), revenue_usd: conversion.revenueUsd };
         line.fx = conversion.fx;
-        copy = WRITE;
+        // Still copied, with revenue_usd written after it, unless the body has a revenue_usd
+        // member (a null one passes the rules) whose place the spread keeps.
+        copy = copy === WRITE || Object.hasOwn(entry, 'revenue_usd') ? WRITE : copy | WITH_REVENUE_USD;
       }
     }
     if (sourced !== undefined) {

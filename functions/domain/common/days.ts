@@ -9,7 +9,14 @@ export const DAY_MS = 86_400_000;
 export const UTC = 'UTC';
 
 /** YYYY-MM-DD of an epoch-ms instant, in UTC. */
-export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+export function dayOf(ms: number): string {
+  // The last day is kept: the hot paths (a batch's events, a month's cap keys, a click) ask for
+  // the same day over and over, and toISOString costs a Date and two strings each time.
+  const number = Math.floor(ms / DAY_MS);
+  if (number !== lastDay.number) lastDay = { number, day: new Date(ms).toISOString().slice(0, 10) };
+  return lastDay.day;
+}
+let lastDay = { number: Number.NaN, day: '' };
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

@@ -68,7 +68,8 @@ export function convertToUsd(rates: FxTable, amount: number, currency: string, d
 /** The rates `convertToUsd` needs for amounts of these days (each day's window), in one read. */
 export function readRatesFor(store: FxRateStore, days: Iterable<string>): Promise<FxTable> {
   const needed = new Set<string>();
-  for (const day of days) for (const rateDay of rateWindow(day)) needed.add(rateDay);
+  // Each distinct day's window once: a batch's events share a day or two.
+  for (const day of new Set(days)) for (const rateDay of rateWindow(day)) needed.add(rateDay);
   return store.ratesOf([...needed].sort());
 }
 

@@ -19,17 +19,31 @@ export async function checkHealth(probes: Record<Binding, Probe>, timeoutMs: num
 }
 
 async function runProbe(probe: Probe, timeoutMs: number): Promise<string> {
+  const read = await withDeadline(probe, timeoutMs);
+  return 'failure' in read ? read.failure : 'ok';
+}
+
+/**
+ * One read with a deadline: its value, or a short reason it has none ('timeout', 'unreachable',
+ * 'error: <name>'). The probes use it, and so does the operators' health view
+ * (operator-health.ts), where each part is read on its own so that one store down leaves the others
+ * readable.
+ */
+export async function withDeadline<T>(
+  read: (signal: AbortSignal) => Promise<T>,
+  timeoutMs: number,
+): Promise<{ value: T } | { failure: string }> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => {
+  const timeout = new Promise<{ failure: string }>((resolve) => {
     timer = setTimeout(() => {
       controller.abort();
-      resolve('timeout');
+      resolve({ failure: 'timeout' });
     }, timeoutMs);
   });
-  const attempt = probe(controller.signal).then(
-    () => 'ok',
-    (error: unknown) => (controller.signal.aborted ? 'timeout' : describeFailure(error)),
+  const attempt = read(controller.signal).then(
+    (value) => ({ value }),
+    (error: unknown) => ({ failure: controller.signal.aborted ? 'timeout' : describeFailure(error) }),
   );
   try {
     return await Promise.race([attempt, timeout]);

@@ -18,7 +18,8 @@ interface Inflated {
   readonly engine: { readonly bytesWritten: number };
 }
 
-const inflateSync = (input: Buffer, options: ZlibOptions): Inflated => gunzipSync(input, { ...options, info: true }) as unknown as Inflated;
+const inflateSync = (input: Buffer, maxOutputLength: number, chunkSize: number): Inflated =>
+  gunzipSync(input, { maxOutputLength, chunkSize, info: true }) as unknown as Inflated;
 const inflate = (input: InputType, options: ZlibOptions) =>
   new Promise<Inflated>((resolve, reject) =>
     gunzip(input, { ...options, info: true }, (error, result) => (error ? reject(error) : resolve(result as unknown as Inflated))),
@@ -54,7 +55,7 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
     if (raw.length <= SYNC_INFLATE_MAX_RAW_BYTES) {
       const syncCap = Math.min(maxBytes, SYNC_INFLATE_MAX_OUTPUT_BYTES);
       try {
-        return wholeBody(raw, inflateSync(raw, { maxOutputLength: syncCap, chunkSize: inflatedSizeHint(raw, syncCap) }));
+        return wholeBody(raw, inflateSync(raw, syncCap, inflatedSizeHint(raw, syncCap)));
       } catch (error) {
         // Past the small cap: the whole cap is the thread pool's business, unless it was the whole cap.
         if (!tooLarge(error) || syncCap === maxBytes) throw error;

@@ -3,9 +3,10 @@
  * A batch that starts under the cap is taken whole; one that finds it reached is refused whole.
  * How a batch is counted once, and the bound on the count, are in metering.ts.
  */
+import { dayOf } from '../common/days';
 
 /** yyyy-mm of an instant, in UTC. */
-export const capMonth = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
+export const capMonth = (ms: number): string => dayOf(ms).slice(0, 7);
 
 /** The counters-table item that holds a company's count for the month of an instant (its shard 0). */
 export const capCounterKey = (companyId: string, ms: number): string => `cap#${companyId}#${capMonth(ms)}`;
@@ -19,10 +20,14 @@ export const capCounterKey = (companyId: string, ms: number): string => `cap#${c
  */
 export const CAP_SHARDS = 8;
 
-export const capCounterKeys = (companyId: string, ms: number): string[] => [
-  ...Array.from({ length: CAP_SHARDS }, (_, shard) => capShardKey(companyId, ms, shard)),
-  capMeteredKey(companyId, ms),
-];
+export function capCounterKeys(companyId: string, ms: number): string[] {
+  // The month's key made once, not once per shard: this runs on every capped batch.
+  const first = capCounterKey(companyId, ms);
+  const keys = [first];
+  for (let shard = 1; shard < CAP_SHARDS; shard++) keys.push(`${first}#${shard}`);
+  keys.push(`${first}#agg`);
+  return keys;
+}
 
 /**
  * The month's events of a company without a cap, added by the aggregator once per audit object
@@ -30,9 +35,6 @@ export const capCounterKeys = (companyId: string, ms: number): string[] => [
  * writes nothing per batch for them. Read with the shards: it is part of the month's count.
  */
 export const capMeteredKey = (companyId: string, ms: number): string => `${capCounterKey(companyId, ms)}#agg`;
-
-const capShardKey = (companyId: string, ms: number, shard: number): string =>
-  shard === 0 ? capCounterKey(companyId, ms) : `${capCounterKey(companyId, ms)}#${shard}`;
 
 /** null is no cap (paid plans unless one is set). */
 export function capReached(acceptedThisMonth: number, monthlyCap: number | null): boolean {

@@ -27,7 +27,9 @@ export type RejectionReason =
   | 'bad_attribution'
   | 'bad_properties'
   | 'bad_ad_revenue'
-  | 'bad_consent';
+  | 'bad_consent'
+  | 'bad_transaction_id'
+  | 'bad_refund';
 
 /** What an SDK sends; unknown fields are allowed, kept in the audit record and ignored. */
 export interface SdkEvent {
@@ -53,6 +55,10 @@ export interface SdkEvent {
   properties?: Record<string, string | number | boolean | null>;
   /** Only on an `ad_revenue` event, and required there (docs/ingestion.md, "Ad revenue"). */
   ad_revenue?: AdRevenue;
+  /** A purchase's store transaction id, which a refund may name (docs/ingestion.md, "Refunds"). */
+  transaction_id?: string;
+  /** Only on a `refund` event, and required there (docs/ingestion.md, "Refunds"). */
+  refund?: Refund;
   [field: string]: unknown;
 }
 
@@ -70,6 +76,22 @@ export interface AdRevenue {
   /** The mediation platform's id of the impression: an install counts each impression_id once. */
   impression_id: string;
 }
+
+/**
+ * A purchase refunded, in part or whole (docs/ingestion.md, "Refunds"): the purchase it names,
+ * by its event_id or its transaction_id (one at least), and the amount given back.
+ */
+export interface Refund {
+  purchase_event_id?: string | null;
+  transaction_id?: string | null;
+  /** The amount refunded in `currency`, more than 0: converted to dollars at ingest, as a purchase's. */
+  revenue: number;
+  currency: string;
+}
+
+/** The reserved event name of a purchase's refund. */
+export const REFUND_EVENT = 'refund';
+export const MAX_TRANSACTION_ID_CHARS = 128;
 
 /** The reserved event name of an ad impression's revenue. */
 export const AD_REVENUE_EVENT = 'ad_revenue';
@@ -169,6 +191,16 @@ export const EVENT_RULES: readonly EventRule[] = [
     rule: `optional object (docs/privacy.md, "Consent") whose \`gdpr_applies\`, \`ad_user_data\`, \`ad_personalization\`, \`third_party_sharing\` and \`measurement\` are each an optional boolean and \`tcf_string\` an optional IAB TCF v2 string (base64url segments joined by dots, at most ${MAX_TCF_STRING_CHARS.toLocaleString('en-US')} characters); no other member`,
     reason: 'bad_consent',
   },
+  {
+    field: 'transaction_id',
+    rule: `optional string of 1–${MAX_TRANSACTION_ID_CHARS} printable ASCII characters: a purchase's store transaction id, which a \`${REFUND_EVENT}\` may name`,
+    reason: 'bad_transaction_id',
+  },
+  {
+    field: 'refund',
+    rule: `required on \`${REFUND_EVENT}\` and only there, which carries no \`revenue_usd\` (nor \`currency\`) of its own: an object with \`purchase_event_id\` (an event id) or \`transaction_id\` (1–${MAX_TRANSACTION_ID_CHARS} printable ASCII characters), one at least, naming the refunded purchase of the same install; \`revenue\` (the amount refunded, a finite number above 0) and \`currency\` (ISO 4217; converted as a purchase's, to at most 1,000,000 dollars)`,
+    reason: 'bad_refund',
+  },
 ];
 
 /**
@@ -215,6 +247,12 @@ export const EVENT_FAULT_FIELDS = [
   'consent.ad_personalization',
   'consent.third_party_sharing',
   'consent.measurement',
+  'transaction_id',
+  'refund',
+  'refund.purchase_event_id',
+  'refund.transaction_id',
+  'refund.revenue',
+  'refund.currency',
 ] as const;
 export type EventFaultField = (typeof EVENT_FAULT_FIELDS)[number];
 
@@ -262,6 +300,17 @@ const BAD_AD_CURRENCY = fault('bad_ad_revenue', 'ad_revenue.currency');
 const BAD_AD_PRECISION = fault('bad_ad_revenue', 'ad_revenue.precision');
 const BAD_IMPRESSION_ID = fault('bad_ad_revenue', 'ad_revenue.impression_id');
 const BAD_CONSENT = fault('bad_consent', 'consent');
+const BAD_TRANSACTION_ID = fault('bad_transaction_id', 'transaction_id');
+const BAD_REFUND = fault('bad_refund', 'refund');
+const REFUND_WITH_REVENUE_USD = fault('bad_refund', 'revenue_usd');
+const REFUND_WITH_CURRENCY = fault('bad_refund', 'currency');
+const BAD_REFUND_PURCHASE = fault('bad_refund', 'refund.purchase_event_id');
+const BAD_REFUND_TRANSACTION = fault('bad_refund', 'refund.transaction_id');
+/** Exported for the conversion: more than MAX_REVENUE_USD once converted. */
+export const BAD_REFUND_AMOUNT = fault('bad_refund', 'refund.revenue');
+/** Exported for the conversion: no rate for the refund's currency and day (bad_currency, as a purchase's). */
+export const BAD_REFUND_CURRENCY_RATE = fault('bad_currency', 'refund.currency');
+const BAD_REFUND_CURRENCY = fault('bad_refund', 'refund.currency');
 const CONSENT_FAULTS = new Map<string, EventFault>(
   EVENT_FAULT_FIELDS.filter((field) => field.startsWith('consent')).map((field) => [field, fault('bad_consent', field)]),
 );
@@ -328,7 +377,40 @@ function brokenRule(event: Record<string, unknown>, batch: BatchContext, shallow
     const field = consentFault(consent);
     if (field !== undefined) return CONSENT_FAULTS.get(field) ?? BAD_CONSENT;
   }
+  const transactionId = event.transaction_id;
+  if (!absent(transactionId) && !isPrintableId(transactionId, MAX_TRANSACTION_ID_CHARS)) return BAD_TRANSACTION_ID;
+  const refund = event.refund;
+  if (name === REFUND_EVENT) {
+    if (!absent(revenue)) return REFUND_WITH_REVENUE_USD;
+    if (!absent(currency)) return REFUND_WITH_CURRENCY;
+    return brokenRefund(refund);
+  }
+  if (!absent(refund)) return BAD_REFUND;
   return undefined;
+}
+
+/** The first member of a refund event's `refund` at fault, in the rule's order; undefined when none is. */
+function brokenRefund(value: unknown): EventFault | undefined {
+  if (!isPlainObject(value)) return BAD_REFUND;
+  const { purchase_event_id, transaction_id } = value;
+  if (!absent(purchase_event_id) && !(typeof purchase_event_id === 'string' && isIdText(purchase_event_id, MAX_EVENT_ID_CHARS))) {
+    return BAD_REFUND_PURCHASE;
+  }
+  if (!absent(transaction_id) && !isPrintableId(transaction_id, MAX_TRANSACTION_ID_CHARS)) return BAD_REFUND_TRANSACTION;
+  // One of the two names the purchase: without either the refund can be counted against nothing.
+  if (absent(purchase_event_id) && absent(transaction_id)) return BAD_REFUND_PURCHASE;
+  const amount = value.revenue;
+  if (!(typeof amount === 'number' && amount > 0 && amount <= Number.MAX_VALUE)) return BAD_REFUND_AMOUNT;
+  if (!isCurrencyCode(value.currency)) return BAD_REFUND_CURRENCY;
+  return undefined;
+}
+
+/** An accepted refund event's amount and currency, which ingest converts; undefined for any other event. */
+export function refundOf(event: Record<string, unknown>): { readonly amount: number; readonly currency: string } | undefined {
+  if (event.event_name !== REFUND_EVENT) return undefined;
+  const refund = event.refund;
+  if (!isPlainObject(refund) || typeof refund.revenue !== 'number' || typeof refund.currency !== 'string') return undefined;
+  return { amount: refund.revenue, currency: refund.currency };
 }
 
 const AD_SOURCES: ReadonlySet<unknown> = new Set(AD_REVENUE_SOURCES);
@@ -352,8 +434,11 @@ function brokenAdRevenue(value: unknown): EventFault | undefined {
 }
 
 /** 1 to MAX_IMPRESSION_ID_CHARS printable ASCII characters (! to ~): no space, no control character. */
-export function isImpressionId(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length < 1 || value.length > MAX_IMPRESSION_ID_CHARS) return false;
+export const isImpressionId = (value: unknown): value is string => isPrintableId(value, MAX_IMPRESSION_ID_CHARS);
+
+/** 1 to `max` printable ASCII characters (! to ~): an impression id, a store transaction id. */
+export function isPrintableId(value: unknown, max: number): value is string {
+  if (typeof value !== 'string' || value.length < 1 || value.length > max) return false;
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
     if (code < 0x21 || code > 0x7e) return false;

@@ -114,8 +114,8 @@ export interface TriggerPorts {
   configs(appId: string): Promise<readonly PostbackConfig[]>;
   /** The decision of the install an event counts against (the claim of its install event). */
   installOf(appId: string, installUuid: string, memberId: string): Promise<InstallOfEvent | undefined>;
-  /** The install's latest consent (docs/privacy.md, "Consent"); absent: nothing is known of it. */
-  consentOf?(appId: string, installUuid: string): Promise<ConsentRecord | undefined>;
+  /** The latest consent of each install that has one (docs/privacy.md, "Consent"), read in one go; absent: nothing is known of any. */
+  consentsOf?(appId: string, installUuids: readonly string[]): Promise<ReadonlyMap<string, ConsentRecord>>;
 }
 
 /** The postbacks the intents send, configuration by configuration; empty when none is configured. */
@@ -130,17 +130,7 @@ export async function postbacksOf(
   );
   if (attributed.length === 0) return [];
   const configs = new Map((await ports.configs(appId)).map((config) => [config.partner, config]));
-  // Read once per install and call: the latest consent known when the postbacks are made.
-  const consents = new Map<string, Promise<ConsentRecord | undefined>>();
-  const consentOf = (installUuid: string) => {
-    let consent = consents.get(installUuid);
-    if (!consent) {
-      consent = ports.consentOf ? ports.consentOf(appId, installUuid) : Promise.resolve(undefined);
-      consents.set(installUuid, consent);
-    }
-    return consent;
-  };
-  const records: PostbackRecord[] = [];
+  const owed: { intent: PostbackIntent; config: PostbackConfig; install: InstallOfEvent }[] = [];
   for (const intent of attributed) {
     const config = configs.get(partnerOf(intent));
     if (!config || !wantsEvent(config, nameOf(intent))) continue;
@@ -158,9 +148,14 @@ export async function postbacksOf(
       if (!found || found.decision.attribution_type === 'organic') continue;
       install = found;
     }
-    records.push(recordOf(appId, config, intent, install, await consentOf(intent.installUuid), nowMs));
+    owed.push({ intent, config, install });
   }
-  return records;
+  if (owed.length === 0) return [];
+  // The latest consent known when the postbacks are made: every install's in one read for the call.
+  const consents = ports.consentsOf
+    ? await ports.consentsOf(appId, [...new Set(owed.map(({ intent }) => intent.installUuid))])
+    : new Map<string, ConsentRecord>();
+  return owed.map(({ intent, config, install }) => recordOf(appId, config, intent, install, consents.get(intent.installUuid), nowMs));
 }
 
 function recordOf(

@@ -70,6 +70,13 @@ export function consentOf(value: unknown): Consent | undefined {
 export const isLater = (a: Pick<ConsentRecord, 'ts_ms' | 'event_id'>, b: Pick<ConsentRecord, 'ts_ms' | 'event_id'>): boolean =>
   a.ts_ms > b.ts_ms || (a.ts_ms === b.ts_ms && a.event_id > b.event_id);
 
+/** The latest of the records given (isLater); undefined when none is. */
+export function latestConsent(...records: readonly (ConsentRecord | undefined)[]): ConsentRecord | undefined {
+  let latest: ConsentRecord | undefined;
+  for (const record of records) if (record && (!latest || isLater(record, latest))) latest = record;
+  return latest;
+}
+
 /** What a TC string says, as far as sharing with one vendor goes. */
 export interface TcfSignals {
   readonly vendorConsents: ReadonlySet<number>;

@@ -3,7 +3,7 @@ import { explain } from '../attribution/explanation';
 import { dayOf } from '../common/days';
 import { type ClickRecord, claimDeadline } from '../links/click';
 import type { PostbackRecord } from '../skan/postback-record';
-import type { StreamLine } from './stream-objects';
+import type { StreamConsent, StreamLine } from './stream-objects';
 import { RAW_TABLES, type RawColumn } from './tables';
 
 /**
@@ -51,6 +51,7 @@ export function eventRow({ event }: StreamLine): ExportRow {
     install_corrected_ts: attribution?.install_corrected_ts ?? null,
     install_event_id: attribution?.install_event_id ?? null,
     ...adRevenueColumns(event.ad_revenue),
+    ...consentColumns(event.consent),
   };
 }
 
@@ -68,6 +69,20 @@ function adRevenueColumns(ad: Record<string, unknown> | undefined): ExportRow {
     impression_id: text(ad?.impression_id),
     ad_revenue: typeof ad?.revenue === 'number' ? ad.revenue : null,
     ad_currency: text(ad?.currency),
+  };
+}
+
+/** The consent the line carries as columns; every one null when none was known (or on a line written before consent was streamed). */
+function consentColumns(consent: StreamConsent | null | undefined): ExportRow {
+  return {
+    consent_gdpr_applies: consent?.gdpr_applies ?? null,
+    consent_tcf_string: consent?.tcf_string ?? null,
+    consent_ad_user_data: consent?.ad_user_data ?? null,
+    consent_ad_personalization: consent?.ad_personalization ?? null,
+    consent_third_party_sharing: consent?.third_party_sharing ?? null,
+    consent_measurement: consent?.measurement ?? null,
+    consent_ts: consent?.ts_ms ?? null,
+    consent_event_id: consent?.event_id ?? null,
   };
 }
 
@@ -105,6 +120,7 @@ export function installRow({ event, install }: StreamLine): ExportRow | undefine
     previous_install_event_id: install.previous_install_event_id ?? null,
     explanation: explain(decision),
     decision: JSON.stringify(decision),
+    ...consentColumns(event.consent),
   };
 }
 

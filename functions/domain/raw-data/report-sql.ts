@@ -148,7 +148,7 @@ WHERE install_day BETWEEN ${FIRST} AND ${LAST}
 GROUP BY install_day, partner, attribution_type
 ORDER BY "day", partner, attribution_type`,
 
-  revenue: `-- Revenue report: revenue events but ad_revenue by event day and the partner of the install each is applied to.
+  revenue: `-- Revenue report: revenue events but ad_revenue and refund by event day and the partner of the install each is applied to.
 WITH first_installs AS (
   SELECT install_uuid, partner
   FROM installs
@@ -166,8 +166,8 @@ paid AS (
   WHERE e.app_id = ${APP}
     AND e.dt >= ${FIRST_DT}
     AND e.revenue_micros > 0
-    -- Ad revenue is no purchase: the revenue report is purchases and subscriptions (docs/reports.md).
-    AND e.event_name <> 'ad_revenue'
+    -- Ad revenue and refunds are no purchases: the revenue report is purchases and subscriptions, not netted (docs/reports.md).
+    AND e.event_name NOT IN ('ad_revenue', 'refund')
 ),
 dated AS (
   SELECT ${localDay('corrected_ts')} AS event_day, install_uuid, revenue_micros, partner

@@ -1,6 +1,8 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributionDecision } from '../attribution/decision';
 import type { Platform } from '../links/platform';
+// Only its type: the TC string's library stays out of the stream's and the export's bundles.
+import type { ConsentRecord } from '../privacy/consent';
 
 /**
  * The event stream's objects (docs/raw-data.md, "Storage"): one gzip JSON Lines object per
@@ -45,7 +47,56 @@ export interface StreamEvent {
   readonly attribution: StreamAttribution | null;
   /** An ad_revenue event's impression as sent (docs/ingestion.md, "Ad revenue"); absent on every other event. */
   readonly ad_revenue?: Record<string, unknown>;
+  /**
+   * The install's latest consent the service knew when it counted the event (docs/privacy.md,
+   * "Consent"): null when none was known. Absent on lines written before consent was streamed.
+   */
+  readonly consent?: StreamConsent | null;
 }
+
+/** An install's consent as the stream and the export show it: each signal null when the app did not say it. */
+export interface StreamConsent {
+  readonly gdpr_applies: boolean | null;
+  readonly tcf_string: string | null;
+  readonly ad_user_data: boolean | null;
+  readonly ad_personalization: boolean | null;
+  readonly third_party_sharing: boolean | null;
+  readonly measurement: boolean | null;
+  /** Corrected time of the event that said it: of two lines of an install, the later consent has the larger. */
+  readonly ts_ms: number;
+  /** The event that said it. */
+  readonly event_id: string;
+}
+
+const flag = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : null);
+
+/** A consent record as the stream shows it, members taken by name; null for none. */
+export function streamConsent(latest: ConsentRecord | undefined): StreamConsent | null {
+  if (!latest) return null;
+  return {
+    gdpr_applies: flag(latest.gdpr_applies),
+    tcf_string: typeof latest.tcf_string === 'string' ? latest.tcf_string : null,
+    ad_user_data: flag(latest.ad_user_data),
+    ad_personalization: flag(latest.ad_personalization),
+    third_party_sharing: flag(latest.third_party_sharing),
+    measurement: flag(latest.measurement),
+    ts_ms: latest.ts_ms,
+    event_id: latest.event_id,
+  };
+}
+
+/** The members of an impression the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
+export const IMPRESSION_MEMBERS = [
+  'source',
+  'network',
+  'format',
+  'placement',
+  'ad_unit',
+  'revenue',
+  'currency',
+  'precision',
+  'impression_id',
+];
 
 /** On the line of an install event the apply counted: the whole decision, for the installs export. */
 export interface StreamInstall {

@@ -1,7 +1,7 @@
 import { ServiceError } from '../common/errors';
 import { appOfKey, type ServerKeys } from '../reports/answer-report';
 import { isTimeBound, isTimeMs, limitOf, reportError } from '../reports/report-query';
-import { applyOfStreamName, type StreamAttribution, type StreamEvent } from './stream-objects';
+import { applyOfStreamName, IMPRESSION_MEMBERS, type StreamAttribution, type StreamConsent, type StreamEvent } from './stream-objects';
 import { type LedgerLanes, STREAM_SETTLE_MS, watermarkOf } from './watermark';
 
 /**
@@ -39,6 +39,12 @@ export const LIST_MAX_KEYS = 1000;
 export const MAX_OBJECTS_IN_FLIGHT = 16;
 /** Compressed bytes of the objects read at once, at most (one object at a time when a single one is bigger). */
 export const MAX_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
+/**
+ * A page's events as JSON, at most this many bytes (a page holds at least one event): Lambda
+ * answers at most 6 MB, and 1,000 events each with 4 KB of properties and a 4 KB TC string in its
+ * consent would pass it. The page then ends early with has_more.
+ */
+export const MAX_PAGE_EVENT_BYTES = 5 * 1024 * 1024;
 
 /**
  * Where a read goes on:
@@ -240,7 +246,8 @@ interface PlannedObject {
 /**
  * Reads a page: the object the cursor stands in (from its line), then the listed objects below the
  * watermark in key order, taking the events the read keeps until `limit`; then looks on for one
- * more kept event, to say has_more exactly. Objects are read a few at a time, ahead of the one
+ * more kept event, to say has_more exactly. A page also ends before the event that would take its
+ * events past MAX_PAGE_EVENT_BYTES. Objects are read a few at a time, ahead of the one
  * being taken, as many as the events per byte seen so far say the page still needs.
  */
 export async function readStreamPage(source: StreamSource, appId: string, query: StreamQuery, watermark: number): Promise<StreamPage> {
@@ -269,6 +276,7 @@ export async function readStreamPage(source: StreamSource, appId: string, query:
   };
   const reads = new ObjectReads(source, appId, planned);
   const events: StreamEvent[] = [];
+  let bytes = 0;
   let next: StreamPosition = position;
   let hasMore = false;
   try {
@@ -280,7 +288,13 @@ export async function readStreamPage(source: StreamSource, appId: string, query:
       let line = object.from;
       for (; line < lines.length && events.length < limit; line++) {
         const value = lines[line];
-        if (keep(value)) events.push(streamEventOf(value));
+        if (!keep(value)) continue;
+        const event = streamEventOf(value);
+        const size = Buffer.byteLength(JSON.stringify(event));
+        // The event that would pass the page's bytes opens the next page.
+        if (events.length > 0 && bytes + size > MAX_PAGE_EVENT_BYTES) break;
+        events.push(event);
+        bytes += size;
       }
       reads.saw(object, lines, keep);
       if (lines.slice(line).some(keep)) {
@@ -399,7 +413,27 @@ const EVENT_FIELDS = [
   'properties',
   'country',
   'attribution',
+  'consent',
 ] as const satisfies readonly (keyof StreamEvent)[];
+
+const CONSENT_FIELDS = [
+  'gdpr_applies',
+  'tcf_string',
+  'ad_user_data',
+  'ad_personalization',
+  'third_party_sharing',
+  'measurement',
+  'ts_ms',
+  'event_id',
+] as const satisfies readonly (keyof StreamConsent)[];
+
+/** Only the documented members of a stored object, in their order, each null when absent; null for no object. */
+function picked(stored: unknown, fields: readonly string[]): Record<string, unknown> | null {
+  if (typeof stored !== 'object' || stored === null) return null;
+  const served: Record<string, unknown> = {};
+  for (const field of fields) served[field] = (stored as Record<string, unknown>)[field] ?? null;
+  return served;
+}
 
 /**
  * The event as served: the `event` of a stream line, with exactly the documented fields, in their
@@ -409,11 +443,10 @@ const EVENT_FIELDS = [
 export function streamEventOf(stored: Record<string, unknown>): StreamEvent {
   const event: Record<string, unknown> = {};
   for (const field of EVENT_FIELDS) event[field] = stored[field] ?? null;
-  const attribution = stored.attribution;
-  if (typeof attribution === 'object' && attribution !== null) {
-    const served: Record<string, unknown> = {};
-    for (const field of ATTRIBUTION_FIELDS) served[field] = (attribution as Record<string, unknown>)[field] ?? null;
-    event.attribution = served;
-  } else event.attribution = null;
+  event.attribution = picked(stored.attribution, ATTRIBUTION_FIELDS);
+  event.consent = picked(stored.consent, CONSENT_FIELDS);
+  // An ad_revenue event's impression, its known members only; absent on every other event.
+  const impression = picked(stored.ad_revenue, IMPRESSION_MEMBERS);
+  if (impression) event.ad_revenue = Object.fromEntries(Object.entries(impression).filter(([, value]) => value !== null));
   return event as unknown as StreamEvent;
 }

@@ -40,6 +40,24 @@ const b = (name: string, doc: string): RawColumn => ({ name, type: 'boolean', do
 
 const SUBS = [1, 2, 3, 4, 5].map((i) => s(`sub${i}`, `sub${i} of the click (pass-through).`));
 
+/**
+ * The install's latest consent the service knew when it counted the event (the stream line's
+ * `consent`, docs/privacy.md, "Consent"): every column null when none was known.
+ */
+const CONSENT = [
+  b('consent_gdpr_applies', "The GDPR applies to the user (Google's eea); null when the app did not say."),
+  s('consent_tcf_string', "The IAB TCF v2 consent string from the app's CMP; null when none."),
+  b('consent_ad_user_data', "Google's Consent Mode ad_user_data; null when the app did not say."),
+  b('consent_ad_personalization', "Google's Consent Mode ad_personalization; null when the app did not say."),
+  b('consent_third_party_sharing', 'Sharing with ad partners where the TCF does not apply; null when the app did not say.'),
+  b('consent_measurement', 'Measurement itself; null when the app did not say.'),
+  n(
+    'consent_ts',
+    "Corrected time of the event that said the consent, epoch ms: an install's latest consent is on its row with the largest.",
+  ),
+  s('consent_event_id', 'event_id of the event that said the consent.'),
+];
+
 export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
   events: {
     columns: [
@@ -89,6 +107,7 @@ export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
       ),
       d('ad_revenue', 'ad_revenue events: the impression revenue in ad_currency, as sent (revenue_usd holds it in US dollars).'),
       s('ad_currency', 'ad_revenue events: the ISO 4217 code of ad_revenue.'),
+      ...CONSENT,
     ],
   },
   installs: {
@@ -118,6 +137,7 @@ export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
       s('previous_install_event_id', 'event_id of the install of this install_uuid counted before it, if any.'),
       s('explanation', 'Why, in one sentence (what `admin install show` prints).'),
       s('decision', 'The full attribution decision, JSON text.'),
+      ...CONSENT,
     ],
   },
   clicks: {

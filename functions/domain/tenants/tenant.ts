@@ -63,7 +63,21 @@ export interface App extends AppDestinations, AppLinkSettings {
   reengagement_window_days?: number;
   /** Origins whose pages may call the SDK routes from a browser (docs/sdk.md, "CORS"; web-origins.ts); absent: none. */
   web_origins?: string[];
+  /** AppLovin MAX's daily user-level ad revenue pull (docs/ad-revenue.md, "The daily MAX pull"); absent: never set, off. */
+  max_pull?: MaxPullSettings;
   created_ms: number;
+}
+
+/**
+ * What the daily MAX pull of an app needs: whether it runs, the Secrets Manager name of the
+ * report key (never the key: MAX_REPORT_KEY_SECRET_PREFIX, which is all the function may read),
+ * and the application and platform MAX knows the app by.
+ */
+export interface MaxPullSettings {
+  on: boolean;
+  report_key_secret: string;
+  application: string;
+  platform: 'android' | 'fireos' | 'ios';
 }
 
 /** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins, probabilistic matching, the re-engagement window and the link settings. */
@@ -79,6 +93,7 @@ export type AppChanges = Partial<
     | 'web_origins'
     | 'probabilistic'
     | 'reengagement_window_days'
+    | 'max_pull'
   >
 > &
   AppLinkSettings;

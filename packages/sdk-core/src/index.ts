@@ -8,6 +8,8 @@ export {
   linkOf,
   measures,
   type Ports,
+  type PurchaseRefund,
+  REFUND_EVENT,
   type RejectedEvent,
   SDK_VERSION,
   Sdk,
@@ -15,6 +17,7 @@ export {
   STATE_KEY,
   type TrackedEvent,
   type TrackOptions,
+  trackRefund,
 } from './sdk.js';
 export { type Credentials, HEADERS, signature, signedBody } from './signing.js';
 export {
@@ -31,4 +34,12 @@ export {
   skanConversions,
   windowOf,
 } from './skan.js';
-export { DEFAULT_BOUNDS, type FirstLaunchAnswer, type InstallSignals, type QueueBounds, type QueuedEvent, type SdkState } from './state.js';
+export {
+  type ConsentDetails,
+  DEFAULT_BOUNDS,
+  type FirstLaunchAnswer,
+  type InstallSignals,
+  type QueueBounds,
+  type QueuedEvent,
+  type SdkState,
+} from './state.js';

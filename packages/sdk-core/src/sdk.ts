@@ -3,6 +3,7 @@ import type { NetworkPort, PlatformPort, SchedulerPort, StoragePort } from './po
 import { type Credentials, signedBody } from './signing.js';
 import type { SkanHook } from './skan.js';
 import {
+  type ConsentDetails,
   DEFAULT_BOUNDS,
   dequeued,
   enqueued,
@@ -13,6 +14,7 @@ import {
   type QueueBounds,
   type QueuedEvent,
   type SdkState,
+  withConsentDetails,
 } from './state.js';
 
 export const SDK_VERSION = 'attribution-sdk-core/0.1.0';
@@ -81,7 +83,34 @@ export interface TrackOptions {
   readonly params?: Readonly<Record<string, string | number | boolean | null>>;
   /** An ad impression's revenue: only on the `ad_revenue` event, which trackAdRevenue tracks. */
   readonly adRevenue?: AdRevenueImpression;
+  /** A purchase refunded: only on the `refund` event, which trackRefund tracks. */
+  readonly refund?: PurchaseRefund;
 }
+
+/**
+ * A purchase refunded, in part or whole (docs/sdk.md, "Refunds"): the purchase by the event id
+ * `track` returned for it or by the store's transaction id it was tracked with (one at least),
+ * and the amount given back (above 0) in `currency`. The service takes back at most what the
+ * purchase counted.
+ */
+export interface PurchaseRefund {
+  readonly purchaseEventId?: string;
+  readonly transactionId?: string;
+  readonly revenue: number;
+  readonly currency: string;
+}
+
+/** The reserved name of a purchase refund's event. */
+export const REFUND_EVENT = 'refund';
+
+/**
+ * Tracks a purchase refunded: a `refund` event, queued and sent as any event (an app's server
+ * sends the store's refund notifications the same way, to POST /event). A function beside the
+ * class rather than a method, so that the web SDK's script-tag build, within a few bytes of its
+ * 10 KB budget, leaves it out unless it is used.
+ */
+export const trackRefund = (sdk: Pick<Sdk, 'track'>, refund: PurchaseRefund): Promise<string | undefined> =>
+  sdk.track(REFUND_EVENT, { refund });
 
 /**
  * One ad impression's revenue as the mediation SDK's callback gives it (docs/sdk.md, "Ad
@@ -274,10 +303,16 @@ export class Sdk {
     await this.send();
   }
 
-  /** Grants or refuses measurement (with requireConsent). Refused, what waits is dropped. */
-  async setConsent(granted: boolean): Promise<void> {
+  /**
+   * Grants or refuses measurement (with requireConsent). Refused, what waits is dropped. With
+   * `details` that differ from those kept, the next event tracked (and the install event, when it
+   * still waits) carries them as `consent`, for the service's latest-wins store.
+   */
+  async setConsent(granted: boolean, details?: ConsentDetails): Promise<void> {
     await this.serial(async () => {
       this.state = granted ? { ...this.state, consent: true } : { ...dequeued(this.state, idsOf(this.state.queue)), consent: false };
+      if (details && JSON.stringify(details) !== JSON.stringify(this.state.consent_details))
+        this.state = withConsentDetails(this.state, details, this.sending);
       await this.save();
     });
     if (granted) {
@@ -363,6 +398,8 @@ export class Sdk {
   ): SdkState {
     // Measuring without `queueing`: consent given (or not required), so an id never rides on an event tracked before consent.
     const deviceId = this.measuring() ? this.ports.advertisingId?.() : undefined;
+    const consent = state.consent_unsent && state.consent_details;
+    if (consent) state = { ...state, consent_unsent: false };
     const event: QueuedEvent = {
       event_id: given?.event_id ?? this.ports.platform.randomUuid(),
       event_name: name,
@@ -370,6 +407,7 @@ export class Sdk {
       ts_ms: given?.ts_ms ?? this.ports.scheduler.now(),
       ...(this.ports.platform.platform && { platform: this.ports.platform.platform }),
       ...(deviceId && { device_id: deviceId }),
+      ...(consent && { consent }),
       ...fields,
     };
     return enqueued(state, event, this.settings.bounds);
@@ -581,22 +619,18 @@ function fieldsOf(options: TrackOptions): Record<string, unknown> {
     else fields.revenue_usd = options.revenue;
   }
   if (options.params) fields.properties = { ...options.params };
-  const ad = options.adRevenue;
-  if (ad) {
-    fields.ad_revenue = {
-      source: ad.source,
-      network: ad.network,
-      format: ad.format,
-      ...(ad.placement !== undefined && { placement: ad.placement }),
-      ...(ad.adUnit !== undefined && { ad_unit: ad.adUnit }),
-      revenue: ad.revenue,
-      currency: ad.currency,
-      precision: ad.precision,
-      impression_id: ad.impressionId,
-    };
-  }
+  if (options.adRevenue) fields.ad_revenue = snakeCase(options.adRevenue);
+  if (options.refund) fields.refund = snakeCase(options.refund);
   return fields;
 }
+
+/** An option object's members as the interface names them (`impressionId` -> `impression_id`), those left undefined out. */
+const snakeCase = (value: object): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(value)
+      .filter(([, member]) => member !== undefined)
+      .map(([name, member]) => [name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), member]),
+  );
 
 function resultsOf(text: string): Extract<Outcome, { kind: 'answered' }>['results'] | undefined {
   try {

@@ -37,6 +37,10 @@ export interface SdkState {
   readonly session: { readonly count: number; readonly last_active_ms: number };
   /** undefined until decided; only read when the app requires consent. */
   readonly consent?: boolean;
+  /** The user's consent as the service reads it (setConsent's details), kept across launches. */
+  readonly consent_details?: ConsentDetails;
+  /** The details changed and no event has carried them yet: the next event tracked does. */
+  readonly consent_unsent?: boolean;
   readonly opted_out: boolean;
   /** The first-launch answer, once the service has given one. */
   readonly first_launch?: FirstLaunchAnswer;
@@ -44,6 +48,44 @@ export interface SdkState {
   readonly install_signals?: InstallSignals;
   /** SKAN conversion values (skan.ts): the schema and its ETag, the window's tally, what was sent. */
   readonly skan?: SkanState;
+}
+
+/**
+ * The user's consent as the app's CMP gives it: the event's `consent` object, member for member
+ * (docs/sdk-protocol.md, "Consent"). The service keeps each install's latest and honours it.
+ */
+export interface ConsentDetails {
+  /** Whether the GDPR (or the UK's, or Switzerland's) applies to this user (Google's `eea`). */
+  readonly gdpr_applies?: boolean;
+  /** The IAB TCF v2 consent string (IABTCF_TCString): base64url segments joined by dots, at most 4,096 characters. */
+  readonly tcf_string?: string;
+  /** Google's Consent Mode v2 signals. */
+  readonly ad_user_data?: boolean;
+  readonly ad_personalization?: boolean;
+  /** Sharing with ad partners where the TCF does not apply. */
+  readonly third_party_sharing?: boolean;
+  /** Measurement itself: false, the service counts none of the install's later events (docs/privacy.md). */
+  readonly measurement?: boolean;
+}
+
+/**
+ * The state with new consent details: the next event tracked carries them, and so does the
+ * install event when it still waits and is not being sent (`sending`), so that the service's
+ * first word on the install already says what the user chose.
+ */
+export function withConsentDetails(state: SdkState, details: ConsentDetails, sending: boolean): SdkState {
+  const head = state.queue[0];
+  const amend = !sending && head?.event_name === 'install';
+  const install = amend && { ...head, consent: details };
+  return {
+    ...state,
+    consent_details: details,
+    consent_unsent: true,
+    ...(install && {
+      queue: [install, ...state.queue.slice(1)],
+      queue_bytes: state.queue_bytes - jsonBytes(head) + jsonBytes(install),
+    }),
+  };
 }
 
 /** The Google Play install referrer and its timestamps, and Apple's AdServices token, as the platform reads them. */

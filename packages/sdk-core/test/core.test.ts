@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { backoffMs, linkOf, type RejectedEvent, Sdk, type SdkConfig, STATE_KEY } from '../src';
+import { backoffMs, linkOf, type RejectedEvent, Sdk, type SdkConfig, STATE_KEY, trackRefund } from '../src';
 import { CREDENTIALS, World } from './world';
 
 // The core's answers to each kind of reply, its bounds, sessions, consent and the first-launch call.
@@ -134,6 +134,38 @@ describe('events tracked elsewhere', () => {
   });
 });
 
+describe('money events', () => {
+  it('sends a refund and an ad impression with their members as the interface names them, none left undefined', async () => {
+    const { world, sdk } = await started();
+    const purchase = await sdk.track('purchase', { revenue: 4.99, currency: 'EUR' });
+    await trackRefund(sdk, { purchaseEventId: purchase, transactionId: undefined, revenue: 2.5, currency: 'EUR' });
+    await sdk.trackAdRevenue({
+      source: 'admob',
+      network: 'AdMob',
+      format: 'banner',
+      adUnit: 'ca-app-pub-1',
+      revenue: 0.0004,
+      currency: 'USD',
+      precision: 'estimated',
+      impressionId: 'resp-1',
+    });
+    await world.advance(30_000);
+    const sent = (name: string) => world.stored.find((event) => event.event_name === name) as Record<string, unknown> | undefined;
+    expect(sent('refund')?.refund).toEqual({ purchase_event_id: purchase, revenue: 2.5, currency: 'EUR' });
+    expect(sent('ad_revenue')?.ad_revenue).toEqual({
+      source: 'admob',
+      network: 'AdMob',
+      format: 'banner',
+      ad_unit: 'ca-app-pub-1',
+      revenue: 0.0004,
+      currency: 'USD',
+      precision: 'estimated',
+      impression_id: 'resp-1',
+    });
+    sdk.stop();
+  });
+});
+
 describe('answers', () => {
   it('drops rejected events from the queue and reports each with its reason and field', async () => {
     const rejected: RejectedEvent[] = [];
@@ -257,6 +289,51 @@ describe('bounds, sessions, consent', () => {
     expect(await refused.sdk.track('level_up')).toBeUndefined();
     expect(refused.sdk.diagnostics().queued).toBe(0);
     refused.sdk.stop();
+  });
+
+  it("setConsent's details ride on the waiting install event and the next event tracked, once per change, and survive a restart", async () => {
+    const { world, sdk } = await started({ requireConsent: true });
+    const details = {
+      gdpr_applies: true,
+      tcf_string: 'CPzHq4APzHq4AAKAsAENDQCgAAAAAAAAAAAAAAAAAAAA',
+      ad_user_data: false,
+      measurement: true,
+    };
+    await sdk.setConsent(true, details);
+    await sdk.track('level_up');
+    await sdk.track('level_up');
+    await world.advance(30_000);
+    expect(world.stored.map((event) => [event.event_name, event.consent])).toEqual([
+      ['install', details],
+      ['session_start', undefined],
+      ['level_up', details],
+      ['level_up', undefined],
+    ]);
+    // The same details again change nothing; new ones ride on the next event, after a restart too.
+    await sdk.setConsent(true, { ...details });
+    await sdk.track('same');
+    const withdrawn = { ...details, measurement: false };
+    await sdk.setConsent(true, withdrawn);
+    sdk.stop();
+    world.crash();
+    const again = await Sdk.start(config({ requireConsent: true }), world.ports());
+    await again.track('after_restart');
+    await world.advance(30_000);
+    expect(world.stored.slice(4).map((event) => [event.event_name, event.consent])).toEqual([
+      ['same', undefined],
+      ['after_restart', withdrawn],
+    ]);
+    again.stop();
+  });
+
+  it('setConsent(true) without details sends no consent object, as before', async () => {
+    const { world, sdk } = await started({ requireConsent: true });
+    await sdk.setConsent(true);
+    await sdk.track('level_up');
+    await world.advance(30_000);
+    expect(world.stored.map((event) => event.event_name)).toEqual(['install', 'session_start', 'level_up']);
+    expect(world.stored.every((event) => !('consent' in event))).toBe(true);
+    sdk.stop();
   });
 
   it('forgetMe asks the service to delete the install until it answers 202, and stops measuring', async () => {

@@ -1,4 +1,5 @@
 import {
+  type ConsentDetails,
   type Diagnostics,
   type FirstLaunchAnswer,
   type InstallSignals,
@@ -132,10 +133,13 @@ export class ReactNativeAttribution {
     return this.core.track(name, options);
   }
 
-  /** With `requireConsent`: grants or refuses measurement. Granted, the advertising id is read again. */
-  async setConsent(granted: boolean): Promise<void> {
+  /**
+   * With `requireConsent`: grants or refuses measurement. Granted, the advertising id is read
+   * again. `details`: the user's consent as the CMP gives it, sent to the service (docs/sdk.md, "Consent").
+   */
+  async setConsent(granted: boolean, details?: ConsentDetails): Promise<void> {
     if (granted) await this.refreshTracking();
-    await this.core.setConsent(granted);
+    await this.core.setConsent(granted, details);
   }
 
   /** Reads the ATT status and advertising id again (call it after the app's ATT prompt). */

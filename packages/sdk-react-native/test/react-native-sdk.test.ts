@@ -214,6 +214,21 @@ describe('the advertising id', () => {
     app.stop();
   });
 
+  it("sends setConsent's details as consent on the waiting install event and the next event tracked", async () => {
+    const phone = new Phone();
+    const app = await phone.launch({ requireConsent: true });
+    const details = { gdpr_applies: false, third_party_sharing: true, measurement: true };
+    await app.setConsent(true, details);
+    await app.track('after_consent');
+    await phone.world.advance(MINUTE);
+    expect(Object.fromEntries(phone.world.stored.map((event) => [event.event_name, event.consent]))).toEqual({
+      install: details,
+      session_start: undefined,
+      after_consent: details,
+    });
+    app.stop();
+  });
+
   it('is never sent when tracking is not authorized, or the id reads as zeros; a revoked authorization stops it', async () => {
     let status: TrackingStatus = 'denied';
     const phone = new Phone();

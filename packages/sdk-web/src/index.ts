@@ -1,4 +1,11 @@
-export type { AdRevenueImpression, Diagnostics, FirstLaunchAnswer, RejectedEvent, TrackOptions } from '@attribution/sdk-core';
+export type {
+  AdRevenueImpression,
+  ConsentDetails,
+  Diagnostics,
+  FirstLaunchAnswer,
+  RejectedEvent,
+  TrackOptions,
+} from '@attribution/sdk-core';
 export type { Landing } from './landing.js';
 export { KEEPALIVE_MAX_BYTES } from './network.js';
 export { WEB_SDK_VERSION, WebSdk, type WebSdkConfig } from './web-sdk.js';

@@ -2,6 +2,7 @@ import {
   AD_REVENUE_EVENT,
   type AdRevenueImpression,
   type Choices,
+  type ConsentDetails,
   type Diagnostics,
   measures,
   Sdk,
@@ -31,7 +32,7 @@ export interface WebSdkConfig extends SdkConfig {
 /** What a tab that does not lead writes to the outbox for the leader: an event, or a call it made. */
 type OutboxEntry =
   | ({ readonly kind: 'event' } & TrackedEvent)
-  | { readonly kind: 'consent'; readonly granted: boolean }
+  | { readonly kind: 'consent'; readonly granted: boolean; readonly details?: ConsentDetails }
   | { readonly kind: 'opt_out' }
   | { readonly kind: 'forget_me' };
 
@@ -101,9 +102,10 @@ export class WebSdk {
     return this.track(AD_REVENUE_EVENT, { adRevenue: impression });
   }
 
-  async setConsent(granted: boolean): Promise<void> {
+  /** Grants or refuses measurement, with the user's consent as the CMP gives it (docs/sdk.md, "Consent"), from any tab. */
+  async setConsent(granted: boolean, details?: ConsentDetails): Promise<void> {
     await this.choose({ consent: granted });
-    await (this.core ? this.core.setConsent(granted) : this.post({ kind: 'consent', granted }));
+    await (this.core ? this.core.setConsent(granted, details) : this.post({ kind: 'consent', granted, details }));
   }
 
   async optOut(): Promise<void> {
@@ -207,7 +209,7 @@ export class WebSdk {
         }
         await core.adopt(events);
         events = [];
-        if (entry?.kind === 'consent') await core.setConsent(entry.granted);
+        if (entry?.kind === 'consent') await core.setConsent(entry.granted, entry.details);
         if (entry?.kind === 'opt_out') await core.optOut();
         if (entry?.kind === 'forget_me') void core.forgetMe();
       }

@@ -23,7 +23,7 @@ import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { isPlainObject } from '../../../functions/domain/common/json';
 import type { RevenueConversion } from '../../../functions/domain/fx/event-revenue';
 import { convertToUsd } from '../../../functions/domain/fx/rates';
-import { adRevenueOf, judgeEvents } from '../../../functions/domain/ingest/event-validation';
+import { adRevenueOf, judgeEvents, refundOf } from '../../../functions/domain/ingest/event-validation';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import type { OracleRows } from '../../support/aggregation-oracle';
 
@@ -112,11 +112,11 @@ export function world(options: { probabilistic?: boolean; timeZone?: string; ree
       ...(batch.country ? { country: batch.country } : {}),
     };
     const { verdicts, accepted, rejected } = judgeEvents(events, batch.sentAtMs ?? receivedMs, receivedMs);
-    // Ad impressions in US dollars converted as ingest does (no rate needed): their dollars are the line's revenue_usd.
+    // Ad impressions and refunds in US dollars converted as ingest does (no rate needed): their dollars are the line's revenue_usd.
     const conversions = new Map<number, RevenueConversion>();
     for (const verdict of verdicts) {
       const entry = events[verdict.index];
-      const impression = verdict.status === 'accepted' && isPlainObject(entry) ? adRevenueOf(entry) : undefined;
+      const impression = verdict.status === 'accepted' && isPlainObject(entry) ? (adRevenueOf(entry) ?? refundOf(entry)) : undefined;
       const usd = impression && convertToUsd(new Map(), impression.amount, impression.currency, dayOf(verdict.corrected_ts ?? 0));
       if (impression && usd)
         conversions.set(verdict.index, { revenueUsd: usd.usd, fx: { ...impression, rate: usd.rate, rate_day: usd.rate_day } });

@@ -132,6 +132,7 @@ function oracle(
     .slice(q.offset, q.offset + q.limit);
   return rows.map(({ key, c }) => {
     const n = (name: string) => c[name] ?? 0;
+    const net = (window: string) => n(`cohort_${window}_micros`) - n(`cohort_refund_${window}_micros`);
     const installs = n('installs');
     const paid = installs - n('organic');
     const costUsd = n('cost_micros') / 1e6;
@@ -150,22 +151,25 @@ function oracle(
       impressions: n('impressions'),
       cost_usd: costUsd,
       ecpi_usd: paid > 0 ? r(costUsd / paid, 6) : 0,
-      revenue_usd: n('revenue_micros') / 1e6,
-      recent_revenue_usd: n('recent_revenue_micros') / 1e6,
-      cohort_revenue_d0_usd: n('cohort_d0_micros') / 1e6,
-      cohort_revenue_d7_usd: n('cohort_d7_micros') / 1e6,
-      cohort_revenue_d30_usd: n('cohort_d30_micros') / 1e6,
-      roas_d0: costUsd === 0 ? 0 : r(n('cohort_d0_micros') / n('cost_micros'), 4),
-      roas_d7: costUsd === 0 ? 0 : r(n('cohort_d7_micros') / n('cost_micros'), 4),
-      roas_d30: costUsd === 0 ? 0 : r(n('cohort_d30_micros') / n('cost_micros'), 4),
+      // Refunds netted from purchases (docs/analytics.md, "Refunds").
+      revenue_usd: (n('revenue_micros') - n('refund_micros')) / 1e6,
+      recent_revenue_usd: (n('recent_revenue_micros') - n('recent_refund_micros')) / 1e6,
+      refunds: n('refunds'),
+      refunds_usd: n('refund_micros') / 1e6,
+      cohort_revenue_d0_usd: net('d0') / 1e6,
+      cohort_revenue_d7_usd: net('d7') / 1e6,
+      cohort_revenue_d30_usd: net('d30') / 1e6,
+      roas_d0: costUsd === 0 ? 0 : r(net('d0') / n('cost_micros'), 4),
+      roas_d7: costUsd === 0 ? 0 : r(net('d7') / n('cost_micros'), 4),
+      roas_d30: costUsd === 0 ? 0 : r(net('d30') / n('cost_micros'), 4),
       ad_revenue_usd: n('ad_revenue_micros') / 1e6,
       cohort_ad_revenue_d0_usd: n('cohort_ad_d0_micros') / 1e6,
       cohort_ad_revenue_d7_usd: n('cohort_ad_d7_micros') / 1e6,
       cohort_ad_revenue_d30_usd: n('cohort_ad_d30_micros') / 1e6,
-      total_revenue_usd: (n('revenue_micros') + n('ad_revenue_micros')) / 1e6,
-      total_roas_d0: costUsd === 0 ? 0 : r((n('cohort_d0_micros') + n('cohort_ad_d0_micros')) / n('cost_micros'), 4),
-      total_roas_d7: costUsd === 0 ? 0 : r((n('cohort_d7_micros') + n('cohort_ad_d7_micros')) / n('cost_micros'), 4),
-      total_roas_d30: costUsd === 0 ? 0 : r((n('cohort_d30_micros') + n('cohort_ad_d30_micros')) / n('cost_micros'), 4),
+      total_revenue_usd: (n('revenue_micros') - n('refund_micros') + n('ad_revenue_micros')) / 1e6,
+      total_roas_d0: costUsd === 0 ? 0 : r((net('d0') + n('cohort_ad_d0_micros')) / n('cost_micros'), 4),
+      total_roas_d7: costUsd === 0 ? 0 : r((net('d7') + n('cohort_ad_d7_micros')) / n('cost_micros'), 4),
+      total_roas_d30: costUsd === 0 ? 0 : r((net('d30') + n('cohort_ad_d30_micros')) / n('cost_micros'), 4),
       retained_d1: n('retained_d1'),
       retained_d7: n('retained_d7'),
       retained_d30: n('retained_d30'),

@@ -31,7 +31,19 @@ interface Truth {
   readonly mature: Record<Cohort, boolean>;
 }
 const COUNT_KEYS = ['clicks', 'installs', 'organic', 'reinstalls', 'fraud_flagged', 'network_clicks', 'impressions'];
-const DOLLAR_KEYS = ['cost_usd', 'revenue_usd', 'cohort_revenue_d0_usd', 'cohort_revenue_d7_usd', 'cohort_revenue_d30_usd'];
+const DRAWN_DOLLARS = [
+  'cost_usd',
+  'revenue_usd',
+  'cohort_revenue_d0_usd',
+  'cohort_revenue_d7_usd',
+  'cohort_revenue_d30_usd',
+  'ad_revenue_usd',
+  'cohort_ad_revenue_d0_usd',
+  'cohort_ad_revenue_d7_usd',
+  'cohort_ad_revenue_d30_usd',
+];
+// total_revenue_usd is the API's purchases plus ad revenue of the row, not drawn on its own.
+const DOLLAR_KEYS = [...DRAWN_DOLLARS, 'total_revenue_usd'];
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 const dayArb = fc.integer({ min: 0, max: 9 }).map((d) => `2026-03-${String(d + 1).padStart(2, '0')}`);
@@ -53,7 +65,7 @@ const rowArb = (groups: readonly GroupColumn[]) =>
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.double({ min: 0, max: 1, noNaN: true }),
       ),
-      micros: fc.tuple(...DOLLAR_KEYS.map(() => fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000_000_000 })))),
+      micros: fc.tuple(...DRAWN_DOLLARS.map(() => fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000_000_000 })))),
       mature: fc.tuple(fc.boolean(), fc.boolean(), fc.boolean(), fc.boolean()),
     })
     .map((r) => {
@@ -71,7 +83,8 @@ const rowArb = (groups: readonly GroupColumn[]) =>
         retained_d7: d7,
         retained_d30: d30,
       };
-      const micros = Object.fromEntries(DOLLAR_KEYS.map((k, i) => [k, BigInt(r.micros[i] ?? 0)]));
+      const micros = Object.fromEntries(DRAWN_DOLLARS.map((k, i) => [k, BigInt(r.micros[i] ?? 0)]));
+      micros.total_revenue_usd = (micros.revenue_usd ?? 0n) + (micros.ad_revenue_usd ?? 0n);
       const mature = Object.fromEntries(COHORTS.map((c, i) => [c, r.mature[i] ?? true])) as Record<Cohort, boolean>;
       const usd = (k: string) => Number(micros[k]) / 1e6;
       const cost = usd('cost_usd');
@@ -87,6 +100,13 @@ const rowArb = (groups: readonly GroupColumn[]) =>
         roas_d0: cost > 0 ? round4(usd('cohort_revenue_d0_usd') / cost) : 0,
         roas_d7: cost > 0 ? round4(usd('cohort_revenue_d7_usd') / cost) : 0,
         roas_d30: cost > 0 ? round4(usd('cohort_revenue_d30_usd') / cost) : 0,
+        ad_revenue_usd: usd('ad_revenue_usd'),
+        cohort_ad_revenue_d0_usd: usd('cohort_ad_revenue_d0_usd'),
+        cohort_ad_revenue_d7_usd: usd('cohort_ad_revenue_d7_usd'),
+        cohort_ad_revenue_d30_usd: usd('cohort_ad_revenue_d30_usd'),
+        total_revenue_usd: usd('total_revenue_usd'),
+        total_roas_d7: cost > 0 ? round4((usd('cohort_revenue_d7_usd') + usd('cohort_ad_revenue_d7_usd')) / cost) : 0,
+        total_roas_d30: cost > 0 ? round4((usd('cohort_revenue_d30_usd') + usd('cohort_ad_revenue_d30_usd')) / cost) : 0,
         retained_d1: d1,
         retained_d7: d7,
         retained_d30: d30,
@@ -132,9 +152,19 @@ describe("the breakdown's totals", () => {
           installs: count('installs'),
           organic: count('organic'),
           reinstalls: count('reinstalls'),
+          fraud_flagged: count('fraud_flagged'),
           cost_usd: cost / 1e6,
           ecpi_usd: oracleRatio(cost / 1e6, count('installs') - count('organic')),
           revenue_usd: Number(micros('revenue_usd')) / 1e6,
+          ad_revenue_usd: Number(micros('ad_revenue_usd')) / 1e6,
+          total_revenue_usd: Number(micros('revenue_usd') + micros('ad_revenue_usd')) / 1e6,
+          cohort_ad_revenue_d7_usd: mature('d7') ? Number(micros('cohort_ad_revenue_d7_usd')) / 1e6 : undefined,
+          total_roas_d7: mature('d7')
+            ? oracleRatio(Number(micros('cohort_revenue_d7_usd') + micros('cohort_ad_revenue_d7_usd')), cost)
+            : undefined,
+          total_roas_d30: mature('d30')
+            ? oracleRatio(Number(micros('cohort_revenue_d30_usd') + micros('cohort_ad_revenue_d30_usd')), cost)
+            : undefined,
           cohort_revenue_d0_usd: mature('d0') ? Number(micros('cohort_revenue_d0_usd')) / 1e6 : undefined,
           cohort_revenue_d7_usd: mature('d7') ? Number(micros('cohort_revenue_d7_usd')) / 1e6 : undefined,
           cohort_revenue_d30_usd: mature('d30') ? Number(micros('cohort_revenue_d30_usd')) / 1e6 : undefined,
@@ -177,6 +207,8 @@ describe("the breakdown's cells", () => {
               roas_d0: Number(truth.micros.cost_usd),
               roas_d7: Number(truth.micros.cost_usd),
               roas_d30: Number(truth.micros.cost_usd),
+              total_roas_d7: Number(truth.micros.cost_usd),
+              total_roas_d30: Number(truth.micros.cost_usd),
               d1_rate: truth.counts.installs ?? 0,
               d7_rate: truth.counts.installs ?? 0,
               d30_rate: truth.counts.installs ?? 0,
@@ -238,11 +270,14 @@ describe("the breakdown's CSV", () => {
           'cost_usd',
           'ecpi_usd',
           'revenue_usd',
+          'ad_revenue_usd',
+          'total_revenue_usd',
           'cohort_revenue_d0_usd',
           'cohort_revenue_d7_usd',
           'cohort_revenue_d30_usd',
+          'cohort_ad_revenue_d7_usd',
         ];
-        const rateColumns = ['roas_d0', 'roas_d7', 'roas_d30', 'd1_rate', 'd7_rate', 'd30_rate'];
+        const rateColumns = ['roas_d0', 'roas_d7', 'roas_d30', 'total_roas_d7', 'total_roas_d30', 'd1_rate', 'd7_rate', 'd30_rate'];
         expect(header).toEqual([...apiColumns, ...usdColumns.map((c) => `${c}_display`), ...rateColumns.map((c) => `${c}_pct`)]);
         expect(lines).toHaveLength(rows.length);
         for (const [i, line] of lines.entries()) {

@@ -31,6 +31,7 @@ const arbRow = fc.record({
   installs: fc.integer({ min: 0, max: 50 }),
   retained: fc.tuple(fc.nat(50), fc.nat(50), fc.nat(50)),
   revenue: fc.tuple(fc.nat(5000), fc.nat(5000), fc.nat(5000)),
+  ads: fc.tuple(fc.oneof(fc.constant(0), fc.nat(800)), fc.oneof(fc.constant(0), fc.nat(800))),
   cost: fc.oneof(fc.constant(0), fc.nat(10000)),
   flags: fc.tuple(fc.boolean(), fc.boolean(), fc.boolean(), fc.boolean()),
 });
@@ -77,6 +78,8 @@ describe('the cohort matrix', () => {
               cohort_revenue_d0_usd: spec.revenue[0] / 100,
               cohort_revenue_d7_usd: spec.revenue[1] / 100,
               cohort_revenue_d30_usd: spec.revenue[2] / 100,
+              cohort_ad_revenue_d7_usd: spec.ads[0] / 100,
+              cohort_ad_revenue_d30_usd: spec.ads[1] / 100,
               d0_mature: spec.flags[0],
               d1_mature: spec.flags[1],
               d7_mature: spec.flags[2],
@@ -92,19 +95,28 @@ describe('the cohort matrix', () => {
           expect(matrix.rows.map((r) => r.cohort)).toEqual(cohorts);
           const hasCost = rows.some((r) => (r.cost_usd as number) > 0);
           const hasRevenue = rows.some((r) =>
-            ['cohort_revenue_d0_usd', 'cohort_revenue_d7_usd', 'cohort_revenue_d30_usd'].some((c) => (r[c] as number) > 0),
+            [
+              'cohort_revenue_d0_usd',
+              'cohort_revenue_d7_usd',
+              'cohort_revenue_d30_usd',
+              'cohort_ad_revenue_d7_usd',
+              'cohort_ad_revenue_d30_usd',
+            ].some((c) => (r[c] as number) > 0),
           );
           expect(matrix.revenueMode).toBe(hasCost ? 'roas' : hasRevenue ? 'per_install' : 'none');
-          const columns: [string, string, MaturityFlag, boolean][] = [
-            ['d1', 'retained_d1', 'd1_mature', false],
-            ['d7', 'retained_d7', 'd7_mature', false],
-            ['d30', 'retained_d30', 'd30_mature', false],
+          // A column's counters, summed: purchases, and for the "+ ads" columns the ad revenue too.
+          const columns: [string, string[], MaturityFlag, boolean][] = [
+            ['d1', ['retained_d1'], 'd1_mature', false],
+            ['d7', ['retained_d7'], 'd7_mature', false],
+            ['d30', ['retained_d30'], 'd30_mature', false],
             ...(hasCost || hasRevenue
               ? ([
-                  ['rev_d0', 'cohort_revenue_d0_usd', 'd0_mature', true],
-                  ['rev_d7', 'cohort_revenue_d7_usd', 'd7_mature', true],
-                  ['rev_d30', 'cohort_revenue_d30_usd', 'd30_mature', true],
-                ] as [string, string, MaturityFlag, boolean][])
+                  ['rev_d0', ['cohort_revenue_d0_usd'], 'd0_mature', true],
+                  ['rev_d7', ['cohort_revenue_d7_usd'], 'd7_mature', true],
+                  ['rev_d30', ['cohort_revenue_d30_usd'], 'd30_mature', true],
+                  ['total_d7', ['cohort_revenue_d7_usd', 'cohort_ad_revenue_d7_usd'], 'd7_mature', true],
+                  ['total_d30', ['cohort_revenue_d30_usd', 'cohort_ad_revenue_d30_usd'], 'd30_mature', true],
+                ] as [string, string[], MaturityFlag, boolean][])
               : []),
           ];
           expect(matrix.columns.map((c) => c.key)).toEqual(columns.map(([k]) => k));
@@ -119,8 +131,8 @@ describe('the cohort matrix', () => {
             const r = rowOf.get(day);
             t.installs += (r?.installs as number) ?? 0;
             t.cost += (r?.cost_usd as number) ?? 0;
-            for (const [k, counter, flag] of columns) {
-              t.sums[k] = (t.sums[k] ?? 0) + ((r?.[counter] as number) ?? 0);
+            for (const [k, counters, flag] of columns) {
+              for (const counter of counters) t.sums[k] = (t.sums[k] ?? 0) + ((r?.[counter] as number) ?? 0);
               const dayMature = r ? (r[flag] as boolean) : maturityOf(day, zone, nowMs)[flag];
               t.mature[k] = (t.mature[k] ?? true) && dayMature;
             }

@@ -8,6 +8,9 @@ import {
   finalDays,
   finalOn,
   installsByDay,
+  lastFinalWeek,
+  latestFinalPeriod,
+  latestFinalWindow,
   overviewFigures,
   topRows,
 } from '../../../console/ui/overview-figures';
@@ -28,6 +31,8 @@ const performanceRow = fc
     cost_usd: maybeZero(dollars),
     revenue_usd: maybeZero(dollars),
     cohort_revenue_d7_usd: maybeZero(dollars),
+    ad_revenue_usd: maybeZero(dollars),
+    cohort_ad_revenue_d7_usd: maybeZero(dollars),
     d1Share: fc.double({ min: 0, max: 1, noNaN: true }),
     d7Share: fc.double({ min: 0, max: 1, noNaN: true }),
     d1_mature: fc.boolean(),
@@ -67,6 +72,8 @@ function expected(data: { performance: Row[]; byDay: Row[]; revenue: { payers: n
   const paidD7Rows = d7Rows.filter((row) => row.partner !== 'organic');
   const ratio = (rows: Row[], over: string, under: string, anyFinal: boolean) =>
     !anyFinal || sumOf(rows, under) === 0 ? undefined : sumOf(rows, over) / sumOf(rows, under);
+  const totalD7 = sumOf(paidD7Rows, 'cohort_revenue_d7_usd') + sumOf(paidD7Rows, 'cohort_ad_revenue_d7_usd');
+  const paidCost = sumOf(paidD7Rows, 'cost_usd');
   const revenue = data.revenue.reduce((total, r) => total + Number(r.row.revenue_usd), 0);
   const payers = data.revenue.reduce((total, r) => total + r.payers, 0);
   const values: Record<FigureKey, number | undefined> = {
@@ -75,8 +82,10 @@ function expected(data: { performance: Row[]; byDay: Row[]; revenue: { payers: n
     cost,
     ecpi: installs - organic === 0 ? undefined : cost / (installs - organic),
     revenue: sum('revenue_usd'),
+    ad_revenue: sum('ad_revenue_usd'),
     arppu: payers === 0 ? undefined : revenue / payers,
     roas_d7: ratio(paidD7Rows, 'cohort_revenue_d7_usd', 'cost_usd', d7Rows.length > 0),
+    total_roas_d7: d7Rows.length === 0 || paidCost === 0 ? undefined : totalD7 / paidCost,
     roas_d7_blended: ratio(d7Rows, 'cohort_revenue_d7_usd', 'cost_usd', d7Rows.length > 0),
     retention_d1: ratio(d1Rows, 'retained_d1', 'installs', d1Rows.length > 0),
     retention_d7: ratio(d7Rows, 'retained_d7', 'installs', d7Rows.length > 0),
@@ -113,7 +122,7 @@ describe('overview figures', () => {
           if (wanted !== undefined && before.values[figure.key] !== undefined) expect(figure.change.direction).toBe(changed.direction);
           else expect(figure.change.text).toBe(BLANK);
           // Every day of this period is final on NOW: no figure waits, none is partial.
-          expect([figure.finalOn, figure.finalDays]).toEqual([undefined, undefined]);
+          expect([figure.latestFinal, figure.finalDays]).toEqual([undefined, undefined]);
         }
       }),
     );
@@ -141,8 +150,49 @@ describe('overview figures', () => {
     const data = { performance: [], byDay: rows(false), revenue: [] };
     const figures = Object.fromEntries(overviewFigures(data, data, lastWeek, NOW).map((figure) => [figure.key, figure]));
     expect(figures.retention_d1).toMatchObject({ value: 0.5, finalDays: { final: 5, of: 7, allFinalOn: day(2) } });
-    expect(figures.retention_d7).toMatchObject({ value: undefined, text: BLANK, finalOn: day(2) });
-    expect(figures.roas_d7).toMatchObject({ value: undefined, finalOn: day(2) });
+    // No day of it has D7 final: D7 stands on the latest final week (the 10th to the 16th), named,
+    // against the week before it; a row of the period itself is not read for it.
+    const latestFinal = { since: '2026-11-10', until: '2026-11-16', firstFinalOn: day(2) };
+    expect(figures.retention_d7).toMatchObject({ value: undefined, text: BLANK, latestFinal });
+    const latestRow = (d: string, retained: number, cohortRevenue: number) => ({
+      ...rows(true)[0],
+      day: d,
+      retained_d7: retained,
+      cohort_revenue_d7_usd: cohortRevenue,
+      cohort_ad_revenue_d7_usd: 5,
+    });
+    const latestRows = [latestRow('2026-11-12', 4, 30), latestRow('2026-11-05', 2, 10), ...rows(true)];
+    const withLatest = Object.fromEntries(overviewFigures(data, data, lastWeek, NOW, latestRows).map((figure) => [figure.key, figure]));
+    expect(withLatest.retention_d7).toMatchObject({ value: 0.4, latestFinal, change: { direction: 'up' } });
+    expect(withLatest.roas_d7).toMatchObject({ value: 3, latestFinal });
+    expect(withLatest.total_roas_d7).toMatchObject({ value: 3.5, latestFinal });
+    expect(withLatest.retention_d1).toMatchObject({ value: 0.5, finalDays: { final: 5, of: 7 } });
+    expect(latestFinalWindow(lastWeek, NOW)).toMatchObject({ since: '2026-11-03', until: '2026-11-16' });
+    expect(latestFinalWindow(periodOf('custom', day(-20), day(-1), 'UTC'), NOW)).toBeUndefined();
+  });
+
+  it('puts the latest final days and the last final week on days whose cohort the report flags final, the day after on none', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ZONES),
+        fc.integer({ min: 1, max: 31 }),
+        fc.constantFrom<'d1' | 'd7'>('d1', 'd7'),
+        fc.integer({ min: 0, max: 30 * 86_400_000 }),
+        (zone, length, cohort, later) => {
+          const now = NOW + later;
+          const today = localDayOf(now, zone);
+          const latest = latestFinalPeriod(periodOf('custom', addDays(today, -length), today, zone), cohort, now);
+          const flag = (day: string) => maturityOf(day, zone, now)[`${cohort}_mature`];
+          expect(latest.days.length).toBe(Math.max(length + 1, 7));
+          expect([flag(latest.until), flag(nextDay(latest.until))]).toEqual([true, false]);
+          const week = lastFinalWeek(zone, now);
+          expect(new Date(`${week.since}T00:00:00Z`).getUTCDay()).toBe(1);
+          expect(week.days.length).toBe(7);
+          expect(maturityOf(week.until, zone, now).d7_mature).toBe(true);
+          expect(maturityOf(addDays(week.until, 7), zone, now).d7_mature).toBe(false);
+        },
+      ),
+    );
   });
 
   it('keeps the performance report’s maturity delays', () => {

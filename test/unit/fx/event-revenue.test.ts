@@ -1,4 +1,5 @@
 import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { MemoryFxRates } from '../../../functions/adapters/memory/fx-rates';
 import { encodeAuditObject, toJsonLines } from '../../../functions/domain/audit/encode';
 import { eventTexts } from '../../../functions/domain/audit/event-text';
@@ -127,5 +128,55 @@ describe('revenue in a currency at ingest', () => {
     const copied = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
     expect(copied).toBe(toJsonLines(lines));
     expect(copied).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+  });
+
+  it('copies a converted event from the body with its revenue_usd after it, byte for byte as JSON.stringify writes the line', async () => {
+    const member = fc.record(
+      {
+        ad: fc.boolean(),
+        currency: fc.constantFrom('USD', 'EUR', 'JPY'),
+        amount: fc.oneof(fc.double({ min: 0, max: 1e4, noNaN: true }), fc.integer({ min: 0, max: 1e4 })),
+        device: fc.constantFrom(undefined, 'dev-1', 'dev-2'),
+        nullUsd: fc.boolean(),
+      },
+      { requiredKeys: ['ad', 'currency', 'amount', 'nullUsd'] },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(member, { minLength: 1, maxLength: 12 }), async (members) => {
+        const sent = members.map(({ ad, currency, amount, device, nullUsd }, i) => {
+          const { revenue_usd: _none, ...event } = validEvent({ event_id: `e-${i}` }, NOW - 1000);
+          const priced: Record<string, unknown> = ad
+            ? {
+                ...event,
+                event_name: 'ad_revenue',
+                ad_revenue: {
+                  source: 'admob',
+                  network: 'AdMob',
+                  format: 'banner',
+                  revenue: amount / 1e5,
+                  currency,
+                  precision: 'exact',
+                  impression_id: `imp-${i}`,
+                },
+              }
+            : { ...event, revenue: amount, currency };
+          if (nullUsd) priced.revenue_usd = null;
+          if (device !== undefined) priced.device_id = device;
+          return priced;
+        });
+        // As the handler has them: parsed from the body, so the lines can copy each event from it.
+        const body = Buffer.from(JSON.stringify({ events: sent, sent_at_ms: NOW }));
+        const events = (JSON.parse(body.toString('utf8')) as { events: unknown[] }).events;
+        const { verdicts, conversions } = await take(events);
+        const lines = auditLines(events, verdicts, batch, eventTexts(body, events.length), conversions);
+        const copied = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
+        expect(copied).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+        for (const [i, line] of lines.entries()) {
+          const conversion = conversions.get(i);
+          if (conversion !== undefined) expect(line.event).toMatchObject({ revenue_usd: conversion.revenueUsd });
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -97,7 +97,24 @@ const ORACLE: Record<RejectionReason, (event: Record<string, unknown>, batch: Ba
     if (absent(consent)) return true;
     return isPlainObject(consent) && CONSENT_MEMBERS.every(([name, check]) => optional(check)(consent[name])) && consentKeysKnown(consent);
   },
+  bad_transaction_id: (event) => optional(printable(128))(event.transaction_id),
+  bad_refund: (event) => {
+    if (event.event_name !== 'refund') return absent(event.refund);
+    if (!absent(event.revenue_usd) || !absent(event.currency) || !isPlainObject(event.refund)) return false;
+    const refund = event.refund;
+    return REFUND_MEMBERS.every(([name, check]) => check(refund[name], refund));
+  },
 };
+
+const printable = (max: number) => (v: unknown) => typeof v === 'string' && v.length >= 1 && v.length <= max && /^[\x21-\x7e]+$/.test(v);
+/** The members of a refund event's object, in the rule's order; the third is the rule that one of the two ids is given. */
+const REFUND_MEMBERS: [string, (value: unknown, refund: Record<string, unknown>) => boolean][] = [
+  ['purchase_event_id', optional((v) => typeof v === 'string' && EVENT_ID_PATTERN.test(v))],
+  ['transaction_id', optional(printable(128))],
+  ['purchase_event_id', (_, refund) => !absent(refund.purchase_event_id) || !absent(refund.transaction_id)],
+  ['revenue', (v) => typeof v === 'number' && Number.isFinite(v) && v > 0],
+  ['currency', isCurrencyCode],
+];
 
 /** The members of an ad_revenue event's object, in the rule's order, each with its check as the rule words it. */
 const AD_MEMBERS: [string, (value: unknown) => boolean][] = [
@@ -161,6 +178,14 @@ function oracleField(reason: RejectionReason | undefined, entry: unknown, batch:
     if (!isPlainObject(adRevenue)) return 'ad_revenue';
     const member = AD_MEMBERS.find(([name, check]) => !check(adRevenue[name]));
     if (member) return `ad_revenue.${member[0]}`;
+  }
+  if (reason === 'bad_refund' && event.event_name === 'refund') {
+    if (!absent(event.revenue_usd)) return 'revenue_usd';
+    if (!absent(event.currency)) return 'currency';
+    const refund = event.refund;
+    if (!isPlainObject(refund)) return 'refund';
+    const member = REFUND_MEMBERS.find(([name, check]) => !check(refund[name], refund));
+    if (member) return `refund.${member[0]}`;
   }
   if (reason === 'bad_attribution' && event.event_name === INSTALL_EVENT && isPlainObject(event.attribution)) {
     const attribution = event.attribution;
@@ -284,6 +309,18 @@ const laterFields = {
       fc.constant('granted'),
     ),
   ),
+  transaction_id: optionalOf(fc.constantFrom('GPA.1234-5678', '', 't'.repeat(128), 't'.repeat(129), 'a b', 'é')),
+  refund: optionalOf(
+    fc.record(
+      {
+        purchase_event_id: optionalOf(fc.constantFrom('p-1', '', 'a b', 'p'.repeat(129))),
+        transaction_id: optionalOf(fc.constantFrom('GPA.1', '', 't'.repeat(129))),
+        revenue: optionalOf(fc.constantFrom(0, 4.99, -1, Infinity, NaN, '1')),
+        currency: optionalOf(fc.constantFrom('USD', 'usd', 'XYZ')),
+      },
+      { requiredKeys: [] },
+    ),
+  ),
   extra: fc.option(
     fc.oneof(fc.constant(nested(MAX_EVENT_DEPTH - 1)), fc.constant(nested(MAX_EVENT_DEPTH)), fc.constant(nested(MAX_EVENT_DEPTH + 3))),
     { nil: undefined },
@@ -299,7 +336,7 @@ const event = fc.record(
       anything,
     ),
     event_name: fc.oneof(
-      fc.constantFrom(INSTALL_EVENT, 'purchase', 'ad_revenue'),
+      fc.constantFrom(INSTALL_EVENT, 'purchase', 'ad_revenue', 'refund'),
       idText(3),
       fc.constant('n'.repeat(64)),
       fc.constant('n'.repeat(65)),
@@ -343,6 +380,13 @@ const oneAdMemberBroken = fc
     impression_id: 'resp-1',
     [member]: value,
   }));
+/** A good refund but for one member, or one naming no purchase. */
+const oneRefundMemberBroken = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('purchase_event_id', 'transaction_id', 'revenue', 'currency'), fc.constantFrom(5, -5, 0, 'x y', '', {}))
+    .map(([member, value]) => ({ purchase_event_id: 'p-1', transaction_id: 'GPA.1', revenue: 1.5, currency: 'EUR', [member]: value })),
+  fc.constant({ revenue: 1, currency: 'USD' }),
+);
 /** A good consent but for one member, or no consent object at all (the field `consent` itself at fault). */
 const oneConsentMemberBroken = fc.oneof(
   fc
@@ -367,7 +411,7 @@ const stampedBatch = fc
     const laterRuleEvent = fc.record(
       {
         event_id: fc.uuid(),
-        event_name: fc.constantFrom(INSTALL_EVENT, 'purchase', 'ad_revenue'),
+        event_name: fc.constantFrom(INSTALL_EVENT, 'purchase', 'ad_revenue', 'refund'),
         install_uuid: fc.uuid(),
         ts_ms: fc.oneof({ weight: 3, arbitrary: onBatchClock as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: tsMs }),
         ...laterFields,
@@ -393,9 +437,29 @@ const stampedBatch = fc
       ts_ms: onBatchClock,
       consent: oneConsentMemberBroken,
     });
+    // A purchase with a transaction id, and a refund good but for one member, past every earlier rule.
+    const transactionRuleEvent = fc.record({
+      event_id: fc.uuid(),
+      event_name: fc.constant('purchase'),
+      install_uuid: fc.uuid(),
+      ts_ms: onBatchClock,
+      revenue_usd: fc.constant(4.99),
+      transaction_id: laterFields.transaction_id,
+    });
+    const refundRuleEvent = fc.record({
+      event_id: fc.uuid(),
+      event_name: fc.constant('refund'),
+      install_uuid: fc.uuid(),
+      ts_ms: onBatchClock,
+      // Now and then no object at all, so the draws name `refund` itself, not only its members.
+      refund: fc.oneof({ weight: 5, arbitrary: oneRefundMemberBroken }, fc.constantFrom<unknown>('refunded', 7, [], true)),
+    });
     return fc.tuple(
       fc.constant(skewMs),
-      fc.array(fc.oneof(entry, { weight: 2, arbitrary: laterRuleEvent }, adRuleEvent, lastRuleEvent), { maxLength: 12 }),
+      fc.array(
+        fc.oneof(entry, { weight: 2, arbitrary: laterRuleEvent }, adRuleEvent, lastRuleEvent, transactionRuleEvent, refundRuleEvent),
+        { maxLength: 12 },
+      ),
     );
   });
 

@@ -48,6 +48,14 @@ const impression = (overrides: Record<string, unknown> = {}) => ({
 const adEvent = (overrides: Record<string, unknown> = {}) =>
   event({ event_name: 'ad_revenue', revenue_usd: undefined, ad_revenue: impression(), ...overrides });
 
+const refundEvent = (refund: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}) =>
+  event({
+    event_name: 'refund',
+    revenue_usd: undefined,
+    refund: { purchase_event_id: 'p-1', revenue: 4.99, currency: 'EUR', ...refund },
+    ...overrides,
+  });
+
 function nested(depth: number): unknown {
   let value: unknown = 'leaf';
   for (let i = 0; i < depth; i++) value = { inner: value };
@@ -158,6 +166,42 @@ describe('event validation', () => {
     expect(fieldOf(event({ ad_revenue: impression() }))).toBe('ad_revenue');
   });
 
+  it('accepts a refund naming its purchase by event id, by transaction id or both, and a purchase carrying a transaction id', () => {
+    expect(reasonOf(refundEvent())).toBeUndefined();
+    expect(reasonOf(refundEvent({ purchase_event_id: null, transaction_id: 'GPA.3372-4150-9088-12345' }))).toBeUndefined();
+    expect(reasonOf(refundEvent({ transaction_id: `!~${'t'.repeat(126)}` }))).toBeUndefined();
+    expect(reasonOf(event({ transaction_id: '1000000123456789' }))).toBeUndefined();
+  });
+
+  it.each([
+    ['a refund event without its object', refundEvent({}, { refund: undefined }), 'refund'],
+    ['a refund object on another event', event({ refund: { purchase_event_id: 'p-1', revenue: 1, currency: 'USD' } }), 'refund'],
+    ['a refund with revenue_usd of its own', refundEvent({}, { revenue_usd: 1 }), 'revenue_usd'],
+    ['a refund with a currency of its own', refundEvent({}, { currency: 'USD', revenue: 1 }), 'currency'],
+    ['a refund naming no purchase', refundEvent({ purchase_event_id: undefined }), 'refund.purchase_event_id'],
+    ['a refund naming a purchase by a bad event id', refundEvent({ purchase_event_id: 'p 1' }), 'refund.purchase_event_id'],
+    ['a refund with a transaction id of 129 characters', refundEvent({ transaction_id: 't'.repeat(129) }), 'refund.transaction_id'],
+    ['a refund of 0', refundEvent({ revenue: 0 }), 'refund.revenue'],
+    ['a negative refund', refundEvent({ revenue: -4.99 }), 'refund.revenue'],
+    ['a refund amount as a string', refundEvent({ revenue: '4.99' }), 'refund.revenue'],
+    ['a refund in a lower-case currency', refundEvent({ currency: 'eur' }), 'refund.currency'],
+  ])('rejects %s as bad_refund, naming %#', (_, entry, field) => {
+    expect(judgeEvents([entry], NOW, NOW).verdicts[0]).toMatchObject({ status: 'rejected', reason: 'bad_refund', field });
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['a b', 'with a space'],
+    ['t'.repeat(129), 'of 129 characters'],
+    ['é', 'not ASCII'],
+    [42, 'a number'],
+  ])('rejects a transaction_id %j (%s) as bad_transaction_id', (transactionId: unknown, _kind: string) => {
+    expect(judgeEvents([event({ transaction_id: transactionId })], NOW, NOW).verdicts[0]).toMatchObject({
+      reason: 'bad_transaction_id',
+      field: 'transaction_id',
+    });
+  });
+
   it('gives the reason of the first failing rule in the documented order', () => {
     const failing: Record<RejectionReason, Record<string, unknown>> = {
       bad_event: { extra: nested(40) },
@@ -173,6 +217,8 @@ describe('event validation', () => {
       bad_properties: { properties: 'x' },
       bad_ad_revenue: { ad_revenue: 'x' },
       bad_consent: { consent: { measurement: 'yes' } },
+      bad_transaction_id: { transaction_id: '' },
+      bad_refund: { refund: 'x' },
     };
     const order = EVENT_RULES.map((rule) => rule.reason);
     for (let i = 0; i < order.length; i++) {

@@ -2,7 +2,7 @@ import type { InitializeHandler, InitializeHandlerArguments, MetadataBearer, Mid
 import fc from 'fast-check';
 import { TenantStore } from '../../../functions/adapters/tenant-store';
 import { addClientHook } from '../../../functions/shared/clients/reusable';
-import { functions, KEY_USE_ATTRIBUTES, SERVER_KEY_PREFIX, tables } from '../../../lib/manifest';
+import { functions, KEY_USE_ATTRIBUTES, MAX_REPORT_KEY_SECRET_PREFIX, SERVER_KEY_PREFIX, tables } from '../../../lib/manifest';
 import { iamConditionOf, KEY_USE_CONDITION, policyOf, stringLike } from '../../../lib/permissions';
 import type { FunctionContext, LocalDeployment } from '../../../local/function-context';
 import { attributeNamesOf, refusalOf } from '../../../local/iam-guard';
@@ -186,6 +186,25 @@ describe('the read_key_use level', () => {
         expect(refusedAction('UpdateCommand', { ...lastUse, Key: { pk: `server_key#${suffix}` } })).toBeUndefined();
       }),
     );
+  });
+});
+
+describe('the secrets of a prefix', () => {
+  const read = (SecretId: string, name: keyof typeof functions) =>
+    refusalOf('secretsmanager', 'GetSecretValueCommand', { SecretId }, contextOf(name))?.action;
+  const key = `${MAX_REPORT_KEY_SECRET_PREFIX}game`;
+
+  it("lets max-revenue-pull read a secret under its prefix, by name or by ARN, and nothing else's", () => {
+    expect(read(key, 'max-revenue-pull')).toBeUndefined();
+    expect(read(`arn:aws:secretsmanager:us-east-1:000000000000:secret:${key}-x1y2z3`, 'max-revenue-pull')).toBeUndefined();
+    expect(read('attribution/other/game', 'max-revenue-pull')).toBe('secretsmanager:GetSecretValue');
+    expect(read(deployment.originSecretArn, 'max-revenue-pull')).toBe('secretsmanager:GetSecretValue');
+  });
+
+  it('refuses the report keys to every other function, the ones reading the origin secret too', () => {
+    const others = (Object.keys(functions) as (keyof typeof functions)[]).filter((name) => name !== 'max-revenue-pull');
+    expect(others.filter((name) => read(key, name) === undefined)).toEqual([]);
+    expect(read(deployment.originSecretArn, 'ingest')).toBeUndefined();
   });
 });
 

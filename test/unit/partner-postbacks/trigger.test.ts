@@ -2,6 +2,7 @@ import type { AttributionDecision } from '../../../functions/domain/attribution/
 import { postbackConfig } from '../../../functions/domain/partner-postbacks/config';
 import { type PostbackIntent, postbacksOf, type TriggerPorts, usd } from '../../../functions/domain/partner-postbacks/trigger';
 import type { ConsentRecord } from '../../../functions/domain/privacy/consent';
+import { installKey } from '../../../functions/domain/privacy/privacy';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 1, 12);
@@ -126,7 +127,10 @@ describe('which postbacks a decision sends', () => {
       url: 'https://acme.example/pb?id={postback_id}&eea={eea}&ap={ad_personalization}&ud={ad_user_data}',
       tcfVendorId: 755,
     });
-    const withConsent = (consent: ConsentRecord | undefined): TriggerPorts => ({ ...ports([dma]), consentOf: async () => consent });
+    const withConsent = (consent: ConsentRecord | undefined): TriggerPorts => ({
+      ...ports([dma]),
+      consentsOf: async (_app, installs) => new Map(consent ? installs.map((install) => [install, consent]) : []),
+    });
     const refused = { gdpr_applies: false, third_party_sharing: false, ts_ms: T0, event_id: 'c-1' };
     const [install, purchase] = await postbacksOf(withConsent(refused), 'app_1', [installIntent(), eventIntent('purchase', DAY)], T0);
     expect([install.state, purchase.state]).toEqual(['withheld', 'withheld']);
@@ -152,7 +156,7 @@ describe('which postbacks a decision sends', () => {
   it('withholds for fraud before consent, and refuses a TCF vendor id out of range', async () => {
     const refused = { third_party_sharing: false, ts_ms: T0, event_id: 'c-1' };
     const [record] = await postbacksOf(
-      { ...ports([acme()]), consentOf: async () => refused },
+      { ...ports([acme()]), consentsOf: async () => new Map([['u1', refused]]) },
       'app_1',
       [installIntent({ fraud_reasons: ['ctit_under_10s'] })],
       T0,
@@ -161,6 +165,44 @@ describe('which postbacks a decision sends', () => {
     expect(() => acme({ tcfVendorId: 0 })).toThrow(/--tcf-vendor-id/);
     expect(() => acme({ tcfVendorId: 65_536 })).toThrow(/--tcf-vendor-id/);
     expect(acme({ tcfVendorId: 755 }).tcf_vendor_id).toBe(755);
+  });
+});
+
+describe("the installs' consent for the postbacks of a call", () => {
+  it('is read once for the call, for the installs owed a postback only, each named once', async () => {
+    const reads: string[][] = [];
+    const consents: TriggerPorts['consentsOf'] = async (_app, installs) => {
+      reads.push([...installs]);
+      return new Map([['u2', { third_party_sharing: false, ts_ms: T0, event_id: 'c-2' }]]);
+    };
+    const of = (installUuid: string, intent: PostbackIntent): PostbackIntent => ({ ...intent, installUuid });
+    const records = await postbacksOf(
+      { ...ports([acme({ events: 'install,purchase' })]), consentsOf: consents },
+      'app_1',
+      [
+        of('u1', installIntent()),
+        of('u1', eventIntent('purchase', DAY)),
+        of('u2', installIntent()),
+        of('u2', eventIntent('purchase', 2 * DAY)),
+        // Owed nothing: organic, another partner, an event outside the window.
+        of('u3', installIntent({ partner: 'organic', attribution_type: 'organic' })),
+        of('u4', installIntent({ partner: 'other' })),
+        of('u5', eventIntent('purchase', 400 * DAY)),
+      ],
+      T0,
+    );
+    expect(reads).toEqual([['u1', 'u2']]);
+    expect(records.map((record) => [record.app_install === installKey('app_1', 'u1') ? 'u1' : 'u2', record.state])).toEqual([
+      ['u1', 'new'],
+      ['u1', 'new'],
+      ['u2', 'withheld'],
+      ['u2', 'withheld'],
+    ]);
+    // Nothing owed, nothing read.
+    expect(
+      await postbacksOf({ ...ports([acme()]), consentsOf: consents }, 'app_1', [of('u4', installIntent({ partner: 'other' }))], T0),
+    ).toEqual([]);
+    expect(reads).toHaveLength(1);
   });
 });
 

@@ -3,6 +3,7 @@ import { toMicros } from '../../../functions/domain/aggregation/rows';
 import { explain } from '../../../functions/domain/attribution/explanation';
 import { clickAppHour } from '../../../functions/domain/links/click';
 import { clickRow, eventRow, installRow, skanRow, typedValue } from '../../../functions/domain/raw-data/export-rows';
+import type { StreamLine } from '../../../functions/domain/raw-data/stream-objects';
 import { PARTITION_COLUMNS, RAW_TABLE_NAMES, RAW_TABLES } from '../../../functions/domain/raw-data/tables';
 import { APPLE_KEYS } from '../../../functions/domain/skan/postback-keys';
 import { judgePostback, type PostbackRecord } from '../../../functions/domain/skan/postback-record';
@@ -70,6 +71,36 @@ describe('the exported rows', () => {
   it('leaves the attribution columns null for an event counted before its install', () => {
     const row = eventRow(streamLine('e1', 1_000, { counted: 'held' }));
     expect(row).toMatchObject({ partner: null, attribution_type: null, is_reinstall: null, fraud_reasons: null, install_event_id: null });
+  });
+
+  it("carries the line's consent on the event and the install rows, and nulls where none was known", () => {
+    const consent = {
+      gdpr_applies: true,
+      tcf_string: 'CQabc.YAAA',
+      ad_user_data: false,
+      ad_personalization: null,
+      third_party_sharing: null,
+      measurement: true,
+      ts_ms: 900,
+      event_id: 'c1',
+    };
+    const withConsent = (line: StreamLine): StreamLine => ({ ...line, event: { ...line.event, consent } });
+    const columns = {
+      consent_gdpr_applies: true,
+      consent_tcf_string: 'CQabc.YAAA',
+      consent_ad_user_data: false,
+      consent_ad_personalization: null,
+      consent_third_party_sharing: null,
+      consent_measurement: true,
+      consent_ts: 900,
+      consent_event_id: 'c1',
+    };
+    expect(eventRow(withConsent(streamLine('e1', 1_000)))).toMatchObject(columns);
+    expect(installRow(withConsent(streamLine('i1', 1_000, { name: 'install' })))).toMatchObject(columns);
+    // None known, or a line written before consent was streamed: every consent column null.
+    const none = Object.fromEntries(Object.keys(columns).map((name) => [name, null]));
+    expect(eventRow({ ...streamLine('e2', 1_000), event: { ...streamLine('e2', 1_000).event, consent: null } })).toMatchObject(none);
+    expect(installRow(streamLine('i2', 1_000, { name: 'install' }))).toMatchObject(none);
   });
 
   it('maps an install with its decision, whole and explained', () => {

@@ -5,6 +5,7 @@ import {
   decodeCursor,
   encodeCursor,
   LIST_MAX_KEYS,
+  MAX_PAGE_EVENT_BYTES,
   parseStreamQuery,
   readStreamPage,
   SINCE_CLOCK_MARGIN_MS,
@@ -146,6 +147,54 @@ describe('paging the event stream', () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it('ends a page before the event that would take it past its bytes, and the next page starts with that event', async () => {
+    const bytesOf = (event: StreamEvent) => Buffer.byteLength(JSON.stringify(event));
+    await fc.assert(
+      fc.asyncProperty(
+        // Events of 2 to 4 KB of properties and a 4 KB TC string (ingest allows both): over 7 MB in all.
+        fc.array(fc.array(fc.integer({ min: 2_000, max: 4_000 }), { minLength: 400, maxLength: 700 }), { minLength: 3, maxLength: 4 }),
+        async (objects) => {
+          let n = 0;
+          const stored = objects.map(
+            (sizes, seq): StoredObject => ({
+              name: streamName({ openedMs: NOW - 100_000 + seq, lane: 1, seq: seq + 1 }),
+              lines: sizes.map((size) => ({
+                ...storedEvent(n++, NOW - 200_000),
+                properties: { note: 'p'.repeat(size) },
+                consent: { gdpr_applies: true, tcf_string: 'C'.repeat(4_096 - (size % 7)), ts_ms: 1, event_id: 'c' },
+              })),
+            }),
+          );
+          const all = expected(stored, NOW);
+          const { source } = memorySource(stored);
+          let cursor: StreamCursor = { position: { kind: 'start' } };
+          let taken = 0;
+          let pages = 0;
+          for (;;) {
+            pages++;
+            const page = await readStreamPage(source, 'app_a', { limit: 1000, cursor: decodeCursor(encodeCursor(cursor)) }, NOW);
+            const bytes = page.events.reduce((sum, event) => sum + bytesOf(event), 0);
+            expect(bytes).toBeLessThanOrEqual(MAX_PAGE_EVENT_BYTES);
+            // The served events are checked whole by the tests above; here their order and count.
+            expect(page.events.map((event) => event.event_id)).toEqual(
+              all.slice(taken, taken + page.events.length).map((event) => event.event_id),
+            );
+            taken += page.events.length;
+            // Full: the next event would pass the bytes or the limit; the last page holds the rest.
+            const following = all[taken];
+            if (following) expect(page.events.length === 1000 || bytes + bytesOf(following) > MAX_PAGE_EVENT_BYTES).toBe(true);
+            expect(page.hasMore).toBe(taken < all.length);
+            cursor = page.next;
+            if (!page.hasMore) break;
+          }
+          expect(taken).toBe(all.length);
+          expect(pages).toBeGreaterThan(1);
+        },
+      ),
+      { numRuns: 3 },
     );
   });
 
@@ -323,10 +372,41 @@ describe('the events served', () => {
       'properties',
       'country',
       'attribution',
+      'consent',
     ]);
     expect(JSON.stringify(event)).not.toMatch(/idfa-123|198\.51\.100\.7|device_id|client_ip/);
     expect(event.attribution).toMatchObject({ partner: 'meta', campaign: null, install_event_id: null });
     expect(streamEventOf(storedEvent(2, NOW)).attribution).toBeNull();
+    // A line written before consent was streamed has none.
+    expect(event.consent).toBeNull();
+  });
+
+  it("serves the line's consent and an impression by their documented members only", () => {
+    const event = streamEventOf({
+      ...storedEvent(1, NOW),
+      event_name: 'ad_revenue',
+      consent: { gdpr_applies: true, tcf_string: 'CQabc', measurement: false, ts_ms: NOW - 9, event_id: 'c1', client_ip: '198.51.100.7' },
+      ad_revenue: { source: 'admob', network: 'admob', format: 'banner', revenue: 0.01, currency: 'EUR', impression_id: 'i1', idfa: 'x' },
+    });
+    expect(event.consent).toEqual({
+      gdpr_applies: true,
+      tcf_string: 'CQabc',
+      ad_user_data: null,
+      ad_personalization: null,
+      third_party_sharing: null,
+      measurement: false,
+      ts_ms: NOW - 9,
+      event_id: 'c1',
+    });
+    expect(event.ad_revenue).toEqual({
+      source: 'admob',
+      network: 'admob',
+      format: 'banner',
+      revenue: 0.01,
+      currency: 'EUR',
+      impression_id: 'i1',
+    });
+    expect(Object.keys(streamEventOf(storedEvent(2, NOW)))).not.toContain('ad_revenue');
   });
 });
 

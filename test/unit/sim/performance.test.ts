@@ -152,6 +152,8 @@ describe('the performance oracle', () => {
       // The window ends on Nov 22: the later purchases count in the cohort, not in the day's revenue.
       revenue_usd: 1.5,
       recent_revenue_usd: 1.5,
+      refunds: 0,
+      refunds_usd: 0,
       cohort_revenue_d0_usd: 1.5,
       cohort_revenue_d7_usd: 3.75,
       cohort_revenue_d30_usd: 13.75,
