@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import type { AthenaWarehouse } from '../functions/adapters/athena-sql';
+import { TargetError } from '../functions/commands/command';
 import { outputKey } from '../lib/manifest';
-import { TargetError } from './command';
 
 /**
  * The stack's Athena workgroup and Glue database, from its outputs (lib/constructs/warehouse.ts),

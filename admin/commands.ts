@@ -1,83 +1,23 @@
-import { type AdminCommand, type Target, UsageError } from './command';
-import { costCommands } from './cost-commands';
-import { exportCommands } from './export-commands';
-import { flagWording } from './flags';
-import { fxCommands } from './fx-commands';
+import type { AdminCommand, Target } from '../functions/commands/command';
+import { CONSOLE_COMMANDS, type ParsedCommand, parseCommandOf, registry, runParsed } from '../functions/commands/registry';
 import { healthCommands } from './health-commands';
-import { installCommands } from './install-commands';
-import { linkCommands } from './link-commands';
-import { postbackCommands } from './postback-commands';
-import { reportCommands } from './report-commands';
-import { skanCommands } from './skan-commands';
 import { sqlCommands } from './sql-commands';
-import { tenantCommands } from './tenant-commands';
-import { userCommands } from './user-commands';
 
-export type { AdminCommand, Target } from './command';
-export { defineCommand, TargetError, UsageError } from './command';
+export type { AdminCommand, Target } from '../functions/commands/command';
+export { defineCommand, TargetError, UsageError } from '../functions/commands/command';
+export { type ParsedCommand, runParsed } from '../functions/commands/registry';
 
 /**
  * Every admin operation, once: `bin/admin.ts` reads them from argv (each one a commander
- * subcommand), `console/server.ts` from the console's requests, and both check their flags with
- * parseCommand and run them with runParsed. A module of commands joins here with one spread.
+ * subcommand), `console/server.ts` from the operator console's requests, and both check their
+ * flags with parseCommand and run them with runParsed. They are the deployed console's commands
+ * (functions/commands/registry.ts) and the operator's own, which stay off the console API's
+ * bundle: `sql` runs DuckDB on this machine, `health` reads the deployment's alarms and queues.
  */
-export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
-  ...tenantCommands,
-  ...linkCommands,
-  ...reportCommands,
-  ...installCommands,
-  ...postbackCommands,
-  ...exportCommands,
-  ...sqlCommands,
-  ...costCommands,
-  ...fxCommands,
-  ...skanCommands,
-  ...userCommands,
-  ...healthCommands,
-]);
+export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([...CONSOLE_COMMANDS, ...sqlCommands, ...healthCommands]);
 
-function registry(commands: readonly AdminCommand[]): readonly AdminCommand[] {
-  const seen = new Set<string>();
-  for (const command of commands) {
-    if (seen.has(command.name)) throw new Error(`two admin commands are named ${command.name}`);
-    seen.add(command.name);
-  }
-  return commands;
-}
-
-export function findCommand(name: string): AdminCommand | undefined {
-  return ADMIN_COMMANDS.find((command) => command.name === name);
-}
-
-/** A command with its flags checked, ready to run against a target. */
-export interface ParsedCommand {
-  readonly command: AdminCommand;
-  readonly flags: unknown;
-}
-
-/**
- * Checks the flags (as the CLI reads them: strings, and `true` for a boolean flag) against the
- * command's schema, refusing unknown ones. Every refusal is a UsageError naming the flag, in
- * plain words (`--install-uuid is required`); a rule across flags says its own sentence.
- */
 export function parseCommand(name: string, rawFlags: Readonly<Record<string, unknown>>): ParsedCommand {
-  const command = findCommand(name);
-  if (!command) throw new UsageError(`unknown command: ${name || '(none)'}`);
-  const known = Object.keys(command.flags.shape);
-  const unknown = Object.keys(rawFlags).filter((flag) => !known.includes(flag));
-  if (unknown.length) throw new UsageError(`${command.name} takes no --${unknown[0]} flag`, command.name, unknown[0]);
-  const parsed = command.flags.safeParse(rawFlags, { error: flagWording });
-  if (!parsed.success) {
-    const [issue] = parsed.error.issues;
-    if (issue === undefined) throw new UsageError(`${command.name}: its flags were refused`, command.name);
-    const flag = issue.path[0] === undefined ? undefined : String(issue.path[0]);
-    throw new UsageError(issue.code === 'custom' || flag === undefined ? issue.message : `--${flag} ${issue.message}`, command.name, flag);
-  }
-  return { command, flags: parsed.data };
-}
-
-export function runParsed({ command, flags }: ParsedCommand, target: Target): Promise<object> {
-  return command.execute(flags as never, target);
+  return parseCommandOf(ADMIN_COMMANDS, name, rawFlags);
 }
 
 export function runCommand(name: string, rawFlags: Readonly<Record<string, unknown>>, target: Target): Promise<object> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { defineCommand } from '../functions/commands/command';
 import { operatorHealth } from '../functions/domain/health/operator-health';
-import { defineCommand } from './command';
 import { healthSources } from './health-sources';
 
 /**

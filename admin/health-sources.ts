@@ -3,13 +3,13 @@ import * as cloudWatchClient from '@aws-sdk/client-cloudwatch';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type QueueAttributeName } from '@aws-sdk/client-sqs';
 import { PostbackRecords } from '../functions/adapters/postback-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
+import { type Target, TargetError } from '../functions/commands/command';
 import type { HealthReport } from '../functions/domain/health/health';
 import type { AlarmState, HealthSources, PostbackAttempt, QueueDepth } from '../functions/domain/health/operator-health';
 import { sqsClient } from '../functions/shared/clients/sqs';
 import { resourceName } from '../functions/shared/config';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../lib/function-environment';
 import { outputKey, type QueueName, type QueueSpec, queues } from '../lib/manifest';
-import { type Target, TargetError } from './command';
 
 /**
  * Where `admin health` reads each figure (functions/domain/health/operator-health.ts), with the

@@ -5,6 +5,8 @@ import { z } from 'zod';
 import type { DuckDbTables } from '../functions/adapters/duckdb-sql';
 import { copyAppExports } from '../functions/adapters/sql-export-files';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { defineCommand, type Target, UsageError } from '../functions/commands/command';
+import { key } from '../functions/commands/flags';
 import { reportParameterValues, reportQuery, reportScope, sqlLiteral } from '../functions/domain/raw-data/report-sql';
 import { SqlQueryFailed, SqlRefused } from '../functions/domain/raw-data/sql-guard';
 import { scopedToApp } from '../functions/domain/raw-data/sql-scope';
@@ -13,8 +15,6 @@ import { REPORT_NAMES, type ReportName } from '../functions/domain/reports/repor
 import { appTimeZone } from '../functions/domain/tenants/tenant';
 import { resourceName } from '../functions/shared/config';
 import { stackWarehouse } from './athena-target';
-import { defineCommand, type Target, UsageError } from './command';
-import { key } from './flags';
 
 /**
  * `admin sql` (docs/raw-data.md, "SQL: DuckDB locally, Athena in AWS"): a read-only query over

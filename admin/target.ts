@@ -1,7 +1,8 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { consoleUsersPath, LOCAL_POOL_PREFIX } from '../functions/adapters/console-users-file';
+import { type Target, TargetError } from '../functions/commands/command';
 import { envName, outputKey, queues, tables } from '../lib/manifest';
 import { applyLocalEnvironment, dataDirFromEnv, readEndpoints } from '../local/environment';
-import { type Target, TargetError } from './command';
 
 /**
  * The CLI's and the console's way to the service (docs/architecture.md section 3): the running local runtime
@@ -42,7 +43,9 @@ export async function localTarget(): Promise<Target> {
     throw new TargetError(`no local runtime is running for DATA_DIR=${dataDir}: start one with \`npm start\`, or pass --stack NAME`);
   }
   applyLocalEnvironment(endpoints);
-  return { baseUrl: endpoints.base_url, control: endpoints.control };
+  // Console users (`user invite|remove|list`) are the sign-in stand-in's store (docs/console.md, "Locally").
+  process.env.CONSOLE_USER_POOL_ID = `${LOCAL_POOL_PREFIX}${consoleUsersPath(dataDir)}`;
+  return { baseUrl: endpoints.base_url, control: endpoints.control, postbackAllowLoopback: endpoints.postback_allow_loopback === true };
 }
 
 /** A deployed stack: physical names from its CloudFormation outputs, credentials from the usual chain. */

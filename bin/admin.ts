@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ADMIN_COMMANDS, type AdminCommand, type ParsedCommand, parseCommand, runParsed, UsageError } from '../admin/commands';
-import { errorAnswer } from '../admin/errors';
 import { resolveTarget, runSchedule } from '../admin/target';
+import { errorAnswer } from '../functions/commands/errors';
 
 /**
  * The admin CLI (docs/architecture.md section 3). Every command prints exactly one JSON object on stdout;

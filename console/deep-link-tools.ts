@@ -1,7 +1,7 @@
-import { TEST_USER_AGENTS } from '../admin/link-commands';
 import { LinkDomainStore } from '../functions/adapters/link-domain-store';
 import { LinkStore } from '../functions/adapters/link-store';
 import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
+import { TEST_USER_AGENTS } from '../functions/commands/link-commands';
 import { answerFirstLaunch, type FirstLaunchAnswer, type FirstLaunchRecord } from '../functions/domain/attribution/first-launch';
 import { type AppLinkSettings, WELL_KNOWN_FILES, type WellKnownPath, wellKnownFile } from '../functions/domain/links/app-links';
 import { type ClickRecord, newClickId } from '../functions/domain/links/click';

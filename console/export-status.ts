@@ -1,9 +1,9 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { type _Object, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parquetMetadataAsync } from 'hyparquet';
-import { appByKey } from '../admin/apps';
-import { type Target, TargetError } from '../admin/command';
 import { ExportCheckpointStore } from '../functions/adapters/export-store';
+import { appByKey } from '../functions/commands/apps';
+import { type Target, TargetError } from '../functions/commands/command';
 import { exportFileKey } from '../functions/domain/raw-data/export-layout';
 import { RAW_TABLE_NAMES, type RawTableName } from '../functions/domain/raw-data/tables';
 import { s3Client } from '../functions/shared/clients/s3';

@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { ADMIN_COMMANDS, runCommand, type Target, TargetError, UsageError } from '../admin/commands';
-import { errorAnswer } from '../admin/errors';
-import { commandLineWording } from '../admin/flags';
 import { targetLookup } from '../admin/target';
+import { errorAnswer } from '../functions/commands/errors';
+import { commandLineWording } from '../functions/commands/flags';
 import { POSTBACK_MACROS } from '../functions/domain/partner-postbacks/template';
 import { bundleConsole, type ConsoleBundle } from './bundle';
 import { appLinkView, tryFirstLaunch } from './deep-link-tools';

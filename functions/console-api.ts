@@ -1,10 +1,10 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
-import { storeLookup } from '../admin/command-scope';
-import { errorAnswer } from '../admin/errors';
-import { commandsFor, consoleRequest, MAX_CONSOLE_BODY_BYTES, memberView, runConsoleCommand } from '../console/console-api';
 import { ChangeLogStore } from './adapters/change-log-store';
+import { storeLookup } from './commands/command-scope';
+import { commandsFor, consoleRequest, MAX_CONSOLE_BODY_BYTES, memberView, runConsoleCommand } from './commands/console-call';
+import { errorAnswer } from './commands/errors';
 import { ServiceError } from './domain/common/errors';
 import { POSTBACK_MACROS } from './domain/partner-postbacks/template';
 import { type Member, memberOfClaims } from './domain/team/members';
@@ -14,11 +14,11 @@ import { logger } from './shared/observability';
 
 /**
  * The deployed console's API (docs/console.md, "The deployed console"; ADR 0007): POST
- * /api/command runs a command of the admin registry for the signed-in member, GET /api/me says
+ * /api/command runs a command of the console's registry (functions/commands/registry.ts) for the signed-in member, GET /api/me says
  * who they are and what they may run. API Gateway's JWT authorizer has verified the token's
  * signature, issuer, audience and expiry against the user pool before this runs; the function
  * checks issuer, audience and token_use again (the claims it reads are the ID token's), then the
- * role and company on every command (console/console-api.ts).
+ * role and company on every command (functions/commands/console-call.ts).
  */
 const issuer = requireEnv('CONSOLE_ISSUER');
 const clientId = requireEnv('CONSOLE_CLIENT_ID');

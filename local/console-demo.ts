@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { consoleUsersPath, LocalUserDirectory } from './console-users';
+import { consoleUsersPath, LocalUserDirectory } from '../functions/adapters/console-users-file';
 
 /**
  * npm start's demo console user (docs/console.md, "Locally"): an admin of the demo company in the

@@ -8,10 +8,9 @@ import { JwtRsaVerifier } from 'aws-jwt-verify';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import { bundleConsole } from '../console/bundle';
 import { consolePage } from '../console/page';
+import { consoleUsersPath, LOCAL_POOL_PREFIX } from '../functions/adapters/console-users-file';
 import type { ConsoleSignIn } from '../lib/function-environment';
 import { normalizeResult } from './api-gateway';
-import { LOCAL_POOL_PREFIX } from './console-pool';
-import { consoleUsersPath } from './console-users';
 import type { StandInSettings } from './sign-in-stand-in';
 
 /**

@@ -2,9 +2,9 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GrantContext, default as Provider } from 'oidc-provider';
+import { consoleUsersPath, LocalUserDirectory } from '../functions/adapters/console-users-file';
 import { CLAIM } from '../functions/domain/team/members';
 import type { TeamUser } from '../functions/domain/team/users';
-import { consoleUsersPath, LocalUserDirectory } from './console-users';
 
 /**
  * The local stand-in of the console's Cognito user pool (docs/console.md, "Locally"; ADR 0007):

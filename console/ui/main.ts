@@ -28,7 +28,7 @@ interface Page {
   render: (root: HTMLElement) => Promise<void>;
 }
 
-/** With sign-in, the pages beyond reading reports and links, by the command each needs (admin/command-roles.ts says who runs it). */
+/** With sign-in, the pages beyond reading reports and links, by the command each needs (functions/commands/command-roles.ts says who runs it). */
 const NEEDS: Readonly<Record<string, string>> = {
   settings: 'server-key list',
   'app-links': 'app update',

@@ -1,14 +1,15 @@
-// The console API's one operation (console/console-api.ts) against the emulators: each role runs
-// what its row of admin/command-roles.ts allows and is refused the rest with the documented 403,
+// The console API's one operation (functions/commands/console-call.ts) against the emulators: each role runs
+// what its row of functions/commands/command-roles.ts allows and is refused the rest with the documented 403,
 // a member of company A reaches nothing of company B, and every change lands in the change log.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { storeLookup } from '../../admin/command-scope';
-import { errorAnswer } from '../../admin/errors';
-import { runConsoleCommand } from '../../console/console-api';
 import { ChangeLogStore } from '../../functions/adapters/change-log-store';
+import { consoleUsersPath, LOCAL_POOL_PREFIX } from '../../functions/adapters/console-users-file';
+import { storeLookup } from '../../functions/commands/command-scope';
+import { runConsoleCommand } from '../../functions/commands/console-call';
+import { errorAnswer } from '../../functions/commands/errors';
 import { DEPLOYMENT_SCOPE } from '../../functions/domain/team/changes';
 import type { CompanyRole, Member } from '../../functions/domain/team/members';
 import { resourceName } from '../../functions/shared/config';
@@ -18,17 +19,18 @@ let stack: LocalStack;
 let a: Tenant;
 let b: Tenant;
 let usersDir: string;
-const previousDataDir = process.env.DATA_DIR;
+const previousPool = process.env.CONSOLE_USER_POOL_ID;
 
 beforeAll(async () => {
   stack = await startLocalStack();
   [a, b] = [await createTenant(), await createTenant()];
-  // The local user store (local/console-users.ts) lives in DATA_DIR, as under `npm start`.
+  // The local user store (functions/adapters/console-users-file.ts), named as the local console API names it.
   usersDir = mkdtempSync(join(tmpdir(), 'console-users-'));
-  process.env.DATA_DIR = usersDir;
+  process.env.CONSOLE_USER_POOL_ID = `${LOCAL_POOL_PREFIX}${consoleUsersPath(usersDir)}`;
 });
 afterAll(async () => {
-  process.env.DATA_DIR = previousDataDir;
+  if (previousPool === undefined) delete process.env.CONSOLE_USER_POOL_ID;
+  else process.env.CONSOLE_USER_POOL_ID = previousPool;
   rmSync(usersDir, { recursive: true, force: true });
   await stack?.stop();
 });

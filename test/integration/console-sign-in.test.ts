@@ -1,7 +1,7 @@
 // The console with sign-in under the local runtime (local/console-site.ts, local/sign-in-stand-in.ts):
 // real ID tokens from the stand-in of the user pool, checked as API Gateway's JWT authorizer checks
 // them, then the console-api function with its own environment and policy; each role gets what its
-// row of admin/command-roles.ts allows and a documented 403 for the rest, a member of company A
+// row of functions/commands/command-roles.ts allows and a documented 403 for the rest, a member of company A
 // reaches nothing of company B, and a change made through the API is in the change log.
 
 import { runAdmin } from '../../bin/admin';

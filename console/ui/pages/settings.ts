@@ -15,7 +15,7 @@ interface ServerKeyRow {
   last_used_ms: number | null;
 }
 
-/** `server-key create --name`'s bounds (admin/tenant-commands.ts). */
+/** `server-key create --name`'s bounds (functions/commands/tenant-commands.ts). */
 const NAME_MAX = 100;
 
 /** Settings, Server Keys (the interface's "Settings, Server Keys, New Key"): create, list, revoke. */

@@ -22,7 +22,7 @@ export interface Invitation {
 
 /**
  * Where console users live: the Cognito user pool in AWS (functions/adapters/cognito-users.ts), a
- * file beside the local runtime's data under `npm start` (local/console-users.ts). Role and company
+ * file beside the local runtime's data under `npm start` (functions/adapters/console-users-file.ts). Role and company
  * are attributes only an administrator sets.
  */
 export interface UserDirectory {

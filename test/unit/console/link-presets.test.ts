@@ -16,7 +16,7 @@ import { CLICK_PARAMS, partnerUrl } from '../../../functions/domain/links/partne
 
 const BASE = 'https://track.example.com';
 
-/** What `link try` does with the preset's flags (admin/link-commands.ts): partnerUrl over click_id and sub1..sub5. */
+/** What `link try` does with the preset's flags (functions/commands/link-commands.ts): partnerUrl over click_id and sub1..sub5. */
 function urlOfTry(linkId: string, preset: LinkPreset): string {
   const flags = presetTryFlags(preset);
   const query = Object.fromEntries(Object.entries(flags).map(([flag, value]) => [flag === 'click-id' ? 'click_id' : flag, value]));

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { statsWindow } from '../../../admin/link-commands';
+import { statsWindow } from '../../../functions/commands/link-commands';
 import type { ClickRecord } from '../../../functions/domain/links/click';
 import { CHANGEABLE, type LinkChanges, LinkConfigError, updatedLinkConfig } from '../../../functions/domain/links/link-config';
 import { slidingWindow } from '../../../functions/domain/links/sliding-window';

@@ -1,3 +1,4 @@
+import { ADMIN_COMMANDS } from '../../../admin/commands';
 import {
   accessOf,
   authorizeCommand,
@@ -6,8 +7,7 @@ import {
   RoleNotAllowedError,
   type ScopeFlag,
   type TargetLookup,
-} from '../../../admin/command-roles';
-import { ADMIN_COMMANDS } from '../../../admin/commands';
+} from '../../../functions/commands/command-roles';
 import { changeRecord, DEPLOYMENT_SCOPE } from '../../../functions/domain/team/changes';
 import { type CompanyRole, type Member, memberOfClaims, NotAMemberError } from '../../../functions/domain/team/members';
 

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import { DEFAULT_REENGAGEMENT_WINDOW_DAYS, MAX_REENGAGEMENT_WINDOW_DAYS } from '../functions/domain/aggregation/reengagement';
-import { changedMaxPull, MAX_APPLICATION, MAX_PLATFORMS, MAX_REPORT_KEY_SECRET } from '../functions/domain/ingest/max-pull';
-import { ANDROID_PACKAGE, APP_LINK_LIMITS, CERT_SHA256, IOS_APP_ID, LINK_DOMAIN } from '../functions/domain/links/app-links';
-import { APP_STORE_ID } from '../functions/domain/skan/postback-match';
-import { MAX_GRACE_DAYS } from '../functions/domain/tenants/signing-keys';
-import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../functions/domain/tenants/tenant';
-import { WEB_ORIGIN_LIMITS, webOriginOf } from '../functions/domain/tenants/web-origins';
-import { resourceName } from '../functions/shared/config';
-import { MAX_REPORT_KEY_SECRET_PREFIX } from '../lib/function-constants';
+import { MAX_REPORT_KEY_SECRET_PREFIX } from '../../lib/function-constants';
+import { SigningSecretStore } from '../adapters/signing-secret-store';
+import { NotFoundError, TenantStore } from '../adapters/tenant-store';
+import { DEFAULT_REENGAGEMENT_WINDOW_DAYS, MAX_REENGAGEMENT_WINDOW_DAYS } from '../domain/aggregation/reengagement';
+import { changedMaxPull, MAX_APPLICATION, MAX_PLATFORMS, MAX_REPORT_KEY_SECRET } from '../domain/ingest/max-pull';
+import { ANDROID_PACKAGE, APP_LINK_LIMITS, CERT_SHA256, IOS_APP_ID, LINK_DOMAIN } from '../domain/links/app-links';
+import { APP_STORE_ID } from '../domain/skan/postback-match';
+import { MAX_GRACE_DAYS } from '../domain/tenants/signing-keys';
+import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../domain/tenants/tenant';
+import { WEB_ORIGIN_LIMITS, webOriginOf } from '../domain/tenants/web-origins';
+import { resourceName } from '../shared/config';
 import { defineCommand, UsageError } from './command';
 import { intFlag, key, name, timeZone, url } from './flags';
 

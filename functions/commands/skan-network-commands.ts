@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import { AD_NETWORK_ID } from '../functions/domain/skan/postback-match';
-import { resourceName } from '../functions/shared/config';
+import { NotFoundError, TenantStore } from '../adapters/tenant-store';
+import { AD_NETWORK_ID } from '../domain/skan/postback-match';
+import { resourceName } from '../shared/config';
 import { appByKey } from './apps';
 import { defineCommand } from './command';
 import { key, partner } from './flags';

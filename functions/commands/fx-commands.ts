@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { FxStore } from '../functions/adapters/fx-store';
-import { FIRST_DAY, isAcceptedDay, LAST_DAY } from '../functions/domain/common/days';
-import { parseRatesFile } from '../functions/domain/fx/rates-file';
-import { resourceName } from '../functions/shared/config';
+import { FxStore } from '../adapters/fx-store';
+import { FIRST_DAY, isAcceptedDay, LAST_DAY } from '../domain/common/days';
+import { parseRatesFile } from '../domain/fx/rates-file';
+import { resourceName } from '../shared/config';
 import { defineCommand, UsageError } from './command';
 
 const day = z.string().refine(isAcceptedDay, { message: `--date must be a calendar day from ${FIRST_DAY} to ${LAST_DAY}, as YYYY-MM-DD` });

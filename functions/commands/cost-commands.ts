@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
-import { CostStore } from '../functions/adapters/cost-store';
-import { FxStore } from '../functions/adapters/fx-store';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import { COST_FIELDS, CostUploadError, convertCostRows, MAX_COST_ROWS, uploadCost } from '../functions/domain/analytics/cost';
-import { resourceName } from '../functions/shared/config';
+import { CostStore } from '../adapters/cost-store';
+import { FxStore } from '../adapters/fx-store';
+import { NotFoundError, TenantStore } from '../adapters/tenant-store';
+import { COST_FIELDS, CostUploadError, convertCostRows, MAX_COST_ROWS, uploadCost } from '../domain/analytics/cost';
+import { resourceName } from '../shared/config';
 import { defineCommand, UsageError } from './command';
 import { intFlag, key } from './flags';
 

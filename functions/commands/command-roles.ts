@@ -1,10 +1,10 @@
-import { ServiceError } from '../functions/domain/common/errors';
-import { type Member, type Role, reaches } from '../functions/domain/team/members';
+import { ServiceError } from '../domain/common/errors';
+import { type Member, type Role, reaches } from '../domain/team/members';
 
 /**
  * Who may run each admin command from the deployed console (docs/console.md, "Roles"), in one
- * place beside the registry (admin/commands.ts): the console API checks it on every command
- * (console/console-api.ts), whatever the page shows. The CLI is not checked: it runs with the
+ * place beside the console's registry (registry.ts): the console API checks it on every command
+ * (console-call.ts), whatever the page shows. The CLI is not checked: it runs with the
  * operator's AWS credentials, an operator's power.
  *
  * - viewer: reports only (and the lists the header needs to pick a company and an app);
@@ -90,7 +90,7 @@ export interface ScopedTarget {
   readonly record: unknown;
 }
 
-/** Looks up the company of a scope flag's value (admin/command-scope.ts reads the tenants and links tables). */
+/** Looks up the company of a scope flag's value (command-scope.ts reads the tenants and links tables). */
 export type TargetLookup = (flag: ScopeFlag, value: string) => Promise<ScopedTarget | undefined>;
 
 /** 403 role_not_allowed: the member's role is below the command's. */

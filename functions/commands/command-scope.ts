@@ -1,10 +1,10 @@
-import { LinkStore } from '../functions/adapters/link-store';
-import { TenantStore } from '../functions/adapters/tenant-store';
-import { resourceName } from '../functions/shared/config';
+import { LinkStore } from '../adapters/link-store';
+import { TenantStore } from '../adapters/tenant-store';
+import { resourceName } from '../shared/config';
 import type { TargetLookup } from './command-roles';
 
 /**
- * The console API's scope look-up (admin/command-roles.ts): the company of what a scope flag
+ * The console API's scope look-up (functions/commands/command-roles.ts): the company of what a scope flag
  * names, read from the tenants and links tables, with the record read as the change log's
  * "before". Secrets in it (none in these items: signing secrets are in their own table) would be
  * dropped by the change record anyway (loggedState).

@@ -1,10 +1,10 @@
-import { LinkDomainFullError, LinkDomainTakenError } from '../functions/adapters/link-domain-store';
-import { AppStoreIdTakenError, NotFoundError } from '../functions/adapters/tenant-store';
-import { ServiceError } from '../functions/domain/common/errors';
-import { FxRatesFileError } from '../functions/domain/fx/rates-file';
-import { LinkConfigError } from '../functions/domain/links/link-config';
-import { PostbackConfigError } from '../functions/domain/partner-postbacks/config';
-import { UserExistsError } from '../functions/domain/team/users';
+import { LinkDomainFullError, LinkDomainTakenError } from '../adapters/link-domain-store';
+import { AppStoreIdTakenError, NotFoundError } from '../adapters/tenant-store';
+import { ServiceError } from '../domain/common/errors';
+import { FxRatesFileError } from '../domain/fx/rates-file';
+import { LinkConfigError } from '../domain/links/link-config';
+import { PostbackConfigError } from '../domain/partner-postbacks/config';
+import { UserExistsError } from '../domain/team/users';
 import { TargetError, UsageError } from './command';
 import { CostImportError } from './cost-commands';
 import { SkanSchemaFileError } from './skan-commands';

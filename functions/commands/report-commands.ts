@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { AggregateStore } from '../functions/adapters/aggregate-store';
-import { PerformanceStore } from '../functions/adapters/performance-store';
-import { SkanReportStore } from '../functions/adapters/skan-report-store';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import { PAGED_FAMILIES } from '../functions/domain/aggregation/day-pages';
-import { answerAppPerformance } from '../functions/domain/analytics/performance-report';
-import { answerAppReport, type ReportAnswer } from '../functions/domain/reports/answer-report';
-import { REPORT_NAMES, type ReportName } from '../functions/domain/reports/reports';
-import { answerAppSkan } from '../functions/domain/skan/skan-report';
-import { appTimeZone } from '../functions/domain/tenants/tenant';
-import { resourceName } from '../functions/shared/config';
+import { AggregateStore } from '../adapters/aggregate-store';
+import { PerformanceStore } from '../adapters/performance-store';
+import { SkanReportStore } from '../adapters/skan-report-store';
+import { NotFoundError, TenantStore } from '../adapters/tenant-store';
+import { PAGED_FAMILIES } from '../domain/aggregation/day-pages';
+import { answerAppPerformance } from '../domain/analytics/performance-report';
+import { answerAppReport, type ReportAnswer } from '../domain/reports/answer-report';
+import { REPORT_NAMES, type ReportName } from '../domain/reports/reports';
+import { answerAppSkan } from '../domain/skan/skan-report';
+import { appTimeZone } from '../domain/tenants/tenant';
+import { resourceName } from '../shared/config';
 import { defineCommand } from './command';
 import { key } from './flags';
 

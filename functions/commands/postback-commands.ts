@@ -1,31 +1,31 @@
 import { z } from 'zod';
-import { resolveHost } from '../functions/adapters/postback-http';
-import { PostbackConfigs, PostbackRecords } from '../functions/adapters/postback-store';
-import { NotFoundError } from '../functions/adapters/tenant-store';
-import { PostbackConfigError, postbackConfig } from '../functions/domain/partner-postbacks/config';
-import { checkDestination, type DestinationPolicy, DestinationRefused } from '../functions/domain/partner-postbacks/destination';
-import { renderTemplate } from '../functions/domain/partner-postbacks/template';
+import { resolveHost } from '../adapters/postback-http';
+import { PostbackConfigs, PostbackRecords } from '../adapters/postback-store';
+import { NotFoundError } from '../adapters/tenant-store';
+import { PostbackConfigError, postbackConfig } from '../domain/partner-postbacks/config';
+import { checkDestination, type DestinationPolicy, DestinationRefused, policyFromEnv } from '../domain/partner-postbacks/destination';
+import { renderTemplate } from '../domain/partner-postbacks/template';
 import {
   DEFAULT_WITHHELD_DAYS,
   DEFAULT_WITHHELD_LISTED,
   MAX_WITHHELD_DAYS,
   MAX_WITHHELD_LISTED,
   withheldForConsent,
-} from '../functions/domain/partner-postbacks/withheld';
-import { resourceName } from '../functions/shared/config';
-import { dataDirFromEnv, readEndpoints } from '../local/environment';
+} from '../domain/partner-postbacks/withheld';
+import { resourceName } from '../shared/config';
 import { appByKey } from './apps';
 import { defineCommand, type Target } from './command';
 import { key, partner } from './flags';
 
 /**
  * A deployed stack never allows loopback; the local runtime does when it was started with
- * POSTBACK_ALLOW_LOOPBACK=1 (it says so in endpoints.json), so a template for a local receiver
- * is accepted there and refused everywhere else.
+ * POSTBACK_ALLOW_LOOPBACK=1 (it says so in endpoints.json, which the local target reads into
+ * Target.postbackAllowLoopback), so a template for a local receiver is accepted there and refused
+ * everywhere else. The console API's function has neither: its bundle defines the switch away.
  */
 function policyOf(target: Target): DestinationPolicy {
   if (target.stack) return { allowLoopback: false };
-  return { allowLoopback: readEndpoints(dataDirFromEnv())?.postback_allow_loopback === true };
+  return target.postbackAllowLoopback === undefined ? policyFromEnv() : { allowLoopback: target.postbackAllowLoopback };
 }
 
 const configs = () => new PostbackConfigs(resourceName.table('postbacks'));

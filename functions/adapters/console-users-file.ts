@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID, scryptSync, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Role } from '../functions/domain/team/members';
-import { type Invitation, type TeamUser, type UserDirectory, UserExistsError } from '../functions/domain/team/users';
+import type { Role } from '../domain/team/members';
+import { type Invitation, type TeamUser, type UserDirectory, UserExistsError } from '../domain/team/users';
 
 /**
  * The local stand-in's user store (docs/console.md, "Locally"): DATA_DIR/console-users.json, read by
@@ -14,6 +14,13 @@ interface StoredUser extends TeamUser {
   readonly passwordHash: string;
   readonly salt: string;
 }
+
+/**
+ * Locally the console's "user pool" is this store: CONSOLE_USER_POOL_ID is this prefix and the
+ * store's path (local/console-site.ts for the console API, admin/target.ts for the CLI), so
+ * `user invite` writes the file the stand-in signs users in from (functions/commands/user-commands.ts).
+ */
+export const LOCAL_POOL_PREFIX = 'local:';
 
 export const consoleUsersPath = (dataDir: string) => join(dataDir, 'console-users.json');
 

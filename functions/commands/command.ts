@@ -32,6 +32,8 @@ export interface Target {
   readonly control?: string;
   /** Deployed stack only: its name. */
   readonly stack?: string;
+  /** Local runtime only: it was started with POSTBACK_ALLOW_LOOPBACK=1 (endpoints.json), so postbacks may go to 127.0.0.1. */
+  readonly postbackAllowLoopback?: boolean;
 }
 
 /** Keeps a command's flag types attached to its execute (the registry itself holds them erased). */

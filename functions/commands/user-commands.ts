@@ -1,28 +1,26 @@
 import { z } from 'zod';
-import { ChangeLogStore } from '../functions/adapters/change-log-store';
-import { CognitoUsers } from '../functions/adapters/cognito-users';
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import { DEPLOYMENT_SCOPE } from '../functions/domain/team/changes';
-import { ROLES } from '../functions/domain/team/members';
-import type { TeamUser, UserDirectory } from '../functions/domain/team/users';
-import { resourceName } from '../functions/shared/config';
-import { LOCAL_POOL_PREFIX } from '../local/console-pool';
-import { consoleUsersPath, LocalUserDirectory } from '../local/console-users';
-import { dataDirFromEnv } from '../local/environment';
-import { defineCommand } from './command';
+import { ChangeLogStore } from '../adapters/change-log-store';
+import { CognitoUsers } from '../adapters/cognito-users';
+import { LOCAL_POOL_PREFIX, LocalUserDirectory } from '../adapters/console-users-file';
+import { NotFoundError, TenantStore } from '../adapters/tenant-store';
+import { DEPLOYMENT_SCOPE } from '../domain/team/changes';
+import { ROLES } from '../domain/team/members';
+import type { TeamUser, UserDirectory } from '../domain/team/users';
+import { resourceName } from '../shared/config';
+import { defineCommand, TargetError } from './command';
 import { intFlag, key } from './flags';
 
 /**
  * Console users and the change log (docs/console.md, "Users and roles"). In AWS the users are the
  * console's Cognito user pool's (CONSOLE_USER_POOL_ID, set by `--stack` and in the console API's
- * function); under `npm start` the local stand-in's store in DATA_DIR.
+ * function); under `npm start` the local stand-in's store in DATA_DIR, which the local target and
+ * the local console API name as `local:<path>` (admin/target.ts, local/console-site.ts).
  */
 export function userDirectory(): UserDirectory {
   const pool = process.env.CONSOLE_USER_POOL_ID;
-  // The local console API's "pool" is the sign-in stand-in's store (local/console-site.ts).
-  if (pool?.startsWith(LOCAL_POOL_PREFIX)) return new LocalUserDirectory(pool.slice(LOCAL_POOL_PREFIX.length));
-  if (pool) return new CognitoUsers(pool);
-  return new LocalUserDirectory(consoleUsersPath(dataDirFromEnv()));
+  if (!pool) throw new TargetError('this target has no console user pool (a stack from before the deployed console?)');
+  if (pool.startsWith(LOCAL_POOL_PREFIX)) return new LocalUserDirectory(pool.slice(LOCAL_POOL_PREFIX.length));
+  return new CognitoUsers(pool);
 }
 
 const email = z

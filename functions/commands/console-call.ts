@@ -1,13 +1,13 @@
-import { accessOf, authorizeCommand, type TargetLookup } from '../admin/command-roles';
-import { ADMIN_COMMANDS, parseCommand, runParsed, type Target } from '../admin/commands';
-import { type ChangeLog, changeRecord } from '../functions/domain/team/changes';
-import { type Member, reaches } from '../functions/domain/team/members';
+import { type ChangeLog, changeRecord } from '../domain/team/changes';
+import { type Member, reaches } from '../domain/team/members';
+import type { Target } from './command';
+import { accessOf, authorizeCommand, type TargetLookup } from './command-roles';
+import { CONSOLE_COMMANDS, parseCommandOf, runParsed } from './registry';
 
 /**
- * The console API's one operation, for the deployed console's function (functions/console-api.ts)
- * and the local console (console/server.ts) alike: a signed-in member runs a command of the
- * registry. In order: the flags are checked (400), the member's role and company are checked
- * against the command (403 role_not_allowed, 403 company_scope: admin/command-roles.ts), the
+ * The console API's one operation (functions/console-api.ts, deployed and under `npm start`): a
+ * signed-in member runs a command of the console's registry (registry.ts). In order: the flags are checked (400), the member's role and company are checked
+ * against the command (403 role_not_allowed, 403 company_scope: command-roles.ts), the
  * command runs, and a command that changes something is written to the change log with the state
  * before and after. A member's `company list` holds their own company alone.
  */
@@ -25,11 +25,11 @@ export interface ConsolePorts {
 }
 
 export async function runConsoleCommand(call: ConsoleCall, ports: ConsolePorts): Promise<object> {
-  const parsed = parseCommand(call.command, call.flags);
+  const parsed = parseCommandOf(CONSOLE_COMMANDS, call.command, call.flags);
   const { access, target, scopeFlag } = await authorizeCommand(call.member, parsed.command.name, call.flags, ports.lookUp);
   const before =
     access.changes && access.before && scopeFlag
-      ? await runParsed(parseCommand(access.before, { [scopeFlag]: call.flags[scopeFlag] }), ports.target)
+      ? await runParsed(parseCommandOf(CONSOLE_COMMANDS, access.before, { [scopeFlag]: call.flags[scopeFlag] }), ports.target)
       : (target?.record ?? null);
   const answer = await runParsed(parsed, ports.target);
   if (access.changes) {
@@ -64,7 +64,7 @@ export function consoleRequest(body: unknown): { command: string; flags: Record<
 
 /** What the page may run, for its menus: the commands the member's role reaches (the API checks each call regardless). */
 export function commandsFor(member: Member): string[] {
-  return ADMIN_COMMANDS.filter((command) => reaches(member, accessOf(command.name).role)).map((command) => command.name);
+  return CONSOLE_COMMANDS.filter((command) => reaches(member, accessOf(command.name).role)).map((command) => command.name);
 }
 
 /** The member as the page shows them. */

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { SkanSchemaStore } from '../functions/adapters/skan-schema-store';
-import { NotFoundError } from '../functions/adapters/tenant-store';
-import { type SkanSchema, validateSkanSchema } from '../functions/domain/skan/schema';
-import { resourceName } from '../functions/shared/config';
+import { SkanSchemaStore } from '../adapters/skan-schema-store';
+import { NotFoundError } from '../adapters/tenant-store';
+import { type SkanSchema, validateSkanSchema } from '../domain/skan/schema';
+import { resourceName } from '../shared/config';
 import { appByKey } from './apps';
 import { defineCommand, UsageError } from './command';
 import { intFlag, key } from './flags';
@@ -67,7 +67,7 @@ export const skanCommands = [
       return { app_id: app.app_id, version: found.version, updated_ms: found.updated_ms, schema: found.schema };
     },
   }),
-  // Ad network ids to partners (docs/ios.md section 2): admin/skan-network-commands.ts.
+  // Ad network ids to partners (docs/ios.md section 2): functions/commands/skan-network-commands.ts.
   ...skanNetworkCommands,
 ];
 

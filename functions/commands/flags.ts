@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { isTimeZone } from '../functions/domain/common/days';
-import { UUID_PATTERN } from '../functions/domain/common/uuid';
+import { isTimeZone } from '../domain/common/days';
+import { UUID_PATTERN } from '../domain/common/uuid';
 
 /**
  * Flag schemas more than one command reads. A message given here is said after the flag's name,

@@ -1,6 +1,6 @@
-import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
-import type { App } from '../functions/domain/tenants/tenant';
-import { resourceName } from '../functions/shared/config';
+import { NotFoundError, TenantStore } from '../adapters/tenant-store';
+import type { App } from '../domain/tenants/tenant';
+import { resourceName } from '../shared/config';
 
 /** The app an `--app-key` names; NotFoundError (a plain message, exit 1) when there is none. */
 export async function appByKey(appKey: string): Promise<App> {
