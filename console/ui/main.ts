@@ -28,13 +28,18 @@ interface Page {
   render: (root: HTMLElement) => Promise<void>;
 }
 
-/** With sign-in, the pages beyond reading reports and links, by the command each needs (functions/commands/command-roles.ts says who runs it). */
+/**
+ * With sign-in, the pages beyond reading reports and links, by the command each needs
+ * (functions/commands/command-roles.ts says who runs it). `sql` and `health` are the operator
+ * console's alone (admin/commands.ts): the console API serves neither, so those pages are left out.
+ */
 const NEEDS: Readonly<Record<string, string>> = {
   settings: 'server-key list',
   'app-links': 'app update',
   postbacks: 'postback list',
   install: 'install show',
   'raw-data': 'sql',
+  health: 'health',
 };
 
 /** In the nav's order; a page is one entry here (the `overview` one, when present, is the landing page). */

@@ -59,8 +59,9 @@ export const COMMAND_ROLES: Readonly<Record<string, CommandAccess>> = {
   'postback list': read('admin'),
   'postback delete': change('admin', 'postback list'),
   'postback log': read('admin'),
+  // Withheld for consent: counts and the newest, each naming its install (as postback log does).
+  'postback withheld': read('admin'),
   'export run': read('admin'),
-  sql: read('admin'),
   'cost import': change('marketer'),
   'fx set': change('operator'),
   'fx show': read('viewer'),

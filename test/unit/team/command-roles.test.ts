@@ -8,6 +8,7 @@ import {
   type ScopeFlag,
   type TargetLookup,
 } from '../../../functions/commands/command-roles';
+import { CONSOLE_COMMANDS } from '../../../functions/commands/registry';
 import { changeRecord, DEPLOYMENT_SCOPE } from '../../../functions/domain/team/changes';
 import { type CompanyRole, type Member, memberOfClaims, NotAMemberError } from '../../../functions/domain/team/members';
 
@@ -48,8 +49,14 @@ const allowed: Record<CompanyRole | 'operator', readonly (keyof typeof classes)[
 };
 
 describe('the console role table', () => {
-  it('names every command of the registry and no other', () => {
-    expect(Object.keys(COMMAND_ROLES).sort()).toEqual(ADMIN_COMMANDS.map((c) => c.name).sort());
+  it('names every command the console serves and no other', () => {
+    expect(Object.keys(COMMAND_ROLES).sort()).toEqual(CONSOLE_COMMANDS.map((c) => c.name).sort());
+  });
+
+  it("leaves the operator's own commands (sql on DuckDB, health on the alarms) to the CLI, which runs every console command too", () => {
+    const cli = ADMIN_COMMANDS.map((c) => c.name);
+    expect(cli.filter((name) => !COMMAND_ROLES[name]).sort()).toEqual(['health', 'sql']);
+    for (const command of CONSOLE_COMMANDS) expect(ADMIN_COMMANDS).toContain(command);
   });
 
   it('keeps a command missing from the table to operators, as a change', () => {
@@ -57,7 +64,7 @@ describe('the console role table', () => {
   });
 
   it('names as a change read only commands of the registry', () => {
-    const names = new Set(ADMIN_COMMANDS.map((c) => c.name));
+    const names = new Set(CONSOLE_COMMANDS.map((c) => c.name));
     for (const access of Object.values(COMMAND_ROLES)) if (access.before) expect(names.has(access.before)).toBe(true);
   });
 
