@@ -1,5 +1,6 @@
 import type { AdminCommand, Target } from '../functions/commands/command';
 import { CONSOLE_COMMANDS, type ParsedCommand, parseCommandOf, registry, runParsed } from '../functions/commands/registry';
+import { exportCommands } from './export-commands';
 import { healthCommands } from './health-commands';
 import { sqlCommands } from './sql-commands';
 
@@ -12,9 +13,15 @@ export { type ParsedCommand, runParsed } from '../functions/commands/registry';
  * subcommand), `console/server.ts` from the operator console's requests, and both check their
  * flags with parseCommand and run them with runParsed. They are the deployed console's commands
  * (functions/commands/registry.ts) and the operator's own, which stay off the console API's
- * bundle: `sql` runs DuckDB on this machine, `health` reads the deployment's alarms and queues.
+ * function: `export run` writes the export bucket (the hourly export's work, on demand), `sql`
+ * runs DuckDB on this machine, `health` reads the deployment's alarms and queues.
  */
-export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([...CONSOLE_COMMANDS, ...sqlCommands, ...healthCommands]);
+export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
+  ...CONSOLE_COMMANDS,
+  ...exportCommands,
+  ...sqlCommands,
+  ...healthCommands,
+]);
 
 export function parseCommand(name: string, rawFlags: Readonly<Record<string, unknown>>): ParsedCommand {
   return parseCommandOf(ADMIN_COMMANDS, name, rawFlags);

@@ -825,8 +825,9 @@ export const functions = {
     description:
       "The deployed console's API (docs/console.md): runs the admin command registry for a signed-in member, role and company checked on every command.",
     // No route on the service's API: its own HTTP API with a JWT authorizer on the console's user
-    // pool calls it (lib/constructs/console-site.ts, ADR 0007). Its grants are what the commands a
-    // company admin or an operator runs from the console touch, as the admin CLI's credentials would.
+    // pool calls it (lib/constructs/console-site.ts, ADR 0007). Its grants are what the console's
+    // commands (functions/commands/registry.ts) touch: an admin's apps and keys write the tenants
+    // table and read signing secrets (ADR 0007, "Grants"); `export run` and `sql` are the CLI's, so no exports grant.
     tables: {
       tenants: 'readwrite_delete',
       signing_secrets: 'readwrite',
@@ -841,7 +842,6 @@ export const functions = {
       changes: 'readwrite',
     },
     bucket: 'read',
-    exports: 'readwrite',
     consoleUsers: 'admin',
     timeoutSeconds: 29,
     memoryMb: 1024,

@@ -30,8 +30,8 @@ interface Page {
 
 /**
  * With sign-in, the pages beyond reading reports and links, by the command each needs
- * (functions/commands/command-roles.ts says who runs it). `sql` and `health` are the operator
- * console's alone (admin/commands.ts): the console API serves neither, so those pages are left out.
+ * (functions/commands/command-roles.ts says who runs it). `sql`, `export run` and `health` are the
+ * operator console's alone (admin/commands.ts): the console API serves none of them, so those pages are left out.
  */
 const NEEDS: Readonly<Record<string, string>> = {
   settings: 'server-key list',

@@ -61,7 +61,6 @@ export const COMMAND_ROLES: Readonly<Record<string, CommandAccess>> = {
   'postback log': read('admin'),
   // Withheld for consent: counts and the newest, each naming its install (as postback log does).
   'postback withheld': read('admin'),
-  'export run': read('admin'),
   'cost import': change('marketer'),
   'fx set': change('operator'),
   'fx show': read('viewer'),

@@ -1,6 +1,5 @@
 import { type AdminCommand, type Target, UsageError } from './command';
 import { costCommands } from './cost-commands';
-import { exportCommands } from './export-commands';
 import { flagWording } from './flags';
 import { fxCommands } from './fx-commands';
 import { installCommands } from './install-commands';
@@ -15,7 +14,8 @@ import { userCommands } from './user-commands';
  * The commands the deployed console's API serves (functions/console-api.ts, ADR 0007), each with a
  * role in command-roles.ts. They are bundled into a Lambda function, so nothing here may reach the
  * manifest's text, DuckDB or the local runtime (test/stack/bundled-functions.test.ts). The admin
- * CLI and the operator's console run these and the operator's own (`sql`, `health`: admin/commands.ts).
+ * CLI and the operator's console run these and the operator's own (`export run`, `sql`, `health`:
+ * admin/commands.ts), which the console's function has neither the grants nor the time for.
  */
 export const CONSOLE_COMMANDS: readonly AdminCommand[] = registry([
   ...tenantCommands,
@@ -23,7 +23,6 @@ export const CONSOLE_COMMANDS: readonly AdminCommand[] = registry([
   ...reportCommands,
   ...installCommands,
   ...postbackCommands,
-  ...exportCommands,
   ...costCommands,
   ...fxCommands,
   ...skanCommands,

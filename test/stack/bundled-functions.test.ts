@@ -73,12 +73,19 @@ function lambdaOf(name: string): Resource {
 
 /**
  * A template value as a deployed function would see it: references become plausible strings, the
- * origin secret's the ARN of the local Secrets Manager's. A value CloudFormation would resolve from
- * a secret is none of these, and fails here.
+ * origin secret's the ARN of the local Secrets Manager's, and a join (the console's issuer, a URL of
+ * the region and a user pool) the join of its parts. A value CloudFormation would resolve from a
+ * secret is none of these, and fails here.
  */
 function resolved(variable: string, value: unknown): string {
   if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (join) return join[1].map((part) => resolved(variable, part)).join(join[0]);
+  const attribute = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+  if (attribute) return `${attribute[0].toLowerCase()}-${attribute[1].toLowerCase()}.example`;
   const ref = (value as { Ref?: string }).Ref;
+  if (ref === 'AWS::Region') return 'us-east-1';
+  if (ref === 'AWS::URLSuffix') return 'amazonaws.com';
   if (ref && variable === envName.originVerifySecretArn()) return originSecretArn;
   if (ref && variable.endsWith('_URL')) return `https://sqs.us-east-1.amazonaws.com/000000000000/${ref}`;
   if (ref) return `${ref.toLowerCase()}-physical-name`;

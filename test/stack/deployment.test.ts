@@ -134,7 +134,14 @@ describe('the default stack', () => {
   });
 
   it('authorizes every route with the origin authorizer on x-origin-verify, whose answers API Gateway keeps per value', () => {
-    const authorizers = ofType(resources, 'AWS::ApiGatewayV2::Authorizer');
+    // Two authorizers on purpose: the service API's origin authorizer, and the console API's JWT
+    // authorizer on its own HTTP API (ADR 0007; test/stack/console-site.test.ts checks that one).
+    const consoleApi = logicalId(service.stack.console.httpApi);
+    const ofConsole = ([, resource]: [string, { Properties: { ApiId?: unknown } }]) =>
+      JSON.stringify(resource.Properties.ApiId) === JSON.stringify({ Ref: consoleApi });
+    const allAuthorizers = ofType(resources, 'AWS::ApiGatewayV2::Authorizer');
+    expect(allAuthorizers.filter(ofConsole).map(([, a]) => a.Properties.AuthorizerType)).toEqual(['JWT']);
+    const authorizers = allAuthorizers.filter((entry) => !ofConsole(entry));
     expect(authorizers).toHaveLength(1);
     const [[authorizerId, authorizer]] = authorizers;
     const spec = functions['origin-authorizer'];
@@ -147,7 +154,7 @@ describe('the default stack', () => {
     });
     const authorizerFunction = logicalId(service.stack.functions.get('origin-authorizer')!);
     expect(JSON.stringify(authorizer.Properties.AuthorizerUri)).toContain(authorizerFunction);
-    const routes = ofType(resources, 'AWS::ApiGatewayV2::Route');
+    const routes = ofType(resources, 'AWS::ApiGatewayV2::Route').filter((entry) => !ofConsole(entry));
     const routeKeys = Object.values(functions).flatMap((f: FunctionSpec) => f.routes ?? []);
     expect(routes.map(([, route]) => route.Properties.RouteKey).sort()).toEqual([...routeKeys].sort());
     for (const [, route] of routes) {

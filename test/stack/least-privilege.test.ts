@@ -201,12 +201,14 @@ describe('the health functions', () => {
 describe('signing secrets, audit objects and the origin secret', () => {
   const signatureVerifiers = ['ingest', 'privacy-request', 'sdk-skan-schema', 'sdk-attribution'];
 
-  it('lets only the functions that verify signatures read signing secrets, which no tenant item holds any more', () => {
+  it('lets only the functions that verify signatures, and the console API, read signing secrets, which no tenant item holds any more', () => {
     const secretsTable = logicalId(service.stack.stores.tables.signing_secrets);
     const readers = [...statementsByRole()]
       .filter(([, statements]) => can(actionsOn(statements, secretsTable), 'dynamodb:GetItem'))
       .map(([role]) => role);
-    expect(readers.sort()).toEqual(signatureVerifiers.map(roleOf).sort());
+    // The intended exception (ADR 0007, "Commands and grants"): an admin creates an app, shows its
+    // signing secret and rotates it from the console (app create, app show, app rotate-signing-secret).
+    expect(readers.sort()).toEqual([...signatureVerifiers, 'console-api'].map(roleOf).sort());
   });
 
   it.each([...healthFunctions, ...reportFunctions, 'aggregator'])('gives %s no read of a signing secret', (name) => {

@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { exportApps, exportPorts } from '../adapters/export-store';
-import { LedgerLaneReader } from '../adapters/stream-reader';
-import { type ExportApp, type ExportSummary, runExport } from '../domain/raw-data/export';
-import { isExportHour } from '../domain/raw-data/export-layout';
-import { type LaneOpening, STREAM_SETTLE_MS, watermarkOf } from '../domain/raw-data/watermark';
-import { resourceName } from '../shared/config';
-import { appByKey } from './apps';
-import { defineCommand } from './command';
-import { key } from './flags';
+import { exportApps, exportPorts } from '../functions/adapters/export-store';
+import { LedgerLaneReader } from '../functions/adapters/stream-reader';
+import { appByKey } from '../functions/commands/apps';
+import { defineCommand } from '../functions/commands/command';
+import { key } from '../functions/commands/flags';
+import { type ExportApp, type ExportSummary, runExport } from '../functions/domain/raw-data/export';
+import { isExportHour } from '../functions/domain/raw-data/export-layout';
+import { type LaneOpening, STREAM_SETTLE_MS, watermarkOf } from '../functions/domain/raw-data/watermark';
+import { resourceName } from '../functions/shared/config';
 
 /**
  * How long `export run` waits for the stream to be final up to the moment it was started: the
