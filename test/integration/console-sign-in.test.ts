@@ -87,6 +87,18 @@ describe('the console API under npm start, with tokens from the sign-in stand-in
     expect((body.companies as { company_id: string }[]).map((company) => company.company_id)).toEqual([a.company.company_id]);
   });
 
+  it("leaves the CLI's own commands out: an admin's sql, export run and health answer 400 unknown command", async () => {
+    const me = await api('/api/me', tokens.get('admin'));
+    expect(me.body.commands).toEqual(expect.arrayContaining(['app create', 'postback withheld']));
+    for (const command of ['sql', 'export run', 'health']) {
+      expect(me.body.commands).not.toContain(command);
+      expect(await run('admin', command, { 'app-key': a.app.app_key })).toEqual({
+        status: 400,
+        body: { error: `unknown command: ${command}` },
+      });
+    }
+  });
+
   it('records who made a link, and an invitation from the console signs in with its one-time password', async () => {
     const link = await run('admin', 'link create', { 'app-key': a.app.app_key, partner: 'meta', campaign: 'spring' });
     expect(link.status).toBe(200);
