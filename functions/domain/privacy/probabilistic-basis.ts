@@ -4,7 +4,8 @@ import { type Consent, decodeTcf, PURPOSE_DEVICE_ACCESS, PURPOSE_MEASURE_ADS, ty
  * The lawful basis an app documents for probabilistic matching (matching an install to a click by
  * address and platform, docs/privacy.md, "Probabilistic matching"), set with `admin app update
  * --probabilistic-basis`. It narrows the app's `--probabilistic` switch, never widens it:
- * - `legitimate_interest`: matched whenever the switch is on (the behaviour before the setting);
+ * - `legitimate_interest`: matched whenever the switch is on (the behaviour before the setting),
+ *   unless the install's consent says `measurement: false` (an objection);
  * - `consent`: matched only when the install's consent allows it (probabilisticConsented);
  * - `off`: never matched probabilistically, whatever the switch says.
  */
@@ -39,8 +40,8 @@ export function probabilisticConsented(
   if (!consent || consent.measurement === false) return false;
   if (consent.gdpr_applies === true) {
     if (consent.tcf_string === undefined) return consent.measurement === true;
-    const tcf = decode(consent.tcf_string);
-    return tcf !== undefined && tcf.purposeConsents.has(PURPOSE_DEVICE_ACCESS) && tcf.purposeConsents.has(PURPOSE_MEASURE_ADS);
+    const purposes = decode(consent.tcf_string)?.purposeConsents;
+    return purposes !== undefined && purposes.has(PURPOSE_DEVICE_ACCESS) && purposes.has(PURPOSE_MEASURE_ADS);
   }
   return consent.ad_user_data !== false;
 }
@@ -56,5 +57,7 @@ export function probabilisticAllowed(
 ): boolean {
   if (!app.probabilistic) return false;
   const basis = probabilisticBasisOf(app);
-  return basis === 'legitimate_interest' || (basis === 'consent' && probabilisticConsented(consent));
+  // A user who withdrew measurement has objected: legitimate interest yields to it (GDPR art. 21).
+  if (basis === 'legitimate_interest') return consent?.measurement !== false;
+  return basis === 'consent' && probabilisticConsented(consent);
 }
