@@ -40,8 +40,9 @@ export function probabilisticConsented(
   if (!consent || consent.measurement === false) return false;
   if (consent.gdpr_applies === true) {
     if (consent.tcf_string === undefined) return consent.measurement === true;
-    const purposes = decode(consent.tcf_string)?.purposeConsents;
-    return purposes !== undefined && purposes.has(PURPOSE_DEVICE_ACCESS) && purposes.has(PURPOSE_MEASURE_ADS);
+    const tcf = decode(consent.tcf_string);
+    if (!tcf) return false;
+    return tcf.purposeConsents.has(PURPOSE_DEVICE_ACCESS) && tcf.purposeConsents.has(PURPOSE_MEASURE_ADS);
   }
   return consent.ad_user_data !== false;
 }
