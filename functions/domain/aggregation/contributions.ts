@@ -20,6 +20,7 @@ import { CONSENT_SK, type ConsentRecord, latestConsent } from '../privacy/consen
 import { type ProbabilisticBasis, probabilisticAllowed } from '../privacy/probabilistic-basis';
 import {
   IMPRESSION_MEMBERS,
+  REFUND_MEMBERS,
   type StreamAttribution,
   type StreamInstall,
   type StreamLine,
@@ -94,6 +95,8 @@ export interface AcceptedEvent extends RefundFacts {
     readonly eventId?: string;
     /** An ad_revenue event's impression as sent (docs/raw-data.md). */
     readonly adRevenue?: Record<string, unknown>;
+    /** A refund event's refund as sent (docs/raw-data.md). */
+    readonly refund?: Record<string, unknown>;
   };
 }
 
@@ -105,8 +108,9 @@ export interface AcceptedEvent extends RefundFacts {
  */
 export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
 
-const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
+/** The named members of an object as sent, those absent left out: what the stream keeps of an impression or a refund. */
+const membersOf = (value: Record<string, unknown>, names: readonly string[]): Record<string, unknown> =>
+  Object.fromEntries(names.filter((name) => value[name] !== undefined).map((name) => [name, value[name]]));
 
 function claimIdOf(eventName: string, eventId: string, adRevenue: unknown): string {
   if (eventName !== AD_REVENUE_EVENT || !isPlainObject(adRevenue) || typeof adRevenue.impression_id !== 'string') return eventId;
@@ -159,7 +163,10 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
         properties: isPlainObject(properties) ? (properties as Record<string, unknown>) : null,
-        ...(claimId === event_id ? {} : { eventId: event_id, adRevenue: impressionOf(ad_revenue as Record<string, unknown>) }),
+        ...(claimId === event_id
+          ? {}
+          : { eventId: event_id, adRevenue: membersOf(ad_revenue as Record<string, unknown>, IMPRESSION_MEMBERS) }),
+        ...(event_name === REFUND_EVENT && isPlainObject(event.refund) ? { refund: membersOf(event.refund, REFUND_MEMBERS) } : {}),
       },
     });
   }
@@ -435,6 +442,8 @@ class InstallRun {
           null,
         attribution: attribution ?? null,
         ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
+        ...(event.raw.refund ? { refund: event.raw.refund } : {}),
+        ...(event.transactionId === undefined ? {} : { transaction_id: event.transactionId }),
         consent: streamConsent(latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid))),
       },
       ...(install ? { install } : {}),
