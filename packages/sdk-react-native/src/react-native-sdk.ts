@@ -1,4 +1,6 @@
 import {
+  AD_REVENUE_EVENT,
+  type AdRevenueImpression,
   type ConsentDetails,
   type Diagnostics,
   type FirstLaunchAnswer,
@@ -133,6 +135,11 @@ export class ReactNativeAttribution {
   /** Tracks an event: on the device, with its event_id, when the promise resolves (docs/sdk.md). */
   track(name: string, options?: TrackOptions): Promise<string | undefined> {
     return this.core.track(name, options);
+  }
+
+  /** Tracks one ad impression's revenue, as the mediation SDK reports it (docs/sdk.md, "Ad revenue"). */
+  trackAdRevenue(impression: AdRevenueImpression): Promise<string | undefined> {
+    return this.core.track(AD_REVENUE_EVENT, { adRevenue: impression });
   }
 
   /** Tracks a purchase refunded, in part or whole: a `refund` event naming the purchase (docs/sdk.md, "Refunds"). */

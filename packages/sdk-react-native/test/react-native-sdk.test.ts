@@ -158,6 +158,39 @@ describe('purchases and their refunds', () => {
   });
 });
 
+describe('ad revenue', () => {
+  it('tracks an impression as an ad_revenue event carrying it as sent', async () => {
+    const phone = new Phone();
+    const app = await phone.launch();
+    const impression = {
+      source: 'applovin_max',
+      network: 'AppLovin',
+      format: 'rewarded',
+      placement: 'level_end',
+      revenue: 0.0123,
+      currency: 'USD',
+      precision: 'exact',
+      impressionId: 'imp-1',
+    } as const;
+    const id = await app.trackAdRevenue(impression);
+    await phone.world.advance(MINUTE);
+    expect(phone.stored('ad_revenue')).toMatchObject([
+      {
+        event_id: id,
+        ad_revenue: {
+          source: 'applovin_max',
+          network: 'AppLovin',
+          format: 'rewarded',
+          revenue: 0.0123,
+          currency: 'USD',
+          impression_id: 'imp-1',
+        },
+      },
+    ]);
+    app.stop();
+  });
+});
+
 describe('the Play install referrer', () => {
   it('reaches the first-launch call and the install event, in ms', async () => {
     const phone = new Phone();
