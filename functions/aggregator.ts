@@ -13,7 +13,13 @@ import { delayMessage } from './adapters/message-queue';
 import { PostbackConfigs, PostbackRecords } from './adapters/postback-store';
 import { TenantStore } from './adapters/tenant-store';
 import { withAnswers } from './domain/adservices/token';
-import { type AggregationPorts, aggregateDeliveries, type DeliveryOutcome, isRetried } from './domain/aggregation/aggregate';
+import {
+  type AggregationPorts,
+  type AppSwitches,
+  aggregateDeliveries,
+  type DeliveryOutcome,
+  isRetried,
+} from './domain/aggregation/aggregate';
 import { type EventClaim, installPk, SK } from './domain/aggregation/install-state';
 import { LanePicker } from './domain/aggregation/lanes';
 import { LANES } from './domain/aggregation/lease';
@@ -40,10 +46,10 @@ const tenants = new TenantStore(resourceName.table('tenants'));
 const audit = new AuditReader(resourceName.bucket());
 const adServicesAnswers = new AdServicesAnswerStore(resourceName.bucket());
 /**
- * An app's probabilistic switch and time zone change rarely; five minutes of staleness is harmless
+ * An app's probabilistic switch, its basis, its MAX pull and its time zone change rarely; five minutes of staleness is harmless
  * (a zone change applies to data aggregated after it, docs/reports.md).
  */
-const apps = new TtlCache<{ probabilistic: boolean; time_zone: string; reengagement_window_days?: number } | undefined>(5 * 60_000, 10_000);
+const apps = new TtlCache<AppSwitches | undefined>(5 * 60_000, 10_000);
 /** A link's app, partner and campaign, for deep_link_opens: a change applies within a minute, to opens counted after it. */
 const linkFacts = new TtlCache<LinkFacts | undefined>(60_000, 10_000);
 const reengagementLookups: ReengagementLookups = {
@@ -83,6 +89,8 @@ export const ports: AggregationPorts = {
       return (
         app && {
           probabilistic: app.probabilistic,
+          ...(app.probabilistic_basis === undefined ? {} : { probabilistic_basis: app.probabilistic_basis }),
+          ...(app.max_pull?.on ? { max_pull: true } : {}),
           time_zone: appTimeZone(app),
           ...(app.reengagement_window_days === undefined ? {} : { reengagement_window_days: app.reengagement_window_days }),
         }

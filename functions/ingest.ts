@@ -45,6 +45,8 @@ const ports: TakeBatchPorts = {
 export async function ingest(event: HttpEvent): Promise<HttpResult> {
   const receivedMs = Date.now();
   const { app, company, raw, jsonText, body } = await readEventRequest(event, tenants);
+  // Read once: the address is parsed and normalised on each read.
+  const viewer = viewerOf(event);
   const taken = await takeBatch(ports, {
     companyId: company.company_id,
     appId: app.app_id,
@@ -52,8 +54,8 @@ export async function ingest(event: HttpEvent): Promise<HttpResult> {
     raw,
     body,
     jsonText,
-    clientIp: viewerOf(event).ip,
-    country: viewerOf(event).country,
+    clientIp: viewer.ip,
+    country: viewer.country,
     sdkVersion: header(event, SDK_VERSION_HEADER),
     receivedMs,
   });

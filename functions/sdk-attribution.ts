@@ -13,6 +13,7 @@ import {
   parseInstallQuery,
 } from './domain/attribution/first-launch';
 import { authenticate } from './domain/ingest/event-auth';
+import { probabilisticAllowed } from './domain/privacy/probabilistic-basis';
 import type { App, Company } from './domain/tenants/tenant';
 import { resourceName } from './shared/config';
 import { corsAnswers } from './shared/cors';
@@ -55,7 +56,9 @@ export async function sdkAttribution(event: HttpEvent): Promise<HttpResult> {
   const request = parseFirstLaunch(body);
   const answer = await answerFirstLaunch(ports, {
     appId: app.app_id,
-    probabilistic: app.probabilistic,
+    // The request carries no consent: under the `consent` basis a first launch is never matched
+    // probabilistically (docs/privacy.md, "Probabilistic matching").
+    probabilistic: probabilisticAllowed(app, undefined),
     clientIp: viewerOf(event).ip,
     receivedMs,
     request,

@@ -17,7 +17,7 @@ import type { DynamoInstallStore } from './install-store';
  * store and recorded decisions it recomputes the rows from, and the rows the aggregator keeps.
  */
 export function rebuildSource(
-  app: Pick<App, 'app_id' | 'company_id' | 'probabilistic' | 'time_zone' | 'reengagement_window_days'>,
+  app: Pick<App, 'app_id' | 'company_id' | 'probabilistic' | 'probabilistic_basis' | 'max_pull' | 'time_zone' | 'reengagement_window_days'>,
   stores: {
     audit: AuditObjects;
     installs: DynamoInstallStore;
@@ -31,6 +31,8 @@ export function rebuildSource(
     appId: app.app_id,
     companyId: app.company_id,
     probabilistic: app.probabilistic,
+    ...(app.probabilistic_basis === undefined ? {} : { probabilisticBasis: app.probabilistic_basis }),
+    ...(app.max_pull?.on ? { maxPull: true } : {}),
     timeZone: appTimeZone(app),
     ...(app.reengagement_window_days === undefined ? {} : { reengagementWindowDays: app.reengagement_window_days }),
     // Audit objects are named by UTC receive day, then company and app (functions/domain/audit/keys.ts),

@@ -1,15 +1,16 @@
 import { z } from 'zod';
-import { MAX_REPORT_KEY_SECRET_PREFIX } from '../../lib/function-constants';
 import { SigningSecretStore } from '../adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../adapters/tenant-store';
 import { DEFAULT_REENGAGEMENT_WINDOW_DAYS, MAX_REENGAGEMENT_WINDOW_DAYS } from '../domain/aggregation/reengagement';
 import { changedMaxPull, MAX_APPLICATION, MAX_PLATFORMS, MAX_REPORT_KEY_SECRET } from '../domain/ingest/max-pull';
 import { ANDROID_PACKAGE, APP_LINK_LIMITS, CERT_SHA256, IOS_APP_ID, LINK_DOMAIN } from '../domain/links/app-links';
+import { PROBABILISTIC_BASES, probabilisticBasisOf } from '../domain/privacy/probabilistic-basis';
 import { APP_STORE_ID } from '../domain/skan/postback-match';
 import { MAX_GRACE_DAYS } from '../domain/tenants/signing-keys';
-import { appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../domain/tenants/tenant';
+import { type App, appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../domain/tenants/tenant';
 import { WEB_ORIGIN_LIMITS, webOriginOf } from '../domain/tenants/web-origins';
 import { resourceName } from '../shared/config';
+import { MAX_REPORT_KEY_SECRET_PREFIX } from '../../lib/function-constants';
 import { defineCommand, UsageError } from './command';
 import { intFlag, key, name, timeZone, url } from './flags';
 
@@ -71,6 +72,9 @@ const webOrigins = commaList(
   WEB_ORIGIN_LIMITS.perApp,
   (value) => webOriginOf(value) ?? value,
 );
+
+/** An app as the operator reads it: the settings that have a default shown with it (an app made before them has none stored). */
+const appSettings = <A extends App>(app: A): A => ({ ...app, time_zone: appTimeZone(app), probabilistic_basis: probabilisticBasisOf(app) });
 
 /** The operator's tenant store: with the signing secrets, which `app create` writes and `app show` prints. */
 const tenants = () => new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets')));
@@ -155,6 +159,8 @@ export const tenantCommands = [
       '           [--ios-app-id TEAMID.bundle.id] [--android-package P] [--android-cert-sha256 AA:BB:..,..] [--link-domain D,..]\n' +
       '           [--web-origin https://shop.example.com,..]   (pages that may call the SDK routes, docs/sdk.md; at most 20)\n' +
       '           [--probabilistic on|off]   (matching by address and platform: first launches within 30 s, installs counted within 5 min)\n' +
+      '           [--probabilistic-basis consent|legitimate_interest|off]   (its documented basis, default legitimate_interest: consent\n' +
+      '                                             matches only installs whose consent allows it; off never matches, docs/privacy.md)\n' +
       `           [--reengagement-window-days N]   (0 to ${MAX_REENGAGEMENT_WINDOW_DAYS}, default ${DEFAULT_REENGAGEMENT_WINDOW_DAYS}: days a re-engaged install's revenue\n` +
       "                                             counts for the link's partner in the performance report; 0 turns that off, docs/deep-links.md)\n" +
       `           [--max-pull on|off] [--max-report-key-secret ${MAX_REPORT_KEY_SECRET_PREFIX}NAME] [--max-application ID] [--max-platform android|fireos|ios]\n` +
@@ -173,6 +179,7 @@ export const tenantCommands = [
       ...appLinkFlags,
       'web-origin': webOrigins.optional(),
       probabilistic: z.enum(['on', 'off']).optional(),
+      'probabilistic-basis': z.enum(PROBABILISTIC_BASES).optional(),
       'reengagement-window-days': z.coerce
         .number()
         .int('must be a whole number of days')
@@ -213,10 +220,11 @@ export const tenantCommands = [
         web_url: f['web-url'],
         time_zone: f['time-zone'],
         probabilistic: f.probabilistic === undefined ? undefined : f.probabilistic === 'on',
+        probabilistic_basis: f['probabilistic-basis'],
         reengagement_window_days: f['reengagement-window-days'],
       });
       if (!app) throw new NotFoundError('app');
-      return { ...app, time_zone: appTimeZone(app) };
+      return appSettings(app);
     },
   }),
   defineCommand({
@@ -228,7 +236,7 @@ export const tenantCommands = [
       const company = await store.companyByKey(f['company-key']);
       if (!company) throw new NotFoundError('company');
       // Apps carry no signing secret: only `app show` reads it.
-      return { company_id: company.company_id, apps: await store.appsOfCompany(company.company_id) };
+      return { company_id: company.company_id, apps: (await store.appsOfCompany(company.company_id)).map(appSettings) };
     },
   }),
   defineCommand({
@@ -238,7 +246,7 @@ export const tenantCommands = [
     async execute(f) {
       const app = await tenants().appWithSecret(f['app-key']);
       if (!app) throw new NotFoundError('app');
-      return { ...app, time_zone: appTimeZone(app) };
+      return appSettings(app);
     },
   }),
   defineCommand({

@@ -12,7 +12,7 @@ const at = (path) => join(here, path);
 // The core's and the web SDK's private members, named only inside the script-tag bundle (mangled
 // there to short names, which keeps it inside its budget): no JSON, storage key, API or dependency uses them.
 const PRIVATE_MEMBERS =
-  /^(serial|measuring|sendSoon|withEvent|startSession|scheduleInterval|nextBatch|attempt|settle|scheduleRetry|cancelRetry|cancelInterval|firstLaunch|mergeQueued|mergeTimer|startLeading|stopLeading|readLanding|onVisibility|onHide|hiding|leadership|merging|retryAt|failures|sending|choices|choose)$/;
+  /^(serial|measuring|sendSoon|withEvent|startSession|scheduleInterval|nextBatch|attempt|settle|scheduleRetry|cancelRetry|cancelInterval|firstLaunch|mergeQueued|mergeTimer|startLeading|stopLeading|readLanding|onVisibility|onHide|hiding|leadership|merging|retryAt|failures|sending|choices|choose|settings|chain|background|generation|sequence)$/;
 const common = { bundle: true, target: 'es2020', platform: 'browser', logLevel: 'warning' };
 
 // --script-tag-only: dist/attribution.js alone, for the browser test and the bench (no core build needed).

@@ -223,6 +223,30 @@ describe('POST and GET /sdk/v1/attribution', () => {
     expect(await update('off')).toMatchObject({ probabilistic: false });
   }, 60_000);
 
+  it('never matches by address under `--probabilistic-basis consent` (a first launch carries no consent), and refuses another basis', async () => {
+    // A new app, set before any request: no key cache holds it as it was.
+    const other = await createTenant();
+    const update = (...flags: string[]) => runAdmin(['app', 'update', '--app-key', other.app.app_key, ...flags]);
+    await expect(update('--probabilistic-basis', 'maybe')).rejects.toThrow(/--probabilistic-basis/);
+    expect(await runAdmin(['app', 'show', '--app-key', other.app.app_key])).toMatchObject({ probabilistic_basis: 'legitimate_interest' });
+    expect(await update('--probabilistic', 'on', '--probabilistic-basis', 'consent')).toMatchObject({
+      probabilistic: true,
+      probabilistic_basis: 'consent',
+    });
+    const link = (await new LinkStore(resourceName.table('links')).create(other.app, { partner: 'tiktok' })).link_id;
+    const clicked = await fetch(`${stack.baseUrl}/l/${link}`, {
+      redirect: 'manual',
+      headers: { 'user-agent': MOBILE.chromeAndroid, 'x-forwarded-for': IP },
+    });
+    expect(clicked.status).toBe(302);
+    expect((await post(firstLaunch(randomUUID()), other)).body).toEqual({
+      status: 'not_found',
+      reason: 'no_click_named',
+      attribution: null,
+      deep_link: null,
+    });
+  });
+
   it('answers not_found with the reason when the app did not switch probabilistic matching on', async () => {
     await clickAsAndroid();
     expect((await post(firstLaunch(randomUUID()))).body).toEqual({

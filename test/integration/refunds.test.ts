@@ -28,7 +28,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function report(path: string) {
+/** A GET of the API with the server key, its answer held to OpenAPI. */
+async function answer(path: string): Promise<Record<string, unknown>> {
   const response = await fetch(`${stack.baseUrl}${path}`, { headers: { authorization: `Bearer ${tenant.serverKey}` } });
   const text = await response.text();
   const answer = {
@@ -39,8 +40,10 @@ async function report(path: string) {
     text,
   };
   expect({ status: answer.status, problems: problemsOf(api, answer) }).toEqual({ status: 200, problems: [] });
-  return (JSON.parse(text) as { rows: Record<string, unknown>[] }).rows;
+  return JSON.parse(text) as Record<string, unknown>;
 }
+
+const report = async (path: string) => (await answer(path)).rows as Record<string, unknown>[];
 
 describe('refunds, end to end', () => {
   it('nets a purchase refunded once, twice sent and over-asked, in the performance report and leaves the revenue report alone', async () => {
@@ -115,6 +118,27 @@ describe('refunds, end to end', () => {
     expect(await report(`/api/v1/reports/revenue?${window}`)).toEqual([
       { day: installDay, partner: 'organic', purchases: 1, revenue_usd: 9.99, arppu_usd: 9.99 },
     ]);
+    // The stream serves each refund once with its refund as sent, and the purchase with its transaction id.
+    let streamed: Record<string, unknown>[] = [];
+    await waitFor(
+      async () => {
+        streamed = (await answer('/api/v1/stream/events?limit=1000')).events as Record<string, unknown>[];
+        return streamed.some((line) => line.event_id === 'r-2');
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(streamed.find((line) => line.event_id === 'p-1')).toMatchObject({ transaction_id: 'GPA.3372-4150-9088-12345' });
+    expect(
+      streamed
+        .filter((line) => line.event_name === 'refund')
+        .map(({ event_id, revenue_usd, refund }) => ({ event_id, revenue_usd, refund })),
+    ).toEqual(
+      expect.arrayContaining([
+        { event_id: 'r-1', revenue_usd: 4, refund: { transaction_id: 'GPA.3372-4150-9088-12345', revenue: 4, currency: 'USD' } },
+        { event_id: 'r-2', revenue_usd: 8, refund: { purchase_event_id: 'p-1', revenue: 8, currency: 'USD' } },
+      ]),
+    );
+    expect(streamed.filter((line) => line.event_name === 'refund')).toHaveLength(2);
     // The events report counts each refund once, with the dollars it asked back.
     const events = await report(`/api/v1/reports/events?${window}`);
     expect(events.find((row) => row.event_name === 'refund')).toEqual({

@@ -6,6 +6,7 @@ import { pool } from '../common/pool';
 import { capMeteredKey } from '../ingest/cap';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { type ConsentRecord, latestConsents } from '../privacy/consent';
+import type { ProbabilisticBasis } from '../privacy/probabilistic-basis';
 import { keepIncluded, STREAM_OPEN_SLACK_MS, type StreamLine, type StreamObjects, streamKey } from '../raw-data/stream-objects';
 import {
   type AcceptedEvent,
@@ -54,6 +55,19 @@ import { type RowStore, rowKeyOf } from './rows';
  * DynamoDB emulator has no transactions, and none are needed.
  */
 
+/**
+ * What the aggregator reads of an app: probabilistic matching and its basis (absent:
+ * legitimate_interest), whether its MAX pull is on (absent: off), the IANA time zone of its report
+ * days (UTC when absent) and its re-engagement window.
+ */
+export interface AppSwitches {
+  readonly probabilistic: boolean;
+  readonly probabilistic_basis?: ProbabilisticBasis;
+  readonly max_pull?: boolean;
+  readonly time_zone?: string;
+  readonly reengagement_window_days?: number;
+}
+
 export interface AggregationPorts extends ContributionPorts {
   readonly ledger: AggregationLedger;
   readonly rows: RowStore;
@@ -63,10 +77,8 @@ export interface AggregationPorts extends ContributionPorts {
   readonly stream?: StreamObjects;
   /** The audit object's lines; PoisonMessageError when it is missing or unreadable. */
   readAudit(message: AggregationMessage): Promise<readonly AuditLine[]>;
-  /** The app's switches: probabilistic matching, and the IANA time zone of its report days (UTC when absent). */
-  app(
-    appId: string,
-  ): Promise<{ readonly probabilistic: boolean; readonly time_zone?: string; readonly reengagement_window_days?: number } | undefined>;
+  /** The app's switches (AppSwitches). */
+  app(appId: string): Promise<AppSwitches | undefined>;
   /**
    * Makes and queues the partner postbacks the object's decisions owe (functions/domain/partner-postbacks),
    * before its journal is saved: a crash in between gives the same intents again on redelivery,
@@ -563,6 +575,8 @@ function orderKeys(lines: readonly AuditLine[]): string[] {
 
 interface Opened extends Parsed {
   readonly probabilistic: boolean;
+  readonly probabilisticBasis?: ProbabilisticBasis;
+  readonly maxPull?: boolean;
   readonly timeZone: string;
   readonly reengagementWindowDays?: number;
   readonly lines: readonly AuditLine[];
@@ -577,6 +591,8 @@ async function open(ports: AggregationPorts, object: Parsed): Promise<Opened | D
     return {
       ...object,
       probabilistic: app.probabilistic,
+      ...(app.probabilistic_basis === undefined ? {} : { probabilisticBasis: app.probabilistic_basis }),
+      ...(app.max_pull ? { maxPull: true } : {}),
       timeZone: app.time_zone ?? UTC,
       ...(app.reengagement_window_days === undefined ? {} : { reengagementWindowDays: app.reengagement_window_days }),
       lines: await ports.readAudit(message),
@@ -608,6 +624,8 @@ async function journal(ports: AggregationPorts, opened: Opened): Promise<Taken |
       appId: message.app_id,
       companyId: message.company_id,
       probabilistic: opened.probabilistic,
+      ...(opened.probabilisticBasis === undefined ? {} : { probabilisticBasis: opened.probabilisticBasis }),
+      ...(opened.maxPull ? { maxPull: true } : {}),
       timeZone: opened.timeZone,
       ...(opened.reengagementWindowDays === undefined ? {} : { reengagementWindowDays: opened.reengagementWindowDays }),
       token,

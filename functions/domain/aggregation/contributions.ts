@@ -13,11 +13,14 @@ import { DAY_MS, localDayOf, UTC } from '../common/days';
 import { isPlainObject } from '../common/json';
 import { pool } from '../common/pool';
 import { AD_REVENUE_EVENT, INSTALL_EVENT, REFUND_EVENT } from '../ingest/event-validation';
+import { PULLED_IMPRESSION_ID } from '../ingest/max-pull';
 import type { Platform } from '../links/platform';
 import type { PostbackIntent } from '../partner-postbacks/trigger';
 import { CONSENT_SK, type ConsentRecord, latestConsent } from '../privacy/consent';
+import { type ProbabilisticBasis, probabilisticAllowed } from '../privacy/probabilistic-basis';
 import {
   IMPRESSION_MEMBERS,
+  REFUND_MEMBERS,
   type StreamAttribution,
   type StreamInstall,
   type StreamLine,
@@ -92,6 +95,8 @@ export interface AcceptedEvent extends RefundFacts {
     readonly eventId?: string;
     /** An ad_revenue event's impression as sent (docs/raw-data.md). */
     readonly adRevenue?: Record<string, unknown>;
+    /** A refund event's refund as sent (docs/raw-data.md). */
+    readonly refund?: Record<string, unknown>;
   };
 }
 
@@ -103,8 +108,9 @@ export interface AcceptedEvent extends RefundFacts {
  */
 export const impressionClaimId = (impressionId: string): string => `ad#${impressionId}`;
 
-const impressionOf = (adRevenue: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(IMPRESSION_MEMBERS.filter((name) => adRevenue[name] !== undefined).map((name) => [name, adRevenue[name]]));
+/** The named members of an object as sent, those absent left out: what the stream keeps of an impression or a refund. */
+const membersOf = (value: Record<string, unknown>, names: readonly string[]): Record<string, unknown> =>
+  Object.fromEntries(names.filter((name) => value[name] !== undefined).map((name) => [name, value[name]]));
 
 function claimIdOf(eventName: string, eventId: string, adRevenue: unknown): string {
   if (eventName !== AD_REVENUE_EVENT || !isPlainObject(adRevenue) || typeof adRevenue.impression_id !== 'string') return eventId;
@@ -157,7 +163,10 @@ export function acceptedEvents(lines: readonly AuditLine[], timeZone: string = U
         receivedMs: line.received_ms,
         revenueUsd: typeof revenue_usd === 'number' ? revenue_usd : null,
         properties: isPlainObject(properties) ? (properties as Record<string, unknown>) : null,
-        ...(claimId === event_id ? {} : { eventId: event_id, adRevenue: impressionOf(ad_revenue as Record<string, unknown>) }),
+        ...(claimId === event_id
+          ? {}
+          : { eventId: event_id, adRevenue: membersOf(ad_revenue as Record<string, unknown>, IMPRESSION_MEMBERS) }),
+        ...(event_name === REFUND_EVENT && isPlainObject(event.refund) ? { refund: membersOf(event.refund, REFUND_MEMBERS) } : {}),
       },
     });
   }
@@ -188,6 +197,13 @@ export interface AuditObjectContext {
   /** The app's company, from the queue message (ingestion knew it from the company key). */
   readonly companyId: string;
   readonly probabilistic: boolean;
+  /** The app's basis of probabilistic matching (docs/privacy.md, "Probabilistic matching"); absent: legitimate_interest. */
+  readonly probabilisticBasis?: ProbabilisticBasis;
+  /**
+   * The app's MAX pull is on: the pull is the source of truth for `applovin_max` impressions, and
+   * those the app sends itself are superseded (docs/ad-revenue.md, "Source of truth").
+   */
+  readonly maxPull?: boolean;
   /** The app's IANA time zone (docs/analytics.md): report days are its local days. UTC when absent. */
   readonly timeZone?: string;
   /** The app's re-engagement window in days (`admin app update --reengagement-window-days`; 0: off); the default when absent. */
@@ -336,6 +352,7 @@ class InstallRun {
 
     const taken = new Set(own.ids ?? []);
     const withheld = new Set(own.withheld ?? []);
+    const superseded = new Set(own.superseded ?? []);
     let member = own.head ?? undefined;
     /** The install event whose following events have no recorded install yet. */
     let after: string | undefined;
@@ -349,6 +366,12 @@ class InstallRun {
       if (after !== undefined) {
         member = await this.afterInstall(own, after);
         after = undefined;
+      }
+      if (superseded.has(event.eventId)) {
+        // Received and streamed as sent, counted as an event with no dollars: the pulled row counts it.
+        this.count({ ...event, revenueMicros: 0 });
+        await this.streamLine(event, member && (await this.attributionOf(member)));
+        continue;
       }
       this.count(event);
       // Without an install the event is one of the item's held events (ownHeld applies those).
@@ -371,6 +394,23 @@ class InstallRun {
       (record): record is ConsentRecord => record !== undefined && record.ts_ms <= event.tsMs,
     );
     return latestConsent(...before)?.measurement === false;
+  }
+
+  /**
+   * Whether the event is an `applovin_max` impression the app sent itself (SDK or server to
+   * server) while the app's MAX pull is on: the pull is the source of truth for those, so counting
+   * it too would count the impression twice (docs/ad-revenue.md, "Source of truth"). A pulled row
+   * is known by its impression id. Asked only when the object's claim item is written, which
+   * records the answer (`superseded`).
+   */
+  private supersededByPull(event: AcceptedEvent): boolean {
+    const impression = event.raw?.adRevenue;
+    return (
+      this.context.maxPull === true &&
+      event.name === AD_REVENUE_EVENT &&
+      impression?.source === 'applovin_max' &&
+      !(typeof impression.impression_id === 'string' && PULLED_IMPRESSION_ID.test(impression.impression_id))
+    );
   }
 
   /** The event's line in the stream, when the stream is collected. */
@@ -402,6 +442,8 @@ class InstallRun {
           null,
         attribution: attribution ?? null,
         ...(event.raw.adRevenue ? { ad_revenue: event.raw.adRevenue } : {}),
+        ...(event.raw.refund ? { refund: event.raw.refund } : {}),
+        ...(event.transactionId === undefined ? {} : { transaction_id: event.transactionId }),
         consent: streamConsent(latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid))),
       },
       ...(install ? { install } : {}),
@@ -457,6 +499,7 @@ class InstallRun {
       const taken: AcceptedEvent[] = [];
       const installs: string[] = [];
       const withheld: string[] = [];
+      const superseded: string[] = [];
       const waiting: HeldEvent[] = [];
       for (const event of events) {
         if (claimed.has(event.eventId)) continue;
@@ -465,6 +508,8 @@ class InstallRun {
         taken.push(event);
         if (event.name === INSTALL_EVENT) installs.push(event.eventId);
         else if (this.withheldByConsent(event)) withheld.push(event.eventId);
+        // Never held either: nothing of it is applied to an install.
+        else if (this.supersededByPull(event)) superseded.push(event.eventId);
         else if (installs.length === 0 && !this.head) waiting.push([event.name, event.tsMs, event.revenueMicros]);
       }
       const seq = log.reduce((max, item) => Math.max(max, claimSeqOf(item.sk)), 0) + 1;
@@ -478,6 +523,7 @@ class InstallRun {
         head: this.head ? memberOf(this.head) : null,
         ...(installs.length > 0 ? { installs } : {}),
         ...(withheld.length > 0 ? { withheld } : {}),
+        ...(superseded.length > 0 ? { superseded } : {}),
         ...(waiting.length > 0 ? { held: waiting } : {}),
         ...(opens.length > 0 ? { opens } : {}),
         ...moneyOf(taken),
@@ -556,7 +602,7 @@ class InstallRun {
   }
 
   private async install(event: AcceptedEvent, ownItem: ObjectClaims): Promise<void> {
-    const { token, appId, companyId, probabilistic } = this.context;
+    const { token, appId, companyId, probabilistic, probabilisticBasis } = this.context;
     const previous = this.head;
     // The `first` mark alone decides which install of the uuid is not a reinstall, never the head:
     // an object that died after claiming the mark finds on redelivery the head of another batch's
@@ -568,7 +614,13 @@ class InstallRun {
     const decision = await this.ports.decide({
       appId,
       companyId,
-      probabilistic,
+      // Under the `consent` basis, as the install's latest consent known now allows (the one its
+      // stream line shows); the decision is recorded on the e# claim, first wins, so a redelivery
+      // or a rebuild keeps it whatever consent arrives later (docs/privacy.md, "Probabilistic matching").
+      probabilistic: probabilisticAllowed(
+        { probabilistic, ...(probabilisticBasis === undefined ? {} : { probabilistic_basis: probabilisticBasis }) },
+        latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid)),
+      ),
       installUuid: this.installUuid,
       eventId: event.eventId,
       tsMs: event.tsMs,

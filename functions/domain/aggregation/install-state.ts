@@ -88,6 +88,14 @@ export interface ObjectClaims {
    * a redelivery, so every delivery of the object withholds the same events.
    */
   withheld?: string[];
+  /**
+   * Those of the ids that are `applovin_max` impressions the app sent itself while its MAX pull
+   * was on (docs/ad-revenue.md, "Source of truth"): counted as events, with no dollars, and in no
+   * ad revenue, retention or postback, the pulled rows counting them. Decided when the item is
+   * written, as `withheld` is, so every delivery of the object decides the same whatever the
+   * setting says by then.
+   */
+  superseded?: string[];
   /** The install the object's events before its first install event count against, as read when the item was written; null: held. */
   head: MemberRef | null;
   /** Held events (no install was known), for the install that applies them. */

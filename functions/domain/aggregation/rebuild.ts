@@ -1,6 +1,7 @@
 import type { AttributionDecision, InstallFacts } from '../attribution/decision';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, dayOf, UTC } from '../common/days';
+import type { ProbabilisticBasis } from '../privacy/probabilistic-basis';
 import { aggregateDeliveries } from './aggregate';
 import type { OpenToResolve } from './contributions';
 import type { InstallStore } from './install-state';
@@ -21,6 +22,13 @@ export interface RebuildSource {
   readonly appId: string;
   readonly companyId: string;
   readonly probabilistic: boolean;
+  /** The app's basis of probabilistic matching (legitimate_interest when absent). */
+  readonly probabilisticBasis?: ProbabilisticBasis;
+  /**
+   * Whether the app's MAX pull is on: the rebuild decides which SDK-sent applovin_max impressions
+   * the pull supersedes by the setting it is run with, as it applies the current time zone.
+   */
+  readonly maxPull?: boolean;
   /** The app's IANA time zone: the rows are rebuilt on its local days (UTC when absent). */
   readonly timeZone?: string;
   /** The app's re-engagement window in days (the default when absent). */
@@ -71,6 +79,8 @@ export async function rebuildRows(source: RebuildSource, fromDay: string, toDay:
     ledger,
     app: async () => ({
       probabilistic: source.probabilistic,
+      ...(source.probabilisticBasis === undefined ? {} : { probabilistic_basis: source.probabilisticBasis }),
+      ...(source.maxPull ? { max_pull: true } : {}),
       time_zone: source.timeZone ?? UTC,
       ...(source.reengagementWindowDays === undefined ? {} : { reengagement_window_days: source.reengagementWindowDays }),
     }),

@@ -214,6 +214,12 @@ function timestampMs(text: string): number | undefined {
 }
 
 /**
+ * A pulled row's impression_id (reportRows): what tells the aggregator a pulled `applovin_max`
+ * impression from one the app sent itself, which the pull supersedes (docs/ad-revenue.md, "Source of truth").
+ */
+export const PULLED_IMPRESSION_ID = /^max\.[0-9a-f]{40}\.[1-9][0-9]*$/;
+
+/**
  * The report's rows for `appId`'s `day`. A row's impression_id is `max.` and a SHA-256 of the app,
  * the day and the row's cells (40 hex), then `.n` for the n-th row with the same cells: the same
  * report pulled again gives the same ids, so a re-run of a day counts nothing twice, and two

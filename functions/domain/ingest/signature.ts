@@ -26,6 +26,7 @@ export function isValidSignature(signingSecret: string, body: Uint8Array, signat
   return timingSafeEqual(mac(signingSecret, body), Buffer.from(signature, 'hex'));
 }
 
+/** A string key is taken as its UTF-8 bytes (Node's rule), with no Buffer made for it per request. */
 function mac(signingSecret: string, body: Uint8Array): Buffer {
-  return createHmac('sha256', Buffer.from(signingSecret, 'utf8')).update(body).digest();
+  return createHmac('sha256', signingSecret).update(body).digest();
 }

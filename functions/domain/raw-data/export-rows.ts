@@ -52,6 +52,8 @@ export function eventRow({ event }: StreamLine): ExportRow {
     install_event_id: attribution?.install_event_id ?? null,
     ...adRevenueColumns(event.ad_revenue),
     ...consentColumns(event.consent),
+    transaction_id: text(event.transaction_id),
+    ...refundColumns(event.refund),
   };
 }
 
@@ -69,6 +71,16 @@ function adRevenueColumns(ad: Record<string, unknown> | undefined): ExportRow {
     impression_id: text(ad?.impression_id),
     ad_revenue: typeof ad?.revenue === 'number' ? ad.revenue : null,
     ad_currency: text(ad?.currency),
+  };
+}
+
+/** A refund event's refund as columns; every one null on other events. */
+function refundColumns(refund: Record<string, unknown> | undefined): ExportRow {
+  return {
+    refund_purchase_event_id: text(refund?.purchase_event_id),
+    refund_transaction_id: text(refund?.transaction_id),
+    refund_revenue: typeof refund?.revenue === 'number' ? refund.revenue : null,
+    refund_currency: text(refund?.currency),
   };
 }
 

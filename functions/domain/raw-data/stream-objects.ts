@@ -47,6 +47,10 @@ export interface StreamEvent {
   readonly attribution: StreamAttribution | null;
   /** An ad_revenue event's impression as sent (docs/ingestion.md, "Ad revenue"); absent on every other event. */
   readonly ad_revenue?: Record<string, unknown>;
+  /** A refund event's refund as sent (docs/ingestion.md, "Refunds"); absent on every other event. */
+  readonly refund?: Record<string, unknown>;
+  /** The store transaction id a purchase carried, which a refund may name; absent when it carried none. */
+  readonly transaction_id?: string;
   /**
    * The install's latest consent the service knew when it counted the event (docs/privacy.md,
    * "Consent"): null when none was known. Absent on lines written before consent was streamed.
@@ -97,6 +101,9 @@ export const IMPRESSION_MEMBERS = [
   'precision',
   'impression_id',
 ];
+
+/** The members of a refund the stream and the export carry (validateEvent checked each); no other member an SDK sent. */
+export const REFUND_MEMBERS = ['purchase_event_id', 'transaction_id', 'revenue', 'currency'];
 
 /** On the line of an install event the apply counted: the whole decision, for the installs export. */
 export interface StreamInstall {

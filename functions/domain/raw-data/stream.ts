@@ -1,7 +1,14 @@
 import { ServiceError } from '../common/errors';
 import { appOfKey, type ServerKeys } from '../reports/answer-report';
 import { isTimeBound, isTimeMs, limitOf, reportError } from '../reports/report-query';
-import { applyOfStreamName, IMPRESSION_MEMBERS, type StreamAttribution, type StreamConsent, type StreamEvent } from './stream-objects';
+import {
+  applyOfStreamName,
+  IMPRESSION_MEMBERS,
+  REFUND_MEMBERS,
+  type StreamAttribution,
+  type StreamConsent,
+  type StreamEvent,
+} from './stream-objects';
 import { type LedgerLanes, STREAM_SETTLE_MS, watermarkOf } from './watermark';
 
 /**
@@ -435,6 +442,10 @@ function picked(stored: unknown, fields: readonly string[]): Record<string, unkn
   return served;
 }
 
+/** The members of a picked object that have a value; undefined for no object. */
+const present = (served: Record<string, unknown> | null): Record<string, unknown> | undefined =>
+  served ? Object.fromEntries(Object.entries(served).filter(([, value]) => value !== null)) : undefined;
+
 /**
  * The event as served: the `event` of a stream line, with exactly the documented fields, in their
  * order. The aggregator writes nothing else there, and taking the fields by name keeps it so: a
@@ -445,8 +456,12 @@ export function streamEventOf(stored: Record<string, unknown>): StreamEvent {
   for (const field of EVENT_FIELDS) event[field] = stored[field] ?? null;
   event.attribution = picked(stored.attribution, ATTRIBUTION_FIELDS);
   event.consent = picked(stored.consent, CONSENT_FIELDS);
-  // An ad_revenue event's impression, its known members only; absent on every other event.
-  const impression = picked(stored.ad_revenue, IMPRESSION_MEMBERS);
-  if (impression) event.ad_revenue = Object.fromEntries(Object.entries(impression).filter(([, value]) => value !== null));
+  // An ad_revenue event's impression and a refund event's refund, their known members only, and a
+  // purchase's transaction id; each absent on every other event.
+  const impression = present(picked(stored.ad_revenue, IMPRESSION_MEMBERS));
+  if (impression) event.ad_revenue = impression;
+  const refund = present(picked(stored.refund, REFUND_MEMBERS));
+  if (refund) event.refund = refund;
+  if (typeof stored.transaction_id === 'string') event.transaction_id = stored.transaction_id;
   return event as unknown as StreamEvent;
 }

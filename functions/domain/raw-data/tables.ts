@@ -108,6 +108,17 @@ export const RAW_TABLES: Readonly<Record<RawTableName, RawTable>> = {
       d('ad_revenue', 'ad_revenue events: the impression revenue in ad_currency, as sent (revenue_usd holds it in US dollars).'),
       s('ad_currency', 'ad_revenue events: the ISO 4217 code of ad_revenue.'),
       ...CONSENT,
+      s('transaction_id', 'The store transaction id the event (a purchase) carried, which a refund may name; null when absent.'),
+      s(
+        'refund_purchase_event_id',
+        'refund events: the event_id of the refunded purchase, as sent (it wins over refund_transaction_id); null when absent and on other events.',
+      ),
+      s('refund_transaction_id', 'refund events: the transaction_id of the refunded purchase, as sent; null when absent.'),
+      d(
+        'refund_revenue',
+        'refund events: the amount asked back in refund_currency, as sent (revenue_usd holds it in US dollars; the performance report counts at most what the purchase has left).',
+      ),
+      s('refund_currency', 'refund events: the ISO 4217 code of refund_revenue.'),
     ],
   },
   installs: {

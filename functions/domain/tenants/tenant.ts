@@ -7,6 +7,7 @@
 
 import { UTC } from '../common/days';
 import type { AppLinkSettings } from '../links/app-links';
+import type { ProbabilisticBasis } from '../privacy/probabilistic-basis';
 
 /** Free plan: 10,000 accepted events per calendar month (UTC) unless --monthly-cap says otherwise. */
 export const FREE_PLAN_MONTHLY_CAP = 10_000;
@@ -42,6 +43,11 @@ export interface App extends AppDestinations, AppLinkSettings {
   company_key: string;
   name: string;
   probabilistic: boolean;
+  /**
+   * The documented basis of probabilistic matching (docs/privacy.md, "Probabilistic matching"):
+   * `consent` matches only installs whose consent allows it, `off` none; absent: legitimate_interest.
+   */
+  probabilistic_basis?: ProbabilisticBasis;
   lookback_days: number;
   /**
    * The IANA time zone whose calendar days the app's reports count in (docs/analytics.md, "Time
@@ -80,7 +86,7 @@ export interface MaxPullSettings {
   platform: 'android' | 'fireos' | 'ios';
 }
 
-/** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins, probabilistic matching, the re-engagement window and the link settings. */
+/** What `app update` may change: the name, the store URLs, the time zone, the App Store id, the web origins, probabilistic matching and its basis, the re-engagement window and the link settings. */
 export type AppChanges = Partial<
   Pick<
     App,
@@ -92,6 +98,7 @@ export type AppChanges = Partial<
     | 'app_store_id'
     | 'web_origins'
     | 'probabilistic'
+    | 'probabilistic_basis'
     | 'reengagement_window_days'
     | 'max_pull'
   >

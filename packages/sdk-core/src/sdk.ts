@@ -81,6 +81,12 @@ export interface TrackOptions {
   readonly revenue?: number;
   readonly currency?: string;
   readonly params?: Readonly<Record<string, string | number | boolean | null>>;
+  /**
+   * A purchase's store transaction id (App Store transactionId, Google Play orderId), sent as
+   * `transaction_id` so that a refund may name it. One the service would refuse (not 1 to 128
+   * printable ASCII characters) is left out, the purchase still tracked.
+   */
+  readonly transactionId?: string;
   /** An ad impression's revenue: only on the `ad_revenue` event, which trackAdRevenue tracks. */
   readonly adRevenue?: AdRevenueImpression;
   /** A purchase refunded: only on the `refund` event, which trackRefund tracks. */
@@ -619,6 +625,8 @@ function fieldsOf(options: TrackOptions): Record<string, unknown> {
     else fields.revenue_usd = options.revenue;
   }
   if (options.params) fields.properties = { ...options.params };
+  const transactionId = options.transactionId;
+  if (typeof transactionId === 'string' && /^[!-~]{1,128}$/.test(transactionId)) fields.transaction_id = transactionId;
   if (options.adRevenue) fields.ad_revenue = snakeCase(options.adRevenue);
   if (options.refund) fields.refund = snakeCase(options.refund);
   return fields;
@@ -632,37 +640,34 @@ const snakeCase = (value: object): Record<string, unknown> =>
       .map(([name, member]) => [name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), member]),
   );
 
-function resultsOf(text: string): Extract<Outcome, { kind: 'answered' }>['results'] | undefined {
+/** An answer's body as JSON; undefined when it is none (one parse for the three readers below, and fewer bytes in the web build). */
+function jsonOf(text: string): Record<string, unknown> | undefined {
   try {
-    const body = JSON.parse(text) as { results?: unknown };
-    return Array.isArray(body.results) ? (body.results as Extract<Outcome, { kind: 'answered' }>['results']) : undefined;
+    return JSON.parse(text) ?? undefined;
   } catch {
     return undefined;
   }
+}
+
+function resultsOf(text: string): Extract<Outcome, { kind: 'answered' }>['results'] | undefined {
+  const results = jsonOf(text)?.results;
+  return Array.isArray(results) ? (results as Extract<Outcome, { kind: 'answered' }>['results']) : undefined;
 }
 
 function errorOf(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: unknown };
-    return typeof body.error === 'string' ? body.error : 'no error code';
-  } catch {
-    return 'no error code';
-  }
+  const error = jsonOf(text)?.error;
+  return typeof error === 'string' ? error : 'no error code';
 }
 
 function answerOf(text: string): FirstLaunchAnswer | undefined {
-  try {
-    const body = JSON.parse(text) as Partial<FirstLaunchAnswer>;
-    if (body.status !== 'found' && body.status !== 'not_found') return undefined;
-    return {
-      status: body.status,
-      attribution: body.attribution ?? null,
-      deep_link: body.deep_link ?? null,
-      ...(body.reason && { reason: body.reason }),
-    };
-  } catch {
-    return undefined;
-  }
+  const body = jsonOf(text) as Partial<FirstLaunchAnswer> | undefined;
+  if (body?.status !== 'found' && body?.status !== 'not_found') return undefined;
+  return {
+    status: body.status,
+    attribution: body.attribution ?? null,
+    deep_link: body.deep_link ?? null,
+    ...(body.reason && { reason: body.reason }),
+  };
 }
 
 /** The link id (`/l/{link_id}`) and click id (`click_id` query parameter) a link URL carries, if any. */

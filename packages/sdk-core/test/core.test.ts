@@ -1,4 +1,5 @@
 import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { backoffMs, linkOf, type RejectedEvent, Sdk, type SdkConfig, STATE_KEY, trackRefund } from '../src';
 import { CREDENTIALS, World } from './world';
 
@@ -135,6 +136,31 @@ describe('events tracked elsewhere', () => {
 });
 
 describe('money events', () => {
+  it("sends a purchase's transaction id when the service would take it, and the purchase without it otherwise", async () => {
+    // Printable ASCII around its ends, the bounds around 128, and anything else (spaces, controls, emoji).
+    const printable = fc.string({ unit: fc.constantFrom('!', '~', 'G', '.', ' ', '\u007f', '\t', 'é'), maxLength: 8 });
+    const ids = fc.oneof(
+      printable,
+      fc.integer({ min: 126, max: 130 }).map((n) => 'A'.repeat(n)),
+      fc.string({ unit: 'binary', maxLength: 20 }),
+    );
+    // The oracle, as docs/ingestion.md words the rule: 1 to 128 characters, each from ! (0x21) to ~ (0x7E).
+    const takes = (id: string) =>
+      id.length >= 1 && id.length <= 128 && [...id].every((c) => c.charCodeAt(0) >= 0x21 && c.charCodeAt(0) <= 0x7e);
+    await fc.assert(
+      fc.asyncProperty(ids, async (id) => {
+        const { world, sdk } = await started();
+        await sdk.track('purchase', { revenue: 1.5, transactionId: id });
+        await world.advance(30_000);
+        const purchase = world.stored.find((event) => event.event_name === 'purchase') as Record<string, unknown> | undefined;
+        sdk.stop();
+        expect(purchase?.revenue_usd).toBe(1.5);
+        expect(purchase?.transaction_id).toBe(takes(id) ? id : undefined);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('sends a refund and an ad impression with their members as the interface names them, none left undefined', async () => {
     const { world, sdk } = await started();
     const purchase = await sdk.track('purchase', { revenue: 4.99, currency: 'EUR' });

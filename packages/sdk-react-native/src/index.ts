@@ -2,7 +2,7 @@ import AsyncStorage from '@react-native-async-storage/async-storage';
 import { AppState, Linking, Platform } from 'react-native';
 import { ReactNativeAttribution, type ReactNativeConfig, type ReactNativeModules } from './react-native-sdk.js';
 
-export type { ConsentDetails, Diagnostics, FirstLaunchAnswer, RejectedEvent, TrackOptions } from '@attribution/sdk-core';
+export type { ConsentDetails, Diagnostics, FirstLaunchAnswer, PurchaseRefund, RejectedEvent, TrackOptions } from '@attribution/sdk-core';
 export type { DeepLink } from './deep-link.js';
 export { useAttribution, useDeepLink } from './hooks.js';
 export type { AppStateModule, AsyncStorageModule, FetchLike, LinkingModule, PlayInstallReferrerModule } from './modules.js';

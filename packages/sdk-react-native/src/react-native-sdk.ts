@@ -1,13 +1,17 @@
 import {
+  AD_REVENUE_EVENT,
+  type AdRevenueImpression,
   type ConsentDetails,
   type Diagnostics,
   type FirstLaunchAnswer,
   type InstallSignals,
   linkOf,
+  type PurchaseRefund,
   type SchedulerPort,
   Sdk,
   type SdkConfig,
   type TrackOptions,
+  trackRefund,
 } from '@attribution/sdk-core';
 import { asyncStoragePort, fetchNetwork, playInstallReferrer, realScheduler, secureUuid, within } from './adapters.js';
 import { type DeepLink, deepLinkFieldsOf, MAX_LINK_URL_CHARS, Observed, presentFields } from './deep-link.js';
@@ -131,6 +135,16 @@ export class ReactNativeAttribution {
   /** Tracks an event: on the device, with its event_id, when the promise resolves (docs/sdk.md). */
   track(name: string, options?: TrackOptions): Promise<string | undefined> {
     return this.core.track(name, options);
+  }
+
+  /** Tracks one ad impression's revenue, as the mediation SDK reports it (docs/sdk.md, "Ad revenue"). */
+  trackAdRevenue(impression: AdRevenueImpression): Promise<string | undefined> {
+    return this.core.track(AD_REVENUE_EVENT, { adRevenue: impression });
+  }
+
+  /** Tracks a purchase refunded, in part or whole: a `refund` event naming the purchase (docs/sdk.md, "Refunds"). */
+  trackRefund(refund: PurchaseRefund): Promise<string | undefined> {
+    return trackRefund(this.core, refund);
   }
 
   /**

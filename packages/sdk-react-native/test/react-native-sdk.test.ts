@@ -143,6 +143,54 @@ describe('the app going to the background', () => {
   });
 });
 
+describe('purchases and their refunds', () => {
+  it('sends a purchase with its transaction id and a refund naming it, as the interface names their members', async () => {
+    const phone = new Phone();
+    const app = await phone.launch();
+    const purchase = await app.track('purchase', { revenue: 4.99, currency: 'EUR', transactionId: 'GPA.3372-4150-9088-12345' });
+    const refund = await app.trackRefund({ transactionId: 'GPA.3372-4150-9088-12345', revenue: 4.99, currency: 'EUR' });
+    await phone.world.advance(MINUTE);
+    expect(phone.stored('purchase')).toMatchObject([{ event_id: purchase, transaction_id: 'GPA.3372-4150-9088-12345' }]);
+    expect(phone.stored('refund')).toMatchObject([
+      { event_id: refund, refund: { transaction_id: 'GPA.3372-4150-9088-12345', revenue: 4.99, currency: 'EUR' } },
+    ]);
+    app.stop();
+  });
+});
+
+describe('ad revenue', () => {
+  it('tracks an impression as an ad_revenue event carrying it as sent', async () => {
+    const phone = new Phone();
+    const app = await phone.launch();
+    const impression = {
+      source: 'applovin_max',
+      network: 'AppLovin',
+      format: 'rewarded',
+      placement: 'level_end',
+      revenue: 0.0123,
+      currency: 'USD',
+      precision: 'exact',
+      impressionId: 'imp-1',
+    } as const;
+    const id = await app.trackAdRevenue(impression);
+    await phone.world.advance(MINUTE);
+    expect(phone.stored('ad_revenue')).toMatchObject([
+      {
+        event_id: id,
+        ad_revenue: {
+          source: 'applovin_max',
+          network: 'AppLovin',
+          format: 'rewarded',
+          revenue: 0.0123,
+          currency: 'USD',
+          impression_id: 'imp-1',
+        },
+      },
+    ]);
+    app.stop();
+  });
+});
+
 describe('the Play install referrer', () => {
   it('reaches the first-launch call and the install event, in ms', async () => {
     const phone = new Phone();

@@ -28,6 +28,12 @@ describe('a refused flag, in plain words', () => {
     ['a value too long', 'link create', { ...link, campaign: 'x'.repeat(201) }, '--campaign must be at most 200 characters'],
     ['a value not among the choices', 'company create', { name: 'x', plan: 'gold' }, '--plan must be free or paid'],
     [
+      'a probabilistic basis not documented',
+      'app update',
+      { 'app-key': 'app_live_x', 'probabilistic-basis': 'contract' },
+      '--probabilistic-basis must be consent, legitimate_interest or off',
+    ],
+    [
       'a value not among several choices',
       'report show',
       { 'app-key': 'app_live_x', report: 'sales' },

@@ -1,6 +1,5 @@
 import type { AggregationPorts } from '../../../functions/domain/aggregation/aggregate';
-import { CONSENT_SK, type ConsentRecord, isLater } from '../../../functions/domain/privacy/consent';
-import { APP, failingAfter, T0, world } from './world';
+import { APP, failingAfter, T0, withConsentStore, world } from './world';
 
 // Measurement withdrawn (docs/privacy.md, "Consent"): an install's events after a consent saying
 // `measurement: false` count in no figure and reach no stream, until a later `measurement: true`.
@@ -29,19 +28,7 @@ function consentWorld() {
   const w = world();
   // Every upload comes after its events (an event stamped later than its batch would be refused).
   w.clock.now = T0 + 4 * HOUR;
-  const ports: AggregationPorts = {
-    ...w.ports,
-    consents: async (appId, latest) => {
-      for (const [installUuid, record] of latest) {
-        const pk = `${appId}#${installUuid}`;
-        const kept = await w.installs.get<ConsentRecord>(pk, CONSENT_SK);
-        if (kept && !isLater(record, kept)) continue;
-        const partition = w.installs.items.get(pk) ?? new Map<string, Record<string, unknown>>();
-        partition.set(CONSENT_SK, { pk, sk: CONSENT_SK, ...record });
-        w.installs.items.set(pk, partition);
-      }
-    },
-  };
+  const ports = withConsentStore(w);
   const deliver = (bodies: readonly string[], using: AggregationPorts = ports) => w.deliver(bodies, using);
   const purchases = () => w.table().revenue['2026-06-01|organic'];
   const streamed = () => w.streamEvents().map((line) => line.event_id);

@@ -84,6 +84,26 @@ describe('refunds in the performance rows', () => {
     });
   });
 
+  it('streams a refund with its refund as sent and a purchase with its transaction id, once each', async () => {
+    const w = world();
+    w.clock.now = T0 + 10 * DAY;
+    const asked = refund('r-1', T0 + 3 * DAY, 400, { transaction_id: 'GPA.1' });
+    await aggregateInOrder(w, [
+      [install(), purchase('p-1', T0 + HOUR, 999, 'GPA.1'), purchase('p-2', T0 + HOUR, 100)],
+      [{ ...asked, refund: { ...asked.refund, note: 'not a member' } }],
+      [asked],
+    ]);
+    const streamed = Object.fromEntries(w.streamEvents().map((event) => [event.event_id, event]));
+    expect(w.streamEvents().map((event) => event.event_id)).toEqual(['i-1', 'p-1', 'p-2', 'r-1']);
+    expect(streamed['p-1']).toMatchObject({ transaction_id: 'GPA.1', revenue_usd: 9.99 });
+    expect(streamed['p-1']).not.toHaveProperty('refund');
+    expect(streamed['p-2']).not.toHaveProperty('transaction_id');
+    // The refund's dollars as asked (the performance rows count what the purchase has left), its members by name only.
+    expect(streamed['r-1']).toMatchObject({ revenue_usd: 4, refund: { transaction_id: 'GPA.1', revenue: 4, currency: 'USD' } });
+    expect(Object.keys(streamed['r-1']?.refund ?? {})).toEqual(['transaction_id', 'revenue', 'currency']);
+    expect(streamed['r-1']).not.toHaveProperty('transaction_id');
+  });
+
   it('never takes back more than the purchase counted, whatever the refunds ask', async () => {
     const w = world();
     w.clock.now = T0 + 10 * DAY;

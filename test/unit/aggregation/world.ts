@@ -25,6 +25,8 @@ import type { RevenueConversion } from '../../../functions/domain/fx/event-reven
 import { convertToUsd } from '../../../functions/domain/fx/rates';
 import { adRevenueOf, judgeEvents, refundOf } from '../../../functions/domain/ingest/event-validation';
 import type { ClickRecord } from '../../../functions/domain/links/click';
+import { CONSENT_SK, type ConsentRecord, isLater } from '../../../functions/domain/privacy/consent';
+import type { ProbabilisticBasis } from '../../../functions/domain/privacy/probabilistic-basis';
 import type { OracleRows } from '../../support/aggregation-oracle';
 
 export const APP = 'app_0123456789abcdef0123';
@@ -37,7 +39,15 @@ export const T0 = Date.UTC(2026, 5, 1, 12);
  * objects made by the real ingestion code, clicks and honeypot blocks the test sets, and a clock
  * the test moves.
  */
-export function world(options: { probabilistic?: boolean; timeZone?: string; reengagementWindowDays?: number } = {}) {
+export function world(
+  options: {
+    probabilistic?: boolean;
+    probabilisticBasis?: ProbabilisticBasis;
+    maxPull?: boolean;
+    timeZone?: string;
+    reengagementWindowDays?: number;
+  } = {},
+) {
   const installs = new MemoryInstallStore();
   const rows = new MemoryRowStore();
   const ledger = new MemoryLedger();
@@ -86,6 +96,8 @@ export function world(options: { probabilistic?: boolean; timeZone?: string; ree
       appId === APP
         ? {
             probabilistic: options.probabilistic ?? false,
+            ...(options.probabilisticBasis ? { probabilistic_basis: options.probabilisticBasis } : {}),
+            ...(options.maxPull ? { max_pull: true } : {}),
             ...(options.timeZone ? { time_zone: options.timeZone } : {}),
             ...(options.reengagementWindowDays === undefined ? {} : { reengagement_window_days: options.reengagementWindowDays }),
           }
@@ -183,6 +195,23 @@ export function world(options: { probabilistic?: boolean; timeZone?: string; ree
     table,
     attributionPages,
     lookups,
+  };
+}
+
+/** The world's ports with the consent store the aggregator keeps (latest wins), as functions/aggregator.ts wires it. */
+export function withConsentStore(w: ReturnType<typeof world>): AggregationPorts {
+  return {
+    ...w.ports,
+    consents: async (appId, latest) => {
+      for (const [installUuid, record] of latest) {
+        const pk = `${appId}#${installUuid}`;
+        const kept = await w.installs.get<ConsentRecord>(pk, CONSENT_SK);
+        if (kept && !isLater(record, kept)) continue;
+        const partition = w.installs.items.get(pk) ?? new Map<string, Record<string, unknown>>();
+        partition.set(CONSENT_SK, { pk, sk: CONSENT_SK, ...record });
+        w.installs.items.set(pk, partition);
+      }
+    },
   };
 }
 

@@ -130,6 +130,26 @@ describe('revenue in a currency at ingest', () => {
     expect(copied).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
   });
 
+  it.each([
+    ['a priced event', {}],
+    ['one with a device_id, cut first', { device_id: 'dev-1' }],
+    ['one with a null revenue_usd, which keeps its place', { revenue_usd: null }],
+    ['one with an own __proto__ member, which stays a member', { ['__proto__']: { polluted: true } }],
+    ['one with both a __proto__ member and a device_id', { ['__proto__']: { polluted: true }, device_id: 'dev-1' }],
+  ])('writes for %s the event spread with revenue_usd into its audit line, members in order', async (_name, extra) => {
+    // Parsed from text, as the handler has them: JSON.parse makes `__proto__` an own member.
+    const body = Buffer.from(JSON.stringify({ events: [{ ...priced({}), ...extra }], sent_at_ms: NOW }));
+    const events = (JSON.parse(body.toString('utf8')) as { events: Record<string, unknown>[] }).events;
+    const { verdicts, conversions } = await take(events);
+    const { device_id: _cut, ...sent } = events[0] ?? {};
+    const expected = { ...sent, revenue_usd: 10.8 };
+    const event = auditLines(events, verdicts, batch, eventTexts(body, events.length), conversions)[0]?.event;
+    expect(verdicts[0]?.status).toBe('accepted');
+    expect(JSON.stringify(event)).toBe(JSON.stringify(expected));
+    expect(Object.getPrototypeOf(event)).toBe(Object.prototype);
+    expect(Object.keys(event as object)).toEqual(Object.keys(expected));
+  });
+
   it('copies a converted event from the body with its revenue_usd after it, byte for byte as JSON.stringify writes the line', async () => {
     const member = fc.record(
       {

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { EventApiError, type EventApiErrorCode, MAX_RAW_BODY_BYTES } from '../../../functions/domain/ingest/event-api';
 import { authenticate, type TenantLookup } from '../../../functions/domain/ingest/event-auth';
 import { isValidSignature, signBody } from '../../../functions/domain/ingest/signature';
@@ -12,6 +13,16 @@ describe('request signature', () => {
     // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
     expect(signBody('Jefe', Buffer.from('what do ya want for nothing?'))).toBe(
       '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    );
+  });
+
+  it('keys the HMAC with the UTF-8 bytes of any secret string, lone surrogates included', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 80 }), fc.uint8Array({ maxLength: 64 }), (key, bytes) => {
+        const oracle = createHmac('sha256', Buffer.from(key, 'utf8')).update(bytes).digest('hex');
+        expect(signBody(key, bytes)).toBe(oracle);
+        expect(isValidSignature(key, bytes, oracle)).toBe(true);
+      }),
     );
   });
 

@@ -10,6 +10,12 @@ import { judgePostback, type PostbackRecord } from '../../../functions/domain/sk
 import { SKADNETWORK_EXAMPLES } from '../skan/postbacks';
 import { CLICKED, click, ORGANIC, streamLine } from './export-fixtures';
 
+/** A refund event's line, with its refund and (as no refund has one) a stray transaction id: every new column set. */
+const withRefund = (line: StreamLine): StreamLine => ({
+  ...line,
+  event: { ...line.event, transaction_id: 'T-1', refund: { purchase_event_id: 'p-1', transaction_id: 'T-1', revenue: 1, currency: 'USD' } },
+});
+
 const columnsOf = (table: keyof typeof RAW_TABLES) => RAW_TABLES[table].columns.map((column) => column.name);
 
 describe('the exported rows', () => {
@@ -18,6 +24,7 @@ describe('the exported rows', () => {
       events: [
         eventRow(streamLine('e1', 1_000, { revenue: 2.5, properties: { level: 3 } })),
         eventRow(streamLine('e2', 1_000, { counted: 'held' })),
+        eventRow(withRefund(streamLine('e3', 1_000, { name: 'refund', revenue: 1 }))),
       ],
       installs: [installRow(streamLine('i1', 1_000, { name: 'install' }))],
       clicks: [clickRow(click('Ck1', 1_000))],
@@ -101,6 +108,31 @@ describe('the exported rows', () => {
     const none = Object.fromEntries(Object.keys(columns).map((name) => [name, null]));
     expect(eventRow({ ...streamLine('e2', 1_000), event: { ...streamLine('e2', 1_000).event, consent: null } })).toMatchObject(none);
     expect(installRow(streamLine('i2', 1_000, { name: 'install' }))).toMatchObject(none);
+  });
+
+  it("carries a refund's members and a purchase's transaction id as their columns, null on other events", () => {
+    const line = streamLine('r1', 1_000, { name: 'refund', revenue: 5.4 });
+    const refund = { ...line, event: { ...line.event, refund: { transaction_id: 'GPA.1', revenue: 4.99, currency: 'EUR' } } };
+    expect(eventRow(refund)).toMatchObject({
+      event_name: 'refund',
+      revenue_usd: 5.4,
+      transaction_id: null,
+      refund_purchase_event_id: null,
+      refund_transaction_id: 'GPA.1',
+      refund_revenue: 4.99,
+      refund_currency: 'EUR',
+    });
+    const bought = streamLine('p1', 1_000, { revenue: 9.99 });
+    expect(eventRow({ ...bought, event: { ...bought.event, transaction_id: 'GPA.1' } })).toMatchObject({
+      transaction_id: 'GPA.1',
+      refund_purchase_event_id: null,
+      refund_transaction_id: null,
+      refund_revenue: null,
+      refund_currency: null,
+    });
+    expect(
+      eventRow({ ...refund, event: { ...refund.event, refund: { purchase_event_id: 'p1', revenue: 1, currency: 'USD' } } }),
+    ).toMatchObject({ refund_purchase_event_id: 'p1', refund_transaction_id: null, refund_revenue: 1 });
   });
 
   it('maps an install with its decision, whole and explained', () => {

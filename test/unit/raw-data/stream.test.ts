@@ -408,6 +408,19 @@ describe('the events served', () => {
     });
     expect(Object.keys(streamEventOf(storedEvent(2, NOW)))).not.toContain('ad_revenue');
   });
+
+  it("serves a refund by its documented members only and a purchase's transaction id, each absent elsewhere", () => {
+    const refund = streamEventOf({
+      ...storedEvent(1, NOW),
+      event_name: 'refund',
+      refund: { purchase_event_id: 'p-1', transaction_id: null, revenue: 4.99, currency: 'EUR', client_ip: '198.51.100.7' },
+    });
+    expect(refund.refund).toEqual({ purchase_event_id: 'p-1', revenue: 4.99, currency: 'EUR' });
+    expect(streamEventOf({ ...storedEvent(2, NOW), transaction_id: 'GPA.3372-4150' }).transaction_id).toBe('GPA.3372-4150');
+    const plain = Object.keys(streamEventOf({ ...storedEvent(3, NOW), transaction_id: 42 }));
+    expect(plain).not.toContain('refund');
+    expect(plain).not.toContain('transaction_id');
+  });
 });
 
 describe('the stream cursor', () => {
