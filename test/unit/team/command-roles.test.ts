@@ -88,7 +88,7 @@ describe('company scoping', () => {
     ['company B', 'app list', { 'company-key': 'kb' }],
     ['an app that does not exist (answered as another company, so nothing is learnt)', 'report show', { 'app-key': 'nope' }],
     ['its own company and an app of company B together', 'user list', { 'company-key': 'ka', 'app-key': 'app-b' }],
-    ['no company at all (a command that spans every company)', 'export run', {}],
+    ['no company at all (a command that spans every company)', 'user list', {}],
   ])('refuses an admin of company A a command naming %s with 403 company_scope', async (_what, command, flags) => {
     const refusal = await authorizeCommand(member('admin'), command, flags, lookUp).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(CompanyScopeError);
