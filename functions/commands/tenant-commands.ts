@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_REPORT_KEY_SECRET_PREFIX } from '../../lib/function-constants';
 import { SigningSecretStore } from '../adapters/signing-secret-store';
 import { NotFoundError, TenantStore } from '../adapters/tenant-store';
 import { DEFAULT_REENGAGEMENT_WINDOW_DAYS, MAX_REENGAGEMENT_WINDOW_DAYS } from '../domain/aggregation/reengagement';
@@ -10,7 +11,6 @@ import { MAX_GRACE_DAYS } from '../domain/tenants/signing-keys';
 import { type App, appTimeZone, parseScopes, SERVER_KEY_NAME_MAX, SERVER_KEY_SCOPES, scopesOf } from '../domain/tenants/tenant';
 import { WEB_ORIGIN_LIMITS, webOriginOf } from '../domain/tenants/web-origins';
 import { resourceName } from '../shared/config';
-import { MAX_REPORT_KEY_SECRET_PREFIX } from '../../lib/function-constants';
 import { defineCommand, UsageError } from './command';
 import { intFlag, key, name, timeZone, url } from './flags';
 
