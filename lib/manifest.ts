@@ -311,7 +311,7 @@ export const schedules = {
     minutes: 1,
     function: 'lane-sweep',
     purpose:
-      'Replays the aggregation lanes a dead invocation left open, so an event stream is held back at most the lease plus a minute (docs/raw-data.md, "Latency").',
+      'Replays the aggregation lanes a dead invocation left open, so an event stream is held back at most the lease plus a minute (docs/raw-data.md, "Latency"), and counts the clicks logged since the last run (docs/analytics.md).',
   },
   'fx-fetch': {
     kind: 'daily',
@@ -608,12 +608,15 @@ export const functions = {
   },
   'lane-sweep': {
     entry: 'functions/lane-sweep.ts',
-    description: 'Every minute: replays and closes each aggregation lane whose open apply no live invocation holds.',
+    description:
+      'Every minute: replays and closes each aggregation lane whose open apply no live invocation holds, and counts the clicks logged since the last run.',
     // What a replay writes, as the aggregator's: ledger: the lanes and marks (a mark of the apply
     // missing is voided); aggregates: the report rows and day pages; counters: the monthly count of
     // companies without a cap. exports: the apply's stream objects narrowed to the objects it
-    // included, deleted when it included none. No install, click or queue.
-    tables: { ledger: 'readwrite', aggregates: 'readwrite', counters: 'readwrite' },
+    // included, deleted when it included none. The click-count lane (docs/adr/0008-click-counts-
+    // from-the-click-log.md): tenants, the apps; clicks, the by_app_hour index, read only;
+    // aggregates, the counter items, stamps and its state; ledger, its lease. No install or queue.
+    tables: { ledger: 'readwrite', aggregates: 'readwrite', counters: 'readwrite', clicks: 'read', tenants: 'read' },
     exports: 'readwrite_delete',
     // As the aggregator's, so the lane lease it takes (the timeout plus 15 s) outlives it too.
     timeoutSeconds: AGGREGATOR_TIMEOUT_SECONDS,

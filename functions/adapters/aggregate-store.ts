@@ -72,11 +72,11 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
    */
   async countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void> {
     await addClick(this.tableName, appId, day, dims, linkId);
-    await this.moveStamp(appId, day);
+    await this.stamp(appId, day);
   }
 
   /** `v` 1 up on the day's perf_stamp: the compactor builds the day's page again, and no report reads the old one. */
-  private async moveStamp(appId: string, day: string): Promise<void> {
+  async stamp(appId: string, day: string): Promise<void> {
     await dynamoClient().send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -345,7 +345,7 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
       }),
     );
     // A perf row set moves its day's stamp, so the page compactor builds the day's page again.
-    if (row.family === 'perf' || row.family === 'perf_partner') await this.moveStamp(appId, row.day);
+    if (row.family === 'perf' || row.family === 'perf_partner') await this.stamp(appId, row.day);
   }
 }
 

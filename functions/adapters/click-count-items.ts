@@ -2,6 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CLICK_COUNT_FAMILY, type ClickCount, clickCountOf, clickCountSortKey } from '../domain/analytics/click-counts';
 import type { DimensionValues } from '../domain/analytics/performance';
 import { dynamoClient } from '../shared/clients/dynamo';
+import { isConditionFailure } from './aws-errors';
 import { queryRawPages } from './query-pages';
 
 /**
@@ -27,6 +28,28 @@ export async function addClick(tableName: string, appId: string, day: string, di
   );
 }
 
+/**
+ * A click-count lane apply's clicks on one counter item (functions/domain/aggregation/click-counts.ts):
+ * ADD `clicks` and SET `applied` to the apply's id, unless the item already holds that id (the
+ * apply was retried after this write). One attribute, so the item does not grow with applies.
+ */
+export async function addClicksOnce(tableName: string, appId: string, applyId: string, count: ClickCount): Promise<void> {
+  try {
+    await dynamoClient().send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: pk(appId), sk: clickCountSortKey(count.day, count.dims, count.linkId) },
+        UpdateExpression: 'ADD #clicks :n SET #applied = :id',
+        ConditionExpression: 'attribute_not_exists(#applied) OR #applied <> :id',
+        ExpressionAttributeNames: { '#clicks': 'clicks', '#applied': 'applied' },
+        ExpressionAttributeValues: { ':n': count.clicks, ':id': applyId },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
 /** The app's counter items of the days [firstDay, lastDay] (every day when absent), in key order. */
 export async function clickCounts(
   tableName: string,
@@ -38,7 +61,7 @@ export async function clickCounts(
   const pages = queryRawPages(
     {
       TableName: tableName,
-      ProjectionExpression: 'sk, clicks',
+      ProjectionExpression: 'sk, clicks, applied',
       KeyConditionExpression: window ? 'pk = :pk AND sk BETWEEN :from AND :to' : 'pk = :pk',
       ExpressionAttributeValues: {
         ':pk': { S: pk(appId) },
@@ -51,7 +74,7 @@ export async function clickCounts(
   );
   for await (const items of pages) {
     for (const item of items) {
-      const count = clickCountOf(String(item.sk?.S), Number(item.clicks?.N ?? 0));
+      const count = clickCountOf(String(item.sk?.S), Number(item.clicks?.N ?? 0), item.applied?.S);
       if (count) counts.push(count);
     }
   }

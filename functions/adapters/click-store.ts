@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { LoggedClick } from '../domain/aggregation/click-counts';
 import { appHourKey, appIpPlatform, CLICK_HOUR_SHARDS, type ClickRecord, clickAppHour } from '../domain/links/click';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
@@ -41,6 +42,29 @@ export class ClickStore implements ClickLog, ClickEraser {
           ExpressionAttributeValues: { ':key': appHourKey(appId, hour, shard) },
         });
         for await (const { app_hour: _key, ...click } of pages) clicks.push(click);
+        return clicks;
+      }),
+    );
+    return shards.flat();
+  }
+
+  /**
+   * The click-count lane's read (functions/domain/aggregation/click-counts.ts): the app's clicks
+   * of a UTC hour with ts_ms at or after `fromTs`, from the hour's 16 shards of by_app_hour, only
+   * the attributes a count needs.
+   */
+  async clicksAfter(appId: string, hour: string, fromTs: number): Promise<LoggedClick[]> {
+    const shards = await Promise.all(
+      CLICK_HOUR_SHARDS.map(async (shard) => {
+        const clicks: LoggedClick[] = [];
+        const pages = queryItems<LoggedClick>({
+          TableName: this.tableName,
+          IndexName: 'by_app_hour',
+          KeyConditionExpression: 'app_hour = :key AND ts_ms >= :from',
+          ProjectionExpression: 'click_id, ts_ms, link_id, partner, campaign, country, platform, count_day',
+          ExpressionAttributeValues: { ':key': appHourKey(appId, hour, shard), ':from': fromTs },
+        });
+        for await (const click of pages) clicks.push(click);
         return clicks;
       }),
     );
