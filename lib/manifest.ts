@@ -665,8 +665,9 @@ export const functions = {
     // Server-to-server dashboards and exports, a page at a time, as the four reports.
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (and the app's time zone; tenants written only for the key's last use, once
-    // an hour) and the performance rows, read only.
-    tables: { tenants: 'read_key_use', aggregates: 'read' },
+    // an hour) and the performance rows, read only; clicks: the clicks the lane sweep has not
+    // counted yet (by_app_hour, ADR 0008), added to the rows of the last two hours.
+    tables: { tenants: 'read_key_use', aggregates: 'read', clicks: 'read' },
   },
   'report-skan': {
     entry: 'functions/report-skan.ts',
@@ -682,8 +683,9 @@ export const functions = {
   'performance-pages': {
     entry: 'functions/performance-pages.ts',
     description: "Every 5 minutes: builds the performance report's day pages of the days whose rows or cost changed.",
-    // tenants: the apps; aggregates: the day's rows and cost read, its page and stamp written.
-    tables: { tenants: 'read', aggregates: 'readwrite' },
+    // tenants: the apps; aggregates: the day's rows and cost read, its page and stamp written;
+    // clicks: the clicks the lane sweep has not counted yet (by_app_hour, ADR 0008), in the page.
+    tables: { tenants: 'read', aggregates: 'readwrite', clicks: 'read' },
     timeoutSeconds: 300,
     memoryMb: 1024,
   },
@@ -762,8 +764,9 @@ export const functions = {
     routes: ['GET /l/{link_id}'],
     // Public ad clicks, the busiest route after POST /event; also rate limited per IP block in the handler.
     throttle: { rateLimit: 500, burstLimit: 1000 },
-    // tenants: the app's time zone; aggregates: the click's count in the perf rows (plain ADDs).
-    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write', tenants: 'read', aggregates: 'write' },
+    // tenants: the app's time zone, for the click's local day; no aggregates: the lane sweep counts
+    // the click from the click log (docs/adr/0008-click-counts-from-the-click-log.md).
+    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write', tenants: 'read' },
   },
   'well-known': {
     entry: 'functions/well-known.ts',

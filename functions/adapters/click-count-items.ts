@@ -1,32 +1,21 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TOP_UP_HOURS, topUp } from '../domain/aggregation/click-counts';
 import { CLICK_COUNT_FAMILY, type ClickCount, clickCountOf, clickCountSortKey } from '../domain/analytics/click-counts';
-import type { DimensionValues } from '../domain/analytics/performance';
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
+import { ClickLogStates } from './click-log-state';
+import { ClickStore } from './click-store';
 import { queryRawPages } from './query-pages';
 
 /**
  * The click counter items of the aggregates table (functions/domain/analytics/click-counts.ts):
  * pk `<app_id>#click`, sk `<day>␁<partner>␁<campaign>␁<country>␁<platform>␁<link_id>`, `clicks`.
- * Written by the link redirect (AggregateStore.countClick), read by the stores that derive the
+ * Written by the click-count lane (addClicksOnce; before it, the link redirect), read by the stores that derive the
  * `perf`, `perf_partner` and `link` rows' clicks from them.
  */
 const pk = (appId: string) => `${appId}#${CLICK_COUNT_FAMILY}`;
 /** Every sort key of a day starts with the day; the day's last possible key sorts below day + U+0002. */
 const DAY_END = '\u0002';
-
-/** One click more on its counter item: a plain ADD, one write unit (the item is ~120 bytes). */
-export async function addClick(tableName: string, appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void> {
-  await dynamoClient().send(
-    new UpdateCommand({
-      TableName: tableName,
-      Key: { pk: pk(appId), sk: clickCountSortKey(day, dims, linkId) },
-      UpdateExpression: 'ADD #clicks :one',
-      ExpressionAttributeNames: { '#clicks': 'clicks' },
-      ExpressionAttributeValues: { ':one': 1 },
-    }),
-  );
-}
 
 /**
  * A click-count lane apply's clicks on one counter item (functions/domain/aggregation/click-counts.ts):
@@ -79,4 +68,61 @@ export async function clickCounts(
     }
   }
   return counts;
+}
+
+/** How often a read starts over because the click-count lane wrote its state meanwhile (an apply takes milliseconds). */
+const SNAPSHOT_TRIES = 5;
+/** A local day is never more than 14 hours from UTC: a window ending before this cannot hold a click the lane has not counted. */
+const ZONE_MARGIN_MS = 14 * 3_600_000;
+
+const mayHoldUncounted = (window: { readonly lastDay: string } | undefined, nowMs: number): boolean =>
+  window === undefined || window.lastDay >= new Date(nowMs - TOP_UP_HOURS * 3_600_000 - ZONE_MARGIN_MS).toISOString().slice(0, 10);
+
+const EVERY_DAY = { firstDay: '0000-01-01', lastDay: '9999-12-31' };
+
+/**
+ * The app's counter items of the window plus the clicks the click-count lane has not counted yet
+ * (ADR 0008, "Freshness"; functions/domain/aggregation/click-counts.ts, topUp): exact at the
+ * moment of the read, as the redirect's own ADD was. The lane's state is read before the items
+ * and the log and again after them; if it moved, the read starts over, so the watermarks the
+ * top-up starts from are the ones the items were counted to. Items are then read consistently.
+ */
+export async function clickCountsNow(
+  tableName: string,
+  clicksTableName: string,
+  appId: string,
+  window: { readonly firstDay: string; readonly lastDay: string } | undefined,
+  consistent: boolean,
+  nowMs = Date.now(),
+): Promise<ClickCount[]> {
+  if (!mayHoldUncounted(window, nowMs)) return clickCounts(tableName, appId, window, consistent);
+  const states = new ClickLogStates(tableName);
+  const log = new ClickStore(clicksTableName);
+  for (let attempt = 1; attempt <= SNAPSHOT_TRIES; attempt += 1) {
+    const before = await states.state(appId);
+    const items = await clickCounts(tableName, appId, window, true);
+    const applied = new Map(items.map((item) => [clickCountSortKey(item.day, item.dims, item.linkId), item.applied]));
+    const uncounted = await topUp(log, appId, before, (key) => applied.get(key), window ?? EVERY_DAY, nowMs);
+    const after = await states.state(appId);
+    if (after?.rev === before?.rev) return [...items, ...uncounted.counts];
+  }
+  throw new Error(`click counts of ${appId}: the click-count lane kept writing during ${SNAPSHOT_TRIES} reads`);
+}
+
+/**
+ * The window's days that have a click the lane has not finished counting: a page built before it
+ * does not hold it, so the report reads those days' rows (which clickCountsNow tops up). Read
+ * without a second look at the state: a watermark older than the log read only adds days.
+ */
+export async function unsettledDays(
+  tableName: string,
+  clicksTableName: string,
+  appId: string,
+  window: { readonly firstDay: string; readonly lastDay: string },
+  nowMs = Date.now(),
+): Promise<ReadonlySet<string>> {
+  if (!mayHoldUncounted(window, nowMs)) return new Set();
+  const state = await new ClickLogStates(tableName).state(appId);
+  const uncounted = await topUp(new ClickStore(clicksTableName), appId, state, () => undefined, window, nowMs);
+  return uncounted.unsettledDays;
 }

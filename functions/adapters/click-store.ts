@@ -61,7 +61,8 @@ export class ClickStore implements ClickLog, ClickEraser {
           TableName: this.tableName,
           IndexName: 'by_app_hour',
           KeyConditionExpression: 'app_hour = :key AND ts_ms >= :from',
-          ProjectionExpression: 'click_id, ts_ms, link_id, partner, campaign, country, platform, count_day',
+          ProjectionExpression: LOGGED_FIELDS.map((_, i) => `#f${i}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(LOGGED_FIELDS.map((field, i) => [`#f${i}`, field])),
           ExpressionAttributeValues: { ':key': appHourKey(appId, hour, shard), ':from': fromTs },
         });
         for await (const click of pages) clicks.push(click);
@@ -106,6 +107,9 @@ export class ClickStore implements ClickLog, ClickEraser {
     return undefined;
   }
 }
+
+/** What the click-count lane reads of a click (LoggedClick). */
+const LOGGED_FIELDS = ['click_id', 'ts_ms', 'link_id', 'partner', 'campaign', 'country', 'platform', 'count_day'] as const;
 
 function live(click: ClickRecord | undefined, nowMs: number): ClickRecord | undefined {
   return click && click.expires_at * 1000 > nowMs ? click : undefined;
