@@ -72,11 +72,14 @@ export async function clickCounts(
 
 /** How often a read starts over because the click-count lane wrote its state meanwhile (an apply takes milliseconds). */
 const SNAPSHOT_TRIES = 5;
-/** A local day is never more than 14 hours from UTC: a window ending before this cannot hold a click the lane has not counted. */
+/** A local day is never more than 14 hours from UTC's. */
 const ZONE_MARGIN_MS = 14 * 3_600_000;
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-const mayHoldUncounted = (window: { readonly lastDay: string } | undefined, nowMs: number): boolean =>
-  window === undefined || window.lastDay >= new Date(nowMs - TOP_UP_HOURS * 3_600_000 - ZONE_MARGIN_MS).toISOString().slice(0, 10);
+/** Whether the window can hold the local day of a click of the top-up's hours: if not, nothing is topped up or read for it. */
+const mayHoldUncounted = (window: { readonly firstDay: string; readonly lastDay: string } | undefined, nowMs: number): boolean =>
+  window === undefined ||
+  (window.lastDay >= utcDay(nowMs - TOP_UP_HOURS * 3_600_000 - ZONE_MARGIN_MS) && window.firstDay <= utcDay(nowMs + ZONE_MARGIN_MS));
 
 const EVERY_DAY = { firstDay: '0000-01-01', lastDay: '9999-12-31' };
 
