@@ -507,6 +507,19 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
       ),
     );
     if (clickIds.length === 0) throw new Error('no click was recorded');
+    // The click-count lane (ADR 0008) counts the clicks from the log on the lane sweep's schedule,
+    // once they are HORIZON_MS old: its writes (per apply and counter item, not per click) are the
+    // clicks' too. Polled until every recorded click is counted.
+    let laneCounted = 0;
+    const { writes: laneWrites } = await meter.during('lane-sweep', async () => {
+      for (const deadline = Date.now() + 60_000; laneCounted < clickIds.length && Date.now() < deadline; ) {
+        const run = (await stack.scheduler.run('lane-sweep')) as { clicks?: { clicks?: number } };
+        laneCounted += run.clicks?.clicks ?? 0;
+        if (laneCounted < clickIds.length) await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    });
+    if (laneCounted !== clickIds.length) throw new Error(`the click-count lane counted ${laneCounted} of ${clickIds.length} clicks`);
+    clickWrites.push(...laneWrites);
 
     // SDK-like traffic: back-dated installs with batches over ten days, and installs from the clicks.
     const nowMs = Date.now();
@@ -556,6 +569,9 @@ export async function writeUnitFigures(report: Report, stack: LocalStack): Promi
     const clicks = clickIds.length;
     report(`clicks recorded / sent`, `${clicks} / ${CLICKS}`, { clicks_recorded: clicks });
     report('write units per click', (unitsOf(clickWrites) / clicks).toFixed(3), { wcu_per_click: round(unitsOf(clickWrites) / clicks) });
+    report('  of them the click-count lane', (unitsOf(laneWrites) / clicks).toFixed(3), {
+      wcu_per_click_lane: round(unitsOf(laneWrites) / clicks),
+    });
     const clickByTable = per(
       unitsBy(clickWrites, (write) => write.table),
       clicks,

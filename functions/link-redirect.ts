@@ -1,5 +1,4 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { AggregateStore } from './adapters/aggregate-store';
 import { ClickStore } from './adapters/click-store';
 import { IpBlockStore } from './adapters/ip-block-store';
 import { CachedLinks, LinkStore } from './adapters/link-store';
@@ -14,7 +13,7 @@ import { type HttpEvent, type HttpResult, header, httpHandler } from './shared/h
 import { logger, metrics } from './shared/observability';
 import { viewerOf } from './shared/viewer';
 
-// The app's time zone, for the click's local day in the perf rows: cached as every hot-path tenant look-up.
+// The app's time zone, for the click's local day (count_day), by which the click is counted: cached as every hot-path tenant look-up.
 const tenants = new CachedTenants(new TenantStore(resourceName.table('tenants')));
 
 const ports: TrackingLinkPorts = {
@@ -24,7 +23,8 @@ const ports: TrackingLinkPorts = {
   // docs/tracking-links.md: 120 clicks per 60 s per IPv4 /24 or IPv6 /48 unless configured otherwise.
   rateWindow: slidingWindow(intEnv('LINK_RATE_LIMIT', 120), intEnv('LINK_RATE_WINDOW_SECONDS', 60) * 1000),
   clicks: new ClickStore(resourceName.table('clicks')),
-  clickCounts: new AggregateStore(resourceName.table('aggregates')),
+  // Each click carries its local day; the lane sweep counts it from the click log (ADR 0008).
+  countClicks: true,
   timeZoneOf: (appId) => tenants.appTimeZone(appId),
   newClickId,
 };
@@ -61,8 +61,8 @@ export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
 
 /**
  * One metric per request, by outcome; drops carry their reason as a dimension (ClickDropped by
- * reason). A request emits one metric by outcome (a recorded click whose perf count failed adds
- * ClickCountFailed, and has no dimension), so the dimension can sit on the shared metrics object:
+ * reason). A request emits one metric by outcome (a recorded click without its local day, which is
+ * then not counted, adds ClickCountFailed, and has no dimension), so the dimension can sit on the shared metrics object:
  * it is cleared when the middleware flushes at the end of the invocation.
  */
 function count(outcome: LinkOutcome): void {
@@ -70,9 +70,9 @@ function count(outcome: LinkOutcome): void {
   metrics.addMetric(metricName(outcome), MetricUnit.Count, 1);
   if (outcome.kind === 'unknown_link' && outcome.honeypotHit) logger.info('honeypot hit: source address blocked');
   if (outcome.kind === 'redirect' && outcome.countFailure !== undefined) {
-    // The visitor was redirected and the click recorded; only the performance report misses it.
+    // The visitor was redirected and the click recorded; only the click counts miss it.
     metrics.addMetric('ClickCountFailed', MetricUnit.Count, 1);
-    logger.error('click recorded but not counted in the perf rows', { error: outcome.countFailure as Error });
+    logger.error('click recorded without its local day: not counted', { error: outcome.countFailure as Error });
   }
   if (outcome.kind === 'link_unavailable') {
     logger.error('link look-up failed; visitor asked to retry', { error: outcome.failure as Error });

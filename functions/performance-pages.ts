@@ -9,7 +9,8 @@ import { type CompactionSummary, compactPages } from './domain/analytics/pages';
 import { resourceName } from './shared/config';
 import { appFailed, errorFields, logger, metrics } from './shared/observability';
 
-const store = new PerformanceStore(resourceName.table('aggregates'));
+// clicks: the clicks the lane sweep has not counted yet go into the page (ADR 0008).
+const store = new PerformanceStore(resourceName.table('aggregates'), resourceName.table('clicks'));
 const tenants = new TenantStore(resourceName.table('tenants'));
 
 /** No app is started this close to the time limit; the apps not reached are the next run's. */

@@ -6,7 +6,7 @@ import { serverKeys } from './shared/server-keys';
 
 const ports: PerformancePorts = {
   keys: serverKeys(),
-  rows: new PerformanceStore(resourceName.table('aggregates')),
+  rows: new PerformanceStore(resourceName.table('aggregates'), resourceName.table('clicks')),
   nowMs: Date.now,
 };
 

@@ -318,7 +318,7 @@ export const schedules = {
     minutes: 1,
     function: 'lane-sweep',
     purpose:
-      'Replays the aggregation lanes a dead invocation left open, so an event stream is held back at most the lease plus a minute (docs/raw-data.md, "Latency").',
+      'Replays the aggregation lanes a dead invocation left open, so an event stream is held back at most the lease plus a minute (docs/raw-data.md, "Latency"), and counts the clicks logged since the last run (docs/analytics.md).',
   },
   'fx-fetch': {
     kind: 'daily',
@@ -621,12 +621,15 @@ export const functions = {
   },
   'lane-sweep': {
     entry: 'functions/lane-sweep.ts',
-    description: 'Every minute: replays and closes each aggregation lane whose open apply no live invocation holds.',
+    description:
+      'Every minute: replays and closes each aggregation lane whose open apply no live invocation holds, and counts the clicks logged since the last run.',
     // What a replay writes, as the aggregator's: ledger: the lanes and marks (a mark of the apply
     // missing is voided); aggregates: the report rows and day pages; counters: the monthly count of
     // companies without a cap. exports: the apply's stream objects narrowed to the objects it
-    // included, deleted when it included none. No install, click or queue.
-    tables: { ledger: 'readwrite', aggregates: 'readwrite', counters: 'readwrite' },
+    // included, deleted when it included none. The click-count lane (docs/adr/0008-click-counts-
+    // from-the-click-log.md): tenants, the apps; clicks, the by_app_hour index, read only;
+    // aggregates, the counter items, stamps and its state; ledger, its lease. No install or queue.
+    tables: { ledger: 'readwrite', aggregates: 'readwrite', counters: 'readwrite', clicks: 'read', tenants: 'read' },
     exports: 'readwrite_delete',
     // As the aggregator's, so the lane lease it takes (the timeout plus 15 s) outlives it too.
     timeoutSeconds: AGGREGATOR_TIMEOUT_SECONDS,
@@ -675,8 +678,9 @@ export const functions = {
     // Server-to-server dashboards and exports, a page at a time, as the four reports.
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (and the app's time zone; tenants written only for the key's last use, once
-    // an hour) and the performance rows, read only.
-    tables: { tenants: 'read_key_use', aggregates: 'read' },
+    // an hour) and the performance rows, read only; clicks: the clicks the lane sweep has not
+    // counted yet (by_app_hour, ADR 0008), added to the rows of the last two hours.
+    tables: { tenants: 'read_key_use', aggregates: 'read', clicks: 'read' },
   },
   'report-skan': {
     entry: 'functions/report-skan.ts',
@@ -692,8 +696,9 @@ export const functions = {
   'performance-pages': {
     entry: 'functions/performance-pages.ts',
     description: "Every 5 minutes: builds the performance report's day pages of the days whose rows or cost changed.",
-    // tenants: the apps; aggregates: the day's rows and cost read, its page and stamp written.
-    tables: { tenants: 'read', aggregates: 'readwrite' },
+    // tenants: the apps; aggregates: the day's rows and cost read, its page and stamp written;
+    // clicks: the clicks the lane sweep has not counted yet (by_app_hour, ADR 0008), in the page.
+    tables: { tenants: 'read', aggregates: 'readwrite', clicks: 'read' },
     timeoutSeconds: 300,
     memoryMb: 1024,
   },
@@ -772,8 +777,9 @@ export const functions = {
     routes: ['GET /l/{link_id}'],
     // Public ad clicks, the busiest route after POST /event; also rate limited per IP block in the handler.
     throttle: { rateLimit: 500, burstLimit: 1000 },
-    // tenants: the app's time zone; aggregates: the click's count in the perf rows (plain ADDs).
-    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write', tenants: 'read', aggregates: 'write' },
+    // tenants: the app's time zone, for the click's local day; no aggregates: the lane sweep counts
+    // the click from the click log (docs/adr/0008-click-counts-from-the-click-log.md).
+    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write', tenants: 'read' },
   },
   'well-known': {
     entry: 'functions/well-known.ts',

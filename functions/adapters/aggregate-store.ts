@@ -20,13 +20,12 @@ import {
   sortKeyOf,
 } from '../domain/aggregation/rows';
 import { derivedClicks, isDerivedFamily } from '../domain/analytics/click-counts';
-import type { DimensionValues } from '../domain/analytics/performance';
-import type { ClickCounts } from '../domain/links/tracking-link';
 import type { ReportRows } from '../domain/reports/answer-report';
 import type { StoredCounters } from '../domain/reports/report-rows';
 import { dynamoClient } from '../shared/clients/dynamo';
+import { resourceName } from '../shared/config';
 import { isConditionFailure } from './aws-errors';
-import { addClick, clickCounts } from './click-count-items';
+import { clickCountsNow } from './click-count-items';
 import { queryAll, queryRawPages, type RawItem } from './query-pages';
 
 /**
@@ -60,23 +59,20 @@ export interface StoredRow {
   [column: string]: string | number;
 }
 
-export class AggregateStore implements RowStore, ReportRows, ClickCounts {
-  constructor(private readonly tableName: string) {}
+export class AggregateStore implements RowStore, ReportRows {
+  /** clicksTable: the click log, whose clicks not yet counted the readers of click counts add (clickCountsNow). */
+  constructor(
+    private readonly tableName: string,
+    private readonly clicksTable?: string,
+  ) {}
 
-  /**
-   * A click of the link redirect (docs/adr/0006-one-click-counter.md): 1 up on its click counter
-   * item (click-count-items.ts), from which the perf, perf_partner and link rows' `clicks` are
-   * derived when read, then `v` on its day's perf_stamp. The stamp after the counter, as every
-   * writer's (docs/analytics.md, "Reading"): a page built at the stamp's `v` holds the click. Plain
-   * ADDs, no lane stamp: a click is written once, never replayed. Two write units, four before.
-   */
-  async countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void> {
-    await addClick(this.tableName, appId, day, dims, linkId);
-    await this.moveStamp(appId, day);
+  /** Resolved when first needed: a function that reads no click count has no clicks table in its environment. */
+  private get clicksTableName(): string {
+    return this.clicksTable ?? resourceName.table('clicks');
   }
 
   /** `v` 1 up on the day's perf_stamp: the compactor builds the day's page again, and no report reads the old one. */
-  private async moveStamp(appId: string, day: string): Promise<void> {
+  async stamp(appId: string, day: string): Promise<void> {
     await dynamoClient().send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -104,7 +100,7 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
         ExpressionAttributeValues: { ':pk': `${appId}#link`, ':from': window.firstDay, ':to': `${window.lastDay}${DAY_END}` },
         ProjectionExpression: 'link_id, clicks, installs',
       }),
-      clickCounts(this.tableName, appId, window, false),
+      clickCountsNow(this.tableName, this.clicksTableName, appId, window, false),
     ]);
     const sums = new Map<string, { clicks: number; installs: number }>();
     for (const count of counted) {
@@ -178,7 +174,7 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
         ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
         ConsistentRead: true,
       }),
-      isDerivedFamily(family) ? clickCounts(this.tableName, appId, undefined, true) : [],
+      isDerivedFamily(family) ? clickCountsNow(this.tableName, this.clicksTableName, appId, undefined, true) : [],
     ]);
     const counters = ROW_COUNTERS[family] as readonly string[];
     const stored = rows.map(
@@ -345,7 +341,7 @@ export class AggregateStore implements RowStore, ReportRows, ClickCounts {
       }),
     );
     // A perf row set moves its day's stamp, so the page compactor builds the day's page again.
-    if (row.family === 'perf' || row.family === 'perf_partner') await this.moveStamp(appId, row.day);
+    if (row.family === 'perf' || row.family === 'perf_partner') await this.stamp(appId, row.day);
   }
 }
 

@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { LoggedClick } from '../domain/aggregation/click-counts';
 import { appHourKey, appIpPlatform, CLICK_HOUR_SHARDS, type ClickRecord, clickAppHour } from '../domain/links/click';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
@@ -47,6 +48,30 @@ export class ClickStore implements ClickLog, ClickEraser {
     return shards.flat();
   }
 
+  /**
+   * The click-count lane's read (functions/domain/aggregation/click-counts.ts): the app's clicks
+   * of a UTC hour with ts_ms at or after `fromTs`, from the hour's 16 shards of by_app_hour, only
+   * the attributes a count needs.
+   */
+  async clicksAfter(appId: string, hour: string, fromTs: number): Promise<LoggedClick[]> {
+    const shards = await Promise.all(
+      CLICK_HOUR_SHARDS.map(async (shard) => {
+        const clicks: LoggedClick[] = [];
+        const pages = queryItems<LoggedClick>({
+          TableName: this.tableName,
+          IndexName: 'by_app_hour',
+          KeyConditionExpression: 'app_hour = :key AND ts_ms >= :from',
+          ProjectionExpression: LOGGED_FIELDS.map((_, i) => `#f${i}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(LOGGED_FIELDS.map((field, i) => [`#f${i}`, field])),
+          ExpressionAttributeValues: { ':key': appHourKey(appId, hour, shard), ':from': fromTs },
+        });
+        for await (const click of pages) clicks.push(click);
+        return clicks;
+      }),
+    );
+    return shards.flat();
+  }
+
   /** Deletes the clicks (a privacy deletion); returns how many ids it was given. */
   async deleteMany(clickIds: readonly string[]): Promise<number> {
     await batchDelete(
@@ -82,6 +107,9 @@ export class ClickStore implements ClickLog, ClickEraser {
     return undefined;
   }
 }
+
+/** What the click-count lane reads of a click (LoggedClick). */
+const LOGGED_FIELDS = ['click_id', 'ts_ms', 'link_id', 'partner', 'campaign', 'country', 'platform', 'count_day'] as const;
 
 function live(click: ClickRecord | undefined, nowMs: number): ClickRecord | undefined {
   return click && click.expires_at * 1000 > nowMs ? click : undefined;

@@ -22,8 +22,9 @@ import type {
   StoredWeekPage,
 } from '../domain/analytics/performance-report';
 import { dynamoClient } from '../shared/clients/dynamo';
+import { resourceName } from '../shared/config';
 import { isConditionFailure } from './aws-errors';
-import { clickCounts } from './click-count-items';
+import { clickCountsNow, unsettledDays } from './click-count-items';
 import { queryRawPages, type RawItem } from './query-pages';
 
 /**
@@ -51,11 +52,28 @@ const PAGE_ROWS = 'rows_gz';
 const num = (item: RawItem, name: string): number => Number(item[name]?.N ?? 0);
 
 export class PerformanceStore implements PerformanceRows, PageStore {
-  constructor(private readonly tableName: string) {}
+  /** clicksTable: the click log, whose clicks not yet counted the clicks read here include (clickCountsNow). */
+  constructor(
+    private readonly tableName: string,
+    private readonly clicksTable?: string,
+  ) {}
 
+  /** Resolved when first needed: a function that reads no click count has no clicks table in its environment. */
+  private get clicksTableName(): string {
+    return this.clicksTable ?? resourceName.table('clicks');
+  }
+
+  /**
+   * The stamps of the window's days, but for a day with a click the click-count lane has not
+   * counted yet (ADR 0008): no page holds that click, so the report reads the day's rows, which
+   * add it (clickFacts).
+   */
   async stamps(appId: string, window: DayWindow): Promise<ReadonlyMap<string, number>> {
-    const items = await this.query(pk(appId, PERF_FAMILIES.perfStamp), window.firstDay, window.lastDay, ['sk', 'v']);
-    return new Map(items.map((item) => [String(item.sk?.S), num(item, 'v')]));
+    const [items, unsettled] = await Promise.all([
+      this.query(pk(appId, PERF_FAMILIES.perfStamp), window.firstDay, window.lastDay, ['sk', 'v']),
+      unsettledDays(this.tableName, this.clicksTableName, appId, window),
+    ]);
+    return new Map(items.map((item) => [String(item.sk?.S), num(item, 'v')] as const).filter(([day]) => !unsettled.has(day)));
   }
 
   async pages(appId: string, kind: PageKind, window: DayWindow, consistent = false): Promise<ReadonlyMap<string, StoredPerfPage>> {
@@ -110,7 +128,7 @@ export class PerformanceStore implements PerformanceRows, PageStore {
 
   /** The window's click counters summed into the family's rows; the report and the pages merge facts of the same dimensions. */
   private async clickFacts(appId: string, family: 'perf' | 'perf_partner', window: DayWindow, consistent: boolean): Promise<DayFact[]> {
-    const counts = await clickCounts(this.tableName, appId, window, consistent);
+    const counts = await clickCountsNow(this.tableName, this.clicksTableName, appId, window, consistent);
     return derivedClicks(family, counts).map(({ day, group, clicks }) => {
       const [partner = NONE, campaign = NONE, country = NONE, platform = NONE] = group;
       return { day, dims: [partner, campaign, country, platform] as DimensionValues, counters: { clicks } };

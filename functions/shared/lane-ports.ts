@@ -1,7 +1,12 @@
 import { AGGREGATOR_TIMEOUT_SECONDS } from '../../lib/function-constants';
 import { AggregateStore, AggregationLedgerStore } from '../adapters/aggregate-store';
 import { CapCounter } from '../adapters/cap-counter';
+import { addClicksOnce } from '../adapters/click-count-items';
+import { ClickLaneLease, ClickLogStates } from '../adapters/click-log-state';
+import { ClickStore } from '../adapters/click-store';
 import { StreamStore } from '../adapters/stream-store';
+import { TenantStore } from '../adapters/tenant-store';
+import type { ClickLanePorts } from '../domain/aggregation/click-counts';
 import type { LanePorts } from '../domain/aggregation/lanes';
 import { leaseMsFor } from '../domain/aggregation/lease';
 import { resourceName } from './config';
@@ -26,3 +31,27 @@ export function lanePorts(): Required<LanePorts> {
  * writes; the lane sweep, whose timeout is the same, takes lanes for as long.
  */
 export const LANE_LEASE_MS = leaseMsFor(AGGREGATOR_TIMEOUT_SECONDS);
+
+/**
+ * What the click-count lane reads and writes (functions/domain/aggregation/click-counts.ts): the
+ * apps, the click log (by_app_hour), the counter items and stamps and the lane's state (aggregates),
+ * and its lease (ledger).
+ */
+export function clickLanePorts(): ClickLanePorts {
+  const aggregates = resourceName.table('aggregates');
+  const states = new ClickLogStates(aggregates);
+  const lease = new ClickLaneLease(resourceName.table('ledger'));
+  const clicks = new ClickStore(resourceName.table('clicks'));
+  const rows = new AggregateStore(aggregates);
+  const tenants = new TenantStore(resourceName.table('tenants'));
+  return {
+    apps: async () => (await tenants.listApps()).map((app) => app.app_id),
+    state: (appId) => states.state(appId),
+    putState: (appId, state, expectedRev) => states.putState(appId, state, expectedRev),
+    addOnce: (appId, applyId, count) => addClicksOnce(aggregates, appId, applyId, count),
+    stamp: (appId, day) => rows.stamp(appId, day),
+    clicksAfter: (appId, hour, fromTs) => clicks.clicksAfter(appId, hour, fromTs),
+    takeLease: (holder, nowMs, leaseMs) => lease.takeLease(holder, nowMs, leaseMs),
+    releaseLease: (holder) => lease.releaseLease(holder),
+  };
+}

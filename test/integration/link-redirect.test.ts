@@ -134,6 +134,8 @@ describe('GET /l/{link_id}', () => {
       app_ip_platform: `${tenant.app.app_id}#${ip}#${platform}`,
       app_hour: clickAppHour(record),
       lookback_days: 7,
+      // Its local day in the app's zone (UTC here), by which the click-count lane counts it (ADR 0008).
+      count_day: new Date(record.ts_ms).toISOString().slice(0, 10),
       expires_at: Math.floor(record.ts_ms / 1000) + 7 * 86_400 + CLICK_KEPT_AFTER_CLAIM_S,
     });
     expect(Math.abs(record.ts_ms - now)).toBeLessThan(10_000);

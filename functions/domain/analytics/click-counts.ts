@@ -18,6 +18,8 @@ export interface ClickCount {
   readonly dims: DimensionValues;
   readonly linkId: string;
   readonly clicks: number;
+  /** The id of the last click-count lane apply that added to the item (functions/domain/aggregation/click-counts.ts). */
+  readonly applied?: string;
 }
 
 /**
@@ -29,11 +31,11 @@ export const clickCountSortKey = (day: string, dims: DimensionValues, linkId: st
   [day, ...dims, linkId].join(SORT_SEPARATOR);
 
 /** The item of a sort key and a count; undefined for a key of another shape (nothing this code wrote). */
-export function clickCountOf(sortKey: string, clicks: number): ClickCount | undefined {
+export function clickCountOf(sortKey: string, clicks: number, applied?: string): ClickCount | undefined {
   const parts = sortKey.split(SORT_SEPARATOR);
   if (parts.length !== 6) return undefined;
   const [day = '', partner = NONE, campaign = NONE, country = NONE, platform = NONE, linkId = ''] = parts;
-  return { day, dims: [partner, campaign, country, platform], linkId, clicks };
+  return { day, dims: [partner, campaign, country, platform], linkId, clicks, ...(applied === undefined ? {} : { applied }) };
 }
 
 /** Which family's rows the counters stand in for, and the group of that family a counter adds to. */

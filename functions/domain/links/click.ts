@@ -41,6 +41,12 @@ export interface ClickRecord {
    */
   deep_link?: DeepLink;
   /**
+   * The click's local day in its app's zone at the redirect: what the click-count lane counts it
+   * by (docs/adr/0008-click-counts-from-the-click-log.md). Absent on a click recorded before the
+   * lane (the redirect counted it itself) or whose zone look-up failed (not counted).
+   */
+  count_day?: string;
+  /**
    * Epoch seconds, the clicks table's TTL attribute: DynamoDB deletes the click some time after it.
    * The claim deadline plus CLICK_KEPT_AFTER_CLAIM_S; on a click without lookback_days (recorded
    * before it was kept) the claim deadline itself. Attribution never reads it as the window.
@@ -107,6 +113,8 @@ export interface ClickInput {
   readonly asn?: number;
   readonly query: Readonly<Record<string, string | undefined>>;
   readonly nowMs: number;
+  /** The click's local day, when it is to be counted. */
+  readonly countDay?: string;
 }
 
 export function buildClick(input: ClickInput): ClickRecord {
@@ -132,6 +140,7 @@ export function buildClick(input: ClickInput): ClickRecord {
     app_ip_platform: appIpPlatform(link.app_id, address.ip, input.platform),
     lookback_days: link.lookback_days,
     ...(deepLink ? { deep_link: deepLink } : {}),
+    ...(input.countDay === undefined ? {} : { count_day: input.countDay }),
     expires_at: Math.floor(input.nowMs / 1000) + link.lookback_days * 86_400 + CLICK_KEPT_AFTER_CLAIM_S,
   };
 }

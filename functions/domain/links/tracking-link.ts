@@ -90,23 +90,18 @@ export interface ClickLog {
   record(click: ClickRecord): Promise<void>;
 }
 
-/**
- * The click counts (docs/analytics.md, "Rows"): 1 on the click's counter item, from which the perf,
- * perf_partner and link rows' `clicks` are derived when read, then `v` on its day's stamp, plain
- * ADDs (functions/adapters/aggregate-store.ts, docs/adr/0006-one-click-counter.md).
- */
-export interface ClickCounts {
-  countClick(appId: string, day: string, dims: DimensionValues, linkId: string): Promise<void>;
-}
-
 export interface TrackingLinkPorts {
   readonly links: LinkSource;
   readonly ipBlocks: IpBlocks;
   rateCounter: SlotCounter;
   rateWindow: SlidingWindow;
   readonly clicks: ClickLog;
-  /** Absent: clicks are recorded for attribution only. */
-  readonly clickCounts?: ClickCounts;
+  /**
+   * True: each click is recorded with its local day (`count_day`), which is what the click-count
+   * lane counts it by (docs/adr/0008-click-counts-from-the-click-log.md). Absent: clicks are
+   * recorded for attribution only.
+   */
+  readonly countClicks?: boolean;
   /** The app's IANA time zone (cached), for the click's local day. */
   timeZoneOf?(appId: string): Promise<string>;
   newClickId(): string;
@@ -132,7 +127,7 @@ export type LinkOutcome =
       readonly dropped?: DropReason;
       /** Set with dropped 'store_unavailable': what failed, for the log. */
       readonly failure?: unknown;
-      /** The click was recorded but its count in the perf rows failed (logged and metered; the visitor is redirected all the same). */
+      /** The click was recorded without its local day, so it is not counted (the zone look-up failed: logged and metered; the visitor is redirected all the same). */
       readonly countFailure?: unknown;
     };
 
@@ -211,6 +206,10 @@ async function admitAndRecord(
 
   if (request.query.mobile_only === '1' && platform === 'desktop') return drop('desktop_on_mobile_only');
 
+  // The click's local day goes on its record: the click-count lane counts it from the log, and the
+  // redirect writes no counter (ADR 0008). A failed zone look-up changes nothing for the visitor:
+  // the click is recorded without it, for attribution, and not counted (as a failed count was).
+  const [countDay, countFailure] = ports.countClicks ? await localDayOfClick(ports, link.app_id, request.nowMs) : [undefined, undefined];
   const click = buildClick({
     clickId: ports.newClickId(),
     link,
@@ -221,12 +220,9 @@ async function admitAndRecord(
     asn,
     query: request.query,
     nowMs: request.nowMs,
+    countDay,
   });
-  // The count runs beside the click's write, so it adds no latency of its own, and its failure
-  // changes nothing for the visitor; a failed click write still fails the click as before (once
-  // both have settled, so nothing of the request still writes after its answer).
-  const [recordFailure, countFailure] = await Promise.all([settle(ports.clicks.record(click)), settle(countClick(ports, click))]);
-  if (recordFailure !== undefined) throw recordFailure;
+  await ports.clicks.record(click);
   return {
     kind: 'redirect',
     location: redirectLocation(destination, {
@@ -248,10 +244,13 @@ export const clickDimensions = (click: Pick<ClickRecord, 'partner' | 'campaign' 
   dimensionValue(click.platform),
 ];
 
-async function countClick(ports: TrackingLinkPorts, click: ClickRecord): Promise<void> {
-  if (!ports.clickCounts) return;
-  const zone = ports.timeZoneOf ? await ports.timeZoneOf(click.app_id) : undefined;
-  await ports.clickCounts.countClick(click.app_id, localDayOf(click.ts_ms, zone), clickDimensions(click), click.link_id);
+async function localDayOfClick(ports: TrackingLinkPorts, appId: string, nowMs: number): Promise<[string | undefined, unknown]> {
+  try {
+    const zone = ports.timeZoneOf ? await ports.timeZoneOf(appId) : undefined;
+    return [localDayOf(nowMs, zone), undefined];
+  } catch (failure) {
+    return [undefined, failure ?? new Error('time zone look-up failed')];
+  }
 }
 
 /** Runs a write whose failure must not change the answer; returns the failure, if any. */
