@@ -205,28 +205,32 @@ const collapsed = (updates: readonly SkanUpdate[]) =>
 describe('SKAN conversion values', () => {
   it('sends Apple exactly the rule’s updates, never lower within a window and nothing after a lock, through restarts', async () => {
     const seen = { updates: 0, locks: 0, laterWindows: 0, resent: 0 };
-    await fc.assert(
-      fc.asyncProperty(schemaArb, fc.array(step, { maxLength: 30 }), async (schema, steps) => {
-        const { taken, expected } = await run(schema, steps);
-        expect(collapsed(taken)).toEqual(expected);
-        seen.updates += expected.length;
-        seen.locks += expected.filter((u) => u.lockWindow).length;
-        seen.laterWindows += expected.filter((u) => u.window > 0).length;
-        seen.resent += taken.length - expected.length;
-        for (const [i, u] of taken.entries()) {
-          const before = taken.slice(0, i).filter((p) => p.window === u.window);
-          for (const p of before) {
-            expect(p.lockWindow && JSON.stringify(p) !== JSON.stringify(u)).toBe(false);
-            expect((u.fine ?? -1) >= (p.fine ?? -1)).toBe(true);
-            expect(RANK[u.coarse ?? 'low'] >= RANK[p.coarse ?? 'low'] || p.coarse === undefined).toBe(true);
+    const reached = () => Math.min(seen.updates, seen.locks, seen.laterWindows, seen.resent) > 0;
+    // More rounds only while a case the rule is about has not come up yet (a call Apple took twice
+    // is the rarest draw): every round's runs must hold, and the cases must be reached at the end.
+    for (let round = 0; round === 0 || (round < 5 && !reached()); round++)
+      await fc.assert(
+        fc.asyncProperty(schemaArb, fc.array(step, { maxLength: 30 }), async (schema, steps) => {
+          const { taken, expected } = await run(schema, steps);
+          expect(collapsed(taken)).toEqual(expected);
+          seen.updates += expected.length;
+          seen.locks += expected.filter((u) => u.lockWindow).length;
+          seen.laterWindows += expected.filter((u) => u.window > 0).length;
+          seen.resent += taken.length - expected.length;
+          for (const [i, u] of taken.entries()) {
+            const before = taken.slice(0, i).filter((p) => p.window === u.window);
+            for (const p of before) {
+              expect(p.lockWindow && JSON.stringify(p) !== JSON.stringify(u)).toBe(false);
+              expect((u.fine ?? -1) >= (p.fine ?? -1)).toBe(true);
+              expect(RANK[u.coarse ?? 'low'] >= RANK[p.coarse ?? 'low'] || p.coarse === undefined).toBe(true);
+            }
           }
-        }
-      }),
-      { numRuns: Number(process.env.SKAN_RUNS ?? 100) },
-    );
+        }),
+        { numRuns: Number(process.env.SKAN_RUNS ?? 100) },
+      );
     // The runs reach what the rule is about: rising values, locks, the later windows, a call Apple took twice.
-    expect(Math.min(seen.updates, seen.locks, seen.laterWindows, seen.resent)).toBeGreaterThan(0);
-  }, 120_000);
+    expect({ seen, reached: reached() }).toEqual({ seen, reached: true });
+  }, 300_000);
 });
 
 describe('the SKAN schema fetch', () => {
