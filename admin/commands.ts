@@ -2,6 +2,7 @@ import type { AdminCommand, Target } from '../functions/commands/command';
 import { CONSOLE_COMMANDS, type ParsedCommand, parseCommandOf, registry, runParsed } from '../functions/commands/registry';
 import { exportCommands } from './export-commands';
 import { healthCommands } from './health-commands';
+import { rebuildCommands } from './rebuild-commands';
 import { sqlCommands } from './sql-commands';
 
 export type { AdminCommand, Target } from '../functions/commands/command';
@@ -14,13 +15,15 @@ export { type ParsedCommand, runParsed } from '../functions/commands/registry';
  * flags with parseCommand and run them with runParsed. They are the deployed console's commands
  * (functions/commands/registry.ts) and the operator's own, which stay off the console API's
  * function: `export run` writes the export bucket (the hourly export's work, on demand), `sql`
- * runs DuckDB on this machine, `health` reads the deployment's alarms and queues.
+ * runs DuckDB on this machine, `health` reads the deployment's alarms and queues, `rebuild`
+ * reads an app's whole audit history (longer than the console API's 29 s).
  */
 export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   ...CONSOLE_COMMANDS,
   ...exportCommands,
   ...sqlCommands,
   ...healthCommands,
+  ...rebuildCommands,
 ]);
 
 export function parseCommand(name: string, rawFlags: Readonly<Record<string, unknown>>): ParsedCommand {

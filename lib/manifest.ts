@@ -833,7 +833,8 @@ export const functions = {
     // No route on the service's API: its own HTTP API with a JWT authorizer on the console's user
     // pool calls it (lib/constructs/console-site.ts, ADR 0007). Its grants are what the console's
     // commands (functions/commands/registry.ts) touch: an admin's apps and keys write the tenants
-    // table and read signing secrets (ADR 0007, "Grants"); `export run` and `sql` are the CLI's, so no exports grant.
+    // table and read signing secrets (ADR 0007, "Grants"); `export run`, `sql` and `rebuild` are the CLI's, so no
+    // exports or IP blocks grant.
     tables: {
       tenants: 'readwrite_delete',
       signing_secrets: 'readwrite',
@@ -846,6 +847,8 @@ export const functions = {
       fx_rates: 'readwrite',
       skan_postbacks: 'read',
       changes: 'readwrite',
+      // An admin's `privacy show`: an install's deletion receipts.
+      privacy_requests: 'read',
     },
     bucket: 'read',
     consoleUsers: 'admin',

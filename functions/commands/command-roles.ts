@@ -54,7 +54,6 @@ export const COMMAND_ROLES: Readonly<Record<string, CommandAccess>> = {
   // An install's decision names its device hash and IP: personal data, for admins.
   'install show': read('admin'),
   'privacy show': read('admin'),
-  rebuild: change('operator'),
   'postback set': change('admin', 'postback list'),
   'postback list': read('admin'),
   'postback delete': change('admin', 'postback list'),

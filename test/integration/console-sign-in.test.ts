@@ -87,16 +87,26 @@ describe('the console API under npm start, with tokens from the sign-in stand-in
     expect((body.companies as { company_id: string }[]).map((company) => company.company_id)).toEqual([a.company.company_id]);
   });
 
-  it("leaves the CLI's own commands out: an admin's sql, export run and health answer 400 unknown command", async () => {
+  it("leaves the CLI's own commands out: an admin's sql, export run, health and rebuild answer 400 unknown command", async () => {
     const me = await api('/api/me', tokens.get('admin'));
     expect(me.body.commands).toEqual(expect.arrayContaining(['app create', 'postback withheld']));
-    for (const command of ['sql', 'export run', 'health']) {
+    for (const command of ['sql', 'export run', 'health', 'rebuild']) {
       expect(me.body.commands).not.toContain(command);
       expect(await run('admin', command, { 'app-key': a.app.app_key })).toEqual({
         status: 400,
         body: { error: `unknown command: ${command}` },
       });
     }
+  });
+
+  it("runs an admin's install reads under the console API's own policy: install show and privacy show", async () => {
+    const uuid = '00000000-0000-4000-8000-00000000a11e';
+    const install = await run('admin', 'install show', { 'app-key': a.app.app_key, 'install-uuid': uuid });
+    expect(install.status).toBe(200);
+    expect(await run('admin', 'privacy show', { 'app-key': a.app.app_key, 'install-uuid': uuid })).toEqual({
+      status: 200,
+      body: expect.objectContaining({ app_id: a.app.app_id, receipts: [] }),
+    });
   });
 
   it('records who made a link, and an invitation from the console signs in with its one-time password', async () => {
