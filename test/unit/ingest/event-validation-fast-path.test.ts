@@ -483,21 +483,24 @@ describe('the straight-line validator', () => {
 
   it('names the field the rules as first written name, whatever the batch is stamped with', () => {
     const named = new Map<string, number>();
-    fc.assert(
-      fc.property(stampedBatch, ([skewMs, entries]) => {
-        const oracle = context(skewMs);
-        const expected = entries.map((e) => {
-          const reason = oracleReason(e, oracle);
-          return { reason, field: oracleField(reason, e, oracle) };
-        });
-        const verdicts = judgeEvents(entries, NOW - skewMs, NOW).verdicts;
-        expect(verdicts.map(({ reason, field }) => ({ reason, field }))).toEqual(expected);
-        for (const { field } of expected) if (field !== undefined) named.set(field, (named.get(field) ?? 0) + 1);
-      }),
-      { numRuns: 3000 },
-    );
+    const unreached = () => [...EVENT_FAULT_FIELDS].filter((field) => !named.has(field));
+    // More rounds (at most 4) only while a field has not been drawn yet: every run must hold.
+    for (let round = 0; round === 0 || (round < 4 && unreached().length > 0); round++)
+      fc.assert(
+        fc.property(stampedBatch, ([skewMs, entries]) => {
+          const oracle = context(skewMs);
+          const expected = entries.map((e) => {
+            const reason = oracleReason(e, oracle);
+            return { reason, field: oracleField(reason, e, oracle) };
+          });
+          const verdicts = judgeEvents(entries, NOW - skewMs, NOW).verdicts;
+          expect(verdicts.map(({ reason, field }) => ({ reason, field }))).toEqual(expected);
+          for (const { field } of expected) if (field !== undefined) named.set(field, (named.get(field) ?? 0) + 1);
+        }),
+        { numRuns: 3000 },
+      );
     // The draws reach every field, the two that are not simply a rule's own included.
-    expect([...EVENT_FAULT_FIELDS].filter((field) => !named.has(field))).toEqual([]);
+    expect(unreached()).toEqual([]);
   });
 
   it('judges the same with the depths the scan of the body found, however the body nests', () => {
