@@ -1,7 +1,7 @@
 import type { AdminCommand, Target } from '../functions/commands/command';
 import { CONSOLE_COMMANDS, type ParsedCommand, parseCommandOf, registry, runParsed } from '../functions/commands/registry';
 import { exportCommands } from './export-commands';
-import { healthCommands } from './health-commands';
+import { adminHealthCommand } from './health-commands';
 import { rebuildCommands } from './rebuild-commands';
 import { sqlCommands } from './sql-commands';
 
@@ -15,14 +15,16 @@ export { type ParsedCommand, runParsed } from '../functions/commands/registry';
  * flags with parseCommand and run them with runParsed. They are the deployed console's commands
  * (functions/commands/registry.ts) and the operator's own, which stay off the console API's
  * function: `export run` writes the export bucket (the hourly export's work, on demand), `sql`
- * runs DuckDB on this machine, `health` reads the deployment's alarms and queues, `rebuild`
- * reads an app's whole audit history (longer than the console API's 29 s).
+ * runs DuckDB on this machine, `rebuild` reads an app's whole audit history (longer than the
+ * console API's 29 s). `health` is both: here it reads what the target names (a stack's outputs,
+ * the local runtime), in the console API's function what its environment names.
  */
 export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
-  ...CONSOLE_COMMANDS,
+  // `health` reads where the target says (admin/health-sources.ts), not the function's environment.
+  ...CONSOLE_COMMANDS.filter((command) => command.name !== adminHealthCommand.name),
+  adminHealthCommand,
   ...exportCommands,
   ...sqlCommands,
-  ...healthCommands,
   ...rebuildCommands,
 ]);
 

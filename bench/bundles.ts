@@ -124,6 +124,10 @@ function deployedValue(source: EnvironmentSource): string {
       return `attribution-${exportBucket.name}`;
     case 'queue':
       return `https://sqs.eu-west-1.amazonaws.com/123456789012/${source.queue}`;
+    case 'dead-letter-queue':
+      return `https://sqs.eu-west-1.amazonaws.com/123456789012/${source.queue}-dlq`;
+    case 'alarm-topic':
+      return 'arn:aws:sns:eu-west-1:123456789012:attribution-alarms';
     case 'origin-secret-arn':
       return 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:origin-verify-a1b2c3';
     case 'console':

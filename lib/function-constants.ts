@@ -15,6 +15,10 @@ export const envName = {
   bucket: () => 'AUDIT_BUCKET',
   exportBucket: () => 'EXPORT_BUCKET',
   queue: (name: string) => `QUEUE_${name.toUpperCase()}_URL`,
+  /** A queue's dead-letter queue (the health view's grant, FunctionSpec.healthView). */
+  deadLetterQueue: (name: string) => `DEAD_LETTER_QUEUE_${name.toUpperCase()}_URL`,
+  /** The SNS topic every alarm notifies (FunctionSpec.healthView): the health view finds the stack's alarms by it. */
+  alarmTopicArn: () => 'ALARM_TOPIC_ARN',
   /**
    * The ARN of the secret CloudFront adds as x-origin-verify; routed handlers read its value from
    * Secrets Manager (functions/adapters/origin-secret.ts) and trust viewer headers only with it.
@@ -59,6 +63,13 @@ export const INVALID_SKAN_POSTBACKS = { prefix: 'audit/skan/invalid/', expireAft
 
 /** The export bucket's stream objects: read within minutes by the stream endpoint and the export; a month lets a reader catch up. */
 export const STREAM_OBJECTS = { prefix: 'stream/', expireAfterDays: 30 } as const;
+
+/**
+ * Each queue's age alarm, in seconds of its oldest message (lib/manifest.ts `ageAlarm` takes its
+ * threshold from here), and null for a queue without one: the health view shows them beside the
+ * ages (functions/adapters/health-sources.ts), in a bundle that must not hold the manifest's text.
+ */
+export const QUEUE_AGE_ALARM_SECONDS = { aggregation: 15 * 60, enrichment: 15 * 60, privacy: 36 * 60 * 60, postbacks: null } as const;
 
 /** The aggregator's timeout: under the aggregation queue's visibility timeout; its lane lease is this plus 15 s. */
 export const AGGREGATOR_TIMEOUT_SECONDS = 60;

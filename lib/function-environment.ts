@@ -1,9 +1,9 @@
-import { envName, type FunctionSpec, type QueueName, readsOriginSecret, type TableName } from './manifest';
+import { envName, type FunctionSpec, type QueueName, queues, readsOriginSecret, type TableName } from './manifest';
 
 /**
  * The environment the stack gives each function, as plain data: the constants every function
  * gets, and one variable per resource its manifest grants name (TABLE_<NAME>, AUDIT_BUCKET,
- * EXPORT_BUCKET, QUEUE_<NAME>_URL) plus the origin secret's ARN for routed functions and the authorizer (never a secret's value). The CDK function construct sets
+ * EXPORT_BUCKET, QUEUE_<NAME>_URL; the health view's DEAD_LETTER_QUEUE_<NAME>_URL and ALARM_TOPIC_ARN) plus the origin secret's ARN for routed functions and the authorizer (never a secret's value). The CDK function construct sets
  * exactly these, and the local runtime gives each handler exactly these too
  * (local/function-context.ts), so a handler that reads a variable its grants do not name fails
  * at `npm start` as it would at cold start in Lambda. test/stack/function-environment.test.ts
@@ -28,6 +28,10 @@ export type EnvironmentSource =
   | { readonly kind: 'bucket' }
   | { readonly kind: 'export-bucket' }
   | { readonly kind: 'queue'; readonly queue: QueueName }
+  /** A queue's dead-letter queue URL (FunctionSpec.healthView). */
+  | { readonly kind: 'dead-letter-queue'; readonly queue: QueueName }
+  /** The SNS topic every alarm notifies (FunctionSpec.healthView); locally none (''), the runtime has no alarms. */
+  | { readonly kind: 'alarm-topic' }
   | { readonly kind: 'origin-secret-arn' }
   /** An address on the internet (FunctionSpec.internet): `value` in AWS, none locally. */
   | { readonly kind: 'internet'; readonly value: string }
@@ -59,6 +63,11 @@ export function environmentOf(spec: FunctionSpec): Record<string, EnvironmentSou
   if (spec.exports) environment[envName.exportBucket()] = { kind: 'export-bucket' };
   for (const queue of Object.keys(spec.queues ?? {}) as QueueName[]) environment[envName.queue(queue)] = { kind: 'queue', queue };
   for (const [name, value] of Object.entries(spec.internet ?? {})) environment[name] = { kind: 'internet', value };
+  if (spec.healthView) {
+    for (const queue of Object.keys(queues) as QueueName[])
+      environment[envName.deadLetterQueue(queue)] = { kind: 'dead-letter-queue', queue };
+    environment[envName.alarmTopicArn()] = { kind: 'alarm-topic' };
+  }
   if (spec.consoleUsers) {
     for (const [value, name] of Object.entries(CONSOLE_VARIABLES))
       environment[name] = { kind: 'console', value: value as keyof ConsoleSignIn };

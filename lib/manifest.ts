@@ -12,6 +12,7 @@ import {
   APPATTRIBUTION_REPORT_PATH,
   INVALID_SKAN_POSTBACKS,
   MAX_REPORT_KEY_SECRET_PREFIX,
+  QUEUE_AGE_ALARM_SECONDS,
   SKADNETWORK_REPORT_PATH,
   STREAM_OBJECTS,
 } from './function-constants';
@@ -224,7 +225,10 @@ export const queues = {
     maxReceiveCount: 5,
     // A week, under the DLQ's 14 days: a dead-lettered message keeps its first enqueue time.
     retentionDays: 7,
-    ageAlarm: { seconds: 15 * 60, meaning: 'Aggregation lags more than 15 minutes behind ingestion: reports are going stale.' },
+    ageAlarm: {
+      seconds: QUEUE_AGE_ALARM_SECONDS.aggregation,
+      meaning: 'Aggregation lags more than 15 minutes behind ingestion: reports are going stale.',
+    },
     // Big batches are what keeps an app's report rows cool: the aggregator writes each row once
     // per invocation, whatever the number of audit objects behind it (docs/aggregation.md). Each
     // invocation holds one of the ledger's 64 lanes while it writes rows (functions/domain/
@@ -241,7 +245,7 @@ export const queues = {
     maxReceiveCount: 5,
     retentionDays: 7,
     ageAlarm: {
-      seconds: 15 * 60,
+      seconds: QUEUE_AGE_ALARM_SECONDS.enrichment,
       meaning: "Apple Ads installs have waited more than 15 minutes for Apple's answers: their attribution and reports are going stale.",
     },
     consumer: { function: 'adservices-enrich', batchSize: 10 },
@@ -256,7 +260,7 @@ export const queues = {
     // A week, under the DLQ's 14 days; a request with rows left is sent again (a new message).
     retentionDays: 7,
     ageAlarm: {
-      seconds: 36 * 60 * 60,
+      seconds: QUEUE_AGE_ALARM_SECONDS.privacy,
       meaning: 'A privacy request has waited more than 36 hours: the nightly drain is failing or not keeping up.',
     },
   },
@@ -427,6 +431,14 @@ export interface FunctionSpec {
    * administrator calls on its users (`user invite|remove|list`).
    */
   readonly consoleUsers?: 'admin';
+  /**
+   * The operators' health view (`health`, functions/adapters/health-sources.ts): each dead-letter
+   * queue's depth (sqs:GetQueueAttributes on the DLQs, DEAD_LETTER_QUEUE_<NAME>_URL), the alarm
+   * topic's ARN (ALARM_TOPIC_ARN) and CloudWatch's DescribeAlarms and GetMetricData, which take no
+   * resource narrower than `*` (lib/permissions.ts, CLOUDWATCH_READ_ACTIONS). The queues
+   * themselves and the tables it reads are the function's `queues` and `tables` grants.
+   */
+  readonly healthView?: true;
 }
 
 /** Functions that read the CloudFront origin secret: every routed one, and the authorizer. */
@@ -442,7 +454,7 @@ export interface RouteThrottle {
 
 /**
  * The health probes read every queue's depth (functions/adapters/health-probes.ts), so the health
- * functions are granted every queue: typed by QueueName, a queue added to the manifest does not
+ * functions (and the console API, for the health view) are granted every queue: typed by QueueName, a queue added to the manifest does not
  * compile until it is probed too (a probe without its grant and variable failed every cold start).
  */
 const probeEveryQueue = { aggregation: 'read', enrichment: 'read', privacy: 'read', postbacks: 'read' } as const satisfies Record<
@@ -834,7 +846,11 @@ export const functions = {
     // pool calls it (lib/constructs/console-site.ts, ADR 0007). Its grants are what the console's
     // commands (functions/commands/registry.ts) touch: an admin's apps and keys write the tenants
     // table and read signing secrets (ADR 0007, "Grants"); `export run`, `sql` and `rebuild` are the CLI's, so no
-    // exports or IP blocks grant.
+    // exports or IP blocks grant. `health` (operators and admins) reads every queue's and DLQ's
+    // depth, CloudWatch and the alarms (healthView), the apps (tenants) and postback attempts
+    // (postbacks), and calls GET /health at PUBLIC_BASE_URL.
+    queues: probeEveryQueue,
+    healthView: true,
     tables: {
       tenants: 'readwrite_delete',
       signing_secrets: 'readwrite',

@@ -5,6 +5,7 @@ import {
   HEALTH_PROBE_KEY,
   KEY_USE_ATTRIBUTES,
   type QueueName,
+  queues,
   readsOriginSecret,
   readsWith,
   SERVER_KEY_PREFIX,
@@ -38,6 +39,10 @@ export type PolicyResource =
   /** Every object of the export bucket. */
   | { readonly kind: 'export-objects' }
   | { readonly kind: 'queue'; readonly queue: QueueName }
+  /** A queue's dead-letter queue (lib/constructs/data-stores.ts). */
+  | { readonly kind: 'dead-letter-queue'; readonly queue: QueueName }
+  /** CloudWatch reads that IAM scopes to no resource narrower than `*` (CLOUDWATCH_READ_ACTIONS). */
+  | { readonly kind: 'cloudwatch' }
   /** The CloudFront origin secret in Secrets Manager (lib/constructs/edge.ts). */
   | { readonly kind: 'origin-secret' }
   /** The console's Cognito user pool (lib/constructs/console-site.ts). */
@@ -146,6 +151,15 @@ export const USER_POOL_ADMIN_ACTIONS = [
 /** What a function may do with the secrets of its prefix (FunctionSpec.secretPrefix): read their values, as the origin secret's. */
 export const PREFIXED_SECRET_ACTIONS = ORIGIN_SECRET_ACTIONS;
 
+/**
+ * The health view's CloudWatch reads (FunctionSpec.healthView), on `*`: GetMetricData has no
+ * resource type, and DescribeAlarms answers composite alarms only to a grant on `*` (Service
+ * Authorization Reference, Amazon CloudWatch; the DescribeAlarms API reference). Both only read.
+ */
+export const CLOUDWATCH_READ_ACTIONS = ['cloudwatch:DescribeAlarms', 'cloudwatch:GetMetricData'] as const;
+/** A dead-letter queue's depth, for the health view: nothing else of it. */
+export const DEAD_LETTER_QUEUE_ACTIONS = ['sqs:GetQueueAttributes'] as const;
+
 type QueueAccess = NonNullable<FunctionSpec['queues']>[QueueName];
 const QUEUE_SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
 const QUEUE_CONSUME_ACTIONS = [
@@ -186,6 +200,11 @@ export function policyOf(spec: FunctionSpec): PolicyStatement[] {
   for (const [queue, access] of Object.entries(spec.queues ?? {}) as [QueueName, NonNullable<QueueAccess>][]) {
     statements.push({ actions: QUEUE_ACTIONS[access], resources: [{ kind: 'queue', queue }] });
   }
+  if (spec.healthView) {
+    const deadLetterQueues = (Object.keys(queues) as QueueName[]).map((queue): PolicyResource => ({ kind: 'dead-letter-queue', queue }));
+    statements.push({ actions: DEAD_LETTER_QUEUE_ACTIONS, resources: deadLetterQueues });
+    statements.push({ actions: CLOUDWATCH_READ_ACTIONS, resources: [{ kind: 'cloudwatch' }] });
+  }
   // Routed functions and the authorizer check every request's origin header against it
   // (functions/shared/http.ts, functions/origin-authorizer.ts).
   if (readsOriginSecret(spec)) statements.push({ actions: ORIGIN_SECRET_ACTIONS, resources: [{ kind: 'origin-secret' }] });
@@ -225,6 +244,8 @@ export function resourceKey(resource: PolicyResource): string {
       return `${resource.kind}:${resource.table}`;
     case 'queue':
       return `queue:${resource.queue}`;
+    case 'dead-letter-queue':
+      return `dead-letter-queue:${resource.queue}`;
     case 'secrets':
       return `secrets:${resource.prefix}`;
     default:

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type ConsoleSignIn, environmentOf } from '../lib/function-environment';
+import { type ConsoleSignIn, type EnvironmentSource, environmentOf } from '../lib/function-environment';
 import { type FunctionSpec, functions } from '../lib/manifest';
 import { type PolicyStatement, policyOf } from '../lib/permissions';
 import { LOCAL_MAX_CONCURRENCY } from './invoke-store';
@@ -69,6 +69,9 @@ export const LOCAL_SETTINGS = [
   'HEALTH_TIMEOUT_MS',
   // Set by the runtime itself at each start: the aggregator takes over the lane leases of other runs (local/runtime.ts).
   'LOCAL_RUN_ID',
+  // Set by the runtime itself at each start: its control port, where the health view reads the runtime's metrics
+  // (functions/adapters/health-sources.ts; CloudWatch's part in AWS).
+  'LOCAL_CONTROL_URL',
 ] as const;
 
 const passedThrough = new Set<string>([...LAMBDA_PLATFORM_VARIABLES, ...LOCAL_EMULATOR_VARIABLES, ...LOCAL_SETTINGS]);
@@ -80,6 +83,8 @@ export interface LocalDeployment {
   /** The export bucket's local name. */
   readonly exportBucket: string;
   readonly queues: Readonly<Record<string, string>>;
+  /** Each queue's dead-letter queue URL (local/provision.ts), for the health view's grant (FunctionSpec.healthView). */
+  readonly deadLetterQueues: Readonly<Record<string, string>>;
   /** The origin secret's ARN in the local Secrets Manager (local/origin-secret.ts). */
   readonly originSecretArn: string;
   /** Replaces a function's policy (tests take a grant away to see what AWS would refuse). */
@@ -142,30 +147,44 @@ export function runAsFunction<T>(name: string, body: () => T): T {
 export function templateEnvironment(
   name: string,
   spec: FunctionSpec,
-  target: Pick<LocalDeployment, 'tables' | 'bucket' | 'exportBucket' | 'queues' | 'originSecretArn' | 'internet' | 'console'>,
+  target: Pick<
+    LocalDeployment,
+    'tables' | 'bucket' | 'exportBucket' | 'queues' | 'deadLetterQueues' | 'originSecretArn' | 'internet' | 'console'
+  >,
 ): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [variable, source] of Object.entries(environmentOf(spec))) {
-    const value =
-      source.kind === 'constant'
-        ? source.value
-        : source.kind === 'table'
-          ? target.tables[source.table]
-          : source.kind === 'bucket'
-            ? target.bucket
-            : source.kind === 'export-bucket'
-              ? target.exportBucket
-              : source.kind === 'queue'
-                ? target.queues[source.queue]
-                : source.kind === 'internet'
-                  ? (target.internet?.[variable] ?? '')
-                  : source.kind === 'console'
-                    ? (target.console?.[source.value] ?? '')
-                    : target.originSecretArn;
+    const value = localValue(variable, source, target);
     if (value === undefined) throw new Error(`${name}: no local ${source.kind} for ${variable}`);
     values[variable] = value;
   }
   return values;
+}
+
+function localValue(variable: string, source: EnvironmentSource, target: Parameters<typeof templateEnvironment>[2]): string | undefined {
+  switch (source.kind) {
+    case 'constant':
+      return source.value;
+    case 'table':
+      return target.tables[source.table];
+    case 'bucket':
+      return target.bucket;
+    case 'export-bucket':
+      return target.exportBucket;
+    case 'queue':
+      return target.queues[source.queue];
+    case 'dead-letter-queue':
+      return target.deadLetterQueues[source.queue];
+    // The runtime has no alarms: the health view reads its own figures (LOCAL_CONTROL_URL) instead.
+    case 'alarm-topic':
+      return '';
+    case 'internet':
+      return target.internet?.[variable] ?? '';
+    case 'console':
+      return target.console?.[source.value] ?? '';
+    case 'origin-secret-arn':
+      return target.originSecretArn;
+  }
 }
 
 function contextOf(name: string, target: LocalDeployment): FunctionContext {

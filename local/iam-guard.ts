@@ -258,8 +258,16 @@ export function sqsAuthorizations(commandName: string, input: Input, target: Loc
   const action = `sqs:${SQS_ACTIONS[operation] ?? operation}`;
   // A queue URL's last segment is its name, whatever host the client used to reach it.
   const name = text(input.QueueName) ?? text(input.QueueUrl)?.split('/').pop();
-  const queue = Object.entries(target.queues).find(([, url]) => url.split('/').pop() === name)?.[0] as QueueName | undefined;
-  return [{ action, resource: queue ? { kind: 'queue', queue } : undefined, arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name ?? '*'}` }];
+  const named = (urls: Readonly<Record<string, string>>) =>
+    Object.entries(urls).find(([, url]) => url.split('/').pop() === name)?.[0] as QueueName | undefined;
+  const queue = named(target.queues);
+  const deadLetterQueue = queue ? undefined : named(target.deadLetterQueues);
+  const resource: PolicyResource | undefined = queue
+    ? { kind: 'queue', queue }
+    : deadLetterQueue
+      ? { kind: 'dead-letter-queue', queue: deadLetterQueue }
+      : undefined;
+  return [{ action, resource, arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name ?? '*'}` }];
 }
 
 /** The manifest's secret prefixes (FunctionSpec.secretPrefix). */

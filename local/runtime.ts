@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_CONTROL_VARIABLE } from '../functions/adapters/health-sources';
 import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
 import { policyFromEnv } from '../functions/domain/partner-postbacks/destination';
@@ -109,6 +110,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     bucket: names.bucket,
     exportBucket: names.exportBucket,
     queues: names.queues,
+    deadLetterQueues: names.deadLetterQueues,
     originSecretArn,
     policies: options.policies,
     internet: options.internet,
@@ -154,6 +156,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const pollers = startQueuePollers({ sqs, queueUrls: names.queues, onError });
   const scheduler = startScheduler(onError, options.schedules ?? true);
   const control = await startControl(host, scheduler, pollers);
+  // The health view in the signed-in console reads the runtime's metrics there (functions/adapters/health-sources.ts).
+  process.env[LOCAL_CONTROL_VARIABLE] = control.url;
 
   const endpoints: EndpointsFile = {
     region: emulators.region,

@@ -30,8 +30,9 @@ interface Page {
 
 /**
  * With sign-in, the pages beyond reading reports and links, by the command each needs
- * (functions/commands/command-roles.ts says who runs it). `sql`, `export run` and `health` are the
- * operator console's alone (admin/commands.ts): the console API serves none of them, so those pages are left out.
+ * (functions/commands/command-roles.ts says who runs it). `sql` and `export run` are the operator
+ * console's alone (admin/commands.ts): the console API serves neither, so Raw data is left out.
+ * `health` it serves to operators and admins, who see the Health page.
  */
 const NEEDS: Readonly<Record<string, string>> = {
   settings: 'server-key list',

@@ -9,7 +9,7 @@ import { type Member, type Role, reaches } from '../domain/team/members';
  *
  * - viewer: reports only (and the lists the header needs to pick a company and an app);
  * - marketer: a viewer's, and links and cost;
- * - admin: a marketer's, and apps, keys, postbacks, SKAN settings, raw data and users;
+ * - admin: a marketer's, and apps, keys, postbacks, SKAN settings, raw data, users and the health view;
  * - operator: everything, every company (the commands that span companies or the deployment are theirs alone).
  */
 export interface CommandAccess {
@@ -71,13 +71,17 @@ export const COMMAND_ROLES: Readonly<Record<string, CommandAccess>> = {
   'user remove': change('admin'),
   'user list': read('admin'),
   'audit log': read('admin'),
+  // The deployment's health view (docs/console.md, "Health"): service-wide figures that name no
+  // company, app or install, for the admins who field "is it broken?" as well as operators.
+  health: read('admin'),
 };
 
 /**
- * Commands that name no company and read nothing of one: a member may run them without a scope
- * flag. Every other command a member runs must name its company through a scope flag.
+ * Commands that name no company and answer nothing of one by name (`health` answers the
+ * deployment's sums): a member may run them without a scope flag. Every other command a member
+ * runs must name its company through a scope flag.
  */
-const UNSCOPED = new Set(['company list', 'fx show']);
+const UNSCOPED = new Set(['company list', 'fx show', 'health']);
 
 /** The flags that name what a command acts on, in the order they are looked at. */
 export const SCOPE_FLAGS = ['company-key', 'app-key', 'link-id', 'server-key', 'key-id'] as const;

@@ -1,7 +1,9 @@
+import { healthSourcesOfEnvironment } from '../adapters/health-sources';
 import { type AdminCommand, type Target, UsageError } from './command';
 import { costCommands } from './cost-commands';
 import { flagWording } from './flags';
 import { fxCommands } from './fx-commands';
+import { healthCommand } from './health-commands';
 import { installCommands } from './install-commands';
 import { linkCommands } from './link-commands';
 import { postbackCommands } from './postback-commands';
@@ -14,8 +16,9 @@ import { userCommands } from './user-commands';
  * The commands the deployed console's API serves (functions/console-api.ts, ADR 0007), each with a
  * role in command-roles.ts. They are bundled into a Lambda function, so nothing here may reach the
  * manifest's text, DuckDB or the local runtime (test/stack/bundled-functions.test.ts). The admin
- * CLI and the operator's console run these and the operator's own (`export run`, `sql`, `health`:
+ * CLI and the operator's console run these and the operator's own (`export run`, `sql`, `rebuild`:
  * admin/commands.ts), which the console's function has neither the grants nor the time for.
+ * `health` reads what the function's environment names (FunctionSpec.healthView).
  */
 export const CONSOLE_COMMANDS: readonly AdminCommand[] = registry([
   ...tenantCommands,
@@ -27,6 +30,7 @@ export const CONSOLE_COMMANDS: readonly AdminCommand[] = registry([
   ...fxCommands,
   ...skanCommands,
   ...userCommands,
+  healthCommand((target) => healthSourcesOfEnvironment(target.baseUrl)),
 ]);
 
 /** A list of commands, refused when two share a name. */

@@ -48,6 +48,7 @@ export class ManifestFunction extends Construct {
       this.function.bindQueue(queue, stores.queues[queue], access);
     }
     if (spec.secretPrefix !== undefined) this.function.bindSecretPrefix(spec.secretPrefix);
+    if (spec.healthView) this.function.bindHealthView(stores.deadLetterQueues, alarms.topic);
 
     // A function a schedule runs (lib/manifest.ts, schedules) is judged per hour; one fed by routes,
     // a queue or API Gateway's authorizer (invoked per request) per minute.

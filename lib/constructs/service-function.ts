@@ -6,6 +6,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
 import { BASE_ENVIRONMENT } from '../function-environment';
@@ -25,6 +26,8 @@ import {
 import {
   assertKeyUseTable,
   BUCKET_PROBE_ACTIONS,
+  CLOUDWATCH_READ_ACTIONS,
+  DEAD_LETTER_QUEUE_ACTIONS,
   iamConditionOf,
   KEY_USE_CONDITION,
   ORIGIN_SECRET_ACTIONS,
@@ -246,6 +249,27 @@ export class ServiceFunction extends NodejsFunction {
     if (access === 'read') queue.grant(this, 'sqs:GetQueueAttributes');
     this.addEnvironment(envName.queue(name), queue.queueUrl);
     if (access === 'send' || access === 'requeue') this.acknowledgeKmsDataKeyActions(queue.encryptionMasterKey !== undefined);
+    return this;
+  }
+
+  /**
+   * The operators' health view (FunctionSpec.healthView; lib/permissions.ts, policyOf): each
+   * dead-letter queue's depth (sqs:GetQueueAttributes, its URL in DEAD_LETTER_QUEUE_<NAME>_URL),
+   * the alarm topic's ARN (ALARM_TOPIC_ARN, by which it finds the stack's alarms) and CloudWatch's
+   * DescribeAlarms and GetMetricData, which IAM scopes to no resource narrower than `*`.
+   */
+  bindHealthView(deadLetterQueues: Readonly<Record<QueueName, sqs.Queue>>, alarmTopic: sns.ITopic): this {
+    for (const [name, queue] of Object.entries(deadLetterQueues) as [QueueName, sqs.Queue][]) {
+      queue.grant(this, ...DEAD_LETTER_QUEUE_ACTIONS);
+      this.addEnvironment(envName.deadLetterQueue(name), queue.queueUrl);
+    }
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: [...CLOUDWATCH_READ_ACTIONS], resources: ['*'] }));
+    this.addEnvironment(envName.alarmTopicArn(), alarmTopic.topicArn);
+    this.acknowledgeWildcard(
+      'Resource::*',
+      'cloudwatch:GetMetricData has no resource type, and cloudwatch:DescribeAlarms answers composite alarms only to a grant on *; ' +
+        "both only read, and the health view asks for the stack's metrics and the alarms on its own topic.",
+    );
     return this;
   }
 

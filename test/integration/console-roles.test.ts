@@ -75,6 +75,11 @@ describe('roles on the console API', () => {
     }
   });
 
+  it("refuses a viewer and a marketer the deployment's health view with 403 role_not_allowed", async () => {
+    for (const role of ['viewer', 'marketer'] as const)
+      await expect(refusal(of(a, role), 'health', {})).resolves.toEqual({ status: 403, error: 'role_not_allowed' });
+  });
+
   it("lets a marketer make a link, recorded in the change log with who and after, and refuses them an app's keys", async () => {
     const marketer = of(a, 'marketer');
     const link = (await run(marketer, 'link create', { 'app-key': a.app.app_key, partner: 'meta', campaign: 'spring' })) as {

@@ -1,7 +1,7 @@
 // The console with sign-in in Chromium, as npm start serves it (local/console-site.ts): a viewer and
 // an admin of one company each sign in through the stand-in of the user pool (code + PKCE by
 // oidc-client-ts), see their name and role and the pages their role opens, and do what it
-// allows: the admin makes a link, the viewer is refused the same form by the console API in plain
+// allows: the admin reads the Health page and makes a link, the viewer is refused the same form by the console API in plain
 // words. Sign-out forgets the tokens; nothing of them is in localStorage.
 
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -61,7 +61,7 @@ describe('the console with sign-in, in Chromium', () => {
     expect(new URL(page.url()).hash).toMatch(/^#\/links\?/);
     const nav = await navLabels(page);
     expect(nav).toEqual(expect.arrayContaining(['Overview', 'Reports', 'Tracking links']));
-    for (const hidden of ['Settings: Server Keys', 'Postbacks', 'Raw data', 'Install look-up', 'App links'])
+    for (const hidden of ['Settings: Server Keys', 'Postbacks', 'Raw data', 'Install look-up', 'App links', 'Health'])
       expect(nav).not.toContain(hidden);
     await page.getByTestId('link-builder').getByLabel('Partner').fill('meta');
     await page.getByRole('button', { name: 'Create link' }).click();
@@ -72,12 +72,18 @@ describe('the console with sign-in, in Chromium', () => {
     expect(errors).toEqual([]);
   });
 
-  it("signs an admin in, shows an admin's pages but not the operator console's own, makes a link, and signs out", async () => {
+  it("signs an admin in, shows an admin's pages and Health but not Raw data, makes a link, and signs out", async () => {
     const { page, errors } = await signedIn('admin');
     const nav = await navLabels(page);
-    expect(nav).toEqual(expect.arrayContaining(['Settings: Server Keys', 'Postbacks', 'Install look-up', 'Tracking links']));
-    // Raw data (export run, sql) and Health (health) are the CLI's and the operator console's alone.
-    for (const hidden of ['Raw data', 'Health']) expect(nav).not.toContain(hidden);
+    expect(nav).toEqual(expect.arrayContaining(['Settings: Server Keys', 'Postbacks', 'Install look-up', 'Tracking links', 'Health']));
+    // Raw data (export run, sql) is the CLI's and the operator console's alone.
+    expect(nav).not.toContain('Raw data');
+    // Health runs in the console API's function, with its environment and IAM policy: every part is read.
+    await page.getByRole('link', { name: 'Health' }).click();
+    await page.getByTestId('health-verdict').waitFor();
+    await page.getByTestId('health-dead-letter-queues').getByRole('table').waitFor();
+    expect(await page.getByTestId('health-view').textContent()).not.toMatch(/could not be read/i);
+    await page.getByRole('link', { name: 'Tracking links' }).click();
     await page.getByTestId('link-builder').getByLabel('Partner').fill('meta');
     await page.getByRole('button', { name: 'Create link' }).click();
     await page.getByText(/Created link /).waitFor();

@@ -87,10 +87,23 @@ describe('the console API under npm start, with tokens from the sign-in stand-in
     expect((body.companies as { company_id: string }[]).map((company) => company.company_id)).toEqual([a.company.company_id]);
   });
 
-  it("leaves the CLI's own commands out: an admin's sql, export run, health and rebuild answer 400 unknown command", async () => {
+  it("serves an admin the health view under the function's own policy, and refuses it to a viewer with 403 role_not_allowed", async () => {
+    expect((await api('/api/me', tokens.get('admin'))).body.commands).toContain('health');
+    expect((await api('/api/me', tokens.get('viewer'))).body.commands).not.toContain('health');
+    const health = await run('admin', 'health', {});
+    expect(health).toMatchObject({ status: 200, body: { environment: 'local', alarms: { source: 'none', alarms: [] } } });
+    // Every part read: the DLQs by their variables, the metrics from the runtime's control port.
+    const unread = ['ingestion', 'aggregation', 'dead_letter_queues', 'postbacks', 'probe'].filter(
+      (part) => 'error' in Object(health.body[part]),
+    );
+    expect(unread).toEqual([]);
+    expect(await run('viewer', 'health', {})).toEqual({ status: 403, body: { error: 'role_not_allowed' } });
+  });
+
+  it("leaves the CLI's own commands out: an admin's sql, export run and rebuild answer 400 unknown command", async () => {
     const me = await api('/api/me', tokens.get('admin'));
     expect(me.body.commands).toEqual(expect.arrayContaining(['app create', 'postback withheld']));
-    for (const command of ['sql', 'export run', 'health', 'rebuild']) {
+    for (const command of ['sql', 'export run', 'rebuild']) {
       expect(me.body.commands).not.toContain(command);
       expect(await run('admin', command, { 'app-key': a.app.app_key })).toEqual({
         status: 400,

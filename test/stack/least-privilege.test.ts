@@ -279,3 +279,53 @@ function prefixStatement(statement: { Action: unknown; Resource: unknown }): boo
     [statement.Action].flat().some((action) => String(action).startsWith('secretsmanager:')) && arnText(statement.Resource).endsWith('*')
   );
 }
+
+describe("the console API's health view (FunctionSpec.healthView)", () => {
+  const granted = (name: string, service: RegExp) =>
+    nonLogStatements(name).flatMap(({ Action, Resource, Condition }) =>
+      [Action]
+        .flat()
+        .filter((action) => service.test(action))
+        .flatMap((action) => [Resource].flat().map((resource) => JSON.stringify({ action, resource, condition: Condition }))),
+    );
+
+  it('gives console-api the alarm topic and each queue and dead-letter queue by its URL', () => {
+    const { stores } = service.stack;
+    const role = roleOf('console-api');
+    const lambda = Object.values(resources).find(
+      (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Role?.['Fn::GetAtt']?.[0] === role,
+    );
+    const variables = lambda?.Properties.Environment.Variables as Record<string, unknown>;
+    expect(variables.ALARM_TOPIC_ARN).toEqual({ Ref: logicalId(service.stack.alarms.topic) });
+    for (const queue of Object.keys(stores.queues) as (keyof typeof stores.queues)[]) {
+      expect(variables[`QUEUE_${queue.toUpperCase()}_URL`]).toEqual({ Ref: logicalId(stores.queues[queue]) });
+      expect(variables[`DEAD_LETTER_QUEUE_${queue.toUpperCase()}_URL`]).toEqual({ Ref: logicalId(stores.deadLetterQueues[queue]) });
+    }
+    // GET /health, which the view calls as a client does.
+    expect(variables.PUBLIC_BASE_URL).toBeDefined();
+  });
+
+  it('grants console-api queue attributes on exactly the stack queues and DLQs, and CloudWatch reads on * alone', () => {
+    const { stores } = service.stack;
+    const arn = (construct: Parameters<typeof logicalId>[0]) => ({ 'Fn::GetAtt': [logicalId(construct), 'Arn'] });
+    const expected = [
+      ...[...Object.values(stores.queues), ...Object.values(stores.deadLetterQueues)].map((queue) => ({
+        action: 'sqs:GetQueueAttributes',
+        resource: arn(queue),
+      })),
+      { action: 'cloudwatch:DescribeAlarms', resource: '*' },
+      { action: 'cloudwatch:GetMetricData', resource: '*' },
+    ].map((grant) => JSON.stringify(grant));
+    expect(granted('console-api', /^(sqs|cloudwatch):/).sort()).toEqual(expected.sort());
+  });
+
+  it('gives no other function any CloudWatch action or any dead-letter queue', () => {
+    const { stores } = service.stack;
+    const deadLetterIds = Object.values(stores.deadLetterQueues).map(logicalId);
+    for (const [name] of functionEntries.filter(([name]) => name !== 'console-api')) {
+      const grants = granted(name, /./);
+      expect({ name, cloudwatch: grants.filter((grant) => grant.includes('"cloudwatch:')) }).toEqual({ name, cloudwatch: [] });
+      expect({ name, dlq: grants.filter((grant) => deadLetterIds.some((id) => grant.includes(`"${id}"`))) }).toEqual({ name, dlq: [] });
+    }
+  });
+});

@@ -60,6 +60,12 @@ function manifestResource(reference: unknown): PolicyResource | 'other' {
   }
   const queue = (Object.keys(stores.queues) as QueueName[]).find((name) => logicalId(stores.queues[name]) === id);
   if (queue && suffix === '') return { kind: 'queue', queue };
+  const deadLetterQueue = (Object.keys(stores.deadLetterQueues) as QueueName[]).find(
+    (name) => logicalId(stores.deadLetterQueues[name]) === id,
+  );
+  if (deadLetterQueue && suffix === '') return { kind: 'dead-letter-queue', queue: deadLetterQueue };
+  // The health view's CloudWatch reads (FunctionSpec.healthView) are the one grant on `*`.
+  if (reference === '*') return { kind: 'cloudwatch' };
   // A secret's ARN is its Ref.
   if ((reference as { Ref?: string }).Ref === logicalId(service.stack.edge.originSecret)) return { kind: 'origin-secret' };
   if (id === logicalId(service.stack.console.userPool)) return { kind: 'user-pool' };
@@ -103,6 +109,9 @@ describe('the local runtime and the stack', () => {
       exportBucket: 'attribution-exports',
       queues: Object.fromEntries(
         Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}`]),
+      ),
+      deadLetterQueues: Object.fromEntries(
+        Object.keys(service.stack.stores.queues).map((queue) => [queue, `http://127.0.0.1:9324/000000000000/${queue}-dlq`]),
       ),
       originSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:origin-verify-a1b2c3',
       console: { issuer: 'http://127.0.0.1:4010', clientId: 'console', userPoolId: 'local', baseUrl: 'http://127.0.0.1:3000' },

@@ -1,4 +1,4 @@
-// The AWS adapter of the health view (admin/health-sources.ts) on stubbed clients: what it asks
+// `admin health`'s sources (admin/health-sources.ts, on functions/adapters/health-sources.ts) on stubbed clients: what it asks
 // CloudWatch, SQS, CloudFormation and DynamoDB, and how it reads their answers. No AWS account runs in CI;
 // the local adapter runs against the emulators in test/integration/reliability/health-view.test.ts.
 

@@ -19,6 +19,7 @@ const deployment: LocalDeployment = {
   bucket: 'local-audit',
   exportBucket: 'local-exports',
   queues: {},
+  deadLetterQueues: {},
   originSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:origin-verify-a1b2c3',
 };
 const TENANTS = deployment.tables.tenants;
