@@ -9,8 +9,9 @@ import { type Member, type Role, reaches } from '../domain/team/members';
  *
  * - viewer: reports only (and the lists the header needs to pick a company and an app);
  * - marketer: a viewer's, and links and cost;
- * - admin: a marketer's, and apps, keys, postbacks, SKAN settings, raw data, users and the health view;
- * - operator: everything, every company (the commands that span companies or the deployment are theirs alone).
+ * - admin: a marketer's, and apps, keys, postbacks, SKAN settings, raw data and users;
+ * - operator: everything, every company (the commands that span companies or the deployment are
+ *   theirs alone, the health view among them).
  */
 export interface CommandAccess {
   readonly role: Role;
@@ -72,8 +73,9 @@ export const COMMAND_ROLES: Readonly<Record<string, CommandAccess>> = {
   'user list': read('admin'),
   'audit log': read('admin'),
   // The deployment's health view (docs/console.md, "Health"): service-wide figures that name no
-  // company, app or install, for the admins who field "is it broken?" as well as operators.
-  health: read('admin'),
+  // company, app or install, but sum every company's (events per hour, postback failures by
+  // partner): one company's admin would read the others' volumes, so operators alone.
+  health: read('operator'),
 };
 
 /**

@@ -1,7 +1,7 @@
 // The console with sign-in in Chromium, as npm start serves it (local/console-site.ts): a viewer and
-// an admin of one company each sign in through the stand-in of the user pool (code + PKCE by
+// an admin of one company, and the operator, each sign in through the stand-in of the user pool (code + PKCE by
 // oidc-client-ts), see their name and role and the pages their role opens, and do what it
-// allows: the admin reads the Health page and makes a link, the viewer is refused the same form by the console API in plain
+// allows: the admin makes a link, the deployment's operator reads the Health page, the viewer is refused the same form by the console API in plain
 // words. Sign-out forgets the tokens; nothing of them is in localStorage.
 
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -18,17 +18,12 @@ const passwords = new Map<string, string>();
 beforeAll(async () => {
   stack = await startLocalStack({ consolePort: 0 });
   tenant = await createTenant();
-  for (const role of ['viewer', 'admin']) {
-    const invited = (await runAdmin([
-      'user',
-      'invite',
-      '--email',
-      `${role}@studio.test`,
-      '--role',
-      role,
-      '--company-key',
-      tenant.company.company_key,
-    ])) as { temporary_password: string };
+  for (const role of ['viewer', 'admin', 'operator']) {
+    // The deployment's operator belongs to no company.
+    const company = role === 'operator' ? [] : ['--company-key', tenant.company.company_key];
+    const invited = (await runAdmin(['user', 'invite', '--email', `${role}@studio.test`, '--role', role, ...company])) as {
+      temporary_password: string;
+    };
     passwords.set(role, invited.temporary_password);
   }
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
@@ -72,18 +67,13 @@ describe('the console with sign-in, in Chromium', () => {
     expect(errors).toEqual([]);
   });
 
-  it("signs an admin in, shows an admin's pages and Health but not Raw data, makes a link, and signs out", async () => {
+  it("signs an admin in, shows an admin's pages but not Raw data or Health, makes a link, and signs out", async () => {
     const { page, errors } = await signedIn('admin');
     const nav = await navLabels(page);
-    expect(nav).toEqual(expect.arrayContaining(['Settings: Server Keys', 'Postbacks', 'Install look-up', 'Tracking links', 'Health']));
-    // Raw data (export run, sql) is the CLI's and the operator console's alone.
+    expect(nav).toEqual(expect.arrayContaining(['Settings: Server Keys', 'Postbacks', 'Install look-up', 'Tracking links']));
+    // Raw data (export run, sql) is the CLI's and the operator console's alone; Health sums every company's volumes.
     expect(nav).not.toContain('Raw data');
-    // Health runs in the console API's function, with its environment and IAM policy: every part is read.
-    await page.getByRole('link', { name: 'Health' }).click();
-    await page.getByTestId('health-verdict').waitFor();
-    await page.getByTestId('health-dead-letter-queues').getByRole('table').waitFor();
-    expect(await page.getByTestId('health-view').textContent()).not.toMatch(/could not be read/i);
-    await page.getByRole('link', { name: 'Tracking links' }).click();
+    expect(nav).not.toContain('Health');
     await page.getByTestId('link-builder').getByLabel('Partner').fill('meta');
     await page.getByRole('button', { name: 'Create link' }).click();
     await page.getByText(/Created link /).waitFor();
@@ -94,6 +84,17 @@ describe('the console with sign-in, in Chromium', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await page.evaluate('JSON.stringify(sessionStorage)')).not.toMatch(/id_token/);
+    expect(errors).toEqual([]);
+  });
+
+  it("signs the deployment's operator in and reads the Health page, every part of it", async () => {
+    const { page, errors } = await signedIn('operator');
+    expect(await navLabels(page)).toContain('Health');
+    // Health runs in the console API's function, with its environment and IAM policy: every part is read.
+    await page.getByRole('link', { name: 'Health' }).click();
+    await page.getByTestId('health-verdict').waitFor();
+    await page.getByTestId('health-dead-letter-queues').getByRole('table').waitFor();
+    expect(await page.getByTestId('health-view').textContent()).not.toMatch(/could not be read/i);
     expect(errors).toEqual([]);
   });
 });

@@ -14,17 +14,11 @@ let b: Tenant;
 const tokens = new Map<string, string>();
 
 /** Invites a user with the admin CLI (the stand-in's store in DATA_DIR) and signs them in through the stand-in. */
-async function member(email: string, role: string, tenant: Tenant): Promise<string> {
-  const { temporary_password } = (await runAdmin([
-    'user',
-    'invite',
-    '--email',
-    email,
-    '--role',
-    role,
-    '--company-key',
-    tenant.company.company_key,
-  ])) as { temporary_password: string };
+async function member(email: string, role: string, tenant?: Tenant): Promise<string> {
+  const company = tenant ? ['--company-key', tenant.company.company_key] : [];
+  const { temporary_password } = (await runAdmin(['user', 'invite', '--email', email, '--role', role, ...company])) as {
+    temporary_password: string;
+  };
   const signedIn = await signInThroughStandIn(stack.console!, email, temporary_password);
   if (!('idToken' in signedIn)) throw new Error(`${email} was refused (${signedIn.refused})`);
   return signedIn.idToken;
@@ -35,6 +29,7 @@ beforeAll(async () => {
   [a, b] = [await createTenant(), await createTenant()];
   tokens.set('viewer', await member('viewer@a.test', 'viewer', a));
   tokens.set('admin', await member('admin@a.test', 'admin', a));
+  tokens.set('operator', await member('op@deployment.test', 'operator'));
 }, 120_000);
 afterAll(async () => {
   await stack?.stop();
@@ -87,17 +82,19 @@ describe('the console API under npm start, with tokens from the sign-in stand-in
     expect((body.companies as { company_id: string }[]).map((company) => company.company_id)).toEqual([a.company.company_id]);
   });
 
-  it("serves an admin the health view under the function's own policy, and refuses it to a viewer with 403 role_not_allowed", async () => {
-    expect((await api('/api/me', tokens.get('admin'))).body.commands).toContain('health');
-    expect((await api('/api/me', tokens.get('viewer'))).body.commands).not.toContain('health');
-    const health = await run('admin', 'health', {});
+  it("serves an operator the health view under the function's own policy, and refuses it to a company's admin and viewer with 403 role_not_allowed", async () => {
+    expect((await api('/api/me', tokens.get('operator'))).body.commands).toContain('health');
+    for (const role of ['admin', 'viewer']) expect((await api('/api/me', tokens.get(role))).body.commands).not.toContain('health');
+    const health = await run('operator', 'health', {});
     expect(health).toMatchObject({ status: 200, body: { environment: 'local', alarms: { source: 'none', alarms: [] } } });
     // Every part read: the DLQs by their variables, the metrics from the runtime's control port.
     const unread = ['ingestion', 'aggregation', 'dead_letter_queues', 'postbacks', 'probe'].filter(
       (part) => 'error' in Object(health.body[part]),
     );
     expect(unread).toEqual([]);
-    expect(await run('viewer', 'health', {})).toEqual({ status: 403, body: { error: 'role_not_allowed' } });
+    // Its sums hold every company's volumes: one company's admin reads none of them.
+    for (const role of ['admin', 'viewer'])
+      expect(await run(role, 'health', {})).toEqual({ status: 403, body: { error: 'role_not_allowed' } });
   });
 
   it("leaves the CLI's own commands out: an admin's sql, export run and rebuild answer 400 unknown command", async () => {

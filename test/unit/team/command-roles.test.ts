@@ -46,7 +46,7 @@ const classes = {
 const allowed: Record<CompanyRole | 'operator', readonly (keyof typeof classes)[]> = {
   viewer: ['report'],
   marketer: ['report', 'link', 'cost'],
-  admin: ['report', 'link', 'cost', 'app', 'key', 'postback', 'user', 'audit', 'health'],
+  admin: ['report', 'link', 'cost', 'app', 'key', 'postback', 'user', 'audit'],
   operator: Object.keys(classes) as (keyof typeof classes)[],
 };
 
