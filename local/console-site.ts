@@ -99,8 +99,10 @@ export async function startConsoleSite(options: {
     signIn,
     async close() {
       standIn.stop();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Cut the browsers' keep-alive connections now: after close() resolves would be too late, as it waits for them.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
     },
   };
 }

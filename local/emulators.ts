@@ -66,7 +66,14 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
   // failed that way. DynamoDB keeps idle connections far longer; so does the emulator.
   dynamo.keepAliveTimeout = KEEP_ALIVE_MS;
   dynamo.headersTimeout = KEEP_ALIVE_MS + 1000;
-  const closeDynamo = () => new Promise<void>((resolve) => dynamo.close(() => resolve()));
+  // The clients are cut, not waited for: a connection the pool holds open would keep close() waiting
+  // up to KEEP_ALIVE_MS (a runtime stopped in a test took 125 s). The runtime closes the emulators
+  // last, after its work has stopped; the SQS emulator does the same.
+  const closeDynamo = () =>
+    new Promise<void>((resolve) => {
+      dynamo.close(() => resolve());
+      dynamo.closeAllConnections();
+    });
   opened.push(closeDynamo);
   const dynamoPort = await listen(dynamo, ports.dynamodb ?? 0);
 
