@@ -67,11 +67,8 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
 
   /** The app's clicks recorded in a UTC hour (`YYYY-MM-DDTHH`): the hour's 16 keys of each table, expired ones included. */
   async ofHour(appId: string, hour: string): Promise<ClickRecord[]> {
-    const [logged, legacy] = await Promise.all([
-      this.logHour<ClickRecord & LogKey>(appId, hour),
-      this.legacyHour<ClickRecord & { app_hour?: string }>(appId, hour),
-    ]);
-    return [...logged.map(({ pk: _pk, sk: _sk, ...click }) => click), ...legacy.map(({ app_hour: _key, ...click }) => click)];
+    const [logged, legacy] = await Promise.all([this.logHour<StoredClick>(appId, hour), this.legacyHour<StoredClick>(appId, hour)]);
+    return [...logged, ...legacy].map(recordOf);
   }
 
   /**
@@ -126,11 +123,11 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
     if (key) {
       const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tables.log, Key: key }));
       if (!Item) return undefined;
-      const { pk: _pk, sk: _sk, ...click } = Item as ClickRecord & LogKey;
+      const click = recordOf(Item as StoredClick);
       return click.app_id === appId ? live(click, nowMs) : undefined;
     }
     const { Item } = await dynamoClient().send(new GetCommand({ TableName: this.tables.legacy, Key: { click_id: clickId } }));
-    return live(Item as ClickRecord | undefined, nowMs);
+    return Item && live(recordOf(Item as StoredClick), nowMs);
   }
 
   /**
@@ -154,7 +151,7 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
       const found = await Promise.all(
         hours.slice(at, at + LATEST_HOURS_AT_ONCE).map((hour) =>
           firstLive(
-            queryItems<ClickRecord & LogKey>({
+            queryItems<StoredClick>({
               TableName: this.tables.log,
               KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
               ExpressionAttributeValues: { ':pk': clickLogPk(query.appId, hour, iph), ':from': range.from, ':to': range.to },
@@ -168,13 +165,10 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
         ),
       );
       const newest = found.find((click) => click !== undefined);
-      if (newest) {
-        const { pk: _pk, sk: _sk, ...click } = newest;
-        return click;
-      }
+      if (newest) return recordOf(newest);
     }
-    return firstLive(
-      queryItems<ClickRecord>({
+    const old = await firstLive(
+      queryItems<StoredClick>({
         TableName: this.tables.legacy,
         IndexName: 'by_app_ip_platform',
         KeyConditionExpression: 'app_ip_platform = :key AND ts_ms BETWEEN :from AND :to',
@@ -185,6 +179,7 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
       () => true,
       nowMs,
     );
+    return old && recordOf(old);
   }
 
   /** The items of click_log's 16 keys of the app's hour. */
@@ -220,6 +215,11 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
 }
 
 type LogKey = { pk: string; sk: string };
+/** A click as a table holds it: with click_log's key, or the old table's by_app_hour key. */
+type StoredClick = ClickRecord & Partial<LogKey> & { app_hour?: string };
+
+/** The click record without the tables' keys. */
+const recordOf = ({ pk: _pk, sk: _sk, app_hour: _appHour, ...click }: StoredClick): ClickRecord => click;
 
 interface QueryExtra {
   readonly KeyConditionExpression?: string;
