@@ -253,6 +253,35 @@ describe('the click-count lane across a crash between any two writes', () => {
   });
 });
 
+describe('the click-count lane across the upgrade to click_log', () => {
+  it('reads the old clicks table for every hour up to the first click_log click, and the hour after it, then no more', async () => {
+    const at = (time: string) => Date.parse(`2026-06-01T${time}Z`);
+    const log: LoggedClick[] = [
+      { click_id: 'old', ts_ms: at('08:30:00'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01', legacy: true },
+      { click_id: 'new', ts_ms: at('08:59:59.500'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01' },
+      // The old redirect, still running for a few seconds of the update, past the hour.
+      { click_id: 'late', ts_ms: at('09:00:03'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01', legacy: true },
+    ];
+    const w = world(log);
+    const reads: [string, boolean][] = [];
+    const traced: ClickCountPorts = {
+      ...w.ports,
+      clicksAfter: async (...args) => {
+        reads.push([args[1], args[3]]);
+        return w.ports.clicksAfter(...args);
+      },
+    };
+    await countAppClicks(traced, APP, NOW);
+    expect(itemCounts(w.items)).toEqual(new Map([['2026-06-01|p|(none)|(none)|ios|l', 3]]));
+    expect(w.state()?.log_from).toBe('2026-06-01T08');
+    expect([...new Set(reads.map(([hour, withLegacy]) => `${hour} ${withLegacy}`))]).toEqual([
+      '2026-06-01T08 true',
+      '2026-06-01T09 true',
+      '2026-06-01T10 false',
+    ]);
+  });
+});
+
 describe('the click-count lane under its lease', () => {
   const lanePorts = (w: ReturnType<typeof world>, lease: { holder?: string; until: number }): ClickLanePorts => ({
     ...w.ports,
