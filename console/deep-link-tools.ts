@@ -110,7 +110,7 @@ export async function tryFirstLaunch(linkId: string, platform: TryPlatform, nowM
   const answer = await answerFirstLaunch(
     {
       clicks: {
-        clickById: async (clickId) => (click?.click_id === clickId ? click : undefined),
+        clickById: async (appId, clickId) => (click?.click_id === clickId && click.app_id === appId ? click : undefined),
         latestClick: async (query) =>
           click &&
           click.app_id === query.appId &&

@@ -64,7 +64,8 @@ async function click(linkId: string, ip: string, ua: string, query = '') {
   const location = new URL(response.headers.get('location') ?? '');
   const referrer = location.searchParams.get('referrer') ?? undefined;
   const clickId = referrer ? new URLSearchParams(referrer).get('click_id') : location.searchParams.get('click_id');
-  const record = clickId ? await new ClickStore(clickTables()).byId(tenant.app.app_id, clickId) : undefined;
+  const appId = (await new LinkStore(resourceName.table('links')).byId(linkId))?.app_id ?? '';
+  const record = clickId ? await new ClickStore(clickTables()).byId(appId, clickId) : undefined;
   if (!clickId || !record) throw new Error(`no click recorded for ${linkId}: ${response.status} ${location}`);
   return { clickId, referrer, tsMs: record.ts_ms };
 }
