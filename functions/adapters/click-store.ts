@@ -21,7 +21,7 @@ export interface ClickTables {
   /** click_log (lib/manifest.ts): written and read. */
   readonly log: string;
   /**
-   * clicks, no longer written (docs/upgrading.md): a click recorded before the upgrade is read
+   * clicks, no longer written (docs/adr/0008, "Migration"): a click recorded before the upgrade is read
    * from it by id, by its by_app_ip_platform index and its by_app_hour index.
    */
   readonly legacy: string;
