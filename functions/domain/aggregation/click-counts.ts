@@ -21,8 +21,8 @@ import { dimensionValue } from './rows';
  *   hold its id: nothing is lost or counted twice, and a stamp moved twice only rebuilds a page.
  * - Applies of an app run one at a time: the lane runs under a lease (CLICK_LANE_LEASE), so an
  *   apply a dead invocation left pending is resumed only once that invocation can no longer write.
- * - The old table's index is eventually consistent: an hour is counted up to `now - HORIZON_MS`
- *   only, so a click that becomes visible late is still after the watermark.
+ * - The log is read eventually consistently: an hour is counted up to `now - HORIZON_MS` only, so
+ *   a click that becomes visible late is still after the watermark.
  *
  * Only a click that carries `count_day` (its local day, set by the redirect since this lane
  * counts it) is counted: one recorded before was counted by the redirect itself.
