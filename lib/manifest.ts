@@ -789,9 +789,9 @@ export const functions = {
     routes: ['GET /l/{link_id}'],
     // Public ad clicks, the busiest route after POST /event; also rate limited per IP block in the handler.
     throttle: { rateLimit: 500, burstLimit: 1000 },
-    // click_log: the click record (one item, no index); tenants: the app's time zone, for the
-    // click's local day; no aggregates: the lane sweep counts
-    // the click from the click log (docs/adr/0008-click-counts-from-the-click-log.md).
+    // click_log: the click record (one item, no index; no grant on the old clicks table); tenants:
+    // the app's time zone, for the click's local day; no aggregates: the lane sweep counts the
+    // click from the click log (docs/adr/0008-click-counts-from-the-click-log.md).
     tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', click_log: 'write', tenants: 'read' },
   },
   'well-known': {
