@@ -8,6 +8,7 @@ import { key } from '../functions/commands/flags';
 import { type ExportApp, type ExportSummary, runExport } from '../functions/domain/raw-data/export';
 import { isExportHour } from '../functions/domain/raw-data/export-layout';
 import { type LaneOpening, STREAM_SETTLE_MS, watermarkOf } from '../functions/domain/raw-data/watermark';
+import { clickTables } from '../functions/shared/click-tables';
 import { resourceName } from '../functions/shared/config';
 
 /**
@@ -39,7 +40,7 @@ export const exportCommands = [
         exportPorts({
           exportBucket: resourceName.exportBucket(),
           auditBucket: resourceName.bucket(),
-          clicksTable: resourceName.table('clicks'),
+          clickTables: clickTables(),
         }),
         // The watermark's "now" is when the lanes were read, never later.
         { apps, lanes, nowMs: readMs, skan: !f['app-key'], ...(f.hour ? { hour: f.hour } : {}) },

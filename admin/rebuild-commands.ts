@@ -14,6 +14,7 @@ import { key } from '../functions/commands/flags';
 import { differences, type RebuiltRow, rebuildRows } from '../functions/domain/aggregation/rebuild';
 import { ROW_FAMILIES, ROW_GROUPS, rowId } from '../functions/domain/aggregation/rows';
 import { dayOf } from '../functions/domain/common/days';
+import { clickTables } from '../functions/shared/click-tables';
 import { resourceName } from '../functions/shared/config';
 
 /**
@@ -33,7 +34,7 @@ export const rebuildCommands = [
       const app = await appByKey(f['app-key']);
       const installs = new DynamoInstallStore(resourceName.table('installs'));
       const lookups = attributionLookups({
-        clicks: new ClickStore(resourceName.table('clicks')),
+        clicks: new ClickStore(clickTables()),
         ipBlocks: new IpBlockStore(resourceName.table('ip_blocks')),
         installs,
       });

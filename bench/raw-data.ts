@@ -8,6 +8,7 @@ import { pool } from '../functions/domain/common/pool';
 import { runExport } from '../functions/domain/raw-data/export';
 import { streamAppPrefix } from '../functions/domain/raw-data/stream-objects';
 import { STREAM_SETTLE_MS } from '../functions/domain/raw-data/watermark';
+import { clickTables } from '../functions/shared/click-tables';
 import { dynamoClient, s3Client, sqsClient } from '../functions/shared/clients';
 import { resourceName } from '../functions/shared/config';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
@@ -135,7 +136,7 @@ export async function rawDataFigures(report: Report, stack: LocalStack): Promise
         exportPorts({
           exportBucket: resourceName.exportBucket(),
           auditBucket: resourceName.bucket(),
-          clicksTable: resourceName.table('clicks'),
+          clickTables: clickTables(),
         }),
         { apps: [{ app_id: appId, created_ms: nowMs - 60_000 }], lanes, nowMs: Date.now(), skan: false },
       );

@@ -4,7 +4,8 @@ import { NotFoundError, TenantStore } from '../functions/adapters/tenant-store';
 import { TEST_USER_AGENTS } from '../functions/commands/link-commands';
 import { answerFirstLaunch, type FirstLaunchAnswer, type FirstLaunchRecord } from '../functions/domain/attribution/first-launch';
 import { type AppLinkSettings, WELL_KNOWN_FILES, type WellKnownPath, wellKnownFile } from '../functions/domain/links/app-links';
-import { type ClickRecord, newClickId } from '../functions/domain/links/click';
+import type { ClickRecord } from '../functions/domain/links/click';
+import { newClickId } from '../functions/domain/links/click-log-key';
 import { slidingWindow } from '../functions/domain/links/sliding-window';
 import { followLink } from '../functions/domain/links/tracking-link';
 import { LINK_SETTINGS } from '../functions/domain/tenants/tenant';
@@ -109,7 +110,7 @@ export async function tryFirstLaunch(linkId: string, platform: TryPlatform, nowM
   const answer = await answerFirstLaunch(
     {
       clicks: {
-        clickById: async (clickId) => (click?.click_id === clickId ? click : undefined),
+        clickById: async (appId, clickId) => (click?.click_id === clickId && click.app_id === appId ? click : undefined),
         latestClick: async (query) =>
           click &&
           click.app_id === query.appId &&

@@ -31,6 +31,7 @@ import type { AggregationMessage, AuditLine } from './domain/audit/types';
 import type { PostbackConfig } from './domain/partner-postbacks/config';
 import { postbacksOf, type TriggerPorts } from './domain/partner-postbacks/trigger';
 import { appTimeZone } from './domain/tenants/tenant';
+import { clickTables } from './shared/click-tables';
 import { resourceName } from './shared/config';
 import { LANE_LEASE_MS, lanePorts } from './shared/lane-ports';
 import { errorFields, logger, metrics } from './shared/observability';
@@ -39,7 +40,7 @@ import { TtlCache } from './shared/ttl-cache';
 
 const installs = new DynamoInstallStore(resourceName.table('installs'));
 const consentStore = new ConsentStore(resourceName.table('installs'));
-const clicks = new ClickStore(resourceName.table('clicks'));
+const clicks = new ClickStore(clickTables());
 const ipBlocks = new IpBlockStore(resourceName.table('ip_blocks'));
 const links = new LinkStore(resourceName.table('links'));
 const tenants = new TenantStore(resourceName.table('tenants'));
@@ -55,7 +56,7 @@ const linkFacts = new TtlCache<LinkFacts | undefined>(60_000, 10_000);
 const reengagementLookups: ReengagementLookups = {
   link: (linkId) => linkFacts.getOrLoad(linkId, () => links.byId(linkId)),
   // As attribution reads a click: an expired one the table still holds counts.
-  click: (clickId) => clicks.byId(clickId, 0),
+  click: (appId, clickId) => clicks.byId(appId, clickId, 0),
 };
 
 const lookups = attributionLookups({ clicks, ipBlocks, installs });

@@ -7,13 +7,14 @@ import { exportApps, exportPorts } from './adapters/export-store';
 import { LedgerLaneReader } from './adapters/stream-reader';
 import { type ExportSummary, runExport } from './domain/raw-data/export';
 import { RAW_TABLE_NAMES } from './domain/raw-data/tables';
+import { clickTables } from './shared/click-tables';
 import { resourceName } from './shared/config';
 import { appFailed, errorFields, logger, metrics } from './shared/observability';
 
 const ports = exportPorts({
   exportBucket: resourceName.exportBucket(),
   auditBucket: resourceName.bucket(),
-  clicksTable: resourceName.table('clicks'),
+  clickTables: clickTables(),
 });
 const lanes = new LedgerLaneReader(resourceName.table('ledger'));
 const tenantsTable = resourceName.table('tenants');

@@ -1,11 +1,11 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { ClickStore } from './adapters/click-store';
+import { ClickLogWriter } from './adapters/click-store';
 import { IpBlockStore } from './adapters/ip-block-store';
 import { CachedLinks, LinkStore } from './adapters/link-store';
 import { RateLimitStore } from './adapters/rate-limit-store';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { ServiceError } from './domain/common/errors';
-import { newClickId } from './domain/links/click';
+import { newClickId } from './domain/links/click-log-key';
 import { slidingWindow } from './domain/links/sliding-window';
 import { followLink, type LinkOutcome, type TrackingLinkPorts } from './domain/links/tracking-link';
 import { intEnv, resourceName } from './shared/config';
@@ -22,7 +22,7 @@ const ports: TrackingLinkPorts = {
   rateCounter: new RateLimitStore(resourceName.table('rate_limits')),
   // docs/tracking-links.md: 120 clicks per 60 s per IPv4 /24 or IPv6 /48 unless configured otherwise.
   rateWindow: slidingWindow(intEnv('LINK_RATE_LIMIT', 120), intEnv('LINK_RATE_WINDOW_SECONDS', 60) * 1000),
-  clicks: new ClickStore(resourceName.table('clicks')),
+  clicks: new ClickLogWriter(resourceName.table('click_log')),
   // Each click carries its local day; the lane sweep counts it from the click log (ADR 0008).
   countClicks: true,
   timeZoneOf: (appId) => tenants.appTimeZone(appId),

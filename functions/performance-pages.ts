@@ -6,11 +6,12 @@ import type { Context } from 'aws-lambda';
 import { PerformanceStore } from './adapters/performance-store';
 import { TenantStore } from './adapters/tenant-store';
 import { type CompactionSummary, compactPages } from './domain/analytics/pages';
+import { clickTables } from './shared/click-tables';
 import { resourceName } from './shared/config';
 import { appFailed, errorFields, logger, metrics } from './shared/observability';
 
 // clicks: the clicks the lane sweep has not counted yet go into the page (ADR 0008).
-const store = new PerformanceStore(resourceName.table('aggregates'), resourceName.table('clicks'));
+const store = new PerformanceStore(resourceName.table('aggregates'), clickTables());
 const tenants = new TenantStore(resourceName.table('tenants'));
 
 /** No app is started this close to the time limit; the apps not reached are the next run's. */

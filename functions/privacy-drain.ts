@@ -17,13 +17,14 @@ import { ExportFileEraser } from './adapters/raw-data-eraser';
 import { LedgerLaneReader, StreamReader } from './adapters/stream-reader';
 import { StreamStore } from './adapters/stream-store';
 import { type DrainPorts, type DrainReport, drainPrivacyRequests } from './domain/privacy/drain';
+import { clickTables } from './shared/click-tables';
 import { resourceName } from './shared/config';
 import { appFailed, logger, metrics } from './shared/observability';
 
 const stores: Omit<DrainPorts, 'nowMs' | 'pause' | 'timeLeftMs'> = {
   queue: new PrivacyQueue(resourceName.queueUrl('privacy'), () => logger.error('privacy message not readable: left for the DLQ')),
   installs: new DynamoInstallStore(resourceName.table('installs')),
-  clicks: new ClickStore(resourceName.table('clicks')),
+  clicks: new ClickStore(clickTables()),
   postbacks: new PostbackRecords(resourceName.table('postbacks')),
   auditObjects: new AuditReader(resourceName.bucket()),
   auditErasure: new AuditEraser(resourceName.bucket()),

@@ -1,12 +1,13 @@
 import { PerformanceStore } from './adapters/performance-store';
 import { answerPerformance, type PerformancePorts } from './domain/analytics/performance-report';
+import { clickTables } from './shared/click-tables';
 import { resourceName } from './shared/config';
 import { reportHttpEndpoint } from './shared/report-endpoint';
 import { serverKeys } from './shared/server-keys';
 
 const ports: PerformancePorts = {
   keys: serverKeys(),
-  rows: new PerformanceStore(resourceName.table('aggregates'), resourceName.table('clicks')),
+  rows: new PerformanceStore(resourceName.table('aggregates'), clickTables()),
   nowMs: Date.now,
 };
 

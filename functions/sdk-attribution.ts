@@ -15,6 +15,7 @@ import {
 import { authenticate } from './domain/ingest/event-auth';
 import { probabilisticAllowed } from './domain/privacy/probabilistic-basis';
 import type { App, Company } from './domain/tenants/tenant';
+import { clickTables } from './shared/click-tables';
 import { resourceName } from './shared/config';
 import { corsAnswers } from './shared/cors';
 import { eventApi, eventCredentials, readEventRequest } from './shared/event-request';
@@ -25,11 +26,11 @@ import { viewerOf } from './shared/viewer';
 const tenants = new CachedTenants(
   new TenantStore(resourceName.table('tenants'), new SigningSecretStore(resourceName.table('signing_secrets'))),
 );
-const clicks = new ClickStore(resourceName.table('clicks'));
+const clicks = new ClickStore(clickTables());
 const ports: FirstLaunchPorts = {
   // Attribution applies the lookback and the 24-hour window itself, as the aggregator's lookups do
   // (functions/adapters/attribution-lookups.ts): the store's whole-second expiry filter stays out.
-  clicks: { clickById: (clickId) => clicks.byId(clickId, 0), latestClick: (query) => clicks.latest(query, 0) },
+  clicks: { clickById: (appId, clickId) => clicks.byId(appId, clickId, 0), latestClick: (query) => clicks.latest(query, 0) },
   answers: new FirstLaunchAnswers(new DynamoInstallStore(resourceName.table('installs'))),
 };
 

@@ -82,16 +82,26 @@ export const tables = {
   },
   clicks: {
     purpose:
-      'Click records by click_id; the by_app_ip_platform index finds the latest click of an ' +
-      '(app, IP, platform) for probabilistic matching; the by_app_hour index finds the clicks of an app in a UTC ' +
-      'hour for the raw-data export (app_hour = <app_id>#<YYYY-MM-DDTHH>#<shard 0-f>, 16 shards so that a busy ' +
-      "app's clicks do not all land on one partition). Clicks expire after the lookback window.",
+      'The click records of releases before click_log, no longer written: read (by click_id, and through the ' +
+      'by_app_ip_platform and by_app_hour indexes) until the last of them expires, dropped by a later release ' +
+      '(docs/adr/0008-click-counts-from-the-click-log.md, section 2 revised). app_hour = <app_id>#<YYYY-MM-DDTHH>#<shard 0-f>.',
     partitionKey: S('click_id'),
     ttlAttribute: 'expires_at',
     indexes: [
       { name: 'by_app_ip_platform', partitionKey: S('app_ip_platform'), sortKey: N('ts_ms') },
       { name: 'by_app_hour', partitionKey: S('app_hour'), sortKey: N('ts_ms') },
     ],
+  },
+  click_log: {
+    purpose:
+      'Click records, no index: pk <app_id>#<YYYY-MM-DDTHH>#<shard 0-f>, sk <iph>#<ts_ms, 15 digits>#<click_id>, ' +
+      'where iph is a hash of (app, IP, platform) and the shard its first digit; the click id encodes its key ' +
+      '(functions/domain/links/click-log-key.ts). One key per hour finds the latest click of an (app, IP, platform) ' +
+      "for probabilistic matching; an hour's 16 keys hold an app's clicks for the export and the click-count lane. " +
+      'Clicks expire well after the lookback window.',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    ttlAttribute: 'expires_at',
   },
   installs: {
     purpose:
@@ -573,10 +583,10 @@ export const functions = {
     routes: ['POST /sdk/v1/attribution', 'GET /sdk/v1/attribution'],
     // One call per install at first launch, and a few reads after: the SKAN schema's share.
     throttle: { rateLimit: 100, burstLimit: 200 },
-    // signing_secrets: the app's secret, to verify the signature; clicks: the click a referrer
+    // signing_secrets: the app's secret, to verify the signature; click_log and clicks: the click a referrer
     // names and the latest of an address (read only); installs: the first answer, one conditional
     // put under the install's partition, and the aggregator's head and decision, read.
-    tables: { tenants: 'read', signing_secrets: 'read', clicks: 'read', installs: 'readwrite' },
+    tables: { tenants: 'read', signing_secrets: 'read', clicks: 'read', click_log: 'read', installs: 'readwrite' },
   },
   'privacy-drain': {
     entry: 'functions/privacy-drain.ts',
@@ -591,6 +601,7 @@ export const functions = {
     tables: {
       installs: 'readwrite_delete',
       clicks: 'readwrite_delete',
+      click_log: 'readwrite_delete',
       postbacks: 'readwrite_delete',
       privacy_requests: 'readwrite',
       ledger: 'read',
@@ -606,7 +617,7 @@ export const functions = {
   aggregator: {
     entry: 'functions/aggregator.ts',
     description: 'Aggregation queue consumer: attributes installs and adds each accepted event, exactly once, to the report rows.',
-    // clicks, ip_blocks, tenants: attribution reads; links: the link a deep_link_open names
+    // click_log, clicks, ip_blocks, tenants: attribution reads; links: the link a deep_link_open names
     // (re-engagement, docs/deep-links.md); installs: claims and install records;
     // ledger: a mark per audit object and the lanes; aggregates: the report rows; counters: the
     // monthly count of companies without a cap.
@@ -616,6 +627,7 @@ export const functions = {
       ledger: 'readwrite',
       counters: 'readwrite',
       clicks: 'read',
+      click_log: 'read',
       links: 'read',
       ip_blocks: 'read',
       tenants: 'read',
@@ -639,9 +651,9 @@ export const functions = {
     // missing is voided); aggregates: the report rows and day pages; counters: the monthly count of
     // companies without a cap. exports: the apply's stream objects narrowed to the objects it
     // included, deleted when it included none. The click-count lane (docs/adr/0008-click-counts-
-    // from-the-click-log.md): tenants, the apps; clicks, the by_app_hour index, read only;
+    // from-the-click-log.md): tenants, the apps; click_log (and clicks, by_app_hour, until it is dropped), read only;
     // aggregates, the counter items, stamps and its state; ledger, its lease. No install or queue.
-    tables: { ledger: 'readwrite', aggregates: 'readwrite', counters: 'readwrite', clicks: 'read', tenants: 'read' },
+    tables: { ledger: 'readwrite', aggregates: 'readwrite', counters: 'readwrite', clicks: 'read', click_log: 'read', tenants: 'read' },
     exports: 'readwrite_delete',
     // As the aggregator's, so the lane lease it takes (the timeout plus 15 s) outlives it too.
     timeoutSeconds: AGGREGATOR_TIMEOUT_SECONDS,
@@ -690,9 +702,9 @@ export const functions = {
     // Server-to-server dashboards and exports, a page at a time, as the four reports.
     throttle: { rateLimit: 50, burstLimit: 100 },
     // The key look-up (and the app's time zone; tenants written only for the key's last use, once
-    // an hour) and the performance rows, read only; clicks: the clicks the lane sweep has not
-    // counted yet (by_app_hour, ADR 0008), added to the rows of the last two hours.
-    tables: { tenants: 'read_key_use', aggregates: 'read', clicks: 'read' },
+    // an hour) and the performance rows, read only; click_log and clicks: the clicks the lane sweep
+    // has not counted yet (ADR 0008), added to the rows of the last two hours.
+    tables: { tenants: 'read_key_use', aggregates: 'read', clicks: 'read', click_log: 'read' },
   },
   'report-skan': {
     entry: 'functions/report-skan.ts',
@@ -709,8 +721,8 @@ export const functions = {
     entry: 'functions/performance-pages.ts',
     description: "Every 5 minutes: builds the performance report's day pages of the days whose rows or cost changed.",
     // tenants: the apps; aggregates: the day's rows and cost read, its page and stamp written;
-    // clicks: the clicks the lane sweep has not counted yet (by_app_hour, ADR 0008), in the page.
-    tables: { tenants: 'read', aggregates: 'readwrite', clicks: 'read' },
+    // click_log and clicks: the clicks the lane sweep has not counted yet (ADR 0008), in the page.
+    tables: { tenants: 'read', aggregates: 'readwrite', clicks: 'read', click_log: 'read' },
     timeoutSeconds: 300,
     memoryMb: 1024,
   },
@@ -774,10 +786,10 @@ export const functions = {
   export: {
     entry: 'functions/export.ts',
     description: 'Hourly: writes each changed hour of events, installs, clicks and SKAN postbacks as Parquet files in the export bucket.',
-    // tenants: the apps; ledger: the watermark; clicks: an app's clicks of an hour (by_app_hour);
+    // tenants: the apps; ledger: the watermark; click_log and clicks (by_app_hour): an app's clicks of an hour;
     // skan_postbacks and the audit bucket: the SKAN records; exports: stream objects read, export
     // files written and replaced (an hour left with no rows loses its file).
-    tables: { tenants: 'read', ledger: 'read', clicks: 'read', skan_postbacks: 'read' },
+    tables: { tenants: 'read', ledger: 'read', clicks: 'read', click_log: 'read', skan_postbacks: 'read' },
     bucket: 'read',
     exports: 'readwrite_delete',
     timeoutSeconds: 900,
@@ -789,9 +801,10 @@ export const functions = {
     routes: ['GET /l/{link_id}'],
     // Public ad clicks, the busiest route after POST /event; also rate limited per IP block in the handler.
     throttle: { rateLimit: 500, burstLimit: 1000 },
-    // tenants: the app's time zone, for the click's local day; no aggregates: the lane sweep counts
-    // the click from the click log (docs/adr/0008-click-counts-from-the-click-log.md).
-    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', clicks: 'write', tenants: 'read' },
+    // click_log: the click record (one item, no index; no grant on the old clicks table); tenants:
+    // the app's time zone, for the click's local day; no aggregates: the lane sweep counts the
+    // click from the click log (docs/adr/0008-click-counts-from-the-click-log.md).
+    tables: { links: 'read', ip_blocks: 'readwrite', rate_limits: 'readwrite', click_log: 'write', tenants: 'read' },
   },
   'well-known': {
     entry: 'functions/well-known.ts',
@@ -857,6 +870,7 @@ export const functions = {
       links: 'readwrite',
       installs: 'read',
       clicks: 'read',
+      click_log: 'read',
       aggregates: 'readwrite',
       ledger: 'read',
       postbacks: 'readwrite_delete',

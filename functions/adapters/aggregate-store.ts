@@ -22,10 +22,11 @@ import {
 import { derivedClicks, isDerivedFamily } from '../domain/analytics/click-counts';
 import type { ReportRows } from '../domain/reports/answer-report';
 import type { StoredCounters } from '../domain/reports/report-rows';
+import { clickTables } from '../shared/click-tables';
 import { dynamoClient } from '../shared/clients/dynamo';
-import { resourceName } from '../shared/config';
 import { isConditionFailure } from './aws-errors';
 import { clickCountsNow } from './click-count-items';
+import type { ClickTables } from './click-store';
 import { queryAll, queryRawPages, type RawItem } from './query-pages';
 
 /**
@@ -60,15 +61,15 @@ export interface StoredRow {
 }
 
 export class AggregateStore implements RowStore, ReportRows {
-  /** clicksTable: the click log, whose clicks not yet counted the readers of click counts add (clickCountsNow). */
+  /** clicksTables: the click log, whose clicks not yet counted the readers of click counts add (clickCountsNow). */
   constructor(
     private readonly tableName: string,
-    private readonly clicksTable?: string,
+    private readonly clicksTables?: ClickTables,
   ) {}
 
-  /** Resolved when first needed: a function that reads no click count has no clicks table in its environment. */
-  private get clicksTableName(): string {
-    return this.clicksTable ?? resourceName.table('clicks');
+  /** Resolved when first needed: a function that reads no click count has no click tables in its environment. */
+  private get clickLog(): ClickTables {
+    return this.clicksTables ?? clickTables();
   }
 
   /** `v` 1 up on the day's perf_stamp: the compactor builds the day's page again, and no report reads the old one. */
@@ -100,7 +101,7 @@ export class AggregateStore implements RowStore, ReportRows {
         ExpressionAttributeValues: { ':pk': `${appId}#link`, ':from': window.firstDay, ':to': `${window.lastDay}${DAY_END}` },
         ProjectionExpression: 'link_id, clicks, installs',
       }),
-      clickCountsNow(this.tableName, this.clicksTableName, appId, window, false),
+      clickCountsNow(this.tableName, this.clickLog, appId, window, false),
     ]);
     const sums = new Map<string, { clicks: number; installs: number }>();
     for (const count of counted) {
@@ -174,7 +175,7 @@ export class AggregateStore implements RowStore, ReportRows {
         ExpressionAttributeValues: { ':pk': `${appId}#${family}` },
         ConsistentRead: true,
       }),
-      isDerivedFamily(family) ? clickCountsNow(this.tableName, this.clicksTableName, appId, undefined, true) : [],
+      isDerivedFamily(family) ? clickCountsNow(this.tableName, this.clickLog, appId, undefined, true) : [],
     ]);
     const counters = ROW_COUNTERS[family] as readonly string[];
     const stored = rows.map(

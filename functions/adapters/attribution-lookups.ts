@@ -16,7 +16,7 @@ export function attributionLookups(stores: {
   return {
     // Attribution applies the lookback and the 24-hour window itself, to the millisecond; the
     // stores' expiry filter (whole seconds) would cut the window's last second off.
-    clickById: (clickId) => clicks.byId(clickId, 0),
+    clickById: (appId, clickId) => clicks.byId(appId, clickId, 0),
     latestClick: (query) => clicks.latest(query, 0),
     honeypotBlocked: (companyId, ip, atMs) => ipBlocks.isBlocked(companyId, ip, atMs),
     deviceSeenElsewhere: (appId, deviceHash, installUuid) => installs.deviceSeenElsewhere(appId, deviceHash, installUuid),

@@ -4,7 +4,7 @@ import { CLICK_COUNT_FAMILY, type ClickCount, clickCountOf, clickCountSortKey } 
 import { dynamoClient } from '../shared/clients/dynamo';
 import { isConditionFailure } from './aws-errors';
 import { ClickLogStates } from './click-log-state';
-import { ClickStore } from './click-store';
+import { ClickStore, type ClickTables } from './click-store';
 import { queryRawPages } from './query-pages';
 
 /**
@@ -92,7 +92,7 @@ const EVERY_DAY = { firstDay: '0000-01-01', lastDay: '9999-12-31' };
  */
 export async function clickCountsNow(
   tableName: string,
-  clicksTableName: string,
+  clickTables: ClickTables,
   appId: string,
   window: { readonly firstDay: string; readonly lastDay: string } | undefined,
   consistent: boolean,
@@ -100,7 +100,7 @@ export async function clickCountsNow(
 ): Promise<ClickCount[]> {
   if (!mayHoldUncounted(window, nowMs)) return clickCounts(tableName, appId, window, consistent);
   const states = new ClickLogStates(tableName);
-  const log = new ClickStore(clicksTableName);
+  const log = new ClickStore(clickTables);
   for (let attempt = 1; attempt <= SNAPSHOT_TRIES; attempt += 1) {
     const before = await states.state(appId);
     const items = await clickCounts(tableName, appId, window, true);
@@ -119,13 +119,13 @@ export async function clickCountsNow(
  */
 export async function unsettledDays(
   tableName: string,
-  clicksTableName: string,
+  clickTables: ClickTables,
   appId: string,
   window: { readonly firstDay: string; readonly lastDay: string },
   nowMs = Date.now(),
 ): Promise<ReadonlySet<string>> {
   if (!mayHoldUncounted(window, nowMs)) return new Set();
   const state = await new ClickLogStates(tableName).state(appId);
-  const uncounted = await topUp(new ClickStore(clicksTableName), appId, state, () => undefined, window, nowMs);
+  const uncounted = await topUp(new ClickStore(clickTables), appId, state, () => undefined, window, nowMs);
   return uncounted.unsettledDays;
 }

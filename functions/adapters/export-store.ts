@@ -5,20 +5,20 @@ import type { ExportApp, ExportCheckpoint, ExportCheckpoints, ExportFiles, Expor
 import { checkpointKey } from '../domain/raw-data/export-layout';
 import { type PostbackRecord, postbackObjectKey } from '../domain/skan/postback-record';
 import { s3Client } from '../shared/clients/s3';
-import { ClickStore } from './click-store';
+import { ClickStore, type ClickTables } from './click-store';
 import { StreamReader } from './stream-reader';
 import { StreamStore } from './stream-store';
 import { TenantStore } from './tenant-store';
 
-/** The export's ports over the export bucket, the audit bucket and the clicks table (the scheduled function's and `admin export run`'s). */
+/** The export's ports over the export bucket, the audit bucket and the click tables (the scheduled function's and `admin export run`'s). */
 export function exportPorts(names: {
   readonly exportBucket: string;
   readonly auditBucket: string;
-  readonly clicksTable: string;
+  readonly clickTables: ClickTables;
 }): ExportPorts {
   return {
     stream: { listing: new StreamReader(names.exportBucket), objects: new StreamStore(names.exportBucket) },
-    clicks: new ClickStore(names.clicksTable),
+    clicks: new ClickStore(names.clickTables),
     postbacks: new ExportPostbackReader(names.auditBucket),
     files: new ExportFileStore(names.exportBucket),
     checkpoints: new ExportCheckpointStore(names.exportBucket),

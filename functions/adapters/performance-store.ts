@@ -21,10 +21,11 @@ import type {
   StoredPerfPage,
   StoredWeekPage,
 } from '../domain/analytics/performance-report';
+import { clickTables } from '../shared/click-tables';
 import { dynamoClient } from '../shared/clients/dynamo';
-import { resourceName } from '../shared/config';
 import { isConditionFailure } from './aws-errors';
 import { clickCountsNow, unsettledDays } from './click-count-items';
+import type { ClickTables } from './click-store';
 import { queryRawPages, type RawItem } from './query-pages';
 
 /**
@@ -52,15 +53,15 @@ const PAGE_ROWS = 'rows_gz';
 const num = (item: RawItem, name: string): number => Number(item[name]?.N ?? 0);
 
 export class PerformanceStore implements PerformanceRows, PageStore {
-  /** clicksTable: the click log, whose clicks not yet counted the clicks read here include (clickCountsNow). */
+  /** clicksTables: the click log, whose clicks not yet counted the clicks read here include (clickCountsNow). */
   constructor(
     private readonly tableName: string,
-    private readonly clicksTable?: string,
+    private readonly clicksTables?: ClickTables,
   ) {}
 
-  /** Resolved when first needed: a function that reads no click count has no clicks table in its environment. */
-  private get clicksTableName(): string {
-    return this.clicksTable ?? resourceName.table('clicks');
+  /** Resolved when first needed: a function that reads no click count has no click tables in its environment. */
+  private get clickLog(): ClickTables {
+    return this.clicksTables ?? clickTables();
   }
 
   /**
@@ -71,7 +72,7 @@ export class PerformanceStore implements PerformanceRows, PageStore {
   async stamps(appId: string, window: DayWindow): Promise<ReadonlyMap<string, number>> {
     const [items, unsettled] = await Promise.all([
       this.query(pk(appId, PERF_FAMILIES.perfStamp), window.firstDay, window.lastDay, ['sk', 'v']),
-      unsettledDays(this.tableName, this.clicksTableName, appId, window),
+      unsettledDays(this.tableName, this.clickLog, appId, window),
     ]);
     return new Map(items.map((item) => [String(item.sk?.S), num(item, 'v')] as const).filter(([day]) => !unsettled.has(day)));
   }
@@ -128,7 +129,7 @@ export class PerformanceStore implements PerformanceRows, PageStore {
 
   /** The window's click counters summed into the family's rows; the report and the pages merge facts of the same dimensions. */
   private async clickFacts(appId: string, family: 'perf' | 'perf_partner', window: DayWindow, consistent: boolean): Promise<DayFact[]> {
-    const counts = await clickCountsNow(this.tableName, this.clicksTableName, appId, window, consistent);
+    const counts = await clickCountsNow(this.tableName, this.clickLog, appId, window, consistent);
     return derivedClicks(family, counts).map(({ day, group, clicks }) => {
       const [partner = NONE, campaign = NONE, country = NONE, platform = NONE] = group;
       return { day, dims: [partner, campaign, country, platform] as DimensionValues, counters: { clicks } };

@@ -49,7 +49,12 @@ export function rebuildSource(
     reengagementLink: async ({ appId, installUuid, eventId, open }) => {
       const items = await installs.query<ObjectClaims>(installPk(appId, installUuid), SK.claimsPrefix);
       const item = items.find((claims) => claims.ids?.includes(eventId));
-      if (!item) return resolveOpen({ link: (linkId) => links.byId(linkId), click: (clickId) => lookups.clickById(clickId) }, appId, open);
+      if (!item)
+        return resolveOpen(
+          { link: (linkId) => links.byId(linkId), click: (appId, clickId) => lookups.clickById(appId, clickId) },
+          appId,
+          open,
+        );
       const ref = item.opens?.find(([id]) => id === eventId);
       return ref && { linkId: ref[2], partner: ref[3], ...(ref[4] ? { campaign: ref[4] } : {}), clickId: ref[5] };
     },

@@ -9,6 +9,7 @@ import { TenantStore } from '../adapters/tenant-store';
 import type { ClickLanePorts } from '../domain/aggregation/click-counts';
 import type { LanePorts } from '../domain/aggregation/lanes';
 import { leaseMsFor } from '../domain/aggregation/lease';
+import { clickTables } from './click-tables';
 import { resourceName } from './config';
 
 /**
@@ -34,14 +35,14 @@ export const LANE_LEASE_MS = leaseMsFor(AGGREGATOR_TIMEOUT_SECONDS);
 
 /**
  * What the click-count lane reads and writes (functions/domain/aggregation/click-counts.ts): the
- * apps, the click log (by_app_hour), the counter items and stamps and the lane's state (aggregates),
+ * apps, the click log (click_log, and the old clicks table's by_app_hour), the counter items and stamps and the lane's state (aggregates),
  * and its lease (ledger).
  */
 export function clickLanePorts(): ClickLanePorts {
   const aggregates = resourceName.table('aggregates');
   const states = new ClickLogStates(aggregates);
   const lease = new ClickLaneLease(resourceName.table('ledger'));
-  const clicks = new ClickStore(resourceName.table('clicks'));
+  const clicks = new ClickStore(clickTables());
   const rows = new AggregateStore(aggregates);
   const tenants = new TenantStore(resourceName.table('tenants'));
   return {
@@ -50,7 +51,7 @@ export function clickLanePorts(): ClickLanePorts {
     putState: (appId, state, expectedRev) => states.putState(appId, state, expectedRev),
     addOnce: (appId, applyId, count) => addClicksOnce(aggregates, appId, applyId, count),
     stamp: (appId, day) => rows.stamp(appId, day),
-    clicksAfter: (appId, hour, fromTs) => clicks.clicksAfter(appId, hour, fromTs),
+    clicksAfter: (appId, hour, fromTs, withLegacy) => clicks.clicksAfter(appId, hour, fromTs, withLegacy),
     takeLease: (holder, nowMs, leaseMs) => lease.takeLease(holder, nowMs, leaseMs),
     releaseLease: (holder) => lease.releaseLease(holder),
   };

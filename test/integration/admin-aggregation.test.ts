@@ -16,6 +16,7 @@ import type { InstallReport } from '../../functions/domain/aggregation/install-r
 import type { RowDifference } from '../../functions/domain/aggregation/rebuild';
 import { sortKeyOf } from '../../functions/domain/aggregation/rows';
 import type { NewLink } from '../../functions/domain/links/link-config';
+import { clickTables } from '../../functions/shared/click-tables';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { eventClientFrom } from '../support/event-client';
@@ -63,7 +64,8 @@ async function click(linkId: string, ip: string, ua: string, query = '') {
   const location = new URL(response.headers.get('location') ?? '');
   const referrer = location.searchParams.get('referrer') ?? undefined;
   const clickId = referrer ? new URLSearchParams(referrer).get('click_id') : location.searchParams.get('click_id');
-  const record = clickId ? await new ClickStore(resourceName.table('clicks')).byId(clickId) : undefined;
+  const appId = (await new LinkStore(resourceName.table('links')).byId(linkId))?.app_id ?? '';
+  const record = clickId ? await new ClickStore(clickTables()).byId(appId, clickId) : undefined;
   if (!clickId || !record) throw new Error(`no click recorded for ${linkId}: ${response.status} ${location}`);
   return { clickId, referrer, tsMs: record.ts_ms };
 }

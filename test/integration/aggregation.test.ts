@@ -8,8 +8,10 @@ import fc from 'fast-check';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { DynamoInstallStore } from '../../functions/adapters/install-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { buildClick } from '../../functions/domain/links/click';
+import { appIpPlatform, buildClick } from '../../functions/domain/links/click';
+import { newClickId } from '../../functions/domain/links/click-log-key';
 import { clientAddress } from '../../functions/domain/links/ip-block';
+import { clickTables } from '../../functions/shared/click-tables';
 import { dynamoClient, sqsClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { queues } from '../../lib/manifest';
@@ -200,15 +202,17 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
   const scenario = async (tenant: Tenant, now: number) => {
     const uuid = (n: number) => `0000000${n}-aaaa-4bbb-8ccc-${tenant.app.app_id.slice(-12)}`;
     const address = clientAddress('198.51.100.20');
-    await new ClickStore(resourceName.table('clicks')).record(
+    const clickMs = now - 2 * DAY - HOUR;
+    const clickId = newClickId({ tsMs: clickMs, appIpPlatform: appIpPlatform(tenant.app.app_id, address.ip, 'ios') });
+    await new ClickStore(clickTables()).record(
       buildClick({
-        clickId: `click-${tenant.app.app_id}`,
+        clickId,
         link: { link_id: 'link-x', app_id: tenant.app.app_id, company_id: tenant.company.company_id, partner: 'meta', lookback_days: 7 },
         address,
         userAgent: MOBILE.iosSafari,
         platform: 'ios',
         query: { sub1: 'creative' },
-        nowMs: now - 2 * DAY - HOUR,
+        nowMs: clickMs,
       }),
     );
     return stored(
@@ -222,7 +226,7 @@ describe('the aggregator handler against DynamoDB and S3 emulators', () => {
             install_uuid: uuid(1),
             ts_ms: now - 2 * DAY,
             platform: 'ios',
-            attribution: { click_id: `click-${tenant.app.app_id}` },
+            attribution: { click_id: clickId },
             device_id: 'dev',
           },
           { event_id: 'e1', event_name: 'session', install_uuid: uuid(1), ts_ms: now - DAY + 1000 },

@@ -10,6 +10,8 @@ import { runAdmin } from '../../bin/admin';
 import type { SdkEvent } from '../../client/event-client';
 import { AdServicesAnswerStore } from '../../functions/adapters/adservices-answers';
 import { ClickStore } from '../../functions/adapters/click-store';
+import { newClickId } from '../../functions/domain/links/click-log-key';
+import { clickTables } from '../../functions/shared/click-tables';
 import { sqsClient } from '../../functions/shared/clients/sqs';
 import { resourceName } from '../../functions/shared/config';
 import { type AdServicesStub, STUB_ORG_ID, startAdServicesStub } from '../../local/adservices-stub';
@@ -83,8 +85,8 @@ const queueOf = (auditKey: string) => sent.filter((entry) => entry.message.audit
 
 /** A click of a tracking link of the app, recorded as the redirect records it. */
 async function linkClick(tsMs: number): Promise<string> {
-  const clickId = `clk-${randomUUID()}`;
-  await new ClickStore(resourceName.table('clicks')).record({
+  const clickId = newClickId({ tsMs, appIpPlatform: `${tenant.app.app_id}#${IP}#ios` });
+  await new ClickStore(clickTables()).record({
     click_id: clickId,
     link_id: 'lnk-apple-ads-test',
     app_id: tenant.app.app_id,

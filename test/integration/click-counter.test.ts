@@ -10,6 +10,7 @@ import { LinkStore } from '../../functions/adapters/link-store';
 import { PerformanceStore } from '../../functions/adapters/performance-store';
 import { sortKeyOf } from '../../functions/domain/aggregation/rows';
 import { localDayOf } from '../../functions/domain/common/days';
+import { clickTables } from '../../functions/shared/click-tables';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { createTenant, type LocalStack, startLocalStack } from '../support/local-stack';
@@ -52,7 +53,7 @@ it('counts clicks on the counter items and on rows stored before them alike, for
     expect(response.status).toBe(302);
     clickIds.push(new URL(response.headers.get('location') ?? 'http://x/').searchParams.get('click_id') ?? '');
   }
-  const first = await new ClickStore(resourceName.table('clicks')).byId(clickIds[0] as string);
+  const first = await new ClickStore(clickTables()).byId(appId, clickIds[0] as string);
   const day = localDayOf(first?.ts_ms ?? 0);
   await storedBefore(appId, 'perf', day, { partner: 'acme_ads', campaign: 'spring', country: 'US', platform: 'ios' }, 2);
   await storedBefore(appId, 'perf_partner', day, { partner: 'acme_ads' }, 2);

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { localTarget } from '../../admin/target';
 import { type ConsoleServer, startConsole, TOKEN_HEADER } from '../../console/server';
 import { ClickStore } from '../../functions/adapters/click-store';
-import { resourceName } from '../../functions/shared/config';
+import { clickTables } from '../../functions/shared/click-tables';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 
 let stack: LocalStack;
@@ -139,11 +139,14 @@ describe('try a click', () => {
     expect(matched.body.answer).toMatchObject({ status: 'found', attribution: { match: 'probabilistic' }, deep_link: { value: 'home' } });
 
     // The click the answers name was made, not recorded.
-    const clicks = new ClickStore(resourceName.table('clicks'));
-    for (const trial of [android, matched]) {
+    const clicks = new ClickStore(clickTables());
+    for (const [trial, appId] of [
+      [android, tenant.app.app_id],
+      [matched, probabilistic.app.app_id],
+    ] as const) {
       const clickId = (trial.body.answer as { attribution: { click_id: string } }).attribution.click_id;
-      expect(clickId).toMatch(/^[\w-]{22}$/);
-      expect(await clicks.byId(clickId)).toBeUndefined();
+      expect(clickId).toMatch(/^[\w-]{36}$/);
+      expect(await clicks.byId(appId, clickId)).toBeUndefined();
     }
     expect((await api('/api/try-first-launch', { 'link-id': link_id, platform: 'desktop' })).body).toEqual({
       error: 'platform must be ios or android',

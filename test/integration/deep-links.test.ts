@@ -158,7 +158,7 @@ describe('a click on a link with deep link data', () => {
     expect(response.headers.get('location')).not.toContain('blue');
     const { Items } = await dynamoClient().send(
       new ScanCommand({
-        TableName: resourceName.table('clicks'),
+        TableName: resourceName.table('click_log'),
         FilterExpression: 'link_id = :l',
         ExpressionAttributeValues: { ':l': linkId },
       }),

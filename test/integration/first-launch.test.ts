@@ -96,7 +96,7 @@ describe('POST and GET /sdk/v1/attribution', () => {
   it('answers the click the Play referrer names, the same answer on a repeat, and GET reads it back', async () => {
     const referrer = await clickAsAndroid();
     const clickId = new URLSearchParams(referrer).get('click_id');
-    expect(clickId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(clickId).toMatch(/^[A-Za-z0-9_-]{36}$/);
     const installUuid = randomUUID();
 
     const first = await post(firstLaunch(installUuid, { install_referrer: referrer, install_begin_ms: Date.now() - 5_000 }));

@@ -109,7 +109,7 @@ describe("a honeypot hit on one tenant's link", () => {
     // Tenant B: the same address clicks as anyone else.
     const bClick = await click(bLink.link_id, SHARED_IP);
     expect(bClick.status).toBe(302);
-    expect(bClick.clickId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(bClick.clickId).toMatch(/^[A-Za-z0-9_-]{36}$/);
 
     // Installs from the address 40 s after the clicks (no fast-CTIT flag): one attributed, one organic per tenant.
     const aClick = await click(aLink.link_id, OTHER_IP);

@@ -2,13 +2,15 @@
 // agents. TRUST_PROXY lets each test click from its own addresses (X-Forwarded-For) and set the
 // CloudFront viewer country and ASN, as CloudFront would.
 
-import { GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { runAdmin } from '../../bin/admin';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { IpBlockStore } from '../../functions/adapters/ip-block-store';
 import { LinkStore } from '../../functions/adapters/link-store';
-import { CLICK_KEPT_AFTER_CLAIM_S, type ClickRecord, claimDeadline, clickAppHour } from '../../functions/domain/links/click';
+import { CLICK_KEPT_AFTER_CLAIM_S, type ClickRecord, claimDeadline } from '../../functions/domain/links/click';
+import { clickLogKey } from '../../functions/domain/links/click-log-key';
 import { LinkConfigError, type NewLink } from '../../functions/domain/links/link-config';
+import { clickTables } from '../../functions/shared/click-tables';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
@@ -52,10 +54,11 @@ async function click(linkId: string, { ip, ua = MOBILE.iosSafari, query = '', co
   return { status: response.status, location: response.headers.get('location'), headers: response.headers, body: await response.text() };
 }
 
-async function clicksOfLink(linkId: string): Promise<ClickRecord[]> {
+/** The link's clicks as click_log holds them (with their pk and sk), or as the old clicks table does. */
+async function clicksOfLink(linkId: string, table: 'click_log' | 'clicks' = 'click_log'): Promise<ClickRecord[]> {
   const { Items } = await dynamoClient().send(
     new ScanCommand({
-      TableName: resourceName.table('clicks'),
+      TableName: resourceName.table(table),
       FilterExpression: 'link_id = :link',
       ExpressionAttributeValues: { ':link': linkId },
     }),
@@ -94,7 +97,7 @@ describe('GET /l/{link_id}', () => {
     const records = await clicksOfLink(link.link_id);
     expect(records).toHaveLength(1);
     const record = records[0];
-    expect(record.click_id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(record.click_id).toMatch(/^[A-Za-z0-9_-]{36}$/);
 
     const location = new URL(response.location!);
     if (platform === 'android') {
@@ -132,7 +135,7 @@ describe('GET /l/{link_id}', () => {
       asn: 2856,
       ts_ms: record.ts_ms,
       app_ip_platform: `${tenant.app.app_id}#${ip}#${platform}`,
-      app_hour: clickAppHour(record),
+      ...clickLogKey(tenant.app.app_id, record.click_id),
       lookback_days: 7,
       // Its local day in the app's zone (UTC here), by which the click-count lane counts it (ADR 0008).
       count_day: new Date(record.ts_ms).toISOString().slice(0, 10),
@@ -140,21 +143,16 @@ describe('GET /l/{link_id}', () => {
     });
     expect(Math.abs(record.ts_ms - now)).toBeLessThan(10_000);
 
-    // The aggregator's two look-ups: by id, and the latest of (app, IP, platform) on the index.
-    const clicks = new ClickStore(resourceName.table('clicks'));
-    expect(await clicks.byId(record.click_id)).toEqual(record);
+    // The aggregator's two look-ups, on click_log's key alone: by app and id, and the latest of
+    // (app, IP, platform). Another app's look-up of the id finds nothing; the old table is not written.
+    const { pk: _pk, sk: _sk, ...stored } = record as ClickRecord & { pk: string; sk: string };
+    const clicks = new ClickStore(clickTables());
+    expect(await clicks.byId(tenant.app.app_id, record.click_id)).toEqual(stored);
+    expect(await clicks.byId('app_other', record.click_id)).toBeUndefined();
     expect(
       await clicks.latest({ appId: tenant.app.app_id, ip, platform: record.platform, fromMs: now - 86_400_000, toMs: now + 60_000 }),
-    ).toEqual(record);
-    const { Items } = await dynamoClient().send(
-      new QueryCommand({
-        TableName: resourceName.table('clicks'),
-        IndexName: 'by_app_ip_platform',
-        KeyConditionExpression: 'app_ip_platform = :key',
-        ExpressionAttributeValues: { ':key': `${tenant.app.app_id}#${ip}#${platform}` },
-      }),
-    );
-    expect(Items).toEqual([record]);
+    ).toEqual(stored);
+    expect(await clicksOfLink(link.link_id, 'clicks')).toEqual([]);
   });
 
   it.each(Object.entries(CRAWLERS))('redirects the crawler %s without a click id and records nothing', async (_name, ua) => {

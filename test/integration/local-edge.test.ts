@@ -16,7 +16,10 @@ async function clickAs(stack: LocalStack, headers: Record<string, string>) {
   const response = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { redirect: 'manual', headers: { 'user-agent': IPHONE, ...headers } });
   expect(response.status).toBe(302);
   const clickId = new URL(response.headers.get('location') as string).searchParams.get('click_id');
-  return new ClickStore(stack.endpoints.tables.clicks).byId(clickId as string);
+  return new ClickStore({ log: stack.endpoints.tables.click_log, legacy: stack.endpoints.tables.clicks }).byId(
+    app.app_id,
+    clickId as string,
+  );
 }
 
 const forged = {

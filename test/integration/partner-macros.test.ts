@@ -89,7 +89,7 @@ describe('partner macros in the tracking-link URL', () => {
     const redirect = await fetch(partnerClick, { redirect: 'manual', headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': ip } });
     expect(redirect.status).toBe(302);
     const clickId = new URL(redirect.headers.get('location')!).searchParams.get('click_id')!;
-    expect(clickId).toMatch(/^[\w-]{22}$/);
+    expect(clickId).toMatch(/^[\w-]{36}$/);
 
     const installUuid = '7a0c6b9e-1d2a-4c3b-9e8f-0a1b2c3d4e5f';
     const sent = await eventClientFrom(stack.baseUrl, tenant, ip).sendEvents([

@@ -7,6 +7,7 @@ import { EventClient } from '../../client/event-client';
 import { AggregateStore } from '../../functions/adapters/aggregate-store';
 import { ClickStore } from '../../functions/adapters/click-store';
 import { LinkStore } from '../../functions/adapters/link-store';
+import { clickTables } from '../../functions/shared/click-tables';
 import { resourceName } from '../../functions/shared/config';
 import { createTenant, type LocalStack, startLocalStack, type Tenant } from '../support/local-stack';
 import { MOBILE } from '../unit/links/user-agents';
@@ -63,7 +64,7 @@ describe('perf rows through the public endpoints', () => {
     expect(response.status).toBe(302);
     const clickId = new URL(response.headers.get('location') ?? 'http://x/').searchParams.get('click_id');
     expect(clickId).toBeTruthy();
-    const recorded = await new ClickStore(resourceName.table('clicks')).byId(String(clickId));
+    const recorded = await new ClickStore(clickTables()).byId(appId, String(clickId));
     expect(recorded?.country).toBe('JP');
     const clickDay = localDay(recorded?.ts_ms ?? 0);
 

@@ -261,7 +261,7 @@ describe('the privacy drain', () => {
     for (const hour of new Set([...hours, hourOf(now)])) await exportRun(tenant, hour);
     expect(await exportFiles()).toEqual(drainedFiles);
     expect(await traces([gone, 'idfv-gone', matched])).toEqual([]);
-    const clickIds = (await scan('clicks')).map((click) => click.click_id);
+    const clickIds = (await scan('click_log')).map((click) => click.click_id);
     expect(clickIds).not.toContain(matched);
     expect(clickIds).toContain(unrelated);
     const texts = await auditTexts();

@@ -44,7 +44,7 @@ export interface ExportMeasurement {
   /** Bytes of the Parquet files written, and of the stream objects read (gzip). */
   readonly parquet_bytes: number;
   readonly stream_bytes: number;
-  /** What the run's real adapters would send: S3 LIST, GET, PUT, DELETE; DynamoDB Query (by_app_hour shards). */
+  /** What the run's real adapters would send: S3 LIST, GET, PUT, DELETE; DynamoDB Query (click_log's shards). */
   readonly requests: ExportRequests;
 }
 

@@ -27,7 +27,7 @@ export interface ExportRequests {
   put: number;
   /** S3 DELETE (free). */
   delete: number;
-  /** DynamoDB Query of one by_app_hour shard. */
+  /** DynamoDB Query of one click_log shard of an hour (the old clicks table's by_app_hour, read until it is dropped, is not counted). */
   query: number;
 }
 

@@ -4,7 +4,8 @@ import { dimensionValue } from './rows';
 
 /**
  * The click-count lane (docs/adr/0008-click-counts-from-the-click-log.md): the aggregator's
- * schedule counts an app's clicks from the click log (the clicks table's `by_app_hour` index) into
+ * schedule counts an app's clicks from the click log (the click_log table, and the old clicks table's
+ * `by_app_hour` index for the hours before click_log: `readsLegacy`) into
  * the `click` counter items, where the link redirect used to add 1 per click. A click is counted
  * once across a crash between any two writes:
  *
@@ -20,8 +21,8 @@ import { dimensionValue } from './rows';
  *   hold its id: nothing is lost or counted twice, and a stamp moved twice only rebuilds a page.
  * - Applies of an app run one at a time: the lane runs under a lease (CLICK_LANE_LEASE), so an
  *   apply a dead invocation left pending is resumed only once that invocation can no longer write.
- * - The index is eventually consistent: an hour is counted up to `now - HORIZON_MS` only, so a
- *   click that becomes visible late is still after the watermark.
+ * - The log is read eventually consistently: an hour is counted up to `now - HORIZON_MS` only, so
+ *   a click that becomes visible late is still after the watermark.
  *
  * Only a click that carries `count_day` (its local day, set by the redirect since this lane
  * counts it) is counted: one recorded before was counted by the redirect itself.
@@ -38,6 +39,8 @@ export interface LoggedClick {
   readonly platform: string;
   /** The click's local day in its app's zone at the redirect: present on the clicks this lane counts. */
   readonly count_day?: string;
+  /** Read from the old clicks table (recorded before click_log). */
+  readonly legacy?: boolean;
 }
 
 /** A position in an hour of the log: everything at or before `(ts, cid)` is counted, `n` clicks in all. */
@@ -63,6 +66,11 @@ export interface ClickLogState {
   /** The watermarks of the hours from `next` on that have one. */
   readonly hours: Readonly<Record<string, HourMark>>;
   readonly pending?: PendingApply;
+  /**
+   * The hour of the first click the lane counted from click_log (absent until then): the old
+   * clicks table is read for the hours up to the one after it only (readsLegacy).
+   */
+  readonly log_from?: string;
 }
 
 export interface ClickCountPorts {
@@ -74,8 +82,8 @@ export interface ClickCountPorts {
   addOnce(appId: string, applyId: string, count: ClickCount): Promise<void>;
   /** `v` 1 up on the day's perf_stamp. */
   stamp(appId: string, day: string): Promise<void>;
-  /** The app's logged clicks of a UTC hour with `ts_ms >= fromTs`, in any order. */
-  clicksAfter(appId: string, hour: string, fromTs: number): Promise<readonly LoggedClick[]>;
+  /** The app's logged clicks of a UTC hour with `ts_ms >= fromTs`, in any order; those of the old clicks table too when `withLegacy`. */
+  clicksAfter(appId: string, hour: string, fromTs: number, withLegacy: boolean): Promise<readonly LoggedClick[]>;
 }
 
 /** How far behind now the lane counts: the redirect's run and the index's lag (ADR 0008). */
@@ -119,16 +127,28 @@ export function countsOf(clicks: readonly LoggedClick[]): ClickCount[] {
   return [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, count]) => count);
 }
 
+/**
+ * Whether the hour may hold clicks of the old clicks table (docs/adr/0008, section 2 revised,
+ * "Migration"): until the lane has counted a click of click_log, every hour; then the hours up to
+ * the one after that click's. The upgraded redirect writes only click_log, and the old one's last
+ * clicks were made before the upgrade finished, so before the first click_log click but for the
+ * seconds two versions of the function run side by side; the hour after covers those seconds.
+ * The same state gives a retried apply the hour's same reads.
+ */
+export const readsLegacy = (state: Pick<ClickLogState, 'log_from'> | undefined, hour: string): boolean =>
+  state?.log_from === undefined || hour <= nextHour(state.log_from);
+
 /** The lane's clicks of an hour after `from`, up to and including `to` when given, in log order. */
 async function clicksBetween(
   ports: Pick<ClickCountPorts, 'clicksAfter'>,
   appId: string,
+  state: ClickLogState | undefined,
   hour: string,
   from: HourMark,
   upTo: (click: LoggedClick) => boolean,
 ): Promise<LoggedClick[]> {
   const fromTs = Math.max(from.ts, hourStartMs(hour));
-  const logged = await ports.clicksAfter(appId, hour, fromTs);
+  const logged = await ports.clicksAfter(appId, hour, fromTs, readsLegacy(state, hour));
   return logged.filter((click) => click.count_day !== undefined && isAfter(click, from) && upTo(click)).sort(byLogOrder);
 }
 
@@ -186,7 +206,7 @@ export async function countAppClicks(
   }
   if (state.pending) {
     const { hour, from, to } = state.pending;
-    const resumed = await clicksBetween(ports, appId, hour, from, (click) => !isAfter(click, to));
+    const resumed = await clicksBetween(ports, appId, state, hour, from, (click) => !isAfter(click, to));
     state = await finish(ports, appId, state, resumed);
     clicks += resumed.length;
     applies += 1;
@@ -196,11 +216,17 @@ export async function countAppClicks(
     for (;;) {
       if (!keepGoing()) return { clicks, applies };
       const from = state.hours[hour] ?? ZERO;
-      const batch = (await clicksBetween(ports, appId, hour, from, (click) => click.ts_ms <= horizonMs)).slice(0, CLICKS_PER_APPLY);
+      const batch = (await clicksBetween(ports, appId, state, hour, from, (click) => click.ts_ms <= horizonMs)).slice(0, CLICKS_PER_APPLY);
       const last = batch[batch.length - 1];
       if (last === undefined) break;
       const to: HourMark = { ts: last.ts_ms, cid: last.click_id, n: from.n + batch.length };
-      const opened: ClickLogState = { ...state, rev: state.rev + 1, pending: { id: applyIdOf(hour, to), hour, from, to } };
+      const logFrom = state.log_from ?? (batch.some((click) => click.legacy !== true) ? hour : undefined);
+      const opened: ClickLogState = {
+        ...state,
+        rev: state.rev + 1,
+        pending: { id: applyIdOf(hour, to), hour, from, to },
+        ...(logFrom === undefined ? {} : { log_from: logFrom }),
+      };
       await put(ports, appId, opened, state.rev);
       state = await finish(ports, appId, opened, batch);
       clicks += batch.length;
@@ -260,7 +286,7 @@ export async function topUp(
   const perHour = await Promise.all(
     topUpHours(state, nowMs).map(async (hour) => {
       const from = pending?.hour === hour ? pending.from : (state?.hours[hour] ?? ZERO);
-      return clicksBetween(log, appId, hour, from, () => true);
+      return clicksBetween(log, appId, state, hour, from, () => true);
     }),
   );
   const uncounted: LoggedClick[] = [];

@@ -70,7 +70,8 @@ export interface ClickFacts {
 
 export interface ReengagementLookups {
   link(linkId: string): Promise<LinkFacts | undefined>;
-  click(clickId: string): Promise<ClickFacts | undefined>;
+  /** The app's click of this id (a click of another app may be found, and is dropped by resolveOpen). */
+  click(appId: string, clickId: string): Promise<ClickFacts | undefined>;
 }
 
 /**
@@ -82,7 +83,7 @@ export interface ReengagementLookups {
  * must be a click of the app: it names the link.
  */
 export async function resolveOpen(lookups: ReengagementLookups, appId: string, open: OpenedBy): Promise<ReengagementLink | undefined> {
-  const click = open.clickId === undefined ? undefined : await lookups.click(open.clickId);
+  const click = open.clickId === undefined ? undefined : await lookups.click(appId, open.clickId);
   const clickOfApp = click?.app_id === appId ? click : undefined;
   const linkId = open.linkId ?? clickOfApp?.link_id;
   if (linkId === undefined) return undefined;

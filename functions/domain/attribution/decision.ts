@@ -123,8 +123,12 @@ export interface InstallFacts {
 }
 
 export interface AttributionLookups {
-  /** The click, expired or not: attribution applies the lookback itself. */
-  clickById(clickId: string): Promise<ClickRecord | undefined>;
+  /**
+   * The app's click of this id, expired or not: attribution applies the lookback itself. A click of
+   * another app is not found (its id names a key of its own app) or, recorded before click_log, is
+   * returned and refused as `other_app`.
+   */
+  clickById(appId: string, clickId: string): Promise<ClickRecord | undefined>;
   /** The latest click of the app, address and platform made within [fromMs, toMs]. */
   latestClick(query: { appId: string; ip: string; platform: Platform; fromMs: number; toMs: number }): Promise<ClickRecord | undefined>;
   /** A block of the address by one of the company's honeypot links, in force at the given time. */
@@ -233,7 +237,7 @@ async function answeredMatch(
   lookups: AttributionLookups,
 ): Promise<ClickMatch | undefined> {
   if (evidence.clickId === null) return undefined;
-  const click = await lookups.clickById(evidence.clickId);
+  const click = await lookups.clickById(facts.appId, evidence.clickId);
   if (!click || click.app_id !== facts.appId) return undefined;
   const type = evidence.match ?? 'deterministic';
   const span = type === 'probabilistic' ? PROBABILISTIC_WINDOW_MS : (click.lookback_days ?? DEFAULT_LOOKBACK_DAYS) * DAY_MS;
@@ -271,7 +275,7 @@ export async function matchClick(
   // The click_id first, then the Play referrer's: a valid referrer click beats an unknown or stale
   // click_id (issue 35; AppsFlyer and Adjust do the same). The first refusal is the one recorded.
   for (const named of namedClickIds(query.attribution)) {
-    const click = await lookups.clickById(named.clickId);
+    const click = await lookups.clickById(query.appId, named.clickId);
     const lookbackDays = click?.lookback_days ?? lookbackFromExpiry(click) ?? DEFAULT_LOOKBACK_DAYS;
     const fromMs = query.tsMs - lookbackDays * DAY_MS;
     const reason: RefusedClick | undefined = !click

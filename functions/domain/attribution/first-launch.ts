@@ -267,7 +267,7 @@ export async function answerFirstLaunch(ports: FirstLaunchPorts, call: FirstLaun
 export async function currentAttribution(ports: FirstLaunchPorts, appId: string, installUuid: string): Promise<FirstLaunchAnswer> {
   const [decision, kept] = await Promise.all([ports.answers.counted(appId, installUuid), ports.answers.first(appId, installUuid)]);
   if (!decision) return kept?.answer ?? notFound('unknown_install');
-  return decisionAnswer(decision, ports.clicks, kept?.answer);
+  return decisionAnswer(appId, decision, ports.clicks, kept?.answer);
 }
 
 /**
@@ -295,7 +295,7 @@ export async function installDecision(
     install_uuid: facts.installUuid,
     answered_ms: facts.tsMs,
     platform: facts.platform,
-    answer: await decisionAnswer(decision, lookups),
+    answer: await decisionAnswer(facts.appId, decision, lookups),
     kept_by: 'install_event',
   });
   return record.kept_by === undefined ? decideAttribution({ ...facts, firstLaunch: evidenceOf(record) }, lookups) : decision;
@@ -319,6 +319,7 @@ export function evidenceOf(record: FirstLaunchRecord): FirstLaunchEvidence {
  * is not read again.
  */
 async function decisionAnswer(
+  appId: string,
   decision: AttributionDecision,
   lookups: Pick<AttributionLookups, 'clickById'>,
   earlier?: FirstLaunchAnswer,
@@ -327,7 +328,7 @@ async function decisionAnswer(
   const attribution = decisionAttribution(decision);
   if (!decision.click_id) return found(attribution, undefined);
   if (earlier?.attribution?.click_id === decision.click_id) return { ...found(attribution, undefined), deep_link: earlier.deep_link };
-  return found(attribution, await lookups.clickById(decision.click_id));
+  return found(attribution, await lookups.clickById(appId, decision.click_id));
 }
 
 const notFound = (reason: NotFoundReason): FirstLaunchAnswer => ({ status: 'not_found', reason, attribution: null, deep_link: null });

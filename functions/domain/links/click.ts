@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { MAX_PAST_AGE_MS } from '../ingest/event-validation';
 import { type DeepLink, resolveClickDeepLink } from './deep-link';
 import type { ClientAddress } from './ip-block';
 import type { Platform } from './platform';
 
 /**
- * The click record (docs/tracking-links.md). The aggregator finds a click by click_id (deterministic
- * attribution) and the latest click of an (app, IP, platform) through app_ip_platform + ts_ms
+ * The click record (docs/tracking-links.md), stored in click_log under the key its id encodes
+ * (click-log-key.ts). The aggregator finds a click by the app and click_id (deterministic
+ * attribution) and the latest click of an (app, IP, platform) by app_ip_platform + ts_ms
  * (probabilistic attribution). An install may claim it until its claim deadline (`claimDeadline`:
  * its time plus the link's lookback), and it is kept well after that (`expires_at`), so that an
  * install made before the deadline and sent late still finds it.
@@ -47,7 +47,7 @@ export interface ClickRecord {
    */
   count_day?: string;
   /**
-   * Epoch seconds, the clicks table's TTL attribute: DynamoDB deletes the click some time after it.
+   * Epoch seconds, click_log's TTL attribute: DynamoDB deletes the click some time after it.
    * The claim deadline plus CLICK_KEPT_AFTER_CLAIM_S; on a click without lookback_days (recorded
    * before it was kept) the claim deadline itself. Attribution never reads it as the window.
    */
@@ -71,28 +71,18 @@ export function claimDeadline(click: Pick<ClickRecord, 'ts_ms' | 'lookback_days'
   return click.lookback_days === undefined ? click.expires_at : Math.floor(click.ts_ms / 1000) + click.lookback_days * 86_400;
 }
 
-/** 128 random bits, URL-safe: unguessable, so a click id cannot be forged to steal an install. */
-export const newClickId = () => randomBytes(16).toString('base64url');
-
 /** Values from the request are stored, never refused: an over-long one is cut to these lengths. */
 export const FIELD_CAPS = { ext_click_id: 256, sub: 256, user_agent: 1024 } as const;
 export const SUB_PARAMS = ['sub1', 'sub2', 'sub3', 'sub4', 'sub5'] as const;
 
 export const appIpPlatform = (appId: string, ip: string, platform: Platform) => `${appId}#${ip}#${platform}`;
 
-/**
- * The by_app_hour index's partition key of a click (lib/manifest.ts): `<app_id>#<YYYY-MM-DDTHH>#<shard>`,
- * the UTC hour of ts_ms and one of 16 shards, the first hex digit of the id's bytes (random), so
- * a busy app's hour is spread over 16 partitions. The warehouse export reads an hour's 16 keys.
- */
-export function clickAppHour(click: Pick<ClickRecord, 'app_id' | 'ts_ms' | 'click_id'>): string {
-  const first = Buffer.from(click.click_id, 'base64url')[0] ?? 0;
-  return appHourKey(click.app_id, new Date(click.ts_ms).toISOString().slice(0, 13), (first >> 4).toString(16));
-}
-
 export const CLICK_HOUR_SHARDS: readonly string[] = Array.from({ length: 16 }, (_, shard) => shard.toString(16));
 
-/** The by_app_hour key of an app's hour (`YYYY-MM-DDTHH`, UTC) and shard (`0`-`f`). */
+/**
+ * The partition of an app's hour (`YYYY-MM-DDTHH`, UTC) and shard (`0`-`f`): click_log's key
+ * (click-log-key.ts) and the old clicks table's by_app_hour index's, read until that table is dropped.
+ */
 export const appHourKey = (appId: string, hour: string, shard: string): string => `${appId}#${hour}#${shard}`;
 
 export interface ClickInput {

@@ -1,7 +1,7 @@
 import { dimensionValue } from '../aggregation/rows';
 import type { DimensionValues } from '../analytics/performance';
 import { localDayOf } from '../common/days';
-import { buildClick, type ClickRecord } from './click';
+import { appIpPlatform, buildClick, type ClickRecord } from './click';
 import type { DeepLink } from './deep-link';
 import { clientAddress } from './ip-block';
 import { type CountryRules, type DropReason, edgeFilter } from './link-filter';
@@ -104,7 +104,8 @@ export interface TrackingLinkPorts {
   readonly countClicks?: boolean;
   /** The app's IANA time zone (cached), for the click's local day. */
   timeZoneOf?(appId: string): Promise<string>;
-  newClickId(): string;
+  /** A new click id for a click of this time and appIpPlatform (click-log-key.ts: the id encodes the click's key). */
+  newClickId(click: { readonly tsMs: number; readonly appIpPlatform: string }): string;
 }
 
 export interface LinkRequest {
@@ -211,7 +212,7 @@ async function admitAndRecord(
   // the click is recorded without it, for attribution, and not counted (as a failed count was).
   const [countDay, countFailure] = ports.countClicks ? await localDayOfClick(ports, link.app_id, request.nowMs) : [undefined, undefined];
   const click = buildClick({
-    clickId: ports.newClickId(),
+    clickId: ports.newClickId({ tsMs: request.nowMs, appIpPlatform: appIpPlatform(link.app_id, address.ip, platform) }),
     link,
     address,
     userAgent: request.userAgent,

@@ -79,10 +79,10 @@ export interface InstallPartition {
   deleteItems(pk: string, sortKeys: readonly string[]): Promise<void>;
 }
 
-/** The clicks table (functions/adapters/click-store.ts). */
+/** The click log, and the old clicks table (functions/adapters/click-store.ts). */
 export interface ClickEraser {
-  /** How many of these clicks were deleted. */
-  deleteMany(clickIds: readonly string[]): Promise<number>;
+  /** How many of these clicks of the app were deleted. */
+  deleteMany(appId: string, clickIds: readonly string[]): Promise<number>;
 }
 
 /** An install's partner postbacks and attempts (functions/adapters/postback-store.ts). */
@@ -248,7 +248,10 @@ export async function eraseInstall(ports: DrainPorts, message: PrivacyMessage): 
   );
   Object.assign(counts, raw.counts);
 
-  counts.clicks = await ports.clicks.deleteMany(clicks.map((click) => click.clickId));
+  counts.clicks = await ports.clicks.deleteMany(
+    message.app_id,
+    clicks.map((click) => click.clickId),
+  );
 
   // Found by their own index, not through the install's items: none of these needs to go first.
   const postbacks = await ports.postbacks.ofInstall(installKey(message.app_id, message.install_uuid), MAX_ROWS_PER_TABLE);

@@ -19,7 +19,8 @@ import { type LaneOpening, watermarkOf } from './watermark';
  *   object opened at or after H's start (an apply counts events already received), so H is
  *   exported from every object keyed from H's start (less STREAM_CLOCK_MARGIN_MS) up to the
  *   watermark, never from the new ones only: the file holds every line of H the stream has.
- * - clicks come from the clicks table's by_app_hour index, skan_postbacks from the SKAN records of
+ * - clicks come from the click log (click_log's 16 keys of an hour, and the old clicks table's
+ *   by_app_hour index until it is dropped), skan_postbacks from the SKAN records of
  *   the audit bucket (all under app_id=_unmatched until postbacks are matched to apps).
  * - A partition is written whole from its source and replaces the file before it; one with no
  *   rows loses its file. So exporting an hour again, for any reason, gives the same file.
@@ -39,7 +40,7 @@ export interface ExportStream {
 type StreamObjectRef = StreamListing['objects'][number];
 
 export interface ExportClicks {
-  /** The app's clicks recorded in the hour (ts_ms), every shard of by_app_hour. */
+  /** The app's clicks recorded in the hour (ts_ms), every shard of click_log (and of the old table's by_app_hour). */
   ofHour(appId: string, hour: ExportHour): Promise<readonly ClickRecord[]>;
 }
 
@@ -125,8 +126,8 @@ export interface ExportSummary {
 export const STREAM_CLOCK_MARGIN_MS = 60_000;
 
 /**
- * A click or postback is written just after the time it carries, and the by_app_hour index
- * follows the table within a second: each run exports again from this much before the last run
+ * A click or postback is written just after the time it carries (and the old clicks table's index
+ * followed it within a second): each run exports again from this much before the last run
  * started, so a record written while the last run read its hour is in the next one's file.
  */
 export const RECORD_SETTLE_MS = 60_000;

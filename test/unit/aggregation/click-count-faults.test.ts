@@ -58,8 +58,12 @@ function world(log: readonly LoggedClick[]) {
         items.set(key, { clicks: item.clicks + count.clicks, applied: applyId });
       }),
     stamp: (_app, day) => write(() => stamps.set(day, (stamps.get(day) ?? 0) + 1)),
-    clicksAfter: async (_app, hour, fromTs) =>
-      log.filter((click) => new Date(click.ts_ms).toISOString().slice(0, 13) === hour && click.ts_ms >= fromTs),
+    // The old clicks table's clicks (`legacy`) only when asked for, as ClickStore.clicksAfter.
+    clicksAfter: async (_app, hour, fromTs, withLegacy) =>
+      log.filter(
+        (click) =>
+          new Date(click.ts_ms).toISOString().slice(0, 13) === hour && click.ts_ms >= fromTs && (withLegacy || click.legacy !== true),
+      ),
   };
   return {
     ports,
@@ -105,21 +109,30 @@ const plus = (a: Map<string, number>, counts: readonly ClickCount[]) => {
   return sum;
 };
 
-/** Clicks of the last two hours up to NOW, ids unique, some recorded before the lane (no count_day). */
+/**
+ * Clicks of the last two hours up to NOW, ids unique, some recorded before the lane (no count_day),
+ * and an upgrade to click_log somewhere (or nowhere) in them: the clicks before it are in the old
+ * clicks table (`legacy`), and so are a few of the 10 seconds after it (the old version of the
+ * redirect still running beside the new one).
+ */
 const logArb = fc
-  .array(
-    fc.record({
-      offsetMs: fc.integer({ min: 0, max: HOUR + 40 * 60_000 }),
-      partner: fc.constantFrom('acme', 'beta'),
-      campaign: fc.option(fc.constantFrom('spring', 'fall'), { nil: undefined }),
-      country: fc.option(fc.constantFrom('US', 'JP'), { nil: undefined }),
-      platform: fc.constantFrom('ios', 'android'),
-      link: fc.constantFrom('lnk_1', 'lnk_2'),
-      day: fc.option(fc.constantFrom('2026-06-01', '2026-05-31'), { nil: undefined, freq: 6 }),
-    }),
-    { maxLength: 40 },
+  .tuple(
+    fc.array(
+      fc.record({
+        offsetMs: fc.integer({ min: 0, max: HOUR + 40 * 60_000 }),
+        partner: fc.constantFrom('acme', 'beta'),
+        campaign: fc.option(fc.constantFrom('spring', 'fall'), { nil: undefined }),
+        country: fc.option(fc.constantFrom('US', 'JP'), { nil: undefined }),
+        platform: fc.constantFrom('ios', 'android'),
+        link: fc.constantFrom('lnk_1', 'lnk_2'),
+        day: fc.option(fc.constantFrom('2026-06-01', '2026-05-31'), { nil: undefined, freq: 6 }),
+        straggler: fc.boolean(),
+      }),
+      { maxLength: 40 },
+    ),
+    fc.integer({ min: -60_000, max: HOUR + 41 * 60_000 }),
   )
-  .map((draws) =>
+  .map(([draws, upgradeMs]) =>
     draws.map(
       (draw, i): LoggedClick => ({
         click_id: `c${String(i).padStart(3, '0')}`,
@@ -131,6 +144,7 @@ const logArb = fc
         ...(draw.campaign === undefined ? {} : { campaign: draw.campaign }),
         ...(draw.country === undefined ? {} : { country: draw.country }),
         ...(draw.day === undefined ? {} : { count_day: draw.day }),
+        ...(draw.offsetMs < upgradeMs || (draw.straggler && draw.offsetMs < upgradeMs + 10_000) ? { legacy: true } : {}),
       }),
     ),
   );
@@ -236,6 +250,35 @@ describe('the click-count lane across a crash between any two writes', () => {
     expect(w.state()?.next).toBe('2026-06-01T10');
     await countAppClicks(w.ports, APP, NOW + HORIZON_MS);
     expect(itemCounts(w.items)).toEqual(new Map([['2026-06-01|p|(none)|(none)|ios|l', 2]]));
+  });
+});
+
+describe('the click-count lane across the upgrade to click_log', () => {
+  it('reads the old clicks table for every hour up to the first click_log click, and the hour after it, then no more', async () => {
+    const at = (time: string) => Date.parse(`2026-06-01T${time}Z`);
+    const log: LoggedClick[] = [
+      { click_id: 'old', ts_ms: at('08:30:00'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01', legacy: true },
+      { click_id: 'new', ts_ms: at('08:59:59.500'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01' },
+      // The old redirect, still running for a few seconds of the update, past the hour.
+      { click_id: 'late', ts_ms: at('09:00:03'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01', legacy: true },
+    ];
+    const w = world(log);
+    const reads: [string, boolean][] = [];
+    const traced: ClickCountPorts = {
+      ...w.ports,
+      clicksAfter: async (...args) => {
+        reads.push([args[1], args[3]]);
+        return w.ports.clicksAfter(...args);
+      },
+    };
+    await countAppClicks(traced, APP, NOW);
+    expect(itemCounts(w.items)).toEqual(new Map([['2026-06-01|p|(none)|(none)|ios|l', 3]]));
+    expect(w.state()?.log_from).toBe('2026-06-01T08');
+    expect([...new Set(reads.map(([hour, withLegacy]) => `${hour} ${withLegacy}`))]).toEqual([
+      '2026-06-01T08 true',
+      '2026-06-01T09 true',
+      '2026-06-01T10 false',
+    ]);
   });
 });
 

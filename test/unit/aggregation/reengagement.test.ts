@@ -80,7 +80,10 @@ const interfaceRows = (w: World) => {
 };
 
 describe('resolveOpen', () => {
-  const lookups = (w: World) => ({ link: async (id: string) => w.links.get(id), click: async (id: string) => w.clicks.get(id) });
+  const lookups = (w: World) => ({
+    link: async (id: string) => w.links.get(id),
+    click: async (_appId: string, id: string) => w.clicks.get(id),
+  });
 
   it('counts an open by a link of the app, keeping a click of that link', async () => {
     const w = setUp();

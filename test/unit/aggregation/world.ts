@@ -62,7 +62,8 @@ export function world(
   const clock = { now: T0 };
 
   const lookups: AttributionLookups = {
-    clickById: async (clickId) => clicks.get(clickId),
+    // As the old clicks table answers (by id alone): a click of another app is found and refused.
+    clickById: async (_appId, clickId) => clicks.get(clickId),
     latestClick: async (query) =>
       [...clicks.values()]
         .filter(
@@ -103,7 +104,7 @@ export function world(
           }
         : undefined,
     reengagementLink: ({ appId, open }) =>
-      resolveOpen({ link: async (linkId) => links.get(linkId), click: async (clickId) => clicks.get(clickId) }, appId, open),
+      resolveOpen({ link: async (linkId) => links.get(linkId), click: async (_appId, clickId) => clicks.get(clickId) }, appId, open),
   };
 
   let sequence = 0;

@@ -30,7 +30,7 @@ const clicks = new Map([
   ['c-stale', clickOf('c-stale', T0 - 9 * DAY, 'meta')],
 ]);
 const lookups: AttributionLookups = {
-  clickById: async (clickId) => clicks.get(clickId),
+  clickById: async (_appId, clickId) => clicks.get(clickId),
   latestClick: async () => undefined,
   honeypotBlocked: async () => false,
   deviceSeenElsewhere: async () => false,

@@ -74,7 +74,7 @@ function world(postbackCount: number) {
       firstItems: async () => ({ items: [{ pk: `app_1#${GONE}`, sk: 'a#audit/o', audit_key: 'audit/o' }], more: false }),
       deleteItems: async () => undefined,
     },
-    clicks: { deleteMany: async (ids) => ids.length },
+    clicks: { deleteMany: async (_appId, ids) => ids.length },
     auditObjects: {
       lines: async (key) => {
         const lines = objects.get(key);
@@ -116,7 +116,7 @@ describe('erasing an install', () => {
         {
           ...ports,
           installs: { firstItems: async () => ({ items, more: false }), deleteItems: async (_pk, keys) => void erased.push(...keys) },
-          clicks: { deleteMany: async (ids) => deleted.push(...ids) },
+          clicks: { deleteMany: async (_appId, ids) => deleted.push(...ids) },
         },
         message,
       ),
