@@ -2,7 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type AddressInfo, isIP } from 'node:net';
 import { REPORT_ATTRIBUTION_PATHS, WELL_KNOWN_PATHS } from '../lib/function-constants';
 import { originVerifyHeader, viewerHostHeader } from '../lib/manifest';
-import { authorizerFromManifest, buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
+import {
+  authorizerFromManifest,
+  buildEvent,
+  FUNCTION_URL_METHODS,
+  functionUrlRouteOf,
+  matchRoute,
+  normalizeResult,
+  routesFromManifest,
+} from './api-gateway';
 import { invoke } from './lambda';
 
 /** API Gateway's own payload limit; each handler enforces its documented, smaller limit itself. */
@@ -25,7 +33,8 @@ export interface EdgeOptions {
 
 /**
  * Plays CloudFront and API Gateway in front of the handlers: CloudFront's part sets the
- * CloudFront-Viewer-* headers (dropping any the client sent) and the origin secret; API Gateway's
+ * CloudFront-Viewer-* headers (dropping any the client sent) and the origin secret, and sends a
+ * function URL's paths (GET /l/{link_id}) to its function as the URL's event; API Gateway's
  * part routes, runs the origin authorizer and builds the payload-2.0 event.
  */
 export interface Edge {
@@ -67,12 +76,15 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
     const method = (request.method ?? 'GET').toUpperCase();
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    // A function URL's behavior takes GET and HEAD alone; CloudFront answers any other method 403 itself.
+    if (functionUrlRouteOf(routes, path) && !FUNCTION_URL_METHODS.has(method)) return send(response, 403, { message: 'Forbidden' });
     const match = matchRoute(routes, method, path);
     if (!match) return send(response, 404, { message: 'Not Found' });
 
     const socketIp = request.socket.remoteAddress ?? '127.0.0.1';
     const event = buildEvent(request, body, match, socketIp, cloudFrontHeaders(request, options));
-    const refusal = await authorize(event);
+    // A function URL has no API Gateway authorizer: Lambda checks CloudFront's signature (OAC), and the handler the origin header.
+    const refusal = match.route.urlPrefix === undefined ? await authorize(event) : undefined;
     if (refusal) return send(response, refusal.statusCode, refusal.body);
     const result = normalizeResult(await invoke(match.route.functionName, event));
 
