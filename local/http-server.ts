@@ -51,7 +51,9 @@ export interface Edge {
 }
 
 export async function startEdge(options: EdgeOptions): Promise<Edge> {
-  const routes = routesFromManifest();
+  // The function URL's behaviors are CloudFront's: the API Gateway URL alone (no origin secret) has
+  // none of them, and sends their paths to its own routes ($default), as the execute-api URL does.
+  const routes = routesFromManifest().filter((route) => options.originSecret !== undefined || route.urlPrefix === undefined);
   // Looked up at each call, as the route's invoke is (tests count invocations through it).
   const authorize = authorizerFromManifest((name, event) => invoke(name, event));
   let shuttingDown = false;

@@ -421,7 +421,8 @@ describe('the service stack', () => {
           AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
           ViewerProtocolPolicy: 'redirect-to-https',
         }),
-        Origins: [
+        // The API's origin, among the others (the redirect's function URL, issue 41).
+        Origins: Match.arrayWith([
           Match.objectLike({
             DomainName: {
               'Fn::Join': [
@@ -432,7 +433,7 @@ describe('the service stack', () => {
             CustomOriginConfig: Match.objectLike({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] }),
             OriginCustomHeaders: [{ HeaderName: 'x-origin-verify', HeaderValue: secretReference() }],
           }),
-        ],
+        ]),
       }),
     });
     service.template.hasResourceProperties('AWS::SecretsManager::Secret', {
@@ -481,10 +482,10 @@ describe('the service stack', () => {
       expect(origin?.DomainName).toEqual({ 'Fn::Select': [2, { 'Fn::Split': ['/', getAtt(urlId, 'FunctionUrl')] }] });
       expect(origin?.OriginCustomHeaders).toEqual([{ HeaderName: 'x-origin-verify', HeaderValue: secretReference() }]);
       expect(origin?.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: 'https-only' });
-      const controls = ofType('AWS::CloudFront::OriginAccessControl');
-      expect(controls).toHaveLength(1);
-      const [controlId, control] = controls[0]!;
-      expect(origin?.OriginAccessControlId).toEqual(getAtt(controlId, 'Id'));
+      const [controlId, control] = ofType('AWS::CloudFront::OriginAccessControl').find(
+        ([id]) => JSON.stringify(origin?.OriginAccessControlId) === JSON.stringify(getAtt(id, 'Id')),
+      )!;
+      expect(controlId).toBeDefined();
       expect(control.Properties.OriginAccessControlConfig).toMatchObject({
         OriginAccessControlOriginType: 'lambda',
         SigningBehavior: 'always',
@@ -493,7 +494,8 @@ describe('the service stack', () => {
     });
 
     it('lets this distribution alone invoke the redirect, and only through its URL', () => {
-      const redirectArn = getAtt(functionId('link-redirect'), 'Arn');
+      // The URL's FunctionArn attribute: the redirect's ARN, read from the URL so the grant follows it.
+      const redirectArn = getAtt(urlOf()[0], 'FunctionArn');
       const permissions = ofType('AWS::Lambda::Permission')
         .map(([, permission]) => permission.Properties)
         .filter((properties) => JSON.stringify(properties.FunctionName) === JSON.stringify(redirectArn));
@@ -561,6 +563,7 @@ describe('the service stack', () => {
       ['/.well-known/skadnetwork/*', true, false],
       ['/.well-known/appattribution/*', true, false],
       ['/.well-known/*', false, true],
+      ['/l/*', false, false],
     ]);
     const [skadnetwork, , wellKnown] = behaviors;
     expect({ ...skadnetwork, PathPattern: undefined, AllowedMethods: undefined, CachedMethods: undefined }).toEqual({
@@ -598,7 +601,8 @@ describe('the service stack', () => {
     const [secretId] = Object.keys(template.findResources('AWS::SecretsManager::Secret'));
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
-        Origins: [
+        // The API's origin, among the others (the redirect's function URL, issue 41).
+        Origins: Match.arrayWith([
           Match.objectLike({
             OriginCustomHeaders: [
               {
@@ -607,7 +611,7 @@ describe('the service stack', () => {
               },
             ],
           }),
-        ],
+        ]),
       }),
     });
     expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], originSecretVersion: 'latest' } })).toThrow(
