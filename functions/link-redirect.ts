@@ -40,9 +40,8 @@ const LINK_RETRY_AFTER_SECONDS = 5;
  * The client address, country and ASN come only from viewerOf(), i.e. from CloudFront.
  */
 export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
-  // CloudFront's /l/* behavior passes HEAD too; API Gateway's GET route never took it, and a link
-  // checker's HEAD must not record a click: it answers what any unknown path does.
-  if (event.requestContext.http.method !== 'GET') throw new ServiceError(404, 'not_found', NO_STORE);
+  // CloudFront's /l/* behavior passes GET and HEAD (refusing the rest itself): a HEAD is answered
+  // as the GET would be, as HTTP has it, the filters deciding whether it is a click.
   const outcome = await followLink(ports, {
     linkId: linkIdOf(event),
     userAgent: header(event, 'user-agent') ?? '',

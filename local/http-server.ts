@@ -28,6 +28,8 @@ export interface EdgeOptions {
    * nothing is added or dropped, and the authorizer refuses what lacks the secret.
    */
   originSecret?: string;
+  /** The HTTP API's authorizer with its cache (authorizerFromManifest): the runtime's two edges share one API. */
+  authorize?: ReturnType<typeof authorizerFromManifest>;
   onError?: (error: unknown) => void;
 }
 
@@ -55,7 +57,7 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   // none of them, and sends their paths to its own routes ($default), as the execute-api URL does.
   const routes = routesFromManifest().filter((route) => options.originSecret !== undefined || route.urlPrefix === undefined);
   // Looked up at each call, as the route's invoke is (tests count invocations through it).
-  const authorize = authorizerFromManifest((name, event) => invoke(name, event));
+  const authorize = options.authorize ?? authorizerFromManifest((name, event) => invoke(name, event));
   let shuttingDown = false;
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));

@@ -189,16 +189,21 @@ describe('GET /l/{link_id}', () => {
     expect(await clicksOfLink(link.link_id)).toEqual([]);
   });
 
-  it('records no click for a HEAD (404 not_found), and leaves other methods to CloudFront, which refuses them (403)', async () => {
+  it('answers a HEAD as the GET (a click, if it passes the filters), and leaves other methods to CloudFront, which refuses them (403)', async () => {
     const link = await linkOf();
     const headers = { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': `${freshNetwork()}.1` };
-    const head = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { method: 'HEAD', redirect: 'manual', headers });
-    expect([head.status, head.headers.get('location')]).toEqual([404, null]);
     const post = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { method: 'POST', redirect: 'manual', headers, body: '{}' });
     expect(post.status).toBe(403);
     expect(await clicksOfLink(link.link_id)).toEqual([]);
-    // The same request as a GET is a click.
-    expect((await click(link.link_id, { ip: headers['x-forwarded-for'] })).status).toBe(302);
+    const head = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { method: 'HEAD', redirect: 'manual', headers });
+    const [record] = await clicksOfLink(link.link_id);
+    expect([head.status, head.headers.get('location')]).toEqual([302, `${APP_STORE}?click_id=${record?.click_id}&link_id=${link.link_id}`]);
+    const crawler = await fetch(`${stack.baseUrl}/l/${link.link_id}`, {
+      method: 'HEAD',
+      redirect: 'manual',
+      headers: { ...headers, 'user-agent': CRAWLERS.curl },
+    });
+    expect([crawler.status, crawler.headers.get('location')]).toEqual([302, WEB]);
     expect(await clicksOfLink(link.link_id)).toHaveLength(1);
   });
 
