@@ -73,9 +73,10 @@ export interface EdgeProps {
 }
 
 /**
- * The way in: CloudFront in front of the HTTP API. CloudFront adds the viewer's address, country
- * and ASN (CloudFront-Viewer-* headers, overwriting whatever a client sent) and a secret origin
- * header, so handlers believe those headers only on requests that really came through it.
+ * The way in: CloudFront in front of the HTTP API, and of the function URLs it calls directly
+ * (serveFromFunctionUrl: the tracking-link redirect, issue 41). CloudFront adds the viewer's
+ * address, country and ASN (CloudFront-Viewer-* headers, overwriting whatever a client sent) and a
+ * secret origin header, so handlers believe those headers only on requests that really came through it.
  */
 export class Edge extends Construct {
   readonly api: apigw.HttpApi;
