@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import { functionUrlPathPattern } from '../../../lib/manifest';
 import { buildEvent, functionUrlRouteOf, matchRoute, routesFromManifest } from '../../../local/api-gateway';
 
 const routes = routesFromManifest();
@@ -40,6 +41,13 @@ describe("local CloudFront's function URL behavior (GET /l/{link_id}, issue 41)"
     expect(functionUrlRouteOf(routes, '/l/a/b')?.functionName).toBe('link-redirect');
     expect(functionUrlRouteOf(routes, '/link/abc')).toBeUndefined();
     expect(matchRoute(routes, 'GET', '/l')?.route.routeKey).toBe('$default');
+  });
+
+  it('takes only GET routes whose one parameter ends the path, as a CloudFront path pattern can say', () => {
+    expect(functionUrlPathPattern('GET /l/{link_id}')).toBe('/l/*');
+    expect(functionUrlPathPattern('GET /a/b/{id}')).toBe('/a/b/*');
+    for (const route of ['POST /l/{link_id}', 'GET /l/{link_id}/x', 'GET /{id}', 'GET /l/{proxy+}', 'GET /l/x', '$default'])
+      expect(() => functionUrlPathPattern(route)).toThrow(/cannot be served from a function URL/);
   });
 
   it("builds the function URL's event: route key $default, no path parameters, the URL's own host", () => {
