@@ -406,8 +406,9 @@ export interface FunctionSpec {
    * distribution's Origin Access Control), on a cache behavior per route, instead of through the
    * HTTP API: API Gateway has none of its routes, so no `throttle` either (issue 41: the click
    * without API Gateway's $1.00 per million; docs/tracking-links.md says what bounds it instead).
-   * Its routes are GET routes whose only parameter is the last segment; the handler reads it
-   * from the path (`pathParameter` in functions/shared/http.ts).
+   * Its routes are GET routes whose only parameter is the last segment (functionUrlPathPattern);
+   * the URL's event has no path parameters, so the handler reads it from the raw path
+   * (functions/domain/links/link-path.ts).
    */
   readonly functionUrl?: boolean;
   /**
@@ -444,9 +445,9 @@ export function readsOriginSecret(spec: FunctionSpec): boolean {
 }
 
 /**
- * A `functionUrl` route's CloudFront path pattern (lib/constructs/edge.ts; the local edge's too): "GET /l/{link_id}" is "/l/*". Only GET routes
- * whose one parameter is the last segment: a pattern cannot say more, and the handler reads the
- * parameter from the path itself.
+ * A `functionUrl` route's CloudFront path pattern (lib/constructs/edge.ts, and the local edge's):
+ * "GET /l/{link_id}" is "/l/*". Only GET routes whose one parameter is the last segment: a
+ * pattern cannot say more, and the handler reads the parameter from the path itself.
  */
 export function functionUrlPathPattern(route: string): string {
   const match = /^GET (\/(?:[A-Za-z0-9._-]+\/)+)\{[a-z_]+\}$/.exec(route);

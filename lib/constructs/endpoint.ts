@@ -22,7 +22,11 @@ export class Endpoint extends ManifestFunction {
     // Every request is checked against the origin secret before anything else (functions/shared/http.ts).
     this.function.bindOriginSecret(props.edge.originSecret);
     if (props.spec.functionUrl) {
-      // CloudFront calls the function URL; the HTTP API has none of these routes (issue 41).
+      // CloudFront calls the function URL; the HTTP API has none of these routes (issue 41), so an
+      // API Gateway throttle would limit nothing: refused rather than silently ignored.
+      if (props.spec.throttle || props.spec.routeThrottles) {
+        throw new Error(`${props.name}: a functionUrl function has no API Gateway route to throttle (docs/tracking-links.md)`);
+      }
       for (const route of props.spec.routes ?? []) props.edge.serveFromFunctionUrl(this.function, route);
       this.routes = [];
       return;
