@@ -100,7 +100,13 @@ export function eventCost(
   return { total: total(breakdown), breakdown };
 }
 
-/** USD per million recorded clicks, by service (a click touches no S3 or SQS). */
+/**
+ * Whether a click pays for an API Gateway request: not since issue 41, when CloudFront reaches the
+ * redirect through its function URL (lib/manifest.ts `functionUrl`), which Lambda charges nothing for.
+ */
+const CLICK_THROUGH_API_GATEWAY = !(functions['link-redirect'] as FunctionSpec).functionUrl;
+
+/** USD per million recorded clicks, by service (a click touches no S3 or SQS, nor, through the function URL, API Gateway). */
 export function clickCost(
   traffic: ClickTraffic,
   redirect: LambdaRun,
@@ -114,7 +120,7 @@ export function clickCost(
     s3: 0,
     sqs: 0,
     lambda: traffic.http_requests * lambdaInvocationUsd(redirect, prices),
-    api_gateway: (traffic.http_requests * prices.api_gateway.http_api_per_million_requests) / MILLION,
+    api_gateway: CLICK_THROUGH_API_GATEWAY ? (traffic.http_requests * prices.api_gateway.http_api_per_million_requests) / MILLION : 0,
     cloudfront: cloudfrontUsd(traffic.http_requests, traffic.request_bytes, traffic.response_bytes, prices),
   });
   return { total: total(breakdown), breakdown };

@@ -6,6 +6,7 @@ import { RateLimitStore } from './adapters/rate-limit-store';
 import { CachedTenants, TenantStore } from './adapters/tenant-store';
 import { ServiceError } from './domain/common/errors';
 import { newClickId } from './domain/links/click-log-key';
+import { linkIdFromPath } from './domain/links/link-path';
 import { slidingWindow } from './domain/links/sliding-window';
 import { followLink, type LinkOutcome, type TrackingLinkPorts } from './domain/links/tracking-link';
 import { intEnv, resourceName } from './shared/config';
@@ -39,8 +40,10 @@ const LINK_RETRY_AFTER_SECONDS = 5;
  * The client address, country and ASN come only from viewerOf(), i.e. from CloudFront.
  */
 export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
+  // CloudFront's /l/* behavior passes GET and HEAD (refusing the rest itself): a HEAD is answered
+  // as the GET would be, as HTTP has it, the filters deciding whether it is a click.
   const outcome = await followLink(ports, {
-    linkId: event.pathParameters?.link_id ?? '',
+    linkId: linkIdOf(event),
     userAgent: header(event, 'user-agent') ?? '',
     viewer: viewerOf(event),
     query: event.queryStringParameters ?? {},
@@ -57,6 +60,14 @@ export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
     case 'redirect':
       return { statusCode: 302, headers: { ...NO_STORE, location: outcome.location } };
   }
+}
+
+/**
+ * The link id: an event of the HTTP API's route (the local runtime could send one) carries it as
+ * its path parameter; the function URL's event (issue 41) only in its raw path.
+ */
+export function linkIdOf(event: HttpEvent): string {
+  return event.pathParameters?.link_id ?? linkIdFromPath(event.rawPath ?? '');
 }
 
 /**

@@ -416,6 +416,16 @@ export interface FunctionSpec {
   /** A route's own throttle where it is not `throttle`, by route key (docs/route-limits.md). */
   readonly routeThrottles?: Readonly<Record<string, RouteThrottle>>;
   /**
+   * CloudFront reaches the function through its Lambda function URL (auth AWS_IAM, signed by the
+   * distribution's Origin Access Control), on a cache behavior per route, instead of through the
+   * HTTP API: API Gateway has none of its routes, so no `throttle` either (issue 41: the click
+   * without API Gateway's $1.00 per million; docs/tracking-links.md says what bounds it instead).
+   * Its routes are GET routes whose only parameter is the last segment (functionUrlPathPattern);
+   * the URL's event has no path parameters, so the handler reads it from the raw path
+   * (functions/domain/links/link-path.ts).
+   */
+  readonly functionUrl?: boolean;
+  /**
    * Variables naming an address on the internet, with the value the stack sets. The local runtime
    * never reaches the internet: it sets each to '' (none), or to the run's own (a test's stub on
    * 127.0.0.1, RuntimeOptions.internet).
@@ -454,6 +464,17 @@ export interface FunctionSpec {
 /** Functions that read the CloudFront origin secret: every routed one, and the authorizer. */
 export function readsOriginSecret(spec: FunctionSpec): boolean {
   return Boolean(spec.routes?.length) || spec.authorizer !== undefined;
+}
+
+/**
+ * A `functionUrl` route's CloudFront path pattern (lib/constructs/edge.ts, and the local edge's):
+ * "GET /l/{link_id}" is "/l/*". Only GET routes whose one parameter is the last segment: a
+ * pattern cannot say more, and the handler reads the parameter from the path itself.
+ */
+export function functionUrlPathPattern(route: string): string {
+  const match = /^GET (\/(?:[A-Za-z0-9._-]+\/)+)\{[a-z_]+\}$/.exec(route);
+  if (!match?.[1]) throw new Error(`route "${route}" cannot be served from a function URL: only "GET /<literal path>/{<parameter>}" can`);
+  return `${match[1]}*`;
 }
 
 /** Requests per second a route takes steadily, and in a burst; over it API Gateway answers 429. */
@@ -799,8 +820,9 @@ export const functions = {
     entry: 'functions/link-redirect.ts',
     description: 'GET /l/{link_id}: filter, rate-limit, record the click and redirect to the store.',
     routes: ['GET /l/{link_id}'],
-    // Public ad clicks, the busiest route after POST /event; also rate limited per IP block in the handler.
-    throttle: { rateLimit: 500, burstLimit: 1000 },
+    // Public ad clicks, the busiest route after POST /event: CloudFront calls the function URL, which
+    // costs no API Gateway request (issue 41). Rate limited per IP block in the handler.
+    functionUrl: true,
     // click_log: the click record (one item, no index; no grant on the old clicks table); tenants:
     // the app's time zone, for the click's local day; no aggregates: the lane sweep counts the
     // click from the click log (docs/adr/0008-click-counts-from-the-click-log.md).

@@ -131,7 +131,13 @@ export class AttributionServiceStack extends Stack {
       stores: this.stores,
       accountConcurrency: props.accountConcurrencyAlarm,
     });
-    new ServiceDashboard(this, 'Dashboard', { api: this.edge.api, stage: this.edge.stage, functions: handlers, stores: this.stores });
+    new ServiceDashboard(this, 'Dashboard', {
+      api: this.edge.api,
+      stage: this.edge.stage,
+      functions: handlers,
+      functionUrlRoutes: this.edge.functionUrlRoutes,
+      stores: this.stores,
+    });
     this.addOutputs();
   }
 

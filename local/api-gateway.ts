@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
-import { type FunctionSpec, functions, originVerifyHeader } from '../lib/manifest';
+import { type FunctionSpec, functions, functionUrlPathPattern, originVerifyHeader } from '../lib/manifest';
 
 /**
  * What API Gateway (HTTP API, payload format 2.0) does between the client and the function:
@@ -14,6 +14,12 @@ interface Route {
   segments: string[];
   greedy: boolean;
   functionName: string;
+  /**
+   * A `functionUrl` function's route: CloudFront's path pattern's prefix ("/l/" of "/l/*"). Such
+   * a route is CloudFront's behavior, not API Gateway's: every path under it goes to the function
+   * (GET and HEAD; CloudFront refuses other methods itself), whose event is the function URL's.
+   */
+  urlPrefix?: string;
 }
 
 export interface RouteMatch {
@@ -25,6 +31,11 @@ export function routesFromManifest(): Route[] {
   const routes: Route[] = [];
   for (const [functionName, spec] of Object.entries(functions) as [string, FunctionSpec][]) {
     for (const routeKey of spec.routes ?? []) {
+      if (spec.functionUrl) {
+        const urlPrefix = functionUrlPathPattern(routeKey).slice(0, -1);
+        routes.push({ routeKey, method: 'GET', segments: [], greedy: false, functionName, urlPrefix });
+        continue;
+      }
       if (routeKey === '$default') {
         routes.push({ routeKey, method: 'ANY', segments: [], greedy: true, functionName });
         continue;
@@ -41,9 +52,13 @@ export function routesFromManifest(): Route[] {
 
 /** API Gateway prefers literal paths over parameters over greedy paths, and a method over ANY. */
 export function matchRoute(routes: Route[], method: string, path: string): RouteMatch | undefined {
+  // CloudFront's behaviors come before the API's routes: a function URL's path is never the API's.
+  const fromUrl = functionUrlRouteOf(routes, path);
+  if (fromUrl) return { route: fromUrl };
   const parts = path.split('/').filter(Boolean);
   let best: { match: RouteMatch; score: number } | undefined;
   for (const route of routes) {
+    if (route.urlPrefix !== undefined) continue;
     if (route.method !== 'ANY' && route.method !== method) continue;
     const params = route.routeKey === '$default' ? {} : matchSegments(route, parts);
     if (!params) continue;
@@ -56,6 +71,17 @@ export function matchRoute(routes: Route[], method: string, path: string): Route
   }
   return best?.match;
 }
+
+/** The function URL route whose CloudFront path pattern takes `path`, whatever the method. */
+export function functionUrlRouteOf(routes: Route[], path: string): Route | undefined {
+  return routes.find((route) => route.urlPrefix !== undefined && path.startsWith(route.urlPrefix));
+}
+
+/** The methods CloudFront passes on a function URL's behavior (ALLOW_GET_HEAD, lib/constructs/edge.ts). */
+export const FUNCTION_URL_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
+
+/** The local stand-in for a function URL's id (its host's first label in AWS: 32 characters). */
+const LOCAL_URL_ID = 'local0function0url00000000000000';
 
 function matchSegments(route: Route, parts: string[]): Record<string, string> | undefined {
   const params: Record<string, string> = {};
@@ -121,6 +147,12 @@ export function buildEvent(
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
 
+  // The function URL's event (payload 2.0 too): route key $default, no path parameters, the URL's
+  // own host (CloudFront forwards every viewer header but Host, ALL_VIEWER_EXCEPT_HOST_HEADER).
+  const fromUrl = match.route.urlPrefix !== undefined;
+  const routeKey = fromUrl ? '$default' : match.route.routeKey;
+  const domainName = fromUrl ? `${LOCAL_URL_ID}.lambda-url.us-east-1.on.aws` : (headers.host ?? 'localhost');
+  if (fromUrl) headers.host = domainName;
   const now = new Date();
   // A text type's body that is not UTF-8 goes as base64, so the handler judges the bytes as sent
   // (they fail its strict decode) instead of a string with U+FFFD where they were.
@@ -128,7 +160,7 @@ export function buildEvent(
   const method = (request.method ?? 'GET').toUpperCase();
   return {
     version: '2.0',
-    routeKey: match.route.routeKey,
+    routeKey,
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
     cookies: cookies?.length ? cookies : undefined,
@@ -137,9 +169,9 @@ export function buildEvent(
     pathParameters: match.pathParameters,
     requestContext: {
       accountId: '000000000000',
-      apiId: 'local',
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: 'local',
+      apiId: fromUrl ? LOCAL_URL_ID : 'local',
+      domainName,
+      domainPrefix: fromUrl ? LOCAL_URL_ID : 'local',
       http: {
         method,
         path: url.pathname,
@@ -148,7 +180,7 @@ export function buildEvent(
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
-      routeKey: match.route.routeKey,
+      routeKey,
       stage: '$default',
       time: now.toUTCString(),
       timeEpoch: now.getTime(),

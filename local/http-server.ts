@@ -2,7 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type AddressInfo, isIP } from 'node:net';
 import { REPORT_ATTRIBUTION_PATHS, WELL_KNOWN_PATHS } from '../lib/function-constants';
 import { originVerifyHeader, viewerHostHeader } from '../lib/manifest';
-import { authorizerFromManifest, buildEvent, matchRoute, normalizeResult, routesFromManifest } from './api-gateway';
+import {
+  authorizerFromManifest,
+  buildEvent,
+  FUNCTION_URL_METHODS,
+  functionUrlRouteOf,
+  matchRoute,
+  normalizeResult,
+  routesFromManifest,
+} from './api-gateway';
 import { invoke } from './lambda';
 
 /** API Gateway's own payload limit; each handler enforces its documented, smaller limit itself. */
@@ -20,12 +28,15 @@ export interface EdgeOptions {
    * nothing is added or dropped, and the authorizer refuses what lacks the secret.
    */
   originSecret?: string;
+  /** The HTTP API's authorizer with its cache (authorizerFromManifest): the runtime's two edges share one API. */
+  authorize?: ReturnType<typeof authorizerFromManifest>;
   onError?: (error: unknown) => void;
 }
 
 /**
  * Plays CloudFront and API Gateway in front of the handlers: CloudFront's part sets the
- * CloudFront-Viewer-* headers (dropping any the client sent) and the origin secret; API Gateway's
+ * CloudFront-Viewer-* headers (dropping any the client sent) and the origin secret, and sends a
+ * function URL's paths (GET /l/{link_id}) to its function as the URL's event; API Gateway's
  * part routes, runs the origin authorizer and builds the payload-2.0 event.
  */
 export interface Edge {
@@ -42,9 +53,11 @@ export interface Edge {
 }
 
 export async function startEdge(options: EdgeOptions): Promise<Edge> {
-  const routes = routesFromManifest();
+  // The function URL's behaviors are CloudFront's: the API Gateway URL alone (no origin secret) has
+  // none of them, and sends their paths to its own routes ($default), as the execute-api URL does.
+  const routes = routesFromManifest().filter((route) => options.originSecret !== undefined || route.urlPrefix === undefined);
   // Looked up at each call, as the route's invoke is (tests count invocations through it).
-  const authorize = authorizerFromManifest((name, event) => invoke(name, event));
+  const authorize = options.authorize ?? authorizerFromManifest((name, event) => invoke(name, event));
   let shuttingDown = false;
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
@@ -67,12 +80,15 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     if (body === undefined) return send(response, 413, { message: 'Request Entity Too Large' });
     const method = (request.method ?? 'GET').toUpperCase();
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    // A function URL's behavior takes GET and HEAD alone; CloudFront answers any other method 403 itself.
+    if (functionUrlRouteOf(routes, path) && !FUNCTION_URL_METHODS.has(method)) return send(response, 403, { message: 'Forbidden' });
     const match = matchRoute(routes, method, path);
     if (!match) return send(response, 404, { message: 'Not Found' });
 
     const socketIp = request.socket.remoteAddress ?? '127.0.0.1';
     const event = buildEvent(request, body, match, socketIp, cloudFrontHeaders(request, options));
-    const refusal = await authorize(event);
+    // A function URL has no API Gateway authorizer: Lambda checks CloudFront's signature (OAC), and the handler the origin header.
+    const refusal = match.route.urlPrefix === undefined ? await authorize(event) : undefined;
     if (refusal) return send(response, refusal.statusCode, refusal.body);
     const result = normalizeResult(await invoke(match.route.functionName, event));
 

@@ -8,6 +8,7 @@ import { SigningSecretStore } from '../functions/adapters/signing-secret-store';
 import { TenantStore } from '../functions/adapters/tenant-store';
 import { policyFromEnv } from '../functions/domain/partner-postbacks/destination';
 import { envName, type TableName } from '../lib/manifest';
+import { authorizerFromManifest } from './api-gateway';
 import { type LocalConsoleSite, startConsoleSite } from './console-site';
 import { type Emulators, startEmulators } from './emulators';
 import { applyLocalEnvironment, type EndpointsFile, endpointsPath } from './environment';
@@ -119,16 +120,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // An earlier runtime in this process (tests restart one) may have abandoned its invocations.
   acceptInvocations();
 
+  // One HTTP API behind both URLs, so one authorizer and one cache of its answers, as in AWS. The
+  // invoke is looked up at each call, as the routes' is (tests count invocations through it).
+  const authorize = authorizerFromManifest((name, event) => invoke(name, event));
   const edge = await startEdge({
     host,
     port: options.port,
     trustProxy: options.trustProxy ?? false,
     originSecret,
+    authorize,
     onError,
   });
   // The execute-api URL's stand-in: API Gateway with no CloudFront in front, on a free port, for
   // tests of what a client calling it directly gets (the origin authorizer's 401 and 403).
-  const api = await startEdge({ host, port: 0, trustProxy: false, onError });
+  const api = await startEdge({ host, port: 0, trustProxy: false, authorize, onError });
   // Not waited for: its bundle and the stand-in's start take seconds the service's own start should not. It registers
   // the console API's environment (the stand-in's issuer) before it takes a request.
   const consoleReady =

@@ -350,7 +350,8 @@ export class ServiceAlarms extends Construct {
    * a documented answer and not counted.
    */
   private hotRouteAlarms(topic: AlarmTopic, edge: Edge): void {
-    enableRouteMetrics(edge, Object.keys(HOT_ROUTES));
+    const apiRoutes = Object.keys(HOT_ROUTES).filter((route) => !edge.functionUrlRoutes.has(route));
+    enableRouteMetrics(edge, apiRoutes);
     const accessLog = edge.node.findChild('ApiAccessLog');
     if (!(accessLog instanceof logs.LogGroup)) throw new Error('the Edge construct has no ApiAccessLog log group');
     new logs.MetricFilter(this, 'ThrottledRequestsFilter', {
@@ -371,6 +372,11 @@ export class ServiceAlarms extends Construct {
         .filter(Boolean)
         .map((word) => word.charAt(0).toUpperCase() + word.slice(1).toLowerCase())
         .join('');
+      const fromUrl = edge.functionUrlRoutes.get(route);
+      if (fromUrl) {
+        this.functionUrlAlarms(topic, route, id, fromUrl, p99Ms);
+        continue;
+      }
       topic.whenAboveFor(
         this,
         `${id}Latency`,
@@ -396,6 +402,43 @@ export class ServiceAlarms extends Construct {
       );
     }
   }
+
+  /**
+   * A hot route CloudFront serves from a function URL (Edge.serveFromFunctionUrl) has no API
+   * Gateway metrics, and its 5xx are not the API's: the URL's own metrics, which Lambda publishes
+   * free, stand in for both (the latency the URL measured, and its 5xx rate, which counts a
+   * handler's 500, a timeout and a throttled invocation). The function's own alarms
+   * (functionAlarms: error rate, near timeout, throttles) watch it besides.
+   */
+  private functionUrlAlarms(topic: AlarmTopic, route: string, id: string, fn: lambda.IFunction, p99Ms: number): void {
+    const period = SUSTAINED.period;
+    topic.whenAboveFor(
+      this,
+      `${id}Latency`,
+      `${route} (its function URL) answered its slowest 1% of requests in over ${p99Ms} ms, in 3 of 5 minutes.`,
+      functionUrlMetric(fn, 'UrlRequestLatency', { statistic: cloudwatch.Stats.p(99), period }),
+      p99Ms,
+      SUSTAINED,
+    );
+    topic.whenAboveFor(
+      this,
+      `${id}ServerErrors`,
+      `Over 1% of ${route} requests were answered 5xx by its function URL (errors, timeouts, throttles), in 3 of 5 minutes.`,
+      percentOf(
+        functionUrlMetric(fn, 'Url5xxCount', { statistic: cloudwatch.Stats.SUM, period }),
+        functionUrlMetric(fn, 'UrlRequestCount', { statistic: cloudwatch.Stats.SUM, period }),
+        `${route} 5xx %`,
+        period,
+      ),
+      1,
+      SUSTAINED,
+    );
+  }
+}
+
+/** One of the metrics Lambda publishes for a function's URL (UrlRequestCount, Url5xxCount, UrlRequestLatency, ...). */
+export function functionUrlMetric(fn: lambda.IFunction, metricName: string, options: cloudwatch.MetricOptions): cloudwatch.Metric {
+  return new cloudwatch.Metric({ namespace: 'AWS/Lambda', metricName, dimensionsMap: { FunctionName: fn.functionName }, ...options });
 }
 
 /** The metric the access log filter publishes: requests API Gateway refused with 429, by route key. */

@@ -4,7 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { type FunctionSpec, functions as functionSpecs } from '../manifest';
-import { accountConcurrentExecutions, HOT_ROUTES, routeMetric, serviceMetric, throttledRequests } from './alarms';
+import { accountConcurrentExecutions, functionUrlMetric, HOT_ROUTES, routeMetric, serviceMetric, throttledRequests } from './alarms';
 import { SERVICE_NAME } from './service-function';
 
 /** The attribution types the aggregator counts installs under (functions/domain/attribution/decision.ts). */
@@ -25,6 +25,8 @@ export interface ServiceDashboardProps {
   readonly stage: IHttpStage;
   /** Every function of the manifest, by manifest name. */
   readonly functions: ReadonlyMap<string, lambda.IFunction>;
+  /** The hot routes CloudFront serves from a function URL (Edge.functionUrlRoutes): graphed from the URL's metrics. */
+  readonly functionUrlRoutes?: ReadonlyMap<string, lambda.IFunction>;
   readonly stores: DataStores;
 }
 
@@ -36,6 +38,12 @@ export class ServiceDashboard extends Construct {
     super(scope, id);
     const { api, stage, functions, stores } = props;
     const hotRoutes = Object.keys(HOT_ROUTES);
+    const urlRoutes = props.functionUrlRoutes ?? new Map<string, lambda.IFunction>();
+    const hotLatency = (route: string) => {
+      const options = { statistic: cloudwatch.Stats.p(99), period, label: route };
+      const fn = urlRoutes.get(route);
+      return fn ? functionUrlMetric(fn, 'UrlRequestLatency', options) : routeMetric(stage, route, 'Latency', options);
+    };
     const period = Duration.minutes(5);
     const perFunction = (metric: (fn: lambda.IFunction) => cloudwatch.Metric) =>
       [...functions].map(([name, fn]) => metric(fn).with({ label: name, period }));
@@ -74,13 +82,13 @@ export class ServiceDashboard extends Construct {
         [
           new cloudwatch.GraphWidget({
             title: 'Hot routes: latency p99 (ms)',
-            left: hotRoutes.map((route) =>
-              routeMetric(stage, route, 'Latency', { statistic: cloudwatch.Stats.p(99), period, label: route }),
-            ),
+            left: hotRoutes.map(hotLatency),
           }),
           new cloudwatch.GraphWidget({
             title: 'Hot routes: throttled by API Gateway (429)',
-            left: hotRoutes.map((route) => throttledRequests(route, { statistic: cloudwatch.Stats.SUM, period, label: route })),
+            left: hotRoutes
+              .filter((route) => !urlRoutes.has(route))
+              .map((route) => throttledRequests(route, { statistic: cloudwatch.Stats.SUM, period, label: route })),
           }),
           new cloudwatch.GraphWidget({
             title: 'Account concurrent executions',

@@ -5,7 +5,7 @@ import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-ap
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
@@ -14,7 +14,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { LINK_DOMAIN } from '../../functions/domain/links/app-links';
 import { REPORT_ATTRIBUTION_PATHS, WELL_KNOWN_PATHS } from '../function-constants';
-import { originVerifyHeader, type RouteThrottle, viewerHostHeader } from '../manifest';
+import { functionUrlPathPattern, originVerifyHeader, type RouteThrottle, viewerHostHeader } from '../manifest';
 import { domainCertificate, hostedZoneOf } from './domain-certificate';
 
 /** Steady requests per second and burst the API Gateway stage lets through on a route without a throttle of its own. */
@@ -73,9 +73,10 @@ export interface EdgeProps {
 }
 
 /**
- * The way in: CloudFront in front of the HTTP API. CloudFront adds the viewer's address, country
- * and ASN (CloudFront-Viewer-* headers, overwriting whatever a client sent) and a secret origin
- * header, so handlers believe those headers only on requests that really came through it.
+ * The way in: CloudFront in front of the HTTP API, and of the function URLs it calls directly
+ * (serveFromFunctionUrl: the tracking-link redirect, issue 41). CloudFront adds the viewer's
+ * address, country and ASN (CloudFront-Viewer-* headers, overwriting whatever a client sent) and a
+ * secret origin header, so handlers believe those headers only on requests that really came through it.
  */
 export class Edge extends Construct {
   readonly api: apigw.HttpApi;
@@ -90,6 +91,10 @@ export class Edge extends Construct {
   readonly baseUrl: string;
   /** The certificate the distribution serves its custom domains with, if any. */
   readonly certificate?: acm.ICertificate;
+  /** The functions CloudFront calls through their function URLs (serveFromFunctionUrl), by manifest route key. */
+  readonly functionUrlRoutes = new Map<string, lambda.IFunction>();
+  /** The origin header's value: a deploy-time reference to the secret, for every origin. */
+  private readonly originHeaderValue: string;
   private readonly stageThrottle: ApiThrottle;
   /** Hosted zones by id, one construct each however many domains and records use it. */
   private readonly zones = new Map<string, route53.IHostedZone>();
@@ -116,6 +121,7 @@ export class Edge extends Construct {
     });
     this.originSecret = secret;
     const headerValue = SecretValue.secretsManager(secret.secretArn, { versionId: props.originSecretVersion }).unsafeUnwrap();
+    this.originHeaderValue = headerValue;
 
     this.api = new apigw.HttpApi(this, 'HttpApi', {
       description: 'Attribution service; reached through CloudFront.',
@@ -240,6 +246,39 @@ export class Edge extends Construct {
     }
 
     this.baseUrl = `https://${props.linkDomain?.domainName ?? this.distribution.distributionDomainName}`;
+  }
+
+  /**
+   * Serves a manifest route from a function's URL instead of the HTTP API (issue 41): a cache
+   * behavior of its own whose origin is the URL, which only this distribution may call. The URL's
+   * auth type is AWS_IAM and the Origin Access Control signs every request (SigV4, always), so a
+   * request to the URL from anywhere else is refused by Lambda before the function runs; the
+   * function may be invoked through its URL only with this distribution as the source
+   * (lambda:InvokeFunctionUrl and lambda:InvokeFunction, each with the distribution's SourceArn,
+   * which FunctionUrlOrigin.withOriginAccessControl grants). The origin header is added as on the
+   * API's origin, so the handler's origin check and viewerOf() are unchanged.
+   */
+  serveFromFunctionUrl(fn: lambda.IFunction, route: string): lambda.FunctionUrl {
+    const pathPattern = functionUrlPathPattern(route);
+    const url = new lambda.FunctionUrl(fn, 'FunctionUrl', { function: fn, authType: lambda.FunctionUrlAuthType.AWS_IAM });
+    this.distribution.addBehavior(
+      pathPattern,
+      origins.FunctionUrlOrigin.withOriginAccessControl(url, {
+        customHeaders: { [originVerifyHeader]: this.originHeaderValue },
+      }),
+      {
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        // All viewer headers (User-Agent) and query strings, and CloudFront-Viewer-Address, -Country
+        // and -ASN, as on the API's behaviors; not the viewer's Host, for Lambda routes a function
+        // URL's request by its own host name, and OAC signs with it.
+        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        // GET routes only: POST and the others would have to carry a signed body hash (OAC).
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+      },
+    );
+    this.functionUrlRoutes.set(route, fn);
+    return url;
   }
 
   /** Copies the viewer's Host into x-viewer-host (cloudfront-js-2.0). */

@@ -12,6 +12,7 @@ export interface EndpointProps extends ManifestFunctionProps {
  * A routed function of the manifest: the function with its grants and alarms, the origin secret's
  * ARN and the right to read it, one Lambda integration (payload format 2.0), and one API Gateway
  * route per route key of the manifest, each with the manifest's throttle (the route's own, or its function's) when it has one.
+ * A `functionUrl` function has no integration nor route: CloudFront reaches it through its URL (Edge.serveFromFunctionUrl).
  */
 export class Endpoint extends ManifestFunction {
   readonly routes: apigw.HttpRoute[];
@@ -20,6 +21,16 @@ export class Endpoint extends ManifestFunction {
     super(scope, id, props);
     // Every request is checked against the origin secret before anything else (functions/shared/http.ts).
     this.function.bindOriginSecret(props.edge.originSecret);
+    if (props.spec.functionUrl) {
+      // CloudFront calls the function URL; the HTTP API has none of these routes (issue 41), so an
+      // API Gateway throttle would limit nothing: refused rather than silently ignored.
+      if (props.spec.throttle || props.spec.routeThrottles) {
+        throw new Error(`${props.name}: a functionUrl function has no API Gateway route to throttle (docs/tracking-links.md)`);
+      }
+      for (const route of props.spec.routes ?? []) props.edge.serveFromFunctionUrl(this.function, route);
+      this.routes = [];
+      return;
+    }
     const integration = new HttpLambdaIntegration('Integration', this.function, {
       payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
     });

@@ -175,6 +175,36 @@ describe('GET /l/{link_id}', () => {
     }
   });
 
+  it('answers any other path under /l/ 404 unknown_link, as the function URL behind /l/* gets it (issue 41)', async () => {
+    const link = await linkOf();
+    for (const path of [`${link.link_id}/more`, `${link.link_id}/`, '', 'a/b']) {
+      const response = await fetch(`${stack.baseUrl}/l/${path}`, {
+        redirect: 'manual',
+        headers: { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': `${freshNetwork()}.1` },
+      });
+      expect([path, response.status, await response.json()]).toEqual([path, 404, { error: 'unknown_link' }]);
+    }
+    expect(await clicksOfLink(link.link_id)).toEqual([]);
+  });
+
+  it('answers a HEAD as the GET (a click, if it passes the filters), and leaves other methods to CloudFront, which refuses them (403)', async () => {
+    const link = await linkOf();
+    const headers = { 'user-agent': MOBILE.iosSafari, 'x-forwarded-for': `${freshNetwork()}.1` };
+    const post = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { method: 'POST', redirect: 'manual', headers, body: '{}' });
+    expect(post.status).toBe(403);
+    expect(await clicksOfLink(link.link_id)).toEqual([]);
+    const head = await fetch(`${stack.baseUrl}/l/${link.link_id}`, { method: 'HEAD', redirect: 'manual', headers });
+    const [record] = await clicksOfLink(link.link_id);
+    expect([head.status, head.headers.get('location')]).toEqual([302, `${APP_STORE}?click_id=${record?.click_id}&link_id=${link.link_id}`]);
+    const crawler = await fetch(`${stack.baseUrl}/l/${link.link_id}`, {
+      method: 'HEAD',
+      redirect: 'manual',
+      headers: { ...headers, 'user-agent': CRAWLERS.curl },
+    });
+    expect([crawler.status, crawler.headers.get('location')]).toEqual([302, WEB]);
+    expect(await clicksOfLink(link.link_id)).toHaveLength(1);
+  });
+
   it('lets no query parameter or path trick change the destination host', async () => {
     const link = await linkOf();
     const ip = `${freshNetwork()}.1`;

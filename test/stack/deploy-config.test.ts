@@ -154,7 +154,9 @@ describe('the alarms', () => {
     const [[, stage]] = ofType('AWS::ApiGatewayV2::Stage');
     const apiId = { Ref: logicalId(stack.edge.api) };
     expect(Object.keys(HOT_ROUTES).sort()).toEqual(['GET /l/{link_id}', 'POST /event']);
-    for (const [route, { p99Ms }] of Object.entries(HOT_ROUTES)) {
+    const apiHotRoutes = Object.entries(HOT_ROUTES).filter(([route]) => !stack.edge.functionUrlRoutes.has(route));
+    expect(apiHotRoutes.map(([route]) => route)).toEqual(['POST /event']);
+    for (const [route, { p99Ms }] of apiHotRoutes) {
       const latency = alarms().filter(([, alarm]) => reads(alarm, 'Latency', { Name: 'Route', Value: route }));
       expect(latency.map(([, alarm]) => [alarm.ExtendedStatistic, alarm.Threshold, alarm.EvaluationPeriods])).toEqual([['p99', p99Ms, 5]]);
       expect(latency[0]![1].Dimensions).toEqual([
@@ -165,10 +167,10 @@ describe('the alarms', () => {
       const throttled = alarms().filter(([, alarm]) => reads(alarm, 'ThrottledRequests', { Name: 'route', Value: route }));
       expect(throttled.map(([, alarm]) => [reads(alarm, 'Count', { Name: 'Route', Value: route }), alarm.Threshold])).toEqual([[true, 1]]);
     }
-    // POST /event has the stage's settings; the link route its own, which replace the stage's whole.
+    // POST /event has the stage's settings, the only hot route API Gateway still serves.
     expect(stage.Properties.DefaultRouteSettings.DetailedMetricsEnabled).toBe(true);
     const detailed = Object.entries<any>(stage.Properties.RouteSettings).filter(([, s]) => s.DetailedMetricsEnabled);
-    expect(detailed).toEqual([['GET /l/{link_id}', { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 120, DetailedMetricsEnabled: true }]]);
+    expect(detailed).toEqual([]);
     const [[, filter]] = ofType('AWS::Logs::MetricFilter');
     expect(filter.Properties).toMatchObject({
       FilterPattern: '{ ($.status = "429") && ($.integrationLatency = "-") }',
@@ -177,12 +179,30 @@ describe('the alarms', () => {
     });
   });
 
+  it("fire on the redirect's p99 latency and 5xx rate from its function URL's metrics, as API Gateway no longer serves it (issue 41)", () => {
+    const redirect = { Name: 'FunctionName', Value: { Ref: functionId('link-redirect') } };
+    const latency = alarms().filter(([, alarm]) => reads(alarm, 'UrlRequestLatency', redirect));
+    expect(
+      latency.map(([, alarm]) => [alarm.ExtendedStatistic, alarm.Threshold, alarm.EvaluationPeriods, alarm.DatapointsToAlarm]),
+    ).toEqual([['p99', HOT_ROUTES['GET /l/{link_id}']!.p99Ms, 5, 3]]);
+    const errors = alarms().filter(([, alarm]) => reads(alarm, 'Url5xxCount', redirect));
+    expect(errors.map(([, alarm]) => [reads(alarm, 'UrlRequestCount', redirect), alarm.Threshold, alarm.EvaluationPeriods])).toEqual([
+      [true, 1, 5],
+    ]);
+    expect(errors[0]![1].Metrics?.find((m) => m.Expression)?.Expression).toBe('100 * FILL(part, 0) / whole');
+  });
+
   it("put the hot routes' latency and 429s and the account's concurrency on the dashboard", () => {
     const [[, dashboard]] = ofType('AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
     for (const title of ['Hot routes: latency p99 (ms)', 'Hot routes: throttled by API Gateway (429)', 'Account concurrent executions'])
       expect(body).toContain(title);
-    for (const route of Object.keys(HOT_ROUTES)) expect(body).toContain(`\\"Route\\",\\"${route}\\"`);
+    for (const route of Object.keys(HOT_ROUTES)) {
+      // A function URL's route is graphed from the URL's latency, by its function; the others from API Gateway's, by route.
+      if (stack.edge.functionUrlRoutes.has(route)) expect(body).toMatch(/UrlRequestLatency\\",\\"FunctionName\\"/);
+      else expect(body).toContain(`\\"Route\\",\\"${route}\\"`);
+    }
+    expect(body).not.toContain('\\"Route\\",\\"GET /l/{link_id}\\"');
     expect(body).toContain('ConcurrentExecutions');
   });
 

@@ -72,8 +72,11 @@ function templateLimits(): LimitRow[] {
 const byRoute = (rows: LimitRow[]) => [...rows].sort((a, b) => a.route.localeCompare(b.route));
 
 describe('README.md and docs/route-limits.md against the template', () => {
-  it("list every route of the manifest, each with the template's rate and burst", () => {
-    const manifestRoutes = Object.values(functions as Record<string, FunctionSpec>).flatMap((f) => f.routes ?? []);
+  it("list every API route of the manifest, each with the template's rate and burst", () => {
+    // A function URL's routes (GET /l/{link_id}, issue 41) are CloudFront's, not the API's: no API Gateway limit.
+    const manifestRoutes = Object.values(functions as Record<string, FunctionSpec>)
+      .filter((f) => !f.functionUrl)
+      .flatMap((f) => f.routes ?? []);
     const template = byRoute(templateLimits());
     expect(template.map((row) => row.route).sort()).toEqual([...manifestRoutes].sort());
     expect(byRoute(routeTable(read('README.md')))).toEqual(template);

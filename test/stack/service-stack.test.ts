@@ -27,6 +27,8 @@ type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?
 
 const functionEntries = Object.entries(functions) as [string, FunctionSpec][];
 const routedFunctions = functionEntries.filter(([, spec]) => spec.routes?.length);
+// The functions API Gateway routes to; CloudFront reaches the others through their function URLs (issue 41).
+const apiRoutedFunctions = routedFunctions.filter(([, spec]) => !spec.functionUrl);
 const tableEntries = Object.entries(tables) as [TableName, TableSpec][];
 const queueEntries = Object.entries(queues) as [QueueName, QueueSpec][];
 const scheduleEntries = Object.entries(schedules) as [string, ScheduleSpec][];
@@ -87,10 +89,10 @@ describe('the service stack', () => {
     const routeTargets = new Map(
       ofType('AWS::ApiGatewayV2::Route').map(([, route]) => [route.Properties.RouteKey, route.Properties.Target]),
     );
-    expect(Object.keys(integrations)).toHaveLength(routedFunctions.length);
-    expect(routeTargets.size).toBe(routedFunctions.flatMap(([, spec]) => spec.routes ?? []).length);
+    expect(Object.keys(integrations)).toHaveLength(apiRoutedFunctions.length);
+    expect(routeTargets.size).toBe(apiRoutedFunctions.flatMap(([, spec]) => spec.routes ?? []).length);
 
-    for (const [name, spec] of routedFunctions) {
+    for (const [name, spec] of apiRoutedFunctions) {
       const ownIntegrations = Object.entries(integrations).filter(
         ([, integration]) => JSON.stringify(integration.Properties.IntegrationUri) === JSON.stringify(getAtt(functionId(name), 'Arn')),
       );
@@ -419,7 +421,8 @@ describe('the service stack', () => {
           AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
           ViewerProtocolPolicy: 'redirect-to-https',
         }),
-        Origins: [
+        // The API's origin, among the others (the redirect's function URL, issue 41).
+        Origins: Match.arrayWith([
           Match.objectLike({
             DomainName: {
               'Fn::Join': [
@@ -430,11 +433,98 @@ describe('the service stack', () => {
             CustomOriginConfig: Match.objectLike({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] }),
             OriginCustomHeaders: [{ HeaderName: 'x-origin-verify', HeaderValue: secretReference() }],
           }),
-        ],
+        ]),
       }),
     });
     service.template.hasResourceProperties('AWS::SecretsManager::Secret', {
       GenerateSecretString: Match.objectLike({ ExcludePunctuation: true }),
+    });
+  });
+
+  describe('GET /l/{link_id} from the redirect function URL, without API Gateway (issue 41)', () => {
+    const urlOf = () => {
+      const urls = ofType('AWS::Lambda::Url');
+      expect(urls).toHaveLength(1);
+      return urls[0]!;
+    };
+    const distribution = () => ofType('AWS::CloudFront::Distribution')[0]![1].Properties.DistributionConfig;
+    const distributionArn = () => ({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':cloudfront::',
+          { Ref: 'AWS::AccountId' },
+          ':distribution/',
+          { Ref: ofType('AWS::CloudFront::Distribution')[0]![0] },
+        ],
+      ],
+    });
+
+    it('gives the redirect a function URL that takes only signed requests (AWS_IAM), and no other function one', () => {
+      const [, url] = urlOf();
+      expect(url.Properties).toEqual({ AuthType: 'AWS_IAM', TargetFunctionArn: getAtt(functionId('link-redirect'), 'Arn') });
+    });
+
+    it('routes /l/* to it: GET and HEAD, no caching, viewer headers but Host, the origin secret added, signed by OAC always', () => {
+      const [urlId] = urlOf();
+      const config = distribution();
+      const behavior = (config.CacheBehaviors as Record<string, any>[]).find((b) => b.PathPattern === '/l/*');
+      expect(behavior).toMatchObject({
+        AllowedMethods: ['GET', 'HEAD'],
+        CachePolicyId: CachePolicy.CACHING_DISABLED.cachePolicyId,
+        OriginRequestPolicyId: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER.originRequestPolicyId,
+        ViewerProtocolPolicy: 'redirect-to-https',
+      });
+      const origin = (config.Origins as Record<string, any>[]).find((o) => o.Id === behavior?.TargetOriginId);
+      // The URL's host: https://<id>.lambda-url.<region>.on.aws/ split on "/", its third part.
+      expect(origin?.DomainName).toEqual({ 'Fn::Select': [2, { 'Fn::Split': ['/', getAtt(urlId, 'FunctionUrl')] }] });
+      expect(origin?.OriginCustomHeaders).toEqual([{ HeaderName: 'x-origin-verify', HeaderValue: secretReference() }]);
+      expect(origin?.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: 'https-only' });
+      const [controlId, control] = ofType('AWS::CloudFront::OriginAccessControl').find(
+        ([id]) => JSON.stringify(origin?.OriginAccessControlId) === JSON.stringify(getAtt(id, 'Id')),
+      )!;
+      expect(controlId).toBeDefined();
+      expect(control.Properties.OriginAccessControlConfig).toMatchObject({
+        OriginAccessControlOriginType: 'lambda',
+        SigningBehavior: 'always',
+        SigningProtocol: 'sigv4',
+      });
+    });
+
+    it('lets this distribution alone invoke the redirect, and only through its URL', () => {
+      // The URL's FunctionArn attribute: the redirect's ARN, read from the URL so the grant follows it.
+      const redirectArn = getAtt(urlOf()[0], 'FunctionArn');
+      const permissions = ofType('AWS::Lambda::Permission')
+        .map(([, permission]) => permission.Properties)
+        .filter((properties) => JSON.stringify(properties.FunctionName) === JSON.stringify(redirectArn));
+      expect(permissions).toEqual(
+        expect.arrayContaining([
+          {
+            Action: 'lambda:InvokeFunctionUrl',
+            FunctionName: redirectArn,
+            Principal: 'cloudfront.amazonaws.com',
+            SourceArn: distributionArn(),
+          },
+          {
+            Action: 'lambda:InvokeFunction',
+            FunctionName: redirectArn,
+            Principal: 'cloudfront.amazonaws.com',
+            SourceArn: distributionArn(),
+            InvokedViaFunctionUrl: true,
+          },
+        ]),
+      );
+      expect(permissions).toHaveLength(2);
+    });
+
+    it('leaves the HTTP API without the route, its integration and its throttle', () => {
+      const routeKeys = ofType('AWS::ApiGatewayV2::Route').map(([, route]) => route.Properties.RouteKey);
+      expect(routeKeys).not.toContain('GET /l/{link_id}');
+      expect(routeKeys.length).toBeGreaterThan(0);
+      const [[, stage]] = ofType('AWS::ApiGatewayV2::Stage');
+      expect(Object.keys(stage.Properties.RouteSettings)).not.toContain('GET /l/{link_id}');
     });
   });
 
@@ -473,6 +563,7 @@ describe('the service stack', () => {
       ['/.well-known/skadnetwork/*', true, false],
       ['/.well-known/appattribution/*', true, false],
       ['/.well-known/*', false, true],
+      ['/l/*', false, false],
     ]);
     const [skadnetwork, , wellKnown] = behaviors;
     expect({ ...skadnetwork, PathPattern: undefined, AllowedMethods: undefined, CachedMethods: undefined }).toEqual({
@@ -510,7 +601,8 @@ describe('the service stack', () => {
     const [secretId] = Object.keys(template.findResources('AWS::SecretsManager::Secret'));
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
-        Origins: [
+        // The API's origin, among the others (the redirect's function URL, issue 41).
+        Origins: Match.arrayWith([
           Match.objectLike({
             OriginCustomHeaders: [
               {
@@ -519,7 +611,7 @@ describe('the service stack', () => {
               },
             ],
           }),
-        ],
+        ]),
       }),
     });
     expect(() => createApp({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], originSecretVersion: 'latest' } })).toThrow(
@@ -537,7 +629,6 @@ describe('the service stack', () => {
       'POST /sdk/v1/attribution': [100, 200],
       'GET /sdk/v1/attribution': [100, 200],
       'OPTIONS /{proxy+}': [100, 200],
-      'GET /l/{link_id}': [500, 1000],
       'POST /privacy/delete': [20, 40],
       'GET /api/v1/reports/attribution': [50, 100],
       'GET /api/v1/reports/revenue': [50, 100],
@@ -578,7 +669,7 @@ describe('the service stack', () => {
       const [, stage] = stageOf(service.template);
       const limits = limitsOf(stage);
       expect(limits).toEqual(ROUTE_LIMITS);
-      const routes = routedFunctions.flatMap(([, spec]) => spec.routes ?? []);
+      const routes = apiRoutedFunctions.flatMap(([, spec]) => spec.routes ?? []);
       expect(routes.filter((route) => !(route in limits)).sort()).toEqual(['POST /event']);
       const all = [
         ...Object.values(limits),

@@ -71,6 +71,16 @@ export function errorOf(answer: Pick<HttpAnswer, 'text'>): string | undefined {
 }
 
 const REPORTS_PREFIX = '/api/v1/reports';
+const LINK_PREFIX = '/l/';
+
+/**
+ * CloudFront's own answer to a method the /l/* behavior does not take (it takes GET and HEAD):
+ * 403 with the edge's body, which docs/openapi.yaml ("The edge") does not list per operation.
+ */
+function edgeRefusal(answer: HttpAnswer): boolean {
+  const resolved = new URL(answer.path, 'http://localhost').pathname;
+  return resolved.startsWith(LINK_PREFIX) && answer.method !== 'GET' && answer.method !== 'HEAD' && answer.status === 403;
+}
 
 /**
  * The operation a request reaches. The path is read as a URL parser reads it (dot segments
@@ -79,14 +89,18 @@ const REPORTS_PREFIX = '/api/v1/reports';
  * for any path under the prefix, several segments included, as its description says.
  */
 export function operationOf(api: OpenApi, method: string, rawPath: string): Operation | undefined {
-  const path = `/${new URL(rawPath, 'http://localhost').pathname.split('/').filter(Boolean).join('/')}`;
+  const resolved = new URL(rawPath, 'http://localhost').pathname;
+  const path = `/${resolved.split('/').filter(Boolean).join('/')}`;
   const direct = api.operationFor(method, path);
+  // CloudFront's /l/* behavior: every path under /l/ reaches the redirect's function URL (issue 41).
+  if (resolved.startsWith(LINK_PREFIX)) return api.operationFor(method, `${LINK_PREFIX}x`) ?? direct;
   if (path.startsWith(`${REPORTS_PREFIX}/`) && direct?.key === '$default') return api.operationFor(method, `${REPORTS_PREFIX}/x`) ?? direct;
   return direct;
 }
 
 /** What an answer breaks of the document; [] when it is documented, body and headers included. */
 export function problemsOf(api: OpenApi, answer: HttpAnswer): string[] {
+  if (edgeRefusal(answer)) return [];
   const op = operationOf(api, answer.method, answer.path);
   const status = String(answer.status);
   const raw = op?.spec.responses?.[status];

@@ -42,14 +42,18 @@ describe('the AWS cost of the measured traffic', () => {
     expect(total).toBeCloseTo(1.0372657085, 7);
   });
 
-  it('prices a million clicks without S3 or SQS', () => {
+  it('prices a million clicks without S3, SQS or API Gateway (CloudFront calls the function URL, issue 41)', () => {
     const { total, breakdown } = clickCost(clicks, { memoryMb: 512, ms: 8.1 });
-    expect(breakdown).toEqual(expect.objectContaining({ s3: 0, sqs: 0 }));
+    expect(breakdown).toEqual(expect.objectContaining({ s3: 0, sqs: 0, api_gateway: 0 }));
     expect(breakdown.dynamodb).toBeCloseTo(2.0625, 9);
     expect(breakdown.lambda).toBeCloseTo(0.2600003, 7);
-    expect(breakdown.api_gateway).toBeCloseTo(1, 9);
     expect(breakdown.cloudfront).toBeCloseTo(1 + 0.0093132257 + 0.055413693, 8);
-    expect(total).toBeCloseTo(4.3872272188, 7);
+    // $4.3872272188 with API Gateway's $1.00 per million, as before issue 41.
+    expect(total).toBeCloseTo(3.3872272188, 7);
+  });
+
+  it('still prices the API Gateway request of each event batch', () => {
+    expect(eventCost(traffic, { memoryMb: 512, ms: 61.2 }, { memoryMb: 1024, ms: 1000.4 }).breakdown.api_gateway).toBeCloseTo(0.025, 9);
   });
 
   it('bills a Lambda duration in whole milliseconds, rounded up', () => {
@@ -132,7 +136,7 @@ describe('the bench --json contract', () => {
     });
     expect(contractViolations(figures)).toEqual([]);
     expect(figures.cost_per_million_events_usd).toBeCloseTo(1.037, 3);
-    expect(figures.cost_per_million_clicks_usd).toBeCloseTo(4.387, 3);
+    expect(figures.cost_per_million_clicks_usd).toBeCloseTo(3.387, 3);
     expect(Object.keys(figures.cost_breakdown_usd as object)).toEqual(['events', 'clicks']);
     expect(Object.keys(REQUIRED_FIGURES)).toContain('cost_per_million_events_usd');
     // One request per event: a million each of CloudFront ($1), API Gateway ($1) and ingest Lambda

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { buildEvent, matchRoute, routesFromManifest } from '../../../local/api-gateway';
+import { functionUrlPathPattern } from '../../../lib/manifest';
+import { buildEvent, functionUrlRouteOf, matchRoute, routesFromManifest } from '../../../local/api-gateway';
 
 const routes = routesFromManifest();
 const request = (method: string, url: string, headers: Record<string, string> = {}) =>
@@ -10,10 +11,7 @@ describe('local API Gateway routing', () => {
   it('routes each manifest route to its function', () => {
     expect(matchRoute(routes, 'GET', '/health')?.route.functionName).toBe('health');
     expect(matchRoute(routes, 'POST', '/event')?.route.functionName).toBe('ingest');
-    expect(matchRoute(routes, 'GET', '/l/abc123')).toMatchObject({
-      route: { functionName: 'link-redirect' },
-      pathParameters: { link_id: 'abc123' },
-    });
+    expect(matchRoute(routes, 'GET', '/l/abc123')?.route.functionName).toBe('link-redirect');
   });
 
   it('prefers a literal route over the greedy reports fallback and the fallback over $default', () => {
@@ -29,7 +27,48 @@ describe('local API Gateway routing', () => {
   });
 
   it('decodes path parameters', () => {
-    expect(matchRoute(routes, 'GET', '/l/a%20b')?.pathParameters).toEqual({ link_id: 'a b' });
+    expect(matchRoute(routes, 'GET', '/api/v1/reports/a%20b')?.pathParameters).toEqual({ proxy: 'a b' });
+  });
+});
+
+describe("local CloudFront's function URL behavior (GET /l/{link_id}, issue 41)", () => {
+  it('sends every path under /l/ to the redirect, whatever its segments, before any API route', () => {
+    for (const path of ['/l/abc', '/l/', '/l/a/b', '/l/a%2Fb'])
+      expect([path, matchRoute(routes, 'GET', path)]).toEqual([
+        path,
+        { route: expect.objectContaining({ functionName: 'link-redirect' }) },
+      ]);
+    expect(functionUrlRouteOf(routes, '/l/a/b')?.functionName).toBe('link-redirect');
+    expect(functionUrlRouteOf(routes, '/link/abc')).toBeUndefined();
+    expect(matchRoute(routes, 'GET', '/l')?.route.routeKey).toBe('$default');
+  });
+
+  it('takes only GET routes whose one parameter ends the path, as a CloudFront path pattern can say', () => {
+    expect(functionUrlPathPattern('GET /l/{link_id}')).toBe('/l/*');
+    expect(functionUrlPathPattern('GET /a/b/{id}')).toBe('/a/b/*');
+    for (const route of ['POST /l/{link_id}', 'GET /l/{link_id}/x', 'GET /{id}', 'GET /l/{proxy+}', 'GET /l/x', '$default'])
+      expect(() => functionUrlPathPattern(route)).toThrow(/cannot be served from a function URL/);
+  });
+
+  it("builds the function URL's event: route key $default, no path parameters, the URL's own host", () => {
+    const match = matchRoute(routes, 'GET', '/l/AbC123xYz0')!;
+    const event = buildEvent(
+      request('GET', '/l/AbC123xYz0?click_id=c1', { host: 'go.example.com', 'user-agent': 'UA' }),
+      Buffer.alloc(0),
+      match,
+      '10.0.0.1',
+      {},
+    );
+    expect(event).toMatchObject({
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: '/l/AbC123xYz0',
+      queryStringParameters: { click_id: 'c1' },
+    });
+    expect(event.pathParameters).toBeUndefined();
+    expect(event.headers.host).toMatch(/^[a-z0-9]{32}\.lambda-url\.us-east-1\.on\.aws$/);
+    expect(event.requestContext).toMatchObject({ routeKey: '$default', stage: '$default', domainName: event.headers.host });
+    expect(event.requestContext.http).toMatchObject({ method: 'GET', path: '/l/AbC123xYz0', sourceIp: '10.0.0.1', userAgent: 'UA' });
   });
 });
 
