@@ -41,9 +41,10 @@ const LINK_RETRY_AFTER_SECONDS = 5;
  */
 export async function linkRedirect(event: HttpEvent): Promise<HttpResult> {
   // CloudFront's /l/* behavior passes GET and HEAD (refusing the rest itself): a HEAD is answered
-  // as the GET would be, as HTTP has it, the filters deciding whether it is a click.
+  // as the GET would be, as HTTP has it, and is never a click (followLink drops it: head_request).
   const outcome = await followLink(ports, {
     linkId: linkIdOf(event),
+    method: event.requestContext?.http?.method === 'HEAD' ? 'HEAD' : 'GET',
     userAgent: header(event, 'user-agent') ?? '',
     viewer: viewerOf(event),
     query: event.queryStringParameters ?? {},

@@ -12,6 +12,8 @@ export type DropReason =
   | 'country_not_allowed'
   | 'blocked_ip'
   | 'desktop_on_mobile_only'
+  /** A HEAD request: link checkers and previews ask for the headers, no person taps a HEAD. */
+  | 'head_request'
   /** A store the click path needs (IP blocks, rate windows, clicks) failed: the visitor still goes on. */
   | 'store_unavailable';
 

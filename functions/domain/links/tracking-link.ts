@@ -110,6 +110,8 @@ export interface TrackingLinkPorts {
 
 export interface LinkRequest {
   readonly linkId: string;
+  /** HEAD is answered as the GET would be, and never recorded (a link checker, a preview); GET when absent. */
+  readonly method?: 'GET' | 'HEAD';
   readonly userAgent: string;
   readonly viewer: { readonly ip: string; readonly country?: string; readonly asn?: number };
   readonly query: Readonly<Record<string, string | undefined>>;
@@ -151,7 +153,7 @@ export async function followLink(ports: TrackingLinkPorts, request: LinkRequest)
 
   const address = clientAddress(request.viewer.ip);
   const { country, asn } = request.viewer;
-  const filtered = edgeFilter({ userAgent: request.userAgent, country, asn }, link);
+  const filtered = request.method === 'HEAD' ? 'head_request' : edgeFilter({ userAgent: request.userAgent, country, asn }, link);
 
   if (link.honeypot) {
     // Indistinguishable from a missing link whatever happens; only a visitor that looks like a

@@ -131,6 +131,19 @@ describe('followLink', () => {
     expect(clicks).toEqual([]);
   });
 
+  it('answers a HEAD as the GET would be, with no click, no rate slot and no honeypot block', async () => {
+    const honeypot = { ...baseLink, link_id: 'lnk_honeypot', honeypot: true };
+    const { click, clicks, blocks } = world([baseLink, honeypot], 1);
+    for (let n = 0; n < 3; n += 1) {
+      expect(await click({ method: 'HEAD' })).toEqual({ kind: 'redirect', location: expect.any(String), dropped: 'head_request' });
+    }
+    expect(await click({ method: 'HEAD', linkId: honeypot.link_id })).toEqual({ kind: 'unknown_link' });
+    expect(await click({ method: 'HEAD', linkId: 'lnk_missing1' })).toEqual({ kind: 'unknown_link' });
+    expect([clicks, blocks.size]).toEqual([[], 0]);
+    // The limit of 1 is still whole for the GET: the HEADs took no slot.
+    expect(await click({ method: 'GET' })).toMatchObject({ kind: 'redirect', click: { click_id: 'click_1' } });
+  });
+
   it('answers a honeypot 404 and blocks the address of a visitor that passed the edge filter', async () => {
     const honeypot = { ...baseLink, link_id: 'lnk_honeypot', honeypot: true };
     const { click, blocks, clicks } = world([baseLink, honeypot]);
