@@ -109,10 +109,10 @@ describe('the latest click of an (app, IP, platform) in click_log', () => {
         async (draws, ip, platform, spanMs, oneHash) => {
           const appId = freshApp();
           // oneHash: every address and platform of the app hashes alike, so they share a partition and a range.
-          const iphOf = oneHash ? () => 'abcdef01' : ipPlatformHash;
+          const iphOf = oneHash ? () => 'abcd' : ipPlatformHash;
           const store = new ClickStore(TABLES, { iphOf });
           const makeId = (tsMs: number, key: string) =>
-            encodeClickId({ tsMs, iph: iphOf(key), random: new Uint8Array(16).fill(tsMs % 251) });
+            encodeClickId({ tsMs, iph: iphOf(key), random: new Uint8Array(18).fill(tsMs % 251) });
           const clicks = draws.map((draw) => {
             const click = clickOf(appId, draw.ip, draw.platform, T0 + draw.offsetMs, makeId);
             return draw.expired ? { ...click, expires_at: Math.floor(T0 / 1000) - 1 } : click;

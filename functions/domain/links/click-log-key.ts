@@ -11,36 +11,39 @@ import { appHourKey } from './click';
  *   export and the click-count lane read the hour's 16 keys);
  * - sk `<iph>#<ts_ms, 15 digits>#<click_id>`: newest last within an (app, IP, platform), so the
  *   latest click is one descending range read;
- * - the click id encodes its own key (version, ts_ms, iph, 128 random bits), so a look-up by id
+ * - the click id encodes its own key (version, ts_ms, iph, 144 random bits), so a look-up by id
  *   with the app known is one GetItem, and needs no index.
  *
- * `iph` is 8 hex digits of SHA-256 of appIpPlatform (click.ts): two (IP, platform) pairs of an app
- * may share it, so a reader compares app_ip_platform on the item.
+ * `iph` is 4 hex digits (16 bits) of SHA-256 of appIpPlatform (click.ts): two (IP, platform) pairs
+ * of an app may share it, so a reader compares app_ip_platform on the item. 16 bits, not more, because
+ * the id travels (store URLs, the export): with the app id and platform, each value is the hash of
+ * about 65,000 IPv4 addresses (2^32 / 2^16) and far more IPv6 ones, so the id does not give the
+ * address away; and a probabilistic match still reads few items (an app's clicks of an hour / 65,536).
  */
 
 /** The first byte of a click id of this format; ids made before it (16 random bytes) never decode. */
 const VERSION = 1;
 const TS_BYTES = 6;
-const IPH_BYTES = 4;
-const RANDOM_BYTES = 16;
+const IPH_BYTES = 2;
+const RANDOM_BYTES = 18;
 const ID_BYTES = 1 + TS_BYTES + IPH_BYTES + RANDOM_BYTES;
 /** 27 bytes are 36 base64url characters, with no padding bits: one spelling per id. */
 const ID_PATTERN = /^[A-Za-z0-9_-]{36}$/;
-const IPH_PATTERN = /^[0-9a-f]{8}$/;
+const IPH_PATTERN = /^[0-9a-f]{4}$/;
 /** 2^48 - 1, the largest ts_ms 6 bytes hold (the year 10889): 15 digits. */
 const MAX_TS_MS = 2 ** 48 - 1;
 const TS_DIGITS = 15;
 
 export interface ClickIdParts {
   readonly tsMs: number;
-  /** 8 lower-case hex digits. */
+  /** 4 lower-case hex digits. */
   readonly iph: string;
-  /** 16 bytes. */
+  /** 18 bytes. */
   readonly random: Uint8Array;
 }
 
-/** The short hash of an app_ip_platform (click.ts): 8 hex digits of SHA-256. */
-export const ipPlatformHash = (appIpPlatform: string): string => createHash('sha256').update(appIpPlatform).digest('hex').slice(0, 8);
+/** The short hash of an app_ip_platform (click.ts): 4 hex digits of SHA-256. */
+export const ipPlatformHash = (appIpPlatform: string): string => createHash('sha256').update(appIpPlatform).digest('hex').slice(0, 4);
 
 export function encodeClickId(parts: ClickIdParts): string {
   if (!Number.isSafeInteger(parts.tsMs) || parts.tsMs < 0 || parts.tsMs > MAX_TS_MS)
@@ -67,7 +70,7 @@ export function decodeClickId(clickId: string): ClickIdParts | undefined {
   };
 }
 
-/** A new click id for a click of this time and app_ip_platform: 128 random bits, so it cannot be guessed to steal an install. */
+/** A new click id for a click of this time and app_ip_platform: 144 random bits, so it cannot be guessed to steal an install. */
 export const newClickId = (click: { readonly tsMs: number; readonly appIpPlatform: string }): string =>
   encodeClickId({ tsMs: click.tsMs, iph: ipPlatformHash(click.appIpPlatform), random: randomBytes(RANDOM_BYTES) });
 

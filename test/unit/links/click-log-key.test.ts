@@ -11,8 +11,8 @@ import {
 
 const parts = fc.record({
   tsMs: fc.integer({ min: 0, max: 2 ** 48 - 1 }),
-  iph: fc.stringMatching(/^[0-9a-f]{8}$/),
-  random: fc.uint8Array({ minLength: 16, maxLength: 16 }),
+  iph: fc.stringMatching(/^[0-9a-f]{4}$/),
+  random: fc.uint8Array({ minLength: 18, maxLength: 18 }),
 });
 
 describe('a click id', () => {
@@ -53,18 +53,19 @@ describe('a click id', () => {
   });
 
   it('refuses to encode parts that would not decode to themselves', () => {
-    const ok = { tsMs: 0, iph: '00000000', random: new Uint8Array(16) };
+    const ok = { tsMs: 0, iph: '0000', random: new Uint8Array(18) };
     expect(() => encodeClickId({ ...ok, tsMs: -1 })).toThrow(RangeError);
     expect(() => encodeClickId({ ...ok, tsMs: 2 ** 48 })).toThrow(RangeError);
     expect(() => encodeClickId({ ...ok, tsMs: 1.5 })).toThrow(RangeError);
-    expect(() => encodeClickId({ ...ok, iph: 'ABCDEF00' })).toThrow(RangeError);
-    expect(() => encodeClickId({ ...ok, random: new Uint8Array(15) })).toThrow(RangeError);
+    expect(() => encodeClickId({ ...ok, iph: 'ABCD' })).toThrow(RangeError);
+    expect(() => encodeClickId({ ...ok, iph: '00000000' })).toThrow(RangeError);
+    expect(() => encodeClickId({ ...ok, random: new Uint8Array(16) })).toThrow(RangeError);
   });
 
   it('names the key of its click in click_log: the app, the UTC hour, the hash and its first digit as the shard', () => {
     const tsMs = Date.UTC(2026, 10, 29, 4, 59, 59, 999);
     const appIpPlatform = 'app_1#203.0.113.9#ios';
-    const iph = createHash('sha256').update(appIpPlatform).digest('hex').slice(0, 8);
+    const iph = createHash('sha256').update(appIpPlatform).digest('hex').slice(0, 4);
     expect(ipPlatformHash(appIpPlatform)).toBe(iph);
     const id = newClickId({ tsMs, appIpPlatform });
     expect(decodeClickId(id)).toMatchObject({ tsMs, iph });
@@ -99,7 +100,7 @@ describe("an (app, IP, platform)'s range of sort keys", () => {
         expect(range && range.from <= sk && sk <= range.to).toBe(true);
       }),
     );
-    expect(clickLogRange('00000000', 5, 4)).toBeUndefined();
-    expect(clickLogRange('00000000', Number.NaN, 4)).toBeUndefined();
+    expect(clickLogRange('0000', 5, 4)).toBeUndefined();
+    expect(clickLogRange('0000', Number.NaN, 4)).toBeUndefined();
   });
 });
