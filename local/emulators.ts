@@ -32,6 +32,8 @@ export interface Emulators {
 const host = '127.0.0.1';
 /** How long the DynamoDB emulator keeps an idle client connection open. */
 const KEEP_ALIVE_MS = 120_000;
+/** How long closing waits for the DynamoDB emulator's requests in flight before it cuts what is still connected. */
+const DYNAMO_CLOSE_GRACE_MS = 2_000;
 
 /** Takes dataDir first (lockDataDir): throws DataDirInUse while another runtime has it open. */
 export async function startEmulators(dataDir: string, ports: EmulatorPorts = {}): Promise<Emulators> {
@@ -66,13 +68,18 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
   // failed that way. DynamoDB keeps idle connections far longer; so does the emulator.
   dynamo.keepAliveTimeout = KEEP_ALIVE_MS;
   dynamo.headersTimeout = KEEP_ALIVE_MS + 1000;
-  // The clients are cut, not waited for: a connection the pool holds open would keep close() waiting
-  // up to KEEP_ALIVE_MS (a runtime stopped in a test took 125 s). The runtime closes the emulators
-  // last, after its work has stopped; the SQS emulator does the same.
+  // close() ends idle connections and waits for the rest, and a connection opened with no request
+  // on it yet (a client's call abandoned when the runtime stopped) counts as busy until its headers
+  // time out, KEEP_ALIVE_MS: a runtime stopped in a test took 125 s. So what is still open after a
+  // grace is cut. Not at once: a request still being answered would have its table read from a
+  // database closed under it (dynalite closes it when the server has closed).
   const closeDynamo = () =>
     new Promise<void>((resolve) => {
-      dynamo.close(() => resolve());
-      dynamo.closeAllConnections();
+      const cut = setTimeout(() => dynamo.closeAllConnections(), DYNAMO_CLOSE_GRACE_MS);
+      dynamo.close(() => {
+        clearTimeout(cut);
+        resolve();
+      });
     });
   opened.push(closeDynamo);
   const dynamoPort = await listen(dynamo, ports.dynamodb ?? 0);
