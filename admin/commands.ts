@@ -1,7 +1,7 @@
 import type { AdminCommand, Target } from '../functions/commands/command';
 import { CONSOLE_COMMANDS, type ParsedCommand, parseCommandOf, registry, runParsed } from '../functions/commands/registry';
 import { exportCommands } from './export-commands';
-import { adminHealthCommand } from './health-commands';
+import { adminHealthCommands } from './health-commands';
 import { rebuildCommands } from './rebuild-commands';
 import { sqlCommands } from './sql-commands';
 
@@ -21,8 +21,8 @@ export { type ParsedCommand, runParsed } from '../functions/commands/registry';
  */
 export const ADMIN_COMMANDS: readonly AdminCommand[] = registry([
   // `health` reads where the target says (admin/health-sources.ts), not the function's environment.
-  ...CONSOLE_COMMANDS.filter((command) => command.name !== adminHealthCommand.name),
-  adminHealthCommand,
+  ...CONSOLE_COMMANDS.filter((command) => !adminHealthCommands.some((own) => own.name === command.name)),
+  ...adminHealthCommands,
   ...exportCommands,
   ...sqlCommands,
   ...rebuildCommands,

@@ -1,6 +1,6 @@
 import './styles.css';
 import { FIRST_DAY, LAST_DAY } from '../../functions/domain/common/days';
-import { type ApiError, meta, onUnreachable } from './api';
+import { type ApiError, command, meta, onUnreachable } from './api';
 import { flashArea, h, notice, replace } from './dom';
 import { plainError } from './errors';
 import { appLinksPage } from './pages/app-links';
@@ -32,7 +32,8 @@ interface Page {
  * With sign-in, the pages beyond reading reports and links, by the command each needs
  * (functions/commands/command-roles.ts says who runs it). `sql` and `export run` are the operator
  * console's alone (admin/commands.ts): the console API serves neither, so Raw data is left out.
- * `health` it serves to operators and admins, who see the Health page.
+ * `health` it serves to operators, who see the Health page; every member sees its verdict
+ * (`status`) in the header.
  */
 const NEEDS: Readonly<Record<string, string>> = {
   settings: 'server-key list',
@@ -68,6 +69,8 @@ const main = h('main', { id: 'main', tabindex: -1 });
 const banner = h('div', { class: 'banner', role: 'alert', hidden: true, 'data-testid': 'banner' });
 const brandTarget = h('span', { class: 'target' });
 const memberArea = h('span', { class: 'member', 'data-testid': 'member' });
+/** With sign-in, whether anything is broken (`status`), for every member, on every page. */
+const serviceStatus = h('span', { class: 'service-status', 'data-testid': 'service-status', role: 'status' });
 let rendering = 0;
 let shownRoute: string | undefined;
 
@@ -258,6 +261,25 @@ function showTarget(): void {
     const needs = NEEDS[page.route];
     if (link.parentElement) link.parentElement.hidden = needs !== undefined && !about.commands.includes(needs);
   }
+  if (about.commands.includes('status')) void showServiceStatus(about.commands.includes('health'));
+}
+
+/** The verdict of the health view, in a word, and its problems when there are any; operators get a link to the whole view. */
+async function showServiceStatus(withView: boolean): Promise<void> {
+  try {
+    const { status, problems } = await command<{ status: 'ok' | 'broken'; problems: string[] }>('status');
+    const more = withView ? h('a', { href: hrefFor('health') }, 'Health') : null;
+    replace(
+      serviceStatus,
+      status === 'ok'
+        ? h('span', { class: 'ok' }, 'Nothing is broken')
+        : h('span', { class: 'broken', title: problems.join('\n') }, `Something is broken: ${problems.join('; ')}`),
+      more ? ' · ' : '',
+      more,
+    );
+  } catch (error) {
+    replace(serviceStatus, h('span', { class: 'broken' }, `Service status could not be read: ${plainError(error)}`));
+  }
 }
 
 async function start(): Promise<void> {
@@ -274,7 +296,7 @@ async function start(): Promise<void> {
     h(
       'header',
       null,
-      h('div', { class: 'brand' }, h('strong', null, 'Attribution console'), brandTarget, memberArea),
+      h('div', { class: 'brand' }, h('strong', null, 'Attribution console'), brandTarget, memberArea, serviceStatus),
       h(
         'div',
         { class: 'picker' },

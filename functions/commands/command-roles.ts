@@ -76,6 +76,8 @@ export const COMMAND_ROLES: Readonly<Record<string, CommandAccess>> = {
   // company, app or install, but sum every company's (events per hour, postback failures by
   // partner): one company's admin would read the others' volumes, so operators alone.
   health: read('operator'),
+  // Its verdict and problems alone: parts of the service, no company's name or volumes.
+  status: read('viewer'),
 };
 
 /**
@@ -83,7 +85,7 @@ export const COMMAND_ROLES: Readonly<Record<string, CommandAccess>> = {
  * deployment's sums): a member may run them without a scope flag. Every other command a member
  * runs must name its company through a scope flag.
  */
-const UNSCOPED = new Set(['company list', 'fx show', 'health']);
+const UNSCOPED = new Set(['company list', 'fx show', 'health', 'status']);
 
 /** The flags that name what a command acts on, in the order they are looked at. */
 export const SCOPE_FLAGS = ['company-key', 'app-key', 'link-id', 'server-key', 'key-id'] as const;

@@ -3,7 +3,7 @@ import { type AdminCommand, type Target, UsageError } from './command';
 import { costCommands } from './cost-commands';
 import { flagWording } from './flags';
 import { fxCommands } from './fx-commands';
-import { healthCommand } from './health-commands';
+import { healthCommands } from './health-commands';
 import { installCommands } from './install-commands';
 import { linkCommands } from './link-commands';
 import { postbackCommands } from './postback-commands';
@@ -30,7 +30,7 @@ export const CONSOLE_COMMANDS: readonly AdminCommand[] = registry([
   ...fxCommands,
   ...skanCommands,
   ...userCommands,
-  healthCommand((target) => healthSourcesOfEnvironment(target.baseUrl)),
+  ...healthCommands((target) => healthSourcesOfEnvironment(target.baseUrl)),
 ]);
 
 /** A list of commands, refused when two share a name. */

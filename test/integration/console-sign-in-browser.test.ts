@@ -58,6 +58,12 @@ describe('the console with sign-in, in Chromium', () => {
     expect(nav).toEqual(expect.arrayContaining(['Overview', 'Reports', 'Tracking links']));
     for (const hidden of ['Settings: Server Keys', 'Postbacks', 'Raw data', 'Install look-up', 'App links', 'Health'])
       expect(nav).not.toContain(hidden);
+    // Whether anything is broken, in the header of every page: the verdict, without the operators' view.
+    await page
+      .getByTestId('service-status')
+      .getByText(/^(Nothing is broken|Something is broken: .+)$/)
+      .waitFor();
+    expect(await page.getByTestId('service-status').getByRole('link').count()).toBe(0);
     await page.getByTestId('link-builder').getByLabel('Partner').fill('meta');
     await page.getByRole('button', { name: 'Create link' }).click();
     await page.getByText('Your role does not allow this').first().waitFor();
@@ -90,8 +96,12 @@ describe('the console with sign-in, in Chromium', () => {
   it("signs the deployment's operator in and reads the Health page, every part of it", async () => {
     const { page, errors } = await signedIn('operator');
     expect(await navLabels(page)).toContain('Health');
-    // Health runs in the console API's function, with its environment and IAM policy: every part is read.
-    await page.getByRole('link', { name: 'Health' }).click();
+    await page
+      .getByTestId('service-status')
+      .getByText(/^(Nothing is broken|Something is broken: .+)$/)
+      .waitFor();
+    // One click from the header's verdict. Health runs in the console API's function, with its environment and IAM policy: every part is read.
+    await page.getByTestId('service-status').getByRole('link', { name: 'Health' }).click();
     await page.getByTestId('health-verdict').waitFor();
     await page.getByTestId('health-dead-letter-queues').getByRole('table').waitFor();
     expect(await page.getByTestId('health-view').textContent()).not.toMatch(/could not be read/i);

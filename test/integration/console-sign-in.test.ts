@@ -95,6 +95,14 @@ describe('the console API under npm start, with tokens from the sign-in stand-in
     // Its sums hold every company's volumes: one company's admin reads none of them.
     for (const role of ['admin', 'viewer'])
       expect(await run(role, 'health', {})).toEqual({ status: 403, body: { error: 'role_not_allowed' } });
+    // Whether anything is broken is every member's: the verdict and problems, nothing more.
+    for (const role of ['viewer', 'admin', 'operator']) {
+      const status = await run(role, 'status', {});
+      expect(status).toEqual({
+        status: 200,
+        body: { status: health.body.status, problems: expect.any(Array), checked_at: expect.any(String) },
+      });
+    }
   });
 
   it("leaves the CLI's own commands out: an admin's sql, export run and rebuild answer 400 unknown command", async () => {

@@ -41,12 +41,14 @@ const classes = {
   deployment: ['company create', { name: 'c' }],
   // The deployment's health view: no company named, none answered by name.
   health: ['health', {}],
+  // Its verdict and problems alone: every member's.
+  status: ['status', {}],
 } as const;
 
 const allowed: Record<CompanyRole | 'operator', readonly (keyof typeof classes)[]> = {
-  viewer: ['report'],
-  marketer: ['report', 'link', 'cost'],
-  admin: ['report', 'link', 'cost', 'app', 'key', 'postback', 'user', 'audit'],
+  viewer: ['report', 'status'],
+  marketer: ['report', 'link', 'cost', 'status'],
+  admin: ['report', 'link', 'cost', 'app', 'key', 'postback', 'user', 'audit', 'status'],
   operator: Object.keys(classes) as (keyof typeof classes)[],
 };
 
@@ -61,7 +63,7 @@ describe('the console role table', () => {
     // health is the one the CLI runs on its own sources (admin/health-sources.ts): the same name, flags and usage.
     for (const command of CONSOLE_COMMANDS) {
       const own = ADMIN_COMMANDS.find((c) => c.name === command.name);
-      if (command.name === 'health') expect(own).toMatchObject({ name: 'health', usage: command.usage });
+      if (command.name === 'health' || command.name === 'status') expect(own).toMatchObject({ name: command.name, usage: command.usage });
       else expect(own).toBe(command);
     }
   });
