@@ -195,7 +195,10 @@ export function linksPage(shared: () => MarketerConsole): void {
 
         await (await rowOf(tiktokLink)).getByRole('button', { name: `Try link ${tiktokLink}` }).click();
         // The preview of this link, not one an earlier step left open (its button would try that link).
-        await page.getByTestId('link-preview').getByRole('heading', { name: `Link ${tiktokLink}` }).waitFor({ timeout: 15_000 });
+        await page
+          .getByTestId('link-preview')
+          .getByRole('heading', { name: `Link ${tiktokLink}` })
+          .waitFor({ timeout: 15_000 });
         await page.getByTestId('link-preview').getByRole('button', { name: 'First launch on Android' }).click();
         const answer = JSON.parse((await page.getByTestId('first-launch-answer').textContent({ timeout: 15_000 })) ?? '');
         expect(answer).toMatchObject({
