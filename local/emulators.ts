@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo, Server } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import { resolve as absolute, join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
@@ -32,8 +33,6 @@ export interface Emulators {
 const host = '127.0.0.1';
 /** How long the DynamoDB emulator keeps an idle client connection open. */
 const KEEP_ALIVE_MS = 120_000;
-/** How long closing waits for the DynamoDB emulator's requests in flight before it cuts what is still connected. */
-const DYNAMO_CLOSE_GRACE_MS = 2_000;
 
 /** Takes dataDir first (lockDataDir): throws DataDirInUse while another runtime has it open. */
 export async function startEmulators(dataDir: string, ports: EmulatorPorts = {}): Promise<Emulators> {
@@ -70,16 +69,19 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
   dynamo.headersTimeout = KEEP_ALIVE_MS + 1000;
   // close() ends idle connections and waits for the rest, and a connection opened with no request
   // on it yet (a client's call abandoned when the runtime stopped) counts as busy until its headers
-  // time out, KEEP_ALIVE_MS: a runtime stopped in a test took 125 s. So what is still open after a
-  // grace is cut. Not at once: a request still being answered would have its table read from a
-  // database closed under it (dynalite closes it when the server has closed).
+  // time out, KEEP_ALIVE_MS: a runtime stopped in a test took 125 s. So those alone are cut when it
+  // closes. Not every connection: a request still being answered would have its table read from a
+  // database closed under it (dynalite closes it when the server has closed: "Iterator is not open").
+  const unused = new Set<Socket>();
+  dynamo.on('connection', (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  dynamo.on('request', (request: IncomingMessage) => unused.delete(request.socket));
   const closeDynamo = () =>
     new Promise<void>((resolve) => {
-      const cut = setTimeout(() => dynamo.closeAllConnections(), DYNAMO_CLOSE_GRACE_MS);
-      dynamo.close(() => {
-        clearTimeout(cut);
-        resolve();
-      });
+      dynamo.close(() => resolve());
+      for (const socket of unused) socket.destroy();
     });
   opened.push(closeDynamo);
   const dynamoPort = await listen(dynamo, ports.dynamodb ?? 0);

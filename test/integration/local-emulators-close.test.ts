@@ -26,7 +26,7 @@ it("cuts the clients' open connections when it closes, instead of waiting for th
     used.socket.write(`GET / HTTP/1.1\r\nHost: ${new URL(emulators.dynamodb).host}\r\nConnection: keep-alive\r\n\r\n`);
     await new Promise<void>((resolve) => used.socket.once('data', () => resolve()));
     const silent = await openSocket(emulators.dynamodb);
-    // Well under the emulator's 120 s keep-alive (it waits 2 s for requests in flight): only cutting them lets close() finish in time.
+    // Well under the emulator's 120 s keep-alive: only closing the idle one and cutting the unused one lets close() finish in time.
     await emulators.close();
     await Promise.all([used.cut, silent.cut]);
   } finally {
