@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
-import type { AddressInfo, Server, Socket } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import { resolve as absolute, join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
@@ -67,22 +66,7 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
   // failed that way. DynamoDB keeps idle connections far longer; so does the emulator.
   dynamo.keepAliveTimeout = KEEP_ALIVE_MS;
   dynamo.headersTimeout = KEEP_ALIVE_MS + 1000;
-  // close() ends idle connections and waits for the rest, and a connection opened with no request
-  // on it yet (a client's call abandoned when the runtime stopped) counts as busy until its headers
-  // time out, KEEP_ALIVE_MS: a runtime stopped in a test took 125 s. So those alone are cut when it
-  // closes. Not every connection: a request still being answered would have its table read from a
-  // database closed under it (dynalite closes it when the server has closed: "Iterator is not open").
-  const unused = new Set<Socket>();
-  dynamo.on('connection', (socket: Socket) => {
-    unused.add(socket);
-    socket.once('close', () => unused.delete(socket));
-  });
-  dynamo.on('request', (request: IncomingMessage) => unused.delete(request.socket));
-  const closeDynamo = () =>
-    new Promise<void>((resolve) => {
-      dynamo.close(() => resolve());
-      for (const socket of unused) socket.destroy();
-    });
+  const closeDynamo = () => new Promise<void>((resolve) => dynamo.close(() => resolve()));
   opened.push(closeDynamo);
   const dynamoPort = await listen(dynamo, ports.dynamodb ?? 0);
 
