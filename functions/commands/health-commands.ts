@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { HealthSources } from '../domain/health/operator-health';
-import { operatorHealth } from '../domain/health/operator-health';
+import { operatorHealth, serviceStatus } from '../domain/health/operator-health';
 import { type AdminCommand, defineCommand, type Target } from './command';
 
 /**
@@ -26,10 +26,10 @@ function healthCommand(sourcesOf: (target: Target) => HealthSources): AdminComma
 
 /**
  * `status`: the health view's verdict and its problems alone, for every member of the
- * deployed console ("is anything broken?", asked from the landing page). The problems name the
- * service's parts (the probe's bindings, queues, alarms), never a company, app or partner, and
- * no volumes: what `health` adds (events per hour, postback failures by partner) sums every
- * company's, and stays the operators'.
+ * deployed console ("is anything broken?", asked from the landing page), read from the queues,
+ * the probe and the alarms only (serviceStatus). The problems name the service's parts, never a
+ * company, app or partner, and no volumes: what `health` adds (events per hour, postback
+ * failures by partner) sums every company's, and stays the operators'.
  */
 function healthStatusCommand(sourcesOf: (target: Target) => HealthSources): AdminCommand {
   return defineCommand({
@@ -37,8 +37,7 @@ function healthStatusCommand(sourcesOf: (target: Target) => HealthSources): Admi
     usage: "status   (the health view's verdict and problems only; read-only)",
     flags: z.object({}),
     async execute(_flags, target) {
-      const { status, problems, checked_at } = await operatorHealth(sourcesOf(target), Date.now());
-      return { status, problems, checked_at };
+      return serviceStatus(sourcesOf(target), Date.now());
     },
   });
 }

@@ -102,16 +102,29 @@ async function part<T>(read: (signal: AbortSignal) => Promise<T>, timeoutMs: num
   return 'failure' in result ? { error: result.failure } : result.value;
 }
 
+/** The parts a verdict rests on besides the volumes: the queues (with their dead letters), the probe and the alarms. */
+async function serviceParts(sources: HealthSources, timeoutMs: number) {
+  const [queues, probe, alarms] = await Promise.all([
+    part((signal) => sources.queues(signal), timeoutMs),
+    part((signal) => sources.probe(signal), timeoutMs),
+    part((signal) => sources.alarms(signal), timeoutMs),
+  ]);
+  const service: Pick<OperatorHealth, 'dead_letter_queues' | 'probe' | 'alarms'> = {
+    dead_letter_queues: isError(queues) ? queues : queues.map((q) => ({ queue: q.queue, messages: q.dead_letter_messages })),
+    probe,
+    alarms: isError(alarms) ? alarms : alarms === null ? { source: 'none', alarms: [] } : { source: 'cloudwatch', alarms },
+  };
+  return { queues, ...service };
+}
+
 export async function operatorHealth(sources: HealthSources, nowMs: number, timeoutMs = PART_TIMEOUT_MS): Promise<OperatorHealth> {
   const toMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS + HOUR_MS;
   const fromMs = toMs - WINDOW_HOURS * HOUR_MS;
   const names = [EVENTS_ACCEPTED, EVENTS_REJECTED, ...REJECTION_REASONS.map(rejectedMetric)];
-  const [hours, queues, attempts, probe, alarms] = await Promise.all([
+  const [hours, attempts, { queues, ...service }] = await Promise.all([
     part((signal) => sources.metricHours(names, fromMs, toMs, signal), timeoutMs),
-    part((signal) => sources.queues(signal), timeoutMs),
     part((signal) => sources.postbackAttempts(nowMs - WINDOW_HOURS * HOUR_MS, signal), timeoutMs),
-    part((signal) => sources.probe(signal), timeoutMs),
-    part((signal) => sources.alarms(signal), timeoutMs),
+    serviceParts(sources, timeoutMs),
   ]);
   const aggregation = isError(queues) ? queues : queues.find((q) => q.queue === 'aggregation');
   const view: Omit<OperatorHealth, 'status' | 'problems'> = {
@@ -128,15 +141,34 @@ export async function operatorHealth(sources: HealthSources, nowMs: number, time
             alarm_after_seconds: aggregation.alarm_after_seconds,
           }
         : { error: 'no aggregation queue' },
-    dead_letter_queues: isError(queues) ? queues : queues.map((q) => ({ queue: q.queue, messages: q.dead_letter_messages })),
+    dead_letter_queues: service.dead_letter_queues,
     postbacks: isError(attempts)
       ? attempts
       : { window_hours: WINDOW_HOURS, partners: postbackFailures(attempts.attempts), truncated: attempts.truncated },
-    probe,
-    alarms: isError(alarms) ? alarms : alarms === null ? { source: 'none', alarms: [] } : { source: 'cloudwatch', alarms },
+    probe: service.probe,
+    alarms: service.alarms,
   };
   const problems = problemsOf(view, isError(queues) ? [] : queues);
   return { status: problems.length ? 'broken' : 'ok', problems, ...view };
+}
+
+export interface ServiceStatus {
+  readonly status: 'ok' | 'broken';
+  readonly problems: string[];
+  readonly checked_at: string;
+}
+
+/**
+ * The verdict alone, for every member (the `status` command): from the queues, the probe and the
+ * alarms, the parts that name no company and count nothing of one. It reads neither the metrics
+ * nor the postback attempts (every app's), which only the view's volumes need, so the header of
+ * every page does not pay for them: its problems are the view's but for those two parts' "could
+ * not be read".
+ */
+export async function serviceStatus(sources: HealthSources, nowMs: number, timeoutMs = PART_TIMEOUT_MS): Promise<ServiceStatus> {
+  const { queues, ...service } = await serviceParts(sources, timeoutMs);
+  const problems = problemsOf(service, isError(queues) ? [] : queues);
+  return { status: problems.length ? 'broken' : 'ok', problems, checked_at: new Date(nowMs).toISOString() };
 }
 
 /** Every hour of the window, oldest first, zeros where nothing was recorded. */
@@ -179,7 +211,10 @@ export function postbackFailures(attempts: readonly PostbackAttempt[]): PartnerP
 }
 
 /** What makes the view say "broken": a part unreadable, the probe failing, a dead letter, a queue past its age alarm, an alarm firing. */
-function problemsOf(view: Omit<OperatorHealth, 'status' | 'problems'>, queues: readonly QueueDepth[]): string[] {
+function problemsOf(
+  view: Pick<OperatorHealth, 'dead_letter_queues' | 'probe' | 'alarms'> & Partial<Pick<OperatorHealth, 'ingestion' | 'postbacks'>>,
+  queues: readonly QueueDepth[],
+): string[] {
   const problems: string[] = [];
   const parts = {
     ingestion: view.ingestion,
@@ -188,7 +223,8 @@ function problemsOf(view: Omit<OperatorHealth, 'status' | 'problems'>, queues: r
     'health probe': view.probe,
     alarms: view.alarms,
   };
-  for (const [name, value] of Object.entries(parts)) if (isError(value)) problems.push(`${name}: could not be read (${value.error})`);
+  for (const [name, value] of Object.entries(parts))
+    if (value !== undefined && isError(value)) problems.push(`${name}: could not be read (${value.error})`);
   if (!isError(view.probe) && view.probe.status !== 'ok') {
     for (const [binding, state] of Object.entries(view.probe.bindings))
       if (state !== 'ok') problems.push(`health probe: ${binding} is failing (${state})`);

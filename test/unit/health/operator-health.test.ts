@@ -8,6 +8,7 @@ import {
   type PostbackAttempt,
   postbackFailures,
   type QueueDepth,
+  serviceStatus,
 } from '../../../functions/domain/health/operator-health';
 import type { RejectionReason } from '../../../functions/domain/ingest/event-validation';
 
@@ -123,6 +124,43 @@ describe('the operators health view', () => {
 });
 
 const REASONS: RejectionReason[] = ['bad_event', 'bad_timestamp', 'bad_currency'];
+
+describe('the service status every member sees', () => {
+  const broken: Partial<HealthSources> = {
+    queues: async () => [
+      queue({ oldest_age_seconds: 901 }),
+      queue({ queue: 'postbacks', dead_letter_messages: 2, alarm_after_seconds: null }),
+    ],
+    probe: async () => ({ status: 'failing', bindings: { ...OK_PROBE.bindings, queues: 'unreachable' } }),
+    alarms: async () => [{ name: 'Svc-AuditWriteFailed', state: 'ALARM', reason: '', updated_at: null }],
+  };
+
+  it.each([
+    ['healthy', {}],
+    ['broken', broken],
+    ['with a part unreadable', { alarms: () => Promise.reject(new Error('AccessDenied')) }],
+  ])('gives the view verdict and problems when %s, without reading the metrics or any postback attempt', async (_case, over) => {
+    const read: string[] = [];
+    const counted: Partial<HealthSources> = {
+      metricHours: async () => {
+        read.push('metrics');
+        return new Map();
+      },
+      postbackAttempts: async () => {
+        read.push('postbacks');
+        return { attempts: [], truncated: false };
+      },
+    };
+    const view = await operatorHealth(sources({ ...over, ...counted }), NOW);
+    read.length = 0;
+    expect(await serviceStatus(sources({ ...over, ...counted }), NOW)).toEqual({
+      status: view.status,
+      problems: view.problems,
+      checked_at: view.checked_at,
+    });
+    expect(read).toEqual([]);
+  });
+});
 
 describe('ingestion per hour', () => {
   it('puts each hour sum in its hour, zeros elsewhere, reasons with none left out', () => {
