@@ -4,6 +4,7 @@ import type { AddressInfo, Server } from 'node:net';
 import { resolve as absolute, join } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
+import { closeServer } from './close-server';
 import { makeS3PutsAtomic, recoverS3Store } from './s3-atomic-puts';
 import { startSqsEmulator } from './sqs';
 
@@ -66,7 +67,7 @@ async function openEmulators(dataDir: string, ports: EmulatorPorts, opened: Arra
   // failed that way. DynamoDB keeps idle connections far longer; so does the emulator.
   dynamo.keepAliveTimeout = KEEP_ALIVE_MS;
   dynamo.headersTimeout = KEEP_ALIVE_MS + 1000;
-  const closeDynamo = () => new Promise<void>((resolve) => dynamo.close(() => resolve()));
+  const closeDynamo = () => closeServer(dynamo);
   opened.push(closeDynamo);
   const dynamoPort = await listen(dynamo, ports.dynamodb ?? 0);
 
