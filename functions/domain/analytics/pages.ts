@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { isAcceptedDay } from '../common/days';
 import { type CostRow, type DimensionValues, daysOfWeek, dimsKey, encodePerfPage, NONE, type PerfPageRow, weekOf } from './performance';
 import { ALL_COUNTERS, type AnyCounter, type DayFact, type DayWindow, type PageKind, type StoredPerfPage } from './performance-report';
@@ -22,8 +23,20 @@ import { ALL_COUNTERS, type AnyCounter, type DayFact, type DayWindow, type PageK
  * its week is, so a run cut short leaves the day stale and the next run builds both again.
  */
 
-/** A day too big for one item (400 KB, the key and attributes included) keeps an overflow marker instead, and is read row by row. */
+/**
+ * A day too big for one item (400 KB, the key and attributes included) keeps an overflow marker
+ * instead, and is read row by row. The size is the page's as stored: a page of every dimension
+ * gzipped (packPage), a partner page as its text.
+ */
 export const MAX_PAGE_BYTES = 350_000;
+
+/**
+ * How a page of every dimension is stored: its JSON gzipped, about a seventh of the text (a busy
+ * day's 2,000 rows with every counter filled are about 440 KB of JSON and 30 to 60 KB stored). The store
+ * writes these bytes, and their size, not the text's, decides whether the day fits one item.
+ */
+export const packPage = (text: string): Buffer => gzipSync(text);
+export const packedPageBytes = (text: string): number => packPage(text).length;
 
 export interface StaleDay {
   readonly day: string;
@@ -113,15 +126,16 @@ export function sumPages(texts: readonly string[], byPartner: boolean): string {
   return JSON.stringify([...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, line]) => line));
 }
 
-const fits = (text: string) => Buffer.byteLength(text) <= MAX_PAGE_BYTES;
+/** Whether a page's rows fit one item as the store keeps them: packed for the rows of every dimension, as text for a partner page. */
+const fits = (text: string, byPartner: boolean) => (byPartner ? Buffer.byteLength(text) : packedPageBytes(text)) <= MAX_PAGE_BYTES;
 
 /** The pages of a day's rows at the stamp's v: its rows (or the overflow marker when they would not fit), and its partner page. */
 export function pagesOf(v: number, perf: readonly DayFact[], cost: readonly CostRow[]): { page: BuiltPage; partner: BuiltPage } {
   const rows = encodePerfPage(buildPageRows(perf, cost));
   const partner = sumPages([rows], true);
   return {
-    page: fits(rows) ? { v, rows } : { v, overflow: true },
-    partner: fits(partner) ? { v, rows: partner } : { v, overflow: true },
+    page: fits(rows, false) ? { v, rows } : { v, overflow: true },
+    partner: fits(partner, true) ? { v, rows: partner } : { v, overflow: true },
   };
 }
 
@@ -136,7 +150,7 @@ export function weekOfPages(monday: string, pages: ReadonlyMap<string, StoredPer
     texts.push(page.rows);
   }
   const rows = sumPages(texts, byPartner);
-  return fits(rows) ? { vs, rows } : { vs, overflow: true };
+  return fits(rows, byPartner) ? { vs, rows } : { vs, overflow: true };
 }
 
 /** Builds the pages of one app's stale days, then the pages of their weeks, then marks the days built. */

@@ -1,5 +1,6 @@
-import { compactApp, compactPages, MAX_PAGE_BYTES, type PageStore } from '../../../functions/domain/analytics/pages';
-import { decodePerfPage } from '../../../functions/domain/analytics/performance';
+import { randomBytes } from 'node:crypto';
+import { compactApp, compactPages, MAX_PAGE_BYTES, type PageStore, packedPageBytes } from '../../../functions/domain/analytics/pages';
+import { decodePerfPage, PERF_COUNTERS } from '../../../functions/domain/analytics/performance';
 import { answerPerformance } from '../../../functions/domain/analytics/performance-report';
 import { MemoryPerformance } from './memory-performance';
 
@@ -83,14 +84,44 @@ describe('the performance pages', () => {
     expect(store.stamp.get('2025-03-01')?.page_v).toBe(5);
   });
 
-  it('marks a day too big for one item as overflow, and the report reads its rows', async () => {
+  it('marks a day too big for one item, gzipped as it is stored, as overflow, and the report reads its rows', async () => {
     const store = new MemoryPerformance();
-    const rows = Math.ceil(MAX_PAGE_BYTES / 60);
-    for (let i = 0; i < rows; i++) store.addPerf('2025-03-03', ['meta', `campaign_${i}`, 'US', 'ios'], { installs: 1 });
+    // Campaign names gzip cannot shrink (random hex): about 110 bytes a row once stored.
+    const rows = Math.ceil(MAX_PAGE_BYTES / 100);
+    const name = (i: number) => `c${String(i).padStart(5, '0')}_${randomBytes(100).toString('hex')}`;
+    for (let i = 0; i < rows; i++) store.addPerf('2025-03-03', ['meta', name(i), 'US', 'ios'], { installs: 1 });
     expect(await compactApp(store, APP)).toEqual({ pages: 1, overflows: 1, weeks: 1 });
     expect(store.page.get('2025-03-03')).toEqual({ v: rows, overflow: true });
     const page = await campaigns(store);
-    expect({ rows: page.length, first: page[0] }).toEqual({ rows: 1000, first: ['2025-03-03', 'campaign_0', 1, 0] });
+    const [day, campaign, installs] = page[0] ?? [];
+    expect({ rows: page.length, day, campaign: String(campaign).slice(0, 7), installs }).toEqual({
+      rows: 1000,
+      day: '2025-03-03',
+      campaign: 'c00000_',
+      installs: 1,
+    });
+  });
+
+  it('pages a busy day whose JSON is larger than an item but whose stored (gzipped) page fits, and reads it as its rows', async () => {
+    // 2,000 combinations with every counter filled, as the bench's busy app: about 440 KB of JSON.
+    const store = new MemoryPerformance();
+    const counters = (i: number) =>
+      Object.fromEntries(PERF_COUNTERS.map((name, c) => [name, 1_000_000 + ((i * 7919 + c * 104_729) % 9_000_000)]));
+    for (let i = 0; i < 2000; i++) {
+      const partner = `partner_${i % 10}`;
+      const campaign = `${partner}_campaign_${Math.floor(i / 10) % 10}`;
+      store.addPerf('2025-03-03', [partner, campaign, `C${Math.floor(i / 100) % 10}`, i < 1000 ? 'ios' : 'android'], counters(i));
+    }
+    const rowsRead = jest.spyOn(store, 'perfRows');
+    const fromRows = await campaigns(store);
+    expect(await compactApp(store, APP)).toEqual({ pages: 1, overflows: 0, weeks: 1 });
+    const stored = store.page.get('2025-03-03');
+    if (!stored || !('rows' in stored)) throw new Error('the busy day has no page');
+    expect(Buffer.byteLength(stored.rows)).toBeGreaterThan(MAX_PAGE_BYTES);
+    expect(packedPageBytes(stored.rows)).toBeLessThanOrEqual(MAX_PAGE_BYTES);
+    rowsRead.mockClear();
+    expect(await campaigns(store)).toEqual(fromRows);
+    expect(rowsRead.mock.calls.some(([, days]) => days.firstDay <= '2025-03-03' && days.lastDay >= '2025-03-03')).toBe(false);
   });
 
   it('stops at the deadline and names the apps left for the next run', async () => {
