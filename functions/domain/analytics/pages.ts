@@ -35,7 +35,12 @@ export const MAX_PAGE_BYTES = 350_000;
  * day's 2,000 rows with every counter filled are about 440 KB of JSON and 30 to 60 KB stored). The store
  * writes these bytes, and their size, not the text's, decides whether the day fits one item.
  */
-export const packPage = (text: string): Buffer => gzipSync(text);
+export function packPage(text: string): Buffer {
+  // The compactor packs a page to judge its size and the store packs it again to write it: the last one is kept.
+  if (text !== lastPacked.text) lastPacked = { text, packed: gzipSync(text) };
+  return lastPacked.packed;
+}
+let lastPacked: { text?: string; packed: Buffer } = { packed: Buffer.alloc(0) };
 export const packedPageBytes = (text: string): number => packPage(text).length;
 
 export interface StaleDay {
