@@ -45,8 +45,8 @@ const ITEMS_PER_QUERY = 100_000;
 
 /**
  * A page's rows (encodePerfPage), gzipped by packPage, as a binary attribute: a busy day's 2,000
- * rows with every counter filled are about 440 KB of JSON and 30 to 60 KB gzipped, and a 30-day read by campaign reads 30 of them. Seven times
- * fewer read units, and the emulator's and the SDK's time goes with the bytes (docs/benchmarks.md).
+ * rows with every counter filled are about 440 KB of JSON and 30 to 60 KB gzipped, and a 30-day
+ * read by campaign reads 30 of them. Seven times fewer read units, and the emulator's and the SDK's time goes with the bytes (docs/benchmarks.md).
  */
 const PAGE_ROWS = 'rows_gz';
 
@@ -255,8 +255,9 @@ export class PerformanceStore implements PerformanceRows, PageStore {
 
 /**
  * A page's rows attribute: gzipped for the pages of every dimension (a busy day's are about 440
- * KB of JSON, 30 to 60 KB gzipped; whether they fit one item is judged on these bytes), plain for the partner pages (a dozen lines, under 2 KB: gzip would save
- * no write unit and cost a gunzip per read).
+ * KB of JSON, 30 to 60 KB gzipped; whether they fit one item is judged on these bytes), plain for
+ * the partner pages (a dozen lines, under 2 KB: gzip would save no write unit and cost a gunzip
+ * per read).
  */
 function rowsItem(kind: PageKind, page: { rows: string } | { overflow: true }): Record<string, unknown> {
   if (!('rows' in page)) return { overflow: true };

@@ -31,12 +31,14 @@ import { ALL_COUNTERS, type AnyCounter, type DayFact, type DayWindow, type PageK
 export const MAX_PAGE_BYTES = 350_000;
 
 /**
- * How a page of every dimension is stored: its JSON gzipped, about a seventh of the text (a busy
- * day's 2,000 rows with every counter filled are about 440 KB of JSON and 30 to 60 KB stored). The store
- * writes these bytes, and their size, not the text's, decides whether the day fits one item.
+ * How a page of every dimension is stored: its JSON gzipped, a seventh to a fifteenth of the text
+ * (a busy day's 2,000 rows with every counter filled are about 440 KB of JSON and 30 to 60 KB
+ * stored). The store writes these bytes, and their size, not the text's, decides whether the day
+ * fits one item.
  */
 export function packPage(text: string): Buffer {
-  // The compactor packs a page to judge its size and the store packs it again to write it: the last one is kept.
+  // The compactor packs a page to judge its size, then the store packs the same text to write it:
+  // the last page packed is kept, so it is gzipped once.
   if (text !== lastPacked.text) lastPacked = { text, packed: gzipSync(text) };
   return lastPacked.packed;
 }
