@@ -94,10 +94,10 @@ export const tables = {
   },
   click_log: {
     purpose:
-      'Click records, no index: pk <app_id>#<YYYY-MM-DDTHH>#<shard 0-f>, sk <iph>#<ts_ms, 15 digits>#<click_id>, ' +
-      'where iph is a hash of (app, IP, platform) and the shard its first digit; the click id encodes its key ' +
+      'Click records, no index: pk <app_id>#<YYYY-MM-DDTHH>#<shard 0-3>, sk <iph>#<ts_ms, 15 digits>#<click_id>, ' +
+      'where iph is a hash of (app, IP, platform) and the shard its first two bits; the click id encodes its key ' +
       '(functions/domain/links/click-log-key.ts). One key per hour finds the latest click of an (app, IP, platform) ' +
-      "for probabilistic matching; an hour's 16 keys hold an app's clicks for the export and the click-count lane. " +
+      "for probabilistic matching; an hour's 4 keys hold an app's clicks for the export, the click-count lane and the reports' top-up. " +
       'Clicks expire well after the lookback window.',
     partitionKey: S('pk'),
     sortKey: S('sk'),

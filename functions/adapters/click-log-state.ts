@@ -17,8 +17,15 @@ export class ClickLogStates {
       new GetCommand({ TableName: this.tableName, Key: { pk: `${appId}#click_log`, sk: 'state' }, ConsistentRead: true }),
     );
     if (!Item) return undefined;
-    const { rev, next, hours, pending, log_from } = Item as ClickLogState;
-    return { rev, next, hours: hours ?? {}, ...(pending ? { pending } : {}), ...(log_from ? { log_from } : {}) };
+    const { rev, next, hours, pending, log_from, no_legacy } = Item as ClickLogState;
+    return {
+      rev,
+      next,
+      hours: hours ?? {},
+      ...(pending ? { pending } : {}),
+      ...(log_from ? { log_from } : {}),
+      ...(no_legacy === true ? { no_legacy } : {}),
+    };
   }
 
   async putState(appId: string, state: ClickLogState, expectedRev: number | undefined): Promise<boolean> {

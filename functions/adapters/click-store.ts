@@ -1,7 +1,15 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { LoggedClick } from '../domain/aggregation/click-counts';
 import { appHourKey, appIpPlatform, CLICK_HOUR_SHARDS, type ClickRecord } from '../domain/links/click';
-import { clickLogKey, clickLogPk, clickLogRange, ipPlatformHash, utcHourOf } from '../domain/links/click-log-key';
+import {
+  CLICK_LOG_SHARDS,
+  clickLogKey,
+  clickLogPk,
+  clickLogRange,
+  clickLogShard,
+  ipPlatformHash,
+  utcHourOf,
+} from '../domain/links/click-log-key';
 import { clientAddress } from '../domain/links/ip-block';
 import type { Platform } from '../domain/links/platform';
 import type { ClickLog } from '../domain/links/tracking-link';
@@ -65,7 +73,7 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
     this.iphOf = options.iphOf ?? ipPlatformHash;
   }
 
-  /** The app's clicks recorded in a UTC hour (`YYYY-MM-DDTHH`): the hour's 16 keys of each table, expired ones included. */
+  /** The app's clicks recorded in a UTC hour (`YYYY-MM-DDTHH`): the hour's keys of each table (4 and 16), expired ones included. */
   async ofHour(appId: string, hour: string): Promise<ClickRecord[]> {
     const [logged, legacy] = await Promise.all([this.logHour<StoredClick>(appId, hour), this.legacyHour<StoredClick>(appId, hour)]);
     return [...logged, ...legacy].map(recordOf);
@@ -74,7 +82,7 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
   /**
    * The click-count lane's read (functions/domain/aggregation/click-counts.ts): the app's clicks
    * of a UTC hour with ts_ms at or after `fromTs`, only the attributes a count needs, from
-   * click_log's 16 keys of the hour, and from the old table's by_app_hour index as well when
+   * click_log's 4 keys of the hour, and from the old table's by_app_hour index as well when
    * `withLegacy` (such clicks carry `legacy`). The sort key orders an hour by address, not time, so
    * `fromTs` is a filter: each read pays for the whole hour so far (docs/analytics.md, "Where a
    * click's write units go"). Eventually consistent, at half the price: the lane counts up to
@@ -101,6 +109,15 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
         : [],
     ]);
     return [...logged, ...legacy.map((click) => ({ ...click, legacy: true }))];
+  }
+
+  /** Whether the old clicks table holds any item (the click-count lane's `no_legacy`): a scan that stops at the first. */
+  async legacyHolds(): Promise<boolean> {
+    const { Items, LastEvaluatedKey } = await dynamoClient().send(
+      new ScanCommand({ TableName: this.tables.legacy, Limit: 1, ProjectionExpression: 'click_id' }),
+    );
+    // A page may come back empty with more to scan: that is not an empty table.
+    return (Items?.length ?? 0) > 0 || LastEvaluatedKey !== undefined;
   }
 
   /** Deletes the app's clicks (a privacy deletion) from whichever table holds each; returns how many ids it was given. */
@@ -156,7 +173,7 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
             queryItems<StoredClick>({
               TableName: this.tables.log,
               KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-              ExpressionAttributeValues: { ':pk': clickLogPk(query.appId, hour, iph), ':from': range.from, ':to': range.to },
+              ExpressionAttributeValues: { ':pk': clickLogPk(query.appId, hour, clickLogShard(iph)), ':from': range.from, ':to': range.to },
               ScanIndexForward: false,
               Limit: 10,
             }),
@@ -184,10 +201,10 @@ export class ClickStore extends ClickLogWriter implements ClickEraser {
     return old && recordOf(old);
   }
 
-  /** The items of click_log's 16 keys of the app's hour. */
+  /** The items of click_log's keys of the app's hour (CLICK_LOG_SHARDS). */
   private async logHour<T>(appId: string, hour: string, extra: QueryExtra = {}): Promise<T[]> {
     const shards = await Promise.all(
-      CLICK_HOUR_SHARDS.map((shard) =>
+      CLICK_LOG_SHARDS.map((shard) =>
         queryAll<T>({
           TableName: this.tables.log,
           ...extra,

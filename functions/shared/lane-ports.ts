@@ -52,6 +52,7 @@ export function clickLanePorts(): ClickLanePorts {
     addOnce: (appId, applyId, count) => addClicksOnce(aggregates, appId, applyId, count),
     stamp: (appId, day) => rows.stamp(appId, day),
     clicksAfter: (appId, hour, fromTs, withLegacy) => clicks.clicksAfter(appId, hour, fromTs, withLegacy),
+    legacyHolds: () => clicks.legacyHolds(),
     takeLease: (holder, nowMs, leaseMs) => lease.takeLease(holder, nowMs, leaseMs),
     releaseLease: (holder) => lease.releaseLease(holder),
   };

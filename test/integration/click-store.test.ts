@@ -22,6 +22,8 @@ import { createTable, localCredentials } from '../../local/provision';
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-28T12:00:00Z');
 const TABLES = { log: 'click_log', legacy: 'clicks' };
+/** The old clicks table of a deployment made after click_log: never written. */
+const EMPTY_LEGACY = 'clicks_never_written';
 
 let server: Server;
 let dir: string;
@@ -40,6 +42,7 @@ beforeAll(async () => {
   const admin = new DynamoDBClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: localCredentials });
   await createTable(admin, TABLES.log, tables.click_log);
   await createTable(admin, TABLES.legacy, tables.clicks);
+  await createTable(admin, EMPTY_LEGACY, tables.clicks);
   admin.destroy();
 });
 afterAll(async () => {
@@ -174,5 +177,13 @@ describe('a click an earlier release recorded in the old clicks table', () => {
     expect(await store.byId(appId, old.click_id, 0)).toBeUndefined();
     expect(await store.byId(appId, fresh.click_id, 0)).toBeUndefined();
     expect(await store.latest(window, 0)).toBeUndefined();
+  });
+
+  it('tells the click-count lane whether the old table holds any click (legacyHolds)', async () => {
+    const fresh = new ClickStore({ log: TABLES.log, legacy: EMPTY_LEGACY });
+    await fresh.record(clickOf(freshApp(), '192.0.2.9', 'ios', T0));
+    expect(await fresh.legacyHolds()).toBe(false);
+    await legacyClick(freshApp(), '192.0.2.10', 'android', T0 - HOUR);
+    expect(await new ClickStore(TABLES).legacyHolds()).toBe(true);
   });
 });

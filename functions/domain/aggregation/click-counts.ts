@@ -71,6 +71,12 @@ export interface ClickLogState {
    * clicks table is read for the hours up to the one after it only (readsLegacy).
    */
   readonly log_from?: string;
+  /**
+   * Set when the old clicks table held no click at all as the lane looked (ClickCountPorts.legacyHolds):
+   * a deployment made after click_log, or one whose old clicks have all expired. The old table is then
+   * never read for the app (readsLegacy), which is most of what a report's top-up would read.
+   */
+  readonly no_legacy?: true;
 }
 
 export interface ClickCountPorts {
@@ -84,6 +90,8 @@ export interface ClickCountPorts {
   stamp(appId: string, day: string): Promise<void>;
   /** The app's logged clicks of a UTC hour with `ts_ms >= fromTs`, in any order; those of the old clicks table too when `withLegacy`. */
   clicksAfter(appId: string, hour: string, fromTs: number, withLegacy: boolean): Promise<readonly LoggedClick[]>;
+  /** Whether the old clicks table holds any click, of any app (one item read). */
+  legacyHolds(): Promise<boolean>;
 }
 
 /** How far behind now the lane counts: the redirect's run and the index's lag (ADR 0008). */
@@ -135,20 +143,38 @@ export function countsOf(clicks: readonly LoggedClick[]): ClickCount[] {
  * seconds two versions of the function run side by side; the hour after covers those seconds.
  * The same state gives a retried apply the hour's same reads.
  */
-export const readsLegacy = (state: Pick<ClickLogState, 'log_from'> | undefined, hour: string): boolean =>
-  state?.log_from === undefined || hour <= nextHour(state.log_from);
+export const readsLegacy = (state: Pick<ClickLogState, 'log_from' | 'no_legacy'> | undefined, hour: string): boolean =>
+  state?.no_legacy !== true && (state?.log_from === undefined || hour <= nextHour(state.log_from));
+
+/**
+ * The state with `no_legacy` when the old clicks table is empty and no apply is pending (a pending
+ * apply is resumed with the reads it was opened with); the state unchanged otherwise. Looked at
+ * while the lane still reads the old table for some hour: until the app's first click_log click
+ * (log_from) on a deployment that had clicks before click_log, at each run; on a deployment made
+ * after it, at the first. Nothing writes the old table after the upgrade, so empty stays empty;
+ * the one exception is the old redirect's last seconds during the upgrade itself, when the old
+ * table would have to be empty already (no click in its 30-day TTL and more), and such a click
+ * is then left out of the counts (it is still found by id and by probabilistic matching).
+ */
+async function withoutLegacy(ports: ClickCountPorts, appId: string, state: ClickLogState): Promise<ClickLogState> {
+  if (state.no_legacy === true || state.log_from !== undefined || state.pending !== undefined) return state;
+  if (await ports.legacyHolds()) return state;
+  const after: ClickLogState = { ...state, rev: state.rev + 1, no_legacy: true };
+  await put(ports, appId, after, state.rev);
+  return after;
+}
 
 /** The lane's clicks of an hour after `from`, up to and including `to` when given, in log order. */
 async function clicksBetween(
   ports: Pick<ClickCountPorts, 'clicksAfter'>,
   appId: string,
-  state: ClickLogState | undefined,
+  withLegacy: boolean,
   hour: string,
   from: HourMark,
   upTo: (click: LoggedClick) => boolean,
 ): Promise<LoggedClick[]> {
   const fromTs = Math.max(from.ts, hourStartMs(hour));
-  const logged = await ports.clicksAfter(appId, hour, fromTs, readsLegacy(state, hour));
+  const logged = await ports.clicksAfter(appId, hour, fromTs, withLegacy);
   return logged.filter((click) => click.count_day !== undefined && isAfter(click, from) && upTo(click)).sort(byLogOrder);
 }
 
@@ -206,17 +232,19 @@ export async function countAppClicks(
   }
   if (state.pending) {
     const { hour, from, to } = state.pending;
-    const resumed = await clicksBetween(ports, appId, state, hour, from, (click) => !isAfter(click, to));
+    const resumed = await clicksBetween(ports, appId, readsLegacy(state, hour), hour, from, (click) => !isAfter(click, to));
     state = await finish(ports, appId, state, resumed);
     clicks += resumed.length;
     applies += 1;
   }
+  state = await withoutLegacy(ports, appId, state);
   const lastHour = hourOf(horizonMs);
   for (let hour = state.next, seen = 0; hour <= lastHour && seen < HOURS_PER_RUN; hour = nextHour(hour), seen += 1) {
     for (;;) {
       if (!keepGoing()) return { clicks, applies };
       const from = state.hours[hour] ?? ZERO;
-      const batch = (await clicksBetween(ports, appId, state, hour, from, (click) => click.ts_ms <= horizonMs)).slice(0, CLICKS_PER_APPLY);
+      const inHorizon = (click: LoggedClick) => click.ts_ms <= horizonMs;
+      const batch = (await clicksBetween(ports, appId, readsLegacy(state, hour), hour, from, inHorizon)).slice(0, CLICKS_PER_APPLY);
       const last = batch[batch.length - 1];
       if (last === undefined) break;
       const to: HourMark = { ts: last.ts_ms, cid: last.click_id, n: from.n + batch.length };
@@ -275,7 +303,7 @@ export function topUpHours(state: ClickLogState | undefined, nowMs: number): str
  * starts over if it moved: with the state unchanged, no apply but the pending one wrote in between.
  */
 export async function topUp(
-  log: Pick<ClickCountPorts, 'clicksAfter'>,
+  log: Pick<ClickCountPorts, 'clicksAfter' | 'legacyHolds'>,
   appId: string,
   state: ClickLogState | undefined,
   appliedOf: (sortKey: string) => string | undefined,
@@ -283,10 +311,14 @@ export async function topUp(
   nowMs: number,
 ): Promise<ClickTopUp> {
   const pending = state?.pending;
+  const hours = topUpHours(state, nowMs);
+  // Before the lane has looked (a new app, or a state of before no_legacy), one scan of one item
+  // instead of the old table's 16 keys an hour: an empty old table has nothing to add.
+  const legacy = hours.some((hour) => readsLegacy(state, hour)) && (await log.legacyHolds());
   const perHour = await Promise.all(
-    topUpHours(state, nowMs).map(async (hour) => {
+    hours.map(async (hour) => {
       const from = pending?.hour === hour ? pending.from : (state?.hours[hour] ?? ZERO);
-      return clicksBetween(log, appId, state, hour, from, () => true);
+      return clicksBetween(log, appId, legacy && readsLegacy(state, hour), hour, from, () => true);
     }),
   );
   const uncounted: LoggedClick[] = [];

@@ -5,10 +5,11 @@ import { appHourKey } from './click';
  * Where a click lives in the click_log table (lib/manifest.ts; docs/adr/0008, section 2 revised:
  * one click log table, no index). The base key serves every read, so a click is one write unit:
  *
- * - pk `<app_id>#<YYYY-MM-DDTHH>#<shard>`: the click's UTC hour and a shard 0-f that is the first
- *   hex digit of `iph`, so every click of one (app, IP, platform) in an hour is in one partition
- *   (probabilistic matching reads one key per hour) and an app's hour is spread over 16 (the
- *   export and the click-count lane read the hour's 16 keys);
+ * - pk `<app_id>#<YYYY-MM-DDTHH>#<shard>`: the click's UTC hour and a shard 0-3 that is the first
+ *   two bits of `iph` (clickLogShard), so every click of one (app, IP, platform) in an hour is in
+ *   one partition (probabilistic matching reads one key per hour) and an app's hour is spread over
+ *   CLICK_LOG_SHARDS (the export, the click-count lane and the reports' top-up read the hour's 4
+ *   keys);
  * - sk `<iph>#<ts_ms, 15 digits>#<click_id>`: newest last within an (app, IP, platform), so the
  *   latest click is one descending range read;
  * - the click id encodes its own key (version, ts_ms, iph, 144 random bits), so a look-up by id
@@ -76,8 +77,20 @@ export const newClickId = (click: { readonly tsMs: number; readonly appIpPlatfor
 
 export const utcHourOf = (tsMs: number): string => new Date(tsMs).toISOString().slice(0, 13);
 
-/** The partition of an app's hour (`YYYY-MM-DDTHH`) holding the clicks whose iph starts with the shard digit. */
-export const clickLogPk = (appId: string, hour: string, iph: string): string => appHourKey(appId, hour, iph.slice(0, 1));
+/**
+ * The shards of an app's hour in click_log. Four, not the old index's 16 (docs/adr/0008, "Four
+ * shards"): every report read that reaches the last two hours reads each of them (the top-up), so
+ * their number is the report's cost; four take 4,000 writes a second of one app before DynamoDB
+ * splits a key for heat, which it can do here because the sort key spreads an hour's clicks over
+ * 65,536 `iph` values.
+ */
+export const CLICK_LOG_SHARDS: readonly string[] = ['0', '1', '2', '3'];
+
+/** The shard of a click of this iph: its first two bits. */
+export const clickLogShard = (iph: string): string => (Number.parseInt(iph.slice(0, 1), 16) >> 2).toString();
+
+/** The partition of an app's hour (`YYYY-MM-DDTHH`) and shard (CLICK_LOG_SHARDS). */
+export const clickLogPk = (appId: string, hour: string, shard: string): string => appHourKey(appId, hour, shard);
 
 const paddedTs = (tsMs: number): string => String(tsMs).padStart(TS_DIGITS, '0');
 
@@ -85,7 +98,7 @@ const paddedTs = (tsMs: number): string => String(tsMs).padStart(TS_DIGITS, '0')
 export function clickLogKey(appId: string, clickId: string): { pk: string; sk: string } | undefined {
   const parts = decodeClickId(clickId);
   if (!parts) return undefined;
-  return { pk: clickLogPk(appId, utcHourOf(parts.tsMs), parts.iph), sk: `${parts.iph}#${paddedTs(parts.tsMs)}#${clickId}` };
+  return { pk: clickLogPk(appId, utcHourOf(parts.tsMs), clickLogShard(parts.iph)), sk: `${parts.iph}#${paddedTs(parts.tsMs)}#${clickId}` };
 }
 
 /**

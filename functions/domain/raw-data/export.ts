@@ -19,7 +19,7 @@ import { type LaneOpening, watermarkOf } from './watermark';
  *   object opened at or after H's start (an apply counts events already received), so H is
  *   exported from every object keyed from H's start (less STREAM_CLOCK_MARGIN_MS) up to the
  *   watermark, never from the new ones only: the file holds every line of H the stream has.
- * - clicks come from the click log (click_log's 16 keys of an hour, and the old clicks table's
+ * - clicks come from the click log (click_log's 4 keys of an hour, and the old clicks table's
  *   by_app_hour index until it is dropped), skan_postbacks from the SKAN records of
  *   the audit bucket (all under app_id=_unmatched until postbacks are matched to apps).
  * - A partition is written whole from its source and replaces the file before it; one with no

@@ -11,6 +11,7 @@ import {
   countAppClicks,
   HORIZON_MS,
   type LoggedClick,
+  readsLegacy,
   runClickLane,
   topUp,
 } from '../../../functions/domain/aggregation/click-counts';
@@ -64,6 +65,7 @@ function world(log: readonly LoggedClick[]) {
         (click) =>
           new Date(click.ts_ms).toISOString().slice(0, 13) === hour && click.ts_ms >= fromTs && (withLegacy || click.legacy !== true),
       ),
+    legacyHolds: async () => log.some((click) => click.legacy === true),
   };
   return {
     ports,
@@ -282,6 +284,89 @@ describe('the click-count lane across the upgrade to click_log', () => {
   });
 });
 
+describe('the click-count lane on a deployment made after click_log', () => {
+  it('finds the old clicks table empty and never reads it for the app again: not the lane, not a report', async () => {
+    const at = (time: string) => Date.parse(`2026-06-01T${time}Z`);
+    const log: LoggedClick[] = [
+      { click_id: 'a', ts_ms: at('08:30:00'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01' },
+      { click_id: 'b', ts_ms: at('09:10:00'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01' },
+    ];
+    const w = world(log);
+    const reads: boolean[] = [];
+    const traced: ClickCountPorts = {
+      ...w.ports,
+      clicksAfter: async (...args) => {
+        reads.push(args[3]);
+        return w.ports.clicksAfter(...args);
+      },
+    };
+    await countAppClicks(traced, APP, at('09:20:00'));
+    expect(w.state()?.no_legacy).toBe(true);
+    expect(itemCounts(w.items)).toEqual(new Map([['2026-06-01|p|(none)|(none)|ios|l', 2]]));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((withLegacy) => !withLegacy)).toBe(true);
+    // A report's top-up after a click the lane has not counted yet: read without the old table.
+    log.push({ click_id: 'c', ts_ms: at('09:25:00'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01' });
+    reads.length = 0;
+    const uncounted = await topUp(
+      traced,
+      APP,
+      w.state(),
+      () => undefined,
+      { firstDay: '2026-06-01', lastDay: '2026-06-01' },
+      at('09:26:00'),
+    );
+    expect(uncounted.counts.map((count) => count.clicks)).toEqual([1]);
+    expect(reads).toEqual([false]);
+  });
+
+  it("tops up a new app's clicks before the lane has run for it with one look at the old table, not its 16 keys an hour", async () => {
+    const at = (time: string) => Date.parse(`2026-06-01T${time}Z`);
+    const fresh: LoggedClick = {
+      click_id: 'n',
+      ts_ms: at('09:25:00'),
+      link_id: 'l',
+      partner: 'p',
+      platform: 'ios',
+      count_day: '2026-06-01',
+    };
+    const old: LoggedClick = { ...fresh, click_id: 'o', ts_ms: at('08:40:00'), legacy: true };
+    const day = { firstDay: '2026-06-01', lastDay: '2026-06-01' };
+    for (const [log, withLegacy, clicks] of [
+      [[fresh], false, 1],
+      [[fresh, old], true, 2],
+    ] as const) {
+      const w = world(log);
+      const reads: boolean[] = [];
+      let looks = 0;
+      const traced: ClickCountPorts = {
+        ...w.ports,
+        clicksAfter: async (...args) => {
+          reads.push(args[3]);
+          return w.ports.clicksAfter(...args);
+        },
+        legacyHolds: async () => {
+          looks += 1;
+          return w.ports.legacyHolds();
+        },
+      };
+      const uncounted = await topUp(traced, APP, undefined, () => undefined, day, at('09:26:00'));
+      expect(uncounted.counts.map((count) => count.clicks)).toEqual([clicks]);
+      expect([looks, reads]).toEqual([1, [withLegacy, withLegacy]]);
+    }
+  });
+
+  it('keeps reading the old table while it holds a click, as before', async () => {
+    const at = (time: string) => Date.parse(`2026-06-01T${time}Z`);
+    const w = world([
+      { click_id: 'old', ts_ms: at('07:30:00'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01', legacy: true },
+    ]);
+    await countAppClicks(w.ports, APP, at('09:20:00'));
+    expect(w.state()?.no_legacy).toBeUndefined();
+    expect(readsLegacy(w.state(), '2026-06-01T09')).toBe(true);
+  });
+});
+
 describe('the click-count lane under its lease', () => {
   const lanePorts = (w: ReturnType<typeof world>, lease: { holder?: string; until: number }): ClickLanePorts => ({
     ...w.ports,
@@ -312,8 +397,8 @@ describe('the click-count lane under its lease', () => {
     const w = world(log);
     const lease = { until: 0 };
     const options = { holder: 'me', nowMs: () => NOW, leaseMs: 75_000, stopAtMs: NOW + 60_000 };
-    // Writes: the first state, hour 08 closed, the apply opened, then its count: lost.
-    w.failAt(4, false);
+    // Writes: the first state, its no_legacy (the old table is empty), hour 08 closed, the apply opened, then its count: lost.
+    w.failAt(5, false);
     const failed = await runClickLane(lanePorts(w, lease), options);
     expect(failed.failed.map(({ appId }) => appId)).toEqual([APP]);
     expect(w.state()?.pending).toBeDefined();

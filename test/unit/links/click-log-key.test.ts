@@ -62,14 +62,17 @@ describe('a click id', () => {
     expect(() => encodeClickId({ ...ok, random: new Uint8Array(16) })).toThrow(RangeError);
   });
 
-  it('names the key of its click in click_log: the app, the UTC hour, the hash and its first digit as the shard', () => {
+  it('names the key of its click in click_log: the app, the UTC hour, the hash and its first two bits as the shard', () => {
     const tsMs = Date.UTC(2026, 10, 29, 4, 59, 59, 999);
     const appIpPlatform = 'app_1#203.0.113.9#ios';
     const iph = createHash('sha256').update(appIpPlatform).digest('hex').slice(0, 4);
     expect(ipPlatformHash(appIpPlatform)).toBe(iph);
     const id = newClickId({ tsMs, appIpPlatform });
     expect(decodeClickId(id)).toMatchObject({ tsMs, iph });
-    expect(clickLogKey('app_1', id)).toEqual({ pk: `app_1#2026-11-29T04#${iph[0]}`, sk: `${iph}#00${tsMs}#${id}` });
+    expect(clickLogKey('app_1', id)).toEqual({
+      pk: `app_1#2026-11-29T04#${Number.parseInt(iph[0] ?? '', 16) >> 2}`,
+      sk: `${iph}#00${tsMs}#${id}`,
+    });
     expect(newClickId({ tsMs, appIpPlatform })).not.toBe(id);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { appHourKey, CLICK_HOUR_SHARDS } from '../../../functions/domain/links/click';
-import { clickLogKey, newClickId } from '../../../functions/domain/links/click-log-key';
+import { appHourKey } from '../../../functions/domain/links/click';
+import { CLICK_LOG_SHARDS, clickLogKey, newClickId } from '../../../functions/domain/links/click-log-key';
 import {
   checkpointKey,
   exportFileKey,
@@ -42,17 +42,17 @@ describe('the export’s layout', () => {
     );
   });
 
-  it('keys a click in click_log by its app, UTC hour and one of 16 shards, spread by its address and platform', () => {
+  it('keys a click in click_log by its app, UTC hour and one of 4 shards, spread by its address and platform', () => {
     const tsMs = Date.UTC(2026, 2, 10, 9, 59, 59, 999);
     const shards = new Set<string>();
     for (let n = 0; n < 400; n++) {
       const clickId = newClickId({ tsMs, appIpPlatform: `app_1#10.0.${n >> 8}.${n & 255}#ios` });
       const pk = clickLogKey('app_1', clickId)?.pk ?? '';
       const [app, hour, shard = ''] = pk.split('#');
-      expect([app, hour, CLICK_HOUR_SHARDS.includes(shard)]).toEqual(['app_1', '2026-03-10T09', true]);
+      expect([app, hour, CLICK_LOG_SHARDS.includes(shard)]).toEqual(['app_1', '2026-03-10T09', true]);
       expect(pk).toBe(appHourKey('app_1', '2026-03-10T09', shard));
       shards.add(shard);
     }
-    expect(shards.size).toBe(16);
+    expect(shards.size).toBe(CLICK_LOG_SHARDS.length);
   });
 });
