@@ -239,12 +239,17 @@ export async function countAppClicks(
   }
   state = await withoutLegacy(ports, appId, state);
   const lastHour = hourOf(horizonMs);
+  const inHorizon = (click: LoggedClick) => click.ts_ms <= horizonMs;
   for (let hour = state.next, seen = 0; hour <= lastHour && seen < HOURS_PER_RUN; hour = nextHour(hour), seen += 1) {
-    for (;;) {
-      if (!keepGoing()) return { clicks, applies };
+    if (!keepGoing()) return { clicks, applies };
+    // The hour is read once, and its clicks counted in applies of CLICKS_PER_APPLY in log order:
+    // every click up to the horizon is visible by now (HORIZON_MS), so each apply's clicks are the
+    // ones a read from its `from` would give, and a busy hour is not read again for each apply.
+    const uncounted = await clicksBetween(ports, appId, readsLegacy(state, hour), hour, state.hours[hour] ?? ZERO, inHorizon);
+    for (let at = 0; at < uncounted.length; at += CLICKS_PER_APPLY) {
+      if (at > 0 && !keepGoing()) return { clicks, applies };
       const from = state.hours[hour] ?? ZERO;
-      const inHorizon = (click: LoggedClick) => click.ts_ms <= horizonMs;
-      const batch = (await clicksBetween(ports, appId, readsLegacy(state, hour), hour, from, inHorizon)).slice(0, CLICKS_PER_APPLY);
+      const batch = uncounted.slice(at, at + CLICKS_PER_APPLY);
       const last = batch[batch.length - 1];
       if (last === undefined) break;
       const to: HourMark = { ts: last.ts_ms, cid: last.click_id, n: from.n + batch.length };
@@ -259,7 +264,6 @@ export async function countAppClicks(
       state = await finish(ports, appId, opened, batch);
       clicks += batch.length;
       applies += 1;
-      if (batch.length < CLICKS_PER_APPLY) break;
     }
     // An hour that ended before the horizon has every click it will ever have counted: closed.
     if (hourStartMs(hour) + HOUR_MS > horizonMs) break;

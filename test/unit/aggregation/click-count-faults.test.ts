@@ -8,6 +8,7 @@ import {
   type ClickCountPorts,
   type ClickLanePorts,
   type ClickLogState,
+  CLICKS_PER_APPLY,
   countAppClicks,
   HORIZON_MS,
   type LoggedClick,
@@ -281,6 +282,50 @@ describe('the click-count lane across the upgrade to click_log', () => {
       '2026-06-01T09 true',
       '2026-06-01T10 false',
     ]);
+  });
+});
+
+describe('the click-count lane on a busy hour', () => {
+  it('reads the hour once per run and counts it in applies of CLICKS_PER_APPLY, exactly across a crash in the middle one', async () => {
+    const start = Date.parse('2026-06-01T09:00:00Z');
+    const total = 2 * CLICKS_PER_APPLY + 1;
+    const log: LoggedClick[] = Array.from({ length: total }, (_, i) => ({
+      click_id: `c${String(i).padStart(6, '0')}`,
+      // Several clicks share a millisecond: the log's order goes on by click id.
+      ts_ms: start + Math.floor(i / 3) * 100,
+      link_id: `l${i % 3}`,
+      partner: 'p',
+      platform: i % 2 === 0 ? 'ios' : 'android',
+      count_day: '2026-06-01',
+    }));
+    const w = world(log);
+    const reads = new Map<string, number>();
+    const traced: ClickCountPorts = {
+      ...w.ports,
+      clicksAfter: async (...args) => {
+        reads.set(args[1], (reads.get(args[1]) ?? 0) + 1);
+        return w.ports.clicksAfter(...args);
+      },
+    };
+    const nowMs = start + HOUR + HORIZON_MS + 1;
+    // The second apply's third counter item is lost with the crash.
+    let addsSeen = 0;
+    const crashing: ClickCountPorts = {
+      ...traced,
+      addOnce: async (...args) => {
+        addsSeen += 1;
+        if (addsSeen === 6 + 3) throw new Crash('lost');
+        return traced.addOnce(...args);
+      },
+    };
+    await expect(countAppClicks(crashing, APP, nowMs)).rejects.toThrow(Crash);
+    expect(reads.get('2026-06-01T09')).toBe(1);
+    const run = await countAppClicks(traced, APP, nowMs);
+    expect(itemCounts(w.items)).toEqual(oracle(log, nowMs));
+    // The pending apply resumed (one read of its span), then the rest of the hour in one read.
+    expect(reads.get('2026-06-01T09')).toBe(3);
+    expect(run.applies).toBe(2);
+    expect(w.state()?.next).toBe('2026-06-01T10');
   });
 });
 
