@@ -5,10 +5,10 @@
 
 import fc from 'fast-check';
 import {
+  CLICKS_PER_APPLY,
   type ClickCountPorts,
   type ClickLanePorts,
   type ClickLogState,
-  CLICKS_PER_APPLY,
   countAppClicks,
   HORIZON_MS,
   type LoggedClick,
