@@ -79,7 +79,7 @@ export const ports: AggregationPorts = {
   ...lanePorts(),
   installs,
   // The first-launch answer is evidence the decision reads, kept in the install's partition.
-  decide: (facts) => installDecision(facts, lookups, firstLaunchAnswers),
+  decide: (facts, known) => installDecision(facts, lookups, firstLaunchAnswers, known),
   // Read when a deep_link_open's object writes its claim log item, and kept there (reengagement.ts).
   reengagementLink: ({ appId, open }) => resolveOpen(reengagementLookups, appId, open),
   // A missing or unreadable audit object never becomes readable: a poison message, for the DLQ.

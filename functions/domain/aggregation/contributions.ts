@@ -8,6 +8,7 @@ import {
   type PerfCounter,
 } from '../analytics/performance';
 import { type AttributionDecision, type InstallFacts, ORGANIC } from '../attribution/decision';
+import type { FirstLaunchRecord, KnownFirstLaunch } from '../attribution/first-launch';
 import type { AuditLine } from '../audit/types';
 import { DAY_MS, localDayOf, UTC } from '../common/days';
 import { isPlainObject } from '../common/json';
@@ -183,8 +184,12 @@ export interface OpenToResolve {
 
 export interface ContributionPorts {
   readonly installs: InstallStore;
-  /** Attribution of an install event: decideAttribution on the live path, the recorded decision in a rebuild. */
-  decide(facts: InstallFacts): Promise<AttributionDecision>;
+  /**
+   * Attribution of an install event: decideAttribution on the live path, the recorded decision in a
+   * rebuild. `known`: the install's first-launch record as the run's read of its partition found it
+   * (absent: none then), so the live path need not read it again (installDecision).
+   */
+  decide(facts: InstallFacts, known?: KnownFirstLaunch): Promise<AttributionDecision>;
   /**
    * The link a deep_link_open counts for (reengagement.ts, resolveOpen), read once, when the
    * object's claim log item is written; absent: no open re-engages.
@@ -315,6 +320,8 @@ class InstallRun {
   private readonly reengagements = new Map<string, { dims: DimensionValues; open: OpenRef; member: MemberRef }>();
   /** The install's consent as its partition held it when the run read it (docs/privacy.md, "Consent"). */
   private storedConsent: ConsentRecord | undefined;
+  /** The install's first-launch record as its partition held it when the run read it. */
+  private storedFirstLaunch: FirstLaunchRecord | undefined;
 
   constructor(
     private readonly ports: ContributionPorts,
@@ -346,6 +353,10 @@ class InstallRun {
       else if (sk.startsWith(SK.eventPrefix)) legacy.push(item as unknown as EventClaim);
       else if (sk.startsWith(SK.day('')) || sk.startsWith(SK.retention(''))) this.flagItems.set(sk, item);
       else if (sk === CONSENT_SK) this.storedConsent = item as unknown as ConsentRecord;
+      else if (sk === SK.firstLaunch) {
+        const { pk: _pk, sk: _sk, ...record } = item;
+        this.storedFirstLaunch = record as unknown as FirstLaunchRecord;
+      }
     }
     const own = await this.logItem(events, legacy, log);
     await this.ownHeld(own);
@@ -611,27 +622,30 @@ class InstallRun {
     const first = previous
       ? await this.ports.installs.get<FirstInstallMark>(this.pk, SK.first)
       : await this.ports.installs.claimItem<FirstInstallMark>({ pk: this.pk, sk: SK.first, owner: token, member: event.eventId });
-    const decision = await this.ports.decide({
-      appId,
-      companyId,
-      // Under the `consent` basis, as the install's latest consent known now allows (the one its
-      // stream line shows); the decision is recorded on the e# claim, first wins, so a redelivery
-      // or a rebuild keeps it whatever consent arrives later (docs/privacy.md, "Probabilistic matching").
-      probabilistic: probabilisticAllowed(
-        { probabilistic, ...(probabilisticBasis === undefined ? {} : { probabilistic_basis: probabilisticBasis }) },
-        latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid)),
-      ),
-      installUuid: this.installUuid,
-      eventId: event.eventId,
-      tsMs: event.tsMs,
-      skewMs: event.skewMs,
-      platform: event.platform ?? 'android',
-      clientIp: event.clientIp,
-      deviceHash: event.deviceHash,
-      attribution: event.attribution,
-      adservices: event.adservices,
-      seenInstallUuid: first?.member !== event.eventId,
-    });
+    const decision = await this.ports.decide(
+      {
+        appId,
+        companyId,
+        // Under the `consent` basis, as the install's latest consent known now allows (the one its
+        // stream line shows); the decision is recorded on the e# claim, first wins, so a redelivery
+        // or a rebuild keeps it whatever consent arrives later (docs/privacy.md, "Probabilistic matching").
+        probabilistic: probabilisticAllowed(
+          { probabilistic, ...(probabilisticBasis === undefined ? {} : { probabilistic_basis: probabilisticBasis }) },
+          latestConsent(this.storedConsent, this.context.consents?.get(this.installUuid)),
+        ),
+        installUuid: this.installUuid,
+        eventId: event.eventId,
+        tsMs: event.tsMs,
+        skewMs: event.skewMs,
+        platform: event.platform ?? 'android',
+        clientIp: event.clientIp,
+        deviceHash: event.deviceHash,
+        attribution: event.attribution,
+        adservices: event.adservices,
+        seenInstallUuid: first?.member !== event.eventId,
+      },
+      { firstLaunch: this.storedFirstLaunch },
+    );
     // Only the install the mark names is the first: it alone applies the held events and is
     // streamed as the first, whatever the head says (issue 35, item 2).
     const isFirst = first?.member === event.eventId;

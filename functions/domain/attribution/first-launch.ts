@@ -270,6 +270,11 @@ export async function currentAttribution(ports: FirstLaunchPorts, appId: string,
   return decisionAnswer(appId, decision, ports.clicks, kept?.answer);
 }
 
+/** The install's first-launch record as a read of its partition found it; `firstLaunch` absent: it had none. */
+export interface KnownFirstLaunch {
+  readonly firstLaunch: FirstLaunchRecord | undefined;
+}
+
 /**
  * The aggregator's decision of an install event, with the install's first-launch answer as evidence
  * (docs/deep-links.md, "The answer and the reports"): for the first install of an install_uuid, the
@@ -283,10 +288,13 @@ export async function installDecision(
   facts: InstallFacts,
   lookups: AttributionLookups,
   answers: Pick<FirstLaunchStore, 'first'> & Partial<Pick<FirstLaunchStore, 'keep'>>,
+  known?: KnownFirstLaunch,
 ): Promise<AttributionDecision> {
   // A reinstall's install event is not what the first launch was asked about.
   if (facts.seenInstallUuid) return decideAttribution(facts, lookups);
-  const kept = await answers.first(facts.appId, facts.installUuid);
+  // The aggregator's read of the install's partition already holds the record (or shows none): a
+  // first launch that answered after that read is found by the keep below, as one racing with the read.
+  const kept = known ? known.firstLaunch : await answers.first(facts.appId, facts.installUuid);
   if (kept && kept.kept_by === undefined) return decideAttribution({ ...facts, firstLaunch: evidenceOf(kept) }, lookups);
   const decision = await decideAttribution(facts, lookups);
   if (kept || !answers.keep || (facts.platform !== 'ios' && facts.platform !== 'android')) return decision;

@@ -87,7 +87,7 @@ export function world(
     rows,
     ledger,
     stream,
-    decide: (facts) => installDecision(facts, lookups, new FirstLaunchAnswers(installs)),
+    decide: (facts, known) => installDecision(facts, lookups, new FirstLaunchAnswers(installs), known),
     readAudit: async (message) => {
       const lines = objects.get(message.audit_key);
       if (!lines) throw new PoisonMessageError('missing_object', message.audit_key);

@@ -80,6 +80,27 @@ describe('the first-launch answer as evidence of the aggregator', () => {
     expect(await currentAttribution(w.launchPorts, APP, UUID)).toMatchObject({ status: 'found', attribution: { click_id: 'c1' } });
   });
 
+  it("reads the answer with the install's partition, which the count reads anyway: no read of its own", async () => {
+    for (const asked of [true, false]) {
+      const w = evidenceWorld({ probabilistic: true });
+      w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, ip: HOME, platform: 'ios', partner: 'meta' }));
+      if (asked) await w.ask({ ip: HOME });
+      const reads: string[] = [];
+      // Every reader of the installs table (the count's ports, the answers store) reads this one store.
+      const get = w.installs.get.bind(w.installs);
+      w.installs.get = <T extends object>(pk: string, sk: string) => {
+        reads.push(sk);
+        return get<T>(pk, sk);
+      };
+      await w.count({ ip: CELL });
+      w.installs.get = get;
+      expect(reads).not.toContain('first_launch');
+      expect(await w.decision()).toMatchObject(asked ? { partner: 'meta', rule: 'first_launch_answer' } : { partner: 'organic' });
+      // Counted first, the install keeps its decision as the answer.
+      expect((await w.kept())?.kept_by).toBe(asked ? undefined : 'install_event');
+    }
+  });
+
   it('without an answer, the same install event from that address is organic', async () => {
     const w = evidenceWorld({ probabilistic: true });
     w.clicks.set('c1', click({ click_id: 'c1', ts_ms: T0 - HOUR, ip: HOME, platform: 'ios' }));
