@@ -410,6 +410,23 @@ describe('the click-count lane on a deployment made after click_log', () => {
     expect(w.state()?.no_legacy).toBeUndefined();
     expect(readsLegacy(w.state(), '2026-06-01T09')).toBe(true);
   });
+
+  it('takes a failed look at the old table for an outage, never for an empty table: the run and the top-up fail, and the next run looks again', async () => {
+    const at = (time: string) => Date.parse(`2026-06-01T${time}Z`);
+    const log: LoggedClick[] = [
+      { click_id: 'a', ts_ms: at('09:10:00'), link_id: 'l', partner: 'p', platform: 'ios', count_day: '2026-06-01' },
+    ];
+    const w = world(log);
+    const down: ClickCountPorts = { ...w.ports, legacyHolds: () => Promise.reject(new Error('clicks table unavailable (injected)')) };
+    const day = { firstDay: '2026-06-01', lastDay: '2026-06-01' };
+    await expect(topUp(down, APP, undefined, () => undefined, day, at('09:20:00'))).rejects.toThrow('unavailable');
+    await expect(countAppClicks(down, APP, at('09:20:00'))).rejects.toThrow('unavailable');
+    expect(w.state()?.no_legacy).toBeUndefined();
+    expect(w.items.size).toBe(0);
+    await countAppClicks(w.ports, APP, at('09:20:00'));
+    expect(w.state()?.no_legacy).toBe(true);
+    expect(itemCounts(w.items)).toEqual(oracle(log, at('09:20:00')));
+  });
 });
 
 describe('the click-count lane under its lease', () => {
