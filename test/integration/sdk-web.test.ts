@@ -12,7 +12,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
 import { runAdmin } from '../../bin/admin';
 import { dynamoClient } from '../../functions/shared/clients';
 import { resourceName } from '../../functions/shared/config';
@@ -24,6 +24,8 @@ const ROOT = join(__dirname, '..', '..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Events per phase: 7 phases, 1,001 events, as the issue asks. */
 const PER_PHASE = 143;
+/** How long the handlers cache a company (its cap with it): the cap phase waits it out. */
+const KEY_CACHE_TTL_MS = 500;
 /** How long the cap answers 429 (time passing is the point: the SDK must back off, not hammer). */
 const CAPPED_MS = 2_000;
 
@@ -58,7 +60,7 @@ interface SentFetch {
 beforeAll(async () => {
   // The cap phase changes the company's cap under the running handlers: their tenant cache
   // (30 s by default, a documented local setting) would hide the change for that long.
-  process.env.KEY_CACHE_TTL_MS = '500';
+  process.env.KEY_CACHE_TTL_MS = String(KEY_CACHE_TTL_MS);
   await promisify(execFile)(process.execPath, [join(ROOT, 'packages/sdk-web/build.mjs'), '--script-tag-only']);
   stack = await startLocalStack();
   tenant = await createTenant({ plan: 'paid' });
@@ -128,16 +130,32 @@ async function setMonthlyCap(cap: 0 | null): Promise<void> {
   );
 }
 
-/** The statuses of the page's POST /event answers, with when each came (preflights left out). */
-function eventAnswers(page: Page): { at: number; status: number }[] {
-  const answers: { at: number; status: number }[] = [];
+interface Answer {
+  readonly at: number;
+  readonly status: number;
+  /** Why a request that got no answer failed (status 0): a timeout, a reset connection. */
+  readonly failure?: string;
+}
+
+/**
+ * The statuses of the page's POST /event answers, with when each came (preflights left out), and
+ * as status 0 each send that got no answer: a failure message then shows what the page saw.
+ */
+function eventAnswers(page: Page): Answer[] {
+  const answers: Answer[] = [];
+  const isSend = (request: Request) => request.method() === 'POST' && new URL(request.url()).pathname === '/event';
   page.on('response', (response) => {
-    if (response.request().method() === 'POST' && new URL(response.url()).pathname === '/event') {
-      answers.push({ at: Date.now(), status: response.status() });
-    }
+    if (isSend(response.request())) answers.push({ at: Date.now(), status: response.status() });
+  });
+  page.on('requestfailed', (request) => {
+    if (isSend(request)) answers.push({ at: Date.now(), status: 0, failure: request.failure()?.errorText ?? 'unknown' });
   });
   return answers;
 }
+
+/** The answers from `since` on, as a failure message shows them: "+120 ms 429". */
+const answerLog = (answers: readonly Answer[], since: number) =>
+  answers.map((answer) => `+${answer.at - since} ms ${answer.status}${answer.failure ? ` (${answer.failure})` : ''}`).join(', ') || 'none';
 
 async function eventsCounted(name: string): Promise<number> {
   await stack.pollers.drain();
@@ -180,17 +198,30 @@ describe('the web SDK in Chromium', () => {
     );
     tracked.push(...(await track(first, PER_PHASE, 'online')));
 
-    // The cap reached: every send answers 429 cap_exceeded for CAPPED_MS, then the cap is lifted.
+    // The cap reached: every send answers 429 cap_exceeded for CAPPED_MS, then the cap is lifted
+    // (also when this phase fails, so that the next test's tenant is not left capped).
     const answers = eventAnswers(first);
+    const capped = Date.now();
     await setMonthlyCap(0);
-    tracked.push(...(await track(first, PER_PHASE, 'capped')));
-    const refused = () => answers.filter((answer) => answer.status === 429);
-    // The refused batch is tried again (the first retry waits at most the 1 s base), not dropped.
-    await waitFor(() => refused().length >= 2, { timeoutMs: 10_000, what: 'two 429s from the cap' });
-    const firstRefusal = refused()[0]!.at;
-    await sleep(firstRefusal + CAPPED_MS - Date.now());
-    const whileCapped = answers.filter((answer) => answer.at >= firstRefusal);
-    await setMonthlyCap(null);
+    // Time passing: the handlers' tenant cache (KEY_CACHE_TTL_MS) runs out, so every send from
+    // here on sees the cap. Without it the 143 events could all be taken in the half second the
+    // old cap was still cached, leaving nothing to refuse (CI, stop 47).
+    await sleep(KEY_CACHE_TTL_MS + 200);
+    let whileCapped: Answer[];
+    try {
+      tracked.push(...(await track(first, PER_PHASE, 'capped')));
+      const refused = () => answers.filter((answer) => answer.status === 429);
+      // The refused batch is tried again (the first retry waits at most the 1 s base), not dropped.
+      // A send that got no answer is retried too, after its 30 s timeout: hence the time allowed.
+      await waitFor(() => refused().length >= 2, { timeoutMs: 40_000, what: 'two 429s from the cap' }).catch((error: Error) => {
+        throw new Error(`${error.message}; the page's sends since the cap: ${answerLog(answers, capped)}`);
+      });
+      const firstRefusal = refused()[0]!.at;
+      await sleep(firstRefusal + CAPPED_MS - Date.now());
+      whileCapped = answers.filter((answer) => answer.at >= firstRefusal);
+    } finally {
+      await setMonthlyCap(null);
+    }
     // The next attempt, when the backoff ends, is taken: waited for so that the offline phase's
     // failures do not pile onto these (the backoff grows until a send succeeds).
     await waitFor(() => answers.at(-1)?.status === 200, {
@@ -200,9 +231,10 @@ describe('the web SDK in Chromium', () => {
     });
     // Backoff with full jitter from 1 s: a few attempts in 2 s (a seventh would need six waits summing
     // under 2 s, drawn from [0, 1], [0, 2], [0, 4]...), where retrying at once, at each track or at
-    // each 300 ms flush would make dozens. Every one of them was refused (none slipped through).
+    // each 300 ms flush would make dozens. None of them was taken (none slipped through the cap).
     expect(whileCapped.length).toBeLessThanOrEqual(6);
-    expect(whileCapped.map((answer) => answer.status)).toEqual(whileCapped.map(() => 429));
+    expect(whileCapped.filter((answer) => answer.status === 200)).toEqual([]);
+    expect(whileCapped.filter((answer) => answer.status === 429).length).toBeGreaterThanOrEqual(1);
 
     await context.setOffline(true);
     tracked.push(...(await track(first, PER_PHASE, 'offline')));
