@@ -8,6 +8,7 @@ import { LinkStore } from '../functions/adapters/link-store';
 import { resourceName } from '../functions/shared/config';
 import { createTenant, type LocalStack } from '../test/support/local-stack';
 import { MOBILE } from '../test/unit/links/user-agents';
+import { poolOrder } from './pool-order';
 import { percentile, type Report, sized } from './support';
 
 /**
@@ -35,6 +36,11 @@ const CONNECTIONS = 8;
 /** Enough distinct batches for LOAD_SECONDS at well above what a 2-core machine serves. */
 const POOL_BATCHES = sized(4000, 800);
 const BATCHES_PER_INSTALL = 4;
+/**
+ * Installs per wave of the pool: an install's next batch is sent WAVE_INSTALLS requests after the
+ * one before, by then answered (CONNECTIONS are in flight at a time), as an SDK sends in order.
+ */
+const WAVE_INSTALLS = 8 * CONNECTIONS;
 const UNLOADED_SAMPLES = sized(30, 5);
 const CLICK_BLOCKS = 512;
 
@@ -64,19 +70,21 @@ function sdkBatch(installUuid: string, index: number, batch: number, nowMs: numb
   });
 }
 
-/** POOL_BATCHES signed batches, installs first: batch b of every install comes before batch b + 1 of any. */
-function eventRequests(credentials: AppCredentials): { requests: PlannedRequest[]; events: number } {
+/**
+ * POOL_BATCHES signed batches of new installs, BATCHES_PER_INSTALL each, in the order poolOrder
+ * gives for `wave`: WAVE_INSTALLS for the SDK's mix (an install's first batch to three later
+ * ones), every install in one wave for a surge of new installs (every first batch first).
+ */
+function eventRequests(credentials: AppCredentials, wave: 'mix' | 'new installs'): { requests: PlannedRequest[]; events: number } {
   const nowMs = Date.now();
   const installs = Array.from({ length: Math.ceil(POOL_BATCHES / BATCHES_PER_INSTALL) }, () => randomUUID());
   const requests: PlannedRequest[] = [];
   let events = 0;
-  for (let batch = 0; batch < BATCHES_PER_INSTALL; batch++) {
-    installs.forEach((installUuid, index) => {
-      const batchEvents = sdkBatch(installUuid, index, batch, nowMs);
-      events += batchEvents.length;
-      const { headers, body } = eventBatchRequest(credentials, buildBatch(batchEvents, nowMs));
-      requests.push({ path: '/event', headers, body });
-    });
+  for (const [index, batch] of poolOrder(installs.length, BATCHES_PER_INSTALL, wave === 'mix' ? WAVE_INSTALLS : installs.length)) {
+    const batchEvents = sdkBatch(installs[index]!, index, batch, nowMs);
+    events += batchEvents.length;
+    const { headers, body } = eventBatchRequest(credentials, buildBatch(batchEvents, nowMs));
+    requests.push({ path: '/event', headers, body });
   }
   return { requests, events };
 }
@@ -200,7 +208,7 @@ export async function endToEndFigures(report: Report, stack: LocalStack): Promis
   const link = await new LinkStore(resourceName.table('links')).create(app, { partner: 'bench_network', campaign: 'load' });
   const credentials = { companyKey: company.company_key, appKey: app.app_key, signingSecret: app.signing_secret };
 
-  const { requests: batches, events: pooled } = eventRequests(credentials);
+  const { requests: batches, events: pooled } = eventRequests(credentials, 'mix');
   const eventsPerBatch = pooled / batches.length;
   const eventUnloadedMs = await unloadedP50(stack.baseUrl, 'POST', batches.slice(0, UNLOADED_SAMPLES), async (response) => {
     const body = (await response.json()) as { accepted?: number; rejected?: number };
@@ -213,6 +221,14 @@ export async function endToEndFigures(report: Report, stack: LocalStack): Promis
   const drainStarted = performance.now();
   await stack.pollers.drain();
   const drainS = (performance.now() - drainStarted) / 1000;
+  // The same load of new installs only (a launch, a featured day): each first batch is an install
+  // to attribute, the aggregator's costliest object (docs/benchmarks.md, "The load's mix").
+  const surge = await load(stack.baseUrl, 'POST', eventRequests(credentials, 'new installs').requests, true);
+  if (surge.accepted === 0 || surge.non2xx > 0 || surge.errors > 0)
+    throw new Error(`the new-install load was refused: ${JSON.stringify(surge)}`);
+  const surgeDrainStarted = performance.now();
+  await stack.pollers.drain();
+  const surgeDrainS = (performance.now() - surgeDrainStarted) / 1000;
 
   const clicks = clickRequests(link.link_id);
   const clickUnloadedMs = await unloadedP50(stack.baseUrl, 'GET', clicks.slice(0, UNLOADED_SAMPLES), async (response) => {
@@ -239,6 +255,11 @@ export async function endToEndFigures(report: Report, stack: LocalStack): Promis
   report('  latency p50 / p99 (ms)', `${events.p50} / ${events.p99}`, { e2e_event_p50_ms: events.p50, e2e_event_p99_ms: events.p99 });
   report('  unloaded latency p50, one at a time (ms)', eventUnloadedMs.toFixed(1), { e2e_event_unloaded_p50_ms: round(eventUnloadedMs) });
   report('  aggregation backlog drained after the load (s)', drainS.toFixed(1), { e2e_aggregation_drain_s: round(drainS) });
+  report(
+    `POST /event, new installs' first batches only (${ran(surge)}): accepted events/s, backlog drained after (s)`,
+    `${fmt(surge.accepted / surge.seconds)}, ${surgeDrainS.toFixed(1)}`,
+    { e2e_new_install_events_per_s: Math.round(surge.accepted / surge.seconds), e2e_new_install_drain_s: round(surgeDrainS) },
+  );
   report(`GET /l/{link_id}, ${CONNECTIONS} connections (${ran(clickLoad)}): recorded clicks/s`, fmt(clicksPerS), {
     e2e_clicks_per_s: Math.round(clicksPerS),
     e2e_click_requests_per_s: round(clickLoad.requests / clickLoad.seconds),
