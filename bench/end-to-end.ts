@@ -29,7 +29,8 @@ import { percentile, type Report, sized } from './support';
  *
  * Aggregation runs meanwhile, as the runtime's queue consumer does; afterwards the bench waits for
  * the queue to drain, so the phases after it start from an empty queue, and reports how long the
- * backlog took.
+ * backlog took. The event load is the SDK's mix (an install's first batch to three later ones);
+ * the same load of new installs' first batches only follows it, with its own drain.
  */
 const LOAD_SECONDS = sized(10, 2);
 const CONNECTIONS = 8;
