@@ -72,16 +72,18 @@ function sdkBatch(installUuid: string, index: number, batch: number, nowMs: numb
 }
 
 /**
- * POOL_BATCHES signed batches of new installs, BATCHES_PER_INSTALL each, in the order poolOrder
- * gives for `wave`: WAVE_INSTALLS for the SDK's mix (an install's first batch to three later
- * ones), every install in one wave for a surge of new installs (every first batch first).
+ * POOL_BATCHES signed batches of new installs. The SDK's mix: BATCHES_PER_INSTALL batches of each
+ * install in waves of WAVE_INSTALLS (poolOrder), an install's first batch to three later ones.
+ * New installs only: each install's first batch alone, so however much of the pool a load takes,
+ * every batch it sends is an install to attribute.
  */
-function eventRequests(credentials: AppCredentials, wave: 'mix' | 'new installs'): { requests: PlannedRequest[]; events: number } {
+function eventRequests(credentials: AppCredentials, kind: 'mix' | 'new installs'): { requests: PlannedRequest[]; events: number } {
   const nowMs = Date.now();
-  const installs = Array.from({ length: Math.ceil(POOL_BATCHES / BATCHES_PER_INSTALL) }, () => randomUUID());
+  const perInstall = kind === 'mix' ? BATCHES_PER_INSTALL : 1;
+  const installs = Array.from({ length: Math.ceil(POOL_BATCHES / perInstall) }, () => randomUUID());
   const requests: PlannedRequest[] = [];
   let events = 0;
-  for (const [index, batch] of poolOrder(installs.length, BATCHES_PER_INSTALL, wave === 'mix' ? WAVE_INSTALLS : installs.length)) {
+  for (const [index, batch] of poolOrder(installs.length, perInstall, WAVE_INSTALLS)) {
     const batchEvents = sdkBatch(installs[index]!, index, batch, nowMs);
     events += batchEvents.length;
     const { headers, body } = eventBatchRequest(credentials, buildBatch(batchEvents, nowMs));
