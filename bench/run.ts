@@ -190,7 +190,7 @@ async function main(): Promise<void> {
 
   // One 100-event batch through the handler's own code, against the primitives it cannot avoid.
   if (!json) console.log('');
-  await phase('ingest_cpu', () => ingestCpuFigures(report, best));
+  await phase('ingest_cpu', () => ingestCpuFigures(report));
 
   // What each function loads at a cold start.
   if (!json) console.log('');

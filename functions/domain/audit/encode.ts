@@ -208,6 +208,9 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
 
   let at = 0;
   position = 0;
+  let tail: Buffer | undefined;
+  let tailInstall: string | undefined;
+  let tailHash: string | undefined;
   for (const line of lines) {
     at = putNumber(out, putBytes(out, at, INDEX_KEY), line.index);
     if (line.status === 'accepted' && line.reason === undefined && line.corrected_ts !== undefined) {
@@ -232,15 +235,29 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
       if (event !== undefined) at = putString(out, at, event);
       else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
     }
+    const fx = fxWritten?.[position];
     position++;
+    if (fx === undefined) {
+      // The line's end, from its install_uuid on: one install's and one device's lines share it.
+      if (tail === undefined || line.install_uuid !== tailInstall || line.device_hash !== tailHash) {
+        tailInstall = line.install_uuid;
+        tailHash = line.device_hash;
+        tail = utf8(`${idsJson(tailInstall, tailHash)}}\n`);
+      }
+      at = putBytes(out, at, tail);
+      continue;
+    }
     if (line.install_uuid !== undefined) at = putByte(out, putString(out, putBytes(out, at, INSTALL_UUID_KEY), line.install_uuid), QUOTE);
     if (line.device_hash !== undefined) at = putByte(out, putString(out, putBytes(out, at, DEVICE_HASH_KEY), line.device_hash), QUOTE);
-    const fx = fxWritten?.[position - 1];
-    if (fx !== undefined) at = putString(out, putBytes(out, at, FX_KEY), fx);
+    at = putString(out, putBytes(out, at, FX_KEY), fx);
     at = putByte(out, putByte(out, at, CLOSE_BRACE), LINE_FEED);
   }
   return out.subarray(0, at);
 }
+
+/** A line's install_uuid and device_hash members: a well-formed UUID and a hex digest have nothing to escape. */
+const idsJson = (installUuid: string | undefined, deviceHash: string | undefined) =>
+  `${installUuid === undefined ? '' : `,"install_uuid":"${installUuid}"`}${deviceHash === undefined ? '' : `,"device_hash":"${deviceHash}"`}`;
 
 /** COPY or COPY_WITHOUT_DEVICE_ID while the line holds the entry and event auditLines gave it; else WRITE. */
 function howWritten(line: AuditLine, position: number, sourced: SourcedLines): number {
