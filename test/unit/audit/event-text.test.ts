@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { encodeAuditObject } from '../../../functions/domain/audit/encode';
+import { encodeAuditObject, toJsonLines } from '../../../functions/domain/audit/encode';
 import { ESCAPED_KEY, eventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from '../../../functions/domain/audit/event-text';
 import { auditLines } from '../../../functions/domain/audit/lines';
 import type { AuditBatch } from '../../../functions/domain/audit/types';
@@ -154,6 +154,34 @@ describe('audit lines copied from the body', () => {
         ).toEqual(written.map((line) => JSON.parse(line)));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('writes the same bytes as toJsonLines when installs and devices repeat, change and are missing from line to line', async () => {
+    // An SDK's batch is one install and one device: the writer makes each line's end once for a
+    // run of them. Here the runs are short and broken by rejected lines, lines without a device
+    // and converted ones (whose fx is written after them).
+    const installs = ['6f1c2a3b-0d4e-4f5a-8b6c-7d8e9f0a1b2c', '0A1B2C3D-4E5F-4A6B-9C7D-8E9FA0B1C2D3'];
+    const line = fc.record({
+      install: fc.constantFrom(0, 1, -1),
+      device: fc.constantFrom('IDFA-1', 'IDFA-2', undefined),
+      broken: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 16 }), async (shapes) => {
+        const events = shapes.map(({ install, device, broken }, i) => {
+          const event: Record<string, unknown> = validEvent({ event_id: `e-${i}` }, NOW);
+          event.install_uuid = install < 0 ? 'not a uuid' : installs[install];
+          if (device !== undefined) event.device_id = device;
+          if (broken) event.event_name = '';
+          return event;
+        });
+        const bytes = Buffer.from(JSON.stringify({ events, sent_at_ms: NOW }));
+        const { verdicts } = judgeEvents(events, NOW, NOW);
+        const copied = gunzipSync(await encodeAuditObject(auditLines(events, verdicts, batch, bytes))).toString('utf8');
+        expect(copied).toBe(toJsonLines(auditLines(events, verdicts, batch)));
+      }),
+      { numRuns: 200 },
     );
   });
 
