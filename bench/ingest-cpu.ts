@@ -1,196 +1,55 @@
-import { createHmac, randomUUID } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { MemoryFxRates } from '../functions/adapters/memory/fx-rates';
-import { encodeAuditObject } from '../functions/domain/audit/encode';
-import { decodeBody, parseJson } from '../functions/domain/ingest/batch-body';
-import type { CapStore } from '../functions/domain/ingest/metering';
-import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
-import { type TakeBatchPorts, takeBatch } from '../functions/domain/ingest/take-batch';
-import { sampleBatch } from './event-validation';
-import { percentile, type Report, sized } from './support';
-
-/** Counters that take every write at once: the bench measures taking a batch, not the store. */
-const uncountedCaps: CapStore = {
-  read: async (keys) => keys.map((key) => ({ key, n: 0, holds: new Map() })),
-  hold: async () => true,
-  join: async () => true,
-  leave: async () => 0,
-  release: async () => true,
-  mark: async () => true,
-  unhold: async () => undefined,
-};
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { build } from 'esbuild';
+import { esbuildOptionsOf } from './bundles';
+import { INGEST_CPU_BATCH, median, type SideBySide } from './ingest-cpu-measure';
+import { QUICK, type Report, sized } from './support';
 
 /**
- * The CPU of one 100-event POST /event against the least CPU that batch could cost, side by side
- * in one run on the same bytes, so the ratio does not depend on the machine.
+ * The ingest CPU figures (bench/ingest-cpu-measure.ts says what is timed): the ceiling, the
+ * project and their ratio for a 100-event batch, the validation bench's (`ingest_cpu_ratio`, the
+ * goal's) and an SDK's (`ingest_cpu_ratio_sdk`).
  *
- * - ceiling: the bare primitives a batch cannot do without: HMAC-SHA256 of the gzip body,
- *   gunzip, JSON.parse, and gzip level 1 of the audit JSONL (already serialised: the very bytes
- *   the project compresses, taken from its first audit object, converted revenue included).
- * - project: the same batch through the code the handler runs, with every store stubbed out:
- *   the signature check, decodeBody, parseJson, then takeBatch with the decompressed body as its
- *   jsonText, as readEventRequest hands them over (batch shape, verdicts, audit lines, the audit
- *   object encoded by encodeAuditObject exactly as the AuditStore puts it).
- *
- * ingest_cpu_ratio = ceiling time / project time: 1 would be a service that adds nothing to the
- * primitives; higher is better. The goal is at least 0.7 (issue 41; 0.5 before, issue "Hardening from review").
- *
- * Two batches: the validation bench's (bench/event-validation.ts: a hundred installs, one event
- * in ten broken, every field the rules read), which the goal has always been measured on, and
- * the batch an SDK sends (`_sdk`): one install's events as packages/sdk-core queues them, the
- * advertising id on every one (so every line has its device_id cut), a quarter of them ad
- * impressions and a purchase now and then.
- *
- * How it is timed (docs/benchmarks.md, "Timing the ratio"): one ceiling then one project, pair
- * after pair, the ratio of each block of pairs taken, and the median of the blocks reported. The
- * best round of each side timed apart read anywhere from 0.45 to 0.80 for the same code on this
- * shared machine, whose speed changes from one second to the next; pairs interleaved this closely
- * see the same machine, and the median of 60 blocks moves by about 0.02 from run to run.
+ * Measured on the code as Lambda runs it: the measurement is bundled with the stack's own
+ * options (BUNDLING: minified CommonJS for node22, what bench/bundles.ts builds), not run through
+ * tsx, whose module wrappers put a getter in front of every imported function; and in PROCESSES
+ * fresh node processes one after another, the median of each figure reported, since one process
+ * can settle into a faster or slower compilation of the same code (docs/benchmarks.md, "Timing
+ * the ratio pair by pair").
  */
-export const INGEST_CPU_BATCH = 100;
 export const INGEST_CPU_RATIO_GOAL = 0.7;
-const WARM_PAIRS = sized(300, 100);
-const BLOCKS = sized(60, 20);
-const PAIRS_PER_BLOCK = 10;
+const PROCESSES = sized(5, 1);
 
 export async function ingestCpuFigures(report: Report): Promise<void> {
-  const now = Date.now();
-  for (const [suffix, what, events] of [
-    ['', 'the validation batch', sampleBatch(INGEST_CPU_BATCH, now)],
-    ['_sdk', "an SDK's batch", sdkBatch(INGEST_CPU_BATCH, now)],
-  ] as const) {
-    const { ceilingUs, projectUs, ratio } = await sideBySide(events, now);
-    const label = `${INGEST_CPU_BATCH}-event batch CPU, ${what}`;
-    report(`${label}, ceiling: HMAC + gunzip + JSON.parse + gzip 1 (µs)`, ceilingUs.toFixed(1), {
-      [`ingest_cpu_ceiling_us${suffix}`]: ceilingUs,
-    });
-    report(`${label}, project: signature..audit object (µs)`, projectUs.toFixed(1), { [`ingest_cpu_project_us${suffix}`]: projectUs });
-    report(`${label}: ratio, ceiling / project (goal >= ${INGEST_CPU_RATIO_GOAL})`, ratio.toFixed(2), {
-      [`ingest_cpu_ratio${suffix}`]: ratio,
-    });
-  }
-}
-
-/**
- * One install's batch as packages/sdk-core's withEvent queues it (event_id, event_name,
- * install_uuid, ts_ms, platform, device_id, then the fields of track): sessions, level-ups with
- * their params, ad impressions (trackAdRevenue, in USD) and a purchase.
- */
-export function sdkBatch(size: number, now: number): unknown[] {
-  const installUuid = randomUUID();
-  const advertisingId = randomUUID().toUpperCase();
-  return Array.from({ length: size }, (_, i) => {
-    const event: Record<string, unknown> = {
-      event_id: randomUUID(),
-      event_name: 'level_up',
-      install_uuid: installUuid,
-      ts_ms: now - (size - i) * 15_000,
-      platform: 'ios',
-      device_id: advertisingId,
-    };
-    if (i % 10 === 0) Object.assign(event, { event_name: 'session_start', properties: { session_count: 3 + i / 10 } });
-    else if (i % 4 === 1) {
-      event.event_name = 'ad_revenue';
-      event.ad_revenue = {
-        source: 'applovin_max',
-        network: 'AppLovin',
-        format: 'interstitial',
-        placement: 'level_end',
-        revenue: 0.0123,
-        currency: 'USD',
-        precision: 'exact',
-        impression_id: randomUUID(),
-      };
-    } else if (i % 25 === 7) Object.assign(event, { event_name: 'purchase', revenue_usd: 4.99, properties: { sku: 'gems_100' } });
-    else event.properties = { level: i, score: 1000 + 7 * i };
-    return event;
-  });
-}
-
-/** The ceiling and the project of one batch, pair by pair: each side's median µs and the median ratio of the blocks. */
-async function sideBySide(events: readonly unknown[], now: number): Promise<{ ceilingUs: number; projectUs: number; ratio: number }> {
-  const secret = 'b'.repeat(64);
-  const gz = gzipSync(Buffer.from(JSON.stringify({ events, sent_at_ms: now })));
-  const signature = signBody(secret, gz);
-  let jsonl: Buffer | undefined;
-
-  let stored = 0;
-  const ports: TakeBatchPorts = {
-    caps: uncountedCaps,
-    audit: {
-      putBatch: async (_key, _batch, lines) => {
-        const object = await encodeAuditObject(lines);
-        jsonl ??= gunzipSync(object);
-        stored += object.length;
-      },
-      bucket: 'audit-bucket',
-    },
-    aggregation: { send: async () => undefined },
-    enrichment: { send: async () => undefined },
-    // The sample batches' only currency is their impressions' USD: the rates are never read (the hot path the bench measures).
-    rates: new MemoryFxRates(),
-    failed: (_step, _batch, error) => {
-      throw error;
-    },
-  };
-  const project = async () => {
-    if (!isValidSignature(secret, gz, signature)) throw new Error('the bench batch must pass its own signature');
-    const jsonText = await decodeBody(gz, 'gzip');
-    const body = parseJson(jsonText);
-    await takeBatch(ports, {
-      companyId: 'com_1',
-      appId: 'app_1',
-      monthlyCap: 1_000_000,
-      raw: gz,
-      jsonText,
-      body,
-      clientIp: '198.51.100.7',
-      sdkVersion: 'ios/1.0',
-      receivedMs: now,
-    });
-  };
-
-  // One batch first, for the JSONL it compresses.
-  await project();
-  const written = jsonl;
-  if (written === undefined) throw new Error('the project path never encoded an audit object');
-  const ceiling = () => {
-    createHmac('sha256', secret).update(gz).digest();
-    JSON.parse(gunzipSync(gz).toString('utf8'));
-    gzipSync(written, { level: 1 });
-  };
-
-  for (let i = 0; i < WARM_PAIRS; i++) {
-    ceiling();
-    await project();
-  }
-  const ceilings: number[] = [];
-  const projects: number[] = [];
-  const ratios: number[] = [];
-  for (let block = 0; block < BLOCKS; block++) {
-    let ceilingNs = 0n;
-    let projectNs = 0n;
-    for (let i = 0; i < PAIRS_PER_BLOCK; i++) {
-      const started = process.hrtime.bigint();
-      ceiling();
-      const between = process.hrtime.bigint();
-      await project();
-      ceilingNs += between - started;
-      projectNs += process.hrtime.bigint() - between;
+  const out = mkdtempSync(path.join(tmpdir(), 'attribution-ingest-cpu-'));
+  try {
+    const outfile = path.join(out, 'index.js');
+    await build({ ...esbuildOptionsOf(path.join(__dirname, 'ingest-cpu-child.ts'), outfile), metafile: false });
+    const runs: { validation: SideBySide; sdk: SideBySide }[] = [];
+    for (let i = 0; i < PROCESSES; i++) {
+      const stdout = execFileSync(process.execPath, [outfile, ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8' });
+      runs.push(JSON.parse(stdout) as { validation: SideBySide; sdk: SideBySide });
     }
-    ceilings.push(Number(ceilingNs) / PAIRS_PER_BLOCK / 1000);
-    projects.push(Number(projectNs) / PAIRS_PER_BLOCK / 1000);
-    ratios.push(Number(ceilingNs) / Number(projectNs));
+    for (const [suffix, what, side] of [
+      ['', 'the validation batch', 'validation'],
+      ['_sdk', "an SDK's batch", 'sdk'],
+    ] as const) {
+      const of = (figure: keyof SideBySide) => median(runs.map((run) => run[side][figure]));
+      const ceilingUs = Number(of('ceilingUs').toFixed(1));
+      const projectUs = Number(of('projectUs').toFixed(1));
+      const ratio = Number(of('ratio').toFixed(2));
+      const label = `${INGEST_CPU_BATCH}-event batch CPU, ${what}`;
+      report(`${label}, ceiling: HMAC + gunzip + JSON.parse + gzip 1 (µs)`, ceilingUs.toFixed(1), {
+        [`ingest_cpu_ceiling_us${suffix}`]: ceilingUs,
+      });
+      report(`${label}, project: signature..audit object (µs)`, projectUs.toFixed(1), { [`ingest_cpu_project_us${suffix}`]: projectUs });
+      report(`${label}: ratio, ceiling / project (goal >= ${INGEST_CPU_RATIO_GOAL})`, ratio.toFixed(2), {
+        [`ingest_cpu_ratio${suffix}`]: ratio,
+      });
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
   }
-  if (stored === 0) throw new Error('the project path never encoded an audit object');
-  return { ceilingUs: round(median(ceilings), 1), projectUs: round(median(projects), 1), ratio: round(median(ratios), 2) };
 }
-
-const round = (value: number, digits: number) => Number(value.toFixed(digits));
-
-/** The middle of the samples (nearest rank). */
-const median = (values: readonly number[]) =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  );
