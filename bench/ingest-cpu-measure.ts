@@ -54,8 +54,14 @@ export interface SideBySide {
   readonly ratio: number;
 }
 
+/** One process's figures: the validation bench's batch and an SDK's. */
+export interface IngestCpuRun {
+  readonly validation: SideBySide;
+  readonly sdk: SideBySide;
+}
+
 /** Both batches, each timed pair by pair: `quick` warms and times fewer pairs. */
-export async function measureIngestCpu(quick: boolean): Promise<{ validation: SideBySide; sdk: SideBySide }> {
+export async function measureIngestCpu(quick: boolean): Promise<IngestCpuRun> {
   const now = Date.now();
   const validation = await sideBySide(sampleBatch(INGEST_CPU_BATCH, now), now, quick);
   const sdk = await sideBySide(sdkBatch(INGEST_CPU_BATCH, now), now, quick);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { esbuildOptionsOf } from './bundles';
-import { INGEST_CPU_BATCH, median, type SideBySide } from './ingest-cpu-measure';
+import { INGEST_CPU_BATCH, type IngestCpuRun, median, type SideBySide } from './ingest-cpu-measure';
 import { QUICK, type Report, sized } from './support';
 
 /**
@@ -27,10 +27,10 @@ export async function ingestCpuFigures(report: Report): Promise<void> {
   try {
     const outfile = path.join(out, 'index.js');
     await build({ ...esbuildOptionsOf(path.join(__dirname, 'ingest-cpu-child.ts'), outfile), metafile: false });
-    const runs: { validation: SideBySide; sdk: SideBySide }[] = [];
+    const runs: IngestCpuRun[] = [];
     for (let i = 0; i < PROCESSES; i++) {
       const stdout = execFileSync(process.execPath, [outfile, ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8' });
-      runs.push(JSON.parse(stdout) as { validation: SideBySide; sdk: SideBySide });
+      runs.push(JSON.parse(stdout) as IngestCpuRun);
     }
     for (const [suffix, what, side] of [
       ['', 'the validation batch', 'validation'],

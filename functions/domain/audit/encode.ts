@@ -82,9 +82,7 @@ export function toJsonLines(lines: readonly AuditLine[]): string {
     if (line.corrected_ts !== undefined) out += `,"corrected_ts":${number(line.corrected_ts)}`;
     out += sharedJson;
     if (line.event !== undefined) out += `,"event":${JSON.stringify(line.event)}`;
-    // A well-formed UUID and a hex digest (all auditLines stores in these) have nothing to escape.
-    if (line.install_uuid !== undefined) out += `,"install_uuid":"${line.install_uuid}"`;
-    if (line.device_hash !== undefined) out += `,"device_hash":"${line.device_hash}"`;
+    out += idsJson(line.install_uuid, line.device_hash);
     if (line.fx !== undefined) out += `,"fx":${JSON.stringify(line.fx)}`;
     out += '}\n';
   }
@@ -208,9 +206,9 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
 
   let at = 0;
   position = 0;
-  let tail: Buffer | undefined;
-  let tailInstall: string | undefined;
-  let tailHash: string | undefined;
+  let ids: Buffer | undefined;
+  let idsInstall: string | undefined;
+  let idsHash: string | undefined;
   for (const line of lines) {
     at = putNumber(out, putBytes(out, at, INDEX_KEY), line.index);
     if (line.status === 'accepted' && line.reason === undefined && line.corrected_ts !== undefined) {
@@ -235,27 +233,25 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
       if (event !== undefined) at = putString(out, at, event);
       else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
     }
+    // The install_uuid and device_hash members, made once for a run of one install's and one device's lines.
+    if (ids === undefined || line.install_uuid !== idsInstall || line.device_hash !== idsHash) {
+      idsInstall = line.install_uuid;
+      idsHash = line.device_hash;
+      ids = utf8(idsJson(idsInstall, idsHash));
+    }
+    at = putBytes(out, at, ids);
     const fx = fxWritten?.[position];
     position++;
-    if (fx === undefined) {
-      // The line's end, from its install_uuid on: one install's and one device's lines share it.
-      if (tail === undefined || line.install_uuid !== tailInstall || line.device_hash !== tailHash) {
-        tailInstall = line.install_uuid;
-        tailHash = line.device_hash;
-        tail = utf8(`${idsJson(tailInstall, tailHash)}}\n`);
-      }
-      at = putBytes(out, at, tail);
-      continue;
-    }
-    if (line.install_uuid !== undefined) at = putByte(out, putString(out, putBytes(out, at, INSTALL_UUID_KEY), line.install_uuid), QUOTE);
-    if (line.device_hash !== undefined) at = putByte(out, putString(out, putBytes(out, at, DEVICE_HASH_KEY), line.device_hash), QUOTE);
-    at = putString(out, putBytes(out, at, FX_KEY), fx);
+    if (fx !== undefined) at = putString(out, putBytes(out, at, FX_KEY), fx);
     at = putByte(out, putByte(out, at, CLOSE_BRACE), LINE_FEED);
   }
   return out.subarray(0, at);
 }
 
-/** A line's install_uuid and device_hash members: a well-formed UUID and a hex digest have nothing to escape. */
+/**
+ * A line's install_uuid and device_hash members: a well-formed UUID and a hex digest (all
+ * auditLines stores in these) have nothing to escape.
+ */
 const idsJson = (installUuid: string | undefined, deviceHash: string | undefined) =>
   `${installUuid === undefined ? '' : `,"install_uuid":"${installUuid}"`}${deviceHash === undefined ? '' : `,"device_hash":"${deviceHash}"`}`;
 
@@ -312,13 +308,10 @@ const CORRECTED_TS_KEY = utf8(',"corrected_ts":');
 const EVENT_KEY_LENGTH = ',"event":'.length;
 /** The status and reason of a rejected line, for every reason the rules give. */
 const REJECTED_PIECES = new Map(EVENT_RULES.map(({ reason }) => [reason as string, utf8(`,"status":"rejected","reason":${json(reason)}`)]));
-const INSTALL_UUID_KEY = utf8(',"install_uuid":"');
-const DEVICE_HASH_KEY = utf8(',"device_hash":"');
 const FX_KEY = utf8(',"fx":');
 const REVENUE_USD_KEY = utf8(',"revenue_usd":');
 /** The most a copied event may grow by: its revenue_usd member (a number of at most 25 characters). */
 const REVENUE_USD_ROOM = REVENUE_USD_KEY.length + 25;
-const QUOTE = 0x22;
 const CLOSE_BRACE = 0x7d;
 const LINE_FEED = 0x0a;
 /** The constant pieces of a line and two numbers of at most 25 characters each. */

@@ -158,7 +158,7 @@ describe('audit lines copied from the body', () => {
   });
 
   it('writes the same bytes as toJsonLines when installs and devices repeat, change and are missing from line to line', async () => {
-    // An SDK's batch is one install and one device: the writer makes each line's end once for a
+    // An SDK's batch is one install and one device: the writer makes each line's install_uuid and device_hash once for a
     // run of them. Here the runs are short and broken by rejected lines, lines without a device
     // and converted ones (whose fx is written after them).
     const installs = ['6f1c2a3b-0d4e-4f5a-8b6c-7d8e9f0a1b2c', '0A1B2C3D-4E5F-4A6B-9C7D-8E9FA0B1C2D3'];
