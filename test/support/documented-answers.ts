@@ -31,13 +31,31 @@ const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 /**
  * One request with exactly these headers and bytes (fetch refuses a body on GET and rewrites
  * some headers; a fuzzer needs neither). Redirects are not followed.
+ *
+ * A kept-alive connection the server closes as the request goes out on it is reset before any
+ * answer, and the request reached no handler: as Node's documentation advises
+ * (`request.reusedSocket`), it is sent once more on a new connection. A reset on a new
+ * connection is the server's doing and is thrown.
  */
-export function httpCall(baseUrl: string, call: HttpCall): Promise<HttpAnswer> {
+export async function httpCall(baseUrl: string, call: HttpCall): Promise<HttpAnswer> {
+  try {
+    return await attempt(baseUrl, call);
+  } catch (error) {
+    if (!(error instanceof StaleConnection)) throw error;
+    return attempt(baseUrl, call);
+  }
+}
+
+class StaleConnection extends Error {}
+
+function attempt(baseUrl: string, call: HttpCall): Promise<HttpAnswer> {
   const url = new URL(baseUrl);
   const headers: Record<string, string> = { ...call.headers };
   if (call.body !== undefined) headers['content-length'] = String(call.body.length);
   return new Promise((resolve, reject) => {
+    let answered = false;
     const outgoing = request({ host: url.hostname, port: url.port, method: call.method, path: call.target, headers, agent }, (response) => {
+      answered = true;
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);
@@ -55,7 +73,10 @@ export function httpCall(baseUrl: string, call: HttpCall): Promise<HttpAnswer> {
         });
       });
     });
-    outgoing.on('error', reject);
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      const stale = !answered && outgoing.reusedSocket && error.code === 'ECONNRESET';
+      reject(stale ? new StaleConnection(error.message) : error);
+    });
     outgoing.end(call.body);
   });
 }
