@@ -206,7 +206,8 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
 
   let at = 0;
   position = 0;
-  let ids: Buffer | undefined;
+  let idsFrom = -1;
+  let idsTo = -1;
   let idsInstall: string | undefined;
   let idsHash: string | undefined;
   for (const line of lines) {
@@ -233,13 +234,18 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
       if (event !== undefined) at = putString(out, at, event);
       else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
     }
-    // The install_uuid and device_hash members, made once for a run of one install's and one device's lines.
-    if (ids === undefined || line.install_uuid !== idsInstall || line.device_hash !== idsHash) {
+    // The install_uuid and device_hash members: copied from the line before when it had the same.
+    if (idsFrom >= 0 && line.install_uuid === idsInstall && line.device_hash === idsHash) {
+      out.copyWithin(at, idsFrom, idsTo);
+      at += idsTo - idsFrom;
+    } else {
       idsInstall = line.install_uuid;
       idsHash = line.device_hash;
-      ids = utf8(idsJson(idsInstall, idsHash));
+      idsFrom = at;
+      if (idsInstall !== undefined) at = putByte(out, putAscii(out, putBytes(out, at, INSTALL_UUID_KEY), idsInstall), QUOTE);
+      if (idsHash !== undefined) at = putByte(out, putAscii(out, putBytes(out, at, DEVICE_HASH_KEY), idsHash), QUOTE);
+      idsTo = at;
     }
-    at = putBytes(out, at, ids);
     const fx = fxWritten?.[position];
     position++;
     if (fx !== undefined) at = putString(out, putBytes(out, at, FX_KEY), fx);
@@ -309,6 +315,9 @@ const EVENT_KEY_LENGTH = ',"event":'.length;
 /** The status and reason of a rejected line, for every reason the rules give. */
 const REJECTED_PIECES = new Map(EVENT_RULES.map(({ reason }) => [reason as string, utf8(`,"status":"rejected","reason":${json(reason)}`)]));
 const FX_KEY = utf8(',"fx":');
+const INSTALL_UUID_KEY = utf8(',"install_uuid":"');
+const DEVICE_HASH_KEY = utf8(',"device_hash":"');
+const QUOTE = 0x22;
 const REVENUE_USD_KEY = utf8(',"revenue_usd":');
 /** The most a copied event may grow by: its revenue_usd member (a number of at most 25 characters). */
 const REVENUE_USD_ROOM = REVENUE_USD_KEY.length + 25;
@@ -358,6 +367,12 @@ function putString(out: Buffer, at: number, text: string): number {
     if (code >= 0x80) return at + out.write(text, at, 'utf8');
     out[at + i] = code;
   }
+  return at + text.length;
+}
+
+/** A string of ASCII characters (a UUID, a hex digest) character by character. */
+function putAscii(out: Buffer, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
   return at + text.length;
 }
 
