@@ -1,4 +1,5 @@
-import { gzip, gzipSync } from 'node:zlib';
+import { gzip } from 'node:zlib';
+import { keptGzip } from '../common/kept-zlib';
 import { EVENT_RULES } from '../ingest/event-validation';
 import { ESCAPED_KEY, type EventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from './event-text';
 import type { AuditBatch, AuditFx, AuditLine } from './types';
@@ -116,6 +117,8 @@ function number(value: number): string {
  */
 export const SYNC_AUDIT_GZIP_MAX_BYTES = 128 * 1024;
 const AUDIT_GZIP = { level: 1 };
+/** The synchronous gzip, on a zlib engine kept from one batch to the next (common/kept-zlib.ts). */
+const gzipInLine = keptGzip(AUDIT_GZIP.level, SYNC_AUDIT_GZIP_MAX_BYTES);
 
 /**
  * The object is typed as the gzip file it is (no Content-Encoding), so anything that downloads it
@@ -140,7 +143,7 @@ export function auditMetadata(batch: AuditBatch, lines: readonly AuditLine[]): R
 export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> {
   const sourced = (lines as { [SOURCED]?: SourcedLines })[SOURCED];
   const jsonl = (sourced && jsonLinesFromBody(lines, sourced)) ?? toJsonLines(lines);
-  if (jsonl.length <= SYNC_AUDIT_GZIP_MAX_BYTES) return Promise.resolve(gzipSync(jsonl, AUDIT_GZIP));
+  if (jsonl.length <= SYNC_AUDIT_GZIP_MAX_BYTES) return Promise.resolve(gzipInLine(typeof jsonl === 'string' ? Buffer.from(jsonl) : jsonl));
   // The scratch buffer is for this call only: the thread pool gets a copy.
   const input = typeof jsonl === 'string' || jsonl.buffer !== scratch?.buffer ? jsonl : Buffer.from(jsonl);
   return new Promise((resolve, reject) => gzip(input, AUDIT_GZIP, (error, body) => (error ? reject(error) : resolve(body))));

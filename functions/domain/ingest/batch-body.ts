@@ -1,5 +1,6 @@
-import { gunzip, gunzipSync, type InputType, type ZlibOptions, constants as zlibConstants } from 'node:zlib';
+import { gunzip, type InputType, type ZlibOptions } from 'node:zlib';
 import { isPlainObject, parseStrictJson } from '../common/json';
+import { type Gunzipped, keptGunzip } from '../common/kept-zlib';
 import { EventApiError, MAX_DECOMPRESSED_BYTES, MAX_EVENTS_PER_BATCH } from './event-api';
 
 /**
@@ -8,26 +9,22 @@ import { EventApiError, MAX_DECOMPRESSED_BYTES, MAX_EVENTS_PER_BATCH } from './e
  * POST /privacy/delete (which stops after the JSON).
  */
 
-/**
- * What zlib inflated, and how many bytes of the input it read. Node inflates member after member
- * while the next byte could start one, but stops at a zero byte after a member and ignores the
- * rest (taking it for padding) without an error: the count is how the caller sees those bytes.
- */
-interface Inflated {
-  readonly buffer: Buffer;
-  readonly engine: { readonly bytesWritten: number };
-}
-
-const inflateSync = (input: Buffer, maxOutputLength: number, chunkSize: number): Inflated =>
-  gunzipSync(input, { maxOutputLength, chunkSize, info: true }) as unknown as Inflated;
 const inflate = (input: InputType, options: ZlibOptions) =>
-  new Promise<Inflated>((resolve, reject) =>
-    gunzip(input, { ...options, info: true }, (error, result) => (error ? reject(error) : resolve(result as unknown as Inflated))),
+  new Promise<Gunzipped>((resolve, reject) =>
+    gunzip(input, { ...options, info: true }, (error, result) => {
+      if (error) return reject(error);
+      const { buffer, engine } = result as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+      resolve({ buffer, bytesRead: engine.bytesWritten });
+    }),
   );
 
-/** The inflated bytes, when zlib read the whole body; anything after the last member is bad_gzip. */
-function wholeBody(raw: Buffer, inflated: Inflated): Buffer {
-  if (inflated.engine.bytesWritten !== raw.length) throw new EventApiError('bad_gzip');
+/**
+ * The inflated bytes, when zlib read the whole body. Node inflates member after member while the
+ * next byte could start one, but stops at a zero byte after a member and ignores the rest (taking
+ * it for padding) without an error: anything after the last member is bad_gzip.
+ */
+function wholeBody(raw: Buffer, inflated: Gunzipped): Buffer {
+  if (inflated.bytesRead !== raw.length) throw new EventApiError('bad_gzip');
   return inflated.buffer;
 }
 
@@ -35,11 +32,13 @@ function wholeBody(raw: Buffer, inflated: Inflated): Buffer {
  * A small body (up to 16 KiB as sent, a batch of a hundred-odd events) is first inflated
  * synchronously with its output held to 128 KiB: that blocks the event loop only briefly, and
  * skips the thread-pool round trip, which costs more than inflating the batch (docs/ingestion.md,
- * "Inflating", has the figures).
+ * "Inflating", has the figures). It is inflated by a zlib engine kept from one request to the next
+ * (common/kept-zlib.ts) into one buffer, not a new engine per request.
  * A body that inflates past that goes the way of a large one.
  */
 export const SYNC_INFLATE_MAX_RAW_BYTES = 16 * 1024;
 export const SYNC_INFLATE_MAX_OUTPUT_BYTES = 128 * 1024;
+const inflateSync = keptGunzip(SYNC_INFLATE_MAX_OUTPUT_BYTES);
 
 /**
  * Absent or identity: the bytes as they are; gzip: inflated; anything else 415. A large body is
@@ -55,7 +54,7 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
     if (raw.length <= SYNC_INFLATE_MAX_RAW_BYTES) {
       const syncCap = Math.min(maxBytes, SYNC_INFLATE_MAX_OUTPUT_BYTES);
       try {
-        return wholeBody(raw, inflateSync(raw, syncCap, inflatedSizeHint(raw, syncCap)));
+        return wholeBody(raw, inflateSync(raw, syncCap));
       } catch (error) {
         // Past the small cap: the whole cap is the thread pool's business, unless it was the whole cap.
         if (!tooLarge(error) || syncCap === maxBytes) throw error;
@@ -67,22 +66,6 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
     throw new EventApiError('bad_gzip');
   }
 }
-
-/**
- * The output chunk for a small body: what its gzip trailer says it inflates to, plus one byte, so
- * that a batch inflates into one buffer in one call (in the default 16 KiB chunks a 100-event
- * batch takes a second call and a Buffer.concat; docs/ingestion.md measures it). The trailer is the
- * client's word and only sizes the chunk, between the default and the cap: a body that inflates
- * to more than it says gets more chunks (never smaller ones than before), and maxOutputLength
- * still caps the whole.
- */
-function inflatedSizeHint(raw: Buffer, cap: number): number {
-  const claimed = raw.length >= GZIP_MIN_BYTES ? raw.readUInt32LE(raw.length - 4) : 0;
-  return Math.max(Math.min(Math.max(claimed + 1, zlibConstants.Z_DEFAULT_CHUNK), cap), zlibConstants.Z_MIN_CHUNK);
-}
-
-/** A gzip member's 10-byte header and 8-byte trailer (CRC-32, then the inflated size modulo 2^32). */
-const GZIP_MIN_BYTES = 18;
 
 const tooLarge = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
 
