@@ -1,7 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { MemoryFxRates } from '../functions/adapters/memory/fx-rates';
-import { encodeAuditObject } from '../functions/domain/audit/encode';
 import { decodeBody, parseJson } from '../functions/domain/ingest/batch-body';
 import type { CapStore } from '../functions/domain/ingest/metering';
 import { isValidSignature, signBody } from '../functions/domain/ingest/signature';
@@ -31,7 +30,7 @@ const uncountedCaps: CapStore = {
  * - project: the same batch through the code the handler runs, with every store stubbed out:
  *   the signature check, decodeBody, parseJson, then takeBatch with the decompressed body as its
  *   jsonText, as readEventRequest hands them over (batch shape, verdicts, audit lines, the audit
- *   object encoded by encodeAuditObject exactly as the AuditStore puts it).
+ *   object encoded by its record exactly as the AuditStore puts it).
  *
  * ratio = ceiling time / project time: 1 would be a service that adds nothing to the
  * primitives; higher is better.
@@ -115,8 +114,8 @@ async function sideBySide(events: readonly unknown[], now: number, quick: boolea
   const ports: TakeBatchPorts = {
     caps: uncountedCaps,
     audit: {
-      putBatch: async (_key, _batch, lines) => {
-        const object = await encodeAuditObject(lines);
+      putBatch: async (_key, _batch, record) => {
+        const object = await record.encode();
         jsonl ??= gunzipSync(object);
         stored += object.length;
       },

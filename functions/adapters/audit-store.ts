@@ -1,6 +1,7 @@
 import { PutObjectCommand, type PutObjectCommandInput } from '@aws-sdk/client-s3';
-import { AUDIT_CONTENT_TYPE, auditMetadata, encodeAuditObject } from '../domain/audit/encode';
+import { AUDIT_CONTENT_TYPE, auditMetadata } from '../domain/audit/encode';
 import type { AuditWrite, AuditWriter } from '../domain/audit/ports';
+import { type AuditRecord, recordOfLines } from '../domain/audit/record';
 import type { AuditBatch, AuditLine } from '../domain/audit/types';
 import { s3Client } from '../shared/clients/s3';
 
@@ -18,8 +19,8 @@ export class AuditStore implements AuditWriter {
    * times were computed from and that the live rows were counted from, so `admin rebuild` agrees
    * with them (an overwrite moved every corrected time by the retry's delay).
    */
-  async putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<AuditWrite> {
-    const input = await this.objectInput(key, batch, lines);
+  async putBatch(key: string, batch: AuditBatch, record: AuditRecord): Promise<AuditWrite> {
+    const input = await this.objectInput(key, batch, record);
     for (let attempt = 1; ; attempt++) {
       try {
         await s3Client().send(new PutObjectCommand({ ...input, IfNoneMatch: '*' }));
@@ -35,16 +36,16 @@ export class AuditStore implements AuditWriter {
 
   /** Replaces an audit object whatever is stored: the privacy drain's rewrite without an install's lines. */
   async replace(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void> {
-    await s3Client().send(new PutObjectCommand(await this.objectInput(key, batch, lines)));
+    await s3Client().send(new PutObjectCommand(await this.objectInput(key, batch, recordOfLines(lines))));
   }
 
-  private async objectInput(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<PutObjectCommandInput> {
+  private async objectInput(key: string, batch: AuditBatch, record: AuditRecord): Promise<PutObjectCommandInput> {
     return {
       Bucket: this.bucket,
       Key: key,
-      Body: await encodeAuditObject(lines),
+      Body: await record.encode(),
       ContentType: AUDIT_CONTENT_TYPE,
-      Metadata: auditMetadata(batch, lines),
+      Metadata: auditMetadata(batch, record),
     };
   }
 }

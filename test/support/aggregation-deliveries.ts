@@ -3,8 +3,8 @@ import type { SQSEvent } from 'aws-lambda';
 import { AuditStore } from '../../functions/adapters/audit-store';
 import { LANES } from '../../functions/domain/aggregation/lease';
 import { auditKey } from '../../functions/domain/audit/keys';
-import { auditLines } from '../../functions/domain/audit/lines';
 import { aggregationMessage } from '../../functions/domain/audit/message';
+import { auditRecord } from '../../functions/domain/audit/record';
 import { sha256Hex } from '../../functions/domain/common/hashing';
 import { judgeEvents } from '../../functions/domain/ingest/event-validation';
 import { dynamoClient } from '../../functions/shared/clients';
@@ -31,7 +31,7 @@ export async function stored(tenant: Tenant, batches: readonly object[][], recei
     };
     const { verdicts, accepted, rejected } = judgeEvents(events, receivedMs + n, receivedMs + n);
     const key = auditKey(batch);
-    await audit.putBatch(key, batch, auditLines(events, verdicts, batch));
+    await audit.putBatch(key, batch, auditRecord(events, verdicts, batch));
     bodies.push(JSON.stringify(aggregationMessage(audit.bucket, key, batch, { accepted, rejected })));
   }
   return bodies;

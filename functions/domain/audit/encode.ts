@@ -1,46 +1,28 @@
 import { gzip } from 'node:zlib';
+import { isPlainObject } from '../common/json';
 import { keptGzip } from '../common/kept-zlib';
-import { EVENT_RULES } from '../ingest/event-validation';
+import { EVENT_RULES, type EventVerdict } from '../ingest/event-validation';
 import { ESCAPED_KEY, type EventTexts, MULTI_LINE, REPEATED_DEVICE_ID } from './event-text';
+import { type AuditConversions, auditLine, DeviceHashes, installOf, sdkVersionOf, storedEntry } from './lines';
 import type { AuditBatch, AuditFx, AuditLine } from './types';
 
 /**
  * The audit object's bytes (docs/ingestion.md, "The audit object"): gzip JSON Lines, one line per
  * event. Two writers give the same lines: toJsonLines, for any array of lines, and a fast writer
- * that copies each event's bytes from the body the batch was parsed from, for the lines
- * auditLines (lines.ts) made with the body at hand.
+ * (jsonLinesFromBody) that writes a batch's lines straight from its verdicts, copying each event's
+ * bytes from the body the batch was parsed from, without making the lines at all.
  */
 
-/** How encodeAuditObject writes a line's event: with JSON.stringify, or copied from the body. */
-export const WRITE = 0;
-export const COPY = 1;
-export const COPY_WITHOUT_DEVICE_ID = 2;
+/** How jsonLinesFromBody writes a line's event: with JSON.stringify, or copied from the body. */
+const WRITE = 0;
+const COPY = 1;
+const COPY_WITHOUT_DEVICE_ID = 2;
 /**
  * Added to COPY or COPY_WITHOUT_DEVICE_ID for an event ingest converted (docs/ingestion.md,
  * "Currencies"): its `revenue_usd` member, which the body did not have, is written after the
  * copied members, where `{ ...event, revenue_usd }` puts it, rather than the whole event written out.
  */
-export const WITH_REVENUE_USD = 4;
-
-/**
- * What auditLines knew of the body: the text, where each entry is in it, how each line's event is
- * written, and the entry and the event each line had then (a line changed since is written out).
- * A non-enumerable property of the array auditLines returned (a WeakMap cost a tenth of the
- * handler's CPU in garbage collection): any other array of lines (the privacy drain's rewrite, a
- * test's) is written out by toJsonLines.
- */
-export interface SourcedLines {
-  readonly texts: EventTexts;
-  readonly copies: readonly number[];
-  readonly entries: readonly number[];
-  readonly events: readonly unknown[];
-}
-const SOURCED = Symbol('audit lines sourced from the body');
-
-/** Attaches what auditLines knew of the body to the lines it made, for encodeAuditObject. */
-export function sourceLines(lines: AuditLine[], sourced: SourcedLines): void {
-  Object.defineProperty(lines, SOURCED, { value: sourced });
-}
+const WITH_REVENUE_USD = 4;
 
 /** Exactly one top-level device_id member, found where the scanner can be sure of its keys. */
 export function canCutDeviceId(texts: EventTexts, index: number): boolean {
@@ -126,23 +108,37 @@ const gzipInLine = keptGzip(AUDIT_GZIP.level, SYNC_AUDIT_GZIP_MAX_BYTES);
  */
 export const AUDIT_CONTENT_TYPE = 'application/gzip';
 
-/** The object's metadata: its format and record version, the batch, and its counts. */
-export function auditMetadata(batch: AuditBatch, lines: readonly AuditLine[]): Record<string, string> {
+/** How many of a record's lines are accepted and rejected (the object's metadata). */
+export interface AuditCounts {
+  readonly accepted: number;
+  readonly rejected: number;
+}
+
+export function countsOf(lines: readonly AuditLine[]): AuditCounts {
   const accepted = lines.filter((line) => line.status === 'accepted').length;
+  return { accepted, rejected: lines.length - accepted };
+}
+
+/** The object's metadata: its format and record version, the batch, and its counts. */
+export function auditMetadata(batch: AuditBatch, counts: AuditCounts): Record<string, string> {
   return {
     format: 'jsonl',
     'record-version': '1',
     'company-id': batch.companyId,
     'app-id': batch.appId,
     'received-ms': String(batch.receivedMs),
-    accepted: String(accepted),
-    rejected: String(lines.length - accepted),
+    accepted: String(counts.accepted),
+    rejected: String(counts.rejected),
   };
 }
 
+/** Any array of lines as the object's bytes (toJsonLines, then gzip). */
 export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> {
-  const sourced = (lines as { [SOURCED]?: SourcedLines })[SOURCED];
-  const jsonl = (sourced && jsonLinesFromBody(lines, sourced)) ?? toJsonLines(lines);
+  return gzipJsonLines(toJsonLines(lines));
+}
+
+/** JSON Lines gzipped: in line up to SYNC_AUDIT_GZIP_MAX_BYTES, else on zlib's thread pool. */
+export function gzipJsonLines(jsonl: Buffer | string): Promise<Buffer> {
   if (jsonl.length <= SYNC_AUDIT_GZIP_MAX_BYTES) return Promise.resolve(gzipInLine(typeof jsonl === 'string' ? Buffer.from(jsonl) : jsonl));
   // The scratch buffer is for this call only: the thread pool gets a copy.
   const input = typeof jsonl === 'string' || jsonl.buffer !== scratch?.buffer ? jsonl : Buffer.from(jsonl);
@@ -150,111 +146,163 @@ export function encodeAuditObject(lines: readonly AuditLine[]): Promise<Buffer> 
 }
 
 /**
- * The bytes of toJsonLines' lines, written straight into a buffer with each event copied from the
- * body: no string is built, flattened and encoded, and nothing is left for the garbage collector,
- * which is most of what writing the lines as text cost (a string of every piece, then one of the
- * whole, then its UTF-8). Undefined when the lines do not share received_ms, client_ip,
- * sdk_version and country (auditLines makes them so; anything else is toJsonLines' business).
+ * The bytes toJsonLines writes for auditLines(events, verdicts, batch, conversions), written
+ * straight from the verdicts into a buffer with each event copied from the body: the lines are
+ * never made (nor each event's copy without its device_id), no string is built, flattened and
+ * encoded, and nothing is left for the garbage collector, which is most of what writing the
+ * lines as text cost (docs/ingestion.md, "Copying each event from the body"). An entry whose text
+ * cannot be copied (on several lines, a key written with an escape, a revenue_usd member beside a
+ * converted revenue, too deep to store) has its line made and its event written with JSON.stringify.
  *
  * The body is first copied behind the space the lines can take, so that every event is one
  * copyWithin. A batch compressed in line uses one scratch buffer, reused by every batch. What
  * the lines share is made into as few pieces as possible (an accepted line is its index, one
  * piece, its corrected_ts, one piece, its event and install_uuid), and a piece or string of more
- * than a few bytes is written by one native copy rather than byte by byte.
+ * than a few bytes is written by one native copy rather than byte by byte. Undefined when the
+ * text does not give every entry's span (the caller writes the lines out).
  */
-function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): Buffer | undefined {
-  const count = lines.length;
-  const first = lines[0];
-  if (first === undefined) return undefined;
-  const { received_ms, client_ip, sdk_version, country } = first;
-  const received = `,"received_ms":${number(received_ms)}`;
+export function jsonLinesFromBody(
+  events: readonly unknown[],
+  verdicts: readonly EventVerdict[],
+  batch: AuditBatch,
+  texts: EventTexts,
+  conversions?: AuditConversions,
+): Buffer | undefined {
+  const count = verdicts.length;
+  const sdkVersion = sdkVersionOf(batch);
+  const received = `,"received_ms":${number(batch.receivedMs)}`;
   const receivedPiece = utf8(received);
   const acceptedPiece = utf8(`,"status":"accepted"${received},"corrected_ts":`);
-  const sharedPiece = utf8(`${sharedFields(client_ip, sdk_version, country)},"event":`);
-  const { text, spans } = sourced.texts;
+  const sharedPiece = utf8(`${sharedFields(batch.clientIp, sdkVersion, batch.country)},"event":`);
+  const { text, spans } = texts;
+  const devices = new DeviceHashes(batch.appId);
 
-  // Room for the lines: every piece at its longest, three UTF-8 bytes to a UTF-16 unit, six
-  // characters to one that JSON escapes (\u0000).
+  // How each line's event is written, and room for the lines: every piece at its longest, three
+  // UTF-8 bytes to a UTF-16 unit, six characters to one that JSON escapes (\u0000).
+  const hows: number[] = new Array(count);
+  // The lines written out, by position, and their events' JSON text.
+  let writtenLines: (AuditLine | undefined)[] | undefined;
   let written: (string | undefined)[] | undefined;
   // The fx of lines with a converted revenue (docs/ingestion.md, "Currencies"), by position.
   let fxWritten: (string | undefined)[] | undefined;
-  let room = count * (LINE_ROOM + receivedPiece.length + acceptedPiece.length + sharedPiece.length);
-  let position = 0;
-  for (const line of lines) {
-    if (line.received_ms !== received_ms || line.client_ip !== client_ip || line.sdk_version !== sdk_version || line.country !== country)
-      return undefined;
-    if (howWritten(line, position, sourced) === WRITE) {
+  let room = count * (LINE_ROOM + IDS_ROOM + receivedPiece.length + acceptedPiece.length + sharedPiece.length);
+  for (let position = 0; position < count; position++) {
+    const verdict = verdicts[position];
+    if (verdict === undefined) return undefined;
+    const entry = events[verdict.index];
+    const how = howWritten(entry, verdict, texts, conversions);
+    hows[position] = how;
+    room += 6 * (verdict.status.length + (verdict.reason?.length ?? 0));
+    let fx: AuditFx | undefined;
+    if (how === WRITE) {
+      const line = auditLine(entry, verdict, batch, sdkVersion, devices, conversions);
       const event = line.event === undefined ? undefined : JSON.stringify(line.event);
+      writtenLines ??= new Array(count);
+      writtenLines[position] = line;
       written ??= new Array(count);
       written[position] = event;
       room += 3 * (event?.length ?? 0);
+      fx = line.fx;
     } else {
-      const start = spans[4 * line.index];
-      const end = spans[4 * line.index + 1];
+      const start = spans[4 * verdict.index];
+      const end = spans[4 * verdict.index + 1];
       if (start === undefined || end === undefined) return undefined;
       room += end - start + REVENUE_USD_ROOM;
+      if ((how & WITH_REVENUE_USD) !== 0) fx = conversions?.get(verdict.index)?.fx;
     }
-    if (line.fx !== undefined) {
-      const fx = fxJson(line.fx);
+    if (fx !== undefined) {
+      const fxText = fxJson(fx);
       fxWritten ??= new Array(count);
-      fxWritten[position] = fx;
-      room += FX_KEY.length + 3 * fx.length;
+      fxWritten[position] = fxText;
+      room += FX_KEY.length + 3 * fxText.length;
     }
-    position++;
-    room +=
-      6 * (line.status.length + (line.reason?.length ?? 0)) + 3 * ((line.install_uuid?.length ?? 0) + (line.device_hash?.length ?? 0));
   }
   const out = bufferOf(room + text.length);
   out.set(text, room);
 
   let at = 0;
-  position = 0;
   let idsFrom = -1;
   let idsTo = -1;
   let idsInstall: string | undefined;
   let idsHash: string | undefined;
-  for (const line of lines) {
-    at = putNumber(out, putBytes(out, at, INDEX_KEY), line.index);
-    if (line.status === 'accepted' && line.reason === undefined && line.corrected_ts !== undefined) {
-      at = putNumber(out, putBytes(out, at, acceptedPiece), line.corrected_ts);
+  for (let position = 0; position < count; position++) {
+    const verdict = verdicts[position];
+    const how = hows[position];
+    if (verdict === undefined || how === undefined) throw new Error(`no verdict for the audit line at ${position}`);
+    const index = verdict.index;
+    at = putNumber(out, putBytes(out, at, INDEX_KEY), index);
+    if (verdict.status === 'accepted' && verdict.reason === undefined && verdict.corrected_ts !== undefined) {
+      at = putNumber(out, putBytes(out, at, acceptedPiece), verdict.corrected_ts);
     } else {
-      const rejected = line.status === 'rejected' && line.reason !== undefined ? REJECTED_PIECES.get(line.reason) : undefined;
+      const rejected = verdict.status === 'rejected' && verdict.reason !== undefined ? REJECTED_PIECES.get(verdict.reason) : undefined;
       if (rejected !== undefined) at = putBytes(out, at, rejected);
       else {
-        at = putString(out, putBytes(out, at, STATUS_KEY), json(line.status));
-        if (line.reason !== undefined) at = putString(out, putBytes(out, at, REASON_KEY), json(line.reason));
+        at = putString(out, putBytes(out, at, STATUS_KEY), json(verdict.status));
+        if (verdict.reason !== undefined) at = putString(out, putBytes(out, at, REASON_KEY), json(verdict.reason));
       }
       at = putBytes(out, at, receivedPiece);
-      if (line.corrected_ts !== undefined) at = putNumber(out, putBytes(out, at, CORRECTED_TS_KEY), line.corrected_ts);
+      if (verdict.corrected_ts !== undefined) at = putNumber(out, putBytes(out, at, CORRECTED_TS_KEY), verdict.corrected_ts);
     }
     at = putBytes(out, at, sharedPiece);
-    const how = howWritten(line, position, sourced);
+    let install: string | undefined;
+    let hash: string | undefined;
     if (how !== WRITE) {
-      at = copyEvent(out, at, room, spans, 4 * line.index, how & ~WITH_REVENUE_USD);
-      if ((how & WITH_REVENUE_USD) !== 0) at = putRevenueUsd(out, at, line.event);
+      at = copyEvent(out, at, room, spans, 4 * index, how & ~WITH_REVENUE_USD);
+      if ((how & WITH_REVENUE_USD) !== 0) at = putRevenueUsd(out, at, conversions?.get(index)?.revenueUsd);
+      const entry = events[index];
+      if (isPlainObject(entry)) {
+        // What auditLine stores of a copied entry: its install_uuid (a UUID) and its device id's hash.
+        install = installOf(entry, verdict);
+        const device = entry.device_id;
+        if (device !== undefined && device !== null) hash = devices.of(device);
+      }
     } else {
       const event = written?.[position];
       if (event !== undefined) at = putString(out, at, event);
       else at -= EVENT_KEY_LENGTH; // no event: toJsonLines leaves the field out
+      const line = writtenLines?.[position];
+      install = line?.install_uuid;
+      hash = line?.device_hash;
     }
     // The install_uuid and device_hash members: copied from the line before when it had the same.
-    if (idsFrom >= 0 && line.install_uuid === idsInstall && line.device_hash === idsHash) {
+    if (idsFrom >= 0 && install === idsInstall && hash === idsHash) {
       out.copyWithin(at, idsFrom, idsTo);
       at += idsTo - idsFrom;
     } else {
-      idsInstall = line.install_uuid;
-      idsHash = line.device_hash;
+      idsInstall = install;
+      idsHash = hash;
       idsFrom = at;
-      if (idsInstall !== undefined) at = putByte(out, putAscii(out, putBytes(out, at, INSTALL_UUID_KEY), idsInstall), QUOTE);
-      if (idsHash !== undefined) at = putByte(out, putAscii(out, putBytes(out, at, DEVICE_HASH_KEY), idsHash), QUOTE);
+      if (install !== undefined) at = putByte(out, putUuidLowerCase(out, putBytes(out, at, INSTALL_UUID_KEY), install), QUOTE);
+      if (hash !== undefined) at = putByte(out, putAscii(out, putBytes(out, at, DEVICE_HASH_KEY), hash), QUOTE);
       idsTo = at;
     }
     const fx = fxWritten?.[position];
-    position++;
     if (fx !== undefined) at = putString(out, putBytes(out, at, FX_KEY), fx);
     at = putByte(out, putByte(out, at, CLOSE_BRACE), LINE_FEED);
   }
   return out.subarray(0, at);
+}
+
+/**
+ * How an entry's event is written: copied from the body as it is, or without its device_id member
+ * (auditLine stores it without), each with revenue_usd after it when it was converted; or
+ * written out (WRITE) where the copy would not be that event's JSON.
+ */
+function howWritten(entry: unknown, verdict: EventVerdict, texts: EventTexts, conversions: AuditConversions | undefined): number {
+  const index = verdict.index;
+  // An entry the scan has no flags for is written out, as one on several lines is.
+  if (storedEntry(entry, verdict) === null || ((texts.flags[index] ?? MULTI_LINE) & MULTI_LINE) !== 0) return WRITE;
+  if (!isPlainObject(entry)) return COPY;
+  let how = COPY;
+  const device = entry.device_id;
+  if (device !== undefined && device !== null) {
+    if (!canCutDeviceId(texts, index)) return WRITE;
+    how = COPY_WITHOUT_DEVICE_ID;
+  }
+  // Still copied, with revenue_usd written after it, unless the body has a revenue_usd member (a
+  // null one passes the rules) whose place the spread keeps.
+  if (conversions?.get(index) !== undefined) return Object.hasOwn(entry, 'revenue_usd') ? WRITE : how | WITH_REVENUE_USD;
+  return how;
 }
 
 /**
@@ -263,11 +311,6 @@ function jsonLinesFromBody(lines: readonly AuditLine[], sourced: SourcedLines): 
  */
 const idsJson = (installUuid: string | undefined, deviceHash: string | undefined) =>
   `${installUuid === undefined ? '' : `,"install_uuid":"${installUuid}"`}${deviceHash === undefined ? '' : `,"device_hash":"${deviceHash}"`}`;
-
-/** COPY or COPY_WITHOUT_DEVICE_ID while the line holds the entry and event auditLines gave it; else WRITE. */
-function howWritten(line: AuditLine, position: number, sourced: SourcedLines): number {
-  return line.event === sourced.events[position] && line.index === sourced.entries[position] ? (sourced.copies[position] ?? WRITE) : WRITE;
-}
 
 /**
  * The entry's text copied from the body, which lies `room` bytes on in `out` (spans as eventTexts
@@ -296,9 +339,8 @@ function copyEvent(out: Buffer, at: number, room: number, spans: readonly number
  * The converted event's `revenue_usd` as the last member of the event just copied, which ends in
  * `}`: what JSON.stringify writes for `{ ...event, revenue_usd }` when the event had no such member.
  */
-function putRevenueUsd(out: Buffer, at: number, event: unknown): number {
-  const usd = (event as { revenue_usd?: unknown }).revenue_usd;
-  if (out[at - 1] !== CLOSE_BRACE || typeof usd !== 'number') throw new Error('a converted audit event must be an object with revenue_usd');
+function putRevenueUsd(out: Buffer, at: number, usd: number | undefined): number {
+  if (out[at - 1] !== CLOSE_BRACE || usd === undefined) throw new Error('a converted audit event must be an object with revenue_usd');
   return putByte(out, putString(out, putBytes(out, at - 1, REVENUE_USD_KEY), number(usd)), CLOSE_BRACE);
 }
 
@@ -328,6 +370,8 @@ const CLOSE_BRACE = 0x7d;
 const LINE_FEED = 0x0a;
 /** The constant pieces of a line and two numbers of at most 25 characters each. */
 const LINE_ROOM = 200;
+/** A line's install_uuid (a UUID) and device_hash (a SHA-256 hex digest) members. */
+const IDS_ROOM = INSTALL_UUID_KEY.length + 36 + 1 + DEVICE_HASH_KEY.length + 64 + 1;
 
 /** The scratch buffer (256 KiB, made on first use); a batch that needs more gets its own. */
 const SCRATCH_BYTES = 256 * 1024;
@@ -373,7 +417,16 @@ function putString(out: Buffer, at: number, text: string): number {
   return at + text.length;
 }
 
-/** A string of ASCII characters (a UUID, a hex digest) character by character. */
+/**
+ * A UUID lower-cased, character by character: a hex digit's or a dash's code with 0x20 set is the
+ * lower-case letter or itself (installOf gives only UUIDs).
+ */
+function putUuidLowerCase(out: Buffer, at: number, uuid: string): number {
+  for (let i = 0; i < uuid.length; i++) out[at + i] = uuid.charCodeAt(i) | 0x20;
+  return at + uuid.length;
+}
+
+/** A string of ASCII characters (a hex digest) character by character. */
 function putAscii(out: Buffer, at: number, text: string): number {
   for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
   return at + text.length;

@@ -1,99 +1,105 @@
 import { sha256Hex } from '../common/hashing';
 import { isPlainObject } from '../common/json';
 import { type EventVerdict, isStorable, isUuid } from '../ingest/event-validation';
-import { COPY, COPY_WITHOUT_DEVICE_ID, canCutDeviceId, sourceLines, WITH_REVENUE_USD, WRITE } from './encode';
-import { type EventTexts, eventTexts, MULTI_LINE } from './event-text';
 import type { AuditBatch, AuditFx, AuditLine } from './types';
 
 /** SDK versions are echoed into every line; a longer header is cut, not refused. */
 const MAX_SDK_VERSION_CHARS = 128;
 
+/** What a batch's revenue conversions are (functions/domain/fx/event-revenue.ts): by entry index. */
+export type AuditConversions = ReadonlyMap<number, { readonly revenueUsd: number; readonly fx: AuditFx }>;
+
+/** The sdk_version every line of the batch has. */
+export const sdkVersionOf = (batch: AuditBatch): string | null =>
+  batch.sdkVersion ? batch.sdkVersion.slice(0, MAX_SDK_VERSION_CHARS) : null;
+
 /**
- * The audit lines of a batch. Given `source`, the decompressed body that `events` was parsed
- * from or where eventTexts found each event in it, the lines also remember where each event is,
- * and encodeAuditObject copies those bytes instead of writing the parsed event out again with
- * JSON.stringify, which cost more than the copy (docs/ingestion.md, "Copying each event from the body").
- * The stored event is then the client's own JSON for it, which parses to the same value.
+ * The audit lines of a batch, one per verdict, in order. The audit object of a batch whose body is
+ * at hand is written without them (record.ts, auditRecord): these are the lines it holds.
  */
 export function auditLines(
   events: readonly unknown[],
   verdicts: readonly EventVerdict[],
   batch: AuditBatch,
-  source?: Uint8Array | EventTexts,
-  conversions?: ReadonlyMap<number, { readonly revenueUsd: number; readonly fx: AuditFx }>,
+  conversions?: AuditConversions,
 ): AuditLine[] {
-  const sdkVersion = batch.sdkVersion ? batch.sdkVersion.slice(0, MAX_SDK_VERSION_CHARS) : null;
-  const texts = source instanceof Uint8Array ? eventTexts(source, events.length) : source;
-  const count = verdicts.length;
-  const lines: AuditLine[] = new Array(count);
-  const sourced: { texts: EventTexts; copies: number[]; entries: number[]; events: unknown[] } | undefined =
-    texts === undefined ? undefined : { texts, copies: new Array(count), entries: new Array(count), events: new Array(count) };
-  // An SDK's batch is usually one device's events: its hash is computed once.
-  let deviceId: string | undefined;
-  let deviceHash = '';
-  let position = 0;
-  for (const verdict of verdicts) {
-    const index = verdict.index;
-    const entry = events[index];
-    // Every line is made with every field, so that all have one shape (the writers read them
-    // fast); an undefined field is left out of the JSON all the same.
-    const line: AuditLine = {
-      index,
-      status: verdict.status,
-      reason: verdict.reason,
-      received_ms: batch.receivedMs,
-      corrected_ts: verdict.corrected_ts,
-      client_ip: batch.clientIp,
-      sdk_version: sdkVersion,
-      country: batch.country,
-      // Only a bad_event entry can be too deep: every other entry passed the depth rule.
-      event: verdict.reason === 'bad_event' && !isStorable(entry) ? null : entry,
-      install_uuid: undefined,
-      device_hash: undefined,
-      fx: undefined,
-    };
-    lines[position] = line;
-    // An entry the scan has no flags for is written out, as one on several lines is.
-    let copy = texts !== undefined && line.event !== null && ((texts.flags[index] ?? MULTI_LINE) & MULTI_LINE) === 0 ? COPY : WRITE;
-    if (isPlainObject(entry) && line.event !== null) {
-      // An accepted entry passed the install_uuid rule already: the check runs once per entry.
-      const install = entry.install_uuid;
-      if (typeof install === 'string' && (verdict.status === 'accepted' || isUuid(install))) line.install_uuid = install.toLowerCase();
-      const device = entry.device_id;
-      // Any device id is cut out, whatever its type: a rejected event's number, array or object
-      // (an IDFA in a wrapper) is as much a device id as a string. null names no device.
-      if (device !== undefined && device !== null) {
-        const { device_id: _cut, ...rest } = entry;
-        if (typeof device !== 'string') line.device_hash = sha256Hex(`${batch.appId}:${JSON.stringify(device)}`);
-        else {
-          if (device !== deviceId) {
-            deviceId = device;
-            deviceHash = sha256Hex(`${batch.appId}:${device}`);
-          }
-          line.device_hash = deviceHash;
-        }
-        line.event = rest;
-        if (copy === COPY && texts !== undefined) copy = canCutDeviceId(texts, index) ? COPY_WITHOUT_DEVICE_ID : WRITE;
-      }
-      // Revenue in a currency: the event as sent plus the dollars the aggregator counts.
-      const conversion = conversions?.get(index);
-      if (conversion !== undefined) {
-        line.event = withRevenueUsd(line.event as Record<string, unknown>, conversion.revenueUsd, line.event !== entry);
-        line.fx = conversion.fx;
-        // Still copied, with revenue_usd written after it, unless the body has a revenue_usd
-        // member (a null one passes the rules) whose place the spread keeps.
-        copy = copy === WRITE || Object.hasOwn(entry, 'revenue_usd') ? WRITE : copy | WITH_REVENUE_USD;
-      }
+  const sdkVersion = sdkVersionOf(batch);
+  const devices = new DeviceHashes(batch.appId);
+  return verdicts.map((verdict) => auditLine(events[verdict.index], verdict, batch, sdkVersion, devices, conversions));
+}
+
+/** A device id's hash (AuditLine.device_hash), the last string one kept: an SDK's batch is usually one device's events. */
+export class DeviceHashes {
+  private deviceId: string | undefined;
+  private hash = '';
+
+  constructor(private readonly appId: string) {}
+
+  of(device: unknown): string {
+    // A device id that is no string (a rejected event's number, array or object) is hashed as its JSON text.
+    if (typeof device !== 'string') return sha256Hex(`${this.appId}:${JSON.stringify(device)}`);
+    if (device !== this.deviceId) {
+      this.deviceId = device;
+      this.hash = sha256Hex(`${this.appId}:${device}`);
     }
-    if (sourced !== undefined) {
-      sourced.copies[position] = copy;
-      sourced.entries[position] = index;
-      sourced.events[position] = line.event;
-    }
-    position++;
+    return this.hash;
   }
-  if (sourced !== undefined) sourceLines(lines, sourced);
-  return lines;
+}
+
+/** The event a line stores: null for a bad_event entry too deeply nested to store, else the entry. */
+export const storedEntry = (entry: unknown, verdict: EventVerdict): unknown =>
+  verdict.reason === 'bad_event' && !isStorable(entry) ? null : entry;
+
+/** The line's install_uuid, lower-cased: an accepted entry passed the install_uuid rule already, so the check runs once per entry. */
+export function installOf(entry: Record<string, unknown>, verdict: EventVerdict): string | undefined {
+  const install = entry.install_uuid;
+  return typeof install === 'string' && (verdict.status === 'accepted' || isUuid(install)) ? install : undefined;
+}
+
+/** One entry's audit line. */
+export function auditLine(
+  entry: unknown,
+  verdict: EventVerdict,
+  batch: AuditBatch,
+  sdkVersion: string | null,
+  devices: DeviceHashes,
+  conversions?: AuditConversions,
+): AuditLine {
+  const index = verdict.index;
+  // Every line is made with every field, so that all have one shape (the writers read them
+  // fast); an undefined field is left out of the JSON all the same.
+  const line: AuditLine = {
+    index,
+    status: verdict.status,
+    reason: verdict.reason,
+    received_ms: batch.receivedMs,
+    corrected_ts: verdict.corrected_ts,
+    client_ip: batch.clientIp,
+    sdk_version: sdkVersion,
+    country: batch.country,
+    // Only a bad_event entry can be too deep: every other entry passed the depth rule.
+    event: storedEntry(entry, verdict),
+    install_uuid: undefined,
+    device_hash: undefined,
+    fx: undefined,
+  };
+  if (!isPlainObject(entry) || line.event === null) return line;
+  line.install_uuid = installOf(entry, verdict)?.toLowerCase();
+  const device = entry.device_id;
+  // Any device id is cut out, whatever its type: a rejected event's number, array or object
+  // (an IDFA in a wrapper) is as much a device id as a string. null names no device.
+  if (device !== undefined && device !== null) {
+    const { device_id: _cut, ...rest } = entry;
+    line.device_hash = devices.of(device);
+    line.event = rest;
+  }
+  // Revenue in a currency: the event as sent plus the dollars the aggregator counts.
+  const conversion = conversions?.get(index);
+  if (conversion !== undefined) {
+    line.event = withRevenueUsd(line.event as Record<string, unknown>, conversion.revenueUsd, line.event !== entry);
+    line.fx = conversion.fx;
+  }
+  return line;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { AuditRecord } from './record';
 import type { AuditBatch, AuditLine } from './types';
 
 /** What putBatch did: wrote the object, or found it written by an earlier attempt of the batch. */
@@ -9,7 +10,7 @@ export interface AuditWriter {
    * Writes a batch's audit object once: a retry of the same bytes the same day finds its key taken,
    * and the first attempt's object stays.
    */
-  putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<AuditWrite>;
+  putBatch(key: string, batch: AuditBatch, record: AuditRecord): Promise<AuditWrite>;
   /** Replaces an audit object whatever is stored. */
   replace(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<void>;
 }

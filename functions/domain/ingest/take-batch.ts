@@ -1,9 +1,9 @@
 import { adServicesTokenOf } from '../adservices/token';
 import { eventTexts } from '../audit/event-text';
 import { auditKey } from '../audit/keys';
-import { auditLines } from '../audit/lines';
 import { aggregationMessage } from '../audit/message';
-import type { AggregationMessage, AuditBatch, AuditLine } from '../audit/types';
+import { type AuditRecord, auditRecord } from '../audit/record';
+import type { AggregationMessage, AuditBatch } from '../audit/types';
 import { sha256Hex } from '../common/hashing';
 import type { MessageSink } from '../common/message-sink';
 import { convertRevenue } from '../fx/event-revenue';
@@ -27,7 +27,7 @@ export interface AuditDestination {
    * object stored first stays, with the received_ms and corrected times the live rows were counted
    * from, and the write resolves all the same, so the retry hands off and counts like the first.
    */
-  putBatch(key: string, batch: AuditBatch, lines: readonly AuditLine[]): Promise<unknown>;
+  putBatch(key: string, batch: AuditBatch, record: AuditRecord): Promise<unknown>;
   /** Where putBatch writes: the hand-off message names it. */
   readonly bucket: string;
 }
@@ -133,7 +133,7 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
   const key = auditKey(audit);
   try {
     await storing(ports, audit, 'audit_write', () =>
-      ports.audit.putBatch(key, audit, auditLines(batch.events, verdicts, audit, texts, conversions)),
+      ports.audit.putBatch(key, audit, auditRecord(batch.events, verdicts, audit, texts, conversions)),
     );
     // Only a batch with an Apple Ads token waits for Apple; every other goes straight to aggregation.
     const withToken = batch.events.some((event, i) => verdicts[i]?.status === 'accepted' && adServicesTokenOf(event) !== undefined);

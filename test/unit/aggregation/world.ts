@@ -135,7 +135,7 @@ export function world(
         conversions.set(verdict.index, { revenueUsd: usd.usd, fx: { ...impression, rate: usd.rate, rate_day: usd.rate_day } });
     }
     const key = auditKey(audit);
-    objects.set(key, auditLines(events, verdicts, audit, undefined, conversions));
+    objects.set(key, auditLines(events, verdicts, audit, conversions));
     return JSON.stringify(aggregationMessage('audit-bucket', key, audit, { accepted, rejected }));
   }
 

@@ -8,6 +8,7 @@ import { encodeAuditObject, SYNC_AUDIT_GZIP_MAX_BYTES, toJsonLines } from '../..
 import { auditKey } from '../../../functions/domain/audit/keys';
 import { auditLines, installsOfLine, lineOfInstall, MAX_INSTALLS_PER_LINE } from '../../../functions/domain/audit/lines';
 import { aggregationMessage } from '../../../functions/domain/audit/message';
+import { auditRecord } from '../../../functions/domain/audit/record';
 import type { AuditBatch, AuditLine } from '../../../functions/domain/audit/types';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
@@ -136,15 +137,28 @@ describe('audit record', () => {
       { ...batch, sdkVersion: 'ünï/\u2028' },
       { ...batch, country: 'JP' },
     ]) {
-      const copied = gunzipSync(await encodeAuditObject(auditLines(events, verdicts, audit, body))).toString('utf8');
+      const record = auditRecord(events, verdicts, audit, body);
+      const copied = gunzipSync(await record.encode()).toString('utf8');
       expect(copied).toBe(toJsonLines(auditLines(events, verdicts, audit)));
+      expect(record.lines()).toEqual(auditLines(events, verdicts, audit));
+      expect({ accepted: record.accepted, rejected: record.rejected }).toEqual({
+        accepted: verdicts.filter((verdict) => verdict.status === 'accepted').length,
+        rejected: verdicts.filter((verdict) => verdict.status === 'rejected').length,
+      });
     }
-    // Fields changed after the lines were made are written as they are now.
-    const lines = auditLines(events, verdicts, batch, body);
-    Object.assign(lines[0], { corrected_ts: 1.25 });
-    Object.assign(lines[1], { corrected_ts: -1e21, status: 'rejected', reason: 'an "odd" reason' });
-    Object.assign(lines[2], { corrected_ts: undefined, reason: 'bad_event' });
-    expect(gunzipSync(await encodeAuditObject(lines)).toString('utf8')).toBe(toJsonLines(lines));
+    // Verdicts as no rule gives them (a fraction, a huge number, no corrected_ts, an odd reason) are written as toJsonLines writes them.
+    const odder = verdicts.map((verdict, i) =>
+      i === 0
+        ? { ...verdict, corrected_ts: 1.25 }
+        : i === 1
+          ? { ...verdict, corrected_ts: -1e21, status: 'rejected' as const, reason: 'an "odd" reason' as never }
+          : i === 2
+            ? { ...verdict, corrected_ts: undefined, reason: 'bad_event' as const }
+            : verdict,
+    );
+    expect(gunzipSync(await auditRecord(events, odder, batch, body).encode()).toString('utf8')).toBe(
+      toJsonLines(auditLines(events, odder, batch)),
+    );
   });
 
   it('stores the lines as gzip JSONL whether the batch is compressed in line or on the thread pool', async () => {
@@ -165,9 +179,10 @@ describe('audit record', () => {
     const { verdicts } = judgeEvents(events, NOW, NOW);
     expect(verdicts.map((verdict) => verdict.reason)).toEqual(devices.map(() => 'bad_device_id'));
     const hashes = devices.map((device) => sha256Hex(`app_1:${typeof device === 'string' ? device : JSON.stringify(device)}`));
-    for (const lines of [auditLines(events, verdicts, batch), auditLines(events, verdicts, batch, body)]) {
-      expect(lines.map((line) => line.device_hash)).toEqual(hashes);
-      const text = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
+    const lines = auditLines(events, verdicts, batch);
+    expect(lines.map((line) => line.device_hash)).toEqual(hashes);
+    for (const record of [auditRecord(events, verdicts, batch), auditRecord(events, verdicts, batch, body)]) {
+      const text = gunzipSync(await record.encode()).toString('utf8');
       expect(text).toBe(toJsonLines(lines));
       for (const clear of ['"device_id"', idfa, '4815162342', 'xxxxxxxx'])
         expect({ clear, found: text.includes(clear) }).toEqual({ clear, found: false });
@@ -236,8 +251,7 @@ describe('audit store and hand-off', () => {
     s3.on(PutObjectCommand).resolves({});
     const store = new AuditStore('audit-bucket');
     const events = [validEvent({}, NOW), validEvent({}, NOW), 'junk'];
-    const lines = auditLines(events, judgeEvents(events, NOW, NOW).verdicts, batch);
-    await store.putBatch('audit/key.jsonl.gz', batch, lines);
+    await store.putBatch('audit/key.jsonl.gz', batch, auditRecord(events, judgeEvents(events, NOW, NOW).verdicts, batch));
 
     const input = s3.commandCalls(PutObjectCommand)[0].args[0].input;
     expect(input).toMatchObject({

@@ -3,6 +3,7 @@ import { AuditObjectError, decodeAuditObject, MAX_AUDIT_JSON_BYTES } from '../..
 import { encodeAuditObject } from '../../../functions/domain/audit/encode';
 import { auditDayPrefix, auditKey, batchOfKey } from '../../../functions/domain/audit/keys';
 import { auditLines } from '../../../functions/domain/audit/lines';
+import { auditRecord } from '../../../functions/domain/audit/record';
 import type { AuditBatch } from '../../../functions/domain/audit/types';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
 import { validEvent } from '../../integration/ingest-support';
@@ -19,7 +20,7 @@ describe('audit decoder', () => {
     const lines = auditLines(events, verdicts, batch);
     const expected = JSON.parse(JSON.stringify(lines));
     await expect(decodeAuditObject(KEY, await encodeAuditObject(lines))).resolves.toEqual(expected);
-    await expect(decodeAuditObject(KEY, await encodeAuditObject(auditLines(events, verdicts, batch, body)))).resolves.toEqual(expected);
+    await expect(decodeAuditObject(KEY, await auditRecord(events, verdicts, batch, body).encode())).resolves.toEqual(expected);
   });
 
   it('takes an object that is not gzip, or not JSON Lines, as unreadable, with its own error', async () => {

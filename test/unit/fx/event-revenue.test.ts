@@ -1,9 +1,10 @@
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { MemoryFxRates } from '../../../functions/adapters/memory/fx-rates';
-import { encodeAuditObject, toJsonLines } from '../../../functions/domain/audit/encode';
+import { toJsonLines } from '../../../functions/domain/audit/encode';
 import { eventTexts } from '../../../functions/domain/audit/event-text';
 import { auditLines } from '../../../functions/domain/audit/lines';
+import { auditRecord } from '../../../functions/domain/audit/record';
 import type { AuditBatch } from '../../../functions/domain/audit/types';
 import { convertRevenue } from '../../../functions/domain/fx/event-revenue';
 import { judgeEvents } from '../../../functions/domain/ingest/event-validation';
@@ -87,7 +88,7 @@ describe('revenue in a currency at ingest', () => {
     expect(conversions.get(1)?.revenueUsd).toBe(0.000013);
     expect(verdicts[2]).toMatchObject({ status: 'rejected', reason: 'bad_currency', field: 'ad_revenue.currency' });
     expect(verdicts[3]).toMatchObject({ status: 'rejected', reason: 'bad_ad_revenue', field: 'ad_revenue.revenue' });
-    const lines = auditLines(events, verdicts, batch, undefined, conversions);
+    const lines = auditLines(events, verdicts, batch, conversions);
     expect(lines[0]?.event).toMatchObject({ revenue_usd: 0.0216 });
   });
 
@@ -119,13 +120,15 @@ describe('revenue in a currency at ingest', () => {
     const events = [priced({ device_id: 'dev-1' }), validEvent({}, NOW), priced({ currency: 'XYZ' })];
     const body = Buffer.from(JSON.stringify({ events, sent_at_ms: NOW }));
     const { verdicts, conversions } = await take(events);
-    const lines = auditLines(events, verdicts, batch, eventTexts(body, events.length), conversions);
+    const lines = auditLines(events, verdicts, batch, conversions);
     const { device_id: _cut, ...sent } = events[0] as Record<string, unknown>;
     expect(lines[0]?.event).toEqual({ ...sent, revenue_usd: 10.8 });
     expect(lines[0]?.fx).toEqual({ currency: 'EUR', amount: 10, rate: 1.08, rate_day: '2025-03-10' });
     expect(lines[1]?.fx).toBeUndefined();
     expect(lines[2]).toMatchObject({ status: 'rejected', reason: 'bad_currency', event: events[2] });
-    const copied = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
+    const copied = gunzipSync(await auditRecord(events, verdicts, batch, eventTexts(body, events.length), conversions).encode()).toString(
+      'utf8',
+    );
     expect(copied).toBe(toJsonLines(lines));
     expect(copied).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
   });
@@ -143,7 +146,10 @@ describe('revenue in a currency at ingest', () => {
     const { verdicts, conversions } = await take(events);
     const { device_id: _cut, ...sent } = events[0] ?? {};
     const expected = { ...sent, revenue_usd: 10.8 };
-    const event = auditLines(events, verdicts, batch, eventTexts(body, events.length), conversions)[0]?.event;
+    const event = auditLines(events, verdicts, batch, conversions)[0]?.event;
+    // The object written from the body holds that very event.
+    const stored = gunzipSync(await auditRecord(events, verdicts, batch, body, conversions).encode()).toString('utf8');
+    expect(JSON.stringify((JSON.parse(stored) as { event: unknown }).event)).toBe(JSON.stringify(expected));
     expect(verdicts[0]?.status).toBe('accepted');
     expect(JSON.stringify(event)).toBe(JSON.stringify(expected));
     expect(Object.getPrototypeOf(event)).toBe(Object.prototype);
@@ -188,8 +194,10 @@ describe('revenue in a currency at ingest', () => {
         const body = Buffer.from(JSON.stringify({ events: sent, sent_at_ms: NOW }));
         const events = (JSON.parse(body.toString('utf8')) as { events: unknown[] }).events;
         const { verdicts, conversions } = await take(events);
-        const lines = auditLines(events, verdicts, batch, eventTexts(body, events.length), conversions);
-        const copied = gunzipSync(await encodeAuditObject(lines)).toString('utf8');
+        const lines = auditLines(events, verdicts, batch, conversions);
+        const copied = gunzipSync(
+          await auditRecord(events, verdicts, batch, eventTexts(body, events.length), conversions).encode(),
+        ).toString('utf8');
         expect(copied).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
         for (const [i, line] of lines.entries()) {
           const conversion = conversions.get(i);

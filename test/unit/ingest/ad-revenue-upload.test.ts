@@ -13,7 +13,7 @@ function world() {
   const messages: AggregationMessage[] = [];
   const ports: TakeBatchPorts = {
     caps: new MemoryCapStore(),
-    audit: { putBatch: async (_key, _batch, lines) => void audits.push([...lines]), bucket: 'audit-bucket' },
+    audit: { putBatch: async (_key, _batch, record) => void audits.push(record.lines()), bucket: 'audit-bucket' },
     aggregation: { send: async (message) => void messages.push(message) },
     enrichment: { send: () => Promise.reject(new Error('an impression never waits for Apple')) },
     rates: new MemoryFxRates({ '2026-03-10': { EUR: 1.1 } }),

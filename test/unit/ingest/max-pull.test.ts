@@ -69,7 +69,7 @@ function world(csv: string) {
   const lines: AuditLine[] = [];
   const batch: TakeBatchPorts = {
     caps: new MemoryCapStore(),
-    audit: { putBatch: async (_key, _batch, put) => void lines.push(...put), bucket: 'audit' },
+    audit: { putBatch: async (_key, _batch, record) => void lines.push(...record.lines()), bucket: 'audit' },
     aggregation: { send: async () => undefined },
     enrichment: { send: () => Promise.reject(new Error('never')) },
     rates: new MemoryFxRates({}),

@@ -1,5 +1,7 @@
+import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { MemoryFxRates } from '../../../functions/adapters/memory/fx-rates';
+import { toJsonLines } from '../../../functions/domain/audit/encode';
 import type { AggregationMessage, AuditBatch, AuditLine } from '../../../functions/domain/audit/types';
 import { sha256Hex } from '../../../functions/domain/common/hashing';
 import { capCounterKey } from '../../../functions/domain/ingest/cap';
@@ -55,9 +57,12 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
   const ports: TakeBatchPorts = {
     caps: counted,
     audit: {
-      putBatch: async (key, batch, lines) => {
+      putBatch: async (key, batch, record) => {
         fail('putAudit');
         writes.push('audit');
+        const lines = record.lines();
+        // The object's bytes are the lines the record holds, written from the body.
+        expect(gunzipSync(await record.encode()).toString('utf8')).toBe(toJsonLines(lines));
         audits.push({ key, batch, lines });
       },
       bucket: 'audit-bucket',
@@ -80,8 +85,8 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
     },
     failed: (step, batch, error) => failures.push({ step, companyId: batch.companyId, appId: batch.appId, error }),
   };
-  const take = (overrides: Partial<BatchRequest> = {}) =>
-    takeBatch(ports, {
+  const take = (overrides: Partial<BatchRequest> = {}) => {
+    const request: BatchRequest = {
       companyId: 'com_1',
       appId: 'app_1',
       monthlyCap: 10_000,
@@ -91,7 +96,11 @@ function world(options: { preset?: number; failing?: BatchStep } = {}) {
       sdkVersion: 'ios/1.2.3',
       receivedMs: NOW,
       ...overrides,
-    });
+    };
+    // The body's text as the handler hands it over, so the audit object is written from it.
+    const text = JSON.stringify(request.body);
+    return takeBatch(ports, text === undefined ? request : { jsonText: Buffer.from(text), ...request });
+  };
   return { take, caps, writes, audits, messages, failures, options };
 }
 
