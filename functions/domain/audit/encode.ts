@@ -184,7 +184,7 @@ export function jsonLinesFromBody(
   let writtenLines: (AuditLine | undefined)[] | undefined;
   let written: (string | undefined)[] | undefined;
   // The fx of lines with a converted revenue (docs/ingestion.md, "Currencies"), by position.
-  let fxWritten: (string | undefined)[] | undefined;
+  let fxWritten: (AuditFx | undefined)[] | undefined;
   let room = count * (LINE_ROOM + IDS_ROOM + receivedPiece.length + acceptedPiece.length + sharedPiece.length);
   for (let position = 0; position < count; position++) {
     const verdict = verdicts[position];
@@ -211,10 +211,9 @@ export function jsonLinesFromBody(
       if ((how & WITH_REVENUE_USD) !== 0) fx = conversions?.get(verdict.index)?.fx;
     }
     if (fx !== undefined) {
-      const fxText = fxJson(fx);
       fxWritten ??= new Array(count);
-      fxWritten[position] = fxText;
-      room += FX_KEY.length + 3 * fxText.length;
+      fxWritten[position] = fx;
+      room += FX_ROOM + 3 * (fx.currency.length + fx.rate_day.length);
     }
   }
   const out = bufferOf(room + text.length);
@@ -277,7 +276,7 @@ export function jsonLinesFromBody(
       idsTo = at;
     }
     const fx = fxWritten?.[position];
-    if (fx !== undefined) at = putString(out, putBytes(out, at, FX_KEY), fx);
+    if (fx !== undefined) at = putFx(out, at, fx);
     at = putByte(out, putByte(out, at, CLOSE_BRACE), LINE_FEED);
   }
   return out.subarray(0, at);
@@ -345,11 +344,16 @@ function putRevenueUsd(out: Buffer, at: number, usd: number | undefined): number
 }
 
 /**
- * JSON.stringify's text of a line's fx, written without it: the code is an ISO 4217 code and the
- * day YYYY-MM-DD (nothing to escape), the amount and rate finite numbers (convertRevenue's).
+ * A line's fx member as JSON.stringify writes it, straight into the buffer: the code is an ISO
+ * 4217 code and the day YYYY-MM-DD (nothing to escape), the amount and rate finite numbers
+ * (convertRevenue's).
  */
-const fxJson = (fx: AuditFx) =>
-  `{"currency":"${fx.currency}","amount":${number(fx.amount)},"rate":${number(fx.rate)},"rate_day":"${fx.rate_day}"}`;
+function putFx(out: Buffer, at: number, fx: AuditFx): number {
+  at = putString(out, putBytes(out, at, FX_CURRENCY_KEY), fx.currency);
+  at = putNumber(out, putBytes(out, at, FX_AMOUNT_KEY), fx.amount);
+  at = putNumber(out, putBytes(out, at, FX_RATE_KEY), fx.rate);
+  return putBytes(out, putString(out, putBytes(out, at, FX_RATE_DAY_KEY), fx.rate_day), FX_END);
+}
 
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
 const INDEX_KEY = utf8('{"index":');
@@ -359,7 +363,13 @@ const CORRECTED_TS_KEY = utf8(',"corrected_ts":');
 const EVENT_KEY_LENGTH = ',"event":'.length;
 /** The status and reason of a rejected line, for every reason the rules give. */
 const REJECTED_PIECES = new Map(EVENT_RULES.map(({ reason }) => [reason as string, utf8(`,"status":"rejected","reason":${json(reason)}`)]));
-const FX_KEY = utf8(',"fx":');
+const FX_CURRENCY_KEY = utf8(',"fx":{"currency":"');
+const FX_AMOUNT_KEY = utf8('","amount":');
+const FX_RATE_KEY = utf8(',"rate":');
+const FX_RATE_DAY_KEY = utf8(',"rate_day":"');
+const FX_END = utf8('"}');
+/** A line's fx member but its code and day: the pieces and two numbers of at most 25 characters each. */
+const FX_ROOM = FX_CURRENCY_KEY.length + FX_AMOUNT_KEY.length + FX_RATE_KEY.length + FX_RATE_DAY_KEY.length + FX_END.length + 50;
 const INSTALL_UUID_KEY = utf8(',"install_uuid":"');
 const DEVICE_HASH_KEY = utf8(',"device_hash":"');
 const QUOTE = 0x22;
