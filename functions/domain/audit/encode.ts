@@ -25,7 +25,7 @@ const COPY_WITHOUT_DEVICE_ID = 2;
 const WITH_REVENUE_USD = 4;
 
 /** Exactly one top-level device_id member, found where the scanner can be sure of its keys. */
-export function canCutDeviceId(texts: EventTexts, index: number): boolean {
+function canCutDeviceId(texts: EventTexts, index: number): boolean {
   const cutFrom = texts.spans[4 * index + 2];
   const flags = texts.flags[index];
   return cutFrom !== undefined && cutFrom >= 0 && flags !== undefined && (flags & (MULTI_LINE | ESCAPED_KEY | REPEATED_DEVICE_ID)) === 0;

@@ -168,6 +168,10 @@ describe('audit record', () => {
       const jsonl = toJsonLines(lines);
       expect({ size, synchronous: jsonl.length <= SYNC_AUDIT_GZIP_MAX_BYTES }).toEqual({ size, synchronous: size === 3 });
       expect(gunzipSync(await encodeAuditObject(lines)).toString('utf8')).toBe(jsonl);
+      // Written from the body, past the scratch buffer and the in-line gzip too.
+      const body = Buffer.from(JSON.stringify({ events, sent_at_ms: NOW }));
+      const record = auditRecord(events, judgeEvents(events, NOW, NOW).verdicts, batch, body);
+      expect(gunzipSync(await record.encode()).toString('utf8')).toBe(jsonl);
     }
   });
 
