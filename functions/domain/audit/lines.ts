@@ -50,7 +50,10 @@ export class DeviceHashes {
 export const storedEntry = (entry: unknown, verdict: EventVerdict): unknown =>
   verdict.reason === 'bad_event' && !isStorable(entry) ? null : entry;
 
-/** The line's install_uuid, lower-cased: an accepted entry passed the install_uuid rule already, so the check runs once per entry. */
+/**
+ * The entry's install_uuid as sent when the line stores it (lower-cased): a UUID. An accepted entry
+ * passed the install_uuid rule already, so the check runs once per entry.
+ */
 export function installOf(entry: Record<string, unknown>, verdict: EventVerdict): string | undefined {
   const install = entry.install_uuid;
   return typeof install === 'string' && (verdict.status === 'accepted' || isUuid(install)) ? install : undefined;

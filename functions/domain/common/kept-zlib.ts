@@ -36,7 +36,12 @@ const usable = (engine: Engine) =>
   typeof engine._handle?.writeSync === 'function' && Object.prototype.toString.call(engine._writeState) === '[object Uint32Array]';
 
 /** Whether this Node's zlib streams can be driven as kept engines (else every call falls back). */
-export const keptZlibAvailable = usable(createGzip());
+export const keptZlibAvailable = (() => {
+  const probe: Engine = createGzip();
+  const available = usable(probe);
+  probe.close();
+  return available;
+})();
 
 /** The output left room and the input left unread after a run to the end of the input. */
 interface Run {
