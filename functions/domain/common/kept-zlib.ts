@@ -121,6 +121,20 @@ export function keptGunzip(limit: number): (input: Uint8Array, maxOutput: number
       };
       return { buffer, bytesRead: used.bytesWritten };
     }
+    // A gzip member ends with its size (mod 2^32): a body of one member is inflated straight into
+    // a buffer of that size and one byte more, so the result is no copy. Room left over means the
+    // engine stopped for the input's end or an error, as it would have with more room; none
+    // (another member, a size that lies), or an error, and the input is inflated the usual way.
+    const size = input.length >= GZIP_MEMBER_MIN_BYTES ? sizeOf(input) : -1;
+    if (size >= 0 && size <= maxOutput) {
+      const exact = Buffer.allocUnsafeSlow(size + 1);
+      try {
+        const { outLeft, inLeft } = engine.run(input, exact, size + 1);
+        if (outLeft === 1) return { buffer: exact.subarray(0, size), bytesRead: input.length - inLeft };
+      } catch {
+        // The usual way below gives the error its caller expects.
+      }
+    }
     // One byte more than the cap: output that fills the room is past the cap.
     out ??= Buffer.allocUnsafe(limit + 1);
     const { outLeft, inLeft } = engine.run(input, out, maxOutput + 1);
@@ -128,6 +142,15 @@ export function keptGunzip(limit: number): (input: Uint8Array, maxOutput: number
     return { buffer: Buffer.from(out.subarray(0, maxOutput + 1 - outLeft)), bytesRead: input.length - inLeft };
   };
 }
+
+/** A gzip member's header (10 bytes) and trailer (CRC-32, then the size): no member is shorter, with its deflate data. */
+const GZIP_MEMBER_MIN_BYTES = 18;
+
+/** The size a gzip member's trailer gives (ISIZE, little-endian in the last four bytes). */
+const sizeOf = (input: Uint8Array): number => {
+  const end = input.length;
+  return ((input[end - 4] ?? 0) | ((input[end - 3] ?? 0) << 8) | ((input[end - 2] ?? 0) << 16)) + (input[end - 1] ?? 0) * 0x1000000;
+};
 
 /** Node's own error for an output past maxOutputLength. */
 const tooLarge = (maxOutput: number) =>

@@ -79,6 +79,8 @@ export interface MonthCount {
   readonly total: number;
   readonly others: number;
   readonly held?: Hold;
+  /** The batch's hold id (holdIdOf), worked out once for the read and the hold. */
+  readonly holdId: string;
 }
 
 /**
@@ -100,9 +102,12 @@ const attemptToken = (): string => {
 
 /** Reads the month's items at once (cap.ts): the count the cap check compares, and this batch's hold on shard 0. */
 export async function readMonth(store: CapStore, batch: MeteredBatch): Promise<MonthCount> {
-  const [first, ...rest] = await store.read(capCounterKeys(batch.companyId, batch.receivedMs));
-  const others = rest.reduce((sum, item) => sum + item.n, 0);
-  return { total: (first?.n ?? 0) + others, others, held: first?.holds.get(holdIdOf(batch.appId, batch.bodySha256)) };
+  const items = await store.read(capCounterKeys(batch.companyId, batch.receivedMs));
+  let others = 0;
+  for (let i = 1; i < items.length; i++) others += items[i]?.n ?? 0;
+  const first = items[0];
+  const holdId = holdIdOf(batch.appId, batch.bodySha256);
+  return { total: (first?.n ?? 0) + others, others, held: first?.holds.get(holdId), holdId };
 }
 
 /** Rounds of hold, read, join before the attempt gives up (503): each lost round means another attempt changed the hold meanwhile. */
@@ -125,7 +130,7 @@ export async function reserve(
 ): Promise<BatchHold | 'cap_exceeded'> {
   const mine: BatchHold = {
     key: capCounterKey(batch.companyId, batch.receivedMs),
-    holdId: holdIdOf(batch.appId, batch.bodySha256),
+    holdId: month.holdId,
     token: attemptToken(),
     accepted,
     markKey: batchMarkKey(batch.appId, batch.bodySha256),

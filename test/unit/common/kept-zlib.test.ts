@@ -94,6 +94,20 @@ describe('kept zlib engines', () => {
     );
   });
 
+  it('inflates a one-member body straight into a buffer of the size its trailer gives, and one whose size lies as gunzipSync does', () => {
+    const gunzip = keptGunzip(70_000);
+    const body = Buffer.from('{"events":[]}'.repeat(100));
+    const inflated = gunzip(gzipSync(body), 70_000).buffer;
+    expect(inflated.equals(body)).toBe(true);
+    // Its own memory, the size and the one byte more: no copy out of the kept buffer.
+    expect(inflated.buffer.byteLength).toBe(body.length + 1);
+    for (const size of [0, body.length - 1, body.length + 1, 70_000, 70_001, 0xffffffff]) {
+      const lying = Buffer.from(gzipSync(body));
+      lying.writeUInt32LE(size, lying.length - 4);
+      expect(kept(gunzip, lying, 70_000)).toBe(oracle(lying, 70_000));
+    }
+  });
+
   it('refuses one byte past the cap, and goes on after an error with a new engine', () => {
     const gunzip = keptGunzip(1000);
     expect(gunzip(gzipSync(Buffer.alloc(1000)), 1000).buffer.length).toBe(1000);

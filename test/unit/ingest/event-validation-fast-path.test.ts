@@ -517,6 +517,33 @@ describe('the straight-line validator', () => {
     );
   });
 
+  it('takes each event id once per batch, however many ids and batches, and forgets them between batches', () => {
+    // Ids from a small pool (duplicates in most batches), bad ones among them; batches of any size
+    // up to 1,100 events, past 1,024 where a Set takes over from the id table; batch after batch,
+    // so an id of one batch must not count as taken in the next.
+    const pool = fc.array(fc.oneof(idText(6), fc.constantFrom('', 'has space', 'é', 'a'.repeat(129))), { minLength: 1, maxLength: 40 });
+    const ids = fc
+      .tuple(pool, fc.integer({ min: 0, max: 1100 }), fc.infiniteStream(fc.nat()))
+      .map(([names, count, picks]) => [...picks.take(count)].map((pick) => names[pick % names.length] ?? ''));
+    fc.assert(
+      fc.property(fc.array(ids, { minLength: 1, maxLength: 3 }), (batches) => {
+        for (const batch of batches) {
+          const events = batch.map((event_id) => ({
+            event_id,
+            event_name: 'open',
+            install_uuid: '0b9f8c6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+            ts_ms: NOW,
+            platform: 'ios',
+          }));
+          const taken = new Set<string>();
+          const expected = batch.map((id) => (EVENT_ID_PATTERN.test(id) && taken.size !== taken.add(id).size ? undefined : 'bad_event_id'));
+          expect(judgeEvents(events, NOW, NOW).verdicts.map((verdict) => verdict.reason)).toEqual(expected);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('checks UUIDs exactly as UUID_PATTERN does', () => {
     fc.assert(
       fc.property(fc.oneof(uuidLike, fc.string({ maxLength: 40 })), (text) => {
