@@ -14,7 +14,7 @@ import { constants, createGunzip, createGzip, type Gunzip, type Gzip, gunzipSync
  * errors, only slower (a unit test holds that the kept engine is used on this Node).
  *
  * Synchronous calls run one at a time, so a process that serves requests concurrently (the local
- * runtime) shares each engine safely; every result is a copy, so nothing returned is written again.
+ * runtime) shares each engine safely; every result is a slice of a slab that is never written again (Slab).
  */
 
 interface EngineHandle {
@@ -54,14 +54,14 @@ class KeptEngine {
 
   constructor(private readonly make: () => Gzip | Gunzip) {}
 
-  /** The whole input through a freshly reset engine into out[0, outLength). Throws zlib's error; the engine is then made anew. */
-  run(input: Uint8Array, out: Uint8Array, outLength: number): Run {
+  /** The whole input through a freshly reset engine into out[outStart, outStart + outLength). Throws zlib's error; the engine is then made anew. */
+  run(input: Uint8Array, out: Uint8Array, outStart: number, outLength: number): Run {
     const engine = this.engine ?? this.fresh();
     const handle = engine._handle;
     const state = engine._writeState;
     if (!handle || !state) throw new Error('the kept zlib engine has no handle');
     handle.reset();
-    handle.writeSync(constants.Z_FINISH, input, 0, input.length, out, 0, outLength);
+    handle.writeSync(constants.Z_FINISH, input, 0, input.length, out, outStart, outLength);
     // zlib's error destroys the stream (its handle closed) there and then, the error kept on it.
     if (engine.destroyed) {
       this.engine = undefined;
@@ -79,6 +79,42 @@ class KeptEngine {
   }
 }
 
+/**
+ * Where the engines write their results: slices of a slab handed out one after another and never
+ * written again, so a result is its own bytes with neither a buffer allocated for it nor a copy
+ * out of a kept one (Node's pool does the same for small buffers). The engine writes straight into
+ * the slab's free room; what it wrote is kept, the rest of the room stays free. A slab is freed
+ * once no result in it is referenced, so a result kept for long would keep its slab (1 MiB): the
+ * results here are a request's body and audit object.
+ */
+class Slab {
+  private slab: Buffer = Buffer.alloc(0);
+  private used = 0;
+
+  /** The slab and where its free room of at least `room` bytes starts (a new slab when this one has less). */
+  free(room: number): number {
+    if (this.slab.length - this.used < room) {
+      this.slab = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, room));
+      this.used = 0;
+    }
+    return this.used;
+  }
+
+  get buffer(): Buffer {
+    return this.slab;
+  }
+
+  /** The `length` bytes written from the free room's start, kept: the room after them (8-byte aligned) is free. */
+  keep(length: number): Buffer {
+    const kept = this.slab.subarray(this.used, this.used + length);
+    this.used = Math.min(this.slab.length, (this.used + length + 7) & ~7);
+    return kept;
+  }
+}
+
+const SLAB_BYTES = 1024 * 1024;
+const slab = new Slab();
+
 /** Gzip output room for any input up to `maxInput` bytes: deflate's stored blocks at worst, a header and a trailer. */
 const gzipRoom = (maxInput: number) => maxInput + Math.ceil(maxInput / 16_384) * 5 + 1024;
 
@@ -88,14 +124,14 @@ const gzipRoom = (maxInput: number) => maxInput + Math.ceil(maxInput / 16_384) *
  */
 export function keptGzip(level: number, maxInput: number): (input: Uint8Array) => Buffer {
   const engine = new KeptEngine(() => createGzip({ level }));
-  let out: Buffer | undefined;
   return (input) => {
     if (!keptZlibAvailable || input.length > maxInput) return gzipSync(input, { level });
-    out ??= Buffer.allocUnsafe(gzipRoom(maxInput));
-    const { outLeft } = engine.run(input, out, out.length);
+    const room = gzipRoom(input.length);
+    const start = slab.free(room);
+    const { outLeft } = engine.run(input, slab.buffer, start, room);
     // Room left means deflate finished; none (never, by the room given) and it is done again the usual way.
     if (outLeft === 0) return gzipSync(input, { level });
-    return Buffer.from(out.subarray(0, out.length - outLeft));
+    return slab.keep(room - outLeft);
   };
 }
 
@@ -112,7 +148,6 @@ export interface Gunzipped {
  */
 export function keptGunzip(limit: number): (input: Uint8Array, maxOutput: number) => Gunzipped {
   const engine = new KeptEngine(() => createGunzip());
-  let out: Buffer | undefined;
   return (input, maxOutput) => {
     if (!keptZlibAvailable || maxOutput > limit) {
       const { buffer, engine: used } = gunzipSync(input, { maxOutputLength: maxOutput, info: true }) as unknown as {
@@ -121,25 +156,25 @@ export function keptGunzip(limit: number): (input: Uint8Array, maxOutput: number
       };
       return { buffer, bytesRead: used.bytesWritten };
     }
-    // A gzip member ends with its size (mod 2^32): a body of one member is inflated straight into
-    // a buffer of that size and one byte more, so the result is no copy. Room left over means the
+    // A gzip member ends with its size (mod 2^32): a body of one member is inflated into room of
+    // that size and one byte more, which is all it takes of the slab. Room left over means the
     // engine stopped for the input's end or an error, as it would have with more room; none
-    // (another member, a size that lies), or an error, and the input is inflated the usual way.
+    // (another member, a size that lies), or an error, and it is inflated into the cap's room.
     const size = input.length >= GZIP_MEMBER_MIN_BYTES ? sizeOf(input) : -1;
-    if (size >= 0 && size <= maxOutput) {
-      const exact = Buffer.allocUnsafeSlow(size + 1);
+    if (size >= 0 && size < maxOutput) {
       try {
-        const { outLeft, inLeft } = engine.run(input, exact, size + 1);
-        if (outLeft === 1) return { buffer: exact.subarray(0, size), bytesRead: input.length - inLeft };
+        const start = slab.free(size + 1);
+        const { outLeft, inLeft } = engine.run(input, slab.buffer, start, size + 1);
+        if (outLeft === 1) return { buffer: slab.keep(size), bytesRead: input.length - inLeft };
       } catch {
-        // The usual way below gives the error its caller expects.
+        // The cap's room below gives the error its caller expects.
       }
     }
     // One byte more than the cap: output that fills the room is past the cap.
-    out ??= Buffer.allocUnsafe(limit + 1);
-    const { outLeft, inLeft } = engine.run(input, out, maxOutput + 1);
+    const start = slab.free(maxOutput + 1);
+    const { outLeft, inLeft } = engine.run(input, slab.buffer, start, maxOutput + 1);
     if (outLeft === 0) throw tooLarge(maxOutput);
-    return { buffer: Buffer.from(out.subarray(0, maxOutput + 1 - outLeft)), bytesRead: input.length - inLeft };
+    return { buffer: slab.keep(maxOutput + 1 - outLeft), bytesRead: input.length - inLeft };
   };
 }
 

@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
+import fc from 'fast-check';
 import { AuditStore } from '../../../functions/adapters/audit-store';
 import { MessageQueue } from '../../../functions/adapters/message-queue';
 import { encodeAuditObject, SYNC_AUDIT_GZIP_MAX_BYTES, toJsonLines } from '../../../functions/domain/audit/encode';
@@ -158,6 +159,39 @@ describe('audit record', () => {
     );
     expect(gunzipSync(await auditRecord(events, odder, batch, body).encode()).toString('utf8')).toBe(
       toJsonLines(auditLines(events, odder, batch)),
+    );
+  });
+
+  it('writes every number of a line as JSON.stringify does, the short decimals it writes digit by digit above all', async () => {
+    // Short decimals (a price, micro-dollars) of every size and count of decimals, around the
+    // edges of the digit-by-digit path (1e9, six decimals, no whole part), and any double at all.
+    const decimal = fc.tuple(fc.integer({ min: 0, max: 2 ** 53 - 1 }), fc.integer({ min: 0, max: 9 })).map(([c, d]) => c / 10 ** d);
+    const small = fc.tuple(fc.integer({ min: 1, max: 1e8 }), fc.integer({ min: 1, max: 7 })).map(([c, d]) => c / 10 ** d);
+    const edge = fc.constantFrom(
+      0.1 + 0.2,
+      1e9 - 1e-6,
+      999_999_999.999_999,
+      1e9 + 0.5,
+      1e-6,
+      1e-7,
+      0.000_001_5,
+      5e-324,
+      2 ** 31 + 0.5,
+      4.99,
+      -4.99,
+    );
+    const value = fc.oneof(decimal, small, edge, fc.double({ noNaN: true }));
+    const events = Array.from({ length: 8 }, (_, i) => validEvent({ event_id: `e-${i}` }, NOW));
+    const body = Buffer.from(JSON.stringify({ events, sent_at_ms: NOW }));
+    const { verdicts } = judgeEvents(events, NOW, NOW);
+    await fc.assert(
+      fc.asyncProperty(fc.array(value, { minLength: 8, maxLength: 8 }), async (values) => {
+        const stamped = verdicts.map((verdict, i) => ({ ...verdict, corrected_ts: values[i] }));
+        const lines = auditLines(events, stamped, batch);
+        const copied = gunzipSync(await auditRecord(events, stamped, batch, body).encode()).toString('utf8');
+        expect(copied).toBe(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+      }),
+      { numRuns: 400 },
     );
   });
 
