@@ -61,8 +61,12 @@ const PRICED_RULES: Readonly<Record<PricedKind, { maxUsd: number; noRate: EventF
 export async function convertRevenue(store: FxRateStore, events: readonly unknown[], judged: BatchVerdict): Promise<ConvertedBatch> {
   const priced: { index: number; amount: number; currency: string; day: string; kind: PricedKind }[] = [];
   let needsRates = false;
-  for (const verdict of judged.verdicts) {
-    if (verdict.status !== 'accepted' || verdict.corrected_ts === undefined) continue;
+  // Only the events the judge saw with an amount in a currency, when it says which.
+  const indexes = judged.priced;
+  const count = indexes?.length ?? judged.verdicts.length;
+  for (let k = 0; k < count; k++) {
+    const verdict = judged.verdicts[indexes === undefined ? k : (indexes[k] ?? -1)];
+    if (verdict === undefined || verdict.status !== 'accepted' || verdict.corrected_ts === undefined) continue;
     const event = events[verdict.index];
     if (!isPlainObject(event)) continue;
     const impression = adRevenueOf(event);

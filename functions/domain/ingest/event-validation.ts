@@ -657,6 +657,13 @@ export interface BatchVerdict {
   readonly verdicts: EventVerdict[];
   readonly accepted: number;
   readonly rejected: number;
+  /**
+   * judgeEvents' own, from the members it read: the indexes of the accepted events that may carry
+   * an amount in a currency (an impression, a refund, or a `currency` member), the only ones
+   * convertRevenue has to look at; and how many accepted installs carry an AdServices token.
+   */
+  readonly priced?: readonly number[];
+  readonly adServicesTokens?: number;
 }
 
 /** The context of one batch: judgeEvents' own, a class so that no closure is made per batch. */
@@ -751,6 +758,8 @@ export function judgeEvents(
   let accepted = 0;
   const verdicts: EventVerdict[] = new Array(events.length);
   const fields = new EventFields();
+  const priced: number[] = [];
+  let adServicesTokens = 0;
   for (let index = 0; index < events.length; index++) {
     const entry = events[index];
     let fault: EventFault | undefined = NOT_AN_EVENT;
@@ -762,6 +771,11 @@ export function judgeEvents(
       const id = fields.id;
       if (typeof id === 'string' && id.length <= MAX_EVENT_ID_CHARS) eventId = id;
       corrected_ts = correctedTimestamp(fields.tsMs, batch);
+      if (fault === undefined) {
+        const name = fields.name;
+        if (name === AD_REVENUE_EVENT || name === REFUND_EVENT || !absent(fields.currency)) priced.push(index);
+        if (name === INSTALL_EVENT && isPlainObject(fields.attribution) && !absent(fields.attribution.adservices_token)) adServicesTokens++;
+      }
     }
     if (fault === undefined) accepted++;
     // One shape for every verdict (reason and field undefined when accepted), so reading them stays fast.
@@ -770,7 +784,7 @@ export function judgeEvents(
         ? { index, event_id: eventId, status: 'accepted', reason: undefined, field: undefined, corrected_ts }
         : { index, event_id: eventId, status: 'rejected', reason: fault.reason, field: fault.field, corrected_ts };
   }
-  return { verdicts, accepted, rejected: verdicts.length - accepted };
+  return { verdicts, accepted, rejected: verdicts.length - accepted, priced, adServicesTokens };
 }
 
 /** An entry that JSON.stringify can write back (V8 overflows its stack on deep nesting). */

@@ -136,7 +136,9 @@ export async function takeBatch(ports: TakeBatchPorts, request: BatchRequest): P
       ports.audit.putBatch(key, audit, auditRecord(batch.events, verdicts, audit, texts, conversions)),
     );
     // Only a batch with an Apple Ads token waits for Apple; every other goes straight to aggregation.
-    const withToken = batch.events.some((event, i) => verdicts[i]?.status === 'accepted' && adServicesTokenOf(event) !== undefined);
+    const withToken =
+      judged.adServicesTokens !== 0 &&
+      batch.events.some((event, i) => verdicts[i]?.status === 'accepted' && adServicesTokenOf(event) !== undefined);
     await storing(ports, audit, 'hand_off', () =>
       (withToken ? ports.enrichment : ports.aggregation).send(
         aggregationMessage(ports.audit.bucket, key, audit, { accepted, rejected }, monthlyCap === null && accepted > 0),

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
+import { MemoryFxRates } from '../../../functions/adapters/memory/fx-rates';
+import { adServicesTokenOf } from '../../../functions/domain/adservices/token';
 import { eventTexts } from '../../../functions/domain/audit/event-text';
 import { isPlainObject } from '../../../functions/domain/common/json';
 import { UUID_PATTERN } from '../../../functions/domain/common/uuid';
+import { convertRevenue } from '../../../functions/domain/fx/event-revenue';
 import { isCurrencyCode } from '../../../functions/domain/fx/rates';
 import {
   AD_FORMATS,
@@ -541,6 +544,36 @@ describe('the straight-line validator', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('tells the conversion every event it must price, and counts the accepted installs that carry an AdServices token', async () => {
+    const rates = new MemoryFxRates({ '2025-06-15': { EUR: 1.08, JPY: 0.0066 } });
+    const tokenInstall = {
+      event_id: 'i-1',
+      event_name: INSTALL_EVENT,
+      install_uuid: '0b9f8c6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+      ts_ms: NOW,
+      platform: 'ios',
+      revenue: 10,
+      currency: 'EUR',
+      attribution: { adservices_token: 'dG9rZW4+Lw==' },
+    };
+    const batches = fc.oneof(
+      stampedBatch,
+      stampedBatch.map(([skewMs, entries]): [number, unknown[]] => [skewMs, [...entries, { ...tokenInstall, ts_ms: NOW - skewMs }]]),
+    );
+    await fc.assert(
+      fc.asyncProperty(batches, async ([skewMs, entries]) => {
+        const judged = judgeEvents(entries, NOW - skewMs, NOW);
+        // Priced from the judge's list as from every event: the same verdicts, counts and conversions.
+        expect(await convertRevenue(rates, entries, judged)).toEqual(
+          await convertRevenue(rates, entries, { ...judged, priced: undefined }),
+        );
+        const tokens = entries.filter((entry, i) => judged.verdicts[i]?.status === 'accepted' && adServicesTokenOf(entry) !== undefined);
+        expect(judged.adServicesTokens).toBe(tokens.length);
+      }),
+      { numRuns: 1000 },
     );
   });
 
