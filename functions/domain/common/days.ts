@@ -10,13 +10,22 @@ export const UTC = 'UTC';
 
 /** YYYY-MM-DD of an epoch-ms instant, in UTC. */
 export function dayOf(ms: number): string {
-  // The last day is kept: the hot paths (a batch's events, a month's cap keys, a click) ask for
-  // the same day over and over, and toISOString costs a Date and two strings each time.
+  // The last days asked for are kept, each in the slot of its day number: the hot paths (a
+  // batch's events, a month's cap keys, a click) ask for the same few days over and over, and
+  // toISOString costs a Date and two strings each time. Around midnight a batch's events fall on
+  // two days, and a device that was offline sends several: one kept day would be made anew for
+  // every event that changes it.
   const number = Math.floor(ms / DAY_MS);
-  if (number !== lastDay.number) lastDay = { number, day: new Date(ms).toISOString().slice(0, 10) };
-  return lastDay.day;
+  const slot = number & (KEPT_DAYS - 1);
+  if (keptDayNumbers[slot] !== number) {
+    keptDayNumbers[slot] = number;
+    keptDays[slot] = new Date(ms).toISOString().slice(0, 10);
+  }
+  return keptDays[slot] ?? '';
 }
-let lastDay = { number: Number.NaN, day: '' };
+const KEPT_DAYS = 8;
+const keptDayNumbers: number[] = new Array(KEPT_DAYS).fill(Number.NaN);
+const keptDays: string[] = new Array(KEPT_DAYS).fill('');
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

@@ -42,6 +42,22 @@ const ZONES = [
 ] as const;
 
 describe('local days', () => {
+  it("names each instant's UTC day, however the days asked for come and go (the kept days)", () => {
+    // Instants over a few days to a few years, in any order: twelve days and more fill the kept
+    // slots, a day eight apart takes another's slot, and the two days of a midnight alternate.
+    const instant = fc.oneof(
+      fc.integer({ min: -5 * DAY_MS, max: 5 * DAY_MS }).map((offset) => Date.UTC(2026, 10, 30) + offset),
+      fc.integer({ min: 0, max: 40 }).map((days) => Date.UTC(2026, 0, 1) + 8 * days * DAY_MS - 1),
+      fc.integer({ min: Date.UTC(-1000, 0, 1), max: Date.UTC(9999, 11, 31) }),
+    );
+    fc.assert(
+      fc.property(fc.array(instant, { maxLength: 50 }), (instants) => {
+        for (const ms of instants) expect(dayOf(ms)).toBe(iso(ms).slice(0, 10));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('puts 23:30 UTC on the next day in Tokyo and on the same day in UTC', () => {
     const ms = Date.parse('2026-05-10T23:30:00Z');
     expect(localDayOf(ms, 'Asia/Tokyo')).toBe('2026-05-11');
