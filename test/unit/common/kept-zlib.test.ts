@@ -113,6 +113,30 @@ describe('kept zlib engines', () => {
     }
   });
 
+  it("falls back to Node's one-shot calls, with the same answers, where zlib's streams lack the internals it drives", () => {
+    // A Node whose streams have no handle to drive: every call is gzipSync or gunzipSync.
+    const actual = jest.requireActual<typeof import('node:zlib')>('node:zlib');
+    jest.isolateModules(() => {
+      jest.doMock('node:zlib', () => ({
+        ...actual,
+        createGzip: () => Object.assign(actual.createGzip(), { _handle: null }),
+        createGunzip: () => Object.assign(actual.createGunzip(), { _handle: null }),
+      }));
+      const fallback = require('../../../functions/domain/common/kept-zlib') as typeof import('../../../functions/domain/common/kept-zlib');
+      expect(fallback.keptZlibAvailable).toBe(false);
+      const gzip = fallback.keptGzip(1, 64 * 1024);
+      const gunzip = fallback.keptGunzip(70_000);
+      for (const body of [Buffer.alloc(0), Buffer.from('{"events":[]}'.repeat(300)), randomBytes(5000)]) {
+        expect(gzip(body).equals(gzipSync(body, { level: 1 }))).toBe(true);
+        const zipped = gzipSync(body);
+        expect(kept(gunzip, zipped, 70_000)).toBe(oracle(zipped, 70_000));
+        expect(kept(gunzip, zipped, 63)).toBe(oracle(zipped, 63));
+        expect(kept(gunzip, zipped.subarray(0, zipped.length - 3), 70_000)).toBe(oracle(zipped.subarray(0, zipped.length - 3), 70_000));
+      }
+    });
+    jest.dontMock('node:zlib');
+  });
+
   it('refuses one byte past the cap, and goes on after an error with a new engine', () => {
     const gunzip = keptGunzip(1000);
     expect(gunzip(gzipSync(Buffer.alloc(1000)), 1000).buffer.length).toBe(1000);
