@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type JsonWebKey, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GrantContext, default as Provider } from 'oidc-provider';
@@ -43,13 +43,29 @@ export function cognitoClaims(user: TeamUser): Record<string, string | boolean> 
   };
 }
 
+/**
+ * A fresh RSA signing key as a JWK, read from a key object of its own. Exporting the JWK of the
+ * key object `generateKeyPairSync` returns can hang the process for good (Node 20 and 22): the
+ * export holds the key's lock while it allocates, and a garbage collection then finalises the
+ * spent key-generation job, which takes the same lock. Seen as a stand-in that listened and never
+ * answered, so the console never got ready and `npm start` never stopped (a gdb backtrace:
+ * `KeyObjectHandle::ExportJWK` → GC → `~KeyGenJob` → `uv_mutex_lock`). The PEM text shares nothing.
+ */
+export function signingJwk(modulusLength = 2048): JsonWebKey {
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  return createPrivateKey(privateKey).export({ format: 'jwk' });
+}
+
 async function serve(settings: StandInSettings): Promise<void> {
   const { default: OidcProvider } = await import('oidc-provider');
   const users = new LocalUserDirectory(consoleUsersPath(settings.dataDir));
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, settings.host, () => resolve()));
   const issuer = `http://${settings.host}:${(server.address() as AddressInfo).port}`;
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const provider = new OidcProvider(issuer, {
     clients: [
       {
@@ -61,7 +77,7 @@ async function serve(settings: StandInSettings): Promise<void> {
         post_logout_redirect_uris: [`${settings.consoleUrl}/`],
       },
     ],
-    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'stand-in', alg: 'RS256', use: 'sig' }] },
+    jwks: { keys: [{ ...signingJwk(), kid: 'stand-in', alg: 'RS256', use: 'sig' }] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     // Cognito's ID token carries the user's attributes whatever the access token holds.
     conformIdTokenClaims: false,

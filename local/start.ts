@@ -15,6 +15,10 @@ class Refusal extends Error {}
 /** `npm start`: the whole service on 127.0.0.1:${PORT:-3000}, data under ${DATA_DIR:-.data}. */
 async function main(): Promise<void> {
   const started = Date.now();
+  // The handlers come first: a Ctrl-C that lands before they exist (during start-up, or between the
+  // banner and the line that would add them) kills the process outright, emulators unflushed and
+  // endpoints.json left behind. One during start-up stops the runtime as soon as it has started.
+  const signals = stopSignals();
   const dataDir = dataDirFromEnv();
   const port = portFromEnv();
   // Both checks come before anything is made, so a refused start leaves DATA_DIR as it was. The
@@ -44,6 +48,17 @@ async function main(): Promise<void> {
     throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUse(port) : error;
   }
 
+  signals.onStop((signal) => {
+    console.log(`\n${signal}: stopping, flushing data to ${dataDir}`);
+    Promise.all([runtime.close(), adServices.close()]).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  });
+
   const { demo } = runtime;
   console.log(`attribution service listening on ${runtime.baseUrl} (data in ${dataDir}, ready in ${Date.now() - started} ms)`);
   if (process.env.TRUST_PROXY === '1') console.log('TRUST_PROXY=1: client addresses are taken from X-Forwarded-For');
@@ -57,22 +72,28 @@ async function main(): Promise<void> {
     const site = await runtime.consoleReady;
     if (site) console.log(`${consoleBanner(site.url, await demoConsoleUser(dataDir, demo.company_id))}\n`);
   }
+}
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping, flushing data to ${dataDir}`);
-    Promise.all([runtime.close(), adServices.close()]).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
+/**
+ * Takes SIGINT and SIGTERM from the first line of `main`. The first signal is kept until `onStop`
+ * is given what to do, then done once; a second signal changes nothing.
+ */
+function stopSignals(): { onStop(stop: (signal: string) => void): void } {
+  let received: string | undefined;
+  let stop: ((signal: string) => void) | undefined;
+  const take = (signal: string) => {
+    if (received !== undefined) return;
+    received = signal;
+    stop?.(signal);
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => take('SIGINT'));
+  process.on('SIGTERM', () => take('SIGTERM'));
+  return {
+    onStop(then) {
+      stop = then;
+      if (received !== undefined) then(received);
+    },
+  };
 }
 
 /** The console with sign-in (local/console-site.ts): CONSOLE_SITE_PORT, or a free port, which the banner prints. */

@@ -484,6 +484,43 @@ describe('npm start under a kill', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('shuts down cleanly on Ctrl-C that finds the runtime busy for a moment (nothing between npm and it kills it)', async () => {
+    // A runtime answering a burst can take a few hundred ms to run its signal handler. Under
+    // `tsx local/start.ts`, tsx's parent process waited 60 ms for its child to report the signal,
+    // then killed it with SIGKILL: no flush, endpoints.json left behind (CI of stop 50). Stopping
+    // the runtime for 300 ms around the signal makes that moment certain. Stopped just after its
+    // banner, it also found the runtime before the line that added its handlers (they were added
+    // after the banner): the pending SIGINT's default action killed it as it resumed.
+    const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-busy-'));
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()) };
+    try {
+      const first = await start(env);
+      first.child.removeAllListeners('exit');
+      const { pid } = JSON.parse(readFileSync(join(dataDir, 'endpoints.json'), 'utf8')) as EndpointsFile;
+      const before = first.output().length;
+      process.kill(pid, 'SIGSTOP');
+      try {
+        process.kill(-(first.child.pid as number), 'SIGINT');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      } finally {
+        // ESRCH when something killed it meanwhile: endpoints.json, left behind, then says so.
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {}
+      }
+      const signalled = Date.now();
+      while (existsSync(join(dataDir, 'endpoints.json')) && Date.now() - signalled < 10_000)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(existsSync(join(dataDir, 'endpoints.json'))).toBe(false);
+      expect(first.output().slice(before).trim()).toBe(`SIGINT: stopping, flushing data to ${dataDir}`);
+      // The lock went with the clean shutdown, so the next start takes the directory at once.
+      const second = await start(env);
+      expect(await stop(second.child, dataDir)).toBe(true);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 /** Runs `npm start` expecting it to refuse: resolves with its exit code and what it wrote. */
