@@ -41,6 +41,11 @@ export async function startConsoleSite(options: {
   invoke: (name: string, event: unknown) => Promise<unknown>;
   /** Gives the console API's function its sign-in variables, before the first request reaches it. */
   register: (signIn: ConsoleSignIn) => void;
+  /**
+   * Aborted when the runtime stops: a site still starting then stops its stand-in and rejects, so a
+   * stand-in that never gets ready cannot keep the runtime from stopping.
+   */
+  signal?: AbortSignal;
 }): Promise<LocalConsoleSite> {
   const bundling = bundleConsole();
   let handle: (request: IncomingMessage, response: ServerResponse) => Promise<void> = async (_request, response) =>
@@ -55,20 +60,36 @@ export async function startConsoleSite(options: {
   await new Promise<void>((resolve) => server.listen(options.port, options.host, () => resolve()));
   const url = `http://${options.host}:${(server.address() as AddressInfo).port}`;
 
-  const [bundle, standIn] = await Promise.all([
-    bundling,
-    startStandIn({ dataDir: options.dataDir, host: options.host, clientId: LOCAL_CLIENT_ID, consoleUrl: url }),
-  ]);
-  const signIn: ConsoleSignIn = {
-    issuer: standIn.issuer,
-    clientId: LOCAL_CLIENT_ID,
-    userPoolId: `${LOCAL_POOL_PREFIX}${consoleUsersPath(options.dataDir)}`,
-    baseUrl: options.baseUrl,
-  };
-  const jwksUri = `${signIn.issuer}/jwks`;
-  const verifier = JwtRsaVerifier.create({ issuer: signIn.issuer, audience: signIn.clientId, jwksUri });
-  // aws-jwt-verify fetches JWKS over https only; the stand-in's is plain http on 127.0.0.1 and never rotates, so it is read once here.
-  verifier.cacheJwks((await (await fetch(jwksUri)).json()) as Parameters<typeof verifier.cacheJwks>[0]);
+  const starting = startStandIn(
+    { dataDir: options.dataDir, host: options.host, clientId: LOCAL_CLIENT_ID, consoleUrl: url },
+    options.signal,
+  );
+  const ready = (async () => {
+    const [bundle, standIn] = await Promise.all([bundling, starting]);
+    const signIn: ConsoleSignIn = {
+      issuer: standIn.issuer,
+      clientId: LOCAL_CLIENT_ID,
+      userPoolId: `${LOCAL_POOL_PREFIX}${consoleUsersPath(options.dataDir)}`,
+      baseUrl: options.baseUrl,
+    };
+    const jwksUri = `${signIn.issuer}/jwks`;
+    const verifier = JwtRsaVerifier.create({ issuer: signIn.issuer, audience: signIn.clientId, jwksUri });
+    // aws-jwt-verify fetches JWKS over https only; the stand-in's is plain http on 127.0.0.1 and never rotates, so it is read once here.
+    verifier.cacheJwks((await (await fetch(jwksUri, { signal: options.signal })).json()) as Parameters<typeof verifier.cacheJwks>[0]);
+    options.signal?.throwIfAborted();
+    return { bundle, standIn, signIn, verifier };
+  })();
+  let parts: Awaited<typeof ready>;
+  try {
+    parts = await ready;
+  } catch (error) {
+    // Stopped while starting (or failed): nothing of it outlives the promise.
+    starting.then((started) => started.stop()).catch(() => undefined);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  }
+  const { bundle, standIn, signIn, verifier } = parts;
   const page = consolePage({ 'console-authority': signIn.issuer, 'console-client-id': signIn.clientId });
   const headers = securityHeaders(signIn.issuer);
   options.register(signIn);
@@ -185,7 +206,8 @@ async function bodyOf(request: IncomingMessage): Promise<string | undefined> {
 }
 
 /** The sign-in stand-in as a child process (local/sign-in-stand-in.ts says why), ready once it prints its issuer. */
-async function startStandIn(settings: StandInSettings): Promise<{ issuer: string; stop(): void }> {
+async function startStandIn(settings: StandInSettings, signal?: AbortSignal): Promise<{ issuer: string; stop(): void }> {
+  signal?.throwIfAborted();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'sign-in-stand-in.ts')], {
     env: { ...process.env, STAND_IN_SETTINGS: JSON.stringify(settings) },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -195,9 +217,15 @@ async function startStandIn(settings: StandInSettings): Promise<{ issuer: string
     if (!line.startsWith('oidc-provider WARNING')) process.stderr.write(`sign-in stand-in: ${line}\n`);
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const stopped = () => child.kill('SIGKILL');
   const issuer = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the sign-in stand-in exited (${code}) before it was ready`)));
     lines.once('line', (line) => resolve((JSON.parse(line) as { issuer: string }).issuer));
+    // Not ready yet, so nothing of it to keep: killed outright, whatever it is stuck in.
+    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+  }).catch((error: unknown) => {
+    stopped();
+    throw error;
   });
   return {
     issuer,

@@ -136,6 +136,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const api = await startEdge({ host, port: 0, trustProxy: false, authorize, onError });
   // Not waited for: its bundle and the stand-in's start take seconds the service's own start should not. It registers
   // the console API's environment (the stand-in's issuer) before it takes a request.
+  const consoleStop = new AbortController();
   const consoleReady =
     options.consolePort === undefined
       ? Promise.resolve(undefined)
@@ -146,6 +147,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           baseUrl: edge.url,
           invoke,
           register: registerConsoleSignIn,
+          signal: consoleStop.signal,
         });
   // Its failure is thrown where it is awaited (npm start, the tests); meanwhile it is not an unhandled rejection.
   consoleReady.catch(() => undefined);
@@ -194,6 +196,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       // and come back. Only once the calls it had in flight have landed do the emulators close,
       // last, flushing to disk. A backlog behind the aggregator delays none of it.
       scheduler.stop();
+      // A console still starting gives up (its stand-in killed); one that started closes below.
+      consoleStop.abort(new Error('the runtime stopped before the console had started'));
       const controlClosed = new Promise<void>((resolve) => control.server.close(() => resolve()));
       control.server.closeAllConnections();
       await Promise.all([

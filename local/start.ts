@@ -69,7 +69,11 @@ async function main(): Promise<void> {
     console.log(runtime.demoCreated ? '\nDemo tenant created (also in demo.json):' : '\nDemo tenant (from demo.json):');
     console.log(JSON.stringify(demo, null, 2));
     console.log(`\nTry it:\n${demoCurls(demo, runtime.baseUrl)}\n`);
-    const site = await runtime.consoleReady;
+    // A signal while the console starts stops it (runtime.close): the stop goes on, with no banner.
+    const site = await runtime.consoleReady.catch((error: unknown) => {
+      if (signals.received() === undefined) throw error;
+      return undefined;
+    });
     if (site) console.log(`${consoleBanner(site.url, await demoConsoleUser(dataDir, demo.company_id))}\n`);
   }
 }
@@ -78,7 +82,7 @@ async function main(): Promise<void> {
  * Takes SIGINT and SIGTERM from the first line of `main`. The first signal is kept until `onStop`
  * is given what to do, then done once; a second signal changes nothing.
  */
-function stopSignals(): { onStop(stop: (signal: string) => void): void } {
+function stopSignals(): { onStop(stop: (signal: string) => void): void; received(): string | undefined } {
   let received: string | undefined;
   let stop: ((signal: string) => void) | undefined;
   const take = (signal: string) => {
@@ -89,6 +93,7 @@ function stopSignals(): { onStop(stop: (signal: string) => void): void } {
   process.on('SIGINT', () => take('SIGINT'));
   process.on('SIGTERM', () => take('SIGTERM'));
   return {
+    received: () => received,
     onStop(then) {
       stop = then;
       if (received !== undefined) then(received);
