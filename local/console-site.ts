@@ -217,14 +217,13 @@ async function startStandIn(settings: StandInSettings, signal?: AbortSignal): Pr
     if (!line.startsWith('oidc-provider WARNING')) process.stderr.write(`sign-in stand-in: ${line}\n`);
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const stopped = () => child.kill('SIGKILL');
   const issuer = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the sign-in stand-in exited (${code}) before it was ready`)));
     lines.once('line', (line) => resolve((JSON.parse(line) as { issuer: string }).issuer));
     // Not ready yet, so nothing of it to keep: killed outright, whatever it is stuck in.
     signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
   }).catch((error: unknown) => {
-    stopped();
+    child.kill('SIGKILL');
     throw error;
   });
   return {

@@ -521,6 +521,35 @@ describe('npm start under a kill', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('stops cleanly on SIGTERM during start-up, once started, console and all', async () => {
+    // The handlers came after the banner, so a signal while the emulators opened killed the runtime
+    // outright (its lock and flush left undone). Now it is kept, and done once the runtime has started;
+    // the console, still starting then, is given up.
+    const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-early-'));
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()) };
+    const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      // The lock is taken as the emulators open, well before the runtime answers or says it is ready.
+      const deadline = Date.now() + 30_000;
+      while (!existsSync(join(dataDir, 'runtime.lock')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(output).not.toMatch(/listening on/);
+      process.kill(-(child.pid as number), 'SIGTERM');
+      await Promise.race([closed(child), new Promise((resolve) => setTimeout(resolve, 30_000))]);
+      expect(output).toMatch(/listening on/);
+      expect(output).toContain(`SIGTERM: stopping, flushing data to ${dataDir}`);
+      expect(output).not.toMatch(stackLine);
+      expect(output).not.toMatch(/Console \(sign-in/);
+      expect(existsSync(join(dataDir, 'endpoints.json'))).toBe(false);
+      expect(existsSync(join(dataDir, 'runtime.lock'))).toBe(false);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-(child.pid as number), 'SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 /** Runs `npm start` expecting it to refuse: resolves with its exit code and what it wrote. */
